@@ -1,0 +1,101 @@
+/**
+ * `KioskView`: the serialisable picture of the kiosk that the main process pushes to the UI (and the CLI
+ * prints). It crosses a process boundary, so it has a runtime schema; it holds no secrets. It does hold
+ * the disclosed data of a finished verification, which the UI shows and clears after a timeout.
+ */
+import { z } from 'zod';
+import { AuthenticationResult, BleRole } from './protocol/messages.js';
+
+export const KioskPhase = z.enum([
+  'starting', // services coming up
+  'connecting', // creating a session / opening its socket / sending engage
+  'offline', // backend unreachable; retrying with backoff
+  'config_error', // credentials refused or configuration invalid; needs staff
+  'ready', // pre-warmed session engaged, waiting for a tap or a QR scan
+  'engaging', // transport fixed: QR sent or NFC handover running
+  'awaiting_card', // backend asked for a re-tap (nfc_await_card)
+  'ble_connecting', // ble_exchange received, setting up Bluetooth
+  'transferring', // BLE link up, data flowing; the holder may be approving on the phone
+  'result', // outcome on screen
+  'error', // the verification failed; retry possible
+  'remove_phone', // waiting for the phone to leave the reader before the next customer
+  'stopped',
+]);
+export type KioskPhase = z.infer<typeof KioskPhase>;
+
+/** Customer-facing prompts; the UI translates `prompt.<key>`. */
+export const PromptKey = z.enum([
+  'starting',
+  'connecting',
+  'offline',
+  'config_error',
+  'tap_or_scan',
+  'hold_still',
+  'tap_again',
+  'connecting_phone',
+  'approve_on_phone',
+  'verified',
+  'rejected',
+  'try_again',
+  'remove_phone',
+  'stopped',
+]);
+export type PromptKey = z.infer<typeof PromptKey>;
+
+export const Transport = z.enum(['nfc', 'qr']);
+export type Transport = z.infer<typeof Transport>;
+
+export const Verdict = z.enum(['verified', 'rejected']);
+export type Verdict = z.infer<typeof Verdict>;
+
+export const OutcomeView = z.object({
+  verdict: Verdict,
+  /** Why a credential was rejected (empty when verified): stable keys, e.g. `errors_reported`. */
+  reasons: z.array(z.string()),
+  response: z.record(z.string(), z.record(z.string(), z.unknown())),
+  docTypes: z.array(z.string()),
+  issuerAuthentication: AuthenticationResult.nullable(),
+  deviceAuthentication: AuthenticationResult.nullable(),
+  errors: z.record(z.string(), z.unknown()),
+  warnings: z.record(z.string(), z.unknown()),
+  /** `complete` message, or recovered with `GET /sessions/{id}` after the socket dropped. */
+  source: z.enum(['complete', 'recovered']),
+});
+export type OutcomeView = z.infer<typeof OutcomeView>;
+
+export const ErrorView = z.object({
+  /** Stable machine key, e.g. `backend_error`, `protocol_violation`, `timeout`, `ble_unavailable`. */
+  code: z.string(),
+  /** Staff-facing detail free of secrets and personal data. */
+  detail: z.string(),
+  /** Whether the kiosk will re-arm on its own (true) or needs staff (false). */
+  retryable: z.boolean(),
+});
+export type ErrorView = z.infer<typeof ErrorView>;
+
+export const DeviceStatusView = z.object({ usable: z.boolean(), reason: z.string().optional() });
+
+export const KioskView = z.object({
+  phase: KioskPhase,
+  prompt: PromptKey,
+  transport: Transport.nullable(),
+  role: BleRole.nullable(),
+  progress: z.object({
+    /** Coarse step for a progress indicator: 0 idle … 4 transfer done. */
+    step: z.number().int().min(0).max(4),
+    apdus: z.number().int().min(0),
+    bleMessages: z.number().int().min(0),
+  }),
+  outcome: OutcomeView.nullable(),
+  error: ErrorView.nullable(),
+  profile: z.string(),
+  devices: z.object({
+    nfc: DeviceStatusView,
+    qr: DeviceStatusView,
+    bleCentral: DeviceStatusView,
+    blePeripheral: DeviceStatusView,
+  }),
+  /** Milliseconds since the epoch of this view. */
+  at: z.number(),
+});
+export type KioskView = z.infer<typeof KioskView>;

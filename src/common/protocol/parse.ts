@@ -1,0 +1,105 @@
+/**
+ * Turns one received WebSocket frame into a typed backend message, or a categorised violation.
+ * Categories drive the close code and the structured warning; `detail` never contains payload bytes.
+ */
+import type { z } from 'zod';
+import {
+  BACKEND_OPS,
+  BackendParamsSchemas,
+  CompleteMessage,
+  ErrorMessage,
+  type BackendMessage,
+  type BackendOp,
+  type StepRequest,
+} from './messages.js';
+
+export type ViolationKind =
+  | 'binary_frame'
+  | 'malformed_json'
+  | 'not_an_object'
+  | 'unknown_type'
+  | 'unknown_op'
+  | 'invalid_fields'
+  | 'invalid_base64'
+  | 'out_of_sequence'
+  | 'message_too_large';
+
+export interface ProtocolViolation {
+  readonly kind: ViolationKind;
+  /** Human-readable, free of payload data: field paths and expectations only. */
+  readonly detail: string;
+  /** `type`/`op` of the offending message when they could be read (for logs). */
+  readonly type?: string;
+  readonly op?: string;
+}
+
+export type ParseResult = { ok: true; message: BackendMessage } | { ok: false; violation: ProtocolViolation };
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function describeIssues(error: z.ZodError): { kind: ViolationKind; detail: string } {
+  const base64 = error.issues.some((i) => i.message.includes('base64'));
+  const detail = error.issues
+    .slice(0, 5)
+    .map((i) => `${i.path.length > 0 ? i.path.join('.') : '(root)'}: ${i.message}`)
+    .join('; ');
+  return { kind: base64 ? 'invalid_base64' : 'invalid_fields', detail };
+}
+
+/** Echoes a `type`/`op` into logs only when it looks like an identifier, so no payload can leak through. */
+function stringOrUndefined(v: unknown): string | undefined {
+  if (typeof v !== 'string') return undefined;
+  return /^[A-Za-z0-9_.-]{1,40}$/.test(v) ? v : '<not an identifier>';
+}
+
+export function parseBackendText(text: string): ParseResult {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { ok: false, violation: { kind: 'malformed_json', detail: 'frame is not valid JSON' } };
+  }
+  if (!isRecord(raw)) {
+    return { ok: false, violation: { kind: 'not_an_object', detail: 'message is not a JSON object' } };
+  }
+  const type = stringOrUndefined(raw.type);
+  switch (raw.type) {
+    case 'step_request': {
+      const op = stringOrUndefined(raw.op);
+      if (typeof raw.op !== 'string' || !(BACKEND_OPS as readonly string[]).includes(raw.op)) {
+        return {
+          ok: false,
+          violation: { kind: 'unknown_op', detail: `unknown step_request op`, type, ...(op ? { op } : {}) },
+        };
+      }
+      const knownOp = raw.op as BackendOp;
+      if (!isRecord(raw.params)) {
+        return {
+          ok: false,
+          violation: { kind: 'invalid_fields', detail: 'params: expected an object', type, op: knownOp },
+        };
+      }
+      const parsed = BackendParamsSchemas[knownOp].safeParse(raw.params);
+      if (!parsed.success) {
+        const { kind, detail } = describeIssues(parsed.error);
+        return { ok: false, violation: { kind, detail: `params.${detail}`, type, op: knownOp } };
+      }
+      return { ok: true, message: { type: 'step_request', op: knownOp, params: parsed.data } as StepRequest };
+    }
+    case 'complete':
+    case 'error': {
+      const schema = raw.type === 'complete' ? CompleteMessage : ErrorMessage;
+      const parsed = schema.safeParse(raw);
+      if (!parsed.success) {
+        const { kind, detail } = describeIssues(parsed.error);
+        return { ok: false, violation: { kind, detail, type: raw.type } };
+      }
+      return { ok: true, message: parsed.data };
+    }
+    default:
+      return {
+        ok: false,
+        violation: { kind: 'unknown_type', detail: 'unknown message type', ...(type ? { type } : {}) },
+      };
+  }
+}

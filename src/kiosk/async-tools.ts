@@ -1,0 +1,122 @@
+/** Small async helpers with explicit cancellation, so no wait of the relay is unbounded or left running. */
+
+export class TimeoutError extends Error {
+  override readonly name = 'TimeoutError';
+}
+
+export class AbortedError extends Error {
+  override readonly name = 'AbortedError';
+}
+
+/**
+ * Resolves or rejects with `promise`, or rejects with {@link TimeoutError} after `ms`, or with
+ * {@link AbortedError} when `signal` aborts. The timer and the listener are always removed.
+ */
+export function withTimeout<T>(promise: Promise<T>, ms: number, signal: AbortSignal, what: string): Promise<T> {
+  if (signal.aborted) return Promise.reject(new AbortedError(`${what}: aborted`));
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new TimeoutError(`${what}: no result within ${ms} ms`));
+    }, ms);
+    const onAbort = (): void => {
+      cleanup();
+      reject(new AbortedError(`${what}: aborted`));
+    };
+    const cleanup = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        cleanup();
+        resolve(value);
+      },
+      (error: unknown) => {
+        cleanup();
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
+
+/** Waits `ms`; rejects with {@link AbortedError} when `signal` aborts first. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(new AbortedError('sleep aborted'));
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new AbortedError('sleep aborted'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** An AbortSignal that aborts after `ms` or with `parent`; `dispose()` releases the timer and listener. */
+export function childSignal(parent: AbortSignal, ms?: number): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const onAbort = (): void => controller.abort(parent.reason);
+  if (parent.aborted) controller.abort(parent.reason);
+  else parent.addEventListener('abort', onAbort, { once: true });
+  const timer = ms === undefined ? undefined : setTimeout(() => controller.abort(new TimeoutError(`timed out after ${ms} ms`)), ms);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      clearTimeout(timer);
+      parent.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+/** First-in first-out queue with one asynchronous consumer. */
+export class AsyncQueue<T> {
+  private readonly items: T[] = [];
+  private waiter: ((item: T) => void) | undefined;
+
+  push(item: T): void {
+    const waiter = this.waiter;
+    if (waiter) {
+      this.waiter = undefined;
+      waiter(item);
+    } else {
+      this.items.push(item);
+    }
+  }
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  /** Next item; rejects with {@link AbortedError} when `signal` aborts. */
+  shift(signal: AbortSignal): Promise<T> {
+    if (this.items.length > 0) return Promise.resolve(this.items.shift() as T);
+    if (signal.aborted) return Promise.reject(new AbortedError('queue wait aborted'));
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = (): void => {
+        this.waiter = undefined;
+        reject(new AbortedError('queue wait aborted'));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiter = (item) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(item);
+      };
+    });
+  }
+}
+
+/** A promise with its settle functions, for handing a result across callbacks. */
+export function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (error: Error) => void } {
+  let resolve!: (value: T) => void;
+  let reject!: (error: Error) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}

@@ -1,0 +1,229 @@
+/**
+ * Kiosk configuration: one schema, documented defaults, validated at load time.
+ *
+ * Sources, lowest precedence first: built-in defaults → JSON file (`--config` or `MDL_KIOSK_CONFIG`) →
+ * environment (`MDL_KIOSK_BACKEND_URL`, `MDL_KIOSK_API_KEY`, `MDL_KIOSK_API_KEY_FILE`, `MDL_KIOSK_PROFILE`)
+ * → explicit overrides (CLI flags). Every timeout the relay waits on lives in `timeouts`, so no wait is
+ * unbounded and each one can be tuned per site.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { Namespaces } from '../common/protocol/messages.js';
+
+const ms = (def: number) => z.number().int().positive().default(def);
+
+export const RequestProfileConfig = z.object({
+  label: z.string().min(1).optional(),
+  namespaces: Namespaces.refine((ns) => Object.values(ns).some((els) => els.length > 0), {
+    error: 'a profile must request at least one element',
+  }),
+});
+
+export const KioskConfigSchema = z
+  .object({
+    backend: z
+      .object({
+        /** HTTPS base address of the service (spec `{base_url}`). */
+        baseUrl: z.url().optional(),
+        /** API key for the session endpoints. Prefer `apiKeyFile` or the environment over a config file. */
+        apiKey: z.string().min(1).optional(),
+        /** File holding the API key (first line), e.g. a secret mounted by the fleet tooling. */
+        apiKeyFile: z.string().min(1).optional(),
+        /**
+         * How the WebSocket carries the client secret: `header` (Authorization: Bearer, default; never in a
+         * URL) or `query` (`?token=`, for proxies that strip headers).
+         */
+        wsAuth: z.enum(['header', 'query']).default('header'),
+        /** Allow plain http/ws to hosts other than loopback (labs only). */
+        allowInsecure: z.boolean().default(false),
+        /** JSON body of `POST /sessions` (the spec does not show one; `{}` by default). */
+        createSessionBody: z.record(z.string(), z.unknown()).default({}),
+        /** Largest WebSocket message accepted from the backend (the spec shows no limit). */
+        maxMessageBytes: z.number().int().positive().default(16 * 1024 * 1024),
+      })
+      .prefault({}),
+    session: z
+      .object({
+        /** Session lifetime from `POST /sessions` (spec §8). */
+        lifetimeMs: ms(600_000),
+        /** Renew an idle pre-warmed session when this little time is left. */
+        renewBeforeExpiryMs: ms(240_000),
+        /** Never start a verification on a session with less time left than this. */
+        minRemainingToStartMs: ms(180_000),
+        /** Handshake 409 (a connection still open): retries, with exponential backoff from `conflictBackoffMs`. */
+        conflictRetries: z.number().int().min(0).max(20).default(5),
+        conflictBackoffMs: ms(250),
+        /** Backoff bounds while the backend is unreachable. */
+        offlineBackoffMinMs: ms(1_000),
+        offlineBackoffMaxMs: ms(30_000),
+      })
+      .prefault({}),
+    timeouts: z
+      .object({
+        /** HTTP requests to the session endpoints (spec §8 recommends about 5 s). */
+        httpMs: ms(5_000),
+        /** WebSocket handshake. */
+        connectMs: ms(5_000),
+        /** A reply from the backend after a message that expects one (`qr_scanned`, `nfc_rapdu`, …). */
+        backendReplyMs: ms(15_000),
+        /** One APDU exchange with the card. */
+        apduMs: ms(5_000),
+        /** Re-tap after `nfc_await_card`. */
+        awaitCardMs: ms(30_000),
+        /** BLE setup: scan + connect (central) or advertise until the phone's first GATT event (peripheral). */
+        bleSetupMs: ms(30_000),
+        /** BLE transfer with no traffic in either direction (the holder may be consenting on the phone). */
+        bleIdleMs: ms(60_000),
+        /** One `ble_write` (write or notification). */
+        bleWriteMs: ms(10_000),
+        /** `ble_read_response` after `ble_read_request` (the phone's ATT timeout is 30 s). */
+        bleReadResponseMs: ms(5_000),
+        /** After the BLE link drops, how long the backend may still send `complete`. */
+        bleLinkLossGraceMs: ms(3_000),
+        /** After `complete`, how long queued `ble_write`s (the 0x02 end byte) may take before teardown. */
+        completionFlushMs: ms(2_000),
+        /** The whole verification, from tap or scan to outcome. */
+        verificationMs: ms(150_000),
+        /** Closing handshake of the WebSocket before the socket is destroyed. */
+        socketCloseMs: ms(2_000),
+        /** How long to wait for an armed session when a tap arrives while none is ready. */
+        armWaitMs: ms(15_000),
+        /** Polling `GET /sessions/{id}` for a result after the socket dropped at the end of a transfer. */
+        recoverResultMs: ms(6_000),
+        /** Result on screen before it is cleared (privacy). */
+        resultDisplayMs: ms(20_000),
+        /** Error on screen before the kiosk re-arms. */
+        errorDisplayMs: ms(6_000),
+        /** "Remove your phone" prompt after a verification before the kiosk stops waiting. */
+        removePhoneMs: ms(30_000),
+      })
+      .prefault({}),
+    /** Active request profile: a built-in name or a key of `profiles`. */
+    profile: z.string().min(1).default('age_over_21'),
+    /** Custom request profiles (add to or override the built-ins). */
+    profiles: z.record(z.string().min(1), RequestProfileConfig).default({}),
+    qr: z
+      .object({
+        /** Ignore scans that are not `mdoc:` device engagements instead of sending them to the backend. */
+        requireMdocPrefix: z.boolean().default(true),
+        /** A scan older than this is stale and not used when the kiosk becomes ready. */
+        scanFreshMs: ms(10_000),
+      })
+      .prefault({}),
+    log: z
+      .object({
+        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      })
+      .prefault({}),
+  })
+  .superRefine((c, ctx) => {
+    if (c.session.minRemainingToStartMs < c.timeouts.verificationMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['session', 'minRemainingToStartMs'],
+        message: 'must be at least timeouts.verificationMs, or a verification could outlive its session',
+      });
+    }
+    if (c.session.renewBeforeExpiryMs <= c.session.minRemainingToStartMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['session', 'renewBeforeExpiryMs'],
+        message: 'must exceed session.minRemainingToStartMs, or an idle session expires before renewal',
+      });
+    }
+    if (c.session.renewBeforeExpiryMs >= c.session.lifetimeMs) {
+      ctx.addIssue({ code: 'custom', path: ['session', 'renewBeforeExpiryMs'], message: 'must be below lifetimeMs' });
+    }
+  });
+
+export type KioskConfig = z.infer<typeof KioskConfigSchema>;
+export type KioskConfigInput = z.input<typeof KioskConfigSchema>;
+export type Timeouts = KioskConfig['timeouts'];
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+function formatIssues(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+}
+
+/** Validates a configuration object (defaults filled in); throws {@link ConfigError} with every problem. */
+export function parseConfig(input: unknown): KioskConfig {
+  const parsed = KioskConfigSchema.safeParse(input);
+  if (!parsed.success) throw new ConfigError(`invalid configuration: ${formatIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+type Json = Record<string, unknown>;
+const isJsonObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Deep merge of plain objects; arrays and scalars of `over` replace those of `base`. */
+export function mergeConfig(base: Json, over: Json): Json {
+  const out: Json = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    if (value === undefined) continue;
+    const prev = out[key];
+    out[key] = isJsonObject(prev) && isJsonObject(value) ? mergeConfig(prev, value) : value;
+  }
+  return out;
+}
+
+export interface LoadConfigOptions {
+  /** Path of a JSON config file; falls back to `env.MDL_KIOSK_CONFIG`. */
+  readonly file?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Highest-precedence values (CLI flags), in the config's own shape. */
+  readonly overrides?: Json;
+}
+
+function readJsonFile(path: string): Json {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`cannot read config file ${path}: ${(e as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(`config file ${path} is not valid JSON: ${(e as Error).message}`);
+  }
+  if (!isJsonObject(value)) throw new ConfigError(`config file ${path} must hold a JSON object`);
+  return value;
+}
+
+function readSecretFile(path: string): string {
+  try {
+    const first = readFileSync(path, 'utf8').split(/\r?\n/, 1)[0]?.trim() ?? '';
+    if (first === '') throw new ConfigError(`API key file ${path} is empty`);
+    return first;
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    throw new ConfigError(`cannot read API key file ${path}: ${(e as Error).message}`);
+  }
+}
+
+/** Loads, merges and validates the configuration from every source. */
+export function loadConfig(options: LoadConfigOptions = {}): KioskConfig {
+  const env = options.env ?? process.env;
+  let merged: Json = {};
+  const file = options.file ?? env.MDL_KIOSK_CONFIG;
+  if (file) merged = mergeConfig(merged, readJsonFile(file));
+  const fromEnv: Json = {
+    backend: {
+      baseUrl: env.MDL_KIOSK_BACKEND_URL,
+      apiKey: env.MDL_KIOSK_API_KEY,
+      apiKeyFile: env.MDL_KIOSK_API_KEY_FILE,
+    },
+    profile: env.MDL_KIOSK_PROFILE,
+  };
+  merged = mergeConfig(merged, fromEnv);
+  if (options.overrides) merged = mergeConfig(merged, options.overrides);
+  const config = parseConfig(merged);
+  if (config.backend.apiKey === undefined && config.backend.apiKeyFile !== undefined) {
+    return { ...config, backend: { ...config.backend, apiKey: readSecretFile(config.backend.apiKeyFile) } };
+  }
+  return config;
+}

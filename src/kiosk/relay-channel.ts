@@ -1,0 +1,150 @@
+/**
+ * A session WebSocket with the protocol on top: outbound messages are serialised, inbound frames are
+ * validated and queued in arrival order as typed messages, violations or the close.
+ *
+ * One consumer reads the queue with `next()`. An interceptor may look at each arrival first, which the
+ * peripheral relay needs: the reply to `ble_read_request` must answer the phone's read at once, even while
+ * earlier `ble_write`s are still being delivered.
+ */
+import { parseBackendText, type ProtocolViolation } from '../common/protocol/parse.js';
+import type { BackendMessage, ClientMessage } from '../common/protocol/messages.js';
+import type { InboundFrame, LinkClosed, RelayLink } from './relay-link.js';
+
+export type Arrival =
+  | { readonly kind: 'message'; readonly message: BackendMessage }
+  | { readonly kind: 'violation'; readonly violation: ProtocolViolation }
+  | { readonly kind: 'closed'; readonly closed: LinkClosed };
+
+/** Sees an arrival before it is queued; returns true when it has dealt with it. */
+export type ArrivalInterceptor = (arrival: Arrival) => boolean;
+
+export class ChannelTimeoutError extends Error {
+  override readonly name = 'ChannelTimeoutError';
+}
+
+export class ChannelAbortedError extends Error {
+  override readonly name = 'ChannelAbortedError';
+}
+
+export class LinkDroppedError extends Error {
+  override readonly name = 'LinkDroppedError';
+}
+
+interface Waiter {
+  resolve(arrival: Arrival): void;
+  reject(error: Error): void;
+}
+
+export class RelayChannel {
+  private readonly queue: Arrival[] = [];
+  private waiter: Waiter | undefined;
+  private interceptor: ArrivalInterceptor | undefined;
+  private closedInfo: LinkClosed | undefined;
+  private link: RelayLink | undefined;
+  /** Count of frames received, for progress and diagnostics. */
+  received = 0;
+  sent = 0;
+
+  /** Attach once the link is open (frames may be fed before, from the connector's handlers). */
+  attach(link: RelayLink): void {
+    this.link = link;
+  }
+
+  get isOpen(): boolean {
+    return this.closedInfo === undefined && (this.link?.isOpen ?? false);
+  }
+
+  get closed(): LinkClosed | undefined {
+    return this.closedInfo;
+  }
+
+  /** Arrivals queued and not yet read. */
+  get pending(): readonly Arrival[] {
+    return this.queue;
+  }
+
+  /** Frame handler for the connector. */
+  readonly onFrame = (frame: InboundFrame): void => {
+    this.received++;
+    if (frame.kind === 'binary') {
+      this.arrive({
+        kind: 'violation',
+        violation: { kind: 'binary_frame', detail: `binary frame of ${frame.size} bytes; the protocol uses text frames only` },
+      });
+      return;
+    }
+    const parsed = parseBackendText(frame.text);
+    this.arrive(parsed.ok ? { kind: 'message', message: parsed.message } : { kind: 'violation', violation: parsed.violation });
+  };
+
+  /** Close handler for the connector. */
+  readonly onClose = (closed: LinkClosed): void => {
+    if (this.closedInfo) return;
+    this.closedInfo = closed;
+    this.arrive({ kind: 'closed', closed });
+  };
+
+  setInterceptor(interceptor: ArrivalInterceptor | undefined): void {
+    this.interceptor = interceptor;
+  }
+
+  private arrive(arrival: Arrival): void {
+    if (this.interceptor?.(arrival)) return;
+    const waiter = this.waiter;
+    if (waiter) {
+      this.waiter = undefined;
+      waiter.resolve(arrival);
+    } else {
+      this.queue.push(arrival);
+    }
+  }
+
+  /** Serialises and sends; throws {@link LinkDroppedError} when the socket is gone. */
+  send(message: ClientMessage): void {
+    if (this.closedInfo || !this.link?.send(JSON.stringify(message))) {
+      throw new LinkDroppedError('the session WebSocket is closed');
+    }
+    this.sent++;
+  }
+
+  /**
+   * The next arrival in order. Rejects with {@link ChannelTimeoutError} after `timeoutMs` and with
+   * {@link ChannelAbortedError} when `signal` aborts; neither consumes an arrival.
+   */
+  next(timeoutMs: number, signal: AbortSignal): Promise<Arrival> {
+    const queued = this.queue.shift();
+    if (queued) return Promise.resolve(queued);
+    if (this.waiter) return Promise.reject(new Error('RelayChannel.next: a consumer is already waiting'));
+    if (signal.aborted) return Promise.reject(new ChannelAbortedError('aborted'));
+    return new Promise<Arrival>((resolve, reject) => {
+      const timer = Number.isFinite(timeoutMs)
+        ? setTimeout(() => {
+            finish();
+            reject(new ChannelTimeoutError(`no message from the backend within ${timeoutMs} ms`));
+          }, timeoutMs)
+        : undefined;
+      const onAbort = (): void => {
+        finish();
+        reject(new ChannelAbortedError('aborted'));
+      };
+      const finish = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        this.waiter = undefined;
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiter = {
+        resolve: (arrival) => {
+          finish();
+          resolve(arrival);
+        },
+        reject,
+      };
+    });
+  }
+
+  /** Closes the socket (idempotent); resolves when it is closed or destroyed. */
+  async close(code: number, reason: string): Promise<void> {
+    await this.link?.close(code, reason);
+  }
+}

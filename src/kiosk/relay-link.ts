@@ -1,0 +1,67 @@
+/**
+ * The session WebSocket as the relay core sees it: text frames in and out, a close, and typed handshake
+ * failures. `relay-socket.ts` implements it with `ws`; tests may implement it in memory.
+ */
+import type { Session } from './session-client.js';
+
+export type InboundFrame = { readonly kind: 'text'; readonly text: string } | { readonly kind: 'binary'; readonly size: number };
+
+export interface LinkClosed {
+  readonly code: number;
+  readonly reason: string;
+  /** True when the kiosk closed it. */
+  readonly local: boolean;
+}
+
+export interface RelayLinkHandlers {
+  onFrame(frame: InboundFrame): void;
+  /** Called once, whoever closed. */
+  onClose(closed: LinkClosed): void;
+}
+
+export interface RelayLink {
+  /** Sends one text frame; false if the link is no longer open. */
+  send(text: string): boolean;
+  /** Closes with the code and reason, waits for the closing handshake (bounded), then destroys. */
+  close(code: number, reason: string): Promise<void>;
+  readonly isOpen: boolean;
+}
+
+export type HandshakeFailureKind =
+  | 'session_gone' // 404: expired or unknown: create a new session
+  | 'conflict' // 409: another connection holds the session: back off, retry a bounded number of times
+  | 'unauthorized' // 401: client secret refused: configuration or backend problem, no retry loop
+  | 'forbidden' // 403
+  | 'http' // any other non-101 answer
+  | 'network'
+  | 'timeout'
+  | 'aborted';
+
+export class RelayHandshakeError extends Error {
+  override readonly name = 'RelayHandshakeError';
+  constructor(
+    readonly kind: HandshakeFailureKind,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface RelayConnector {
+  /** Opens the session's WebSocket; rejects with {@link RelayHandshakeError}. */
+  connect(session: Session, handlers: RelayLinkHandlers, signal: AbortSignal): Promise<RelayLink>;
+}
+
+/** WebSocket close codes the kiosk uses (RFC 6455 §7.4.1; 4000–4999 are application codes). */
+export const CloseCode = {
+  normal: 1000,
+  goingAway: 1001,
+  protocolError: 1002,
+  unsupportedData: 1003,
+  invalidPayload: 1007,
+  messageTooBig: 1009,
+  internalError: 1011,
+  /** The kiosk's watchdog gave up waiting (application code). */
+  timeout: 4008,
+} as const;

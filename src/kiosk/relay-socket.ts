@@ -1,0 +1,171 @@
+/**
+ * `RelayConnector` over the `ws` library: the session WebSocket of spec §4.2.
+ *
+ * - The client secret goes in `Authorization: Bearer` by default, or in the `token` query when configured
+ *   for proxies that strip headers. The URL with a token is never logged or put in an error message.
+ * - Handshake answers map to {@link RelayHandshakeError} kinds (404 → session gone, 409 → conflict, …).
+ * - Compression is off: frames are small and latency matters more than bytes.
+ */
+import WebSocket from 'ws';
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { BackendEndpoints } from './backend-endpoints.js';
+import {
+  RelayHandshakeError,
+  type HandshakeFailureKind,
+  type RelayConnector,
+  type RelayLink,
+  type RelayLinkHandlers,
+} from './relay-link.js';
+import type { Session } from './session-client.js';
+
+export interface WsRelayConnectorOptions {
+  readonly endpoints: BackendEndpoints;
+  readonly auth: 'header' | 'query';
+  readonly connectTimeoutMs: number;
+  readonly closeTimeoutMs: number;
+  readonly maxMessageBytes: number;
+}
+
+function kindForStatus(status: number): HandshakeFailureKind {
+  switch (status) {
+    case 404:
+      return 'session_gone';
+    case 409:
+      return 'conflict';
+    case 401:
+      return 'unauthorized';
+    case 403:
+      return 'forbidden';
+    default:
+      return 'http';
+  }
+}
+
+class WsRelayLink implements RelayLink {
+  /** Set when the kiosk asked to close, so the close event can say who closed. */
+  closedLocally = false;
+  private closing: Promise<void> | undefined;
+  private closedPromise: Promise<void>;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly closeTimeoutMs: number,
+  ) {
+    this.closedPromise = new Promise((resolve) => ws.once('close', () => resolve()));
+  }
+
+  get isOpen(): boolean {
+    return this.ws.readyState === WebSocket.OPEN;
+  }
+
+  send(text: string): boolean {
+    if (this.ws.readyState !== WebSocket.OPEN) return false;
+    this.ws.send(text);
+    return true;
+  }
+
+  close(code: number, reason: string): Promise<void> {
+    this.closedLocally = true;
+    this.closing ??= this.doClose(code, reason);
+    return this.closing;
+  }
+
+  private async doClose(code: number, reason: string): Promise<void> {
+    if (this.ws.readyState === WebSocket.CLOSED) return;
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.close(code, reason.slice(0, 120));
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), this.closeTimeoutMs);
+    });
+    const result = await Promise.race([this.closedPromise, timedOut]);
+    clearTimeout(timer);
+    if (result === 'timeout') this.ws.terminate();
+  }
+}
+
+export class WsRelayConnector implements RelayConnector {
+  constructor(private readonly options: WsRelayConnectorOptions) {}
+
+  connect(session: Session, handlers: RelayLinkHandlers, signal: AbortSignal): Promise<RelayLink> {
+    const url = this.options.endpoints.relaySocketUrl(session.id);
+    const headers: Record<string, string> = {};
+    if (this.options.auth === 'query') url.searchParams.set('token', session.clientSecret);
+    else headers.authorization = `Bearer ${session.clientSecret}`;
+
+    return new Promise<RelayLink>((resolve, reject) => {
+      if (signal.aborted) {
+        reject(new RelayHandshakeError('aborted', 'connect cancelled'));
+        return;
+      }
+      const ws = new WebSocket(url, {
+        headers,
+        handshakeTimeout: this.options.connectTimeoutMs,
+        maxPayload: this.options.maxMessageBytes,
+        perMessageDeflate: false,
+        followRedirects: false,
+      });
+      let settled = false;
+      const fail = (error: RelayHandshakeError): void => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      };
+      const onAbort = (): void => {
+        fail(new RelayHandshakeError('aborted', 'connect cancelled'));
+        ws.terminate();
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+
+      ws.on('unexpected-response', (req: ClientRequest, res: IncomingMessage) => {
+        const status = res.statusCode ?? 0;
+        res.resume();
+        req.destroy();
+        fail(new RelayHandshakeError(kindForStatus(status), `WebSocket handshake refused: HTTP ${status}`, status));
+      });
+      ws.on('error', (error: Error) => {
+        // After the handshake, errors (oversized or invalid frames) are followed by 'close', handled below.
+        if (settled) return;
+        const timedOut = /timed out|timeout/i.test(error.message);
+        fail(
+          new RelayHandshakeError(
+            timedOut ? 'timeout' : 'network',
+            timedOut ? `WebSocket handshake: no answer within ${this.options.connectTimeoutMs} ms` : `WebSocket: ${sanitize(error.message)}`,
+          ),
+        );
+      });
+      ws.on('open', () => {
+        if (settled) {
+          ws.terminate();
+          return;
+        }
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        const link = new WsRelayLink(ws, this.options.closeTimeoutMs);
+        ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
+          if (isBinary) handlers.onFrame({ kind: 'binary', size: rawSize(data) });
+          else handlers.onFrame({ kind: 'text', text: rawText(data) });
+        });
+        ws.once('close', (code: number, reason: Buffer) => {
+          handlers.onClose({ code, reason: reason.toString('utf8'), local: link.closedLocally });
+        });
+        resolve(link);
+      });
+    });
+  }
+}
+
+function rawSize(data: WebSocket.RawData): number {
+  if (Array.isArray(data)) return data.reduce((n, b) => n + b.length, 0);
+  return data instanceof ArrayBuffer ? data.byteLength : data.length;
+}
+
+function rawText(data: WebSocket.RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data instanceof ArrayBuffer ? new Uint8Array(data) : data).toString('utf8');
+}
+
+/** Node's socket errors can quote the request target; keep the message but drop anything URL-like. */
+function sanitize(message: string): string {
+  return message.replace(/\b(?:wss?|https?):\/\/\S+/gi, '<url>').replace(/token=[^&\s]+/gi, 'token=<redacted>');
+}

@@ -1,0 +1,153 @@
+/**
+ * HTTP client of the session API (spec §4.1): `POST /sessions` and `GET /sessions/{id}` with the API key
+ * as a bearer token. Failures become a {@link SessionApiError} with a kind the caller can act on; neither
+ * the key nor response bodies ever appear in an error message.
+ */
+import { SessionCreated, SessionResult } from '../common/protocol/messages.js';
+import type { BackendEndpoints } from './backend-endpoints.js';
+
+export type SessionApiErrorKind =
+  | 'unauthorized' // 401: wrong or missing API key
+  | 'forbidden' // 403: key not allowed to do this
+  | 'not_found' // 404: unknown or expired session
+  | 'conflict' // 409
+  | 'rate_limited' // 429
+  | 'server' // 5xx
+  | 'client' // other 4xx
+  | 'network' // no HTTP answer (DNS, refused, reset, TLS)
+  | 'timeout' // no answer in time
+  | 'bad_response' // 2xx whose body is not what the spec shows
+  | 'aborted'; // the caller gave up
+
+export class SessionApiError extends Error {
+  override readonly name = 'SessionApiError';
+  constructor(
+    readonly kind: SessionApiErrorKind,
+    message: string,
+    readonly status?: number,
+    /** From `Retry-After` on 429/503, when given. */
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+
+  /** Worth trying again later without changing the configuration. */
+  get transient(): boolean {
+    return ['rate_limited', 'server', 'network', 'timeout', 'conflict'].includes(this.kind);
+  }
+}
+
+export interface Session {
+  readonly id: string;
+  readonly clientSecret: string;
+  /** Local clock (ms) just before `POST /sessions` was sent; the 10-minute lifetime counts from then. */
+  readonly createdAt: number;
+}
+
+export interface SessionClientOptions {
+  readonly endpoints: BackendEndpoints;
+  readonly apiKey: string;
+  readonly timeoutMs: number;
+  readonly createBody?: Record<string, unknown>;
+  readonly now?: () => number;
+  /** Injected for tests; defaults to the global `fetch`. */
+  readonly fetch?: typeof fetch;
+}
+
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+function kindForStatus(status: number): SessionApiErrorKind {
+  if (status === 401) return 'unauthorized';
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'not_found';
+  if (status === 409) return 'conflict';
+  if (status === 429) return 'rate_limited';
+  if (status >= 500) return 'server';
+  return 'client';
+}
+
+function retryAfterMs(header: string | null): number | undefined {
+  if (!header) return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, 300_000);
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.min(date - Date.now(), 300_000));
+}
+
+export class SessionClient {
+  private readonly fetchImpl: typeof fetch;
+  private readonly now: () => number;
+
+  constructor(private readonly options: SessionClientOptions) {
+    this.fetchImpl = options.fetch ?? fetch;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** `POST /sessions`. */
+  async createSession(signal?: AbortSignal): Promise<Session> {
+    const createdAt = this.now();
+    const body = await this.request('POST', this.options.endpoints.sessionsUrl(), signal, this.options.createBody ?? {});
+    const parsed = SessionCreated.safeParse(body);
+    if (!parsed.success) {
+      throw new SessionApiError('bad_response', 'POST /sessions: response lacks a string id and client_secret');
+    }
+    return { id: parsed.data.id, clientSecret: parsed.data.client_secret, createdAt };
+  }
+
+  /** `GET /sessions/{id}`. */
+  async getResult(sessionId: string, signal?: AbortSignal): Promise<SessionResult> {
+    const body = await this.request('GET', this.options.endpoints.sessionUrl(sessionId), signal);
+    const parsed = SessionResult.safeParse(body);
+    if (!parsed.success) {
+      throw new SessionApiError('bad_response', 'GET /sessions/{id}: response does not have the result shape');
+    }
+    return parsed.data;
+  }
+
+  private async request(method: 'GET' | 'POST', url: URL, signal: AbortSignal | undefined, body?: unknown): Promise<unknown> {
+    const what = method === 'POST' ? 'POST /sessions' : 'GET /sessions/{id}';
+    const timeout = AbortSignal.timeout(this.options.timeoutMs);
+    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    let response: Response;
+    try {
+      response = await this.fetchImpl(url, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.options.apiKey}`,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: combined,
+        redirect: 'error', // a redirect could carry the bearer token to another host
+      });
+    } catch (e) {
+      if (signal?.aborted) throw new SessionApiError('aborted', `${what}: cancelled`);
+      if (timeout.aborted) throw new SessionApiError('timeout', `${what}: no answer within ${this.options.timeoutMs} ms`);
+      const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : (e as Error).message;
+      throw new SessionApiError('network', `${what}: ${cause}`);
+    }
+    let text: string;
+    try {
+      text = await response.text();
+    } catch {
+      if (signal?.aborted) throw new SessionApiError('aborted', `${what}: cancelled`);
+      if (timeout.aborted) throw new SessionApiError('timeout', `${what}: body not received within ${this.options.timeoutMs} ms`);
+      throw new SessionApiError('network', `${what}: connection lost while reading the response`);
+    }
+    if (!response.ok) {
+      throw new SessionApiError(
+        kindForStatus(response.status),
+        `${what}: HTTP ${response.status}`,
+        response.status,
+        retryAfterMs(response.headers.get('retry-after')),
+      );
+    }
+    if (text.length > MAX_BODY_BYTES) throw new SessionApiError('bad_response', `${what}: response too large`);
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new SessionApiError('bad_response', `${what}: response is not JSON`);
+    }
+  }
+}
