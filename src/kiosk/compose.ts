@@ -1,0 +1,33 @@
+/**
+ * Wires a Kiosk from a validated configuration and the device ports that exist: endpoints, session
+ * client, WebSocket connector. Used by the CLI, the hosts and the tests, so all run the same assembly.
+ */
+import type { DevicePorts } from '../devices/ports.js';
+import { backendEndpoints } from './backend-endpoints.js';
+import { ConfigError, type KioskConfig } from './config.js';
+import { Kiosk } from './kiosk.js';
+import type { Logger } from './log.js';
+import { WsRelayConnector } from './relay-socket.js';
+import { SessionClient } from './session-client.js';
+
+export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logger): Kiosk {
+  const { baseUrl, apiKey } = config.backend;
+  if (!baseUrl) throw new ConfigError('backend.baseUrl is not set (config file, MDL_KIOSK_BACKEND_URL or --backend)');
+  if (!apiKey) throw new ConfigError('backend API key is not set (MDL_KIOSK_API_KEY, backend.apiKeyFile or --api-key-file)');
+  const endpoints = backendEndpoints(baseUrl, { allowInsecure: config.backend.allowInsecure });
+  const sessions = new SessionClient({
+    endpoints,
+    apiKey,
+    timeoutMs: config.timeouts.httpMs,
+    createBody: config.backend.createSessionBody,
+  });
+  const connector = new WsRelayConnector({
+    endpoints,
+    auth: config.backend.wsAuth,
+    connectTimeoutMs: config.timeouts.connectMs,
+    closeTimeoutMs: config.timeouts.socketCloseMs,
+    maxMessageBytes: config.backend.maxMessageBytes,
+  });
+  log.info({ event: 'kiosk_configured', backend: endpoints.origin, wsAuth: config.backend.wsAuth, profile: config.profile }, 'kiosk configured');
+  return new Kiosk({ config, devices, sessions, connector, log });
+}

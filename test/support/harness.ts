@@ -1,0 +1,165 @@
+/**
+ * A kiosk wired to the fake backend and fake devices, with captured logs and views, for conformance tests.
+ */
+import { Writable } from 'node:stream';
+import type { KioskView } from '../../src/common/kiosk-view.js';
+import { QrScanQueue } from '../../src/devices/qr/qr-scan-queue.js';
+import { createKiosk } from '../../src/kiosk/compose.js';
+import { mergeConfig, parseConfig, type KioskConfig } from '../../src/kiosk/config.js';
+import type { Kiosk, VerificationReport } from '../../src/kiosk/kiosk.js';
+import { createLogger } from '../../src/kiosk/log.js';
+import { FakeBackend } from './fake-backend.js';
+import { FakeBleCentral, FakeBlePeripheral, FakeNfcReader } from './fake-devices.js';
+
+export class LogCapture extends Writable {
+  readonly lines: string[] = [];
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
+    for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') this.lines.push(line);
+    callback();
+  }
+  get records(): Record<string, unknown>[] {
+    return this.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  }
+  events(): string[] {
+    return this.records.map((r) => String(r.event));
+  }
+  text(): string {
+    return this.lines.join('\n');
+  }
+}
+
+/** Timeouts short enough for tests but long enough not to fire by accident on a loaded CI machine. */
+export const TEST_TIMEOUTS = {
+  backendReplyMs: 3_000,
+  apduMs: 1_000,
+  awaitCardMs: 3_000,
+  bleSetupMs: 2_000,
+  bleIdleMs: 3_000,
+  bleWriteMs: 1_000,
+  bleReadResponseMs: 1_000,
+  bleLinkLossGraceMs: 300,
+  completionFlushMs: 500,
+  socketCloseMs: 500,
+  armWaitMs: 3_000,
+  recoverResultMs: 1_500,
+  resultDisplayMs: 200,
+  errorDisplayMs: 200,
+  removePhoneMs: 500,
+};
+
+export interface Harness {
+  readonly backend: FakeBackend;
+  readonly kiosk: Kiosk;
+  readonly config: KioskConfig;
+  readonly nfc: FakeNfcReader;
+  readonly qr: QrScanQueue;
+  readonly central: FakeBleCentral;
+  readonly peripheral: FakeBlePeripheral;
+  readonly logs: LogCapture;
+  readonly views: KioskView[];
+  readonly reports: VerificationReport[];
+  /** Resolves with the first view (already seen or future) that matches. */
+  view(predicate: (v: KioskView) => boolean, timeoutMs?: number): Promise<KioskView>;
+  /** The next verification report. */
+  nextReport(timeoutMs?: number): Promise<VerificationReport>;
+  stop(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  readonly config?: Record<string, unknown>;
+  readonly backend?: FakeBackend;
+  readonly devices?: { nfc?: boolean; qr?: boolean; central?: boolean; peripheral?: boolean };
+  readonly start?: boolean;
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const backend = options.backend ?? (await FakeBackend.start());
+  const logs = new LogCapture();
+  const log = createLogger({ level: 'debug' }, logs);
+  const config = parseConfig(
+    mergeConfig(
+      { backend: { baseUrl: backend.baseUrl, apiKey: backend.apiKey }, timeouts: TEST_TIMEOUTS },
+      options.config ?? {},
+    ),
+  );
+  const nfc = new FakeNfcReader();
+  const qr = new QrScanQueue({ freshMs: config.qr.scanFreshMs });
+  const central = new FakeBleCentral();
+  const peripheral = new FakeBlePeripheral();
+  const want = { nfc: true, qr: true, central: true, peripheral: true, ...options.devices };
+  const kiosk = createKiosk(
+    config,
+    {
+      ...(want.nfc ? { nfc } : {}),
+      ...(want.qr ? { qr } : {}),
+      ...(want.central ? { bleCentral: central } : {}),
+      ...(want.peripheral ? { blePeripheral: peripheral } : {}),
+    },
+    log,
+  );
+  const views: KioskView[] = [];
+  const reports: VerificationReport[] = [];
+  let viewWaiters: { predicate: (v: KioskView) => boolean; resolve: (v: KioskView) => void }[] = [];
+  let reportWaiters: ((r: VerificationReport) => void)[] = [];
+  let reportsTaken = 0;
+  kiosk.onView((v) => {
+    views.push(v);
+    const ready = viewWaiters.filter((w) => w.predicate(v));
+    viewWaiters = viewWaiters.filter((w) => !w.predicate(v));
+    for (const w of ready) w.resolve(v);
+  });
+  kiosk.onVerification((r) => {
+    reports.push(r);
+    const waiter = reportWaiters.shift();
+    if (waiter) {
+      reportsTaken++;
+      waiter(r);
+    }
+  });
+  if (options.start !== false) kiosk.start();
+  return {
+    backend,
+    kiosk,
+    config,
+    nfc,
+    qr,
+    central,
+    peripheral,
+    logs,
+    views,
+    reports,
+    view(predicate, timeoutMs = 5_000) {
+      const seen = views.find(predicate);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          viewWaiters = viewWaiters.filter((w) => w.resolve !== done);
+          reject(new Error(`no matching view within ${timeoutMs} ms; last: ${JSON.stringify(views.at(-1))}`));
+        }, timeoutMs);
+        const done = (v: KioskView): void => {
+          clearTimeout(timer);
+          resolve(v);
+        };
+        viewWaiters.push({ predicate, resolve: done });
+      });
+    },
+    nextReport(timeoutMs = 8_000) {
+      if (reports.length > reportsTaken) return Promise.resolve(reports[reportsTaken++] as VerificationReport);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          reportWaiters = reportWaiters.filter((w) => w !== done);
+          reject(new Error(`no verification report within ${timeoutMs} ms; last view: ${JSON.stringify(views.at(-1))}`));
+        }, timeoutMs);
+        const done = (r: VerificationReport): void => {
+          clearTimeout(timer);
+          resolve(r);
+        };
+        reportWaiters.push(done);
+      });
+    },
+    async stop() {
+      await kiosk.stop();
+      if (!options.backend) await backend.stop();
+    },
+  };
+}
