@@ -263,9 +263,9 @@ export class FakeBackend {
       const match = /^\/v1\/sessions\/([^/]+)$/.exec(url.pathname);
       if (req.method === 'GET' && match?.[1]) {
         const session = this.sessions.get(decodeURIComponent(match[1]));
-        if (!session) return reply(404, { error: 'unknown session' });
-        if (typeof session.result === 'number') return reply(session.result, { error: 'no result' });
-        return reply(200, session.result);
+        if (!session) { reply(404, { error: 'unknown session' }); return; }
+        if (typeof session.result === 'number') { reply(session.result, { error: 'no result' }); return; }
+        reply(200, session.result); return;
       }
       reply(404, { error: 'no such endpoint' });
     });
@@ -285,12 +285,12 @@ export class FakeBackend {
     const forced = this.handshakeStatuses.shift();
     if (forced !== undefined && forced !== 101) {
       record(forced);
-      return refuse(forced);
+      refuse(forced); return;
     }
     const session = this.sessions.get(sessionId);
     if (!session || session.expired) {
       record(404);
-      return refuse(404);
+      refuse(404); return;
     }
     const token = url.searchParams.get('token');
     const header = req.headers.authorization;
@@ -299,11 +299,11 @@ export class FakeBackend {
     else if (token === session.secret) auth = 'query';
     else {
       record(401);
-      return refuse(401);
+      refuse(401); return;
     }
     if (this.connections.some((c) => c.session === session && !c.isClosed)) {
       record(409);
-      return refuse(409);
+      refuse(409); return;
     }
     record(101);
     this.wss.handleUpgrade(req, socket, head, (ws) => {
