@@ -51,6 +51,7 @@ type Screen =
 type Next = { kind: 'trigger'; trigger: Trigger } | { kind: 'screen_done' };
 
 const MDOC_PREFIX = /^mdoc:/i;
+const USED_QR_MEMORY = 16;
 
 /** A scanner terminates its text with CR, LF or CR LF; that and nothing else is removed (spec §4.3). */
 export function stripScannerTerminator(text: string): string {
@@ -72,6 +73,11 @@ export class Kiosk {
   private readonly reportListeners = new Set<(report: VerificationReport) => void>();
   private readonly unsubscribers: (() => void)[] = [];
   private readonly now: () => number;
+  /**
+   * QR engagements already used. A device engagement carries a fresh ephemeral key and is single-use, and a
+   * camera keeps decoding the code as long as the phone is held up, so a repeat is never a new verification.
+   */
+  private readonly usedQr: string[] = [];
 
   constructor(private readonly deps: KioskDeps) {
     this.now = deps.now ?? Date.now;
@@ -237,9 +243,6 @@ export class Kiosk {
         await this.verify(next.trigger);
       } finally {
         this.busy = false;
-        // Whatever was shown or tapped during the verification is ignored (spec §3 rule 1).
-        this.deps.devices.qr?.discardPending();
-        this.deps.devices.nfc?.ignoreCurrentCard();
       }
     }
   }
@@ -342,6 +345,12 @@ export class Kiosk {
         this.deps.log.info({ event: 'qr_ignored', length: text.length }, 'scanned code is not an mdoc: engagement');
         continue;
       }
+      if (this.usedQr.includes(text)) {
+        this.deps.log.debug({ event: 'qr_repeat_ignored' }, 'QR engagement already used');
+        continue;
+      }
+      this.usedQr.push(text);
+      if (this.usedQr.length > USED_QR_MEMORY) this.usedQr.shift();
       return text;
     }
   }
@@ -359,6 +368,7 @@ export class Kiosk {
       armed = await this.keeper.acquire(this.deps.config.timeouts.armWaitMs, this.stopController.signal);
     } catch (e) {
       if (trigger.kind === 'nfc') await trigger.card.release();
+      this.ignoreInputDuringRun();
       if (this.stopController.signal.aborted) return;
       const status = this.keeper.status;
       const error: ErrorView =
@@ -391,6 +401,7 @@ export class Kiosk {
       trigger,
     );
     this.currentRun = undefined;
+    this.ignoreInputDuringRun();
     const result = report.result;
     if (result.kind !== 'dropped') {
       const { code, reason } = closeCodeFor(result);
@@ -419,6 +430,12 @@ export class Kiosk {
     const error = errorViewFor(result);
     if (result.kind !== 'cancelled' || !this.stopController.signal.aborted) this.showError(error, report.card);
     this.emit({ ...base, result: kind, outcome: null, error });
+  }
+
+  /** Whatever was shown or tapped while a verification ran is ignored (spec §3 rule 1). */
+  private ignoreInputDuringRun(): void {
+    this.deps.devices.qr?.discardPending();
+    this.deps.devices.nfc?.ignoreCurrentCard();
   }
 
   /**
