@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { Namespaces } from '../common/protocol/messages.js';
+import { HeaderToken, Namespaces } from '../common/protocol/messages.js';
 
 const ms = (def: number) => z.number().int().positive().default(def);
 
@@ -26,7 +26,7 @@ export const KioskConfigSchema = z
         /** HTTPS base address of the service (spec `{base_url}`). */
         baseUrl: z.url().optional(),
         /** API key for the session endpoints. Prefer `apiKeyFile` or the environment over a config file. */
-        apiKey: z.string().min(1).optional(),
+        apiKey: HeaderToken.optional(),
         /** File holding the API key (first line), e.g. a secret mounted by the fleet tooling. */
         apiKeyFile: z.string().min(1).optional(),
         /**
@@ -205,12 +205,24 @@ function readSecretFile(path: string): string {
   }
 }
 
+/**
+ * A layer that names a key file replaces the key of the layers below it, and a layer that names a key
+ * replaces their key file, so the documented precedence holds for the key whichever way it is given.
+ */
+function applyLayer(merged: Json, layer: Json): Json {
+  const backend = isJsonObject(layer.backend) ? layer.backend : {};
+  const base = isJsonObject(merged.backend) ? { ...merged.backend } : {};
+  if (backend.apiKey !== undefined) delete base.apiKeyFile;
+  else if (backend.apiKeyFile !== undefined) delete base.apiKey;
+  return mergeConfig({ ...merged, backend: base }, layer);
+}
+
 /** Loads, merges and validates the configuration from every source. */
 export function loadConfig(options: LoadConfigOptions = {}): KioskConfig {
   const env = options.env ?? process.env;
   let merged: Json = {};
   const file = options.file ?? env.MDL_KIOSK_CONFIG;
-  if (file) merged = mergeConfig(merged, readJsonFile(file));
+  if (file) merged = applyLayer(merged, readJsonFile(file));
   const fromEnv: Json = {
     backend: {
       baseUrl: env.MDL_KIOSK_BACKEND_URL,
@@ -219,11 +231,15 @@ export function loadConfig(options: LoadConfigOptions = {}): KioskConfig {
     },
     profile: env.MDL_KIOSK_PROFILE,
   };
-  merged = mergeConfig(merged, fromEnv);
-  if (options.overrides) merged = mergeConfig(merged, options.overrides);
+  merged = applyLayer(merged, fromEnv);
+  if (options.overrides) merged = applyLayer(merged, options.overrides);
   const config = parseConfig(merged);
   if (config.backend.apiKey === undefined && config.backend.apiKeyFile !== undefined) {
-    return { ...config, backend: { ...config.backend, apiKey: readSecretFile(config.backend.apiKeyFile) } };
+    const apiKey = readSecretFile(config.backend.apiKeyFile);
+    if (!HeaderToken.safeParse(apiKey).success) {
+      throw new ConfigError(`API key file ${config.backend.apiKeyFile}: the key must be visible ASCII without spaces`);
+    }
+    return { ...config, backend: { ...config.backend, apiKey } };
   }
   return config;
 }

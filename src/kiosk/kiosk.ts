@@ -455,7 +455,9 @@ export class Kiosk {
       } catch (e) {
         const kind = e instanceof SessionApiError ? e.kind : 'unknown';
         log.warn({ event: 'result_recovery_failed', kind, attempt }, 'could not fetch the session result');
-        if (kind === 'not_found' || kind === 'unauthorized' || kind === 'forbidden' || kind === 'aborted') return undefined;
+        // Before the transfer ended a 404 settles it; after, the backend may still be writing the result.
+        if (kind === 'unauthorized' || kind === 'forbidden' || kind === 'aborted') return undefined;
+        if (kind === 'not_found' && !transferFinished) return undefined;
       }
       if (this.now() >= deadline) return undefined;
       try {

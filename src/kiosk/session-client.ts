@@ -56,6 +56,17 @@ export interface SessionClientOptions {
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
+/**
+ * A short, safe description of a failed fetch: the system error code (ECONNREFUSED, ENOTFOUND, …) when
+ * there is one. The raw message is not used: undici quotes header values in some errors, and the
+ * Authorization header holds the API key.
+ */
+function networkCause(e: unknown): string {
+  const cause = e instanceof Error ? e.cause : undefined;
+  const code = typeof cause === 'object' && cause !== null && 'code' in cause ? (cause as { code: unknown }).code : undefined;
+  return typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code) ? code : 'request failed before an HTTP answer';
+}
+
 function kindForStatus(status: number): SessionApiErrorKind {
   if (status === 401) return 'unauthorized';
   if (status === 403) return 'forbidden';
@@ -124,8 +135,7 @@ export class SessionClient {
     } catch (e) {
       if (signal?.aborted) throw new SessionApiError('aborted', `${what}: cancelled`);
       if (timeout.aborted) throw new SessionApiError('timeout', `${what}: no answer within ${this.options.timeoutMs} ms`);
-      const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : (e as Error).message;
-      throw new SessionApiError('network', `${what}: ${cause}`);
+      throw new SessionApiError('network', `${what}: ${networkCause(e)}`);
     }
     let text: string;
     try {

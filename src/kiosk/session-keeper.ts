@@ -82,6 +82,8 @@ export class SessionKeeper {
   private readonly stopController = new AbortController();
   private readonly waiters = new Set<() => void>();
   private readonly statusListeners = new Set<(status: KeeperStatus) => void>();
+  /** Sockets being closed, by session id: the same session is reconnected only after its close (one connection per session, spec §8). */
+  private readonly closing = new Map<string, Promise<void>>();
   private readonly now: () => number;
 
   constructor(private readonly options: SessionKeeperOptions) {
@@ -137,6 +139,8 @@ export class SessionKeeper {
     const deadline = this.now() + timeoutMs;
     for (;;) {
       if (signal.aborted || this.stopped) throw new AbortedError('acquire aborted');
+      // Nothing changes until staff act: fail at once instead of keeping the customer waiting.
+      if (this.statusValue.state === 'config_error') throw new ArmTimeoutError(`backend refused the configuration: ${this.statusValue.detail}`);
       const idle = this.idle;
       if (idle && this.usable(idle)) {
         this.idle = undefined;
@@ -288,6 +292,7 @@ export class SessionKeeper {
     let conflicts = 0;
     for (;;) {
       if (!session) session = await this.create(signal);
+      await this.closing.get(session.id);
       const channel = new RelayChannel();
       try {
         const link = await this.options.connector.connect(session, { onFrame: channel.onFrame, onClose: channel.onClose }, signal);
@@ -398,19 +403,19 @@ export class SessionKeeper {
             { event: 'protocol_violation', sessionId: armed.session.id, kind: arrival.violation.kind, detail: arrival.violation.detail, phase: 'idle' },
             'invalid message while idle',
           );
-          void armed.channel.close(closeCodeForViolation(arrival.violation.kind), `protocol violation: ${arrival.violation.kind}`);
+          void this.trackClose(armed, armed.channel.close(closeCodeForViolation(arrival.violation.kind), `protocol violation: ${arrival.violation.kind}`));
           break;
         case 'message':
           if (arrival.message.type === 'error') {
             this.options.log.warn({ event: 'backend_error', sessionId: armed.session.id, phase: 'idle', message: arrival.message.message.slice(0, 200) }, 'backend error while idle');
-            void armed.channel.close(CloseCode.normal, 'backend reported an error');
+            void this.trackClose(armed, armed.channel.close(CloseCode.normal, 'backend reported an error'));
           } else {
             const op = arrival.message.type === 'step_request' ? arrival.message.op : undefined;
             this.options.log.warn(
               { event: 'protocol_violation', sessionId: armed.session.id, kind: 'out_of_sequence', type: arrival.message.type, op, phase: 'idle' },
               'message before any tap or scan',
             );
-            void armed.channel.close(CloseCode.protocolError, 'protocol violation: out_of_sequence');
+            void this.trackClose(armed, armed.channel.close(CloseCode.protocolError, 'protocol violation: out_of_sequence'));
           }
           break;
       }
@@ -428,8 +433,17 @@ export class SessionKeeper {
     });
   }
 
-  private async closeIdle(armed: ArmedSession, code: number, reason: string): Promise<void> {
+  private closeIdle(armed: ArmedSession, code: number, reason: string): Promise<void> {
     armed.channel.setInterceptor(() => true);
-    await armed.channel.close(code, reason);
+    return this.trackClose(armed, armed.channel.close(code, reason));
+  }
+
+  private trackClose(armed: ArmedSession, closing: Promise<void>): Promise<void> {
+    const id = armed.session.id;
+    const tracked = closing.finally(() => {
+      if (this.closing.get(id) === tracked) this.closing.delete(id);
+    });
+    this.closing.set(id, tracked);
+    return tracked;
   }
 }

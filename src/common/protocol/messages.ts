@@ -184,10 +184,14 @@ export type ClientMessage = { [K in ClientOp]: z.infer<(typeof ClientMessageSche
 
 // ---------------------------------------------------------------- HTTP resources (§2.1, §2.2, §4.1)
 
+/** Visible ASCII only: the value travels in an HTTP header (RFC 9110 field value, no spaces or controls). */
+export const HeaderToken = z.string().regex(/^[\x21-\x7e]+$/, { error: 'must be visible ASCII without spaces' });
+
 /** `POST /sessions` response; further fields (browser SDK) are ignored. */
 export const SessionCreated = z.object({
-  id: z.string().min(1),
-  client_secret: z.string().min(1),
+  // `.` and `..` would be collapsed as URL path segments and address another resource.
+  id: z.string().min(1).refine((id) => id !== '.' && id !== '..', { error: 'not usable as a path segment' }),
+  client_secret: HeaderToken,
   iframe_url: z.string().optional(),
 });
 export type SessionCreated = z.infer<typeof SessionCreated>;

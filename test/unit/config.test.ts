@@ -1,0 +1,284 @@
+/**
+ * Kiosk configuration: documented defaults, precedence (defaults → file → environment → overrides),
+ * validation with messages that name the offending setting, the timeout consistency rules, and the API
+ * key file.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, mergeConfig, parseConfig } from '../../src/kiosk/config.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'mdl-kiosk-config-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function file(name: string, content: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
+}
+
+function configError(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ConfigError) return e;
+    throw new Error(`expected a ConfigError, got ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`);
+  }
+  throw new Error('expected a ConfigError, the configuration was accepted');
+}
+
+describe('defaults', () => {
+  it('an empty configuration gets the documented defaults', () => {
+    const config = parseConfig({});
+    expect(config.backend).toEqual({
+      wsAuth: 'header',
+      allowInsecure: false,
+      createSessionBody: {},
+      maxMessageBytes: 16 * 1024 * 1024,
+    });
+    expect(config.session).toEqual({
+      lifetimeMs: 600_000,
+      renewBeforeExpiryMs: 240_000,
+      minRemainingToStartMs: 180_000,
+      conflictRetries: 5,
+      conflictBackoffMs: 250,
+      offlineBackoffMinMs: 1_000,
+      offlineBackoffMaxMs: 30_000,
+    });
+    expect(config.timeouts.httpMs).toBe(5_000);
+    expect(config.timeouts.connectMs).toBe(5_000);
+    expect(config.timeouts.verificationMs).toBe(150_000);
+    expect(config.profile).toBe('age_over_21');
+    expect(config.profiles).toEqual({});
+    expect(config.qr).toEqual({ requireMdocPrefix: true, scanFreshMs: 10_000 });
+    expect(config.log.level).toBe('info');
+  });
+
+  it('the session lifetime default is the 10 minutes of spec §8 and the HTTP timeout about 5 s', () => {
+    const config = parseConfig({});
+    expect(config.session.lifetimeMs).toBe(10 * 60 * 1000);
+    expect(config.timeouts.httpMs).toBe(5_000);
+  });
+
+  it('every timeout is a positive number, so no wait is unbounded', () => {
+    for (const [name, value] of Object.entries(parseConfig({}).timeouts)) {
+      expect(value, name).toBeGreaterThan(0);
+      expect(Number.isFinite(value), name).toBe(true);
+    }
+  });
+
+  it('a partial section keeps the defaults of its other keys', () => {
+    const config = parseConfig({ timeouts: { httpMs: 2_000 }, backend: { wsAuth: 'query' } });
+    expect(config.timeouts.httpMs).toBe(2_000);
+    expect(config.timeouts.connectMs).toBe(5_000);
+    expect(config.backend.wsAuth).toBe('query');
+    expect(config.backend.allowInsecure).toBe(false);
+  });
+});
+
+describe('sources and precedence', () => {
+  it('reads a JSON config file', () => {
+    const path = file('kiosk.json', JSON.stringify({ backend: { baseUrl: 'https://file.example/v1' }, timeouts: { httpMs: 4_000 } }));
+    const config = loadConfig({ file: path, env: {} });
+    expect(config.backend.baseUrl).toBe('https://file.example/v1');
+    expect(config.timeouts.httpMs).toBe(4_000);
+  });
+
+  it('finds the file through MDL_KIOSK_CONFIG', () => {
+    const path = file('kiosk.json', JSON.stringify({ profile: 'identity' }));
+    expect(loadConfig({ env: { MDL_KIOSK_CONFIG: path } }).profile).toBe('identity');
+  });
+
+  it('an explicit file wins over MDL_KIOSK_CONFIG', () => {
+    const a = file('a.json', JSON.stringify({ profile: 'identity' }));
+    const b = file('b.json', JSON.stringify({ profile: 'full' }));
+    expect(loadConfig({ file: a, env: { MDL_KIOSK_CONFIG: b } }).profile).toBe('identity');
+  });
+
+  it('the environment wins over the file; the file still supplies what the environment does not', () => {
+    const path = file(
+      'kiosk.json',
+      JSON.stringify({ backend: { baseUrl: 'https://file.example/v1', apiKey: 'file-key', wsAuth: 'query' }, profile: 'identity' }),
+    );
+    const config = loadConfig({
+      file: path,
+      env: { MDL_KIOSK_BACKEND_URL: 'https://env.example/v1', MDL_KIOSK_API_KEY: 'env-key', MDL_KIOSK_PROFILE: 'full' },
+    });
+    expect(config.backend.baseUrl).toBe('https://env.example/v1');
+    expect(config.backend.apiKey).toBe('env-key');
+    expect(config.profile).toBe('full');
+    expect(config.backend.wsAuth).toBe('query');
+  });
+
+  it('overrides (CLI flags) win over the environment and the file', () => {
+    const path = file('kiosk.json', JSON.stringify({ backend: { baseUrl: 'https://file.example/v1' }, profile: 'identity' }));
+    const config = loadConfig({
+      file: path,
+      env: { MDL_KIOSK_BACKEND_URL: 'https://env.example/v1', MDL_KIOSK_PROFILE: 'full' },
+      overrides: { backend: { baseUrl: 'https://cli.example/v1' }, profile: 'age_over_18' },
+    });
+    expect(config.backend.baseUrl).toBe('https://cli.example/v1');
+    expect(config.profile).toBe('age_over_18');
+  });
+
+  it('unset environment variables do not erase file values', () => {
+    const path = file('kiosk.json', JSON.stringify({ backend: { baseUrl: 'https://file.example/v1', apiKey: 'file-key' } }));
+    const config = loadConfig({ file: path, env: {} });
+    expect(config.backend.baseUrl).toBe('https://file.example/v1');
+    expect(config.backend.apiKey).toBe('file-key');
+  });
+
+  it('mergeConfig merges objects deeply and replaces arrays and scalars', () => {
+    expect(
+      mergeConfig(
+        { a: { b: 1, c: [1, 2] }, d: 'x', e: { f: 1 } },
+        { a: { c: [3] }, d: 'y', e: undefined, g: { h: true } },
+      ),
+    ).toEqual({ a: { b: 1, c: [3] }, d: 'y', e: { f: 1 }, g: { h: true } });
+  });
+
+  it('a missing config file is a clear error naming the file', () => {
+    const missing = join(dir, 'nope.json');
+    expect(configError(() => loadConfig({ file: missing, env: {} })).message).toContain(missing);
+  });
+
+  it('a config file that is not JSON, or not an object, is refused', () => {
+    expect(configError(() => loadConfig({ file: file('bad.json', '{ "profile": '), env: {} })).message).toMatch(/not valid JSON/);
+    expect(configError(() => loadConfig({ file: file('arr.json', '[1,2]'), env: {} })).message).toMatch(/JSON object/);
+  });
+});
+
+describe('API key file', () => {
+  it('reads the first line of backend.apiKeyFile, trimmed', () => {
+    const keyFile = file('key', '  sk_from_file_123  \r\nsecond line ignored\n');
+    const config = loadConfig({ overrides: { backend: { apiKeyFile: keyFile } }, env: {} });
+    expect(config.backend.apiKey).toBe('sk_from_file_123');
+  });
+
+  it('reads MDL_KIOSK_API_KEY_FILE from the environment', () => {
+    const keyFile = file('key', 'sk_env_file_456\n');
+    expect(loadConfig({ env: { MDL_KIOSK_API_KEY_FILE: keyFile } }).backend.apiKey).toBe('sk_env_file_456');
+  });
+
+  it('an API key given directly at the same level wins over a key file', () => {
+    const keyFile = file('key', 'sk_from_file\n');
+    const config = loadConfig({ env: { MDL_KIOSK_API_KEY: 'sk_direct', MDL_KIOSK_API_KEY_FILE: keyFile } });
+    expect(config.backend.apiKey).toBe('sk_direct');
+  });
+
+  it('an API key file given in the environment wins over an apiKey in the config file (env > file)', () => {
+    const keyFile = file('key', 'sk_env_file\n');
+    const path = file('kiosk.json', JSON.stringify({ backend: { apiKey: 'sk_stale_in_file' } }));
+    const config = loadConfig({ file: path, env: { MDL_KIOSK_API_KEY_FILE: keyFile } });
+    expect(config.backend.apiKey).toBe('sk_env_file');
+  });
+
+  it('an empty key file is refused with a clear message', () => {
+    const keyFile = file('key', '\n');
+    const error = configError(() => loadConfig({ env: { MDL_KIOSK_API_KEY_FILE: keyFile } }));
+    expect(error.message).toContain(keyFile);
+    expect(error.message).toMatch(/empty/);
+  });
+
+  it('an unreadable key file is refused with a message naming it', () => {
+    const keyFile = join(dir, 'missing-key');
+    const error = configError(() => loadConfig({ env: { MDL_KIOSK_API_KEY_FILE: keyFile } }));
+    expect(error.message).toContain(keyFile);
+    expect(error.message).toMatch(/API key file/);
+  });
+});
+
+describe('invalid values are rejected with clear messages', () => {
+  it.each([
+    [{ backend: { baseUrl: 'not a url' } }, 'backend.baseUrl'],
+    [{ backend: { wsAuth: 'cookie' } }, 'backend.wsAuth'],
+    [{ backend: { allowInsecure: 'yes' } }, 'backend.allowInsecure'],
+    [{ backend: { apiKey: '' } }, 'backend.apiKey'],
+    [{ backend: { maxMessageBytes: 0 } }, 'backend.maxMessageBytes'],
+    [{ timeouts: { httpMs: -1 } }, 'timeouts.httpMs'],
+    [{ timeouts: { connectMs: 0 } }, 'timeouts.connectMs'],
+    [{ timeouts: { apduMs: 1.5 } }, 'timeouts.apduMs'],
+    [{ timeouts: { bleSetupMs: '30s' } }, 'timeouts.bleSetupMs'],
+    [{ session: { conflictRetries: 21 } }, 'session.conflictRetries'],
+    [{ session: { conflictRetries: -1 } }, 'session.conflictRetries'],
+    [{ session: { offlineBackoffMinMs: 0 } }, 'session.offlineBackoffMinMs'],
+    [{ log: { level: 'verbose' } }, 'log.level'],
+    [{ profile: '' }, 'profile'],
+    [{ profiles: { empty: { namespaces: { 'org.iso.18013.5.1': [] } } } }, 'profiles.empty.namespaces'],
+    [{ profiles: { bad: { namespaces: { 'org.iso.18013.5.1': 'age_over_18' } } } }, 'profiles.bad.namespaces'],
+  ])('%j → message names %s', (input, path) => {
+    const error = configError(() => parseConfig(input));
+    expect(error.message).toContain(path);
+    expect(error.message).toMatch(/^invalid configuration: /);
+  });
+
+  it('a profile asking for nothing says so', () => {
+    const error = configError(() => parseConfig({ profiles: { empty: { namespaces: { 'org.iso.18013.5.1': [] } } } }));
+    expect(error.message).toMatch(/at least one element/);
+  });
+
+  it('reports every problem at once', () => {
+    const error = configError(() => parseConfig({ backend: { wsAuth: 'x' }, timeouts: { httpMs: 0 }, log: { level: 'loud' } }));
+    expect(error.message).toContain('backend.wsAuth');
+    expect(error.message).toContain('timeouts.httpMs');
+    expect(error.message).toContain('log.level');
+  });
+
+  it('does not echo the API key when another value is invalid', () => {
+    const error = configError(() => parseConfig({ backend: { apiKey: 'sk_secret_777', baseUrl: 'nope' } }));
+    expect(error.message).not.toContain('sk_secret_777');
+  });
+
+  it('loadConfig validates the merged result', () => {
+    const error = configError(() => loadConfig({ env: { MDL_KIOSK_BACKEND_URL: 'definitely not a url' } }));
+    expect(error.message).toContain('backend.baseUrl');
+  });
+});
+
+describe('timeout consistency rules', () => {
+  const consistent = {
+    session: { lifetimeMs: 4_000, renewBeforeExpiryMs: 2_500, minRemainingToStartMs: 2_000 },
+    timeouts: { verificationMs: 2_000 },
+  };
+
+  it('a short but consistent lifetime is accepted', () => {
+    const config = parseConfig(consistent);
+    expect(config.session.lifetimeMs).toBe(4_000);
+  });
+
+  it('minRemainingToStartMs must cover a whole verification (verificationMs)', () => {
+    const error = configError(() => parseConfig(mergeConfig(consistent, { timeouts: { verificationMs: 2_001 } })));
+    expect(error.message).toContain('session.minRemainingToStartMs');
+    expect(error.message).toContain('verificationMs');
+  });
+
+  it('renewBeforeExpiryMs must exceed minRemainingToStartMs', () => {
+    const equal = configError(() => parseConfig(mergeConfig(consistent, { session: { renewBeforeExpiryMs: 2_000 } })));
+    expect(equal.message).toContain('session.renewBeforeExpiryMs');
+    expect(equal.message).toContain('minRemainingToStartMs');
+  });
+
+  it('renewBeforeExpiryMs must be below the lifetime', () => {
+    const error = configError(() => parseConfig(mergeConfig(consistent, { session: { renewBeforeExpiryMs: 4_000 } })));
+    expect(error.message).toContain('session.renewBeforeExpiryMs');
+    expect(error.message).toContain('lifetimeMs');
+  });
+
+  it('the defaults satisfy every rule', () => {
+    const { session, timeouts } = parseConfig({});
+    expect(session.minRemainingToStartMs).toBeGreaterThanOrEqual(timeouts.verificationMs);
+    expect(session.renewBeforeExpiryMs).toBeGreaterThan(session.minRemainingToStartMs);
+    expect(session.renewBeforeExpiryMs).toBeLessThan(session.lifetimeMs);
+  });
+
+  it('changing only verificationMs past the default margin is refused', () => {
+    const error = configError(() => parseConfig({ timeouts: { verificationMs: 200_000 } }));
+    expect(error.message).toContain('session.minRemainingToStartMs');
+  });
+});
