@@ -63,7 +63,7 @@ const MAX_BODY_BYTES = 16 * 1024 * 1024;
  */
 function networkCause(e: unknown): string {
   const cause = e instanceof Error ? e.cause : undefined;
-  const code = typeof cause === 'object' && cause !== null && 'code' in cause ? (cause as { code: unknown }).code : undefined;
+  const code = typeof cause === 'object' && cause !== null && 'code' in cause ? (cause).code : undefined;
   return typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code) ? code : 'request failed before an HTTP answer';
 }
 
