@@ -6,7 +6,7 @@
  */
 import type { ErrorView, KioskView, OutcomeView, PromptKey, Transport } from '../common/kiosk-view.js';
 import type { Availability, DevicePorts, NfcCard } from '../devices/ports.js';
-import { AbortedError, sleep } from './async-tools.js';
+import { AbortedError, ReusableTimer, sleep } from './async-tools.js';
 import type { KioskConfig } from './config.js';
 import type { Logger } from './log.js';
 import { outcomeFromComplete, outcomeFromResult } from './outcome.js';
@@ -52,6 +52,7 @@ type Next = { kind: 'trigger'; trigger: Trigger } | { kind: 'screen_done' };
 
 const MDOC_PREFIX = /^mdoc:/i;
 const USED_QR_MEMORY = 16;
+const PROGRESS_INTERVAL_MS = 100;
 
 /** A scanner terminates its text with CR, LF or CR LF; that and nothing else is removed (spec §4.3). */
 export function stripScannerTerminator(text: string): string {
@@ -78,6 +79,10 @@ export class Kiosk {
    * camera keeps decoding the code as long as the phone is held up, so a repeat is never a new verification.
    */
   private readonly usedQr: string[] = [];
+  private devices: KioskView['devices'];
+  /** Counter-only progress (APDUs, BLE messages) is published at most every PROGRESS_INTERVAL_MS. */
+  private readonly progressFlush = new ReusableTimer();
+  private pendingProgress: KioskView['progress'] | undefined;
 
   constructor(private readonly deps: KioskDeps) {
     this.now = deps.now ?? Date.now;
@@ -102,6 +107,7 @@ export class Kiosk {
       devices: this.deviceStatus(),
       at: this.now(),
     };
+    this.devices = this.view.devices;
   }
 
   // ------------------------------------------------------------ public API
@@ -125,7 +131,10 @@ export class Kiosk {
     this.running = true;
     this.unsubscribers.push(this.keeper.onStatus((status) => this.onKeeperStatus(status)));
     for (const port of [this.deps.devices.nfc, this.deps.devices.qr, this.deps.devices.bleCentral, this.deps.devices.blePeripheral]) {
-      const unsubscribe = port?.onAvailabilityChange?.(() => this.update({}));
+      const unsubscribe = port?.onAvailabilityChange?.(() => {
+        this.devices = this.deviceStatus();
+        this.update({});
+      });
       if (unsubscribe) this.unsubscribers.push(unsubscribe);
     }
     this.keeper.start();
@@ -143,6 +152,7 @@ export class Kiosk {
     this.currentRun?.abort();
     await this.loop;
     await this.keeper.stop();
+    this.progressFlush.dispose();
     for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
     this.update({ phase: 'stopped', prompt: 'stopped', outcome: null });
   }
@@ -182,7 +192,14 @@ export class Kiosk {
   }
 
   private update(patch: Partial<KioskView>): void {
-    this.view = { ...this.view, ...patch, devices: this.deviceStatus(), at: this.now() };
+    const pending = this.pendingProgress;
+    this.pendingProgress = undefined;
+    this.progressFlush.stop();
+    if (pending && !patch.progress) patch = { ...patch, progress: pending };
+    // Device availability is re-read on every change of phase and on the ports' own change events.
+    const devices = patch.phase !== undefined && patch.phase !== this.view.phase ? this.deviceStatus() : this.devices;
+    this.devices = devices;
+    this.view = { ...this.view, ...patch, devices, at: this.now() };
     for (const listener of this.viewListeners) {
       try {
         listener(this.view);
@@ -190,6 +207,17 @@ export class Kiosk {
         this.deps.log.error({ event: 'view_listener_failed', detail: e instanceof Error ? e.message : 'unknown' }, 'view listener threw');
       }
     }
+  }
+
+  /** Counters change per APDU and per BLE message; the screen needs them a few times a second at most. */
+  private publishProgressSoon(progress: KioskView['progress']): void {
+    const scheduled = this.pendingProgress !== undefined;
+    this.pendingProgress = progress;
+    if (scheduled) return;
+    this.progressFlush.start(PROGRESS_INTERVAL_MS, () => {
+      const pending = this.pendingProgress;
+      if (pending) this.update({ progress: pending });
+    });
   }
 
   private onKeeperStatus(status: KeeperStatus): void {
@@ -395,7 +423,13 @@ export class Kiosk {
         signal: run.signal,
         onProgress: (p) => {
           counters = { apdus: p.apdus, bleMessages: p.bleMessages };
-          this.update({ phase: p.phase, prompt: p.prompt, transport: p.transport, role: p.role, progress: { step: p.step, apdus: p.apdus, bleMessages: p.bleMessages } });
+          const progress = { step: p.step, apdus: p.apdus, bleMessages: p.bleMessages };
+          const v = this.view;
+          if (v.phase === p.phase && v.prompt === p.prompt && v.role === p.role && v.progress.step === p.step) {
+            this.publishProgressSoon(progress);
+          } else {
+            this.update({ phase: p.phase, prompt: p.prompt, transport: p.transport, role: p.role, progress });
+          }
         },
       },
       trigger,

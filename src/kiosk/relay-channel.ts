@@ -8,6 +8,7 @@
  */
 import { parseBackendText, type ProtocolViolation } from '../common/protocol/parse.js';
 import type { BackendMessage, ClientMessage } from '../common/protocol/messages.js';
+import { ReusableTimer } from './async-tools.js';
 import type { InboundFrame, LinkClosed, RelayLink } from './relay-link.js';
 
 export type Arrival =
@@ -31,8 +32,8 @@ export class LinkDroppedError extends Error {
 }
 
 interface Waiter {
-  resolve(arrival: Arrival): void;
-  reject(error: Error): void;
+  resolve: (arrival: Arrival) => void;
+  reject: (error: Error) => void;
 }
 
 export class RelayChannel {
@@ -41,6 +42,8 @@ export class RelayChannel {
   private interceptor: ArrivalInterceptor | undefined;
   private closedInfo: LinkClosed | undefined;
   private link: RelayLink | undefined;
+  private readonly timer = new ReusableTimer();
+  private boundSignal: AbortSignal | undefined;
   /** Count of frames received, for progress and diagnostics. */
   received = 0;
   sent = 0;
@@ -82,6 +85,7 @@ export class RelayChannel {
     if (this.closedInfo) return;
     this.closedInfo = closed;
     this.arrive({ kind: 'closed', closed });
+    this.timer.dispose();
   };
 
   setInterceptor(interceptor: ArrivalInterceptor | undefined): void {
@@ -93,6 +97,7 @@ export class RelayChannel {
     const waiter = this.waiter;
     if (waiter) {
       this.waiter = undefined;
+      this.timer.stop();
       waiter.resolve(arrival);
     } else {
       this.queue.push(arrival);
@@ -109,42 +114,43 @@ export class RelayChannel {
 
   /**
    * The next arrival in order. Rejects with {@link ChannelTimeoutError} after `timeoutMs` and with
-   * {@link ChannelAbortedError} when `signal` aborts; neither consumes an arrival.
+   * {@link ChannelAbortedError} when `signal` aborts; neither consumes an arrival. One timer and one abort
+   * listener per channel and signal serve every call: this is the relay's per-message path.
    */
   next(timeoutMs: number, signal: AbortSignal): Promise<Arrival> {
     const queued = this.queue.shift();
     if (queued) return Promise.resolve(queued);
     if (this.waiter) return Promise.reject(new Error('RelayChannel.next: a consumer is already waiting'));
     if (signal.aborted) return Promise.reject(new ChannelAbortedError('aborted'));
-    return new Promise<Arrival>((resolve, reject) => {
-      const timer = Number.isFinite(timeoutMs)
-        ? setTimeout(() => {
-            finish();
-            reject(new ChannelTimeoutError(`no message from the backend within ${timeoutMs} ms`));
-          }, timeoutMs)
-        : undefined;
-      const onAbort = (): void => {
-        finish();
-        reject(new ChannelAbortedError('aborted'));
-      };
-      const finish = (): void => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        this.waiter = undefined;
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.waiter = {
-        resolve: (arrival) => {
-          finish();
-          resolve(arrival);
+    if (signal !== this.boundSignal) {
+      this.boundSignal = signal;
+      signal.addEventListener(
+        'abort',
+        () => {
+          if (this.boundSignal === signal) this.failWaiter(new ChannelAbortedError('aborted'));
         },
-        reject,
-      };
+        { once: true },
+      );
+    }
+    return new Promise<Arrival>((resolve, reject) => {
+      this.waiter = { resolve, reject };
+      if (Number.isFinite(timeoutMs)) {
+        this.timer.start(timeoutMs, () => this.failWaiter(new ChannelTimeoutError(`no message from the backend within ${timeoutMs} ms`)));
+      }
     });
+  }
+
+  private failWaiter(error: Error): void {
+    const waiter = this.waiter;
+    if (!waiter) return;
+    this.waiter = undefined;
+    this.timer.stop();
+    waiter.reject(error);
   }
 
   /** Closes the socket (idempotent); resolves when it is closed or destroyed. */
   async close(code: number, reason: string): Promise<void> {
+    this.timer.dispose();
     await this.link?.close(code, reason);
   }
 }

@@ -117,8 +117,34 @@ export class SessionClient {
 
   private async request(method: 'GET' | 'POST', url: URL, signal: AbortSignal | undefined, body?: unknown): Promise<unknown> {
     const what = method === 'POST' ? 'POST /sessions' : 'GET /sessions/{id}';
-    const timeout = AbortSignal.timeout(this.options.timeoutMs);
-    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    // A per-request controller rather than AbortSignal.any(): combining with a long-lived caller signal
+    // leaks on Node 20 (nodejs/node#55351), one entry per request.
+    const request = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      request.abort();
+    }, this.options.timeoutMs);
+    const onCallerAbort = (): void => request.abort();
+    if (signal?.aborted) request.abort();
+    else signal?.addEventListener('abort', onCallerAbort, { once: true });
+    try {
+      return await this.exchange(method, url, what, request.signal, () => timedOut, signal, body);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onCallerAbort);
+    }
+  }
+
+  private async exchange(
+    method: 'GET' | 'POST',
+    url: URL,
+    what: string,
+    requestSignal: AbortSignal,
+    timedOut: () => boolean,
+    signal: AbortSignal | undefined,
+    body?: unknown,
+  ): Promise<unknown> {
     let response: Response;
     try {
       response = await this.fetchImpl(url, {
@@ -129,12 +155,12 @@ export class SessionClient {
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: combined,
+        signal: requestSignal,
         redirect: 'error', // a redirect could carry the bearer token to another host
       });
     } catch (e) {
       if (signal?.aborted) throw new SessionApiError('aborted', `${what}: cancelled`);
-      if (timeout.aborted) throw new SessionApiError('timeout', `${what}: no answer within ${this.options.timeoutMs} ms`);
+      if (timedOut()) throw new SessionApiError('timeout', `${what}: no answer within ${this.options.timeoutMs} ms`);
       throw new SessionApiError('network', `${what}: ${networkCause(e)}`);
     }
     let text: string;
@@ -142,7 +168,7 @@ export class SessionClient {
       text = await response.text();
     } catch {
       if (signal?.aborted) throw new SessionApiError('aborted', `${what}: cancelled`);
-      if (timeout.aborted) throw new SessionApiError('timeout', `${what}: body not received within ${this.options.timeoutMs} ms`);
+      if (timedOut()) throw new SessionApiError('timeout', `${what}: body not received within ${this.options.timeoutMs} ms`);
       throw new SessionApiError('network', `${what}: connection lost while reading the response`);
     }
     if (!response.ok) {

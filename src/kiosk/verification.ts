@@ -15,7 +15,7 @@
  * The first failure wins; it aborts every other wait and the attempt returns a {@link RunResult}. The
  * caller closes the socket with {@link closeCodeFor} and decides what happens next.
  */
-import { decodeBase64, encodeBase64 } from '../common/protocol/base64.js';
+import { decodeCheckedBase64, encodeBase64 } from '../common/protocol/base64.js';
 import type {
   BackendMessage,
   BleMode,
@@ -38,7 +38,7 @@ import {
   type NfcCard,
   type PeripheralEvent,
 } from '../devices/ports.js';
-import { AbortedError, AsyncQueue, TimeoutError, childSignal, deferred, withTimeout } from './async-tools.js';
+import { AbortedError, AsyncQueue, ReusableTimer, TimeoutError, childSignal, deferred, withTimeout } from './async-tools.js';
 import type { Timeouts } from './config.js';
 import type { Logger } from './log.js';
 import { ChannelAbortedError, ChannelTimeoutError, LinkDroppedError, type Arrival, type RelayChannel } from './relay-channel.js';
@@ -152,6 +152,10 @@ class VerificationRun {
   private readonly controller = new AbortController();
   private stopResult: RunResult | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** The kiosk's own bound on each APDU, in case a port ignores its timeout (one timer for all APDUs). */
+  private readonly apduGuard = new ReusableTimer();
+  /** Characteristics of the chosen mode by UUID spelling, filled as UUIDs are seen. */
+  private readonly charIndex = new Map<string, { name: 'state' | 'c2s' | 's2c' | 'ident'; spec: CharacteristicSpec } | null>();
   private readonly now: () => number;
 
   private transport: Transport;
@@ -377,7 +381,7 @@ class VerificationRun {
       if (message.type === 'complete') return this.fail({ kind: 'complete', outcome: message.outcome });
       switch (message.op) {
         case 'nfc_apdu':
-          await this.relayApdu(decodeBase64(message.params.data));
+          await this.relayApdu(decodeCheckedBase64(message.params.data));
           break;
         case 'nfc_await_card':
           await this.awaitCard();
@@ -399,7 +403,7 @@ class VerificationRun {
       const response = await this.transmit(card, command);
       reply = { type: 'step_result', op: 'nfc_rapdu', status: 'ok', data: encodeBase64(response) };
     } catch (e) {
-      if (e instanceof RunStop) throw e;
+      if (e instanceof RunStop || this.stopResult) throw new RunStop();
       const reason = e instanceof NfcTransmitError ? e.reason : 'UnknownError';
       this.ctx.log.warn({ event: 'apdu_failed', reason, apdu: this.apdus + 1 }, 'APDU exchange failed; reported to the backend');
       reply = { type: 'step_result', op: 'nfc_rapdu', status: 'error', reason };
@@ -415,14 +419,20 @@ class VerificationRun {
    */
   private async transmit(card: NfcCard, command: Uint8Array): Promise<Uint8Array> {
     const { apduMs } = this.ctx.timeouts;
-    let response: Uint8Array;
-    try {
-      response = await withTimeout(card.transmit(command, { timeoutMs: apduMs, signal: this.signal }), apduMs + 500, this.signal, 'APDU');
-    } catch (e) {
-      if (e instanceof AbortedError) throw new RunStop();
-      if (e instanceof TimeoutError) throw new NfcTransmitError('Timeout', 'the card did not answer in time');
-      throw e;
-    }
+    const response = await new Promise<Uint8Array>((resolve, reject) => {
+      this.apduGuard.start(apduMs + 500, () => reject(new NfcTransmitError('Timeout', 'the card did not answer in time')));
+      card.transmit(command, { timeoutMs: apduMs, signal: this.signal }).then(
+        (value) => {
+          this.apduGuard.stop();
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.apduGuard.stop();
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    });
+    if (this.stopResult) throw new RunStop();
     // Spec of the NfcReader port: at least SW1 SW2. "UnresponsiveCard" takes the backend's recoverable path.
     if (response.length < 2) throw new NfcTransmitError('UnresponsiveCard', 'response without a status word');
     return response;
@@ -502,14 +512,22 @@ class VerificationRun {
   }
 
   private specFor(uuid: string): { name: 'state' | 'c2s' | 's2c' | 'ident'; spec: CharacteristicSpec } | undefined {
+    const cached = this.charIndex.get(uuid);
+    if (cached !== undefined) return cached ?? undefined;
     const chars = this.mode?.characteristics;
     if (!chars) return undefined;
     const key = uuidKey(uuid);
+    let found: { name: 'state' | 'c2s' | 's2c' | 'ident'; spec: CharacteristicSpec } | null = null;
     for (const name of ['state', 'c2s', 's2c', 'ident'] as const) {
       const spec = chars[name];
-      if (spec && uuidKey(spec.uuid) === key) return { name, spec };
+      if (spec && uuidKey(spec.uuid) === key) {
+        found = { name, spec };
+        break;
+      }
     }
-    return undefined;
+    // Bounded: a misbehaving peer must not grow it without limit.
+    if (this.charIndex.size < 64) this.charIndex.set(uuid, found);
+    return found ?? undefined;
   }
 
   /** The UUID spelled as the backend spelled it in `ble_exchange`, for messages back to it. */
@@ -727,7 +745,7 @@ class VerificationRun {
           violation: outOfSequence(message, `ble_write to ${target.name}, whose operations lack ${needed}`),
         });
       }
-      const data = decodeBase64(message.params.data);
+      const data = decodeCheckedBase64(message.params.data);
       await this.deliverWrite(deliver, target.spec.uuid, data);
       if (target.name === 'state' && data.length === 1 && data[0] === STATE_END) {
         this.transferFinished = true;
@@ -741,7 +759,7 @@ class VerificationRun {
     const respond = pendingRead?.current;
     if (arrival.kind === 'message' && arrival.message.type === 'step_request' && arrival.message.op === 'ble_read_response') {
       if (!respond) return false; // unsolicited: the loop reports it in order
-      respond(decodeBase64(arrival.message.params.data));
+      respond(decodeCheckedBase64(arrival.message.params.data));
       return true;
     }
     if (respond && !(arrival.kind === 'closed' && this.completion)) {
@@ -797,6 +815,7 @@ class VerificationRun {
 
   private async teardown(): Promise<void> {
     this.controller.abort();
+    this.apduGuard.dispose();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     this.ctx.channel.setInterceptor(undefined);

@@ -23,6 +23,11 @@ export function decodeBase64(text: string): Uint8Array {
   return Buffer.from(text, 'base64');
 }
 
+/** Decodes text already checked by {@link isStrictBase64} (e.g. by a message schema), without checking again. */
+export function decodeCheckedBase64(text: string): Uint8Array {
+  return Buffer.from(text, 'base64');
+}
+
 export function encodeBase64(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }

@@ -3,6 +3,8 @@
  * Categories drive the close code and the structured warning; `detail` never contains payload bytes.
  */
 import type { z } from 'zod';
+import { isStrictBase64 } from './base64.js';
+import { isUuid } from './uuid.js';
 import {
   BACKEND_OPS,
   BackendParamsSchemas,
@@ -52,6 +54,18 @@ function stringOrUndefined(v: unknown): string | undefined {
   return /^[A-Za-z0-9_.-]{1,40}$/.test(v) ? v : '<not an identifier>';
 }
 
+/**
+ * The per-message path (APDUs, BLE writes) checked by hand: the same rules as the schemas, a fraction of
+ * the cost. Anything that does not pass goes through the schema for a precise violation.
+ */
+function fastParams(op: BackendOp, params: Record<string, unknown>): Record<string, string> | undefined {
+  const { data } = params;
+  if (typeof data !== 'string' || !isStrictBase64(data)) return undefined;
+  if (op === 'nfc_apdu' || op === 'ble_read_response') return { data };
+  if (op === 'ble_write' && typeof params.char === 'string' && isUuid(params.char)) return { char: params.char, data };
+  return undefined;
+}
+
 export function parseBackendText(text: string): ParseResult {
   let raw: unknown;
   try {
@@ -79,6 +93,8 @@ export function parseBackendText(text: string): ParseResult {
           violation: { kind: 'invalid_fields', detail: 'params: expected an object', type, op: knownOp },
         };
       }
+      const fast = fastParams(knownOp, raw.params);
+      if (fast) return { ok: true, message: { type: 'step_request', op: knownOp, params: fast } as StepRequest };
       const parsed = BackendParamsSchemas[knownOp].safeParse(raw.params);
       if (!parsed.success) {
         const { kind, detail } = describeIssues(parsed.error);
