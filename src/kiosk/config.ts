@@ -110,6 +110,16 @@ export const KioskConfigSchema = z
         scanFreshMs: ms(10_000),
       })
       .prefault({}),
+    privacy: z
+      .object({
+        /**
+         * Show and log the text of backend `error` messages. Off by default: the spec does not show their
+         * texts (§7.2) and a backend may quote request data in them; staff see a generic message and the
+         * logs the length, which with the session id and time finds the backend's own log entry.
+         */
+        backendErrorText: z.boolean().default(false),
+      })
+      .prefault({}),
     log: z
       .object({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

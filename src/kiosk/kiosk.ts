@@ -15,7 +15,7 @@ import type { RelayConnector } from './relay-link.js';
 import { SessionApiError, type Session } from './session-client.js';
 import type { SessionResult } from '../common/protocol/messages.js';
 import { ArmTimeoutError, SessionKeeper, type ArmedSession, type KeeperStatus, type SessionFactory } from './session-keeper.js';
-import { closeCodeFor, runVerification, type RunResult, type Trigger } from './verification.js';
+import { backendErrorFields, closeCodeFor, runVerification, type RunResult, type Trigger } from './verification.js';
 
 export interface SessionService extends SessionFactory {
   getResult(sessionId: string, signal?: AbortSignal): Promise<SessionResult>;
@@ -94,6 +94,7 @@ export class Kiosk {
       namespaces: () => this.profile.namespaces,
       log: deps.log,
       now: this.now,
+      showBackendErrorText: deps.config.privacy.backendErrorText,
     });
     this.view = {
       phase: 'starting',
@@ -461,7 +462,7 @@ export class Kiosk {
       return;
     }
     if (result.kind === 'complete') return; // unreachable: a complete result always has an outcome
-    const error = errorViewFor(result);
+    const error = errorViewFor(result, this.deps.config.privacy.backendErrorText);
     if (result.kind !== 'cancelled' || !this.stopController.signal.aborted) this.showError(error, report.card);
     this.emit({ ...base, result: kind, outcome: null, error });
   }
@@ -513,7 +514,7 @@ export class Kiosk {
         );
         return;
       case 'backend_error':
-        log.warn({ event: 'backend_error', message: result.message.slice(0, 200) }, 'backend reported an error');
+        log.warn({ event: 'backend_error', ...backendErrorFields(result.message, this.deps.config.privacy.backendErrorText) }, 'backend reported an error');
         return;
       case 'timeout':
         log.warn({ event: 'watchdog_timeout', phase: result.phase, detail: result.detail }, 'verification timed out');
@@ -558,10 +559,14 @@ export class Kiosk {
   }
 }
 
-export function errorViewFor(result: Exclude<RunResult, { kind: 'complete' }>): ErrorView {
+export function errorViewFor(result: Exclude<RunResult, { kind: 'complete' }>, showBackendErrorText = false): ErrorView {
   switch (result.kind) {
     case 'backend_error':
-      return { code: 'backend_error', detail: result.message.slice(0, 200), retryable: true };
+      return {
+        code: 'backend_error',
+        detail: showBackendErrorText ? result.message.slice(0, 200) : 'the verification service reported an error',
+        retryable: true,
+      };
     case 'violation':
       return { code: 'protocol_violation', detail: `${result.violation.kind}: ${result.violation.detail}`, retryable: true };
     case 'timeout':

@@ -88,6 +88,11 @@ export class RelayChannel {
     this.timer.dispose();
   };
 
+  /** Removes and returns the queued arrivals (for a consumer that takes over with an interceptor). */
+  takePending(): Arrival[] {
+    return this.queue.splice(0);
+  }
+
   setInterceptor(interceptor: ArrivalInterceptor | undefined): void {
     this.interceptor = interceptor;
   }

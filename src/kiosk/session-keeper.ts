@@ -20,7 +20,7 @@ import type { Logger } from './log.js';
 import { RelayChannel, type Arrival } from './relay-channel.js';
 import { CloseCode, RelayHandshakeError, type RelayConnector } from './relay-link.js';
 import { SessionApiError, type Session } from './session-client.js';
-import { closeCodeForViolation } from './verification.js';
+import { backendErrorFields, closeCodeForViolation } from './verification.js';
 
 export interface SessionFactory {
   createSession(signal?: AbortSignal): Promise<Session>;
@@ -49,6 +49,8 @@ export interface SessionKeeperOptions {
   readonly namespaces: () => Namespaces;
   readonly log: Logger;
   readonly now?: () => number;
+  /** See `privacy.backendErrorText` in the configuration. */
+  readonly showBackendErrorText?: boolean;
 }
 
 export class ArmTimeoutError extends Error {
@@ -249,6 +251,8 @@ export class SessionKeeper {
       this.idle = armed;
       if (old) void this.closeIdle(old, CloseCode.normal, 'session renewed');
       this.watchIdle(armed, this.now());
+      // Something the backend sent before the watcher was in place already ended this session.
+      if (this.idle !== armed) return;
       this.scheduleRenewal(armed);
       this.setStatus({ state: 'armed' });
       this.wake();
@@ -390,7 +394,7 @@ export class SessionKeeper {
 
   /** While idle, the backend should say nothing; anything it says is handled here. */
   private watchIdle(armed: ArmedSession, armedAt: number): void {
-    armed.channel.setInterceptor((arrival: Arrival) => {
+    const handle = (arrival: Arrival): boolean => {
       if (this.idle !== armed) return false;
       this.idle = undefined;
       this.reusable = armed.session;
@@ -407,7 +411,10 @@ export class SessionKeeper {
           break;
         case 'message':
           if (arrival.message.type === 'error') {
-            this.options.log.warn({ event: 'backend_error', sessionId: armed.session.id, phase: 'idle', message: arrival.message.message.slice(0, 200) }, 'backend error while idle');
+            this.options.log.warn(
+              { event: 'backend_error', sessionId: armed.session.id, phase: 'idle', ...backendErrorFields(arrival.message.message, this.options.showBackendErrorText ?? false) },
+              'backend error while idle',
+            );
             void this.trackClose(armed, armed.channel.close(CloseCode.normal, 'backend reported an error'));
           } else {
             const op = arrival.message.type === 'step_request' ? arrival.message.op : undefined;
@@ -430,7 +437,13 @@ export class SessionKeeper {
         this.ensure();
       }
       return true;
-    });
+    };
+    armed.channel.setInterceptor(handle);
+    // Frames (or a close) that came in the same read as the handshake were queued before the watcher.
+    for (const arrival of armed.channel.takePending()) {
+      if (this.idle !== armed) break;
+      handle(arrival);
+    }
   }
 
   private closeIdle(armed: ArmedSession, code: number, reason: string): Promise<void> {

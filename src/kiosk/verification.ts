@@ -117,6 +117,14 @@ export function closeCodeForViolation(kind: ViolationKind): number {
   }
 }
 
+/**
+ * What the logs and the screen say of a backend `error`. Its text is not shown by the spec (§7.2) and may
+ * quote request data, so by default only its length is kept (`privacy.backendErrorText` shows it).
+ */
+export function backendErrorFields(message: string, showText: boolean): { message?: string; messageLength: number } {
+  return showText ? { message: message.slice(0, 200), messageLength: message.length } : { messageLength: message.length };
+}
+
 /** Thrown inside the attempt to unwind to its end; the result is in `VerificationRun.stopResult`. */
 class RunStop extends Error {
   override readonly name = 'RunStop';
@@ -154,6 +162,7 @@ class VerificationRun {
   private readonly timers = new Set<NodeJS.Timeout>();
   /** The kiosk's own bound on each APDU, in case a port ignores its timeout (one timer for all APDUs). */
   private readonly apduGuard = new ReusableTimer();
+  private abortTransmit: (() => void) | undefined;
   /** Characteristics of the chosen mode by UUID spelling, filled as UUIDs are seen. */
   private readonly charIndex = new Map<string, { name: 'state' | 'c2s' | 's2c' | 'ident'; spec: CharacteristicSpec } | null>();
   private readonly now: () => number;
@@ -220,6 +229,7 @@ class VerificationRun {
     if (this.stopResult) return;
     this.stopResult = result;
     this.controller.abort();
+    this.abortTransmit?.();
   }
 
   private fail(result: RunResult): never {
@@ -420,6 +430,8 @@ class VerificationRun {
   private async transmit(card: NfcCard, command: Uint8Array): Promise<Uint8Array> {
     const { apduMs } = this.ctx.timeouts;
     const response = await new Promise<Uint8Array>((resolve, reject) => {
+      // The attempt's end (stopWith) rejects it too, without an abort listener per APDU.
+      this.abortTransmit = () => reject(new RunStop());
       this.apduGuard.start(apduMs + 500, () => reject(new NfcTransmitError('Timeout', 'the card did not answer in time')));
       card.transmit(command, { timeoutMs: apduMs, signal: this.signal }).then(
         (value) => {
@@ -431,6 +443,8 @@ class VerificationRun {
           reject(error instanceof Error ? error : new Error(String(error)));
         },
       );
+    }).finally(() => {
+      this.abortTransmit = undefined;
     });
     if (this.stopResult) throw new RunStop();
     // Spec of the NfcReader port: at least SW1 SW2. "UnresponsiveCard" takes the backend's recoverable path.
