@@ -6,7 +6,7 @@
  */
 import type { ErrorView, KioskView, OutcomeView, PromptKey, Transport } from '../common/kiosk-view.js';
 import type { Availability, DevicePorts, NfcCard } from '../devices/ports.js';
-import { AbortedError, ReusableTimer, sleep } from './async-tools.js';
+import { AbortedError, ReusableTimer, deferred, sleep } from './async-tools.js';
 import type { KioskConfig } from './config.js';
 import type { Logger } from './log.js';
 import { outcomeFromComplete, outcomeFromResult } from './outcome.js';
@@ -48,7 +48,7 @@ type Screen =
   | { readonly kind: 'timed'; readonly until: number; readonly card: NfcCard | undefined }
   | { readonly kind: 'remove_phone'; readonly until: number; readonly card: NfcCard };
 
-type Next = { kind: 'trigger'; trigger: Trigger } | { kind: 'screen_done' };
+type Next = { kind: 'trigger'; trigger: Trigger } | { kind: 'screen_done' } | { kind: 'screen_changed' };
 
 const MDOC_PREFIX = /^mdoc:/i;
 const USED_QR_MEMORY = 16;
@@ -69,6 +69,7 @@ export class Kiosk {
   private loop: Promise<void> | undefined;
   private readonly stopController = new AbortController();
   private screenKick = new AbortController();
+  private screenChanged = deferred<undefined>();
   private currentRun: AbortController | undefined;
   private readonly viewListeners = new Set<(view: KioskView) => void>();
   private readonly reportListeners = new Set<(report: VerificationReport) => void>();
@@ -131,6 +132,12 @@ export class Kiosk {
     if (this.running) return;
     this.running = true;
     this.unsubscribers.push(this.keeper.onStatus((status) => this.onKeeperStatus(status)));
+    this.unsubscribers.push(
+      this.keeper.onIdleFailure((failure) => {
+        // Shown while nothing else is on screen; the keeper is re-arming meanwhile.
+        if (!this.busy && this.screen.kind === 'none') this.showError({ ...failure, retryable: true }, undefined);
+      }),
+    );
     for (const port of [this.deps.devices.nfc, this.deps.devices.qr, this.deps.devices.bleCentral, this.deps.devices.blePeripheral]) {
       const unsubscribe = port?.onAvailabilityChange?.(() => {
         this.devices = this.deviceStatus();
@@ -266,6 +273,7 @@ export class Kiosk {
         this.afterScreen();
         continue;
       }
+      if (next.kind === 'screen_changed') continue;
       this.screen = { kind: 'none' };
       this.busy = true;
       try {
@@ -281,7 +289,11 @@ export class Kiosk {
     const local = new AbortController();
     const onStop = (): void => local.abort();
     stop.addEventListener('abort', onStop, { once: true });
-    const contenders: Promise<Next>[] = [this.nextTrigger(local.signal).then((trigger) => ({ kind: 'trigger', trigger }) as const)];
+    this.screenChanged = deferred<undefined>();
+    const contenders: Promise<Next>[] = [
+      this.nextTrigger(local.signal).then((trigger) => ({ kind: 'trigger', trigger }) as const),
+      this.screenChanged.promise.then(() => ({ kind: 'screen_changed' }) as const),
+    ];
     if (this.screen.kind !== 'none') contenders.push(this.screenEnds(this.screen, local.signal).then(() => ({ kind: 'screen_done' }) as const));
     try {
       return await Promise.race(contenders);
@@ -541,11 +553,14 @@ export class Kiosk {
     const prompt: PromptKey = outcome.verdict === 'verified' ? 'verified' : 'rejected';
     this.update({ phase: 'result', prompt, outcome, error: null, progress: { ...this.view.progress, step: 4 } });
     this.screen = { kind: 'timed', until: this.now() + this.deps.config.timeouts.resultDisplayMs, card };
+    this.screenChanged.resolve(undefined);
   }
 
   private showError(error: ErrorView, card: NfcCard | undefined): void {
     this.update({ phase: 'error', prompt: 'try_again', outcome: null, error });
     this.screen = { kind: 'timed', until: this.now() + this.deps.config.timeouts.errorDisplayMs, card };
+    // The main loop may be waiting with no screen to time out: let it look again.
+    this.screenChanged.resolve(undefined);
   }
 
   private emit(report: VerificationReport): void {

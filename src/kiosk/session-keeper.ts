@@ -39,6 +39,12 @@ export type KeeperStatus =
   | { readonly state: 'config_error'; readonly detail: string }
   | { readonly state: 'stopped' };
 
+/** The backend ended an idle session with an `error` or an invalid message (shown to staff briefly). */
+export interface IdleFailure {
+  readonly code: 'backend_error' | 'protocol_violation';
+  readonly detail: string;
+}
+
 /** What the holder of a lent session tells the keeper when giving it back. */
 export type Disposition = 'spent' | 'retry';
 
@@ -78,12 +84,15 @@ export class SessionKeeper {
   private started = false;
   private statusValue: KeeperStatus = { state: 'arming' };
   private failures = 0;
+  /** Idle sessions lost soon after arming, in a row. */
+  private quickFailures = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private renewTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   private readonly stopController = new AbortController();
   private readonly waiters = new Set<() => void>();
   private readonly statusListeners = new Set<(status: KeeperStatus) => void>();
+  private readonly idleFailureListeners = new Set<(failure: IdleFailure) => void>();
   /** Sockets being closed, by session id: the same session is reconnected only after its close (one connection per session, spec §8). */
   private readonly closing = new Map<string, Promise<void>>();
   private readonly now: () => number;
@@ -99,6 +108,15 @@ export class SessionKeeper {
   onStatus(listener: (status: KeeperStatus) => void): () => void {
     this.statusListeners.add(listener);
     return () => this.statusListeners.delete(listener);
+  }
+
+  onIdleFailure(listener: (failure: IdleFailure) => void): () => void {
+    this.idleFailureListeners.add(listener);
+    return () => this.idleFailureListeners.delete(listener);
+  }
+
+  private idleFailed(failure: IdleFailure): void {
+    for (const listener of this.idleFailureListeners) listener(failure);
   }
 
   start(): void {
@@ -148,6 +166,7 @@ export class SessionKeeper {
         this.idle = undefined;
         this.lent = idle;
         this.failures = 0;
+        this.quickFailures = 0;
         idle.channel.setInterceptor(undefined);
         clearTimeout(this.renewTimer);
         clearTimeout(this.expiryTimer);
@@ -236,6 +255,8 @@ export class SessionKeeper {
     if (!this.idle && this.failures === 0) this.setStatus({ state: 'arming' });
     void this.prepare().finally(() => {
       this.preparing = false;
+      // What happened meanwhile (e.g. the new session ended at once) may call for another attempt.
+      this.ensure();
     });
   }
 
@@ -379,6 +400,7 @@ export class SessionKeeper {
     this.renewTimer = setTimeout(() => {
       if (this.idle !== armed) return;
       this.failures = 0; // it lived this long: the backend works
+      this.quickFailures = 0;
       this.options.log.info({ event: 'session_renewing', sessionId: armed.session.id }, 'renewing the idle session before it expires');
       this.ensure();
     }, Math.max(0, this.remaining(armed.session) - renewBeforeExpiryMs) + 1);
@@ -408,6 +430,7 @@ export class SessionKeeper {
             'invalid message while idle',
           );
           void this.trackClose(armed, armed.channel.close(closeCodeForViolation(arrival.violation.kind), `protocol violation: ${arrival.violation.kind}`));
+          this.idleFailed({ code: 'protocol_violation', detail: `${arrival.violation.kind}: ${arrival.violation.detail}` });
           break;
         case 'message':
           if (arrival.message.type === 'error') {
@@ -416,6 +439,10 @@ export class SessionKeeper {
               'backend error while idle',
             );
             void this.trackClose(armed, armed.channel.close(CloseCode.normal, 'backend reported an error'));
+            this.idleFailed({
+              code: 'backend_error',
+              detail: this.options.showBackendErrorText ? arrival.message.message.slice(0, 200) : 'the verification service reported an error',
+            });
           } else {
             const op = arrival.message.type === 'step_request' ? arrival.message.op : undefined;
             this.options.log.warn(
@@ -423,16 +450,18 @@ export class SessionKeeper {
               'message before any tap or scan',
             );
             void this.trackClose(armed, armed.channel.close(CloseCode.protocolError, 'protocol violation: out_of_sequence'));
+            this.idleFailed({ code: 'protocol_violation', detail: `out_of_sequence: ${arrival.message.type}${op ? ` ${op}` : ''} before any tap or scan` });
           }
           break;
       }
       clearTimeout(this.renewTimer);
       clearTimeout(this.expiryTimer);
-      if (this.now() - armedAt < QUICK_FAILURE_MS) {
-        // Lost again right after arming: back off instead of reconnecting in a tight loop.
-        this.scheduleRetry('the backend ended the idle session right after it was engaged');
+      if (this.now() - armedAt < QUICK_FAILURE_MS) this.quickFailures++;
+      else this.quickFailures = 0;
+      if (this.quickFailures >= 2) {
+        // Lost again and again right after arming: back off instead of reconnecting in a tight loop.
+        this.scheduleRetry('the backend keeps ending the idle session right after it is engaged');
       } else {
-        this.failures = 0;
         this.setStatus({ state: 'arming' });
         this.ensure();
       }

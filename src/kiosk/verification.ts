@@ -651,9 +651,13 @@ class VerificationRun {
     }
     this.ctx.log.info({ event: 'ble_advertising' }, 'advertising, waiting for the phone');
     const firstEvent = deferred<'connected' | 'failed'>();
-    const setupTimer = this.after(this.ctx.timeouts.bleSetupMs, () => firstEvent.resolve('failed'));
+    const setup = { over: false };
+    const setupTimer = this.after(this.ctx.timeouts.bleSetupMs, () => {
+      setup.over = true; // from now on a late phone must not trigger a second ble_connected
+      firstEvent.resolve('failed');
+    });
     // The BLE side runs concurrently with the socket side; a failure in either ends both.
-    void this.peripheralEventLoop(events, () => {
+    void this.peripheralEventLoop(events, setup, () => {
       this.cancelTimer(setupTimer);
       firstEvent.resolve('connected');
     }).catch((e: unknown) => {
@@ -663,13 +667,21 @@ class VerificationRun {
     const first = await Promise.race([firstEvent.promise, aborted]);
     if (first === 'aborted') throw new RunStop();
     if (first === 'failed') {
+      // Stop advertising before reporting: the attempt is over for this phone.
+      const session = this.peripheral;
+      this.peripheral = undefined;
+      await withTimeout(session.close(), 2_000, new AbortController().signal, 'peripheral close').catch(() => undefined);
       return this.reportSetupFailure('peripheral', `no phone connected within ${this.ctx.timeouts.bleSetupMs} ms`);
     }
     const session = this.peripheral;
     return this.transferLoop('peripheral', (uuid, data) => session.notify(uuid, data));
   }
 
-  private async peripheralEventLoop(events: AsyncQueue<PeripheralEvent>, onFirstGattEvent: () => void): Promise<void> {
+  private async peripheralEventLoop(
+    events: AsyncQueue<PeripheralEvent>,
+    setup: { readonly over: boolean },
+    onFirstGattEvent: () => void,
+  ): Promise<void> {
     let connectedSent = false;
     for (;;) {
       const event = await events.shift(this.signal).catch(() => {
@@ -684,6 +696,7 @@ class VerificationRun {
         continue;
       }
       if (!connectedSent) {
+        if (setup.over) return; // ble_connected (error) was sent already: the phone came too late
         // The phone's first GATT event means it is connected (spec §4.5): ble_connected goes first.
         this.send({ type: 'step_result', op: 'ble_connected', status: 'ok', role: 'peripheral' });
         connectedSent = true;
@@ -772,7 +785,8 @@ class VerificationRun {
   private interceptTransfer(arrival: Arrival, pendingRead?: { current: undefined | ((value: Uint8Array) => void) }): boolean {
     const respond = pendingRead?.current;
     if (arrival.kind === 'message' && arrival.message.type === 'step_request' && arrival.message.op === 'ble_read_response') {
-      if (!respond) return false; // unsolicited: the loop reports it in order
+      if (!pendingRead || !respond) return false; // unsolicited: the loop reports it in order
+      pendingRead.current = undefined; // answered: a second response is unsolicited
       respond(decodeCheckedBase64(arrival.message.params.data));
       return true;
     }

@@ -18,6 +18,7 @@ import {
   type PeripheralEvent,
   type TransmitOptions,
 } from '../../src/devices/ports.js';
+import { uuidKey } from '../../src/common/protocol/uuid.js';
 
 const abortError = (): Error => new Error('aborted');
 
@@ -269,7 +270,7 @@ export class FakePeripheralSession implements BlePeripheralSession {
   }
 
   subscribe(uuid: string): void {
-    this.subscribed.add(uuid.toLowerCase());
+    this.subscribed.add(uuidKey(uuid));
     this.onEvent({ kind: 'subscribe', characteristicUuid: uuid });
     for (const waiter of this.subscriptionWaiters.splice(0)) waiter();
   }
@@ -298,7 +299,7 @@ export class FakePeripheralSession implements BlePeripheralSession {
   async notify(uuid: string, data: Uint8Array): Promise<void> {
     if (this.closed) throw new Error('session closed');
     if (this.behaviour.notifyNeedsSubscription) {
-      while (!this.subscribed.has(uuid.toLowerCase())) {
+      while (!this.subscribed.has(uuidKey(uuid))) {
         await new Promise<void>((resolve) => this.subscriptionWaiters.push(resolve));
       }
     }

@@ -1,0 +1,140 @@
+/**
+ * Relay conformance, the BLE link to the phone dropping (spec §3 "BLE transfer → Complete", §4.4 "The
+ * final ble_write before complete is always one byte 0x02 on the state characteristic"): before the 0x02
+ * end byte a drop is a failure unless `complete` still arrives within the grace period; after it, a drop is
+ * the normal end of the BLE side and the kiosk waits for `complete`.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from '../support/harness.js';
+import {
+  CENTRAL_CHARS,
+  OUTCOME,
+  PERIPHERAL_CHARS,
+  armed,
+  arr,
+  b64,
+  connectCentral,
+  connectPeripheral,
+  expectFailure,
+  expectRecoveryOnSameSession,
+  mark,
+  scanQr,
+  stackSpelling,
+  u8,
+  viewAfter,
+} from '../support/relay-fixtures.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+});
+
+const GRACE = (ms: number) => ({ timeouts: { bleLinkLossGraceMs: ms } });
+
+describe('BLE link lost during the transfer', () => {
+  it('§3 BLE transfer → Complete, link loss: central link lost before the 0x02 end byte, no complete within the grace period → ble_link_lost error, link closed, retry', async () => {
+    h = await startHarness({ config: GRACE(200) });
+    const conn = await armed(h);
+    await scanQr(h, conn);
+    const link = await connectCentral(h, conn);
+    link.notify(stackSpelling(CENTRAL_CHARS.s2c), u8(0x01));
+    await conn.expect('ble_notified');
+    link.drop('connection timeout');
+    await expectFailure(h, conn, { result: 'ble_link_lost', code: 'ble_link_lost', closeCode: 1000 });
+    expect(link.closed).toBe(true);
+    await expectRecoveryOnSameSession(h, conn);
+  });
+
+  it('§3 BLE transfer → Complete, link loss: central link lost before the 0x02 end byte, but complete arrives within the grace period → complete', async () => {
+    h = await startHarness({ config: GRACE(10_000) });
+    const conn = await armed(h);
+    await scanQr(h, conn);
+    const link = await connectCentral(h, conn);
+    conn.stepRequest('ble_write', { char: CENTRAL_CHARS.c2s, data: b64([0x01]) });
+    link.notify(stackSpelling(CENTRAL_CHARS.s2c), u8(0x02));
+    await conn.expect('ble_notified');
+    link.drop('connection timeout');
+    conn.send({ type: 'complete', outcome: OUTCOME });
+    const report = await h.nextReport();
+    expect(report.result).toBe('complete');
+    expect(report.outcome?.verdict).toBe('verified');
+    expect((await conn.closed).code).toBe(1000);
+    expect(link.closed).toBe(true);
+  });
+
+  it('§3 BLE transfer → Complete, link loss: central link lost, then the backend still sends 0x02 and complete within the grace period → complete (the write is skipped)', async () => {
+    h = await startHarness({ config: GRACE(10_000) });
+    const conn = await armed(h);
+    await scanQr(h, conn);
+    const link = await connectCentral(h, conn);
+    link.drop('connection timeout');
+    conn.stepRequest('ble_write', { char: CENTRAL_CHARS.state, data: b64([0x02]) });
+    conn.send({ type: 'complete', outcome: OUTCOME });
+    expect((await h.nextReport()).result).toBe('complete');
+    expect((await conn.closed).code).toBe(1000);
+  });
+
+  it('§3 BLE transfer, link loss: a central write failing mid-transfer counts as a lost link → ble_link_lost error after the grace period', async () => {
+    h = await startHarness({ config: GRACE(200) });
+    h.central.behaviour = {
+      onWrite: () => {
+        throw new Error('ATT error: not connected');
+      },
+    };
+    const conn = await armed(h);
+    await scanQr(h, conn);
+    await connectCentral(h, conn);
+    conn.stepRequest('ble_write', { char: CENTRAL_CHARS.c2s, data: b64([0x01]) });
+    await expectFailure(h, conn, { result: 'ble_link_lost', code: 'ble_link_lost', closeCode: 1000 });
+  });
+
+  it('§3 BLE transfer → Complete, link loss: central link lost AFTER the 0x02 end byte is benign: no error even past the grace period; complete then ends it', async () => {
+    h = await startHarness({ config: GRACE(150) });
+    const conn = await armed(h);
+    await scanQr(h, conn);
+    const link = await connectCentral(h, conn);
+    const from = mark(h);
+    conn.stepRequest('ble_write', { char: CENTRAL_CHARS.state, data: b64([0x02]) });
+    await viewAfter(h, from, (v) => v.progress.step === 4); // the end byte was written
+    expect(link.writes.map((w) => arr(w.data))).toEqual([[0x02]]);
+    link.drop('remote user terminated connection');
+    // Well past the grace period: the kiosk neither closes the socket nor reports anything.
+    await conn.expectSilence(600);
+    expect(conn.isClosed).toBe(false);
+    expect(h.reports).toHaveLength(0);
+    conn.send({ type: 'complete', outcome: OUTCOME });
+    const report = await h.nextReport();
+    expect(report.result).toBe('complete');
+    expect((await conn.closed).code).toBe(1000);
+  });
+
+  it('§3 BLE transfer → Complete, link loss: peripheral phone disconnects before the 0x02 end byte, no complete within the grace period → ble_link_lost error', async () => {
+    h = await startHarness({ config: GRACE(200) });
+    const conn = await armed(h);
+    await scanQr(h, conn);
+    const session = await connectPeripheral(h, conn);
+    session.write(stackSpelling(PERIPHERAL_CHARS.c2s), u8(0x01));
+    await conn.expect('ble_written');
+    session.drop('remote user terminated connection');
+    await expectFailure(h, conn, { result: 'ble_link_lost', code: 'ble_link_lost', closeCode: 1000 });
+    expect(session.closed).toBe(true);
+    await expectRecoveryOnSameSession(h, conn);
+  });
+
+  it('§3 BLE transfer → Complete, link loss: peripheral phone disconnects AFTER the 0x02 end byte was notified → benign; complete then ends it', async () => {
+    h = await startHarness({ config: GRACE(150) });
+    const conn = await armed(h);
+    await scanQr(h, conn);
+    const session = await connectPeripheral(h, conn);
+    const from = mark(h);
+    conn.stepRequest('ble_write', { char: PERIPHERAL_CHARS.state, data: b64([0x02]) });
+    await viewAfter(h, from, (v) => v.progress.step === 4);
+    session.drop('remote user terminated connection');
+    await conn.expectSilence(600);
+    expect(conn.isClosed).toBe(false);
+    conn.send({ type: 'complete', outcome: OUTCOME });
+    expect((await h.nextReport()).result).toBe('complete');
+    expect(session.notifications.map((n) => arr(n.data))).toEqual([[0x02]]);
+  });
+});
