@@ -15,7 +15,8 @@ import type { RelayConnector } from './relay-link.js';
 import { SessionApiError, type Session } from './session-client.js';
 import type { SessionResult } from '../common/protocol/messages.js';
 import { ArmTimeoutError, SessionKeeper, type ArmedSession, type KeeperStatus, type SessionFactory } from './session-keeper.js';
-import { backendErrorFields, closeCodeFor, runVerification, type RunResult, type Trigger } from './verification.js';
+import { runVerification } from './verification/run.js';
+import { backendErrorFields, closeCodeFor, type RunResult, type Trigger } from './verification/results.js';
 
 export interface SessionService extends SessionFactory {
   getResult(sessionId: string, signal?: AbortSignal): Promise<SessionResult>;

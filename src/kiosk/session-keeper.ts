@@ -20,7 +20,7 @@ import type { Logger } from './log.js';
 import { RelayChannel, type Arrival } from './relay-channel.js';
 import { CloseCode, RelayHandshakeError, type RelayConnector } from './relay-link.js';
 import { SessionApiError, type Session } from './session-client.js';
-import { backendErrorFields, closeCodeForViolation } from './verification.js';
+import { backendErrorFields, closeCodeForViolation } from './verification/results.js';
 
 export interface SessionFactory {
   createSession(signal?: AbortSignal): Promise<Session>;

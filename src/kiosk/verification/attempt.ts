@@ -1,0 +1,238 @@
+/**
+ * The plumbing every phase of a verification attempt shares: the first-failure-wins stop, timers that
+ * die with the attempt, progress publishing, sending, reading the next backend message, and bounded
+ * device operations. The phases (QR, NFC handover, BLE transfer) are built on it.
+ */
+import type { BackendMessage, BleRole, ClientMessage, ErrorMessage } from '../../common/protocol/messages.js';
+import type { ProtocolViolation } from '../../common/protocol/parse.js';
+import type { KioskPhase, PromptKey, Transport } from '../../common/kiosk-view.js';
+import { AbortedError, withTimeout } from '../async-tools.js';
+import { ChannelAbortedError, ChannelTimeoutError, LinkDroppedError, type Arrival } from '../relay-channel.js';
+import type { RunContext, RunResult } from './results.js';
+
+/** Thrown inside the attempt to unwind to its end; the result is in `Attempt.stopResult`. */
+export class RunStop extends Error {
+  override readonly name = 'RunStop';
+}
+
+export type BackendRequest = Exclude<BackendMessage, ErrorMessage>;
+
+export function outOfSequence(message: BackendMessage, detail: string): ProtocolViolation {
+  return message.type === 'step_request'
+    ? { kind: 'out_of_sequence', detail, type: message.type, op: message.op }
+    : { kind: 'out_of_sequence', detail, type: message.type };
+}
+
+export class Attempt {
+  private readonly controller = new AbortController();
+  private result: RunResult | undefined;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly stopHooks: (() => void)[] = [];
+  private readonly teardownHooks: (() => Promise<void>)[] = [];
+  readonly now: () => number;
+
+  role: BleRole | null = null;
+  private phase: KioskPhase = 'engaging';
+  private prompt: PromptKey = 'hold_still';
+  step = 1;
+  apdus = 0;
+  bleMessages = 0;
+  /** The state characteristic's end byte (0x02) went to the phone: the transfer itself is over. */
+  transferFinished = false;
+
+  constructor(
+    readonly ctx: RunContext,
+    readonly transport: Transport,
+  ) {
+    this.now = ctx.now ?? (() => performance.now());
+  }
+
+  /** Aborted when the attempt ends, whatever ends it. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get stopResult(): RunResult | undefined {
+    return this.result;
+  }
+
+  // ------------------------------------------------------------ ending
+
+  /** Records the result (the first one wins) and aborts every wait of the attempt. */
+  stopWith(result: RunResult): void {
+    if (this.result) return;
+    this.result = result;
+    this.controller.abort();
+    for (const hook of this.stopHooks) hook();
+  }
+
+  fail(result: RunResult): never {
+    this.stopWith(result);
+    throw new RunStop();
+  }
+
+  /** Runs synchronously when the attempt stops, e.g. to reject a pending operation without a listener. */
+  onStop(hook: () => void): void {
+    this.stopHooks.push(hook);
+  }
+
+  /** Releases a device resource at the end of the attempt. */
+  onTeardown(hook: () => Promise<void>): void {
+    this.teardownHooks.push(hook);
+  }
+
+  unexpected(e: unknown): RunResult {
+    if (e instanceof LinkDroppedError) {
+      return { kind: 'dropped', closed: this.ctx.channel.closed, transferFinished: this.transferFinished };
+    }
+    if (e instanceof AbortedError || e instanceof ChannelAbortedError) return { kind: 'cancelled' };
+    const detail = e instanceof Error ? `${e.name}: ${e.message}` : 'unknown failure';
+    this.ctx.log.error({ event: 'relay_internal_error', detail }, 'unexpected failure in the relay');
+    return { kind: 'internal_error', detail };
+  }
+
+  // ------------------------------------------------------------ timers
+
+  after(ms: number, fn: () => void): NodeJS.Timeout {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      fn();
+    }, ms);
+    this.timers.add(timer);
+    return timer;
+  }
+
+  cancelTimer(timer: NodeJS.Timeout | undefined): void {
+    if (!timer) return;
+    clearTimeout(timer);
+    this.timers.delete(timer);
+  }
+
+  // ------------------------------------------------------------ progress
+
+  progress(phase: KioskPhase, prompt: PromptKey, step: number): void {
+    this.phase = phase;
+    this.prompt = prompt;
+    this.step = step;
+    this.publish();
+  }
+
+  publish(): void {
+    this.ctx.onProgress({
+      phase: this.phase,
+      prompt: this.prompt,
+      transport: this.transport,
+      role: this.role,
+      step: this.step,
+      apdus: this.apdus,
+      bleMessages: this.bleMessages,
+    });
+  }
+
+  // ------------------------------------------------------------ socket
+
+  send(message: ClientMessage): void {
+    try {
+      this.ctx.channel.send(message);
+    } catch (e) {
+      if (e instanceof LinkDroppedError) {
+        this.fail({ kind: 'dropped', closed: this.ctx.channel.closed, transferFinished: this.transferFinished });
+      }
+      throw e;
+    }
+  }
+
+  /** Turns an arrival into a message, or stops the attempt on a close, a violation or `error`. */
+  unwrap(arrival: Arrival): BackendRequest {
+    switch (arrival.kind) {
+      case 'closed':
+        return this.fail({ kind: 'dropped', closed: arrival.closed, transferFinished: this.transferFinished });
+      case 'violation':
+        return this.fail({ kind: 'violation', violation: arrival.violation });
+      case 'message':
+        if (arrival.message.type === 'error') return this.fail({ kind: 'backend_error', message: arrival.message.message });
+        return arrival.message;
+    }
+  }
+
+  /** Like `unwrap`, for interceptors: never throws, the attempt records the failure. */
+  unwrapQuietly(arrival: Arrival): BackendRequest | undefined {
+    try {
+      return this.unwrap(arrival);
+    } catch {
+      return undefined; // unwrap() recorded the result and aborted the attempt
+    }
+  }
+
+  async nextMessage(phase: string, timeoutMs: number): Promise<BackendRequest> {
+    try {
+      return this.unwrap(await this.ctx.channel.next(timeoutMs, this.signal));
+    } catch (e) {
+      if (e instanceof ChannelTimeoutError) {
+        return this.fail({ kind: 'timeout', phase, detail: `no message from the backend within ${timeoutMs} ms (${phase})` });
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Sends a message the backend answers with exactly one message. Anything already queued arrived before
+   * this message was sent, so it answered nothing: out of sequence (or a backend `error`/close).
+   */
+  sendExpectingReply(message: ClientMessage): void {
+    const early = this.ctx.channel.pending[0];
+    if (early) {
+      const unsolicited = this.unwrap(early);
+      this.fail({ kind: 'violation', violation: outOfSequence(unsolicited, `unsolicited message before ${message.op}`) });
+    }
+    this.send(message);
+  }
+
+  /** While no backend message is expected (re-tap, BLE setup), any arrival ends the attempt at once. */
+  quiet(reason: string): void {
+    this.ctx.channel.setInterceptor((arrival) => {
+      const message = this.unwrapQuietly(arrival);
+      if (message) this.stopWith({ kind: 'violation', violation: outOfSequence(message, reason) });
+      return true;
+    });
+  }
+
+  endQuiet(): void {
+    this.ctx.channel.setInterceptor(undefined);
+  }
+
+  // ------------------------------------------------------------ devices
+
+  /**
+   * Runs a device operation under a timeout. The operation gets its own signal, aborted when the attempt
+   * ends or the timeout passes, so an adapter that is still scanning or connecting stops at once.
+   */
+  async device<T>(operation: (signal: AbortSignal) => Promise<T>, ms: number, what: string): Promise<T> {
+    const op = new AbortController();
+    const onRunAbort = (): void => op.abort();
+    this.signal.addEventListener('abort', onRunAbort, { once: true });
+    try {
+      return await withTimeout(operation(op.signal), ms, this.signal, what);
+    } catch (e) {
+      op.abort();
+      if (e instanceof AbortedError) throw new RunStop();
+      throw e;
+    } finally {
+      // On success the operation's result (a link, a session) lives on; teardown closes it.
+      if (!op.signal.aborted) this.signal.removeEventListener('abort', onRunAbort);
+    }
+  }
+
+  /** Ends everything the attempt started: waits, timers, interceptor, devices (bounded). */
+  async teardown(): Promise<void> {
+    this.controller.abort();
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.ctx.channel.setInterceptor(undefined);
+    const closing = this.teardownHooks.map((hook) => hook());
+    // close()/release() never reject by contract; bound them anyway so teardown cannot hang.
+    await withTimeout(Promise.allSettled(closing), 2_000, new AbortController().signal, 'device teardown').catch(() => {
+      this.ctx.log.warn({ event: 'teardown_slow' }, 'device teardown did not finish in time');
+    });
+  }
+}

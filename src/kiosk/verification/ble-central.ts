@@ -1,0 +1,55 @@
+/**
+ * Central role (spec §4.5): scan for the phone's service, connect, subscribe, `ble_connected`; then each
+ * `ble_write` is a write to the phone, and each notification becomes its own `ble_notified` at once.
+ */
+import { encodeBase64 } from '../../common/protocol/base64.js';
+import type { BleMode, ClientMessage } from '../../common/protocol/messages.js';
+import type { BleCentralLink } from '../../devices/ports.js';
+import { RunStop } from './attempt.js';
+import { profileOf, setupReason, type BleTransfer } from './ble-transfer.js';
+import type { RunResult } from './results.js';
+
+export async function centralTransfer(transfer: BleTransfer, mode: BleMode): Promise<RunResult> {
+  const { attempt } = transfer;
+  const port = attempt.ctx.devices.bleCentral;
+  if (!port) return attempt.fail({ kind: 'internal_error', detail: 'central mode without a central port' });
+  let connectedSent = false;
+  // Notifications that arrive while connecting go out right after ble_connected, in order.
+  const early: ClientMessage[] = [];
+  const handlers = {
+    onNotification: (characteristicUuid: string, data: Uint8Array): void => {
+      if (attempt.stopResult) return;
+      const message: ClientMessage = {
+        type: 'step_result',
+        op: 'ble_notified',
+        char: transfer.backendUuid(characteristicUuid),
+        data: encodeBase64(data),
+      };
+      if (!connectedSent) {
+        early.push(message);
+        return;
+      }
+      try {
+        transfer.sendBle(message);
+      } catch {
+        // send() recorded the dropped socket and stopped the attempt.
+      }
+    },
+    onDisconnect: (reason: string): void => transfer.onLinkLost(reason),
+  };
+  const { bleSetupMs } = attempt.ctx.timeouts;
+  let link: BleCentralLink;
+  try {
+    link = await attempt.device((signal) => port.connect(profileOf(mode), handlers, signal), bleSetupMs, 'BLE central setup');
+  } catch (e) {
+    if (e instanceof RunStop) throw e;
+    return transfer.reportSetupFailure('central', setupReason(e, 'scan and connect', bleSetupMs));
+  }
+  attempt.onTeardown(() => link.close());
+  attempt.send({ type: 'step_result', op: 'ble_connected', status: 'ok', role: 'central' });
+  connectedSent = true;
+  transfer.connected('central');
+  attempt.ctx.log.info({ event: 'ble_connected', role: 'central', mtu: link.mtu ?? null }, 'BLE connected');
+  for (const message of early.splice(0)) transfer.sendBle(message);
+  return transfer.transferLoop('central', (uuid, data) => link.write(uuid, data));
+}

@@ -1,0 +1,247 @@
+/**
+ * BLE part of a verification (spec §3, §4.4–4.5), common to both roles: pick the first mode whose role
+ * is usable now, report a setup failure with `ble_connected` (error), then the socket side of the
+ * transfer — `ble_write`s delivered strictly in order, `complete` after the writes queued before it —
+ * with the idle watchdog and the handling of a lost link. The role-specific setup and the phone-side
+ * events are in `ble-central.ts` and `ble-peripheral.ts`.
+ */
+import { decodeCheckedBase64 } from '../../common/protocol/base64.js';
+import type { BleMode, BleRole, CharacteristicSpec, ClientMessage, Outcome } from '../../common/protocol/messages.js';
+import { uuidKey } from '../../common/protocol/uuid.js';
+import { BleSetupError, type GattProfile } from '../../devices/ports.js';
+import { TimeoutError } from '../async-tools.js';
+import { ChannelTimeoutError, type Arrival } from '../relay-channel.js';
+import { RunStop, outOfSequence, type Attempt } from './attempt.js';
+import { centralTransfer } from './ble-central.js';
+import { peripheralTransfer } from './ble-peripheral.js';
+import type { RunResult } from './results.js';
+
+const STATE_END = 0x02;
+
+type CharacteristicName = 'state' | 'c2s' | 's2c' | 'ident';
+export interface KnownCharacteristic {
+  readonly name: CharacteristicName;
+  readonly spec: CharacteristicSpec;
+}
+
+/** Answers the phone's pending read; set from `ble_read_request` until its response arrives. */
+export interface PendingRead {
+  current: ((value: Uint8Array) => void) | undefined;
+}
+
+export function profileOf(mode: BleMode): GattProfile {
+  return { serviceUuid: mode.service_uuid, characteristics: mode.characteristics };
+}
+
+export function setupReason(e: unknown, what: string, ms: number): string {
+  if (e instanceof BleSetupError) return e.reason;
+  if (e instanceof TimeoutError) return `${what} timed out after ${ms} ms`;
+  return `${what} failed: ${e instanceof Error ? e.message : 'unknown error'}`;
+}
+
+export class BleTransfer {
+  private mode: BleMode | undefined;
+  /** Characteristics of the chosen mode by UUID spelling, filled as UUIDs are seen. */
+  private readonly charIndex = new Map<string, KnownCharacteristic | null>();
+  private linkLost: string | undefined;
+  private completion: Outcome | undefined;
+  private lastActivity = 0;
+  readonly pendingRead: PendingRead = { current: undefined };
+
+  constructor(readonly attempt: Attempt) {}
+
+  async run(modes: BleMode[]): Promise<RunResult> {
+    const { attempt } = this;
+    attempt.progress('ble_connecting', 'connecting_phone', 2);
+    const chosen = modes.find((mode) => this.usable(mode.role).usable);
+    attempt.quiet('ble_connected not sent yet');
+    if (!chosen) {
+      const first = modes[0] as BleMode; // the schema requires at least one mode
+      const why = (['central', 'peripheral'] as const).map((role) => `${role} ${this.usable(role).reason}`).join(', ');
+      return this.reportSetupFailure(first.role, `no offered BLE role is usable (${why})`);
+    }
+    this.mode = chosen;
+    attempt.role = chosen.role;
+    attempt.ctx.log.info({ event: 'ble_mode_chosen', role: chosen.role, offered: modes.length }, 'BLE mode chosen');
+    return chosen.role === 'central' ? centralTransfer(this, chosen) : peripheralTransfer(this, chosen);
+  }
+
+  private usable(role: BleRole): { usable: boolean; reason: string } {
+    const { devices } = this.attempt.ctx;
+    const port = role === 'central' ? devices.bleCentral : devices.blePeripheral;
+    if (!port) return { usable: false, reason: 'not_configured' };
+    const availability = port.availability();
+    return { usable: availability.usable, reason: availability.reason ?? 'unavailable' };
+  }
+
+  /**
+   * `ble_connected` with `status: error`. What the backend does next is not shown (spec §3), so the
+   * kiosk waits a reply's time for its `error` (or `complete`) and then gives up on the attempt.
+   */
+  async reportSetupFailure(role: BleRole, reason: string): Promise<RunResult> {
+    const { attempt } = this;
+    attempt.endQuiet();
+    attempt.ctx.log.warn({ event: 'ble_setup_failed', role, reason }, 'BLE setup failed');
+    attempt.send({ type: 'step_result', op: 'ble_connected', status: 'error', role, reason });
+    let arrival: Arrival;
+    try {
+      arrival = await attempt.ctx.channel.next(attempt.ctx.timeouts.backendReplyMs, attempt.signal);
+    } catch (e) {
+      if (e instanceof ChannelTimeoutError) return { kind: 'ble_failed', role, reason };
+      throw e;
+    }
+    const message = attempt.unwrap(arrival);
+    if (message.type === 'complete') return { kind: 'complete', outcome: message.outcome };
+    return attempt.fail({ kind: 'violation', violation: outOfSequence(message, 'unexpected after ble_connected error') });
+  }
+
+  specFor(uuid: string): KnownCharacteristic | undefined {
+    const cached = this.charIndex.get(uuid);
+    if (cached !== undefined) return cached ?? undefined;
+    const chars = this.mode?.characteristics;
+    if (!chars) return undefined;
+    const key = uuidKey(uuid);
+    let found: KnownCharacteristic | null = null;
+    for (const name of ['state', 'c2s', 's2c', 'ident'] as const) {
+      const spec = chars[name];
+      if (spec && uuidKey(spec.uuid) === key) {
+        found = { name, spec };
+        break;
+      }
+    }
+    // Bounded: a misbehaving peer must not grow it without limit.
+    if (this.charIndex.size < 64) this.charIndex.set(uuid, found);
+    return found ?? undefined;
+  }
+
+  /** The UUID spelled as the backend spelled it in `ble_exchange`, for messages back to it. */
+  backendUuid(uuid: string): string {
+    return this.specFor(uuid)?.spec.uuid ?? uuid;
+  }
+
+  touch(): void {
+    this.lastActivity = this.attempt.now();
+  }
+
+  sendBle(message: ClientMessage): void {
+    this.attempt.send(message);
+    this.attempt.bleMessages++;
+    this.touch();
+  }
+
+  /**
+   * `ble_connected` (ok) has just been sent: from now on `ble_write`s may arrive (spec §3 rule 3). The
+   * transfer interceptor goes in before any further socket input can be read.
+   */
+  connected(role: BleRole): void {
+    const pendingRead = role === 'peripheral' ? this.pendingRead : undefined;
+    this.attempt.ctx.channel.setInterceptor((arrival) => this.interceptTransfer(arrival, pendingRead));
+    this.attempt.progress('transferring', 'approve_on_phone', 3);
+    this.startIdleWatchdog();
+  }
+
+  /** Ends the attempt after `bleIdleMs` without traffic in either direction. */
+  private startIdleWatchdog(): void {
+    const { attempt } = this;
+    const { bleIdleMs } = attempt.ctx.timeouts;
+    this.touch();
+    const check = (): void => {
+      const idle = attempt.now() - this.lastActivity;
+      if (idle >= bleIdleMs) attempt.stopWith({ kind: 'timeout', phase: 'ble_transfer', detail: `no BLE traffic for ${bleIdleMs} ms` });
+      else attempt.after(bleIdleMs - idle, check);
+    };
+    attempt.after(bleIdleMs, check);
+  }
+
+  /** The link to the phone dropped. After the end byte that is expected; before it, `complete` gets a grace period. */
+  onLinkLost(reason: string): void {
+    const { attempt } = this;
+    if (this.linkLost !== undefined || attempt.stopResult) return;
+    this.linkLost = reason;
+    attempt.ctx.log.info({ event: 'ble_link_lost', reason, transferFinished: attempt.transferFinished }, 'BLE link to the phone ended');
+    if (attempt.transferFinished) return;
+    attempt.after(attempt.ctx.timeouts.bleLinkLossGraceMs, () => attempt.stopWith({ kind: 'ble_link_lost', reason }));
+  }
+
+  /**
+   * The socket side of the transfer. `ble_write`s are delivered strictly in arrival order, each one
+   * finished before the next. Terminal arrivals (`error`, a close) act at once (see the interceptor);
+   * `complete` waits for the writes queued before it (the 0x02 end byte) for at most `completionFlushMs`.
+   */
+  async transferLoop(role: BleRole, deliver: (uuid: string, data: Uint8Array) => Promise<void>): Promise<RunResult> {
+    const { attempt } = this;
+    for (;;) {
+      const message = await attempt.nextMessage('ble_transfer', Number.POSITIVE_INFINITY);
+      this.touch();
+      if (message.type === 'complete') return { kind: 'complete', outcome: message.outcome };
+      if (message.op !== 'ble_write') {
+        const detail = message.op === 'ble_read_response' ? 'ble_read_response without a pending ble_read_request' : 'not valid during the BLE transfer';
+        return attempt.fail({ kind: 'violation', violation: outOfSequence(message, detail) });
+      }
+      const target = this.specFor(message.params.char);
+      if (!target) {
+        return attempt.fail({ kind: 'violation', violation: outOfSequence(message, 'ble_write to a characteristic that is not in the chosen mode') });
+      }
+      const needed = role === 'central' ? 'write_without_response' : 'notify';
+      if (!target.spec.operations.includes(needed)) {
+        return attempt.fail({ kind: 'violation', violation: outOfSequence(message, `ble_write to ${target.name}, whose operations lack ${needed}`) });
+      }
+      const data = decodeCheckedBase64(message.params.data);
+      await this.deliverWrite(deliver, target.spec.uuid, data);
+      if (target.name === 'state' && data.length === 1 && data[0] === STATE_END) {
+        attempt.transferFinished = true;
+        attempt.step = 4;
+        attempt.publish();
+      }
+    }
+  }
+
+  /** Sees each socket arrival first during the transfer (see RelayChannel). */
+  private interceptTransfer(arrival: Arrival, pendingRead: PendingRead | undefined): boolean {
+    const { attempt } = this;
+    const respond = pendingRead?.current;
+    if (arrival.kind === 'message' && arrival.message.type === 'step_request' && arrival.message.op === 'ble_read_response') {
+      if (!pendingRead || !respond) return false; // unsolicited: the loop reports it in order
+      pendingRead.current = undefined; // answered: a second response is unsolicited
+      respond(decodeCheckedBase64(arrival.message.params.data));
+      return true;
+    }
+    if (respond && !(arrival.kind === 'closed' && this.completion)) {
+      // A read is pending: this arrival should have been its response (spec §4.3).
+      const message = attempt.unwrapQuietly(arrival);
+      if (message) attempt.stopWith({ kind: 'violation', violation: outOfSequence(message, 'expected ble_read_response right after ble_read_request') });
+      return true;
+    }
+    if (arrival.kind === 'message' && arrival.message.type === 'complete') {
+      this.completion = arrival.message.outcome;
+      const outcome = arrival.message.outcome;
+      attempt.after(attempt.ctx.timeouts.completionFlushMs, () => attempt.stopWith({ kind: 'complete', outcome }));
+      return false;
+    }
+    if (arrival.kind === 'closed' && this.completion) return false; // complete is queued ahead of it
+    if (arrival.kind === 'closed' || (arrival.kind === 'message' && arrival.message.type === 'error')) {
+      attempt.unwrapQuietly(arrival);
+      return true;
+    }
+    return false;
+  }
+
+  private async deliverWrite(deliver: (uuid: string, data: Uint8Array) => Promise<void>, uuid: string, data: Uint8Array): Promise<void> {
+    const { attempt } = this;
+    if (this.linkLost !== undefined) {
+      attempt.ctx.log.debug({ event: 'ble_write_skipped', reason: 'link lost' }, 'ble_write not delivered');
+      return;
+    }
+    try {
+      await attempt.device(() => deliver(uuid, data), attempt.ctx.timeouts.bleWriteMs, 'ble_write');
+      attempt.bleMessages++;
+      this.touch();
+    } catch (e) {
+      if (e instanceof RunStop) throw e;
+      if (e instanceof TimeoutError) {
+        attempt.fail({ kind: 'timeout', phase: 'ble_write', detail: `a ble_write took longer than ${attempt.ctx.timeouts.bleWriteMs} ms` });
+      }
+      this.onLinkLost(`write failed: ${e instanceof Error ? e.message : 'unknown'}`);
+    }
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * NFC flow (spec §3, §4.3–4.4, §7.3): `nfc_card_present`, then each `nfc_apdu` is transmitted to the card
+ * and answered with `nfc_rapdu` (or the PC/SC variant name on failure, verbatim); `nfc_await_card` waits
+ * for the phone to leave and come back, reconnects with a fresh handle and says `nfc_card_present` again;
+ * `ble_exchange` ends the handover.
+ */
+import { decodeCheckedBase64, encodeBase64 } from '../../common/protocol/base64.js';
+import type { BleMode, ClientMessage } from '../../common/protocol/messages.js';
+import { NfcTransmitError, type NfcCard } from '../../devices/ports.js';
+import { ReusableTimer, childSignal } from '../async-tools.js';
+import { RunStop, outOfSequence, type Attempt } from './attempt.js';
+
+export class NfcHandover {
+  private card: NfcCard | undefined;
+  private releasedCard: NfcCard | undefined;
+  /** The kiosk's own bound on each APDU, in case a port ignores its timeout (one timer for all APDUs). */
+  private readonly apduGuard = new ReusableTimer();
+  private abortTransmit: (() => void) | undefined;
+
+  constructor(private readonly attempt: Attempt) {
+    // The attempt's end rejects a pending transmit at once, without an abort listener per APDU.
+    attempt.onStop(() => this.abortTransmit?.());
+    attempt.onTeardown(async () => {
+      this.apduGuard.dispose();
+      await this.card?.release();
+    });
+  }
+
+  /** The latest card, for the "remove your phone" step. */
+  get lastCard(): NfcCard | undefined {
+    return this.card ?? this.releasedCard;
+  }
+
+  async run(card: NfcCard): Promise<BleMode[]> {
+    const { attempt } = this;
+    this.card = card;
+    attempt.progress('engaging', 'hold_still', 1);
+    attempt.sendExpectingReply({ type: 'step_result', op: 'nfc_card_present', status: 'ok' });
+    for (;;) {
+      const message = await attempt.nextMessage('nfc_handover', attempt.ctx.timeouts.backendReplyMs);
+      if (message.type === 'complete') return attempt.fail({ kind: 'complete', outcome: message.outcome });
+      switch (message.op) {
+        case 'nfc_apdu':
+          await this.relayApdu(decodeCheckedBase64(message.params.data));
+          break;
+        case 'nfc_await_card':
+          await this.awaitCard();
+          break;
+        case 'ble_exchange':
+          attempt.ctx.log.info({ event: 'nfc_handover_done', apdus: attempt.apdus }, 'NFC handover finished');
+          return message.params.modes;
+        default:
+          return attempt.fail({ kind: 'violation', violation: outOfSequence(message, 'not valid during NFC handover') });
+      }
+    }
+  }
+
+  private async relayApdu(command: Uint8Array): Promise<void> {
+    const { attempt } = this;
+    const card = this.card;
+    if (!card) return attempt.fail({ kind: 'internal_error', detail: 'nfc_apdu without a card' });
+    let reply: ClientMessage;
+    try {
+      const response = await this.transmit(card, command);
+      reply = { type: 'step_result', op: 'nfc_rapdu', status: 'ok', data: encodeBase64(response) };
+    } catch (e) {
+      if (e instanceof RunStop || attempt.stopResult) throw new RunStop();
+      const reason = e instanceof NfcTransmitError ? e.reason : 'UnknownError';
+      attempt.ctx.log.warn({ event: 'apdu_failed', reason, apdu: attempt.apdus + 1 }, 'APDU exchange failed; reported to the backend');
+      reply = { type: 'step_result', op: 'nfc_rapdu', status: 'error', reason };
+    }
+    attempt.apdus++;
+    attempt.sendExpectingReply(reply);
+    attempt.publish();
+  }
+
+  /**
+   * The card's transmit with the kiosk's own guard: the port must time out by itself, but a port that
+   * never answers must not hold the attempt. A response without a status word is a failure.
+   */
+  private async transmit(card: NfcCard, command: Uint8Array): Promise<Uint8Array> {
+    const { apduMs } = this.attempt.ctx.timeouts;
+    const response = await new Promise<Uint8Array>((resolve, reject) => {
+      this.abortTransmit = () => reject(new RunStop());
+      this.apduGuard.start(apduMs + 500, () => reject(new NfcTransmitError('Timeout', 'the card did not answer in time')));
+      card.transmit(command, { timeoutMs: apduMs, signal: this.attempt.signal }).then(
+        (value) => {
+          this.apduGuard.stop();
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.apduGuard.stop();
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    }).finally(() => {
+      this.abortTransmit = undefined;
+    });
+    if (this.attempt.stopResult) throw new RunStop();
+    // NfcReader port contract: at least SW1 SW2. "UnresponsiveCard" takes the backend's recoverable path.
+    if (response.length < 2) throw new NfcTransmitError('UnresponsiveCard', 'response without a status word');
+    return response;
+  }
+
+  private async awaitCard(): Promise<void> {
+    const { attempt } = this;
+    const nfc = attempt.ctx.devices.nfc;
+    const old = this.card;
+    if (!nfc || !old) return attempt.fail({ kind: 'internal_error', detail: 'nfc_await_card without an NFC reader' });
+    attempt.progress('awaiting_card', 'tap_again', 1);
+    attempt.ctx.log.info({ event: 'nfc_await_card' }, 'backend asked for a re-tap');
+    attempt.quiet('no message expected while waiting for the card');
+    const { awaitCardMs } = attempt.ctx.timeouts;
+    const { signal, dispose } = childSignal(attempt.signal, awaitCardMs);
+    try {
+      await old.release();
+      this.card = undefined;
+      this.releasedCard = old;
+      await old.waitForRemoval(signal);
+      this.card = await nfc.nextCard(signal);
+    } catch (e) {
+      if (attempt.stopResult) throw new RunStop();
+      if (signal.aborted) attempt.fail({ kind: 'timeout', phase: 'awaiting_card', detail: `no re-tap within ${awaitCardMs} ms` });
+      throw e;
+    } finally {
+      dispose();
+      attempt.endQuiet();
+    }
+    attempt.progress('engaging', 'hold_still', 1);
+    attempt.sendExpectingReply({ type: 'step_result', op: 'nfc_card_present', status: 'ok' });
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * What one verification attempt takes and gives: its trigger, context, progress and result, and how a
+ * result maps to the WebSocket close code the backend sees.
+ */
+import type { BleRole, Outcome } from '../../common/protocol/messages.js';
+import type { ProtocolViolation, ViolationKind } from '../../common/protocol/parse.js';
+import type { KioskPhase, PromptKey, Transport } from '../../common/kiosk-view.js';
+import type { DevicePorts, NfcCard } from '../../devices/ports.js';
+import type { Timeouts } from '../config.js';
+import type { Logger } from '../log.js';
+import type { RelayChannel } from '../relay-channel.js';
+import { CloseCode, type LinkClosed } from '../relay-link.js';
+
+/** The event that fixes the transport (spec §3 rule 1). */
+export type Trigger = { readonly kind: 'qr'; readonly text: string } | { readonly kind: 'nfc'; readonly card: NfcCard };
+
+export type RunResult =
+  | { readonly kind: 'complete'; readonly outcome: Outcome }
+  | { readonly kind: 'backend_error'; readonly message: string }
+  | { readonly kind: 'violation'; readonly violation: ProtocolViolation }
+  | { readonly kind: 'dropped'; readonly closed: LinkClosed | undefined; readonly transferFinished: boolean }
+  | { readonly kind: 'timeout'; readonly phase: string; readonly detail: string }
+  | { readonly kind: 'ble_failed'; readonly role: BleRole; readonly reason: string }
+  | { readonly kind: 'ble_link_lost'; readonly reason: string }
+  | { readonly kind: 'cancelled' }
+  | { readonly kind: 'internal_error'; readonly detail: string };
+
+export interface RunReport {
+  readonly result: RunResult;
+  /** The card of an NFC attempt (released), for the "remove your phone" step; the latest one after a re-tap. */
+  readonly card: NfcCard | undefined;
+}
+
+export interface RunProgress {
+  readonly phase: KioskPhase;
+  readonly prompt: PromptKey;
+  readonly transport: Transport;
+  readonly role: BleRole | null;
+  readonly step: number;
+  readonly apdus: number;
+  readonly bleMessages: number;
+}
+
+export interface RunContext {
+  readonly channel: RelayChannel;
+  readonly devices: DevicePorts;
+  readonly timeouts: Timeouts;
+  readonly log: Logger;
+  /** Cancels the attempt (kiosk stopping, staff cancel). */
+  readonly signal: AbortSignal;
+  onProgress(progress: RunProgress): void;
+  /** Clock for the idle watchdog; `performance.now` by default. */
+  readonly now?: () => number;
+}
+
+/** The WebSocket close code and reason that fit a result (the backend sees them). */
+export function closeCodeFor(result: RunResult): { code: number; reason: string } {
+  switch (result.kind) {
+    case 'complete':
+      return { code: CloseCode.normal, reason: 'verification complete' };
+    case 'backend_error':
+      return { code: CloseCode.normal, reason: 'backend reported an error' };
+    case 'violation':
+      return { code: closeCodeForViolation(result.violation.kind), reason: `protocol violation: ${result.violation.kind}` };
+    case 'timeout':
+      return { code: CloseCode.timeout, reason: `kiosk timeout: ${result.phase}` };
+    case 'ble_failed':
+      return { code: CloseCode.normal, reason: 'BLE setup failed' };
+    case 'ble_link_lost':
+      return { code: CloseCode.normal, reason: 'BLE link lost' };
+    case 'cancelled':
+      return { code: CloseCode.goingAway, reason: 'cancelled' };
+    case 'internal_error':
+      return { code: CloseCode.internalError, reason: 'kiosk internal error' };
+    case 'dropped':
+      return { code: CloseCode.normal, reason: 'socket dropped' };
+  }
+}
+
+export function closeCodeForViolation(kind: ViolationKind): number {
+  switch (kind) {
+    case 'binary_frame':
+      return CloseCode.unsupportedData;
+    case 'malformed_json':
+    case 'invalid_base64':
+      return CloseCode.invalidPayload;
+    case 'message_too_large':
+      return CloseCode.messageTooBig;
+    default:
+      return CloseCode.protocolError;
+  }
+}
+
+/**
+ * What the logs and the screen say of a backend `error`. Its text is not shown by the spec (§7.2) and may
+ * quote request data, so by default only its length is kept (`privacy.backendErrorText` shows it).
+ */
+export function backendErrorFields(message: string, showText: boolean): { message?: string; messageLength: number } {
+  return showText ? { message: message.slice(0, 200), messageLength: message.length } : { messageLength: message.length };
+}
