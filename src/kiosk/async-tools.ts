@@ -160,3 +160,60 @@ export class ReusableTimer {
     this.ms = -1;
   }
 }
+
+/**
+ * A timeout re-armed for every message at the cost of reading the clock. The timer itself is set once
+ * and, when it wakes, checks the latest deadline and sleeps again if the deadline moved: with messages
+ * much more frequent than the timeout it wakes about once per timeout period instead of being
+ * rescheduled per message.
+ */
+export class LazyDeadline {
+  private timer: NodeJS.Timeout | undefined;
+  /** When the pending timer wakes (performance.now time). */
+  private wakeAt = Number.POSITIVE_INFINITY;
+  private due = Number.POSITIVE_INFINITY;
+  private onExpire: (() => void) | undefined;
+
+  arm(ms: number, onExpire: () => void): void {
+    const now = performance.now();
+    this.due = now + ms;
+    this.onExpire = onExpire;
+    // A wake later than the new deadline would fire late: move it earlier.
+    if (this.timer && this.wakeAt > this.due) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (!this.timer) this.schedule(ms, now);
+  }
+
+  disarm(): void {
+    this.onExpire = undefined;
+  }
+
+  dispose(): void {
+    this.onExpire = undefined;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private schedule(ms: number, now: number): void {
+    this.wakeAt = now + ms;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.check();
+    }, ms);
+  }
+
+  private check(): void {
+    const expire = this.onExpire;
+    if (!expire) return; // disarmed: stay asleep until armed again
+    const now = performance.now();
+    const left = this.due - now;
+    if (left > 0) {
+      this.schedule(Math.ceil(left), now);
+      return;
+    }
+    this.onExpire = undefined;
+    expire();
+  }
+}

@@ -8,7 +8,7 @@
  */
 import { parseBackendText, type ProtocolViolation } from '../common/protocol/parse.js';
 import type { BackendMessage, ClientMessage } from '../common/protocol/messages.js';
-import { ReusableTimer } from './async-tools.js';
+import { LazyDeadline } from './async-tools.js';
 import type { InboundFrame, LinkClosed, RelayLink } from './relay-link.js';
 
 export type Arrival =
@@ -42,7 +42,7 @@ export class RelayChannel {
   private interceptor: ArrivalInterceptor | undefined;
   private closedInfo: LinkClosed | undefined;
   private link: RelayLink | undefined;
-  private readonly timer = new ReusableTimer();
+  private readonly timer = new LazyDeadline();
   private boundSignal: AbortSignal | undefined;
   /** Count of frames received, for progress and diagnostics. */
   received = 0;
@@ -102,7 +102,7 @@ export class RelayChannel {
     const waiter = this.waiter;
     if (waiter) {
       this.waiter = undefined;
-      this.timer.stop();
+      this.timer.disarm();
       waiter.resolve(arrival);
     } else {
       this.queue.push(arrival);
@@ -140,7 +140,7 @@ export class RelayChannel {
     return new Promise<Arrival>((resolve, reject) => {
       this.waiter = { resolve, reject };
       if (Number.isFinite(timeoutMs)) {
-        this.timer.start(timeoutMs, () => this.failWaiter(new ChannelTimeoutError(`no message from the backend within ${timeoutMs} ms`)));
+        this.timer.arm(timeoutMs, () => this.failWaiter(new ChannelTimeoutError(`no message from the backend within ${timeoutMs} ms`)));
       }
     });
   }
@@ -149,7 +149,7 @@ export class RelayChannel {
     const waiter = this.waiter;
     if (!waiter) return;
     this.waiter = undefined;
-    this.timer.stop();
+    this.timer.disarm();
     waiter.reject(error);
   }
 

@@ -162,7 +162,8 @@ function rawSize(data: WebSocket.RawData): number {
 
 function rawText(data: WebSocket.RawData): string {
   if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
-  return Buffer.from(data instanceof ArrayBuffer ? new Uint8Array(data) : data).toString('utf8');
+  // A view, not a copy: this runs for every message.
+  return (data instanceof ArrayBuffer ? Buffer.from(data) : data).toString('utf8');
 }
 
 /** Node's socket errors can quote the request target; keep the message but drop anything URL-like. */

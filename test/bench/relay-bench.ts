@@ -227,6 +227,7 @@ function createBenchKiosk(baseUrl: string, apiKey: string): KioskRig {
   // (session armed, verification start, BLE connected, outcome, …), never per APDU or per BLE message.
   const log = createLogger({ level: 'silent' }, { write: () => undefined });
   const nfc = new FakeNfcReader();
+  nfc.recordCommands = false; // the instant card keeps no log: only the kiosk's own work is measured
   const central = new FakeBleCentral();
   const kiosk = createKiosk(config, { nfc, bleCentral: central }, log);
   const reports = new Mailbox<VerificationReport>();

@@ -79,18 +79,23 @@ export class FakeCard implements NfcCard {
     return this.presence.present;
   }
 
-  async transmit(command: Uint8Array, options: TransmitOptions): Promise<Uint8Array> {
-    if (this.released) throw new NfcTransmitError('InvalidHandle');
-    if (!this.presence.present) throw new NfcTransmitError('RemovedCard');
+  transmit(command: Uint8Array, options: TransmitOptions): Promise<Uint8Array> {
+    if (this.released) return Promise.reject(new NfcTransmitError('InvalidHandle'));
+    if (!this.presence.present) return Promise.reject(new NfcTransmitError('RemovedCard'));
     const index = this.reader.apduCount++;
-    this.commands.push(Uint8Array.from(command));
-    const answer = await this.presence.responder(command, index);
+    if (this.reader.recordCommands) this.commands.push(Uint8Array.from(command));
+    const answer = this.presence.responder(command, index);
+    // A synchronous responder answers without an extra await, like an instant card.
+    return answer instanceof Promise ? answer.then((a) => this.settle(a, options)) : this.settle(answer, options);
+  }
+
+  private settle(answer: ApduAnswer, options: TransmitOptions): Promise<Uint8Array> {
     if (answer === 'mute') {
       // A mute card: nothing until the caller gives up (the adapter's own timeout would fire here).
       return waitAbortable<Uint8Array>(options.signal, () => () => undefined);
     }
-    if (answer instanceof NfcTransmitError) throw answer;
-    return answer;
+    if (answer instanceof NfcTransmitError) return Promise.reject(answer);
+    return Promise.resolve(answer);
   }
 
   waitForRemoval(signal: AbortSignal): Promise<void> {
@@ -107,6 +112,8 @@ export class FakeCard implements NfcCard {
 export class FakeNfcReader implements NfcReader {
   usable = true;
   apduCount = 0;
+  /** Keep a copy of every command on the card (tests read them; the benchmark turns it off). */
+  recordCommands = true;
   readonly cards: FakeCard[] = [];
   private current: FakePresence | undefined;
   private handedOut = new WeakSet<FakePresence>();

@@ -76,11 +76,11 @@ export function parseBackendText(text: string): ParseResult {
   if (!isRecord(raw)) {
     return { ok: false, violation: { kind: 'not_an_object', detail: 'message is not a JSON object' } };
   }
-  const type = stringOrUndefined(raw.type);
   switch (raw.type) {
     case 'step_request': {
-      const op = stringOrUndefined(raw.op);
+      const type = 'step_request';
       if (typeof raw.op !== 'string' || !(BACKEND_OPS as readonly string[]).includes(raw.op)) {
+        const op = stringOrUndefined(raw.op);
         return {
           ok: false,
           violation: { kind: 'unknown_op', detail: `unknown step_request op`, type, ...(op ? { op } : {}) },
@@ -112,10 +112,12 @@ export function parseBackendText(text: string): ParseResult {
       }
       return { ok: true, message: parsed.data };
     }
-    default:
+    default: {
+      const type = stringOrUndefined(raw.type);
       return {
         ok: false,
         violation: { kind: 'unknown_type', detail: 'unknown message type', ...(type ? { type } : {}) },
       };
+    }
   }
 }

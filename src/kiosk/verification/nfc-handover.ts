@@ -7,14 +7,14 @@
 import { decodeCheckedBase64, encodeBase64 } from '../../common/protocol/base64.js';
 import type { BleMode, ClientMessage } from '../../common/protocol/messages.js';
 import { NfcTransmitError, type NfcCard } from '../../devices/ports.js';
-import { ReusableTimer, childSignal } from '../async-tools.js';
+import { LazyDeadline, childSignal } from '../async-tools.js';
 import { RunStop, outOfSequence, type Attempt } from './attempt.js';
 
 export class NfcHandover {
   private card: NfcCard | undefined;
   private releasedCard: NfcCard | undefined;
   /** The kiosk's own bound on each APDU, in case a port ignores its timeout (one timer for all APDUs). */
-  private readonly apduGuard = new ReusableTimer();
+  private readonly apduGuard = new LazyDeadline();
   private abortTransmit: (() => void) | undefined;
 
   constructor(private readonly attempt: Attempt) {
@@ -81,20 +81,28 @@ export class NfcHandover {
   private async transmit(card: NfcCard, command: Uint8Array): Promise<Uint8Array> {
     const { apduMs } = this.attempt.ctx.timeouts;
     const response = await new Promise<Uint8Array>((resolve, reject) => {
-      this.abortTransmit = () => reject(new RunStop());
-      this.apduGuard.start(apduMs + 500, () => reject(new NfcTransmitError('Timeout', 'the card did not answer in time')));
+      const settle = (): void => {
+        this.apduGuard.disarm();
+        this.abortTransmit = undefined;
+      };
+      this.abortTransmit = () => {
+        settle();
+        reject(new RunStop());
+      };
+      this.apduGuard.arm(apduMs + 500, () => {
+        settle();
+        reject(new NfcTransmitError('Timeout', 'the card did not answer in time'));
+      });
       card.transmit(command, { timeoutMs: apduMs, signal: this.attempt.signal }).then(
         (value) => {
-          this.apduGuard.stop();
+          settle();
           resolve(value);
         },
         (error: unknown) => {
-          this.apduGuard.stop();
+          settle();
           reject(error instanceof Error ? error : new Error(String(error)));
         },
       );
-    }).finally(() => {
-      this.abortTransmit = undefined;
     });
     if (this.attempt.stopResult) throw new RunStop();
     // NfcReader port contract: at least SW1 SW2. "UnresponsiveCard" takes the backend's recoverable path.
