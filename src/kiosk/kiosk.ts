@@ -451,10 +451,9 @@ export class Kiosk {
     this.currentRun = undefined;
     this.ignoreInputDuringRun();
     const result = report.result;
-    if (result.kind !== 'dropped') {
-      const { code, reason } = closeCodeFor(result);
-      await armed.channel.close(code, reason);
-    }
+    // The closing handshake runs while the outcome goes on screen; the session is given back after it.
+    const { code, reason } = closeCodeFor(result);
+    const closing = result.kind === 'dropped' ? Promise.resolve() : armed.channel.close(code, reason);
     this.logResult(log, result);
 
     let outcome: OutcomeView | undefined;
@@ -465,19 +464,18 @@ export class Kiosk {
       outcome = await this.recover(armed.session, result.transferFinished, log);
       if (outcome) kind = 'recovered';
     }
-    this.keeper.release(armed, outcome ? 'spent' : 'retry');
-
     const base = { transport, sessionId: armed.session.id, durationMs: this.now() - started, ...counters };
     if (outcome) {
       log.info({ event: 'verification_outcome', verdict: outcome.verdict, reasons: outcome.reasons, source: outcome.source }, 'verification finished');
       this.showResult(outcome, report.card);
       this.emit({ ...base, result: kind, outcome, error: null });
-      return;
+    } else if (result.kind !== 'complete') {
+      const error = errorViewFor(result, this.deps.config.privacy.backendErrorText);
+      if (result.kind !== 'cancelled' || !this.stopController.signal.aborted) this.showError(error, report.card);
+      this.emit({ ...base, result: kind, outcome: null, error });
     }
-    if (result.kind === 'complete') return; // unreachable: a complete result always has an outcome
-    const error = errorViewFor(result, this.deps.config.privacy.backendErrorText);
-    if (result.kind !== 'cancelled' || !this.stopController.signal.aborted) this.showError(error, report.card);
-    this.emit({ ...base, result: kind, outcome: null, error });
+    await closing;
+    this.keeper.release(armed, outcome ? 'spent' : 'retry');
   }
 
   /** Whatever was shown or tapped while a verification ran is ignored (spec §3 rule 1). */

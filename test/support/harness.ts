@@ -2,7 +2,8 @@
  * A kiosk wired to the fake backend and fake devices, with captured logs and views, for conformance tests.
  */
 import { Writable } from 'node:stream';
-import type { KioskView } from '../../src/common/kiosk-view.js';
+import { isDeepStrictEqual } from 'node:util';
+import { KioskView } from '../../src/common/kiosk-view.js';
 import { QrScanQueue } from '../../src/devices/qr/qr-scan-queue.js';
 import { createKiosk } from '../../src/kiosk/compose.js';
 import { mergeConfig, parseConfig, type KioskConfig } from '../../src/kiosk/config.js';
@@ -102,7 +103,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   let viewWaiters: { predicate: (v: KioskView) => boolean; resolve: (v: KioskView) => void }[] = [];
   let reportWaiters: ((r: VerificationReport) => void)[] = [];
   let reportsTaken = 0;
+  // Every view crosses a process boundary in the app: it must match its schema and survive JSON.
+  const viewProblems: string[] = [];
   kiosk.onView((v) => {
+    const checked = KioskView.safeParse(v);
+    if (!checked.success) viewProblems.push(`view does not match the KioskView schema: ${checked.error.message}`);
+    else if (!isDeepStrictEqual(JSON.parse(JSON.stringify(v)), v)) viewProblems.push('view does not survive a JSON round trip');
     views.push(v);
     const ready = viewWaiters.filter((w) => w.predicate(v));
     viewWaiters = viewWaiters.filter((w) => !w.predicate(v));
@@ -160,6 +166,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     async stop() {
       await kiosk.stop();
       if (!options.backend) await backend.stop();
+      if (viewProblems.length > 0) throw new Error(`${viewProblems.length} invalid views, first: ${viewProblems[0] ?? ''}`);
     },
   };
 }
