@@ -10,7 +10,12 @@ import type { Logger } from './log.js';
 import { WsRelayConnector } from './relay-socket.js';
 import { SessionClient } from './session-client.js';
 
-export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logger): Kiosk {
+export interface ComposeOptions {
+  /** Wall clock for session ages (defaults to `Date.now`); tests move it to age sessions without waiting. */
+  readonly now?: () => number;
+}
+
+export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logger, options: ComposeOptions = {}): Kiosk {
   const { baseUrl, apiKey } = config.backend;
   if (!baseUrl) throw new ConfigError('backend.baseUrl is not set (config file, MDL_KIOSK_BACKEND_URL or --backend)');
   if (!apiKey) throw new ConfigError('backend API key is not set (MDL_KIOSK_API_KEY, backend.apiKeyFile or --api-key-file)');
@@ -20,6 +25,7 @@ export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logg
     apiKey,
     timeoutMs: config.timeouts.httpMs,
     createBody: config.backend.createSessionBody,
+    ...(options.now ? { now: options.now } : {}),
   });
   const connector = new WsRelayConnector({
     endpoints,
@@ -29,5 +35,5 @@ export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logg
     maxMessageBytes: config.backend.maxMessageBytes,
   });
   log.info({ event: 'kiosk_configured', backend: endpoints.origin, wsAuth: config.backend.wsAuth, profile: config.profile }, 'kiosk configured');
-  return new Kiosk({ config, devices, sessions, connector, log });
+  return new Kiosk({ config, devices, sessions, connector, log, ...(options.now ? { now: options.now } : {}) });
 }

@@ -71,6 +71,8 @@ export interface HarnessOptions {
   readonly backend?: FakeBackend;
   readonly devices?: { nfc?: boolean; qr?: boolean; central?: boolean; peripheral?: boolean };
   readonly start?: boolean;
+  /** Wall clock for session ages (see `TestClock` in session-harness.ts). */
+  readonly now?: () => number;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -97,6 +99,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(want.peripheral ? { blePeripheral: peripheral } : {}),
     },
     log,
+    options.now ? { now: options.now } : {},
   );
   const views: KioskView[] = [];
   const reports: VerificationReport[] = [];

@@ -1,9 +1,8 @@
 /**
  * Helpers for the session-lifecycle conformance tests:
  *
- * - `startClockedHarness`: the kiosk of `harness.ts`, assembled the same way as `compose.ts`, but with a
- *   controllable wall clock shared by the session client (session `createdAt`) and the kiosk (remaining
- *   lifetime). Advancing it ages the sessions without waiting, while real timers and sockets keep running.
+ * - `startClockedHarness`: the kiosk of `harness.ts` with a controllable wall clock shared by the session
+ *   client (session `createdAt`) and the kiosk (remaining lifetime). Advancing it ages the sessions without waiting, while real timers and sockets keep running.
  * - `TcpGate`: a TCP forwarder in front of the fake backend that can be closed (connection refused, live
  *   connections cut) and reopened on the same port, to take the backend "offline" and back.
  * - `viewAfter`: waits for a view published after a given point.
@@ -11,16 +10,8 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { KioskView } from '../../src/common/kiosk-view.js';
-import { QrScanQueue } from '../../src/devices/qr/qr-scan-queue.js';
-import { backendEndpoints } from '../../src/kiosk/backend-endpoints.js';
-import { mergeConfig, parseConfig } from '../../src/kiosk/config.js';
-import { Kiosk } from '../../src/kiosk/kiosk.js';
-import { createLogger } from '../../src/kiosk/log.js';
-import { WsRelayConnector } from '../../src/kiosk/relay-socket.js';
-import { SessionClient } from '../../src/kiosk/session-client.js';
-import { FakeBackend } from './fake-backend.js';
-import { FakeBleCentral, FakeBlePeripheral, FakeNfcReader } from './fake-devices.js';
-import { LogCapture, TEST_TIMEOUTS, type Harness } from './harness.js';
+import type { FakeBackend } from './fake-backend.js';
+import { startHarness, type Harness } from './harness.js';
 
 // ---------------------------------------------------------------- views
 
@@ -48,104 +39,9 @@ export interface ClockedHarness extends Harness {
 }
 
 export async function startClockedHarness(options: { config?: Record<string, unknown>; backend?: FakeBackend } = {}): Promise<ClockedHarness> {
-  const backend = options.backend ?? (await FakeBackend.start());
   const clock = new TestClock();
-  const logs = new LogCapture();
-  const log = createLogger({ level: 'debug' }, logs);
-  const config = parseConfig(
-    mergeConfig({ backend: { baseUrl: backend.baseUrl, apiKey: backend.apiKey }, timeouts: TEST_TIMEOUTS }, options.config ?? {}),
-  );
-  const endpoints = backendEndpoints(backend.baseUrl, { allowInsecure: config.backend.allowInsecure });
-  const sessions = new SessionClient({
-    endpoints,
-    apiKey: backend.apiKey,
-    timeoutMs: config.timeouts.httpMs,
-    createBody: config.backend.createSessionBody,
-    now: clock.now,
-  });
-  const connector = new WsRelayConnector({
-    endpoints,
-    auth: config.backend.wsAuth,
-    connectTimeoutMs: config.timeouts.connectMs,
-    closeTimeoutMs: config.timeouts.socketCloseMs,
-    maxMessageBytes: config.backend.maxMessageBytes,
-  });
-  const nfc = new FakeNfcReader();
-  const qr = new QrScanQueue({ freshMs: config.qr.scanFreshMs });
-  const central = new FakeBleCentral();
-  const peripheral = new FakeBlePeripheral();
-  const kiosk = new Kiosk({ config, devices: { nfc, qr, bleCentral: central, blePeripheral: peripheral }, sessions, connector, log, now: clock.now });
-
-  const views: KioskView[] = [];
-  const reports: Harness['reports'] = [];
-  let viewWaiters: { predicate: (v: KioskView) => boolean; resolve: (v: KioskView) => void }[] = [];
-  let reportWaiters: ((r: Harness['reports'][number]) => void)[] = [];
-  let reportsTaken = 0;
-  kiosk.onView((v) => {
-    views.push(v);
-    const ready = viewWaiters.filter((w) => w.predicate(v));
-    viewWaiters = viewWaiters.filter((w) => !w.predicate(v));
-    for (const w of ready) w.resolve(v);
-  });
-  kiosk.onVerification((r) => {
-    reports.push(r);
-    const waiter = reportWaiters.shift();
-    if (waiter) {
-      reportsTaken++;
-      waiter(r);
-    }
-  });
-  kiosk.start();
-  return {
-    backend,
-    kiosk,
-    config,
-    nfc,
-    qr,
-    central,
-    peripheral,
-    logs,
-    views,
-    reports,
-    clock,
-    view(predicate, timeoutMs = 5_000) {
-      const seen = views.find(predicate);
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          viewWaiters = viewWaiters.filter((w) => w.resolve !== done);
-          reject(new Error(`no matching view within ${timeoutMs} ms; last: ${JSON.stringify(views.at(-1))}`));
-        }, timeoutMs);
-        const done = (v: KioskView): void => {
-          clearTimeout(timer);
-          resolve(v);
-        };
-        viewWaiters.push({ predicate, resolve: done });
-      });
-    },
-    nextReport(timeoutMs = 8_000) {
-      const queued = reports[reportsTaken];
-      if (queued) {
-        reportsTaken++;
-        return Promise.resolve(queued);
-      }
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          reportWaiters = reportWaiters.filter((w) => w !== done);
-          reject(new Error(`no verification report within ${timeoutMs} ms; last view: ${JSON.stringify(views.at(-1))}`));
-        }, timeoutMs);
-        const done = (r: Harness['reports'][number]): void => {
-          clearTimeout(timer);
-          resolve(r);
-        };
-        reportWaiters.push(done);
-      });
-    },
-    async stop() {
-      await kiosk.stop();
-      if (!options.backend) await backend.stop();
-    },
-  };
+  const harness = await startHarness({ ...options, now: clock.now });
+  return { ...harness, clock };
 }
 
 // ---------------------------------------------------------------- TCP gate
