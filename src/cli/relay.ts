@@ -14,6 +14,9 @@ import type { VerificationReport } from '../kiosk/kiosk.js';
 import { createLogger } from '../kiosk/log.js';
 import { availableProfiles } from '../kiosk/profiles.js';
 import { PROMPT_TEXT, verdictExitCode, worstExitCode } from './relay-output.js';
+import { ScanFeeder } from './scan-feeder.js';
+
+const DEFAULT_TIMEOUT_S = 300;
 
 const USAGE = `Usage: npm run relay -- [options]
 
@@ -32,6 +35,8 @@ Options:
   --ws-auth MODE         header (default) or query: how the WebSocket carries the client secret
   --allow-insecure       allow plain http/ws to a non-loopback backend (labs only)
   --log-level LEVEL      fatal|error|warn|info|debug|trace|silent (default warn); logs are JSON on stderr
+  --timeout SECONDS      give up when a verification has not ended this long after the previous one
+                         (default 300); the run then exits 2
   -h, --help             this text
 
 Devices: this build has the QR input. NFC (--nfc pcsc), Bluetooth (--ble …) and the virtual phone
@@ -58,6 +63,7 @@ async function main(): Promise<number> {
         'ws-auth': { type: 'string' },
         'allow-insecure': { type: 'boolean' },
         'log-level': { type: 'string' },
+        timeout: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -99,29 +105,22 @@ async function main(): Promise<number> {
     return 0;
   }
 
-  // Scans are presented one at a time, each when the kiosk is ready: a scan shown while a verification
-  // runs would be ignored, as at a real counter.
-  const qr = new QrScanQueue({ freshMs: Number.MAX_SAFE_INTEGER });
-  const scans: string[] = [...(args.qr ?? [])];
-  let ready = false;
-  const present = (): void => {
-    const next = ready ? scans.shift() : undefined;
-    if (next === undefined) return;
-    ready = false;
-    qr.push(next);
-  };
-  const devices: DevicePorts = { qr };
+  const timeoutSeconds = args.timeout === undefined ? DEFAULT_TIMEOUT_S : Number(args.timeout);
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) fail('--timeout takes a positive number of seconds');
   if (!args.qr?.length && !args['qr-stdin']) {
     fail('no input: pass --qr TEXT or --qr-stdin (NFC and BLE adapters are added by later releases)');
   }
-  if (args['qr-stdin']) {
-    const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
-    lines.on('line', (line) => {
-      scans.push(line);
-      present();
-    });
+  const qr = new QrScanQueue({ freshMs: Number.MAX_SAFE_INTEGER });
+  const feeder = new ScanFeeder(qr, config.qr.requireMdocPrefix);
+  for (const text of args.qr ?? []) {
+    const refused = feeder.add(text);
+    if (refused) fail(`--qr ${JSON.stringify(text.slice(0, 40))}: ${refused}`);
   }
-
+  if (!args['qr-stdin']) {
+    feeder.end();
+    if (feeder.queued < loops) fail(`--loop ${loops} needs ${loops} scans, got ${feeder.queued} --qr value(s)`);
+  }
+  const devices: DevicePorts = { qr };
   const log = createLogger({ level: config.log.level, name: 'mdl-kiosk-relay' }, process.stderr);
   let kiosk;
   try {
@@ -131,38 +130,58 @@ async function main(): Promise<number> {
   }
 
   let lastPhase: KioskView['phase'] | undefined;
-  let refused: () => void = () => undefined;
-  const configRefused = new Promise<void>((resolve) => (refused = resolve));
+  let onConfigRefused: () => void = () => undefined;
+  const configRefused = new Promise<void>((resolve) => (onConfigRefused = resolve));
   kiosk.onView((view) => {
     if (view.phase === lastPhase) return;
     lastPhase = view.phase;
     const extra = view.error ? ` (${view.error.code}: ${view.error.detail})` : '';
     process.stderr.write(`[relay] ${view.phase}: ${PROMPT_TEXT[view.prompt]}${extra}\n`);
     // The backend refused the credentials: waiting would not help a headless run.
-    if (view.phase === 'config_error') refused();
-    if (view.phase === 'ready') {
-      ready = true;
-      present();
-    }
+    if (view.phase === 'config_error') onConfigRefused();
+    if (view.phase === 'ready') feeder.kioskReady();
   });
 
   const codes: number[] = [];
-  const done = new Promise<void>((resolve) => {
-    kiosk.onVerification((report: VerificationReport) => {
-      process.stdout.write(`${JSON.stringify(report)}\n`);
-      codes.push(verdictExitCode(report));
-      if (codes.length >= loops) resolve();
-      // The kiosk takes the next scan while the result is still on screen.
-      ready = true;
-      present();
+  let finish: (why: string | undefined) => void = () => undefined;
+  const finished = new Promise<string | undefined>((resolve) => (finish = resolve));
+  // A verification that has not ended this long after the previous one is given up (e.g. backend down).
+  let deadline: NodeJS.Timeout | undefined;
+  const armDeadline = (): void => {
+    clearTimeout(deadline);
+    deadline = setTimeout(() => finish(`no verification ended within ${timeoutSeconds} s (--timeout)`), timeoutSeconds * 1000);
+  };
+  const checkInput = (): void => {
+    if (codes.length < loops && feeder.exhausted) finish(`input ended after ${codes.length} of ${loops} verification(s)`);
+  };
+  kiosk.onVerification((report: VerificationReport) => {
+    process.stdout.write(`${JSON.stringify(report)}\n`);
+    codes.push(verdictExitCode(report));
+    if (codes.length >= loops) finish(undefined);
+    armDeadline();
+    // The kiosk takes the next scan while the result is still on screen.
+    feeder.verificationEnded();
+    checkInput();
+  });
+  if (args['qr-stdin']) {
+    const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
+    lines.on('line', (line) => {
+      const refused = feeder.add(line);
+      if (refused && refused !== 'empty') process.stderr.write(`[relay] ignored a scan: ${refused}\n`);
     });
-  });
-  const interrupted = new Promise<void>((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
+    lines.on('close', () => {
+      feeder.end();
+      checkInput();
+    });
+  }
+  process.once('SIGINT', () => finish('interrupted'));
+  process.once('SIGTERM', () => finish('terminated'));
+  configRefused.then(() => finish('the backend refused the configuration'), () => undefined);
+  armDeadline();
   kiosk.start();
-  await Promise.race([done, interrupted, configRefused]);
+  const why = await finished;
+  clearTimeout(deadline);
+  if (why) process.stderr.write(`relay: ${why}\n`);
   await kiosk.stop();
   if (codes.length < loops) return 2;
   return worstExitCode(codes);

@@ -57,22 +57,6 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** An AbortSignal that aborts after `ms` or with `parent`; `dispose()` releases the timer and listener. */
-export function childSignal(parent: AbortSignal, ms?: number): { signal: AbortSignal; dispose: () => void } {
-  const controller = new AbortController();
-  const onAbort = (): void => controller.abort(parent.reason);
-  if (parent.aborted) controller.abort(parent.reason);
-  else parent.addEventListener('abort', onAbort, { once: true });
-  const timer = ms === undefined ? undefined : setTimeout(() => controller.abort(new TimeoutError(`timed out after ${ms} ms`)), ms);
-  return {
-    signal: controller.signal,
-    dispose: () => {
-      clearTimeout(timer);
-      parent.removeEventListener('abort', onAbort);
-    },
-  };
-}
-
 /** First-in first-out queue with one asynchronous consumer. */
 export class AsyncQueue<T> {
   private readonly items: T[] = [];
@@ -119,46 +103,6 @@ export function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => voi
     reject = rej;
   });
   return { promise, resolve, reject };
-}
-
-/**
- * One timer re-armed per use. The relay arms a timeout for every message; creating and clearing a fresh
- * timer each time costs more than the rest of the relay step (Node allocates and tears down a timer list
- * per duration), so the same `Timeout` is refreshed while the duration stays the same.
- */
-export class ReusableTimer {
-  private timer: NodeJS.Timeout | undefined;
-  private ms = -1;
-  private callback: (() => void) | undefined;
-
-  /** (Re)starts the timer; `callback` runs once after `ms` unless `stop()` or `start()` comes first. */
-  start(ms: number, callback: () => void): void {
-    this.callback = callback;
-    if (this.timer && this.ms === ms) {
-      this.timer.refresh();
-      return;
-    }
-    clearTimeout(this.timer);
-    this.ms = ms;
-    this.timer = setTimeout(() => {
-      const fire = this.callback;
-      this.callback = undefined;
-      fire?.();
-    }, ms);
-  }
-
-  /** Cancels the pending callback; the underlying timer may still wake once, and does nothing. */
-  stop(): void {
-    this.callback = undefined;
-  }
-
-  /** Releases the timer for good. */
-  dispose(): void {
-    this.callback = undefined;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.ms = -1;
-  }
 }
 
 /**

@@ -33,6 +33,7 @@ export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logg
     connectTimeoutMs: config.timeouts.connectMs,
     closeTimeoutMs: config.timeouts.socketCloseMs,
     maxMessageBytes: config.backend.maxMessageBytes,
+    heartbeatMs: config.timeouts.heartbeatMs,
   });
   log.info({ event: 'kiosk_configured', backend: endpoints.origin, wsAuth: config.backend.wsAuth, profile: config.profile }, 'kiosk configured');
   return new Kiosk({ config, devices, sessions, connector, log, ...(options.now ? { now: options.now } : {}) });

@@ -86,6 +86,8 @@ export const KioskConfigSchema = z
         verificationMs: ms(150_000),
         /** Closing handshake of the WebSocket before the socket is destroyed. */
         socketCloseMs: ms(2_000),
+        /** WebSocket ping interval; a socket without a pong by the next ping is dropped (half-open connections). */
+        heartbeatMs: z.number().int().min(0).default(20_000),
         /** How long to wait for an armed session when a tap arrives while none is ready. */
         armWaitMs: ms(15_000),
         /** Polling `GET /sessions/{id}` for a result after the socket dropped at the end of a transfer. */

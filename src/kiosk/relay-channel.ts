@@ -44,9 +44,8 @@ export class RelayChannel {
   private link: RelayLink | undefined;
   private readonly timer = new LazyDeadline();
   private boundSignal: AbortSignal | undefined;
-  /** Count of frames received, for progress and diagnostics. */
+  /** Count of frames received, for diagnostics. */
   received = 0;
-  sent = 0;
 
   /** Attach once the link is open (frames may be fed before, from the connector's handlers). */
   attach(link: RelayLink): void {
@@ -74,6 +73,10 @@ export class RelayChannel {
         kind: 'violation',
         violation: { kind: 'binary_frame', detail: `binary frame of ${frame.size} bytes; the protocol uses text frames only` },
       });
+      return;
+    }
+    if (frame.kind === 'oversize') {
+      this.arrive({ kind: 'violation', violation: { kind: 'message_too_large', detail: 'message larger than backend.maxMessageBytes' } });
       return;
     }
     const parsed = parseBackendText(frame.text);
@@ -114,7 +117,6 @@ export class RelayChannel {
     if (this.closedInfo || !this.link?.send(JSON.stringify(message))) {
       throw new LinkDroppedError('the session WebSocket is closed');
     }
-    this.sent++;
   }
 
   /**

@@ -4,7 +4,11 @@
  */
 import type { Session } from './session-client.js';
 
-export type InboundFrame = { readonly kind: 'text'; readonly text: string } | { readonly kind: 'binary'; readonly size: number };
+export type InboundFrame =
+  | { readonly kind: 'text'; readonly text: string }
+  | { readonly kind: 'binary'; readonly size: number }
+  /** A message over the size limit; the socket closes with 1009 right after. */
+  | { readonly kind: 'oversize' };
 
 export interface LinkClosed {
   readonly code: number;
@@ -43,6 +47,8 @@ export class RelayHandshakeError extends Error {
     readonly kind: HandshakeFailureKind,
     message: string,
     readonly status?: number,
+    /** From `Retry-After` on a 429 or 503 answer, when given. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }

@@ -5,6 +5,9 @@
  *   for proxies that strip headers. The URL with a token is never logged or put in an error message.
  * - Handshake answers map to {@link RelayHandshakeError} kinds (404 → session gone, 409 → conflict, …).
  * - Compression is off: frames are small and latency matters more than bytes.
+ * - A heartbeat (WebSocket ping every `heartbeatMs`) finds a half-open connection — an idle pre-warmed
+ *   socket behind a NAT or load balancer that dropped it — before a customer's tap does: no pong by the
+ *   next beat and the socket is destroyed, which re-arms the session.
  */
 import WebSocket from 'ws';
 import type { ClientRequest, IncomingMessage } from 'node:http';
@@ -24,6 +27,24 @@ export interface WsRelayConnectorOptions {
   readonly connectTimeoutMs: number;
   readonly closeTimeoutMs: number;
   readonly maxMessageBytes: number;
+  /** Interval of the ping heartbeat; 0 turns it off. */
+  readonly heartbeatMs: number;
+}
+
+/** RFC 6455 §5.5: a close reason is at most 123 bytes of UTF-8. */
+function closeReason(reason: string): string {
+  let out = reason;
+  while (Buffer.byteLength(out, 'utf8') > 123) out = out.slice(0, -1);
+  return out;
+}
+
+function retryAfterMs(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, 300_000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.min(date - Date.now(), 300_000));
 }
 
 function kindForStatus(status: number): HandshakeFailureKind {
@@ -47,11 +68,27 @@ class WsRelayLink implements RelayLink {
   private closing: Promise<void> | undefined;
   private closedPromise: Promise<void>;
 
+  private heartbeat: NodeJS.Timeout | undefined;
+
   constructor(
     private readonly ws: WebSocket,
     private readonly closeTimeoutMs: number,
+    heartbeatMs: number,
   ) {
     this.closedPromise = new Promise((resolve) => ws.once('close', () => resolve()));
+    if (heartbeatMs > 0) {
+      let answered = true;
+      ws.on('pong', () => (answered = true));
+      this.heartbeat = setInterval(() => {
+        if (!answered) {
+          ws.terminate(); // no pong since the last ping: the connection is gone
+          return;
+        }
+        answered = false;
+        if (ws.readyState === WebSocket.OPEN) ws.ping();
+      }, heartbeatMs);
+      ws.once('close', () => clearInterval(this.heartbeat));
+    }
   }
 
   get isOpen(): boolean {
@@ -72,7 +109,7 @@ class WsRelayLink implements RelayLink {
 
   private async doClose(code: number, reason: string): Promise<void> {
     if (this.ws.readyState === WebSocket.CLOSED) return;
-    if (this.ws.readyState === WebSocket.OPEN) this.ws.close(code, reason.slice(0, 120));
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.close(code, closeReason(reason));
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), this.closeTimeoutMs);
@@ -121,11 +158,16 @@ export class WsRelayConnector implements RelayConnector {
         const status = res.statusCode ?? 0;
         res.resume();
         req.destroy();
-        fail(new RelayHandshakeError(kindForStatus(status), `WebSocket handshake refused: HTTP ${status}`, status));
+        fail(
+          new RelayHandshakeError(kindForStatus(status), `WebSocket handshake refused: HTTP ${status}`, status, retryAfterMs(res.headers['retry-after'])),
+        );
       });
-      ws.on('error', (error: Error) => {
+      ws.on('error', (error: Error & { code?: string }) => {
         // After the handshake, errors (oversized or invalid frames) are followed by 'close', handled below.
-        if (settled) return;
+        if (settled) {
+          if (error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') handlers.onFrame({ kind: 'oversize' });
+          return;
+        }
         const timedOut = /timed out|timeout/i.test(error.message);
         fail(
           new RelayHandshakeError(
@@ -141,7 +183,7 @@ export class WsRelayConnector implements RelayConnector {
         }
         settled = true;
         signal.removeEventListener('abort', onAbort);
-        const link = new WsRelayLink(ws, this.options.closeTimeoutMs);
+        const link = new WsRelayLink(ws, this.options.closeTimeoutMs, this.options.heartbeatMs);
         ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
           if (isBinary) handlers.onFrame({ kind: 'binary', size: rawSize(data) });
           else handlers.onFrame({ kind: 'text', text: rawText(data) });

@@ -67,6 +67,21 @@ function networkCause(e: unknown): string {
   return typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code) ? code : 'request failed before an HTTP answer';
 }
 
+/** Reads the body as UTF-8, refusing more than `max` bytes without buffering them. */
+async function readCapped(response: Response, max: number): Promise<string> {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > max) throw new SessionApiError('bad_response', 'response too large');
+  if (!response.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > max) throw new SessionApiError('bad_response', 'response too large');
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 function kindForStatus(status: number): SessionApiErrorKind {
   if (status === 401) return 'unauthorized';
   if (status === 403) return 'forbidden';
@@ -165,8 +180,9 @@ export class SessionClient {
     }
     let text: string;
     try {
-      text = await response.text();
-    } catch {
+      text = await readCapped(response, MAX_BODY_BYTES);
+    } catch (e) {
+      if (e instanceof SessionApiError) throw new SessionApiError(e.kind, `${what}: ${e.message}`);
       if (signal?.aborted) throw new SessionApiError('aborted', `${what}: cancelled`);
       if (timedOut()) throw new SessionApiError('timeout', `${what}: body not received within ${this.options.timeoutMs} ms`);
       throw new SessionApiError('network', `${what}: connection lost while reading the response`);
@@ -179,7 +195,6 @@ export class SessionClient {
         retryAfterMs(response.headers.get('retry-after')),
       );
     }
-    if (text.length > MAX_BODY_BYTES) throw new SessionApiError('bad_response', `${what}: response too large`);
     try {
       return JSON.parse(text) as unknown;
     } catch {

@@ -30,6 +30,8 @@ export interface ArmedSession {
   readonly session: Session;
   readonly channel: RelayChannel;
   readonly namespaces: Namespaces;
+  /** How many times this session was reconnected before this arming (0 for a new session). */
+  readonly reuses: number;
 }
 
 export type KeeperStatus =
@@ -77,8 +79,8 @@ function sameNamespaces(a: Namespaces, b: Namespaces): boolean {
 export class SessionKeeper {
   private idle: ArmedSession | undefined;
   private lent: ArmedSession | undefined;
-  /** A session to reconnect instead of creating a new one. */
-  private reusable: Session | undefined;
+  /** A session to reconnect instead of creating a new one, and how often it has been re-armed already. */
+  private reusable: { session: Session; reuses: number } | undefined;
   private preparing = false;
   private stopped = false;
   private started = false;
@@ -116,7 +118,16 @@ export class SessionKeeper {
   }
 
   private idleFailed(failure: IdleFailure): void {
-    for (const listener of this.idleFailureListeners) listener(failure);
+    for (const listener of this.idleFailureListeners) this.callListener(() => listener(failure));
+  }
+
+  /** Listeners run inside socket events: one that throws must neither crash the process nor stop the keeper. */
+  private callListener(call: () => void): void {
+    try {
+      call();
+    } catch (e) {
+      this.options.log.error({ event: 'keeper_listener_failed', detail: e instanceof Error ? e.message : 'unknown' }, 'status listener threw');
+    }
   }
 
   start(): void {
@@ -202,7 +213,7 @@ export class SessionKeeper {
   release(armed: ArmedSession, disposition: Disposition): void {
     if (this.lent === armed) this.lent = undefined;
     if (disposition === 'retry' && this.remaining(armed.session) > this.options.config.session.renewBeforeExpiryMs) {
-      this.reusable = armed.session;
+      this.reusable = { session: armed.session, reuses: armed.reuses + 1 };
     }
     this.ensure();
   }
@@ -212,7 +223,7 @@ export class SessionKeeper {
     const idle = this.idle;
     if (!idle || sameNamespaces(idle.namespaces, this.options.namespaces())) return;
     this.idle = undefined;
-    this.reusable = idle.session;
+    this.reusable = { session: idle.session, reuses: idle.reuses };
     void this.closeIdle(idle, CloseCode.normal, 'request profile changed');
     this.ensure();
   }
@@ -235,7 +246,7 @@ export class SessionKeeper {
     const prev = this.statusValue;
     this.statusValue = status;
     if (prev.state !== status.state || JSON.stringify(prev) !== JSON.stringify(status)) {
-      for (const listener of this.statusListeners) listener(status);
+      for (const listener of this.statusListeners) this.callListener(() => listener(status));
     }
   }
 
@@ -291,7 +302,8 @@ export class SessionKeeper {
       this.wake();
       return;
     }
-    this.scheduleRetry(detail, e instanceof SessionApiError ? e.retryAfterMs : undefined);
+    const retryAfter = e instanceof SessionApiError || e instanceof RelayHandshakeError ? e.retryAfterMs : undefined;
+    this.scheduleRetry(detail, retryAfter);
   }
 
   /** Backs off exponentially before the next attempt, so a failing backend is not hammered. */
@@ -313,10 +325,15 @@ export class SessionKeeper {
   /** Creates (or reuses) a session, opens its socket and sends `engage`. */
   private async arm(signal: AbortSignal): Promise<ArmedSession> {
     const { conflictRetries, conflictBackoffMs } = this.options.config.session;
-    let session = this.takeReusable();
+    const reused = this.takeReusable();
+    let session = reused?.session;
+    let reuses = reused?.reuses ?? 0;
     let conflicts = 0;
     for (;;) {
-      if (!session) session = await this.create(signal);
+      if (!session) {
+        session = await this.create(signal);
+        reuses = 0;
+      }
       await this.closing.get(session.id);
       const channel = new RelayChannel();
       try {
@@ -342,11 +359,18 @@ export class SessionKeeper {
             continue;
           case 'unauthorized':
           case 'forbidden':
+            if (reuses > 0) {
+              // The client secret of an older session may simply have expired (its lifetime is not shown, §5).
+              this.options.log.info({ event: 'session_secret_refused', sessionId: session.id }, 'older session refused; creating a new one');
+              session = undefined;
+              continue;
+            }
             throw new ConfigurationRefused(`WebSocket handshake refused (HTTP ${e.status ?? '?'}): check the backend configuration`);
           case 'aborted':
             throw new AbortedError('arming aborted');
           default:
-            this.reusable = session; // a network failure says nothing about the session: try it again later
+            // A network failure says nothing about the session: try it again later.
+            this.reusable = { session, reuses };
             throw e;
         }
       }
@@ -362,14 +386,14 @@ export class SessionKeeper {
         { event: 'session_armed', sessionId: session.id, remainingMs: this.remaining(session) },
         'session engaged and waiting for a tap or a scan',
       );
-      return { session, channel, namespaces };
+      return { session, channel, namespaces, reuses };
     }
   }
 
-  private takeReusable(): Session | undefined {
-    const session = this.reusable;
+  private takeReusable(): { session: Session; reuses: number } | undefined {
+    const reusable = this.reusable;
     this.reusable = undefined;
-    if (session && this.remaining(session) > this.options.config.session.renewBeforeExpiryMs) return session;
+    if (reusable && this.remaining(reusable.session) > this.options.config.session.renewBeforeExpiryMs) return reusable;
     return undefined;
   }
 
@@ -419,7 +443,10 @@ export class SessionKeeper {
     const handle = (arrival: Arrival): boolean => {
       if (this.idle !== armed) return false;
       this.idle = undefined;
-      this.reusable = armed.session;
+      // The same id and secret may be retried (spec §5 rule 2), but a session that fails again after a
+      // reconnect is replaced rather than retried until it expires.
+      const backendEnded = arrival.kind !== 'closed';
+      this.reusable = backendEnded && armed.reuses > 0 ? undefined : { session: armed.session, reuses: armed.reuses + 1 };
       switch (arrival.kind) {
         case 'closed':
           this.options.log.warn({ event: 'idle_socket_closed', sessionId: armed.session.id, code: arrival.closed.code }, 'idle session socket closed; re-arming');

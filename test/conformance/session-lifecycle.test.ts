@@ -666,7 +666,7 @@ describe('dropped socket (DESIGN §4 "End", spec §1 result via GET /sessions/{i
     expect(report.outcome?.warnings).toEqual(warnings);
   });
 
-  it('dropped after the transfer finished but no result is available → connection_lost, re-armed on the same session', async () => {
+  it('dropped after the transfer finished but no result is available → connection_lost, a new session (the phone is done with this one)', async () => {
     const harness = await start();
     const conn1 = await armed(harness);
     await transferFinished(harness, conn1);
@@ -678,7 +678,8 @@ describe('dropped socket (DESIGN §4 "End", spec §1 result via GET /sessions/{i
     expect(gets(harness.backend)).toBeGreaterThanOrEqual(1);
     const conn2 = await harness.backend.nextConnection();
     await conn2.expect('engage');
-    expect(conn2.session.id).toBe(conn1.session.id);
+    expect(conn2.session.id).not.toBe(conn1.session.id);
+    expect(posts(harness.backend)).toBe(2);
   });
 });
 

@@ -241,7 +241,7 @@ function hugeText(recipe: HugeRecipe, size: number): string {
   }
 }
 
-function inboundFrame(frame: FrameSpec): InboundFrame {
+function inboundFrame(frame: FrameSpec): Exclude<InboundFrame, { kind: 'oversize' }> {
   switch (frame.f) {
     case 'text':
       return { kind: 'text', text: frame.text };

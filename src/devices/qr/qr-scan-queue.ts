@@ -37,23 +37,26 @@ export class QrScanQueue implements QrInput {
     this.scans.length = 0;
   }
 
+  /** One consumer at a time (the kiosk's trigger wait); a second concurrent call is refused. */
   nextScan(signal: AbortSignal): Promise<string> {
+    if (signal.aborted) return Promise.reject(new Error('aborted'));
+    if (this.waiter) return Promise.reject(new Error('QrScanQueue: a consumer is already waiting'));
     const cutoff = this.now() - this.options.freshMs;
     while (this.scans.length > 0) {
       const scan = this.scans.shift();
       if (scan && scan.at >= cutoff) return Promise.resolve(scan.text);
     }
-    if (signal.aborted) return Promise.reject(new Error('aborted'));
     return new Promise<string>((resolve, reject) => {
       const onAbort = (): void => {
-        this.waiter = undefined;
+        if (this.waiter === deliver) this.waiter = undefined;
         reject(new Error('aborted'));
       };
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.waiter = (text) => {
+      const deliver = (text: string): void => {
         signal.removeEventListener('abort', onAbort);
         resolve(text);
       };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiter = deliver;
     });
   }
 }

@@ -192,7 +192,9 @@ export class Attempt {
   quiet(reason: string): void {
     this.ctx.channel.setInterceptor((arrival) => {
       const message = this.unwrapQuietly(arrival);
-      if (message) this.stopWith({ kind: 'violation', violation: outOfSequence(message, reason) });
+      // A `complete` ends the verification whatever the phase: the backend's outcome stands.
+      if (message?.type === 'complete') this.stopWith({ kind: 'complete', outcome: message.outcome });
+      else if (message) this.stopWith({ kind: 'violation', violation: outOfSequence(message, reason) });
       return true;
     });
   }
@@ -205,21 +207,31 @@ export class Attempt {
 
   /**
    * Runs a device operation under a timeout. The operation gets its own signal, aborted when the attempt
-   * ends or the timeout passes, so an adapter that is still scanning or connecting stops at once.
+   * ends or the timeout passes, so an adapter that is still scanning or connecting stops at once. If the
+   * operation completes anyway after it was given up on, `dispose` releases what it produced (a link, a
+   * session, a card) so nothing is left connected or advertising.
    */
-  async device<T>(operation: (signal: AbortSignal) => Promise<T>, ms: number, what: string): Promise<T> {
+  async device<T>(operation: (signal: AbortSignal) => Promise<T>, ms: number, what: string, dispose?: (late: T) => Promise<void>): Promise<T> {
     const op = new AbortController();
     const onRunAbort = (): void => op.abort();
     this.signal.addEventListener('abort', onRunAbort, { once: true });
+    let pending: Promise<T>;
     try {
-      return await withTimeout(operation(op.signal), ms, this.signal, what);
+      pending = operation(op.signal);
+    } catch (e) {
+      // An adapter that throws instead of rejecting.
+      pending = Promise.reject(e instanceof Error ? e : new Error(String(e)));
+    }
+    try {
+      // On success the result lives on, and so does its signal: the attempt's end aborts both.
+      return await withTimeout(pending, ms, this.signal, what);
     } catch (e) {
       op.abort();
+      this.signal.removeEventListener('abort', onRunAbort);
+      if (dispose) pending.then(dispose).catch(() => undefined);
+      else pending.catch(() => undefined);
       if (e instanceof AbortedError) throw new RunStop();
       throw e;
-    } finally {
-      // On success the operation's result (a link, a session) lives on; teardown closes it.
-      if (!op.signal.aborted) this.signal.removeEventListener('abort', onRunAbort);
     }
   }
 
@@ -229,7 +241,8 @@ export class Attempt {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     this.ctx.channel.setInterceptor(undefined);
-    const closing = this.teardownHooks.map((hook) => hook());
+    // A hook that throws instead of rejecting must not break the teardown of the others.
+    const closing = this.teardownHooks.map((hook) => Promise.resolve().then(hook));
     // close()/release() never reject by contract; bound them anyway so teardown cannot hang.
     await withTimeout(Promise.allSettled(closing), 2_000, new AbortController().signal, 'device teardown').catch(() => {
       this.ctx.log.warn({ event: 'teardown_slow' }, 'device teardown did not finish in time');

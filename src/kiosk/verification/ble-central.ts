@@ -14,6 +14,7 @@ export async function centralTransfer(transfer: BleTransfer, mode: BleMode): Pro
   const port = attempt.ctx.devices.bleCentral;
   if (!port) return attempt.fail({ kind: 'internal_error', detail: 'central mode without a central port' });
   let connectedSent = false;
+  let droppedDuringSetup: string | undefined;
   // Notifications that arrive while connecting go out right after ble_connected, in order.
   const early: ClientMessage[] = [];
   const handlers = {
@@ -35,17 +36,28 @@ export async function centralTransfer(transfer: BleTransfer, mode: BleMode): Pro
         // send() recorded the dropped socket and stopped the attempt.
       }
     },
-    onDisconnect: (reason: string): void => transfer.onLinkLost(reason),
+    onDisconnect: (reason: string): void => {
+      if (connectedSent) transfer.onLinkLost(reason);
+      else droppedDuringSetup = reason;
+    },
   };
   const { bleSetupMs } = attempt.ctx.timeouts;
   let link: BleCentralLink;
   try {
-    link = await attempt.device((signal) => port.connect(profileOf(mode), handlers, signal), bleSetupMs, 'BLE central setup');
+    link = await attempt.device(
+      (signal) => port.connect(profileOf(mode), handlers, signal),
+      bleSetupMs,
+      'BLE central setup',
+      (late) => late.close(),
+    );
   } catch (e) {
     if (e instanceof RunStop) throw e;
     return transfer.reportSetupFailure('central', setupReason(e, 'scan and connect', bleSetupMs));
   }
   attempt.onTeardown(() => link.close());
+  if (droppedDuringSetup !== undefined) {
+    return transfer.reportSetupFailure('central', `the phone disconnected during setup: ${droppedDuringSetup}`);
+  }
   attempt.send({ type: 'step_result', op: 'ble_connected', status: 'ok', role: 'central' });
   connectedSent = true;
   transfer.connected('central');

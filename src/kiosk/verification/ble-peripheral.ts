@@ -17,10 +17,17 @@ export async function peripheralTransfer(transfer: BleTransfer, mode: BleMode): 
   const port = attempt.ctx.devices.blePeripheral;
   if (!port) return attempt.fail({ kind: 'internal_error', detail: 'peripheral mode without a peripheral port' });
   const { bleSetupMs } = attempt.ctx.timeouts;
+  // One bound for the whole setup: advertising started and the phone's first GATT event.
+  const setupDeadline = attempt.now() + bleSetupMs;
   const events = new AsyncQueue<PeripheralEvent>();
   let session: BlePeripheralSession | undefined;
   try {
-    session = await attempt.device((signal) => port.advertise(profileOf(mode), (event) => events.push(event), signal), bleSetupMs, 'BLE advertising');
+    session = await attempt.device(
+      (signal) => port.advertise(profileOf(mode), (event) => events.push(event), signal),
+      bleSetupMs,
+      'BLE advertising',
+      (late) => late.close(),
+    );
   } catch (e) {
     if (e instanceof RunStop) throw e;
     return transfer.reportSetupFailure('peripheral', setupReason(e, 'advertising', bleSetupMs));
@@ -30,7 +37,7 @@ export async function peripheralTransfer(transfer: BleTransfer, mode: BleMode): 
 
   const firstEvent = deferred<'connected' | 'failed'>();
   const setup = { over: false };
-  const setupTimer = attempt.after(bleSetupMs, () => {
+  const setupTimer = attempt.after(Math.max(0, setupDeadline - attempt.now()), () => {
     setup.over = true; // from now on a late phone must not trigger a second ble_connected
     firstEvent.resolve('failed');
   });
@@ -73,6 +80,7 @@ async function phoneEvents(
       continue;
     }
     if (event.kind === 'disconnect') {
+      // Before its first GATT event the phone may come back: the setup timer decides (see onLinkLost).
       transfer.onLinkLost(event.reason);
       continue;
     }

@@ -44,6 +44,8 @@ export class BleTransfer {
   /** Characteristics of the chosen mode by UUID spelling, filled as UUIDs are seen. */
   private readonly charIndex = new Map<string, KnownCharacteristic | null>();
   private linkLost: string | undefined;
+  /** `ble_connected` (ok) was sent: from then on a lost link ends the transfer. */
+  private isConnected = false;
   private completion: Outcome | undefined;
   private lastActivity = 0;
   readonly pendingRead: PendingRead = { current: undefined };
@@ -58,7 +60,7 @@ export class BleTransfer {
     if (!chosen) {
       const first = modes[0] as BleMode; // the schema requires at least one mode
       const why = (['central', 'peripheral'] as const).map((role) => `${role} ${this.usable(role).reason}`).join(', ');
-      return this.reportSetupFailure(first.role, `no offered BLE role is usable (${why})`);
+      return this.reportSetupFailure(first.role, `no offered BLE role is usable (${why})`, true);
     }
     this.mode = chosen;
     attempt.role = chosen.role;
@@ -70,15 +72,19 @@ export class BleTransfer {
     const { devices } = this.attempt.ctx;
     const port = role === 'central' ? devices.bleCentral : devices.blePeripheral;
     if (!port) return { usable: false, reason: 'not_configured' };
-    const availability = port.availability();
-    return { usable: availability.usable, reason: availability.reason ?? 'unavailable' };
+    try {
+      const availability = port.availability();
+      return { usable: availability.usable, reason: availability.reason ?? 'unavailable' };
+    } catch {
+      return { usable: false, reason: 'adapter_error' }; // an adapter that cannot even say is not usable
+    }
   }
 
   /**
    * `ble_connected` with `status: error`. What the backend does next is not shown (spec §3), so the
    * kiosk waits a reply's time for its `error` (or `complete`) and then gives up on the attempt.
    */
-  async reportSetupFailure(role: BleRole, reason: string): Promise<RunResult> {
+  async reportSetupFailure(role: BleRole, reason: string, unavailable = false): Promise<RunResult> {
     const { attempt } = this;
     attempt.endQuiet();
     attempt.ctx.log.warn({ event: 'ble_setup_failed', role, reason }, 'BLE setup failed');
@@ -87,7 +93,7 @@ export class BleTransfer {
     try {
       arrival = await attempt.ctx.channel.next(attempt.ctx.timeouts.backendReplyMs, attempt.signal);
     } catch (e) {
-      if (e instanceof ChannelTimeoutError) return { kind: 'ble_failed', role, reason };
+      if (e instanceof ChannelTimeoutError) return { kind: 'ble_failed', role, reason, unavailable };
       throw e;
     }
     const message = attempt.unwrap(arrival);
@@ -134,6 +140,7 @@ export class BleTransfer {
    * transfer interceptor goes in before any further socket input can be read.
    */
   connected(role: BleRole): void {
+    this.isConnected = true;
     const pendingRead = role === 'peripheral' ? this.pendingRead : undefined;
     this.attempt.ctx.channel.setInterceptor((arrival) => this.interceptTransfer(arrival, pendingRead));
     this.attempt.progress('transferring', 'approve_on_phone', 3);
@@ -153,14 +160,25 @@ export class BleTransfer {
     attempt.after(bleIdleMs, check);
   }
 
-  /** The link to the phone dropped. After the end byte that is expected; before it, `complete` gets a grace period. */
+  /**
+   * The link to the phone dropped. Before `ble_connected` the setup decides (a phone may reconnect while
+   * the kiosk advertises). After the end byte a drop is expected. Otherwise `complete` may still arrive
+   * within the grace period; one that arrived already stands.
+   */
   onLinkLost(reason: string): void {
     const { attempt } = this;
+    if (!this.isConnected) {
+      attempt.ctx.log.info({ event: 'ble_link_lost_during_setup', reason }, 'phone link dropped before ble_connected');
+      return;
+    }
     if (this.linkLost !== undefined || attempt.stopResult) return;
     this.linkLost = reason;
     attempt.ctx.log.info({ event: 'ble_link_lost', reason, transferFinished: attempt.transferFinished }, 'BLE link to the phone ended');
     if (attempt.transferFinished) return;
-    attempt.after(attempt.ctx.timeouts.bleLinkLossGraceMs, () => attempt.stopWith({ kind: 'ble_link_lost', reason }));
+    attempt.after(attempt.ctx.timeouts.bleLinkLossGraceMs, () => {
+      const outcome = this.completion;
+      attempt.stopWith(outcome ? { kind: 'complete', outcome } : { kind: 'ble_link_lost', reason });
+    });
   }
 
   /**

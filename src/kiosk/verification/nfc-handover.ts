@@ -7,8 +7,11 @@
 import { decodeCheckedBase64, encodeBase64 } from '../../common/protocol/base64.js';
 import type { BleMode, ClientMessage } from '../../common/protocol/messages.js';
 import { NfcTransmitError, type NfcCard } from '../../devices/ports.js';
-import { LazyDeadline, childSignal } from '../async-tools.js';
+import { LazyDeadline, TimeoutError } from '../async-tools.js';
 import { RunStop, outOfSequence, type Attempt } from './attempt.js';
+
+/** Bound on dropping a card handle (the port promises it never hangs; the kiosk does not rely on it). */
+const RELEASE_MS = 2_000;
 
 export class NfcHandover {
   private card: NfcCard | undefined;
@@ -119,19 +122,27 @@ export class NfcHandover {
     attempt.ctx.log.info({ event: 'nfc_await_card' }, 'backend asked for a re-tap');
     attempt.quiet('no message expected while waiting for the card');
     const { awaitCardMs } = attempt.ctx.timeouts;
-    const { signal, dispose } = childSignal(attempt.signal, awaitCardMs);
     try {
-      await old.release();
       this.card = undefined;
       this.releasedCard = old;
-      await old.waitForRemoval(signal);
-      this.card = await nfc.nextCard(signal);
+      // Every step is bounded here, even against an adapter that ignores its abort signal.
+      await attempt.device(() => old.release(), RELEASE_MS, 'card release').catch((e: unknown) => {
+        if (e instanceof RunStop) throw e; // a release that hangs or fails does not stop the re-tap
+      });
+      this.card = await attempt.device(
+        async (signal) => {
+          await old.waitForRemoval(signal);
+          return nfc.nextCard(signal);
+        },
+        awaitCardMs,
+        'awaiting the card',
+        (late) => late.release(),
+      );
     } catch (e) {
-      if (attempt.stopResult) throw new RunStop();
-      if (signal.aborted) attempt.fail({ kind: 'timeout', phase: 'awaiting_card', detail: `no re-tap within ${awaitCardMs} ms` });
+      if (e instanceof RunStop || attempt.stopResult) throw new RunStop();
+      if (e instanceof TimeoutError) attempt.fail({ kind: 'timeout', phase: 'awaiting_card', detail: `no re-tap within ${awaitCardMs} ms` });
       throw e;
     } finally {
-      dispose();
       attempt.endQuiet();
     }
     attempt.progress('engaging', 'hold_still', 1);

@@ -20,7 +20,13 @@ export type RunResult =
   | { readonly kind: 'violation'; readonly violation: ProtocolViolation }
   | { readonly kind: 'dropped'; readonly closed: LinkClosed | undefined; readonly transferFinished: boolean }
   | { readonly kind: 'timeout'; readonly phase: string; readonly detail: string }
-  | { readonly kind: 'ble_failed'; readonly role: BleRole; readonly reason: string }
+  | {
+      readonly kind: 'ble_failed';
+      readonly role: BleRole;
+      readonly reason: string;
+      /** No offered role was usable (Bluetooth off or absent), as opposed to a setup that failed. */
+      readonly unavailable: boolean;
+    }
   | { readonly kind: 'ble_link_lost'; readonly reason: string }
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'internal_error'; readonly detail: string };
@@ -89,6 +95,11 @@ export function closeCodeForViolation(kind: ViolationKind): number {
     default:
       return CloseCode.protocolError;
   }
+}
+
+/** The staff-facing text of a backend `error` (see {@link backendErrorFields}). */
+export function backendErrorDetail(message: string, showText: boolean): string {
+  return showText ? message.slice(0, 200) : 'the verification service reported an error';
 }
 
 /**
