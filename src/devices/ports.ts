@@ -122,8 +122,9 @@ export interface BleCentralLink {
   /**
    * Writes the bytes to the characteristic with the operation its spec names (`write_without_response`).
    * Resolves when the stack has taken the write; the caller issues the next write only after that.
+   * An aborted `signal` rejects the wait promptly.
    */
-  write(characteristicUuid: string, data: Uint8Array): Promise<void>;
+  write(characteristicUuid: string, data: Uint8Array, signal?: AbortSignal): Promise<void>;
   /** Negotiated ATT MTU, normalised to the ATT_MTU value, when the platform reports one. */
   readonly mtu?: number;
   /** Disconnects and releases everything. Idempotent; never rejects. */
@@ -134,7 +135,8 @@ export interface BleCentral extends AvailabilitySource {
   /**
    * Scans for a peripheral advertising `profile.serviceUuid`, connects, discovers the characteristics and
    * subscribes to every characteristic whose spec lists `notify`. Resolves once notifications flow.
-   * Rejects with {@link BleSetupError} (scan or connect timeout, missing characteristic, …).
+   * Rejects with {@link BleSetupError} (scan or connect timeout, missing characteristic, …); a link that
+   * drops during setup rejects too (`onDisconnect` is for links that were handed out).
    */
   connect(profile: GattProfile, handlers: BleCentralHandlers, signal: AbortSignal): Promise<BleCentralLink>;
 }
@@ -147,7 +149,11 @@ export type PeripheralEvent =
   | {
       readonly kind: 'read';
       readonly characteristicUuid: string;
-      /** Offset of a long read (Read Blob); the adapter applies it to the value passed to `respond`. */
+      /**
+       * Offset of a long read (Read Blob); the adapter applies it to the value passed to `respond`. An
+       * adapter may answer the blobs of one long read from the value it got for offset 0 without
+       * reporting them again, so the value cannot change halfway through.
+       */
       readonly offset: number;
       /** Answers the read with the characteristic's whole value. */
       respond(value: Uint8Array): void;
@@ -161,8 +167,9 @@ export interface BlePeripheralSession {
   /**
    * Sends the bytes as a notification on the characteristic, waiting for the phone's subscription if it
    * has not subscribed yet. Resolves when the stack has taken it; the caller sends the next one after that.
+   * An aborted `signal` rejects the wait promptly.
    */
-  notify(characteristicUuid: string, data: Uint8Array): Promise<void>;
+  notify(characteristicUuid: string, data: Uint8Array, signal?: AbortSignal): Promise<void>;
   /** Stops advertising, disconnects the phone and removes the service. Idempotent; never rejects. */
   close(): Promise<void>;
 }
@@ -170,7 +177,8 @@ export interface BlePeripheralSession {
 export interface BlePeripheral extends AvailabilitySource {
   /**
    * Builds the GATT service from the profile (operations → properties, permissions enforced), starts
-   * advertising `profile.serviceUuid` and accepts one phone. Events go to `onEvent` in order.
+   * advertising `profile.serviceUuid` and accepts one phone. Events go to `onEvent` in order. If the phone
+   * leaves before its first GATT event, advertising resumes while the session is open.
    * Rejects with {@link BleSetupError} when advertising cannot start.
    */
   advertise(

@@ -209,9 +209,15 @@ export class Attempt {
    * Runs a device operation under a timeout. The operation gets its own signal, aborted when the attempt
    * ends or the timeout passes, so an adapter that is still scanning or connecting stops at once. If the
    * operation completes anyway after it was given up on, `dispose` releases what it produced (a link, a
-   * session, a card) so nothing is left connected or advertising.
+   * session, a card) so nothing is left connected or advertising. `keepSignal` keeps the operation's signal
+   * tied to the attempt after success, for a result that goes on using it.
    */
-  async device<T>(operation: (signal: AbortSignal) => Promise<T>, ms: number, what: string, dispose?: (late: T) => Promise<void>): Promise<T> {
+  async device<T>(
+    operation: (signal: AbortSignal) => Promise<T>,
+    ms: number,
+    what: string,
+    options: { dispose?: (late: T) => Promise<void>; keepSignal?: boolean } = {},
+  ): Promise<T> {
     const op = new AbortController();
     const onRunAbort = (): void => op.abort();
     this.signal.addEventListener('abort', onRunAbort, { once: true });
@@ -223,11 +229,15 @@ export class Attempt {
       pending = Promise.reject(e instanceof Error ? e : new Error(String(e)));
     }
     try {
-      // On success the result lives on, and so does its signal: the attempt's end aborts both.
-      return await withTimeout(pending, ms, this.signal, what);
+      const result = await withTimeout(pending, ms, this.signal, what);
+      // What the operation produced (a link, a session) may keep using its signal until the attempt ends;
+      // anything else lets go of the listener now (one per BLE write would pile up otherwise).
+      if (!options.keepSignal) this.signal.removeEventListener('abort', onRunAbort);
+      return result;
     } catch (e) {
       op.abort();
       this.signal.removeEventListener('abort', onRunAbort);
+      const { dispose } = options;
       if (dispose) pending.then(dispose).catch(() => undefined);
       else pending.catch(() => undefined);
       if (e instanceof AbortedError) throw new RunStop();

@@ -48,7 +48,7 @@ export async function centralTransfer(transfer: BleTransfer, mode: BleMode): Pro
       (signal) => port.connect(profileOf(mode), handlers, signal),
       bleSetupMs,
       'BLE central setup',
-      (late) => late.close(),
+      { dispose: (late) => late.close(), keepSignal: true },
     );
   } catch (e) {
     if (e instanceof RunStop) throw e;
@@ -63,5 +63,5 @@ export async function centralTransfer(transfer: BleTransfer, mode: BleMode): Pro
   transfer.connected('central');
   attempt.ctx.log.info({ event: 'ble_connected', role: 'central', mtu: link.mtu ?? null }, 'BLE connected');
   for (const message of early.splice(0)) transfer.sendBle(message);
-  return transfer.transferLoop('central', (uuid, data) => link.write(uuid, data));
+  return transfer.transferLoop('central', (uuid, data, signal) => link.write(uuid, data, signal));
 }

@@ -26,7 +26,7 @@ export async function peripheralTransfer(transfer: BleTransfer, mode: BleMode): 
       (signal) => port.advertise(profileOf(mode), (event) => events.push(event), signal),
       bleSetupMs,
       'BLE advertising',
-      (late) => late.close(),
+      { dispose: (late) => late.close(), keepSignal: true },
     );
   } catch (e) {
     if (e instanceof RunStop) throw e;
@@ -59,7 +59,7 @@ export async function peripheralTransfer(transfer: BleTransfer, mode: BleMode): 
     return transfer.reportSetupFailure('peripheral', `no phone connected within ${bleSetupMs} ms`);
   }
   const connected = session;
-  return transfer.transferLoop('peripheral', (uuid, data) => connected.notify(uuid, data));
+  return transfer.transferLoop('peripheral', (uuid, data, signal) => connected.notify(uuid, data, signal));
 }
 
 /** The phone's GATT events, in order; a read holds the queue until its response is back. */

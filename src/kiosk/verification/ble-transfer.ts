@@ -24,6 +24,9 @@ export interface KnownCharacteristic {
   readonly spec: CharacteristicSpec;
 }
 
+/** Delivers one `ble_write` to the phone: a write (central) or a notification (peripheral). */
+export type Deliver = (uuid: string, data: Uint8Array, signal: AbortSignal) => Promise<void>;
+
 /** Answers the phone's pending read; set from `ble_read_request` until its response arrives. */
 export interface PendingRead {
   current: ((value: Uint8Array) => void) | undefined;
@@ -186,7 +189,7 @@ export class BleTransfer {
    * finished before the next. Terminal arrivals (`error`, a close) act at once (see the interceptor);
    * `complete` waits for the writes queued before it (the 0x02 end byte) for at most `completionFlushMs`.
    */
-  async transferLoop(role: BleRole, deliver: (uuid: string, data: Uint8Array) => Promise<void>): Promise<RunResult> {
+  async transferLoop(role: BleRole, deliver: Deliver): Promise<RunResult> {
     const { attempt } = this;
     for (;;) {
       const message = await attempt.nextMessage('ble_transfer', Number.POSITIVE_INFINITY);
@@ -244,14 +247,14 @@ export class BleTransfer {
     return false;
   }
 
-  private async deliverWrite(deliver: (uuid: string, data: Uint8Array) => Promise<void>, uuid: string, data: Uint8Array): Promise<void> {
+  private async deliverWrite(deliver: Deliver, uuid: string, data: Uint8Array): Promise<void> {
     const { attempt } = this;
     if (this.linkLost !== undefined) {
       attempt.ctx.log.debug({ event: 'ble_write_skipped', reason: 'link lost' }, 'ble_write not delivered');
       return;
     }
     try {
-      await attempt.device(() => deliver(uuid, data), attempt.ctx.timeouts.bleWriteMs, 'ble_write');
+      await attempt.device((signal) => deliver(uuid, data, signal), attempt.ctx.timeouts.bleWriteMs, 'ble_write');
       attempt.bleMessages++;
       this.touch();
     } catch (e) {

@@ -136,7 +136,7 @@ export class NfcHandover {
         },
         awaitCardMs,
         'awaiting the card',
-        (late) => late.release(),
+        { dispose: (late) => late.release() },
       );
     } catch (e) {
       if (e instanceof RunStop || attempt.stopResult) throw new RunStop();

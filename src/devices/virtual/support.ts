@@ -1,0 +1,106 @@
+/**
+ * Shared by the virtual BLE ports: availability (configured, overridden by the radio device's power: a
+ * powered-off device is `powered_off`, as a real adapter reports it), the profile's characteristics and
+ * abort helpers.
+ */
+import type { CharacteristicSpec, GattOperation } from '../../common/protocol/messages.js';
+import type { GattProperty, RadioDevice } from '../../sim/radio/virtual-radio.js';
+import type { Availability, GattProfile } from '../ports.js';
+
+/** GATT property each spec operation maps to (what the peripheral builds, what the central requires). */
+export const PROPERTY_OF: Readonly<Record<GattOperation, GattProperty>> = {
+  read: 'read',
+  write_without_response: 'writeWithoutResponse',
+  notify: 'notify',
+};
+
+export type CharacteristicName = keyof GattProfile['characteristics'];
+
+/** The profile's characteristics in a fixed order (state, c2s, s2c, ident). */
+export function profileCharacteristics(profile: GattProfile): { readonly name: CharacteristicName; readonly spec: CharacteristicSpec }[] {
+  const out: { name: CharacteristicName; spec: CharacteristicSpec }[] = [];
+  for (const name of ['state', 'c2s', 's2c', 'ident'] as const) {
+    const spec = profile.characteristics[name];
+    if (spec) out.push({ name, spec });
+  }
+  return out;
+}
+
+const sameAvailability = (a: Availability, b: Availability): boolean =>
+  a.usable === b.usable && a.reason === b.reason && a.detail === b.detail;
+
+export class VirtualAvailability {
+  private configured: Availability;
+  private last: Availability;
+  private readonly listeners = new Set<(availability: Availability) => void>();
+
+  constructor(
+    private readonly device: RadioDevice,
+    initial: Availability = { usable: true },
+  ) {
+    this.configured = initial;
+    this.last = this.current();
+    // Lives as long as the device: the port has no close() of its own.
+    device.onPowerChange(() => this.changed());
+  }
+
+  current(): Availability {
+    if (!this.device.powered) return { usable: false, reason: 'powered_off', detail: `virtual radio device ${this.device.name} is off` };
+    return this.configured;
+  }
+
+  set(availability: Availability): void {
+    this.configured = availability;
+    this.changed();
+  }
+
+  onChange(listener: (availability: Availability) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(): void {
+    const now = this.current();
+    if (sameAvailability(now, this.last)) return;
+    this.last = now;
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(now);
+      } catch {
+        // a failing listener must not stop the others
+      }
+    }
+  }
+}
+
+/** Rejects with an abort error as soon as `signal` aborts; the listener is removed either way. */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal, what: string): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortedError(what));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(abortedError(what));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
+
+export class VirtualDeviceAbortError extends Error {
+  override readonly name = 'AbortError';
+}
+
+export function abortedError(what: string): VirtualDeviceAbortError {
+  return new VirtualDeviceAbortError(`${what}: aborted`);
+}
+
+/** Reads `signal.aborted` afresh (TypeScript keeps the narrowing of an earlier check across awaits). */
+export function isAborted(signal: AbortSignal): boolean {
+  return signal.aborted;
+}
