@@ -322,7 +322,8 @@ function selected(kind: HandoverKind, handoverSelect: Uint8Array, handoverReques
   try {
     parsed = parseHandoverSelect(handoverSelect);
   } catch (error) {
-    throw new HandoverError(`${kind === 'static' ? 'the NDEF message (no Tp record, so static handover)' : 'the Handover Select'} is not a usable Handover Select: ${message(error)}`);
+    const what = kind === 'static' ? 'the NDEF message (no Tp record, so static handover)' : "the phone's answer to the Handover Request";
+    throw new HandoverError(`${what} is not a usable Handover Select: ${message(error)}`);
   }
   return { kind, handoverSelect, handoverRequest, deviceEngagement: parsed.deviceEngagement, ble: parsed.ble, readerBleUuid };
 }

@@ -15,7 +15,7 @@
 import type { KeyObject } from 'node:crypto';
 import { EmbeddedCbor, cborEncode } from '../../iso/cbor.js';
 import { encodeCoseKeyBytes, generateP256KeyPair } from '../../iso/cose-key.js';
-import { decodeDeviceEngagement, type DecodedDeviceEngagement } from '../../iso/device-engagement.js';
+import type { DecodedDeviceEngagement } from '../../iso/device-engagement.js';
 import { SessionEncryption, bleIdent } from '../../iso/session-crypto.js';
 import { encodeSessionEstablishment } from '../../iso/session-messages.js';
 import { buildSessionTranscript, type Handover, type SessionTranscript } from '../../iso/session-transcript.js';
@@ -72,12 +72,12 @@ export class ReaderSession {
   }
 
   /**
-   * Builds the session from the DeviceEngagement bytes as received and the Handover. Throws (CborError,
-   * TypeError) when the DeviceEngagement is not usable (e.g. an EDeviceKey not on P-256).
+   * Builds the session from the DeviceEngagement (decoded with its bytes as received, `decodeDeviceEngagement`)
+   * and the Handover.
    */
-  static establish(input: { deviceEngagement: Uint8Array; handover: Handover; docType: string; namespaces: RequestedNamespaces }): ReaderSession {
-    const deviceEngagement = decodeDeviceEngagement(input.deviceEngagement);
-    // cose-key.ts decodes P-256 only, so EDeviceKey is P-256 here and EReaderKey is on the same curve.
+  static establish(input: { deviceEngagement: DecodedDeviceEngagement; handover: Handover; docType: string; namespaces: RequestedNamespaces }): ReaderSession {
+    const deviceEngagement = input.deviceEngagement;
+    // decodeDeviceEngagement accepts P-256 EDeviceKeys only (cose-key.ts), so EReaderKey is on its curve.
     const eReader = generateP256KeyPair();
     const eReaderKeyBytes = encodeCoseKeyBytes(eReader.publicKey);
     const transcript = buildSessionTranscript({ deviceEngagement: deviceEngagement.bytes, eReaderKeyBytes, handover: input.handover });
