@@ -66,6 +66,81 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
+/** What a test sees of a running kiosk: every view and report, and ways to wait for them. */
+export interface KioskObserver {
+  readonly views: KioskView[];
+  readonly reports: VerificationReport[];
+  /** Resolves with the first view (already seen or future) that matches. */
+  view: (predicate: (v: KioskView) => boolean, timeoutMs?: number) => Promise<KioskView>;
+  /** The next verification report. */
+  nextReport: (timeoutMs?: number) => Promise<VerificationReport>;
+  /** Throws if any view did not match the KioskView schema or did not survive JSON. */
+  assertViewsValid: () => void;
+}
+
+export function observeKiosk(kiosk: Kiosk): KioskObserver {
+  const views: KioskView[] = [];
+  const reports: VerificationReport[] = [];
+  let viewWaiters: { predicate: (v: KioskView) => boolean; resolve: (v: KioskView) => void }[] = [];
+  let reportWaiters: ((r: VerificationReport) => void)[] = [];
+  let reportsTaken = 0;
+  // Every view crosses a process boundary in the app: it must match its schema and survive JSON.
+  const viewProblems: string[] = [];
+  kiosk.onView((v) => {
+    const checked = KioskView.safeParse(v);
+    if (!checked.success) viewProblems.push(`view does not match the KioskView schema: ${checked.error.message}`);
+    else if (!isDeepStrictEqual(JSON.parse(JSON.stringify(v)), v)) viewProblems.push('view does not survive a JSON round trip');
+    views.push(v);
+    const ready = viewWaiters.filter((w) => w.predicate(v));
+    viewWaiters = viewWaiters.filter((w) => !w.predicate(v));
+    for (const w of ready) w.resolve(v);
+  });
+  kiosk.onVerification((r) => {
+    reports.push(r);
+    const waiter = reportWaiters.shift();
+    if (waiter) {
+      reportsTaken++;
+      waiter(r);
+    }
+  });
+  return {
+    views,
+    reports,
+    view(predicate, timeoutMs = 5_000) {
+      const seen = views.find(predicate);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          viewWaiters = viewWaiters.filter((w) => w.resolve !== done);
+          reject(new Error(`no matching view within ${timeoutMs} ms; last: ${JSON.stringify(views.at(-1))}`));
+        }, timeoutMs);
+        const done = (v: KioskView): void => {
+          clearTimeout(timer);
+          resolve(v);
+        };
+        viewWaiters.push({ predicate, resolve: done });
+      });
+    },
+    nextReport(timeoutMs = 8_000) {
+      if (reports.length > reportsTaken) return Promise.resolve(reports[reportsTaken++] as VerificationReport);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          reportWaiters = reportWaiters.filter((w) => w !== done);
+          reject(new Error(`no verification report within ${timeoutMs} ms; last view: ${JSON.stringify(views.at(-1))}`));
+        }, timeoutMs);
+        const done = (r: VerificationReport): void => {
+          clearTimeout(timer);
+          resolve(r);
+        };
+        reportWaiters.push(done);
+      });
+    },
+    assertViewsValid() {
+      if (viewProblems.length > 0) throw new Error(`${viewProblems.length} invalid views, first: ${viewProblems[0] ?? ''}`);
+    },
+  };
+}
+
 export interface HarnessOptions {
   readonly config?: Record<string, unknown>;
   readonly backend?: FakeBackend;
@@ -101,30 +176,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     log,
     options.now ? { now: options.now } : {},
   );
-  const views: KioskView[] = [];
-  const reports: VerificationReport[] = [];
-  let viewWaiters: { predicate: (v: KioskView) => boolean; resolve: (v: KioskView) => void }[] = [];
-  let reportWaiters: ((r: VerificationReport) => void)[] = [];
-  let reportsTaken = 0;
-  // Every view crosses a process boundary in the app: it must match its schema and survive JSON.
-  const viewProblems: string[] = [];
-  kiosk.onView((v) => {
-    const checked = KioskView.safeParse(v);
-    if (!checked.success) viewProblems.push(`view does not match the KioskView schema: ${checked.error.message}`);
-    else if (!isDeepStrictEqual(JSON.parse(JSON.stringify(v)), v)) viewProblems.push('view does not survive a JSON round trip');
-    views.push(v);
-    const ready = viewWaiters.filter((w) => w.predicate(v));
-    viewWaiters = viewWaiters.filter((w) => !w.predicate(v));
-    for (const w of ready) w.resolve(v);
-  });
-  kiosk.onVerification((r) => {
-    reports.push(r);
-    const waiter = reportWaiters.shift();
-    if (waiter) {
-      reportsTaken++;
-      waiter(r);
-    }
-  });
+  const observed = observeKiosk(kiosk);
   if (options.start !== false) kiosk.start();
   return {
     backend,
@@ -135,41 +187,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     central,
     peripheral,
     logs,
-    views,
-    reports,
-    view(predicate, timeoutMs = 5_000) {
-      const seen = views.find(predicate);
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          viewWaiters = viewWaiters.filter((w) => w.resolve !== done);
-          reject(new Error(`no matching view within ${timeoutMs} ms; last: ${JSON.stringify(views.at(-1))}`));
-        }, timeoutMs);
-        const done = (v: KioskView): void => {
-          clearTimeout(timer);
-          resolve(v);
-        };
-        viewWaiters.push({ predicate, resolve: done });
-      });
-    },
-    nextReport(timeoutMs = 8_000) {
-      if (reports.length > reportsTaken) return Promise.resolve(reports[reportsTaken++] as VerificationReport);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          reportWaiters = reportWaiters.filter((w) => w !== done);
-          reject(new Error(`no verification report within ${timeoutMs} ms; last view: ${JSON.stringify(views.at(-1))}`));
-        }, timeoutMs);
-        const done = (r: VerificationReport): void => {
-          clearTimeout(timer);
-          resolve(r);
-        };
-        reportWaiters.push(done);
-      });
-    },
+    views: observed.views,
+    reports: observed.reports,
+    view: observed.view,
+    nextReport: observed.nextReport,
     async stop() {
       await kiosk.stop();
       if (!options.backend) await backend.stop();
-      if (viewProblems.length > 0) throw new Error(`${viewProblems.length} invalid views, first: ${viewProblems[0] ?? ''}`);
+      observed.assertViewsValid();
     },
   };
 }
