@@ -8,13 +8,19 @@ import { parseArgs } from 'node:util';
 import type { KioskView } from '../common/kiosk-view.js';
 import { QrScanQueue } from '../devices/qr/qr-scan-queue.js';
 import type { DevicePorts } from '../devices/ports.js';
+import { createVirtualRig, type VirtualRig } from '../devices/virtual/virtual-rig.js';
 import { createKiosk } from '../kiosk/compose.js';
-import { ConfigError, loadConfig } from '../kiosk/config.js';
+import { ConfigError, loadConfig, type KioskConfig } from '../kiosk/config.js';
 import type { VerificationReport } from '../kiosk/kiosk.js';
 import { createLogger } from '../kiosk/log.js';
 import { availableProfiles } from '../kiosk/profiles.js';
+import { issueTestCredential } from '../sim/virtual-wallet/credential.js';
+import type { PhoneBehaviour } from '../sim/virtual-wallet/virtual-phone.js';
+import { startEmbeddedBackend, type EmbeddedBackend } from './embedded-backend.js';
+import { defaultQaPkiDir, loadOrCreateQaPki } from './qa-pki.js';
 import { PROMPT_TEXT, verdictExitCode, worstExitCode } from './relay-output.js';
 import { ScanFeeder } from './scan-feeder.js';
+import { VirtualCustomer, type Engagement } from './virtual-customer.js';
 
 const DEFAULT_TIMEOUT_S = 300;
 
@@ -24,7 +30,8 @@ Runs verifications against the backend and prints the outcome of each as one JSO
 Progress goes to stderr. Exit status: 0 verified, 1 rejected, 2 error (with --loop: the worst of all).
 
 Options:
-  --backend URL          backend base URL (or MDL_KIOSK_BACKEND_URL, or backend.baseUrl in the config file)
+  --backend URL          backend base URL (or MDL_KIOSK_BACKEND_URL, or backend.baseUrl in the config file);
+                         with --devices virtual and no backend, an embedded mock backend is started
   --api-key-file FILE    file holding the API key (or MDL_KIOSK_API_KEY / MDL_KIOSK_API_KEY_FILE)
   --config FILE          JSON configuration file (or MDL_KIOSK_CONFIG); see README "Configuration"
   --profile NAME         request profile (age_over_18, age_over_21, identity, full, or a custom one)
@@ -39,57 +46,122 @@ Options:
                          (default 300); the run then exits 2
   -h, --help             this text
 
-Devices: this build has the QR input. NFC (--nfc pcsc), Bluetooth (--ble …) and the virtual phone
-(--devices virtual) are added by the device adapters as they land.`;
+Virtual devices (a counter with no hardware: NFC reader, camera and Bluetooth wired to a virtual phone):
+  --devices virtual      use them; the phone's mDL is issued under the QA PKI (${defaultQaPkiDir()})
+  --phone NAME           android (static handover, both BLE modes) or iphone (negotiated, central client)
+  --engage HOW           qr (default) or nfc
+  --kiosk-ble ROLES      both (default), central or peripheral: the roles the kiosk's Bluetooth can take
+  --decline              the holder declines        --consent-delay MS   the holder takes MS to approve
+  --credential KIND      valid (default), expired or tampered
+  --device-auth HOW      signature (default) or mac
+  --field-drop-at N      the NFC field drops at APDU N (the customer taps again)
+  --ble-drop-after K     the phone drops Bluetooth after K chunks of its answer
+  --wrong-ident          the phone expects another Ident (central client mode) and gives up`;
 
 function fail(message: string): never {
   process.stderr.write(`relay: ${message}\n`);
   process.exit(2);
 }
 
-async function main(): Promise<number> {
-  let args;
+function parse(): ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict: true; allowPositionals: false }>>['values'] {
   try {
-    args = parseArgs({
-      options: {
-        backend: { type: 'string' },
-        'api-key-file': { type: 'string' },
-        config: { type: 'string' },
-        profile: { type: 'string' },
-        'list-profiles': { type: 'boolean' },
-        loop: { type: 'string' },
-        qr: { type: 'string', multiple: true },
-        'qr-stdin': { type: 'boolean' },
-        'ws-auth': { type: 'string' },
-        'allow-insecure': { type: 'boolean' },
-        'log-level': { type: 'string' },
-        timeout: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }).values;
+    return parseArgs({ options: OPTIONS, strict: true, allowPositionals: false }).values;
   } catch (e) {
     fail(`${(e as Error).message}\n\n${USAGE}`);
   }
+}
+
+const OPTIONS = {
+  backend: { type: 'string' },
+  'api-key-file': { type: 'string' },
+  config: { type: 'string' },
+  profile: { type: 'string' },
+  'list-profiles': { type: 'boolean' },
+  loop: { type: 'string' },
+  qr: { type: 'string', multiple: true },
+  'qr-stdin': { type: 'boolean' },
+  'ws-auth': { type: 'string' },
+  'allow-insecure': { type: 'boolean' },
+  'log-level': { type: 'string' },
+  timeout: { type: 'string' },
+  devices: { type: 'string' },
+  phone: { type: 'string' },
+  engage: { type: 'string' },
+  'kiosk-ble': { type: 'string' },
+  decline: { type: 'boolean' },
+  'consent-delay': { type: 'string' },
+  credential: { type: 'string' },
+  'device-auth': { type: 'string' },
+  'field-drop-at': { type: 'string' },
+  'ble-drop-after': { type: 'string' },
+  'wrong-ident': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Args = ReturnType<typeof parse>;
+
+function positive(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) fail(`--${name} takes a whole number`);
+  return n;
+}
+
+function oneOf<T extends string>(name: string, value: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (value === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(value)) fail(`--${name} takes ${allowed.join(' | ')}`);
+  return value as T;
+}
+
+function phoneBehaviour(args: Args): PhoneBehaviour {
+  const consentDelayMs = positive('consent-delay', args['consent-delay']);
+  const fieldDrop = positive('field-drop-at', args['field-drop-at']);
+  const bleDrop = positive('ble-drop-after', args['ble-drop-after']);
+  return {
+    ...(args.decline ? { consent: 'decline' as const } : {}),
+    ...(consentDelayMs === undefined ? {} : { consentDelayMs }),
+    credential: oneOf<'valid' | 'expired' | 'tampered'>('credential', args.credential, ['valid', 'expired', 'tampered'], 'valid'),
+    deviceAuth: oneOf<'signature' | 'mac'>('device-auth', args['device-auth'], ['signature', 'mac'], 'signature'),
+    ...(fieldDrop === undefined ? {} : { nfcFieldDropAtApdu: fieldDrop }),
+    ...(bleDrop === undefined ? {} : { bleDropAfterChunks: bleDrop }),
+    ...(args['wrong-ident'] ? { wrongIdent: true } : {}),
+  };
+}
+
+/** A virtual counter, with the phone's mDL issued under the shared QA PKI. */
+async function virtualRig(args: Args): Promise<VirtualRig> {
+  const { pki } = await loadOrCreateQaPki(defaultQaPkiDir());
+  const behaviour = phoneBehaviour(args);
+  const credential = await issueTestCredential({
+    pki,
+    validity: behaviour.credential === 'expired' ? 'expired' : 'valid',
+    ...(behaviour.credential === 'tampered' ? { tamper: true } : {}),
+  });
+  const roles = oneOf<'both' | 'central' | 'peripheral'>('kiosk-ble', args['kiosk-ble'], ['both', 'central', 'peripheral'], 'both');
+  return createVirtualRig({
+    profile: oneOf<'android' | 'iphone'>('phone', args.phone, ['android', 'iphone'], 'android'),
+    behaviour,
+    credential,
+    ble: { central: roles !== 'peripheral', peripheral: roles !== 'central' },
+  });
+}
+
+async function main(): Promise<number> {
+  const args = parse();
   if (args.help) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
   const loops = args.loop === undefined ? 1 : Number(args.loop);
   if (!Number.isInteger(loops) || loops < 1) fail('--loop takes a positive whole number');
+  const devicesKind = oneOf<'qr' | 'virtual'>('devices', args.devices, ['qr', 'virtual'], 'qr');
 
-  let config;
+  let config: KioskConfig;
   try {
     config = loadConfig({
       ...(args.config ? { file: args.config } : {}),
       overrides: {
-        backend: {
-          baseUrl: args.backend,
-          apiKeyFile: args['api-key-file'],
-          wsAuth: args['ws-auth'],
-          allowInsecure: args['allow-insecure'],
-        },
+        backend: { baseUrl: args.backend, apiKeyFile: args['api-key-file'], wsAuth: args['ws-auth'], allowInsecure: args['allow-insecure'] },
         profile: args.profile,
         log: { level: args['log-level'] ?? 'warn' },
       },
@@ -99,28 +171,45 @@ async function main(): Promise<number> {
     throw e;
   }
   if (args['list-profiles']) {
-    for (const p of Object.values(availableProfiles(config))) {
-      process.stdout.write(`${p.name}\t${p.label}\t${JSON.stringify(p.namespaces)}\n`);
-    }
+    for (const p of Object.values(availableProfiles(config))) process.stdout.write(`${p.name}\t${p.label}\t${JSON.stringify(p.namespaces)}\n`);
     return 0;
   }
-
   const timeoutSeconds = args.timeout === undefined ? DEFAULT_TIMEOUT_S : Number(args.timeout);
   if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) fail('--timeout takes a positive number of seconds');
-  if (!args.qr?.length && !args['qr-stdin']) {
-    fail('no input: pass --qr TEXT or --qr-stdin (NFC and BLE adapters are added by later releases)');
+
+  // ---------------------------------------------------------------- devices and input
+  let devices: DevicePorts;
+  let rig: VirtualRig | undefined;
+  let feeder: ScanFeeder | undefined;
+  let customer: VirtualCustomer | undefined;
+  let embedded: EmbeddedBackend | undefined;
+  if (devicesKind === 'virtual') {
+    if (args.qr?.length || args['qr-stdin']) fail('--qr and --qr-stdin do not go with --devices virtual (the virtual phone presents itself)');
+    rig = await virtualRig(args);
+    devices = rig.devices;
+    customer = new VirtualCustomer(rig, oneOf<Engagement>('engage', args.engage, ['qr', 'nfc'], 'qr'), loops);
+    if (config.backend.baseUrl === undefined) {
+      embedded = await startEmbeddedBackend([rig.phone.credential.pki.iaca.der]);
+      config = { ...config, backend: { ...config.backend, baseUrl: embedded.backend.url, apiKey: embedded.apiKey } };
+      process.stderr.write(`[relay] no backend configured: using the embedded mock backend at ${embedded.backend.url}\n`);
+    }
+  } else {
+    if (!args.qr?.length && !args['qr-stdin']) {
+      fail('no input: pass --qr TEXT, --qr-stdin or --devices virtual (NFC and BLE adapters are added by later releases)');
+    }
+    const qr = new QrScanQueue({ freshMs: Number.MAX_SAFE_INTEGER });
+    feeder = new ScanFeeder(qr, config.qr.requireMdocPrefix);
+    for (const text of args.qr ?? []) {
+      const refused = feeder.add(text);
+      if (refused) fail(`--qr ${JSON.stringify(text.slice(0, 40))}: ${refused}`);
+    }
+    if (!args['qr-stdin']) {
+      feeder.end();
+      if (feeder.queued < loops) fail(`--loop ${loops} needs ${loops} scans, got ${feeder.queued} --qr value(s)`);
+    }
+    devices = { qr };
   }
-  const qr = new QrScanQueue({ freshMs: Number.MAX_SAFE_INTEGER });
-  const feeder = new ScanFeeder(qr, config.qr.requireMdocPrefix);
-  for (const text of args.qr ?? []) {
-    const refused = feeder.add(text);
-    if (refused) fail(`--qr ${JSON.stringify(text.slice(0, 40))}: ${refused}`);
-  }
-  if (!args['qr-stdin']) {
-    feeder.end();
-    if (feeder.queued < loops) fail(`--loop ${loops} needs ${loops} scans, got ${feeder.queued} --qr value(s)`);
-  }
-  const devices: DevicePorts = { qr };
+
   const log = createLogger({ level: config.log.level, name: 'mdl-kiosk-relay' }, process.stderr);
   let kiosk;
   try {
@@ -129,22 +218,21 @@ async function main(): Promise<number> {
     fail((e as Error).message);
   }
 
+  // ---------------------------------------------------------------- run
+  const codes: number[] = [];
+  let finish: (why: string | undefined) => void = () => undefined;
+  const finished = new Promise<string | undefined>((resolve) => (finish = resolve));
   let lastPhase: KioskView['phase'] | undefined;
-  let onConfigRefused: () => void = () => undefined;
-  const configRefused = new Promise<void>((resolve) => (onConfigRefused = resolve));
   kiosk.onView((view) => {
+    customer?.onView(view);
     if (view.phase === lastPhase) return;
     lastPhase = view.phase;
     const extra = view.error ? ` (${view.error.code}: ${view.error.detail})` : '';
     process.stderr.write(`[relay] ${view.phase}: ${PROMPT_TEXT[view.prompt]}${extra}\n`);
     // The backend refused the credentials: waiting would not help a headless run.
-    if (view.phase === 'config_error') onConfigRefused();
-    if (view.phase === 'ready') feeder.kioskReady();
+    if (view.phase === 'config_error') finish('the backend refused the configuration');
+    if (view.phase === 'ready') feeder?.kioskReady();
   });
-
-  const codes: number[] = [];
-  let finish: (why: string | undefined) => void = () => undefined;
-  const finished = new Promise<string | undefined>((resolve) => (finish = resolve));
   // A verification that has not ended this long after the previous one is given up (e.g. backend down).
   let deadline: NodeJS.Timeout | undefined;
   const armDeadline = (): void => {
@@ -152,7 +240,7 @@ async function main(): Promise<number> {
     deadline = setTimeout(() => finish(`no verification ended within ${timeoutSeconds} s (--timeout)`), timeoutSeconds * 1000);
   };
   const checkInput = (): void => {
-    if (codes.length < loops && feeder.exhausted) finish(`input ended after ${codes.length} of ${loops} verification(s)`);
+    if (feeder && codes.length < loops && feeder.exhausted) finish(`input ended after ${codes.length} of ${loops} verification(s)`);
   };
   kiosk.onVerification((report: VerificationReport) => {
     process.stdout.write(`${JSON.stringify(report)}\n`);
@@ -160,29 +248,33 @@ async function main(): Promise<number> {
     if (codes.length >= loops) finish(undefined);
     armDeadline();
     // The kiosk takes the next scan while the result is still on screen.
-    feeder.verificationEnded();
+    feeder?.verificationEnded();
+    customer?.onVerificationEnded();
     checkInput();
   });
-  if (args['qr-stdin']) {
+  if (feeder && args['qr-stdin']) {
+    const scans = feeder;
     const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
     lines.on('line', (line) => {
-      const refused = feeder.add(line);
+      const refused = scans.add(line);
       if (refused && refused !== 'empty') process.stderr.write(`[relay] ignored a scan: ${refused}\n`);
     });
     lines.on('close', () => {
-      feeder.end();
+      scans.end();
       checkInput();
     });
   }
   process.once('SIGINT', () => finish('interrupted'));
   process.once('SIGTERM', () => finish('terminated'));
-  configRefused.then(() => finish('the backend refused the configuration'), () => undefined);
   armDeadline();
   kiosk.start();
   const why = await finished;
   clearTimeout(deadline);
   if (why) process.stderr.write(`relay: ${why}\n`);
+  customer?.stop();
   await kiosk.stop();
+  await rig?.stop();
+  await embedded?.backend.stop();
   if (codes.length < loops) return 2;
   return worstExitCode(codes);
 }
