@@ -1,0 +1,114 @@
+/**
+ * The QA commands as processes: `npm run relay -- --devices virtual` (a counter with no hardware, the
+ * embedded mock backend or an external one) and `npm run mock-backend`, sharing the QA PKI.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+
+const pkiDir = mkdtempSync(join(tmpdir(), 'mdl-qa-pki-'));
+const env = { ...process.env, MDL_KIOSK_QA_PKI: pkiDir };
+const children: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+});
+afterAll(() => rmSync(pkiDir, { recursive: true, force: true }));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(script: string, args: string[], timeoutMs = 60_000): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+function reports(out: string): { result: string; transport: string; outcome: { verdict: string } | null }[] {
+  return out
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { result: string; transport: string; outcome: { verdict: string } | null });
+}
+
+describe('npm run relay -- --devices virtual', () => {
+  it('QR with the embedded mock backend: verified, exit 0', async () => {
+    const r = await run('src/cli/relay.ts', ['--devices', 'virtual', '--profile', 'identity']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('embedded mock backend');
+    const [report] = reports(r.stdout);
+    expect(report).toMatchObject({ result: 'complete', transport: 'qr', outcome: { verdict: 'verified' } });
+  }, 90_000);
+
+  it('NFC on an iphone, twice, with a field drop and re-tap in each: verified twice', async () => {
+    const r = await run('src/cli/relay.ts', ['--devices', 'virtual', '--phone', 'iphone', '--engage', 'nfc', '--loop', '2', '--field-drop-at', '3']);
+    expect(r.code).toBe(0);
+    const all = reports(r.stdout);
+    expect(all.map((x) => x.outcome?.verdict)).toEqual(['verified', 'verified']);
+    expect(r.stderr).toContain('awaiting_card');
+  }, 90_000);
+
+  it('a declined presentation exits 1; a tampered credential too', async () => {
+    expect((await run('src/cli/relay.ts', ['--devices', 'virtual', '--decline'])).code).toBe(1);
+    // The tampered element (family_name) must be requested: an undisclosed element's digest is never checked.
+    expect((await run('src/cli/relay.ts', ['--devices', 'virtual', '--credential', 'tampered', '--profile', 'identity'])).code).toBe(1);
+  }, 90_000);
+
+  it('refuses --qr with --devices virtual', async () => {
+    const r = await run('src/cli/relay.ts', ['--devices', 'virtual', '--qr', 'mdoc:x']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/do not go with --devices virtual/);
+  });
+});
+
+describe('npm run mock-backend + npm run relay -- --devices virtual in separate processes', () => {
+  it('the backend trusts the QA PKI by default; the phone of the other process verifies against it', async () => {
+    const backend = spawn(process.execPath, ['--import', 'tsx', 'src/cli/mock-backend.ts', '--port', '0', '--api-key', 'cli-key', '--protocol-log', 'off'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(backend);
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      backend.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const line = out.split('\n')[0];
+        if (out.includes('\n') && line) resolve(line.trim());
+      });
+      backend.on('exit', (code) => reject(new Error(`mock backend exited ${String(code)}`)));
+    });
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const keyFile = join(pkiDir, 'key.txt');
+    writeFileSync(keyFile, 'cli-key\n');
+    const r = await run('src/cli/relay.ts', ['--devices', 'virtual', '--engage', 'nfc', '--backend', url, '--api-key-file', keyFile]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).not.toContain('embedded mock backend');
+    expect(reports(r.stdout)[0]?.outcome?.verdict).toBe('verified');
+    const exited = new Promise<number | null>((resolve) => backend.on('exit', (code) => resolve(code)));
+    backend.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  }, 120_000);
+
+  it('mock-backend refuses to start without an API key and with a bad fault flag', async () => {
+    expect((await run('src/cli/mock-backend.ts', ['--port', '0'])).code).toBe(2);
+    const bad = await run('src/cli/mock-backend.ts', ['--port', '0', '--api-key', 'k', '--close-at', 'nowhere']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/invalid fault/);
+  });
+});
