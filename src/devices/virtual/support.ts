@@ -104,3 +104,31 @@ export function abortedError(what: string): VirtualDeviceAbortError {
 export function isAborted(signal: AbortSignal): boolean {
   return signal.aborted;
 }
+
+/** The message of anything thrown, for setup errors and logs. */
+export const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/** Availability of a virtual port: what QA configured, or `powered_off` while its radio device is off. */
+export abstract class VirtualPort {
+  private readonly state: VirtualAvailability;
+
+  protected constructor(
+    readonly device: RadioDevice,
+    availability: Availability | undefined,
+  ) {
+    this.state = new VirtualAvailability(device, availability);
+  }
+
+  availability(): Availability {
+    return this.state.current();
+  }
+
+  onAvailabilityChange(listener: (availability: Availability) => void): () => void {
+    return this.state.onChange(listener);
+  }
+
+  /** Sets what `availability()` reports while the device is powered (QA: "Bluetooth off", "no adapter"). */
+  setAvailability(availability: Availability): void {
+    this.state.set(availability);
+  }
+}

@@ -14,7 +14,7 @@ import {
   type BleCentralLink,
   type GattProfile,
 } from '../ports.js';
-import { PROPERTY_OF, VirtualAvailability, abortable, abortedError, profileCharacteristics, type CharacteristicName } from './support.js';
+import { PROPERTY_OF, VirtualPort, abortable, abortedError, errorMessage, profileCharacteristics, type CharacteristicName } from './support.js';
 
 export interface VirtualBleCentralOptions {
   readonly availability?: Availability;
@@ -24,29 +24,12 @@ export interface VirtualBleCentralOptions {
   readonly mtu?: number;
 }
 
-const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
-
-export class VirtualBleCentral implements BleCentral {
-  private readonly state: VirtualAvailability;
-
+export class VirtualBleCentral extends VirtualPort implements BleCentral {
   constructor(
-    readonly device: RadioDevice,
+    device: RadioDevice,
     private readonly options: VirtualBleCentralOptions = {},
   ) {
-    this.state = new VirtualAvailability(device, options.availability);
-  }
-
-  availability(): Availability {
-    return this.state.current();
-  }
-
-  onAvailabilityChange(listener: (availability: Availability) => void): () => void {
-    return this.state.onChange(listener);
-  }
-
-  /** Sets what `availability()` reports while the device is powered (QA: "Bluetooth off", "no adapter"). */
-  setAvailability(availability: Availability): void {
-    this.state.set(availability);
+    super(device, options.availability);
   }
 
   async connect(profile: GattProfile, handlers: BleCentralHandlers, signal: AbortSignal): Promise<BleCentralLink> {
@@ -77,7 +60,7 @@ export class VirtualBleCentral implements BleCentral {
       } catch (e) {
         const retry = e instanceof RadioError && (e.code === 'unreachable' || e.code === 'connection_refused');
         if (!retry || signal.aborted) throw this.setupError(e, signal, 'connect');
-        last = message(e);
+        last = errorMessage(e);
       }
     }
     throw new BleSetupError(`connect failed after ${attempts} attempts: ${last}`);
@@ -126,7 +109,7 @@ export class VirtualBleCentral implements BleCentral {
       return new BleSetupError(`the phone disconnected during ${stage}: ${link.disconnectInfo.reason}`);
     }
     if (e instanceof RadioError && e.code === 'powered_off') return new BleSetupError('powered_off');
-    return new BleSetupError(`${stage} failed: ${message(e)}`);
+    return new BleSetupError(`${stage} failed: ${errorMessage(e)}`);
   }
 }
 

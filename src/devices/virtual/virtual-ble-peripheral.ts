@@ -33,7 +33,7 @@ import {
   type GattProfile,
   type PeripheralEvent,
 } from '../ports.js';
-import { PROPERTY_OF, VirtualAvailability, abortable, abortedError, isAborted, profileCharacteristics } from './support.js';
+import { PROPERTY_OF, VirtualPort, abortable, abortedError, errorMessage, isAborted, profileCharacteristics } from './support.js';
 
 export interface VirtualBlePeripheralOptions {
   readonly availability?: Availability;
@@ -41,31 +41,15 @@ export interface VirtualBlePeripheralOptions {
   readonly localName?: string;
 }
 
-const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
-
 /** The session whose service is installed on each port: one at a time, as with one bleno instance. */
 const installed = new WeakMap<VirtualBlePeripheral, VirtualPeripheralSession>();
 
-export class VirtualBlePeripheral implements BlePeripheral {
-  private readonly state: VirtualAvailability;
-
+export class VirtualBlePeripheral extends VirtualPort implements BlePeripheral {
   constructor(
-    readonly device: RadioDevice,
+    device: RadioDevice,
     private readonly options: VirtualBlePeripheralOptions = {},
   ) {
-    this.state = new VirtualAvailability(device, options.availability);
-  }
-
-  availability(): Availability {
-    return this.state.current();
-  }
-
-  onAvailabilityChange(listener: (availability: Availability) => void): () => void {
-    return this.state.onChange(listener);
-  }
-
-  setAvailability(availability: Availability): void {
-    this.state.set(availability);
+    super(device, options.availability);
   }
 
   async advertise(profile: GattProfile, onEvent: (event: PeripheralEvent) => void, signal: AbortSignal): Promise<BlePeripheralSession> {
@@ -86,7 +70,7 @@ export class VirtualBlePeripheral implements BlePeripheral {
     } catch (e) {
       await session.close();
       if (isAborted(signal)) throw abortedError('BLE advertising');
-      throw new BleSetupError(e instanceof BleSetupError ? e.reason : `advertising failed: ${message(e)}`);
+      throw new BleSetupError(e instanceof BleSetupError ? e.reason : `advertising failed: ${errorMessage(e)}`);
     }
     return session;
   }
