@@ -195,3 +195,22 @@ export class BackendPeer {
     return this.sendText(JSON.stringify(message));
   }
 }
+
+/**
+ * The end of a benchmark run: total time, failures or the correctness line, the RESULT line last, exit
+ * code 1 only on a correctness failure, and a guard that ends the process should a handle stay open.
+ */
+export function finishBench(name: string, startedMs: number, failures: readonly string[], correctness: string, result: string): void {
+  console.log(`\ntotal ${ms((performance.now() - startedMs) / 1000, 1)} s`);
+  if (failures.length > 0) {
+    for (const failure of failures) console.log(`FAILURE: ${failure}`);
+  } else {
+    console.log(`correctness: ${correctness}`);
+  }
+  console.log(result);
+  process.exitCode = failures.length > 0 ? 1 : 0;
+  setTimeout(() => {
+    console.error(`${name}: handles still open 5 s after the end; exiting`);
+    process.exit(process.exitCode ?? 1);
+  }, 5_000).unref();
+}

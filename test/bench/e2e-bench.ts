@@ -43,7 +43,7 @@ import { VirtualRadio } from '../../src/sim/radio/virtual-radio.js';
 import { getTestCredential } from '../../src/sim/virtual-wallet/credential.js';
 import { getTestPki } from '../../src/sim/virtual-wallet/pki.js';
 import { E2E_API_KEY, startE2e, type E2eOptions, type E2eStack } from '../support/e2e-stack.js';
-import { describeSummary, ms, percentile, summarize, type Summary } from './bench-tools.js';
+import { describeSummary, finishBench, ms, percentile, summarize, type Summary } from './bench-tools.js';
 
 // ---------------------------------------------------------------- parameters
 
@@ -480,19 +480,7 @@ async function main(): Promise<void> {
   } catch (e) {
     failures.push(describeError(e));
   }
-  console.log(`\ntotal ${ms((performance.now() - started) / 1000, 1)} s`);
-  if (failures.length > 0) {
-    for (const failure of failures) console.log(`FAILURE: ${failure}`);
-  } else {
-    console.log('correctness: every sequential flow ended complete, verified (Valid/Valid, no errors), with the requested elements, kiosk central');
-  }
-  console.log(resultLine(figures));
-  process.exitCode = failures.length > 0 ? 1 : 0;
-  // Everything is stopped: the process should end by itself. If a handle stays open, say so and end anyway.
-  setTimeout(() => {
-    console.error('e2e bench: handles still open 5 s after the end; exiting');
-    process.exit(process.exitCode ?? 1);
-  }, 5_000).unref();
+  finishBench('e2e bench', started, failures, 'every sequential flow ended complete, verified (Valid/Valid, no errors), with the requested elements, kiosk central', resultLine(figures));
 }
 
 await main();

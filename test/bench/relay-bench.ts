@@ -50,6 +50,7 @@ import {
   Mailbox,
   delay,
   describeSummary,
+  finishBench,
   isJsonObject,
   ms,
   rawText,
@@ -1007,19 +1008,7 @@ async function main(): Promise<void> {
   } catch (e) {
     failures.push(describeError(e));
   }
-  console.log(`\ntotal ${ms((performance.now() - started) / 1000, 1)} s`);
-  if (failures.length > 0) {
-    for (const failure of failures) console.log(`FAILURE: ${failure}`);
-  } else {
-    console.log('correctness: all verifications ended as scripted, every response matched, notification order preserved');
-  }
-  console.log(resultLine(figures));
-  process.exitCode = failures.length > 0 ? 1 : 0;
-  // Everything is stopped: the process should end by itself. If a handle stays open, say so and end anyway.
-  setTimeout(() => {
-    console.error('relay bench: handles still open 5 s after the end; exiting');
-    process.exit(process.exitCode ?? 1);
-  }, 5_000).unref();
+  finishBench('relay bench', started, failures, 'all verifications ended as scripted, every response matched, notification order preserved', resultLine(figures));
 }
 
 await main();

@@ -73,6 +73,15 @@ import type {
 } from './types.js';
 import { stackUuid, uuidKey } from './uuid.js';
 
+/** Both UUIDs in the stack's spelling, or the error a bad one gives (a GATT call rejects, it never throws). */
+function stackUuidPair(serviceUuid: string, characteristicUuid: string): [string, string] | Error {
+  try {
+    return [stackUuid(serviceUuid), stackUuid(characteristicUuid)];
+  } catch (e) {
+    return e instanceof Error ? e : new Error(String(e));
+  }
+}
+
 export * from './errors.js';
 export type * from './types.js';
 export { sameUuid, stackUuid, uuidKey } from './uuid.js';
@@ -821,14 +830,9 @@ class LinkImpl implements RadioLink {
   }
 
   read(serviceUuid: string, characteristicUuid: string): Promise<Uint8Array> {
-    let service: string;
-    let characteristic: string;
-    try {
-      service = stackUuid(serviceUuid);
-      characteristic = stackUuid(characteristicUuid);
-    } catch (e) {
-      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
-    }
+    const uuids = stackUuidPair(serviceUuid, characteristicUuid);
+    if (uuids instanceof Error) return Promise.reject(uuids);
+    const [service, characteristic] = uuids;
     return this.enqueue(async () => {
       const parts: Uint8Array[] = [];
       let total = 0;
@@ -854,14 +858,9 @@ class LinkImpl implements RadioLink {
 
   write(serviceUuid: string, characteristicUuid: string, data: Uint8Array, options: WriteOptions = {}): Promise<void> {
     const withoutResponse = options.withoutResponse ?? false;
-    let service: string;
-    let characteristic: string;
-    try {
-      service = stackUuid(serviceUuid);
-      characteristic = stackUuid(characteristicUuid);
-    } catch (e) {
-      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
-    }
+    const uuids = stackUuidPair(serviceUuid, characteristicUuid);
+    if (uuids instanceof Error) return Promise.reject(uuids);
+    const [service, characteristic] = uuids;
     if (!this.centralOpen) return Promise.reject(this.lostError());
     const max = this.attMtu - 3;
     if (data.length > max) {
@@ -888,14 +887,9 @@ class LinkImpl implements RadioLink {
   }
 
   private writeCccd(serviceUuid: string, characteristicUuid: string, enable: boolean): Promise<void> {
-    let service: string;
-    let characteristic: string;
-    try {
-      service = stackUuid(serviceUuid);
-      characteristic = stackUuid(characteristicUuid);
-    } catch (e) {
-      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
-    }
+    const uuids = stackUuidPair(serviceUuid, characteristicUuid);
+    if (uuids instanceof Error) return Promise.reject(uuids);
+    const [service, characteristic] = uuids;
     return this.enqueue(async () => {
       const response = await this.request({ kind: 'cccd', service, characteristic, enable });
       if (response.error !== undefined) {
