@@ -6,6 +6,9 @@
 import type { CharacteristicSpec, GattOperation } from '../../common/protocol/messages.js';
 import type { GattProperty, RadioDevice } from '../../sim/radio/virtual-radio.js';
 import type { Availability, GattProfile } from '../ports.js';
+import { sameAvailability } from '../shared/availability.js';
+
+export { abortable, abortedError, errorMessage, isAborted } from '../shared/abort.js';
 
 /** GATT property each spec operation maps to (what the peripheral builds, what the central requires). */
 export const PROPERTY_OF: Readonly<Record<GattOperation, GattProperty>> = {
@@ -25,9 +28,6 @@ export function profileCharacteristics(profile: GattProfile): { readonly name: C
   }
   return out;
 }
-
-const sameAvailability = (a: Availability, b: Availability): boolean =>
-  a.usable === b.usable && a.reason === b.reason && a.detail === b.detail;
 
 export class VirtualAvailability {
   private configured: Availability;
@@ -72,41 +72,6 @@ export class VirtualAvailability {
     }
   }
 }
-
-/** Rejects with an abort error as soon as `signal` aborts; the listener is removed either way. */
-export function abortable<T>(promise: Promise<T>, signal: AbortSignal, what: string): Promise<T> {
-  if (signal.aborted) return Promise.reject(abortedError(what));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(abortedError(what));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
-}
-
-export class VirtualDeviceAbortError extends Error {
-  override readonly name = 'AbortError';
-}
-
-export function abortedError(what: string): VirtualDeviceAbortError {
-  return new VirtualDeviceAbortError(`${what}: aborted`);
-}
-
-/** Reads `signal.aborted` afresh (TypeScript keeps the narrowing of an earlier check across awaits). */
-export function isAborted(signal: AbortSignal): boolean {
-  return signal.aborted;
-}
-
-/** The message of anything thrown, for setup errors and logs. */
-export const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 /** Availability of a virtual port: what QA configured, or `powered_off` while its radio device is off. */
 export abstract class VirtualPort {

@@ -18,6 +18,7 @@
  */
 import { NfcFieldLostError, type VirtualNfcTag } from '../../sim/virtual-wallet/nfc-tag.js';
 import { NfcTransmitError, type Availability, type NfcCard, type NfcReader, type TransmitOptions } from '../ports.js';
+import { sameAvailability } from '../shared/availability.js';
 import { abortedError } from './support.js';
 
 export type FieldDropReason = 'RemovedCard' | 'NotTransacted';
@@ -56,8 +57,6 @@ class Presence {
     return () => this.removalListeners.delete(listener);
   }
 }
-
-const sameAvailability = (a: Availability, b: Availability): boolean => a.usable === b.usable && a.reason === b.reason && a.detail === b.detail;
 
 export class VirtualNfcReader implements NfcReader {
   private current: Presence | undefined;

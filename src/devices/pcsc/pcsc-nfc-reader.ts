@@ -1,0 +1,658 @@
+/**
+ * The kiosk's `NfcReader` port on PC/SC (pcscd on Linux, the Smart Card service on Windows, CryptoTokenKit
+ * on macOS) through the `pcsclite` binding. Facts and pitfalls it is built on: reference pcsc.md.
+ *
+ * - Context: established at start and re-established with exponential backoff while the service is
+ *   absent (0x8010001D) or after it was lost (0x80100013: a pcscd restart ends every reader of the old
+ *   instance for good, pitfall 4). The old instance is closed; its late "Command cancelled" is swallowed.
+ * - Readers: announced and withdrawn by the binding while running; the one used is chosen by
+ *   `reader-selection.ts` (configured name or pattern; otherwise contactless first, SAM slots never).
+ * - Presence: a card (phone) is present from a status change to PRESENT until EMPTY — or until the
+ *   insertion counter in the status word's upper half shows a removal and insertion that came in between.
+ *   Each presence is handed out once (`nextCard`), so a phone left on the reader after its verification
+ *   is not engaged again until it has been removed ("remove your phone").
+ * - Handles: `connect` with the configured share mode (default shared) and protocols (default T=0|T=1);
+ *   the handle is dropped on EMPTY and after any failed exchange (a stale handle keeps `connected` true and
+ *   breaks the next connect, pitfall 7); `nfc_await_card` therefore always gets a fresh handle.
+ * - Transmit: receive buffer 65,538 bytes (extended APDUs: 65,536 data bytes + SW1 SW2), a per-APDU
+ *   timeout of our own (vpcd and some drivers never time out), failures mapped to the canonical variant:
+ *   - a binding error carrying an SCARD code → that code's variant (`scard-errors.ts`);
+ *   - no answer within the timeout → `Timeout` (SCARD_E_TIMEOUT's variant; the backend ends the session,
+ *     a re-tap does not cure a phone that has stopped answering while lying still on the reader);
+ *   - a response shorter than SW1 SW2 → `UnresponsiveCard` (vpcd reports a card that left mid-APDU as an
+ *     empty success, pitfall 3; recoverable, so the customer is asked to tap again);
+ *   - the binding's own "not connected" error (no code) → `RemovedCard` when the card has left, else
+ *     `InvalidHandle`; any other error without a code → `UnknownError`, as the `pcsc` crate masks codes.
+ *
+ * Nothing here waits on the binding without a bound, and no timer outlives its wait; the retry timer is
+ * unref'd so an idle adapter never keeps a process alive.
+ */
+import { NfcTransmitError, type Availability, type NfcCard, type NfcReader, type TransmitOptions } from '../ports.js';
+import { abortedError, errorMessage } from '../shared/abort.js';
+import { AvailabilityNotifier } from '../shared/availability.js';
+import { nativeCall, NativeCallTimeout } from './native-call.js';
+import { eventCounter, loadPcscliteBinding, PcscBindingUnavailableError, ReaderState, type BindingContext, type BindingFactory, type BindingReader } from './pcsc-binding.js';
+import { chooseReader, readerSelector, type ReaderSelector } from './reader-selection.js';
+import { CONTEXT_LOST_CODES, currentScardPlatform, formatScardCode, parseScardCode, Scard, scardVariant, type ScardPlatform } from './scard-errors.js';
+
+/** Extended APDU response: up to 65,536 data bytes plus SW1 SW2. */
+export const RECEIVE_BUFFER_BYTES = 65_538;
+
+export type ShareMode = 'shared' | 'exclusive';
+export type ProtocolPreference = 'any' | 'T0' | 'T1';
+
+/** Structured log sink (pino's Logger fits). Never given APDU contents. */
+export interface PcscLog {
+  debug(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
+export interface PcscNfcReaderOptions {
+  /** Reader name, part of a name, or `/regex/flags`; automatic choice when absent. */
+  readonly reader?: string;
+  readonly shareMode?: ShareMode;
+  readonly protocol?: ProtocolPreference;
+  /** First delay before re-establishing a lost or absent PC/SC service; doubles up to the maximum. */
+  readonly serviceRetryMinMs?: number;
+  readonly serviceRetryMaxMs?: number;
+  /** Bound on SCardConnect. */
+  readonly connectTimeoutMs?: number;
+  /** Bound on SCardDisconnect (the handle is considered dropped after it). */
+  readonly disconnectTimeoutMs?: number;
+  readonly log?: PcscLog;
+  /** The binding (tests inject a double); default: the `pcsclite` addon. */
+  readonly binding?: BindingFactory;
+  readonly platform?: ScardPlatform;
+}
+
+const DEFAULTS = {
+  shareMode: 'shared' as ShareMode,
+  protocol: 'any' as ProtocolPreference,
+  serviceRetryMinMs: 500,
+  serviceRetryMaxMs: 10_000,
+  connectTimeoutMs: 5_000,
+  disconnectTimeoutMs: 1_000,
+};
+
+const silentLog: PcscLog = { debug: () => undefined, info: () => undefined, warn: () => undefined };
+
+/** One physical presence of a card on a reader. */
+class Presence {
+  removed = false;
+  handedOut = false;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(
+    readonly id: number,
+    readonly reader: ReaderEntry,
+    /** Insertion counter when the presence began. */
+    readonly counter: number,
+  ) {}
+
+  /** Reads the flag afresh (TypeScript keeps an earlier narrowing across awaits). */
+  hasLeft(): boolean {
+    return this.removed;
+  }
+
+  remove(): void {
+    if (this.removed) return;
+    this.removed = true;
+    for (const listener of [...this.listeners]) listener();
+    this.listeners.clear();
+  }
+
+  onRemoval(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
+/** A reader the context announced. Connect and disconnect on it run one at a time. */
+class ReaderEntry {
+  state = 0;
+  presence: Presence | undefined;
+  connection: Connection | undefined;
+  private ops: Promise<unknown> = Promise.resolve();
+
+  constructor(readonly binding: BindingReader) {}
+
+  get name(): string {
+    return this.binding.name;
+  }
+
+  serialise<T>(op: () => Promise<T>): Promise<T> {
+    const run = this.ops.then(op, op);
+    this.ops = run.catch(() => undefined);
+    return run;
+  }
+}
+
+/** One card handle; `lost` once it must not be used again. */
+class Connection {
+  lost: string | undefined;
+  /** Rejects the exchange in flight (card removed, handle dropped). */
+  failInFlight: ((error: NfcTransmitError) => void) | undefined;
+  /** Settles when the native transmit in flight has returned (or at once). */
+  idle: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly id: number,
+    readonly entry: ReaderEntry,
+    readonly presence: Presence,
+    readonly protocol: number,
+  ) {}
+
+  lose(reason: string, message: string): void {
+    if (this.lost !== undefined) return;
+    this.lost = reason;
+    this.failInFlight?.(new NfcTransmitError(reason, message));
+  }
+}
+
+interface PresenceWaiter {
+  readonly resolve: (presence: Presence) => void;
+  readonly reject: (error: Error) => void;
+}
+
+export class PcscNfcReader implements NfcReader {
+  private readonly selector: ReaderSelector;
+  private readonly opts: typeof DEFAULTS;
+  private readonly log: PcscLog;
+  private readonly platform: ScardPlatform;
+  private readonly notifier = new AvailabilityNotifier({ usable: false, reason: 'starting', detail: 'connecting to the PC/SC service' });
+  private factory: BindingFactory | undefined;
+  private context: BindingContext | undefined;
+  private readonly readers = new Map<string, ReaderEntry>();
+  private readonly waiters = new Set<PresenceWaiter>();
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryAttempts = 0;
+  private nextPresenceId = 1;
+  private nextConnectionId = 1;
+  private activeName: string | undefined;
+  private closed = false;
+
+  constructor(options: PcscNfcReaderOptions = {}) {
+    this.selector = readerSelector(options.reader);
+    this.opts = {
+      shareMode: options.shareMode ?? DEFAULTS.shareMode,
+      protocol: options.protocol ?? DEFAULTS.protocol,
+      serviceRetryMinMs: options.serviceRetryMinMs ?? DEFAULTS.serviceRetryMinMs,
+      serviceRetryMaxMs: options.serviceRetryMaxMs ?? DEFAULTS.serviceRetryMaxMs,
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
+      disconnectTimeoutMs: options.disconnectTimeoutMs ?? DEFAULTS.disconnectTimeoutMs,
+    };
+    for (const [key, value] of Object.entries(this.opts)) {
+      if (typeof value === 'number' && !(Number.isFinite(value) && value > 0)) throw new RangeError(`${key} must be a positive number, got ${value}`);
+    }
+    this.log = options.log ?? silentLog;
+    this.platform = options.platform ?? currentScardPlatform();
+    this.factory = options.binding;
+    this.establish();
+  }
+
+  availability(): Availability {
+    return this.notifier.current;
+  }
+
+  onAvailabilityChange(listener: (availability: Availability) => void): () => void {
+    return this.notifier.onChange(listener);
+  }
+
+  /** The reader in use now, if any (diagnostics). */
+  get readerName(): string | undefined {
+    return this.activeName;
+  }
+
+  /** Names of every reader the service lists now (diagnostics). */
+  get readerNames(): string[] {
+    return [...this.readers.keys()];
+  }
+
+  async nextCard(signal: AbortSignal): Promise<NfcCard> {
+    for (;;) {
+      const presence = await this.waitForPresence(signal);
+      presence.handedOut = true;
+      try {
+        return await this.connect(presence);
+      } catch (e) {
+        // The presence stays handed out: a card that cannot be connected is not retried in a loop; the
+        // customer lifts it and taps again, which is a new presence.
+        this.log.warn({ event: 'pcsc_connect_failed', reader: presence.reader.name, reason: this.variantOf(e) }, 'could not connect to the card');
+        if (this.closed) throw new Error('the PC/SC reader is closed');
+      }
+    }
+  }
+
+  ignoreCurrentCard(): void {
+    const presence = this.activeEntry()?.presence;
+    if (presence && !presence.removed) presence.handedOut = true;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    for (const waiter of [...this.waiters]) waiter.reject(new Error('the PC/SC reader is closed'));
+    this.waiters.clear();
+    await this.dropContext('closed');
+    this.notifier.set({ usable: false, reason: 'closed' });
+  }
+
+  // ------------------------------------------------------------------ context
+
+  private establish(): void {
+    if (this.closed) return;
+    try {
+      this.factory ??= loadPcscliteBinding();
+    } catch (e) {
+      const detail = errorMessage(e);
+      this.log.warn({ event: 'pcsc_binding_unavailable' }, detail);
+      this.notifier.set({ usable: false, reason: e instanceof PcscBindingUnavailableError ? 'not_installed' : 'unsupported_platform', detail });
+      return;
+    }
+    let context: BindingContext;
+    try {
+      context = this.factory();
+    } catch (e) {
+      if (e instanceof PcscBindingUnavailableError) {
+        this.notifier.set({ usable: false, reason: 'not_installed', detail: e.message });
+        return;
+      }
+      const code = parseScardCode(e);
+      const variant = code === undefined ? 'UnknownError' : scardVariant(code, this.platform);
+      this.notifier.set({ usable: false, reason: 'service_down', detail: `the PC/SC service is not available (${variant})` });
+      this.log.warn({ event: 'pcsc_service_unavailable', code: code === undefined ? undefined : formatScardCode(code), variant }, 'PC/SC service not available; retrying');
+      this.scheduleRetry();
+      return;
+    }
+    this.context = context;
+    context.on('error', (error) => this.onContextError(context, error));
+    context.on('reader', (reader) => this.onReader(context, reader));
+    this.notifier.set({ usable: false, reason: 'no_reader', detail: `waiting for ${this.selector.description}` });
+    this.log.info({ event: 'pcsc_context_established' }, 'PC/SC service connected');
+  }
+
+  private scheduleRetry(): void {
+    if (this.closed || this.retryTimer !== undefined) return;
+    const delay = Math.min(this.opts.serviceRetryMaxMs, this.opts.serviceRetryMinMs * 2 ** Math.min(this.retryAttempts, 20));
+    this.retryAttempts++;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.establish();
+    }, delay);
+    this.retryTimer.unref();
+  }
+
+  private onContextError(context: BindingContext, error: unknown): void {
+    const code = parseScardCode(error);
+    if (context !== this.context || code === Scard.CANCELLED) return; // a closed instance, or our own close()
+    const variant = code === undefined ? 'UnknownError' : scardVariant(code, this.platform);
+    this.log.warn({ event: 'pcsc_context_lost', code: code === undefined ? undefined : formatScardCode(code), variant }, 'PC/SC service lost; reconnecting');
+    // Any failure of the monitor ends it for good in this binding, so the context is rebuilt either way.
+    void this.dropContext(variant).then(() => {
+      if (this.closed) return;
+      this.notifier.set({ usable: false, reason: 'service_down', detail: `the PC/SC service was lost (${variant})` });
+      this.scheduleRetry();
+    });
+  }
+
+  /** Forgets the context and its readers: presences end, handles are dropped, the binding is closed. */
+  private async dropContext(reason: string): Promise<void> {
+    const context = this.context;
+    this.context = undefined;
+    const entries = [...this.readers.values()];
+    this.readers.clear();
+    this.activeName = undefined;
+    await Promise.all(entries.map((entry) => this.retireReader(entry, reason)));
+    if (context) {
+      try {
+        context.close();
+      } catch (e) {
+        this.log.debug({ event: 'pcsc_close_failed', detail: errorMessage(e) }, 'closing the PC/SC context failed');
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ readers
+
+  private onReader(context: BindingContext, reader: BindingReader): void {
+    // Without an error listener a late binding error would crash the process (pcsc.md pitfall 6).
+    reader.on('error', (error) => this.onReaderError(reader, error));
+    if (context !== this.context || this.closed) {
+      this.closeBindingReader(reader);
+      return;
+    }
+    const entry = new ReaderEntry(reader);
+    this.readers.set(reader.name, entry);
+    this.retryAttempts = 0;
+    reader.on('status', (status) => this.onStatus(entry, status.state));
+    reader.on('end', () => this.onReaderEnd(entry));
+    this.log.info({ event: 'pcsc_reader_added', reader: reader.name }, 'card reader added');
+    this.reselect();
+  }
+
+  private onReaderError(reader: BindingReader, error: unknown): void {
+    const code = parseScardCode(error);
+    if (code === Scard.CANCELLED) return;
+    // A lost service is reported on the context too and handled there; other reader errors end its monitor.
+    if (code !== undefined && CONTEXT_LOST_CODES.has(code)) return;
+    this.log.warn({ event: 'pcsc_reader_error', reader: reader.name, variant: code === undefined ? 'UnknownError' : scardVariant(code, this.platform) }, 'card reader error');
+  }
+
+  private onReaderEnd(entry: ReaderEntry): void {
+    if (this.readers.get(entry.name) !== entry) return;
+    this.readers.delete(entry.name);
+    this.log.info({ event: 'pcsc_reader_removed', reader: entry.name }, 'card reader removed');
+    void this.retireReader(entry, 'reader removed');
+    this.reselect();
+  }
+
+  private async retireReader(entry: ReaderEntry, reason: string): Promise<void> {
+    entry.presence?.remove();
+    entry.presence = undefined;
+    entry.connection?.lose('RemovedCard', `the card reader went away (${reason})`);
+    await this.dropHandle(entry);
+    this.closeBindingReader(entry.binding);
+  }
+
+  private closeBindingReader(reader: BindingReader): void {
+    try {
+      reader.close();
+    } catch (e) {
+      this.log.debug({ event: 'pcsc_reader_close_failed', detail: errorMessage(e) }, 'closing a reader failed');
+    }
+  }
+
+  private reselect(): void {
+    const name = chooseReader(this.readers.keys(), this.selector);
+    if (name !== this.activeName) {
+      this.activeName = name;
+      if (name !== undefined) this.log.info({ event: 'pcsc_reader_selected', reader: name }, 'using card reader');
+    }
+    if (this.closed) return;
+    if (this.context === undefined) return; // availability is set by whoever dropped the context
+    this.notifier.set(
+      name === undefined
+        ? { usable: false, reason: 'no_reader', detail: `waiting for ${this.selector.description}` }
+        : { usable: true, detail: `reader ${name}` },
+    );
+    this.offerPresence();
+  }
+
+  private activeEntry(): ReaderEntry | undefined {
+    return this.activeName === undefined ? undefined : this.readers.get(this.activeName);
+  }
+
+  // ------------------------------------------------------------------ presence
+
+  private onStatus(entry: ReaderEntry, state: number): void {
+    if (this.readers.get(entry.name) !== entry) return;
+    entry.state = state;
+    const present = (state & ReaderState.PRESENT) !== 0 && (state & ReaderState.MUTE) === 0;
+    const current = entry.presence;
+    if (!present) {
+      if (current) {
+        current.remove();
+        entry.presence = undefined;
+        this.log.debug({ event: 'pcsc_card_removed', reader: entry.name, presence: current.id }, 'card left the reader');
+      }
+      entry.connection?.lose('RemovedCard', 'the card left the reader');
+      if ((state & ReaderState.EMPTY) !== 0) void this.dropHandle(entry);
+      return;
+    }
+    // INUSE/EXCLUSIVE toggles keep the presence; a jump of two or more in the insertion counter means the
+    // card was removed and inserted again between two reports.
+    if (current && ((eventCounter(state) - current.counter) & 0xffff) < 2) return;
+    if (current) {
+      current.remove();
+      entry.connection?.lose('RemovedCard', 'the card was replaced');
+    }
+    const presence = new Presence(this.nextPresenceId++, entry, eventCounter(state));
+    entry.presence = presence;
+    this.log.debug({ event: 'pcsc_card_present', reader: entry.name, presence: presence.id }, 'card on the reader');
+    this.offerPresence();
+  }
+
+  private waitForPresence(signal: AbortSignal): Promise<Presence> {
+    if (this.closed) return Promise.reject(new Error('the PC/SC reader is closed'));
+    if (signal.aborted) return Promise.reject(abortedError('NFC nextCard'));
+    const ready = this.offerablePresence();
+    if (ready) return Promise.resolve(ready);
+    return new Promise<Presence>((resolve, reject) => {
+      const onAbort = (): void => {
+        this.waiters.delete(waiter);
+        reject(abortedError('NFC nextCard'));
+      };
+      const waiter: PresenceWaiter = {
+        resolve: (presence) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(presence);
+        },
+        reject: (error) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      };
+      this.waiters.add(waiter);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  private offerablePresence(): Presence | undefined {
+    const presence = this.activeEntry()?.presence;
+    return presence && !presence.removed && !presence.handedOut ? presence : undefined;
+  }
+
+  /** Hands a new presence to one waiting `nextCard`. */
+  private offerPresence(): void {
+    const presence = this.offerablePresence();
+    if (!presence) return;
+    const [waiter] = this.waiters;
+    if (!waiter) return;
+    this.waiters.delete(waiter);
+    presence.handedOut = true;
+    waiter.resolve(presence);
+  }
+
+  // ------------------------------------------------------------------ handles
+
+  private connect(presence: Presence): Promise<PcscCard> {
+    const entry = presence.reader;
+    return entry.serialise(async () => {
+      if (presence.removed) throw new NfcTransmitError('RemovedCard', 'the card left before it was connected');
+      await this.dropHandle(entry, true);
+      const reader = entry.binding;
+      const shareMode = this.opts.shareMode === 'exclusive' ? reader.SCARD_SHARE_EXCLUSIVE : reader.SCARD_SHARE_SHARED;
+      const protocols =
+        this.opts.protocol === 'T0' ? reader.SCARD_PROTOCOL_T0 : this.opts.protocol === 'T1' ? reader.SCARD_PROTOCOL_T1 : reader.SCARD_PROTOCOL_T0 | reader.SCARD_PROTOCOL_T1;
+      const protocol = await nativeCall<number>((done) => reader.connect({ share_mode: shareMode, protocol: protocols }, done), {
+        timeoutMs: this.opts.connectTimeoutMs,
+        what: 'SCardConnect',
+        // A handle that arrives after we gave up is dropped, or it would block the next connect.
+        onLateSuccess: () => void this.dropHandle(entry, true),
+      });
+      if (typeof protocol !== 'number') {
+        // pitfall 7: the binding answers (undefined, undefined) while it still holds a stale handle
+        await this.dropHandle(entry, true);
+        throw new NfcTransmitError('InvalidHandle', 'the binding returned no protocol');
+      }
+      if (presence.hasLeft() || this.closed) {
+        await this.dropHandle(entry, true);
+        throw new NfcTransmitError('RemovedCard', 'the card left while being connected');
+      }
+      const connection = new Connection(this.nextConnectionId++, entry, presence, protocol);
+      entry.connection = connection;
+      this.log.debug({ event: 'pcsc_card_connected', reader: entry.name, presence: presence.id, handle: connection.id, protocol }, 'card connected');
+      return new PcscCard(connection, {
+        transmit: (command, options) => this.transmit(connection, command, options),
+        release: () => this.release(connection),
+      });
+    });
+  }
+
+  /** Drops the reader's handle (LEAVE_CARD), bounded; never rejects. `serialised` = already inside `serialise`. */
+  private dropHandle(entry: ReaderEntry, serialised = false): Promise<void> {
+    const drop = async (): Promise<void> => {
+      entry.connection?.lose('InvalidHandle', 'the card handle was released');
+      entry.connection = undefined;
+      const reader = entry.binding;
+      if (!reader.connected) return;
+      try {
+        await nativeCall<undefined>((done) => reader.disconnect(reader.SCARD_LEAVE_CARD, done), { timeoutMs: this.opts.disconnectTimeoutMs, what: 'SCardDisconnect' });
+      } catch (e) {
+        this.log.debug({ event: 'pcsc_disconnect_failed', reader: entry.name, variant: this.variantOf(e) }, 'dropping the card handle failed');
+      }
+    };
+    return serialised ? drop() : entry.serialise(drop);
+  }
+
+  /** Releases one card's handle if it is still the reader's current one. */
+  private release(connection: Connection): Promise<void> {
+    const entry = connection.entry;
+    return entry.serialise(async () => {
+      connection.lose('InvalidHandle', 'the card handle was released');
+      if (entry.connection === connection) await this.dropHandle(entry, true);
+    });
+  }
+
+  private async transmit(connection: Connection, command: Uint8Array, options: TransmitOptions): Promise<Uint8Array> {
+    if (connection.lost !== undefined) {
+      throw connection.presence.removed
+        ? new NfcTransmitError('RemovedCard', 'the card is no longer on the reader')
+        : new NfcTransmitError('InvalidHandle', `the card handle is no longer valid (${connection.lost})`);
+    }
+    if (options.signal.aborted) throw abortedError('NFC transmit');
+    const started = performance.now();
+    // One exchange at a time per handle; a native call still running after a timeout holds the next one.
+    await withDeadline(connection.idle, options.timeoutMs, options.signal);
+    const remaining = Math.max(1, options.timeoutMs - (performance.now() - started));
+    const reader = connection.entry.binding;
+    let nativeDone!: () => void;
+    connection.idle = new Promise<void>((resolve) => (nativeDone = resolve));
+    try {
+      const response = await new Promise<Uint8Array>((resolve, reject) => {
+        const finish = (): void => {
+          clearTimeout(timer);
+          options.signal.removeEventListener('abort', onAbort);
+          connection.failInFlight = undefined;
+        };
+        const onAbort = (): void => {
+          finish();
+          reject(abortedError('NFC transmit'));
+        };
+        connection.failInFlight = (error) => {
+          finish();
+          reject(error);
+        };
+        const timer = setTimeout(() => {
+          finish();
+          reject(new NfcTransmitError('Timeout', `the card did not answer within ${options.timeoutMs} ms`));
+        }, remaining);
+        options.signal.addEventListener('abort', onAbort, { once: true });
+        try {
+          reader.transmit(Buffer.from(command.buffer, command.byteOffset, command.byteLength), RECEIVE_BUFFER_BYTES, connection.protocol, (error, data) => {
+            nativeDone();
+            if (connection.failInFlight === undefined) return; // already settled (timeout, abort, removal)
+            finish();
+            if (error) reject(this.transmitError(connection, error));
+            else if (!data || data.length < 2) reject(new NfcTransmitError('UnresponsiveCard', 'the response has no status word'));
+            else resolve(data);
+          });
+        } catch (e) {
+          nativeDone();
+          finish();
+          reject(this.transmitError(connection, e));
+        }
+      });
+      return response;
+    } catch (e) {
+      if (e instanceof NfcTransmitError) {
+        // After a failed exchange the handle is not trusted again; a re-tap gets a fresh one.
+        connection.lose(e.reason, e.message);
+        void this.release(connection);
+      }
+      throw e;
+    }
+  }
+
+  private transmitError(connection: Connection, error: unknown): NfcTransmitError {
+    const code = parseScardCode(error);
+    if (code !== undefined) return new NfcTransmitError(scardVariant(code, this.platform), `SCardTransmit failed (${formatScardCode(code)})`);
+    if (/not connected/i.test(errorMessage(error))) {
+      return connection.presence.removed
+        ? new NfcTransmitError('RemovedCard', 'the card is no longer on the reader')
+        : new NfcTransmitError('InvalidHandle', 'the reader holds no handle for the card');
+    }
+    return new NfcTransmitError('UnknownError', `SCardTransmit failed: ${errorMessage(error)}`);
+  }
+
+  private variantOf(e: unknown): string {
+    if (e instanceof NfcTransmitError) return e.reason;
+    if (e instanceof NativeCallTimeout) return 'Timeout';
+    const code = parseScardCode(e);
+    return code === undefined ? 'UnknownError' : scardVariant(code, this.platform);
+  }
+}
+
+/** Waits for `promise`, at most `ms`, or until `signal` aborts. */
+function withDeadline(promise: Promise<void>, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      reject(new NfcTransmitError('Timeout', 'the previous exchange with the card has not returned'));
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(abortedError('NFC transmit'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    void promise.then(() => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
+}
+
+interface CardOps {
+  transmit(command: Uint8Array, options: TransmitOptions): Promise<Uint8Array>;
+  release(): Promise<void>;
+}
+
+/** One connected presence, handed to the relay. */
+class PcscCard implements NfcCard {
+  constructor(
+    private readonly connection: Connection,
+    private readonly ops: CardOps,
+  ) {}
+
+  get present(): boolean {
+    return !this.connection.presence.removed;
+  }
+
+  transmit(command: Uint8Array, options: TransmitOptions): Promise<Uint8Array> {
+    return this.ops.transmit(command, options);
+  }
+
+  waitForRemoval(signal: AbortSignal): Promise<void> {
+    const presence = this.connection.presence;
+    if (presence.removed) return Promise.resolve();
+    if (signal.aborted) return Promise.reject(abortedError('NFC waitForRemoval'));
+    return new Promise<void>((resolve, reject) => {
+      const stop = presence.onRemoval(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      });
+      const onAbort = (): void => {
+        stop();
+        reject(abortedError('NFC waitForRemoval'));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  release(): Promise<void> {
+    return this.ops.release().catch(() => undefined);
+  }
+}

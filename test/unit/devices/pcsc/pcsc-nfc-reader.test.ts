@@ -1,0 +1,381 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { PcscBindingUnavailableError } from '../../../../src/devices/pcsc/pcsc-binding.js';
+import { PcscNfcReader, RECEIVE_BUFFER_BYTES, type PcscNfcReaderOptions } from '../../../../src/devices/pcsc/pcsc-nfc-reader.js';
+import { NfcTransmitError, type Availability, type NfcCard } from '../../../../src/devices/ports.js';
+import { echoCard, FakePcscService, scardError, type CardBehaviour } from '../../../support/fake-pcsclite.js';
+
+const SELECT = Uint8Array.from([0x00, 0xa4, 0x04, 0x00, 0x07, 0xd2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01, 0x00]);
+const opened: PcscNfcReader[] = [];
+
+function open(service: FakePcscService, options: PcscNfcReaderOptions = {}): PcscNfcReader {
+  const reader = new PcscNfcReader({ binding: service.factory, serviceRetryMinMs: 5, serviceRetryMaxMs: 40, disconnectTimeoutMs: 200, connectTimeoutMs: 500, ...options });
+  opened.push(reader);
+  return reader;
+}
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((r) => r.close()));
+});
+
+const signal = (): AbortSignal => AbortSignal.timeout(3_000);
+const tx = (ms = 1_000): { timeoutMs: number; signal: AbortSignal } => ({ timeoutMs: ms, signal: AbortSignal.timeout(5_000) });
+
+function until(reader: PcscNfcReader, test: (a: Availability) => boolean, ms = 2_000): Promise<Availability> {
+  if (test(reader.availability())) return Promise.resolve(reader.availability());
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`availability stayed ${JSON.stringify(reader.availability())}`));
+    }, ms);
+    const stop = reader.onAvailabilityChange((a) => {
+      if (!test(a)) return;
+      clearTimeout(timer);
+      stop();
+      resolve(a);
+    });
+  });
+}
+
+const usable = (reader: PcscNfcReader): Promise<Availability> => until(reader, (a) => a.usable);
+
+async function transmitError(card: NfcCard, command = SELECT, ms = 1_000): Promise<NfcTransmitError> {
+  const error = await card.transmit(command, tx(ms)).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(NfcTransmitError);
+  return error as NfcTransmitError;
+}
+
+const settle = (ms = 20): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('PC/SC context lifecycle', () => {
+  it('reports the service as down, retries with backoff, and connects once the service is up', async () => {
+    const service = new FakePcscService();
+    service.running = false;
+    const reader = open(service);
+    expect(reader.availability()).toMatchObject({ usable: false, reason: 'service_down' });
+    expect(reader.availability().detail).toContain('NoService');
+    await settle(80);
+    const attempts = service.establishCalls;
+    expect(attempts).toBeGreaterThanOrEqual(3); // 5, 10, 20, 40 ms …
+    expect(attempts).toBeLessThan(12); // … but no busy loop
+    service.start();
+    await usable(reader);
+    expect(reader.readerName).toBe('Fake Reader PICC 0');
+  });
+
+  it('re-establishes the context after the service is lost, and a waiting nextCard gets the next card', async () => {
+    const service = new FakePcscService();
+    const reader = open(service);
+    await usable(reader);
+    const pending = reader.nextCard(signal());
+    service.kill();
+    await until(reader, (a) => a.reason === 'service_down');
+    expect(reader.availability().detail).toContain('CommError');
+    service.start();
+    await usable(reader);
+    service.slot().insert(echoCard);
+    const card = await pending;
+    expect([...(await card.transmit(SELECT, tx()))]).toEqual([0x00, 0x90, 0x00]);
+  });
+
+  it('says the binding is not installed when it cannot be loaded, without retrying', async () => {
+    let calls = 0;
+    const reader = open(new FakePcscService(), {
+      binding: () => {
+        calls++;
+        throw new PcscBindingUnavailableError('no addon');
+      },
+    });
+    await settle(40);
+    expect(reader.availability()).toMatchObject({ usable: false, reason: 'not_installed' });
+    expect(calls).toBe(1);
+  });
+
+  it('close() rejects waiting calls, closes the binding, swallows its late "Command cancelled" and survives a failing close', async () => {
+    const service = new FakePcscService();
+    const reader = open(service);
+    await usable(reader);
+    const pending = reader.nextCard(signal());
+    service.closeThrows = true;
+    await reader.close();
+    await expect(pending).rejects.toThrow(/closed/);
+    await settle(20); // the binding's late error events must find listeners
+    expect(reader.availability()).toMatchObject({ usable: false, reason: 'closed' });
+    await expect(reader.nextCard(signal())).rejects.toThrow(/closed/);
+  });
+});
+
+describe('reader selection', () => {
+  it('ignores SAM slots and prefers the contactless interface', async () => {
+    const service = new FakePcscService(['ACS ACR1252 1S CL Reader SAM 0', 'Generic Smart Card Reader 00', 'ACS ACR1252 1S CL Reader PICC 0']);
+    const reader = open(service);
+    await usable(reader);
+    await settle();
+    expect(reader.readerName).toBe('ACS ACR1252 1S CL Reader PICC 0');
+  });
+
+  it('uses only the configured reader; a card on another reader is not engaged', async () => {
+    const service = new FakePcscService(['Virtual PCD 00 00', 'Virtual PCD 00 01']);
+    const reader = open(service, { reader: 'Virtual PCD 00 01' });
+    await usable(reader);
+    expect(reader.readerName).toBe('Virtual PCD 00 01');
+    service.slot('Virtual PCD 00 00').insert(echoCard);
+    const next = reader.nextCard(signal());
+    await settle(30);
+    service.slot('Virtual PCD 00 01').insert((c) => Buffer.from([c[1] ?? 0, 0x90, 0x00]));
+    const card = await next;
+    expect([...(await card.transmit(SELECT, tx()))]).toEqual([0xa4, 0x90, 0x00]);
+    expect(service.slot('Virtual PCD 00 00').connects).toHaveLength(0);
+  });
+
+  it('matches a /regex/ and follows readers being plugged and unplugged', async () => {
+    const service = new FakePcscService([]);
+    const reader = open(service, { reader: '/acr12\\d2/i' });
+    await until(reader, (a) => a.reason === 'no_reader');
+    expect(reader.availability().detail).toContain('/acr12\\d2/i');
+    service.plug('Other Reader');
+    await settle();
+    expect(reader.availability().usable).toBe(false);
+    service.plug('ACS ACR1252 PICC');
+    await usable(reader);
+    service.unplug('ACS ACR1252 PICC');
+    await until(reader, (a) => a.reason === 'no_reader');
+    expect(reader.readerName).toBeUndefined();
+  });
+
+  it('rejects an invalid pattern at construction', () => {
+    expect(() => open(new FakePcscService(), { reader: '/([/' })).toThrow(/invalid reader pattern/);
+  });
+});
+
+describe('presence and handles', () => {
+  it('connects shared with T=0|T=1 by default and transmits with a 65,538-byte receive buffer', async () => {
+    const service = new FakePcscService();
+    const reader = open(service);
+    await usable(reader);
+    service.slot().insert(echoCard);
+    const card = await reader.nextCard(signal());
+    await card.transmit(SELECT, tx());
+    expect(service.slot().connects).toEqual([{ shareMode: 2, protocol: 3 }]);
+    expect(service.slot().transmits).toEqual([{ length: SELECT.length, responseLength: RECEIVE_BUFFER_BYTES, protocol: 2 }]);
+  });
+
+  it('passes a configured share mode and protocol', async () => {
+    const service = new FakePcscService();
+    const reader = open(service, { shareMode: 'exclusive', protocol: 'T0' });
+    await usable(reader);
+    service.slot().insert(echoCard);
+    const card = await reader.nextCard(signal());
+    await card.transmit(SELECT, tx());
+    expect(service.slot().connects).toEqual([{ shareMode: 1, protocol: 1 }]);
+    expect(service.slot().transmits[0]?.protocol).toBe(1);
+  });
+
+  it('offers a card already lying on the reader, once; the same phone again only after removal', async () => {
+    const service = new FakePcscService();
+    service.slot().insert(echoCard);
+    const reader = open(service);
+    const first = await reader.nextCard(signal());
+    expect(first.present).toBe(true);
+    const second = reader.nextCard(signal());
+    let got = false;
+    void second.then(() => (got = true));
+    await settle(40);
+    expect(got).toBe(false);
+    service.slot().remove();
+    await first.waitForRemoval(signal());
+    expect(first.present).toBe(false);
+    service.slot().insert(echoCard);
+    await second;
+    expect(service.slot().connects).toHaveLength(2);
+  });
+
+  it('ignoreCurrentCard() keeps a phone put down meanwhile from being engaged', async () => {
+    const service = new FakePcscService();
+    const reader = open(service);
+    await usable(reader);
+    service.slot().insert(echoCard);
+    await settle(20);
+    reader.ignoreCurrentCard();
+    const next = reader.nextCard(signal());
+    let got = false;
+    void next.then(() => (got = true));
+    await settle(30);
+    expect(got).toBe(false);
+    service.slot().remove();
+    service.slot().insert(echoCard);
+    await next;
+  });
+
+  it('drops the handle on EMPTY, so the next presence connects afresh (no stale handle)', async () => {
+    const service = new FakePcscService();
+    const reader = open(service);
+    await usable(reader);
+    service.slot().insert(echoCard);
+    await reader.nextCard(signal());
+    service.slot().remove();
+    await settle(30);
+    expect(service.slot().disconnects).toBe(1);
+    service.slot().insert(echoCard);
+    const card = await reader.nextCard(signal());
+    expect(await card.transmit(SELECT, tx())).toHaveLength(3);
+  });
+
+  it('sees a removal and re-insertion that only the insertion counter shows', async () => {
+    const service = new FakePcscService();
+    const reader = open(service);
+    await usable(reader);
+    service.slot().insert(echoCard);
+    const first = await reader.nextCard(signal());
+    service.slot().swapUnseen(echoCard);
+    await first.waitForRemoval(signal());
+    const second = await reader.nextCard(signal());
+    expect(await second.transmit(SELECT, tx())).toHaveLength(3);
+  });
+
+  it('a released old card does not drop the handle of a newer one', async () => {
+    const service = new FakePcscService();
+    const reader = open(service);
+    await usable(reader);
+    service.slot().insert(echoCard);
+    const old = await reader.nextCard(signal());
+    service.slot().remove();
+    await old.waitForRemoval(signal());
+    service.slot().insert(echoCard);
+    const fresh = await reader.nextCard(signal());
+    const disconnects = service.slot().disconnects;
+    await old.release();
+    await old.release();
+    expect(service.slot().disconnects).toBe(disconnects);
+    expect(await fresh.transmit(SELECT, tx())).toHaveLength(3);
+  });
+
+  it('a card that cannot be connected is skipped without a retry loop', async () => {
+    const service = new FakePcscService();
+    const reader = open(service);
+    await usable(reader);
+    service.slot().connectError = scardError('SCardConnect', 'Card is unresponsive.', 0x80100066);
+    service.slot().insert(echoCard);
+    const next = reader.nextCard(signal());
+    await settle(40);
+    expect(service.slot().connects).toHaveLength(1);
+    service.slot().remove();
+    service.slot().insert(echoCard);
+    await next;
+    expect(service.slot().connects).toHaveLength(2);
+  });
+
+  it('an aborted nextCard rejects and leaves no waiter behind', async () => {
+    const service = new FakePcscService();
+    const reader = open(service);
+    await usable(reader);
+    const controller = new AbortController();
+    const pending = reader.nextCard(controller.signal);
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+    service.slot().insert(echoCard);
+    const card = await reader.nextCard(signal()); // the presence was not given to the aborted call
+    expect(card.present).toBe(true);
+  });
+});
+
+describe('transmit failures', () => {
+  async function cardWith(behaviour: CardBehaviour, tweak?: (service: FakePcscService) => void): Promise<{ service: FakePcscService; card: NfcCard; reader: PcscNfcReader }> {
+    const service = new FakePcscService();
+    tweak?.(service);
+    const reader = open(service);
+    await usable(reader);
+    service.slot().insert(behaviour);
+    return { service, card: await reader.nextCard(signal()), reader };
+  }
+
+  it.each([
+    [0x80100069, 'RemovedCard'],
+    [0x80100016, 'NotTransacted'],
+    [0x80100013, 'CommError'],
+    [0x80100068, 'ResetCard'],
+    [0x80100008, 'InsufficientBuffer'],
+    [0x801000ff, 'UnknownError'],
+  ])('an error with code %s is reported as %s', async (code, variant) => {
+    const { card } = await cardWith(() => scardError('SCardTransmit', 'localised text that is never matched', code));
+    expect((await transmitError(card)).reason).toBe(variant);
+  });
+
+  it('after a failed exchange the handle is dropped; a re-tap gets a fresh one', async () => {
+    let fail = true;
+    const { service, card, reader } = await cardWith((c) => (fail ? scardError('SCardTransmit', 'Transaction failed.', 0x80100016) : echoCard(c)));
+    expect((await transmitError(card)).reason).toBe('NotTransacted');
+    await settle(20);
+    expect(service.slot().disconnects).toBe(1);
+    expect((await transmitError(card)).reason).toBe('InvalidHandle');
+    fail = false;
+    const next = reader.nextCard(signal());
+    service.slot().remove();
+    await card.waitForRemoval(signal());
+    service.slot().insert(echoCard);
+    const fresh = await next;
+    expect(await fresh.transmit(SELECT, tx())).toHaveLength(3);
+    expect(service.slot().connects).toHaveLength(2);
+  });
+
+  it('a response without a status word is UnresponsiveCard', async () => {
+    const { card } = await cardWith(() => Buffer.from([0x90]));
+    expect((await transmitError(card)).reason).toBe('UnresponsiveCard');
+  });
+
+  it.each([
+    ['an empty buffer (vpcd)', true, 'UnresponsiveCard'],
+    ['RemovedCard (a reader driver)', false, 'RemovedCard'],
+  ])('a card leaving mid-APDU, answered with %s, fails the exchange at once as %s', async (_what, empty, variant) => {
+    const { service, card } = await cardWith(() => 'mute', (s) => (s.slot().emptyOnRemoval = empty));
+    const pending = transmitError(card, SELECT, 5_000);
+    await settle(20);
+    const started = performance.now();
+    service.slot().remove();
+    expect((await pending).reason).toBe(variant);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    await card.waitForRemoval(signal());
+  });
+
+  it('a mute card times out as Timeout, and the next exchange on that handle does not hang either', async () => {
+    const { card } = await cardWith(() => 'mute');
+    const started = performance.now();
+    expect((await transmitError(card, SELECT, 60)).reason).toBe('Timeout');
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect((await transmitError(card, SELECT, 60)).reason).toBe('InvalidHandle');
+    await card.release();
+  });
+
+  it('the binding throwing synchronously (pitfall 7) is UnknownError', async () => {
+    const { service, card } = await cardWith(echoCard);
+    service.slot().transmitThrows = new TypeError('Third argument must be an integer');
+    expect((await transmitError(card)).reason).toBe('UnknownError');
+  });
+
+  it('the binding\'s own "not connected" error (no SCARD code) is InvalidHandle while the card is present', async () => {
+    const { service, card } = await cardWith(echoCard);
+    for (const r of service.slot().readers) r.connected = false;
+    expect((await transmitError(card)).reason).toBe('InvalidHandle');
+  });
+
+  it('an aborted transmit rejects with an abort error', async () => {
+    const { card } = await cardWith(() => 'mute');
+    const controller = new AbortController();
+    const pending = card.transmit(SELECT, { timeoutMs: 5_000, signal: controller.signal });
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('leaves no timer running once idle or closed', async () => {
+    const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    const { card, reader } = await cardWith(echoCard);
+    for (let i = 0; i < 20; i++) await card.transmit(SELECT, tx());
+    await card.release();
+    await reader.close();
+    await settle(10);
+    expect(timers()).toBeLessThanOrEqual(before);
+  });
+});
