@@ -7,7 +7,8 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import type { KioskView } from '../common/kiosk-view.js';
 import { QrScanQueue } from '../devices/qr/qr-scan-queue.js';
-import type { DevicePorts } from '../devices/ports.js';
+import type { Availability, DevicePorts } from '../devices/ports.js';
+import { PcscNfcReader } from '../devices/pcsc/pcsc-nfc-reader.js';
 import { createVirtualRig, type VirtualRig } from '../devices/virtual/virtual-rig.js';
 import { createKiosk } from '../kiosk/compose.js';
 import { ConfigError, loadConfig, type KioskConfig } from '../kiosk/config.js';
@@ -42,6 +43,10 @@ Options:
   --ws-auth MODE         header (default) or query: how the WebSocket carries the client secret
   --allow-insecure       allow plain http/ws to a non-loopback backend (labs only)
   --log-level LEVEL      fatal|error|warn|info|debug|trace|silent (default warn); logs are JSON on stderr
+  --nfc KIND             pcsc: a PC/SC contactless reader; virtual (the default with --devices virtual);
+                         none (the default otherwise)
+  --reader NAME          with --nfc pcsc: the reader's name, part of it, or /regex/ (or pcsc.reader in the
+                         config file, or MDL_KIOSK_PCSC_READER); default: the first contactless reader
   --timeout SECONDS      give up when a verification has not ended this long after the previous one
                          (default 300); the run then exits 2
   -h, --help             this text
@@ -85,6 +90,8 @@ const OPTIONS = {
   'log-level': { type: 'string' },
   timeout: { type: 'string' },
   devices: { type: 'string' },
+  nfc: { type: 'string' },
+  reader: { type: 'string' },
   phone: { type: 'string' },
   engage: { type: 'string' },
   'kiosk-ble': { type: 'string' },
@@ -146,6 +153,20 @@ async function virtualRig(args: Args): Promise<VirtualRig> {
   });
 }
 
+/** The PC/SC reader adapter configured from `pcsc.*`. */
+function pcscReader(config: KioskConfig, log: ReturnType<typeof createLogger>): PcscNfcReader {
+  const { reader, shareMode, protocol, serviceRetryMinMs, serviceRetryMaxMs, connectMs } = config.pcsc;
+  return new PcscNfcReader({
+    ...(reader === undefined ? {} : { reader }),
+    shareMode,
+    protocol,
+    serviceRetryMinMs,
+    serviceRetryMaxMs,
+    connectTimeoutMs: connectMs,
+    log: log.child({ component: 'pcsc' }),
+  });
+}
+
 async function main(): Promise<number> {
   const args = parse();
   if (args.help) {
@@ -155,6 +176,9 @@ async function main(): Promise<number> {
   const loops = args.loop === undefined ? 1 : Number(args.loop);
   if (!Number.isInteger(loops) || loops < 1) fail('--loop takes a positive whole number');
   const devicesKind = oneOf<'qr' | 'virtual'>('devices', args.devices, ['qr', 'virtual'], 'qr');
+  const nfcKind = oneOf<'pcsc' | 'virtual' | 'none'>('nfc', args.nfc, ['pcsc', 'virtual', 'none'], devicesKind === 'virtual' ? 'virtual' : 'none');
+  if (nfcKind === 'virtual' && devicesKind !== 'virtual') fail('--nfc virtual needs --devices virtual');
+  if (args.reader !== undefined && nfcKind !== 'pcsc') fail('--reader goes with --nfc pcsc');
 
   let config: KioskConfig;
   try {
@@ -163,6 +187,7 @@ async function main(): Promise<number> {
       overrides: {
         backend: { baseUrl: args.backend, apiKeyFile: args['api-key-file'], wsAuth: args['ws-auth'], allowInsecure: args['allow-insecure'] },
         profile: args.profile,
+        pcsc: { reader: args.reader },
         log: { level: args['log-level'] ?? 'warn' },
       },
     });
@@ -178,15 +203,24 @@ async function main(): Promise<number> {
   if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) fail('--timeout takes a positive number of seconds');
 
   // ---------------------------------------------------------------- devices and input
+  const log = createLogger({ level: config.log.level, name: 'mdl-kiosk-relay' }, process.stderr);
   let devices: DevicePorts;
   let rig: VirtualRig | undefined;
   let feeder: ScanFeeder | undefined;
   let customer: VirtualCustomer | undefined;
   let embedded: EmbeddedBackend | undefined;
+  let pcsc: PcscNfcReader | undefined;
+  if (nfcKind === 'pcsc') {
+    try {
+      pcsc = pcscReader(config, log);
+    } catch (e) {
+      fail((e as Error).message);
+    }
+  }
   if (devicesKind === 'virtual') {
     if (args.qr?.length || args['qr-stdin']) fail('--qr and --qr-stdin do not go with --devices virtual (the virtual phone presents itself)');
     rig = await virtualRig(args);
-    devices = rig.devices;
+    devices = pcsc ? { ...rig.devices, nfc: pcsc } : rig.devices;
     customer = new VirtualCustomer(rig, oneOf<Engagement>('engage', args.engage, ['qr', 'nfc'], 'qr'), loops);
     if (config.backend.baseUrl === undefined) {
       embedded = await startEmbeddedBackend([rig.phone.credential.pki.iaca.der]);
@@ -194,8 +228,8 @@ async function main(): Promise<number> {
       process.stderr.write(`[relay] no backend configured: using the embedded mock backend at ${embedded.backend.url}\n`);
     }
   } else {
-    if (!args.qr?.length && !args['qr-stdin']) {
-      fail('no input: pass --qr TEXT, --qr-stdin or --devices virtual (NFC and BLE adapters are added by later releases)');
+    if (!args.qr?.length && !args['qr-stdin'] && !pcsc) {
+      fail('no input: pass --nfc pcsc, --qr TEXT, --qr-stdin or --devices virtual (Bluetooth adapters are added by a later release)');
     }
     const qr = new QrScanQueue({ freshMs: Number.MAX_SAFE_INTEGER });
     feeder = new ScanFeeder(qr, config.qr.requireMdocPrefix);
@@ -205,12 +239,20 @@ async function main(): Promise<number> {
     }
     if (!args['qr-stdin']) {
       feeder.end();
-      if (feeder.queued < loops) fail(`--loop ${loops} needs ${loops} scans, got ${feeder.queued} --qr value(s)`);
+      if (!pcsc && feeder.queued < loops) fail(`--loop ${loops} needs ${loops} scans, got ${feeder.queued} --qr value(s)`);
     }
-    devices = { qr };
+    devices = pcsc ? { qr, nfc: pcsc } : { qr };
+  }
+  if (pcsc) {
+    const reader = pcsc;
+    const say = (a: Availability): void => {
+      const state = a.usable ? `using ${reader.readerName ?? 'the reader'}` : `${a.reason ?? 'unusable'}${a.detail ? ` (${a.detail})` : ''}`;
+      process.stderr.write(`[relay] PC/SC: ${state}\n`);
+    };
+    say(reader.availability());
+    reader.onAvailabilityChange(say);
   }
 
-  const log = createLogger({ level: config.log.level, name: 'mdl-kiosk-relay' }, process.stderr);
   let kiosk;
   try {
     kiosk = createKiosk(config, devices, log);
@@ -274,6 +316,7 @@ async function main(): Promise<number> {
   customer?.stop();
   await kiosk.stop();
   await rig?.stop();
+  await pcsc?.close();
   await embedded?.backend.stop();
   if (codes.length < loops) return 2;
   return worstExitCode(codes);

@@ -2,7 +2,8 @@
  * Kiosk configuration: one schema, documented defaults, validated at load time.
  *
  * Sources, lowest precedence first: built-in defaults → JSON file (`--config` or `MDL_KIOSK_CONFIG`) →
- * environment (`MDL_KIOSK_BACKEND_URL`, `MDL_KIOSK_API_KEY`, `MDL_KIOSK_API_KEY_FILE`, `MDL_KIOSK_PROFILE`)
+ * environment (`MDL_KIOSK_BACKEND_URL`, `MDL_KIOSK_API_KEY`, `MDL_KIOSK_API_KEY_FILE`, `MDL_KIOSK_PROFILE`,
+ * `MDL_KIOSK_PCSC_READER`)
  * → explicit overrides (CLI flags). Every timeout the relay waits on lives in `timeouts`, so no wait is
  * unbounded and each one can be tuned per site.
  */
@@ -110,6 +111,25 @@ export const KioskConfigSchema = z
         requireMdocPrefix: z.boolean().default(true),
         /** A scan older than this is stale and not used when the kiosk becomes ready. */
         scanFreshMs: ms(10_000),
+      })
+      .prefault({}),
+    /** The PC/SC contactless reader (`--nfc pcsc`). */
+    pcsc: z
+      .object({
+        /**
+         * Reader to use: its name or a part of it (case-insensitive), or `/regex/flags`. Unset: the first
+         * contactless (PICC) reader; SAM slots are never chosen automatically.
+         */
+        reader: z.string().min(1).optional(),
+        /** `shared` lets pcsc_scan and other tools use the reader too; `exclusive` keeps them out. */
+        shareMode: z.enum(['shared', 'exclusive']).default('shared'),
+        /** Protocols offered to SCardConnect: `any` (T=0 or T=1; phones answer T=1), `T1` or `T0`. */
+        protocol: z.enum(['any', 'T0', 'T1']).default('any'),
+        /** While the PC/SC service is absent or lost: first retry after this, doubling up to the maximum. */
+        serviceRetryMinMs: ms(500),
+        serviceRetryMaxMs: ms(10_000),
+        /** Bound on connecting to a card that has just been tapped. */
+        connectMs: ms(5_000),
       })
       .prefault({}),
     privacy: z
@@ -242,6 +262,7 @@ export function loadConfig(options: LoadConfigOptions = {}): KioskConfig {
       apiKeyFile: env.MDL_KIOSK_API_KEY_FILE,
     },
     profile: env.MDL_KIOSK_PROFILE,
+    pcsc: { reader: env.MDL_KIOSK_PCSC_READER === '' ? undefined : env.MDL_KIOSK_PCSC_READER },
   };
   merged = applyLayer(merged, fromEnv);
   if (options.overrides) merged = applyLayer(merged, options.overrides);
