@@ -21,7 +21,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cli/**', 'test/bench/**'],
+    files: ['src/cli/**', 'test/bench/**', 'tools/pcscd/cli.ts'],
     rules: { 'no-console': 'off' },
   },
   {
