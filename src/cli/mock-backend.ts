@@ -32,6 +32,7 @@ Options:
 Faults (QA; also settable at run time with POST <base>/__mock/faults):
   --delay OP=MS          delay each backend message of OP (nfc_apdu, ble_write, complete, …); repeatable
   --fatal-after-apdu N   send error once N APDUs were answered
+  --oversize-apdu-at N   send a 70,000-byte APDU in place of the N-th (a fatal reader error through pcscd)
   --error-on OP          send error when the kiosk sends OP
   --close-at PHASE       close the socket (1011) on entering PHASE (${PHASES.join(', ')})
   --conflict-next        answer the next WebSocket handshake with 409
@@ -67,6 +68,7 @@ async function main(): Promise<void> {
         'log-payloads': { type: 'boolean' },
         delay: { type: 'string', multiple: true },
         'fatal-after-apdu': { type: 'string' },
+        'oversize-apdu-at': { type: 'string' },
         'error-on': { type: 'string' },
         'close-at': { type: 'string' },
         'conflict-next': { type: 'boolean' },
@@ -109,6 +111,7 @@ async function main(): Promise<void> {
       }),
     ),
     ...(values['fatal-after-apdu'] === undefined ? {} : { fatalAfterApdu: integer('fatal-after-apdu', values['fatal-after-apdu'], 0) }),
+    ...(values['oversize-apdu-at'] === undefined ? {} : { oversizeApduAt: integer('oversize-apdu-at', values['oversize-apdu-at'], 1) }),
     ...(values['error-on'] === undefined ? {} : { errorOnOp: values['error-on'] }),
     ...(values['close-at'] === undefined ? {} : { closeAtPhase: values['close-at'] }),
     conflictNextConnect: values['conflict-next'] ?? false,

@@ -15,6 +15,11 @@ export const FaultPlanSchema = z.strictObject({
   delayMs: z.partialRecord(z.enum(BACKEND_OPS), z.number().int().min(0).max(600_000)).default({}),
   /** Send `error` once the kiosk has answered this many APDUs successfully. */
   fatalAfterApdu: z.number().int().min(0).optional(),
+  /**
+   * Replace the n-th APDU of a handover (1-based) by a 70,000-byte one, longer than any PC/SC stack carries
+   * (pcsc-lite refuses it with SCARD_E_INSUFFICIENT_BUFFER): a fatal reader error through a real pcscd.
+   */
+  oversizeApduAt: z.number().int().min(1).optional(),
   /** Send `error` when the kiosk sends this op. */
   errorOnOp: z.enum(CLIENT_OPS).optional(),
   /** Close the socket (1011) on entering this phase. */

@@ -27,6 +27,9 @@ import {
   type ProtocolFault,
 } from './wire.js';
 
+/** Longer than any PC/SC stack carries (pcsc-lite: 65,544 bytes at most). */
+const OVERSIZE_APDU_BYTES = 70_000;
+
 export interface RelaySessionOptions {
   readonly engineFactory: ReaderEngineFactory;
   /** Recoverable PC/SC failures allowed per verification before "NFC retries exhausted" (spec §8: not shown). */
@@ -49,6 +52,7 @@ export class RelaySession {
   private lastApdu: Uint8Array | undefined;
   private nfcRetries = 0;
   private apdusAnswered = 0;
+  private apdusSent = 0;
   /** Messages are handled one at a time, in arrival order. */
   private chain: Promise<void> = Promise.resolve();
   private closeTimer: NodeJS.Timeout | undefined;
@@ -190,10 +194,13 @@ export class RelaySession {
 
   private async nfcStep(step: NfcStep): Promise<void> {
     switch (step.kind) {
-      case 'apdu':
+      case 'apdu': {
         this.lastApdu = step.apdu;
-        await this.send(backend.nfcApdu(step.apdu));
+        this.apdusSent++;
+        const oversize = this.options.faults.current.oversizeApduAt === this.apdusSent;
+        await this.send(backend.nfcApdu(oversize ? new Uint8Array(OVERSIZE_APDU_BYTES) : step.apdu));
         return;
+      }
       case 'done':
         this.enter('ble_exchange');
         await this.offer(step.modes);
