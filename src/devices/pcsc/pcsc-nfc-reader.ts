@@ -204,6 +204,16 @@ export class PcscNfcReader implements NfcReader {
     return this.activeName;
   }
 
+  /**
+   * Whether a card (phone) lies on the reader in use now, as far as the service has noticed; undefined
+   * before the reader's first status report (or with no reader).
+   */
+  get cardPresent(): boolean | undefined {
+    const entry = this.activeEntry();
+    if (entry === undefined || entry.state === 0) return undefined;
+    return entry.presence !== undefined && !entry.presence.removed;
+  }
+
   /** Names of every reader the service lists now (diagnostics). */
   get readerNames(): string[] {
     return [...this.readers.keys()];
@@ -305,13 +315,7 @@ export class PcscNfcReader implements NfcReader {
     this.readers.clear();
     this.activeName = undefined;
     await Promise.all(entries.map((entry) => this.retireReader(entry, reason)));
-    if (context) {
-      try {
-        context.close();
-      } catch (e) {
-        this.log.debug({ event: 'pcsc_close_failed', detail: errorMessage(e) }, 'closing the PC/SC context failed');
-      }
-    }
+    if (context) await this.closeLater('PC/SC context', context);
   }
 
   // ------------------------------------------------------------------ readers
@@ -320,7 +324,7 @@ export class PcscNfcReader implements NfcReader {
     // Without an error listener a late binding error would crash the process (pcsc.md pitfall 6).
     reader.on('error', (error) => this.onReaderError(reader, error));
     if (context !== this.context || this.closed) {
-      this.closeBindingReader(reader);
+      void this.closeBindingReader(reader);
       return;
     }
     const entry = new ReaderEntry(reader);
@@ -353,15 +357,29 @@ export class PcscNfcReader implements NfcReader {
     entry.presence = undefined;
     entry.connection?.lose('RemovedCard', `the card reader went away (${reason})`);
     await this.dropHandle(entry);
-    this.closeBindingReader(entry.binding);
+    await this.closeBindingReader(entry.binding);
   }
 
-  private closeBindingReader(reader: BindingReader): void {
-    try {
-      reader.close();
-    } catch (e) {
-      this.log.debug({ event: 'pcsc_reader_close_failed', detail: errorMessage(e) }, 'closing a reader failed');
-    }
+  /**
+   * Closes a binding object on a later macrotask: pcsclite 1.0.1 holds a native lock while it emits a
+   * reader's events (and runs the microtasks and nextTicks queued by `end`), and `close()` under that lock
+   * deadlocks the JS thread for good. `setImmediate` runs after it was released.
+   */
+  private closeLater(what: string, target: { close(): void }): Promise<void> {
+    return new Promise((resolve) => {
+      setImmediate(() => {
+        try {
+          target.close();
+        } catch (e) {
+          this.log.debug({ event: 'pcsc_close_failed', what, detail: errorMessage(e) }, `closing the ${what} failed`);
+        }
+        resolve();
+      });
+    });
+  }
+
+  private closeBindingReader(reader: BindingReader): Promise<void> {
+    return this.closeLater('reader', reader);
   }
 
   private reselect(): void {
