@@ -16,12 +16,14 @@ import type { VerificationReport } from '../kiosk/kiosk.js';
 import { createLogger } from '../kiosk/log.js';
 import { availableProfiles } from '../kiosk/profiles.js';
 import { issueTestCredential } from '../sim/virtual-wallet/credential.js';
+import type { VirtualNfcTag } from '../sim/virtual-wallet/nfc-tag.js';
 import type { PhoneBehaviour } from '../sim/virtual-wallet/virtual-phone.js';
+import { parseHostPort, VpcdCard, type VpcdReaderAddress } from '../sim/vpcd/vpcd-card.js';
 import { startEmbeddedBackend, type EmbeddedBackend } from './embedded-backend.js';
 import { defaultQaPkiDir, loadOrCreateQaPki } from './qa-pki.js';
 import { PROMPT_TEXT, verdictExitCode, worstExitCode } from './relay-output.js';
 import { ScanFeeder } from './scan-feeder.js';
-import { VirtualCustomer, type Engagement } from './virtual-customer.js';
+import { VirtualCustomer, type CustomerHands, type Engagement } from './virtual-customer.js';
 
 const DEFAULT_TIMEOUT_S = 300;
 
@@ -47,6 +49,9 @@ Options:
                          none (the default otherwise)
   --reader NAME          with --nfc pcsc: the reader's name, part of it, or /regex/ (or pcsc.reader in the
                          config file, or MDL_KIOSK_PCSC_READER); default: the first contactless reader
+  --vpcd HOST:PORT       with --devices virtual --nfc pcsc: the virtual customer lays the phone on this vpcd
+                         reader (pcscd + vsmartcard-vpcd, e.g. npm run pcscd -- start) instead of the
+                         virtual reader, so the whole flow runs through the real PC/SC stack
   --timeout SECONDS      give up when a verification has not ended this long after the previous one
                          (default 300); the run then exits 2
   -h, --help             this text
@@ -92,6 +97,7 @@ const OPTIONS = {
   devices: { type: 'string' },
   nfc: { type: 'string' },
   reader: { type: 'string' },
+  vpcd: { type: 'string' },
   phone: { type: 'string' },
   engage: { type: 'string' },
   'kiosk-ble': { type: 'string' },
@@ -153,6 +159,25 @@ async function virtualRig(args: Args): Promise<VirtualRig> {
   });
 }
 
+/** The customer's phone on a real reader through vpcd; failures are reported, never thrown. */
+function vpcdHands(rig: VirtualRig, card: VpcdCard): CustomerHands {
+  let last: VirtualNfcTag | undefined;
+  const report = (what: string) => (e: unknown) => process.stderr.write(`[relay] vpcd ${what} failed: ${(e as Error).message}\n`);
+  return {
+    showQr: () => rig.showQr(),
+    tap: () => {
+      last = rig.phone.tag();
+      card.insert(last).catch(report('tap'));
+    },
+    retap: () => {
+      card.reinsert(last ?? rig.phone.tag()).catch(report('re-tap'));
+    },
+    lift: () => {
+      card.remove().catch(report('lift'));
+    },
+  };
+}
+
 /** The PC/SC reader adapter configured from `pcsc.*`. */
 function pcscReader(config: KioskConfig, log: ReturnType<typeof createLogger>): PcscNfcReader {
   const { reader, shareMode, protocol, serviceRetryMinMs, serviceRetryMaxMs, connectMs } = config.pcsc;
@@ -179,6 +204,13 @@ async function main(): Promise<number> {
   const nfcKind = oneOf<'pcsc' | 'virtual' | 'none'>('nfc', args.nfc, ['pcsc', 'virtual', 'none'], devicesKind === 'virtual' ? 'virtual' : 'none');
   if (nfcKind === 'virtual' && devicesKind !== 'virtual') fail('--nfc virtual needs --devices virtual');
   if (args.reader !== undefined && nfcKind !== 'pcsc') fail('--reader goes with --nfc pcsc');
+  if (args.vpcd !== undefined && (nfcKind !== 'pcsc' || devicesKind !== 'virtual')) fail('--vpcd goes with --devices virtual --nfc pcsc');
+  let vpcdAddress: VpcdReaderAddress | undefined;
+  try {
+    vpcdAddress = args.vpcd === undefined ? undefined : parseHostPort(args.vpcd);
+  } catch (e) {
+    fail(`--vpcd: ${(e as Error).message}`);
+  }
 
   let config: KioskConfig;
   try {
@@ -210,6 +242,7 @@ async function main(): Promise<number> {
   let customer: VirtualCustomer | undefined;
   let embedded: EmbeddedBackend | undefined;
   let pcsc: PcscNfcReader | undefined;
+  let card: VpcdCard | undefined;
   if (nfcKind === 'pcsc') {
     try {
       pcsc = pcscReader(config, log);
@@ -221,7 +254,12 @@ async function main(): Promise<number> {
     if (args.qr?.length || args['qr-stdin']) fail('--qr and --qr-stdin do not go with --devices virtual (the virtual phone presents itself)');
     rig = await virtualRig(args);
     devices = pcsc ? { ...rig.devices, nfc: pcsc } : rig.devices;
-    customer = new VirtualCustomer(rig, oneOf<Engagement>('engage', args.engage, ['qr', 'nfc'], 'qr'), loops);
+    let hands: CustomerHands = rig;
+    if (vpcdAddress) {
+      card = new VpcdCard({ ...vpcdAddress, log: (line) => process.stderr.write(`[vpcd] ${line}\n`) });
+      hands = vpcdHands(rig, card);
+    }
+    customer = new VirtualCustomer(hands, oneOf<Engagement>('engage', args.engage, ['qr', 'nfc'], 'qr'), loops);
     if (config.backend.baseUrl === undefined) {
       embedded = await startEmbeddedBackend([rig.phone.credential.pki.iaca.der]);
       config = { ...config, backend: { ...config.backend, baseUrl: embedded.backend.url, apiKey: embedded.apiKey } };
@@ -315,6 +353,7 @@ async function main(): Promise<number> {
   if (why) process.stderr.write(`relay: ${why}\n`);
   customer?.stop();
   await kiosk.stop();
+  await card?.remove();
   await rig?.stop();
   await pcsc?.close();
   await embedded?.backend.stop();

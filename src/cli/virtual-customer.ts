@@ -6,6 +6,9 @@
 import type { KioskView } from '../common/kiosk-view.js';
 import type { VirtualRig } from '../devices/virtual/virtual-rig.js';
 
+/** What the customer does with the phone: the virtual rig's own reader, or a real reader through vpcd. */
+export type CustomerHands = Pick<VirtualRig, 'showQr' | 'tap' | 'retap' | 'lift'>;
+
 export type Engagement = 'qr' | 'nfc';
 
 export class VirtualCustomer {
@@ -14,7 +17,7 @@ export class VirtualCustomer {
   private retapTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly rig: VirtualRig,
+    private readonly rig: CustomerHands,
     private readonly engagement: Engagement,
     private readonly verifications: number,
     /** A customer takes a moment before tapping again. */
