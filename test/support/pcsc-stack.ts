@@ -1,0 +1,84 @@
+/**
+ * The end-to-end stack (kiosk + mock backend + virtual phone) with the kiosk's NFC on the real PC/SC stack:
+ * the pcsclite adapter talks to a private pcscd, whose vpcd reader has the virtual phone's tag as its card
+ * (a `VpcdCard`). BLE still goes through the virtual radio.
+ */
+import type { Availability } from '../../src/devices/ports.js';
+import { PcscNfcReader, type PcscNfcReaderOptions } from '../../src/devices/pcsc/pcsc-nfc-reader.js';
+import type { VirtualNfcTag } from '../../src/sim/virtual-wallet/nfc-tag.js';
+import { VpcdCard } from '../../src/sim/vpcd/vpcd-card.js';
+import type { PcscdReader } from '../../tools/pcscd/pcscd-daemon.js';
+import { startE2e, type E2eOptions, type E2eStack } from './e2e-stack.js';
+
+export interface PcscStackOptions extends E2eOptions {
+  /** The vpcd reader the phone is laid on. */
+  readonly slot: PcscdReader;
+  /** The adapter's reader selector (default: the slot's exact name). */
+  readonly readerSelector?: string;
+  readonly adapter?: Omit<PcscNfcReaderOptions, 'reader'>;
+}
+
+export interface PcscStack extends E2eStack {
+  readonly reader: PcscNfcReader;
+  readonly card: VpcdCard;
+  /** Lays the phone on the reader with a fresh engagement. */
+  tap(tag?: VirtualNfcTag): Promise<void>;
+  /** Lifts the phone and lays it down again, continuing the same presentation. */
+  retap(): Promise<void>;
+  lift(): Promise<void>;
+}
+
+/** Resolves once `reader` reports the wanted availability. */
+export function readerAvailability(reader: PcscNfcReader, test: (a: Availability) => boolean, ms = 10_000): Promise<Availability> {
+  if (test(reader.availability())) return Promise.resolve(reader.availability());
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`the PC/SC reader stayed ${JSON.stringify(reader.availability())}`));
+    }, ms);
+    const stop = reader.onAvailabilityChange((a) => {
+      if (!test(a)) return;
+      clearTimeout(timer);
+      stop();
+      resolve(a);
+    });
+  });
+}
+
+export async function startPcscStack(options: PcscStackOptions): Promise<PcscStack> {
+  const reader = new PcscNfcReader({ serviceRetryMinMs: 50, serviceRetryMaxMs: 500, ...options.adapter, reader: options.readerSelector ?? options.slot.name });
+  await readerAvailability(reader, (a) => a.usable);
+  // A card lifted just before (the previous test) is still "present" until pcscd's next poll, and a card
+  // inserted before that poll would be swapped in silently (pcsc.md pitfall 2): start from an empty reader.
+  for (const started = performance.now(); reader.cardPresent !== false; ) {
+    if (performance.now() - started > 3_000) throw new Error(`a card stays on ${options.slot.name}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const card = new VpcdCard({ host: options.slot.host, port: options.slot.port });
+  let stack: E2eStack;
+  try {
+    stack = await startE2e({ ...options, devices: (rig) => ({ ...rig.devices, nfc: reader }) });
+  } catch (e) {
+    await reader.close();
+    throw e;
+  }
+  let last: VirtualNfcTag | undefined;
+  return {
+    ...stack,
+    reader,
+    card,
+    async tap(tag) {
+      last = tag ?? stack.rig.phone.tag();
+      await card.insert(last);
+    },
+    async retap() {
+      await card.reinsert(last ?? stack.rig.phone.tag());
+    },
+    lift: () => card.remove(),
+    async stop() {
+      await card.remove();
+      await stack.stop();
+      await reader.close();
+    },
+  };
+}
