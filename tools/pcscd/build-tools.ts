@@ -25,6 +25,10 @@ export interface PcscdTools {
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+/** The repository root: two levels up, or three when running compiled from dist/tools/pcscd. */
+const repoRoot = path.basename(path.resolve(here, '..', '..')) === 'dist' ? path.resolve(here, '..', '..', '..') : path.resolve(here, '..', '..');
+/** The C sources stay in tools/pcscd (tsc copies only TypeScript to dist). */
+const sourceDir = path.join(repoRoot, 'tools', 'pcscd');
 
 interface Target {
   readonly source: string;
@@ -63,7 +67,7 @@ async function findGcc(): Promise<string | undefined> {
 
 /** node_modules/.cache of this repository, or a temp dir of our own when that is not writable. */
 async function cacheDir(): Promise<string> {
-  const repoCache = path.resolve(here, '..', '..', 'node_modules', '.cache', 'mdl-kiosk-pcscd');
+  const repoCache = path.join(repoRoot, 'node_modules', '.cache', 'mdl-kiosk-pcscd');
   try {
     await mkdir(repoCache, { recursive: true, mode: 0o755 });
     await access(repoCache, fsConstants.W_OK);
@@ -77,7 +81,7 @@ async function cacheDir(): Promise<string> {
 }
 
 async function compile(gcc: string, dir: string, target: Target): Promise<string> {
-  const sourcePath = path.join(here, target.source);
+  const sourcePath = path.join(sourceDir, target.source);
   const source = await readFile(sourcePath);
   const hash = createHash('sha256')
     .update(source)

@@ -1,0 +1,195 @@
+/**
+ * `npm run bench:pcsc`: what the kiosk adds to an APDU exchange on the real PC/SC stack.
+ *
+ *   kiosk   backend → kiosk (WebSocket) → pcsclite adapter → pcscd → vpcd → virtual card → back, timed
+ *           by the fake backend from sending `nfc_apdu` to receiving `nfc_rapdu`;
+ *   direct  a bare `pcsclite` transmit to the same card on the same reader (a second, shared handle).
+ *
+ * Both run in this process against one private pcscd (TCP_NODELAY shim, tools/pcscd) with the card in
+ * this process too, in alternating batches so drift in the machine's load hits both alike. Last line:
+ * `RESULT added_median_ms=… kiosk_median_ms=… direct_median_ms=…` (added = kiosk − direct medians; the
+ * issue's target is < 0.5 ms). The run fails only on a correctness problem (a wrong or missing response).
+ */
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { loadPcscliteBinding, ReaderState, type BindingReader } from '../../src/devices/pcsc/pcsc-binding.js';
+import { PcscNfcReader, RECEIVE_BUFFER_BYTES } from '../../src/devices/pcsc/pcsc-nfc-reader.js';
+import { createKiosk } from '../../src/kiosk/compose.js';
+import { parseConfig } from '../../src/kiosk/config.js';
+import type { Kiosk } from '../../src/kiosk/kiosk.js';
+import { createLogger } from '../../src/kiosk/log.js';
+import { VpcdCard } from '../../src/sim/vpcd/vpcd-card.js';
+import { startPrivatePcscd, type PcscdReader } from '../../tools/pcscd/pcscd-daemon.js';
+import { FakeBackend } from '../support/fake-backend.js';
+import { BackendPeer, describeSummary, finishBench, Mailbox, ms, summarize, type Inbound } from './bench-tools.js';
+import { apduCommand, b64, instantCard, stepRequest } from './bench-protocol.js';
+
+const WARMUP = 100; // per side, not measured
+const ROUNDS = 10;
+const BATCH = 100; // → 1,000 measured round trips per side
+const APDUS = WARMUP + ROUNDS * BATCH;
+
+const APDU_TEXTS = Array.from({ length: APDUS }, (_, i) => stepRequest('nfc_apdu', { data: b64(apduCommand(i)) }));
+const RAPDU_B64 = Array.from({ length: APDUS }, (_, i) => b64(instantCard(apduCommand(i))));
+
+function check(condition: boolean, message: string): asserts condition {
+  if (!condition) throw new Error(message);
+}
+
+/** The kiosk's side: `count` APDUs from the backend, each sent when the previous response arrived. */
+function kioskBatch(peer: BackendPeer, first: number, count: number, samples: number[] | undefined): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let done = 0;
+    let sentAt = 0;
+    const stop = (error?: Error): void => {
+      clearTimeout(timer);
+      peer.hook = undefined;
+      if (error) reject(error);
+      else resolve();
+    };
+    const timer = setTimeout(() => stop(new Error(`APDU batch stalled after ${done} of ${count}`)), 30_000);
+    peer.hook = (inbound: Inbound) => {
+      const rtt = inbound.at - sentAt;
+      const message = inbound.message;
+      if (inbound.op !== 'nfc_rapdu' || message.status !== 'ok' || message.data !== RAPDU_B64[first + done]) {
+        stop(new Error(`APDU ${first + done}: unexpected answer ${JSON.stringify(message).slice(0, 160)}`));
+        return true;
+      }
+      samples?.push(rtt);
+      done++;
+      if (done === count) stop();
+      else sentAt = peer.sendText(APDU_TEXTS[first + done] ?? '');
+      return true;
+    };
+    sentAt = peer.sendText(APDU_TEXTS[first] ?? '');
+  });
+}
+
+/** The direct side: the same APDUs through a bare binding handle. */
+async function directBatch(reader: BindingReader, protocol: number, first: number, count: number, samples: number[] | undefined): Promise<void> {
+  for (let i = first; i < first + count; i++) {
+    const started = performance.now();
+    const response = await new Promise<Buffer>((resolve, reject) => {
+      reader.transmit(Buffer.from(apduCommand(i)), RECEIVE_BUFFER_BYTES, protocol, (error, data) => {
+        if (error) reject(error);
+        else if (!data) reject(new Error('no response'));
+        else resolve(data);
+      });
+    });
+    samples?.push(performance.now() - started);
+    check(b64(response) === RAPDU_B64[i], `direct APDU ${i}: unexpected answer ${response.toString('hex').slice(0, 40)}`);
+  }
+}
+
+/** A second handle on the card, outside the kiosk, with its own PC/SC context. */
+async function directHandle(slot: PcscdReader): Promise<{ reader: BindingReader; protocol: number; close(): void }> {
+  const context = loadPcscliteBinding()();
+  context.on('error', () => undefined); // close() reports "Command cancelled"
+  const reader = await new Promise<BindingReader>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`reader ${slot.name} not announced`)), 10_000);
+    context.on('reader', (r) => {
+      r.on('error', () => undefined);
+      if (r.name !== slot.name) return;
+      r.on('status', (status) => {
+        if ((status.state & ReaderState.PRESENT) === 0) return;
+        clearTimeout(timer);
+        resolve(r);
+      });
+    });
+  });
+  const protocol = await new Promise<number>((resolve, reject) => {
+    reader.connect({ share_mode: reader.SCARD_SHARE_SHARED, protocol: reader.SCARD_PROTOCOL_T0 | reader.SCARD_PROTOCOL_T1 }, (error, p) => {
+      if (error || p === undefined) reject(error ?? new Error('no protocol'));
+      else resolve(p);
+    });
+  });
+  return {
+    reader,
+    protocol,
+    close: () =>
+      setImmediate(() => {
+        reader.disconnect(reader.SCARD_LEAVE_CARD, () => undefined);
+        setImmediate(() => {
+          reader.close();
+          context.close();
+        });
+      }),
+  };
+}
+
+function benchKiosk(backend: FakeBackend, nfc: PcscNfcReader): Kiosk {
+  const config = parseConfig({
+    backend: { baseUrl: backend.baseUrl, apiKey: backend.apiKey },
+    timeouts: { apduMs: 2_000, backendReplyMs: 30_000, verificationMs: 150_000 },
+    log: { level: 'silent' },
+  });
+  return createKiosk(config, { nfc }, createLogger({ level: 'silent' }, { write: () => undefined }));
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const failures: string[] = [];
+  let result = 'RESULT added_median_ms=NaN kiosk_median_ms=NaN direct_median_ms=NaN';
+  const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  console.log(`pcsc bench: node ${process.version}, ${os.cpus().length} CPU(s), load average ${load}`);
+  const pcscd = await startPrivatePcscd({ readers: 2 });
+  const slot = pcscd.readers[0];
+  if (!slot) throw new Error('no vpcd reader');
+  console.log(`private pcscd pid ${pcscd.pid}, reader "${slot.name}" on 127.0.0.1:${slot.port}`);
+  const card = new VpcdCard({ host: slot.host, port: slot.port });
+  const backend = await FakeBackend.start();
+  const nfc = new PcscNfcReader({ reader: slot.name });
+  let kiosk: Kiosk | undefined;
+  let direct: Awaited<ReturnType<typeof directHandle>> | undefined;
+  try {
+    const peers = new Mailbox<BackendPeer>();
+    backend.onConnection((connection) => peers.put(new BackendPeer(connection)));
+    kiosk = benchKiosk(backend, nfc);
+    kiosk.start();
+    const peer = await peers.take(10_000, 'kiosk WebSocket connection');
+    const engage = await peer.next(10_000);
+    check(engage.op === 'engage', `first message was ${engage.op}, not engage`);
+    await card.insert({ fieldOn: () => undefined, fieldOff: () => undefined, processApdu: instantCard });
+    const present = await peer.next(10_000);
+    check(present.op === 'nfc_card_present', `after the tap the kiosk sent ${present.op}`);
+    direct = await directHandle(slot);
+
+    const kioskSamples: number[] = [];
+    const directSamples: number[] = [];
+    await kioskBatch(peer, 0, WARMUP, undefined);
+    await directBatch(direct.reader, direct.protocol, 0, WARMUP, undefined);
+    for (let round = 0; round < ROUNDS; round++) {
+      const first = WARMUP + round * BATCH;
+      // Alternate which side goes first, so neither always follows the other's work.
+      if (round % 2 === 0) {
+        await kioskBatch(peer, first, BATCH, kioskSamples);
+        await directBatch(direct.reader, direct.protocol, first, BATCH, directSamples);
+      } else {
+        await directBatch(direct.reader, direct.protocol, first, BATCH, directSamples);
+        await kioskBatch(peer, first, BATCH, kioskSamples);
+      }
+    }
+    const k = summarize(kioskSamples);
+    const d = summarize(directSamples);
+    console.log(`\nkiosk  (backend → kiosk → pcscd → card → back) ms: ${describeSummary(k)}`);
+    console.log(`direct (pcsclite transmit → pcscd → card) ms:     ${describeSummary(d)}`);
+    console.log(`added median ${ms(k.median - d.median)} ms (target < 0.5 ms), p90 ${ms(k.p90 - d.p90)} ms`);
+    result = `RESULT added_median_ms=${ms(k.median - d.median)} kiosk_median_ms=${ms(k.median)} direct_median_ms=${ms(d.median)}`;
+    peer.sendText(JSON.stringify({ type: 'error', message: 'bench: done' }));
+  } catch (e) {
+    failures.push(e instanceof Error ? e.message : String(e));
+  } finally {
+    direct?.close();
+    await kiosk?.stop();
+    await card.remove();
+    await nfc.close();
+    await backend.stop();
+    await pcscd.stop();
+  }
+  finishBench('pcsc bench', started, failures, `${ROUNDS * BATCH} APDUs per side answered correctly, in order`, result);
+}
+
+main().catch((e: unknown) => {
+  console.error(`pcsc bench: ${e instanceof Error ? e.message : String(e)}`);
+  process.exitCode = 1;
+});
