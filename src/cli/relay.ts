@@ -205,6 +205,8 @@ async function main(): Promise<number> {
   if (nfcKind === 'virtual' && devicesKind !== 'virtual') fail('--nfc virtual needs --devices virtual');
   if (args.reader !== undefined && nfcKind !== 'pcsc') fail('--reader goes with --nfc pcsc');
   if (args.vpcd !== undefined && (nfcKind !== 'pcsc' || devicesKind !== 'virtual')) fail('--vpcd goes with --devices virtual --nfc pcsc');
+  // The virtual customer can reach a PC/SC reader only through vpcd.
+  if (devicesKind === 'virtual' && nfcKind === 'pcsc' && args.vpcd === undefined) fail('--devices virtual --nfc pcsc needs --vpcd HOST:PORT (the vpcd reader the virtual phone is laid on)');
   let vpcdAddress: VpcdReaderAddress | undefined;
   try {
     vpcdAddress = args.vpcd === undefined ? undefined : parseHostPort(args.vpcd);
@@ -320,7 +322,8 @@ async function main(): Promise<number> {
     deadline = setTimeout(() => finish(`no verification ended within ${timeoutSeconds} s (--timeout)`), timeoutSeconds * 1000);
   };
   const checkInput = (): void => {
-    if (feeder && codes.length < loops && feeder.exhausted) finish(`input ended after ${codes.length} of ${loops} verification(s)`);
+    // With a PC/SC reader, taps keep coming after the scans ran out.
+    if (feeder && !pcsc && codes.length < loops && feeder.exhausted) finish(`input ended after ${codes.length} of ${loops} verification(s)`);
   };
   kiosk.onVerification((report: VerificationReport) => {
     process.stdout.write(`${JSON.stringify(report)}\n`);

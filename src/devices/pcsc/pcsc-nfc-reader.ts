@@ -258,7 +258,7 @@ export class PcscNfcReader implements NfcReader {
     } catch (e) {
       const detail = errorMessage(e);
       this.log.warn({ event: 'pcsc_binding_unavailable' }, detail);
-      this.notifier.set({ usable: false, reason: e instanceof PcscBindingUnavailableError ? 'not_installed' : 'unsupported_platform', detail });
+      this.notifier.set({ usable: false, reason: 'not_installed', detail });
       return;
     }
     let context: BindingContext;

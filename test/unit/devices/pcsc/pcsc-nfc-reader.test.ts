@@ -97,10 +97,10 @@ describe('PC/SC context lifecycle', () => {
     const service = new FakePcscService();
     const reader = open(service);
     await usable(reader);
-    const pending = reader.nextCard(signal());
+    const pending = expect(reader.nextCard(signal())).rejects.toThrow(/closed/);
     service.closeThrows = true;
     await reader.close();
-    await expect(pending).rejects.toThrow(/closed/);
+    await pending;
     await settle(20); // the binding's late error events must find listeners
     expect(reader.availability()).toMatchObject({ usable: false, reason: 'closed' });
     await expect(reader.nextCard(signal())).rejects.toThrow(/closed/);
