@@ -111,6 +111,8 @@ class Presence {
 /** A reader the context announced. Connect and disconnect on it run one at a time. */
 class ReaderEntry {
   state = 0;
+  /** The variant of the failure that ended the reader's monitor (a lost service), if any. */
+  failure: string | undefined;
   presence: Presence | undefined;
   connection: Connection | undefined;
   private ops: Promise<unknown> = Promise.resolve();
@@ -245,7 +247,7 @@ export class PcscNfcReader implements NfcReader {
     clearTimeout(this.retryTimer);
     for (const waiter of [...this.waiters]) waiter.reject(new Error('the PC/SC reader is closed'));
     this.waiters.clear();
-    await this.dropContext('closed');
+    await this.dropContext('Cancelled');
     this.notifier.set({ usable: false, reason: 'closed' });
   }
 
@@ -314,7 +316,7 @@ export class PcscNfcReader implements NfcReader {
     const entries = [...this.readers.values()];
     this.readers.clear();
     this.activeName = undefined;
-    await Promise.all(entries.map((entry) => this.retireReader(entry, reason)));
+    await Promise.all(entries.map((entry) => this.retireReader(entry, entry.failure ?? reason)));
     if (context) await this.closeLater('PC/SC context', context);
   }
 
@@ -322,12 +324,12 @@ export class PcscNfcReader implements NfcReader {
 
   private onReader(context: BindingContext, reader: BindingReader): void {
     // Without an error listener a late binding error would crash the process (pcsc.md pitfall 6).
-    reader.on('error', (error) => this.onReaderError(reader, error));
+    const entry = new ReaderEntry(reader);
+    reader.on('error', (error) => this.onReaderError(entry, error));
     if (context !== this.context || this.closed) {
       void this.closeBindingReader(reader);
       return;
     }
-    const entry = new ReaderEntry(reader);
     this.readers.set(reader.name, entry);
     this.retryAttempts = 0;
     reader.on('status', (status) => this.onStatus(entry, status.state));
@@ -336,26 +338,32 @@ export class PcscNfcReader implements NfcReader {
     this.reselect();
   }
 
-  private onReaderError(reader: BindingReader, error: unknown): void {
+  private onReaderError(entry: ReaderEntry, error: unknown): void {
     const code = parseScardCode(error);
     if (code === Scard.CANCELLED) return;
-    // A lost service is reported on the context too and handled there; other reader errors end its monitor.
-    if (code !== undefined && CONTEXT_LOST_CODES.has(code)) return;
-    this.log.warn({ event: 'pcsc_reader_error', reader: reader.name, variant: code === undefined ? 'UnknownError' : scardVariant(code, this.platform) }, 'card reader error');
+    const variant = code === undefined ? 'UnknownError' : scardVariant(code, this.platform);
+    // A lost service is reported on the context too and handled there; remembered for the exchange it ends.
+    if (code !== undefined && CONTEXT_LOST_CODES.has(code)) {
+      entry.failure = variant;
+      return;
+    }
+    this.log.warn({ event: 'pcsc_reader_error', reader: entry.name, variant }, 'card reader error');
   }
 
   private onReaderEnd(entry: ReaderEntry): void {
     if (this.readers.get(entry.name) !== entry) return;
     this.readers.delete(entry.name);
     this.log.info({ event: 'pcsc_reader_removed', reader: entry.name }, 'card reader removed');
-    void this.retireReader(entry, 'reader removed');
+    // Unplugged (SCARD_E_READER_UNAVAILABLE's variant), unless the service went away under it.
+    void this.retireReader(entry, entry.failure ?? 'ReaderUnavailable');
     this.reselect();
   }
 
-  private async retireReader(entry: ReaderEntry, reason: string): Promise<void> {
+  /** Ends the reader's presence; an exchange in flight fails with `variant`. */
+  private async retireReader(entry: ReaderEntry, variant: string): Promise<void> {
     entry.presence?.remove();
     entry.presence = undefined;
-    entry.connection?.lose('RemovedCard', `the card reader went away (${reason})`);
+    entry.connection?.lose(variant, `the card reader went away (${variant})`);
     await this.dropHandle(entry);
     await this.closeBindingReader(entry.binding);
   }

@@ -360,6 +360,23 @@ describe('transmit failures', () => {
     expect((await transmitError(card)).reason).toBe('InvalidHandle');
   });
 
+  it('a reader unplugged during an exchange fails it at once as ReaderUnavailable', async () => {
+    const { service, card } = await cardWith(() => 'mute');
+    const pending = transmitError(card, SELECT, 5_000);
+    await settle(20);
+    service.unplug('Fake Reader PICC 0');
+    expect((await pending).reason).toBe('ReaderUnavailable');
+    await card.waitForRemoval(signal());
+  });
+
+  it('the service lost during an exchange fails it at once as CommError', async () => {
+    const { service, card } = await cardWith(() => 'mute');
+    const pending = transmitError(card, SELECT, 5_000);
+    await settle(20);
+    service.kill();
+    expect((await pending).reason).toBe('CommError');
+  });
+
   it('an aborted transmit rejects with an abort error', async () => {
     const { card } = await cardWith(() => 'mute');
     const controller = new AbortController();
