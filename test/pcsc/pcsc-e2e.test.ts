@@ -74,6 +74,9 @@ describe('NFC engagement through pcscd + vpcd (pcsclite adapter)', () => {
     expect(report.apdus).toBeGreaterThanOrEqual(6);
     expect(stack.views.some((v) => v.role === 'central')).toBe(true);
     expect(apduFailures(stack)).toEqual([]);
+    // The adapter logs events, never APDU bytes (the SELECT of the NDEF application, in hex or base64).
+    expect(stack.adapterLogs.text()).toContain('pcsc_card_connected');
+    for (const text of [stack.logs.text(), stack.adapterLogs.text()]) expect(text).not.toMatch(/d2760000850101|AKQEAAfSdgAAhQEB/i);
   });
 
   it('negotiated handover (iphone) → kiosk peripheral → complete, verified', async () => {

@@ -8,7 +8,9 @@ import { PcscNfcReader, type PcscNfcReaderOptions } from '../../src/devices/pcsc
 import type { VirtualNfcTag } from '../../src/sim/virtual-wallet/nfc-tag.js';
 import { VpcdCard } from '../../src/sim/vpcd/vpcd-card.js';
 import type { PcscdReader } from '../../tools/pcscd/pcscd-daemon.js';
+import { createLogger } from '../../src/kiosk/log.js';
 import { startE2e, type E2eOptions, type E2eStack } from './e2e-stack.js';
+import { LogCapture } from './harness.js';
 
 export interface PcscStackOptions extends E2eOptions {
   /** The vpcd reader the phone is laid on. */
@@ -21,6 +23,8 @@ export interface PcscStackOptions extends E2eOptions {
 export interface PcscStack extends E2eStack {
   readonly reader: PcscNfcReader;
   readonly card: VpcdCard;
+  /** The adapter's own log (debug level). */
+  readonly adapterLogs: LogCapture;
   /** Lays the phone on the reader with a fresh engagement. */
   tap(tag?: VirtualNfcTag): Promise<void>;
   /** Lifts the phone and lays it down again, continuing the same presentation. */
@@ -46,7 +50,9 @@ export function readerAvailability(reader: PcscNfcReader, test: (a: Availability
 }
 
 export async function startPcscStack(options: PcscStackOptions): Promise<PcscStack> {
-  const reader = new PcscNfcReader({ serviceRetryMinMs: 50, serviceRetryMaxMs: 500, ...options.adapter, reader: options.readerSelector ?? options.slot.name });
+  const adapterLogs = new LogCapture();
+  const log = createLogger({ level: 'debug' }, adapterLogs).child({ component: 'pcsc' });
+  const reader = new PcscNfcReader({ serviceRetryMinMs: 50, serviceRetryMaxMs: 500, log, ...options.adapter, reader: options.readerSelector ?? options.slot.name });
   await readerAvailability(reader, (a) => a.usable);
   // A card lifted just before (the previous test) is still "present" until pcscd's next poll, and a card
   // inserted before that poll would be swapped in silently (pcsc.md pitfall 2): start from an empty reader.
@@ -67,6 +73,7 @@ export async function startPcscStack(options: PcscStackOptions): Promise<PcscSta
     ...stack,
     reader,
     card,
+    adapterLogs,
     async tap(tag) {
       last = tag ?? stack.rig.phone.tag();
       await card.insert(last);
