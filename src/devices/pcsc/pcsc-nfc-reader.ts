@@ -24,11 +24,17 @@
  *   - the binding's own "not connected" error (no code) → `RemovedCard` when the card has left, else
  *     `InvalidHandle`; any other error without a code → `UnknownError`, as the `pcsc` crate masks codes.
  *
- * Nothing here waits on the binding without a bound, and no timer outlives its wait; the retry timer is
+ * - A phone lying on the reader while the service restarts keeps its presence (it is not engaged again);
+ *   it counts as lifted if the new context reports the reader empty, or not at all within 5 s.
+ * - A native transmit a mute card never answers holds the binding's reader mutex: nothing else is issued
+ *   on that reader (no connect, disconnect or close, which would block a worker thread or the JS thread)
+ *   until it returns, which it does when the card leaves.
+ *
+ * No JS-side wait on the binding is unbounded, and no timer outlives its wait; the retry timers are
  * unref'd so an idle adapter never keeps a process alive.
  */
 import { NfcTransmitError, type Availability, type NfcCard, type NfcReader, type TransmitOptions } from '../ports.js';
-import { abortedError, errorMessage } from '../shared/abort.js';
+import { abortedError, errorMessage, isAborted } from '../shared/abort.js';
 import { AvailabilityNotifier } from '../shared/availability.js';
 import { nativeCall, NativeCallTimeout } from './native-call.js';
 import { eventCounter, loadPcscliteBinding, PcscBindingUnavailableError, ReaderState, type BindingContext, type BindingFactory, type BindingReader } from './pcsc-binding.js';
@@ -75,6 +81,9 @@ const DEFAULTS = {
   disconnectTimeoutMs: 1_000,
 };
 
+/** How long a phone's presence waits for its reader to come back after the service restarted. */
+const ORPHAN_CLAIM_MS = 5_000;
+
 const silentLog: PcscLog = { debug: () => undefined, info: () => undefined, warn: () => undefined };
 
 /** One physical presence of a card on a reader. */
@@ -86,8 +95,8 @@ class Presence {
   constructor(
     readonly id: number,
     readonly reader: ReaderEntry,
-    /** Insertion counter when the presence began. */
-    readonly counter: number,
+    /** Insertion counter when the presence began (re-based when it survives a service restart). */
+    public counter: number,
   ) {}
 
   /** Reads the flag afresh (TypeScript keeps an earlier narrowing across awaits). */
@@ -113,6 +122,14 @@ class ReaderEntry {
   state = 0;
   /** The variant of the failure that ended the reader's monitor (a lost service), if any. */
   failure: string | undefined;
+  /**
+   * A presence carried over from the previous context (the service restarted while a phone lay on the
+   * reader): taken over by the first PRESENT report, removed by the first EMPTY one.
+   */
+  orphan: Presence | undefined;
+  /** Native transmits still running (the binding holds the reader's mutex for each). */
+  transmits = 0;
+  private idleWaiters: (() => void)[] = [];
   presence: Presence | undefined;
   connection: Connection | undefined;
   private ops: Promise<unknown> = Promise.resolve();
@@ -121,6 +138,21 @@ class ReaderEntry {
 
   get name(): string {
     return this.binding.name;
+  }
+
+  /** Resolves once no native transmit runs on this reader. */
+  idle(): Promise<void> {
+    return this.transmits === 0 ? Promise.resolve() : new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  transmitStarted(): void {
+    this.transmits++;
+  }
+
+  transmitEnded(): void {
+    this.transmits--;
+    if (this.transmits > 0) return;
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   serialise<T>(op: () => Promise<T>): Promise<T> {
@@ -135,8 +167,8 @@ class Connection {
   lost: string | undefined;
   /** Rejects the exchange in flight (card removed, handle dropped). */
   failInFlight: ((error: NfcTransmitError) => void) | undefined;
-  /** Settles when the native transmit in flight has returned (or at once). */
-  idle: Promise<void> = Promise.resolve();
+  /** Exchanges on this handle run one after another. */
+  queue: Promise<void> = Promise.resolve();
 
   constructor(
     readonly id: number,
@@ -173,6 +205,9 @@ export class PcscNfcReader implements NfcReader {
   private nextConnectionId = 1;
   private activeName: string | undefined;
   private closed = false;
+  /** Presences of readers whose context was lost, by reader name (see `ReaderEntry.orphan`). */
+  private readonly orphans = new Map<string, Presence>();
+  private orphanTimer: NodeJS.Timeout | undefined;
 
   constructor(options: PcscNfcReaderOptions = {}) {
     this.selector = readerSelector(options.reader);
@@ -224,16 +259,41 @@ export class PcscNfcReader implements NfcReader {
   async nextCard(signal: AbortSignal): Promise<NfcCard> {
     for (;;) {
       const presence = await this.waitForPresence(signal);
-      presence.handedOut = true;
       try {
-        return await this.connect(presence);
+        return await this.connectUnlessAborted(presence, signal);
       } catch (e) {
+        if (isAborted(signal) || this.closed) throw e;
         // The presence stays handed out: a card that cannot be connected is not retried in a loop; the
-        // customer lifts it and taps again, which is a new presence.
-        this.log.warn({ event: 'pcsc_connect_failed', reader: presence.reader.name, reason: this.variantOf(e) }, 'could not connect to the card');
-        if (this.closed) throw new Error('the PC/SC reader is closed');
+        // customer lifts it and taps again, which is a new presence. A card lifted meanwhile is routine.
+        const reason = this.variantOf(e);
+        const fields = { event: 'pcsc_connect_failed', reader: presence.reader.name, reason };
+        if (reason === 'RemovedCard' || reason === 'NoSmartcard') this.log.debug(fields, 'the card left before it was connected');
+        else this.log.warn(fields, 'could not connect to the card');
       }
     }
+  }
+
+  /** `connect`, abandoned when `signal` aborts; a handle that arrives after that is released. */
+  private connectUnlessAborted(presence: Presence, signal: AbortSignal): Promise<PcscCard> {
+    if (signal.aborted) return Promise.reject(abortedError('NFC nextCard'));
+    const connecting = this.connect(presence);
+    return new Promise<PcscCard>((resolve, reject) => {
+      const onAbort = (): void => {
+        reject(abortedError('NFC nextCard'));
+        connecting.then((card) => void card.release(), () => undefined);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      connecting.then(
+        (card) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(card);
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    });
   }
 
   ignoreCurrentCard(): void {
@@ -245,9 +305,11 @@ export class PcscNfcReader implements NfcReader {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.retryTimer);
+    clearTimeout(this.orphanTimer);
     for (const waiter of [...this.waiters]) waiter.reject(new Error('the PC/SC reader is closed'));
     this.waiters.clear();
     await this.dropContext('Cancelled');
+    this.sweepOrphans();
     this.notifier.set({ usable: false, reason: 'closed' });
   }
 
@@ -279,6 +341,13 @@ export class PcscNfcReader implements NfcReader {
       return;
     }
     this.context = context;
+    // A phone that lay on a reader when the service went away counts as lifted unless that reader is back
+    // and reports it within this time.
+    clearTimeout(this.orphanTimer);
+    if (this.orphans.size > 0) {
+      this.orphanTimer = setTimeout(() => this.sweepOrphans(), ORPHAN_CLAIM_MS);
+      this.orphanTimer.unref();
+    }
     context.on('error', (error) => this.onContextError(context, error));
     context.on('reader', (reader) => this.onReader(context, reader));
     this.notifier.set({ usable: false, reason: 'no_reader', detail: `waiting for ${this.selector.description}` });
@@ -316,7 +385,7 @@ export class PcscNfcReader implements NfcReader {
     const entries = [...this.readers.values()];
     this.readers.clear();
     this.activeName = undefined;
-    await Promise.all(entries.map((entry) => this.retireReader(entry, entry.failure ?? reason)));
+    await Promise.all(entries.map((entry) => this.retireReader(entry, entry.failure ?? reason, !this.closed)));
     if (context) await this.closeLater('PC/SC context', context);
   }
 
@@ -327,9 +396,11 @@ export class PcscNfcReader implements NfcReader {
     const entry = new ReaderEntry(reader);
     reader.on('error', (error) => this.onReaderError(entry, error));
     if (context !== this.context || this.closed) {
-      void this.closeBindingReader(reader);
+      void this.closeBindingReader(entry);
       return;
     }
+    entry.orphan = this.orphans.get(reader.name);
+    this.orphans.delete(reader.name);
     this.readers.set(reader.name, entry);
     this.retryAttempts = 0;
     reader.on('status', (status) => this.onStatus(entry, status.state));
@@ -355,17 +426,22 @@ export class PcscNfcReader implements NfcReader {
     this.readers.delete(entry.name);
     this.log.info({ event: 'pcsc_reader_removed', reader: entry.name }, 'card reader removed');
     // Unplugged (SCARD_E_READER_UNAVAILABLE's variant), unless the service went away under it.
-    void this.retireReader(entry, entry.failure ?? 'ReaderUnavailable');
+    void this.retireReader(entry, entry.failure ?? 'ReaderUnavailable', entry.failure !== undefined);
     this.reselect();
   }
 
-  /** Ends the reader's presence; an exchange in flight fails with `variant`. */
-  private async retireReader(entry: ReaderEntry, variant: string): Promise<void> {
-    entry.presence?.remove();
+  /**
+   * Forgets a reader: an exchange in flight fails with `variant`; its presence ends, or with `keepPresence`
+   * (the service went away, the phone may well still lie there) waits for the next context's first report.
+   */
+  private async retireReader(entry: ReaderEntry, variant: string, keepPresence = false): Promise<void> {
+    const presence = entry.presence;
     entry.presence = undefined;
+    if (presence && keepPresence) this.orphans.set(entry.name, presence);
+    else presence?.remove();
     entry.connection?.lose(variant, `the card reader went away (${variant})`);
     await this.dropHandle(entry);
-    await this.closeBindingReader(entry.binding);
+    await this.closeBindingReader(entry);
   }
 
   /**
@@ -386,8 +462,15 @@ export class PcscNfcReader implements NfcReader {
     });
   }
 
-  private closeBindingReader(reader: BindingReader): Promise<void> {
-    return this.closeLater('reader', reader);
+  /**
+   * Closes a reader's binding object. `close()` takes the binding's reader mutex on the JS thread, which a
+   * stuck transmit holds until the card leaves: then the close happens once the transmit has returned.
+   */
+  private closeBindingReader(entry: ReaderEntry): Promise<void> {
+    if (entry.transmits === 0) return this.closeLater('reader', entry.binding);
+    this.log.warn({ event: 'pcsc_reader_close_deferred', reader: entry.name }, 'an exchange with the card has not returned; the reader is closed once it does');
+    void entry.idle().then(() => this.closeLater('reader', entry.binding));
+    return Promise.resolve();
   }
 
   private reselect(): void {
@@ -406,6 +489,15 @@ export class PcscNfcReader implements NfcReader {
     this.offerPresence();
   }
 
+  private sweepOrphans(): void {
+    for (const orphan of this.orphans.values()) orphan.remove();
+    this.orphans.clear();
+    for (const entry of this.readers.values()) {
+      entry.orphan?.remove();
+      entry.orphan = undefined;
+    }
+  }
+
   private activeEntry(): ReaderEntry | undefined {
     return this.activeName === undefined ? undefined : this.readers.get(this.activeName);
   }
@@ -416,6 +508,18 @@ export class PcscNfcReader implements NfcReader {
     if (this.readers.get(entry.name) !== entry) return;
     entry.state = state;
     const present = (state & ReaderState.PRESENT) !== 0 && (state & ReaderState.MUTE) === 0;
+    const orphan = entry.orphan;
+    entry.orphan = undefined;
+    if (orphan && !orphan.removed) {
+      if (present) {
+        // The phone that lay there before the service restarted: the same presence (handed out or not).
+        orphan.counter = eventCounter(state); // a restarted pcscd counts from zero again
+        entry.presence = orphan;
+        this.offerPresence();
+        return;
+      }
+      orphan.remove();
+    }
     const current = entry.presence;
     if (!present) {
       if (current) {
@@ -444,7 +548,10 @@ export class PcscNfcReader implements NfcReader {
     if (this.closed) return Promise.reject(new Error('the PC/SC reader is closed'));
     if (signal.aborted) return Promise.reject(abortedError('NFC nextCard'));
     const ready = this.offerablePresence();
-    if (ready) return Promise.resolve(ready);
+    if (ready) {
+      ready.handedOut = true; // at once: a concurrent call must not get the same presence
+      return Promise.resolve(ready);
+    }
     return new Promise<Presence>((resolve, reject) => {
       const onAbort = (): void => {
         this.waiters.delete(waiter);
@@ -487,6 +594,9 @@ export class PcscNfcReader implements NfcReader {
     const entry = presence.reader;
     return entry.serialise(async () => {
       if (presence.removed) throw new NfcTransmitError('RemovedCard', 'the card left before it was connected');
+      // A transmit still stuck on this reader (a mute card) holds the binding's reader mutex; SCardConnect
+      // would queue behind it.
+      await withDeadline(entry.idle(), this.opts.connectTimeoutMs, undefined, 'an earlier exchange on the reader has not returned');
       await this.dropHandle(entry, true);
       const reader = entry.binding;
       const shareMode = this.opts.shareMode === 'exclusive' ? reader.SCARD_SHARE_EXCLUSIVE : reader.SCARD_SHARE_SHARED;
@@ -495,8 +605,13 @@ export class PcscNfcReader implements NfcReader {
       const protocol = await nativeCall<number>((done) => reader.connect({ share_mode: shareMode, protocol: protocols }, done), {
         timeoutMs: this.opts.connectTimeoutMs,
         what: 'SCardConnect',
-        // A handle that arrives after we gave up is dropped, or it would block the next connect.
-        onLateSuccess: () => void this.dropHandle(entry, true),
+        // A handle that arrives after we gave up is dropped, or it would block the next connect; but not
+        // once a newer connect holds the reader (the binding keeps one handle per reader: dropping would
+        // end the newer card's).
+        onLateSuccess: () =>
+          void entry.serialise(async () => {
+            if (entry.connection === undefined) await this.dropHandle(entry, true);
+          }),
       });
       if (typeof protocol !== 'number') {
         // pitfall 7: the binding answers (undefined, undefined) while it still holds a stale handle
@@ -524,6 +639,16 @@ export class PcscNfcReader implements NfcReader {
       entry.connection = undefined;
       const reader = entry.binding;
       if (!reader.connected) return;
+      if (entry.transmits > 0) {
+        // SCardDisconnect would wait for the stuck transmit on the binding's reader mutex (holding a second
+        // worker thread): drop the handle once the transmit has returned, unless a newer one exists by then.
+        void entry.idle().then(() =>
+          entry.serialise(async () => {
+            if (entry.connection === undefined) await this.dropHandle(entry, true);
+          }),
+        );
+        return;
+      }
       try {
         await nativeCall<undefined>((done) => reader.disconnect(reader.SCARD_LEAVE_CARD, done), { timeoutMs: this.opts.disconnectTimeoutMs, what: 'SCardDisconnect' });
       } catch (e) {
@@ -542,56 +667,27 @@ export class PcscNfcReader implements NfcReader {
     });
   }
 
-  private async transmit(connection: Connection, command: Uint8Array, options: TransmitOptions): Promise<Uint8Array> {
-    if (connection.lost !== undefined) {
-      throw connection.presence.removed
-        ? new NfcTransmitError('RemovedCard', 'the card is no longer on the reader')
-        : new NfcTransmitError('InvalidHandle', `the card handle is no longer valid (${connection.lost})`);
-    }
-    if (options.signal.aborted) throw abortedError('NFC transmit');
+  /** Exchanges on one handle run one after another (the relay sends one at a time anyway). */
+  private transmit(connection: Connection, command: Uint8Array, options: TransmitOptions): Promise<Uint8Array> {
+    const run = connection.queue.then(() => this.exchange(connection, command, options));
+    connection.queue = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  private async exchange(connection: Connection, command: Uint8Array, options: TransmitOptions): Promise<Uint8Array> {
+    const entry = connection.entry;
     const started = performance.now();
-    // One exchange at a time per handle; a native call still running after a timeout holds the next one.
-    await withDeadline(connection.idle, options.timeoutMs, options.signal);
-    const remaining = Math.max(1, options.timeoutMs - (performance.now() - started));
-    const reader = connection.entry.binding;
-    let nativeDone!: () => void;
-    connection.idle = new Promise<void>((resolve) => (nativeDone = resolve));
     try {
-      const response = await new Promise<Uint8Array>((resolve, reject) => {
-        const finish = (): void => {
-          clearTimeout(timer);
-          options.signal.removeEventListener('abort', onAbort);
-          connection.failInFlight = undefined;
-        };
-        const onAbort = (): void => {
-          finish();
-          reject(abortedError('NFC transmit'));
-        };
-        connection.failInFlight = (error) => {
-          finish();
-          reject(error);
-        };
-        const timer = setTimeout(() => {
-          finish();
-          reject(new NfcTransmitError('Timeout', `the card did not answer within ${options.timeoutMs} ms`));
-        }, remaining);
-        options.signal.addEventListener('abort', onAbort, { once: true });
-        try {
-          reader.transmit(Buffer.from(command.buffer, command.byteOffset, command.byteLength), RECEIVE_BUFFER_BYTES, connection.protocol, (error, data) => {
-            nativeDone();
-            if (connection.failInFlight === undefined) return; // already settled (timeout, abort, removal)
-            finish();
-            if (error) reject(this.transmitError(connection, error));
-            else if (!data || data.length < 2) reject(new NfcTransmitError('UnresponsiveCard', 'the response has no status word'));
-            else resolve(data);
-          });
-        } catch (e) {
-          nativeDone();
-          finish();
-          reject(this.transmitError(connection, e));
-        }
-      });
-      return response;
+      this.checkUsable(connection, options.signal);
+      // A native transmit still running after an earlier timeout holds the reader: wait for it, bounded.
+      await withDeadline(entry.idle(), options.timeoutMs, options.signal, 'the previous exchange with the card has not returned');
+      // Checked again: the card may have left, or a newer card taken the reader, while this one waited.
+      this.checkUsable(connection, options.signal);
+      const remaining = Math.max(1, options.timeoutMs - (performance.now() - started));
+      return await this.nativeTransmit(connection, command, options, remaining);
     } catch (e) {
       if (e instanceof NfcTransmitError) {
         // After a failed exchange the handle is not trusted again; a re-tap gets a fresh one.
@@ -600,6 +696,61 @@ export class PcscNfcReader implements NfcReader {
       }
       throw e;
     }
+  }
+
+  private checkUsable(connection: Connection, signal: AbortSignal): void {
+    if (connection.lost !== undefined) {
+      throw connection.presence.removed
+        ? new NfcTransmitError('RemovedCard', 'the card is no longer on the reader')
+        : new NfcTransmitError('InvalidHandle', `the card handle is no longer valid (${connection.lost})`);
+    }
+    if (signal.aborted) throw abortedError('NFC transmit');
+  }
+
+  private nativeTransmit(connection: Connection, command: Uint8Array, options: TransmitOptions, timeoutMs: number): Promise<Uint8Array> {
+    const entry = connection.entry;
+    const reader = entry.binding;
+    return new Promise<Uint8Array>((resolve, reject) => {
+      const finish = (): void => {
+        clearTimeout(timer);
+        options.signal.removeEventListener('abort', onAbort);
+        connection.failInFlight = undefined;
+      };
+      const onAbort = (): void => {
+        finish();
+        reject(abortedError('NFC transmit'));
+      };
+      connection.failInFlight = (error) => {
+        finish();
+        reject(error);
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(new NfcTransmitError('Timeout', `the card did not answer within ${options.timeoutMs} ms`));
+      }, timeoutMs);
+      options.signal.addEventListener('abort', onAbort, { once: true });
+      let returned = false;
+      const nativeReturned = (): boolean => {
+        if (returned) return false;
+        returned = true;
+        entry.transmitEnded();
+        return connection.failInFlight !== undefined; // false: already settled (timeout, abort, removal)
+      };
+      entry.transmitStarted();
+      try {
+        reader.transmit(Buffer.from(command.buffer, command.byteOffset, command.byteLength), RECEIVE_BUFFER_BYTES, connection.protocol, (error, data) => {
+          if (!nativeReturned()) return;
+          finish();
+          if (error) reject(this.transmitError(connection, error));
+          else if (!data || data.length < 2) reject(new NfcTransmitError('UnresponsiveCard', 'the response has no status word'));
+          else resolve(data);
+        });
+      } catch (e) {
+        nativeReturned();
+        finish();
+        reject(this.transmitError(connection, e));
+      }
+    });
   }
 
   private transmitError(connection: Connection, error: unknown): NfcTransmitError {
@@ -621,21 +772,21 @@ export class PcscNfcReader implements NfcReader {
   }
 }
 
-/** Waits for `promise`, at most `ms`, or until `signal` aborts. */
-function withDeadline(promise: Promise<void>, ms: number, signal: AbortSignal): Promise<void> {
+/** Waits for `promise`, at most `ms` (then `Timeout`), or until `signal` aborts. */
+function withDeadline(promise: Promise<void>, ms: number, signal: AbortSignal | undefined, timeoutMessage: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      reject(new NfcTransmitError('Timeout', 'the previous exchange with the card has not returned'));
+      signal?.removeEventListener('abort', onAbort);
+      reject(new NfcTransmitError('Timeout', timeoutMessage));
     }, ms);
     const onAbort = (): void => {
       clearTimeout(timer);
       reject(abortedError('NFC transmit'));
     };
-    signal.addEventListener('abort', onAbort, { once: true });
+    signal?.addEventListener('abort', onAbort, { once: true });
     void promise.then(() => {
       clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
+      signal?.removeEventListener('abort', onAbort);
       resolve();
     });
   });

@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { PcscBindingUnavailableError } from '../../../../src/devices/pcsc/pcsc-binding.js';
+import { PcscBindingUnavailableError, type BindingCallbackError } from '../../../../src/devices/pcsc/pcsc-binding.js';
 import { PcscNfcReader, RECEIVE_BUFFER_BYTES, type PcscNfcReaderOptions } from '../../../../src/devices/pcsc/pcsc-nfc-reader.js';
 import { NfcTransmitError, type Availability, type NfcCard } from '../../../../src/devices/ports.js';
-import { echoCard, FakePcscService, scardError, type CardBehaviour } from '../../../support/fake-pcsclite.js';
+import { echoCard, FakePcscService, FakeReader, scardError, type CardBehaviour } from '../../../support/fake-pcsclite.js';
 
 const SELECT = Uint8Array.from([0x00, 0xa4, 0x04, 0x00, 0x07, 0xd2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01, 0x00]);
 const opened: PcscNfcReader[] = [];
+const restore: (() => void)[] = [];
 
 function open(service: FakePcscService, options: PcscNfcReaderOptions = {}): PcscNfcReader {
   const reader = new PcscNfcReader({ binding: service.factory, serviceRetryMinMs: 5, serviceRetryMaxMs: 40, disconnectTimeoutMs: 200, connectTimeoutMs: 500, ...options });
@@ -14,6 +15,7 @@ function open(service: FakePcscService, options: PcscNfcReaderOptions = {}): Pcs
 }
 
 afterEach(async () => {
+  for (const undo of restore.splice(0)) undo();
   await Promise.all(opened.splice(0).map((r) => r.close()));
 });
 
@@ -394,5 +396,153 @@ describe('transmit failures', () => {
     await reader.close();
     await settle(10);
     expect(timers()).toBeLessThanOrEqual(before);
+  });
+});
+
+type ConnectCb = (error: BindingCallbackError, protocol?: number) => void;
+/** Replaces FakeReader.prototype.connect for this test; `hook` decides what to do with each call. */
+function interceptConnect(hook: (reader: FakeReader, options: { share_mode: number; protocol: number }, callback: ConnectCb, original: () => void) => void): void {
+  const proto = FakeReader.prototype;
+  const original = Object.getOwnPropertyDescriptor(proto, 'connect')?.value as (this: FakeReader, options: { share_mode: number; protocol: number }, callback: ConnectCb) => void;
+  proto.connect = function (this: FakeReader, options, callback) {
+    hook(this, options, callback, () => {
+      original.call(this, options, callback);
+    });
+  };
+  restore.push(() => (proto.connect = original));
+}
+
+describe('races (nextCard)', () => {
+  it('B1: two concurrent nextCard calls never get the same presence (a card already on the reader)', async () => {
+    const service = new FakePcscService();
+    const reader = open(service);
+    await usable(reader);
+    service.slot().insert(echoCard);
+    await settle(20);
+    const a = reader.nextCard(signal());
+    const b = reader.nextCard(signal());
+    let bGot: NfcCard | undefined;
+    void b.then((c) => (bGot = c), () => undefined);
+    const first = await a;
+    await settle(60);
+    // Port contract: "Each presence is handed out once". The second call must still be waiting.
+    expect(bGot === undefined, "second nextCard got a card for the same presence").toBe(true);
+    expect(service.slot().connects).toHaveLength(1);
+    // …and the first handle must still work.
+    expect(await first.transmit(SELECT, tx())).toHaveLength(3);
+  });
+
+  it('B2: nextCard aborted while the card is being connected rejects promptly (and hands out no card)', async () => {
+    const service = new FakePcscService();
+    interceptConnect((_r, _o, _cb, original) => setTimeout(original, 300)); // a slow SCardConnect
+    const reader = open(service, { connectTimeoutMs: 2_000 });
+    await usable(reader);
+    service.slot().insert(echoCard);
+    await settle(20);
+    const controller = new AbortController();
+    const pending = reader.nextCard(controller.signal);
+    await settle(20); // the presence was taken, SCardConnect is under way
+    const started = performance.now();
+    controller.abort();
+    const outcome = await pending.then(
+      (card) => ({ card }),
+      (error: unknown) => ({ error }),
+    );
+    const elapsed = performance.now() - started;
+    expect(outcome).toHaveProperty('error');
+    expect((outcome as { error: Error }).error.name).toBe('AbortError');
+    expect(elapsed).toBeLessThan(100);
+  });
+
+  it('B3: a handle that arrives late from a timed-out SCardConnect does not drop the handle of the next card', async () => {
+    const service = new FakePcscService();
+    let late: (() => void) | undefined;
+    let calls = 0;
+    interceptConnect((reader, _o, callback, original) => {
+      if (++calls === 1) {
+        // The first SCardConnect hangs past the adapter's bound, then succeeds.
+        late = () => {
+          reader.connected = true;
+          callback(undefined, 2);
+        };
+        return;
+      }
+      original();
+    });
+    const reader = open(service, { connectTimeoutMs: 100 });
+    await usable(reader);
+    const next = reader.nextCard(signal());
+    service.slot().insert(echoCard);
+    await settle(150); // the connect timed out; the presence is spent
+    service.slot().remove(); // the customer lifts the phone …
+    await settle(20);
+    service.slot().insert(echoCard); // … and taps again
+    const card = await next;
+    expect(await card.transmit(SELECT, tx())).toHaveLength(3);
+    late?.(); // the first SCardConnect finally returns
+    await settle(20);
+    // The new card's exchange must not be broken by the adapter cleaning up the late handle.
+    expect(await card.transmit(SELECT, tx())).toHaveLength(3);
+  });
+
+  it('B4: a phone left on the reader after its verification is not engaged again after a PC/SC service restart', async () => {
+    const service = new FakePcscService();
+    const reader = open(service);
+    await usable(reader);
+    service.slot().insert(echoCard);
+    const first = await reader.nextCard(signal());
+    await first.release();
+    service.kill();
+    await until(reader, (a) => a.reason === 'service_down');
+    service.start();
+    await usable(reader);
+    const next = reader.nextCard(signal());
+    let got = false;
+    void next.then(() => (got = true), () => undefined);
+    await settle(80);
+    // The phone never left the reader: ports.ts says it "is not offered again until it has been removed".
+    expect(got).toBe(false);
+    expect(service.slot().connects).toHaveLength(1);
+  });
+});
+
+describe('races (transmit)', () => {
+  it('B5: an exchange queued behind an aborted one is not sent on a handle that was lost meanwhile (stale handle after re-tap)', async () => {
+    const service = new FakePcscService();
+    let mute = true;
+    const reader = open(service);
+    await usable(reader);
+    service.slot().insert((c) => (mute ? 'mute' : echoCard(c)));
+    const old = await reader.nextCard(signal());
+    // Exchange 1 is aborted but its native call keeps running (mute card).
+    const c1 = new AbortController();
+    const first = old.transmit(SELECT, { timeoutMs: 5_000, signal: c1.signal });
+    await settle(10);
+    c1.abort();
+    await expect(first).rejects.toMatchObject({ name: 'AbortError' });
+    // Exchange 2 (another signal) waits for the native call to return.
+    const second = old.transmit(Uint8Array.of(0x42, 0, 0, 0), tx(3_000)).then(
+      (data) => ({ data }),
+      (error: unknown) => ({ error }),
+    );
+    // The native call of exchange 1 is still blocked while the card leaves and a new card is tapped.
+    const pendingNative = [...service.slot().pendingTransmits];
+    service.slot().pendingTransmits.clear();
+    service.slot().remove();
+    await old.waitForRemoval(signal());
+    mute = false;
+    service.slot().insert(echoCard);
+    // The new card's connect waits for the reader's stuck native call; meanwhile exchange 1 finally returns.
+    const freshPending = reader.nextCard(signal());
+    await settle(20);
+    const transmitsBefore = service.slot().transmits.length;
+    for (const done of pendingNative) done(undefined, Buffer.alloc(0));
+    const fresh = await freshPending;
+    expect(fresh.present).toBe(true);
+    const outcome = await second;
+    // The old card is gone: exchange 2 must fail, and must not reach the new card.
+    expect(outcome).toHaveProperty('error');
+    expect(service.slot().transmits.length).toBe(transmitsBefore);
+    expect(await fresh.transmit(SELECT, tx())).toHaveLength(3);
   });
 });
