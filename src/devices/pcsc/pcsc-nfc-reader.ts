@@ -38,7 +38,9 @@ import { abortedError, errorMessage, isAborted } from '../shared/abort.js';
 import { AvailabilityNotifier } from '../shared/availability.js';
 import { nativeCall, NativeCallTimeout } from './native-call.js';
 import { eventCounter, loadPcscliteBinding, PcscBindingUnavailableError, ReaderState, type BindingContext, type BindingFactory, type BindingReader } from './pcsc-binding.js';
+import { PcscCard, withDeadline } from './pcsc-card.js';
 import { chooseReader, readerSelector, type ReaderSelector } from './reader-selection.js';
+import { Connection, Presence, ReaderEntry } from './reader-state.js';
 import { CONTEXT_LOST_CODES, currentScardPlatform, formatScardCode, parseScardCode, Scard, scardVariant, type ScardPlatform } from './scard-errors.js';
 
 /** Extended APDU response: up to 65,536 data bytes plus SW1 SW2. */
@@ -85,104 +87,6 @@ const DEFAULTS = {
 const ORPHAN_CLAIM_MS = 5_000;
 
 const silentLog: PcscLog = { debug: () => undefined, info: () => undefined, warn: () => undefined };
-
-/** One physical presence of a card on a reader. */
-class Presence {
-  removed = false;
-  handedOut = false;
-  private readonly listeners = new Set<() => void>();
-
-  constructor(
-    readonly id: number,
-    readonly reader: ReaderEntry,
-    /** Insertion counter when the presence began (re-based when it survives a service restart). */
-    public counter: number,
-  ) {}
-
-  /** Reads the flag afresh (TypeScript keeps an earlier narrowing across awaits). */
-  hasLeft(): boolean {
-    return this.removed;
-  }
-
-  remove(): void {
-    if (this.removed) return;
-    this.removed = true;
-    for (const listener of [...this.listeners]) listener();
-    this.listeners.clear();
-  }
-
-  onRemoval(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-}
-
-/** A reader the context announced. Connect and disconnect on it run one at a time. */
-class ReaderEntry {
-  state = 0;
-  /** The variant of the failure that ended the reader's monitor (a lost service), if any. */
-  failure: string | undefined;
-  /**
-   * A presence carried over from the previous context (the service restarted while a phone lay on the
-   * reader): taken over by the first PRESENT report, removed by the first EMPTY one.
-   */
-  orphan: Presence | undefined;
-  /** Native transmits still running (the binding holds the reader's mutex for each). */
-  transmits = 0;
-  private idleWaiters: (() => void)[] = [];
-  presence: Presence | undefined;
-  connection: Connection | undefined;
-  private ops: Promise<unknown> = Promise.resolve();
-
-  constructor(readonly binding: BindingReader) {}
-
-  get name(): string {
-    return this.binding.name;
-  }
-
-  /** Resolves once no native transmit runs on this reader. */
-  idle(): Promise<void> {
-    return this.transmits === 0 ? Promise.resolve() : new Promise((resolve) => this.idleWaiters.push(resolve));
-  }
-
-  transmitStarted(): void {
-    this.transmits++;
-  }
-
-  transmitEnded(): void {
-    this.transmits--;
-    if (this.transmits > 0) return;
-    for (const resolve of this.idleWaiters.splice(0)) resolve();
-  }
-
-  serialise<T>(op: () => Promise<T>): Promise<T> {
-    const run = this.ops.then(op, op);
-    this.ops = run.catch(() => undefined);
-    return run;
-  }
-}
-
-/** One card handle; `lost` once it must not be used again. */
-class Connection {
-  lost: string | undefined;
-  /** Rejects the exchange in flight (card removed, handle dropped). */
-  failInFlight: ((error: NfcTransmitError) => void) | undefined;
-  /** Exchanges on this handle run one after another. */
-  queue: Promise<void> = Promise.resolve();
-
-  constructor(
-    readonly id: number,
-    readonly entry: ReaderEntry,
-    readonly presence: Presence,
-    readonly protocol: number,
-  ) {}
-
-  lose(reason: string, message: string): void {
-    if (this.lost !== undefined) return;
-    this.lost = reason;
-    this.failInFlight?.(new NfcTransmitError(reason, message));
-  }
-}
 
 interface PresenceWaiter {
   readonly resolve: (presence: Presence) => void;
@@ -769,67 +673,5 @@ export class PcscNfcReader implements NfcReader {
     if (e instanceof NativeCallTimeout) return 'Timeout';
     const code = parseScardCode(e);
     return code === undefined ? 'UnknownError' : scardVariant(code, this.platform);
-  }
-}
-
-/** Waits for `promise`, at most `ms` (then `Timeout`), or until `signal` aborts. */
-function withDeadline(promise: Promise<void>, ms: number, signal: AbortSignal | undefined, timeoutMessage: string): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      reject(new NfcTransmitError('Timeout', timeoutMessage));
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(abortedError('NFC transmit'));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    void promise.then(() => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    });
-  });
-}
-
-interface CardOps {
-  transmit(command: Uint8Array, options: TransmitOptions): Promise<Uint8Array>;
-  release(): Promise<void>;
-}
-
-/** One connected presence, handed to the relay. */
-class PcscCard implements NfcCard {
-  constructor(
-    private readonly connection: Connection,
-    private readonly ops: CardOps,
-  ) {}
-
-  get present(): boolean {
-    return !this.connection.presence.removed;
-  }
-
-  transmit(command: Uint8Array, options: TransmitOptions): Promise<Uint8Array> {
-    return this.ops.transmit(command, options);
-  }
-
-  waitForRemoval(signal: AbortSignal): Promise<void> {
-    const presence = this.connection.presence;
-    if (presence.removed) return Promise.resolve();
-    if (signal.aborted) return Promise.reject(abortedError('NFC waitForRemoval'));
-    return new Promise<void>((resolve, reject) => {
-      const stop = presence.onRemoval(() => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      });
-      const onAbort = (): void => {
-        stop();
-        reject(abortedError('NFC waitForRemoval'));
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-  }
-
-  release(): Promise<void> {
-    return this.ops.release().catch(() => undefined);
   }
 }
