@@ -214,3 +214,44 @@ export function finishBench(name: string, startedMs: number, failures: readonly 
     process.exit(process.exitCode ?? 1);
   }, 5_000).unref();
 }
+
+/**
+ * `count` request/response round trips on one connection, driven from a synchronous hook: on each response
+ * the backend takes the arrival time, checks the response (`check` throws on a wrong one) and sends the
+ * next request at once. The benchmarks' kiosk and floor sides all run this same code.
+ */
+export function roundTrips(
+  peer: BackendPeer,
+  count: number,
+  request: (i: number) => string,
+  check: (inbound: Inbound, i: number) => void,
+  samples: number[] | undefined,
+  stallMs = 20_000,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let done = 0;
+    let sentAt = 0;
+    const stop = (error?: Error): void => {
+      clearTimeout(timer);
+      peer.hook = undefined;
+      if (error) reject(error);
+      else resolve();
+    };
+    const timer = setTimeout(() => stop(new Error(`bench: round trips stalled after ${done} of ${count}`)), stallMs);
+    peer.hook = (inbound) => {
+      const rtt = inbound.at - sentAt;
+      try {
+        check(inbound, done);
+      } catch (e) {
+        stop(e instanceof Error ? e : new Error(String(e)));
+        return true;
+      }
+      samples?.push(rtt);
+      done++;
+      if (done === count) stop();
+      else sentAt = peer.sendText(request(done));
+      return true;
+    };
+    sentAt = peer.sendText(request(0));
+  });
+}

@@ -21,7 +21,7 @@ import { createLogger } from '../../src/kiosk/log.js';
 import { VpcdCard } from '../../src/sim/vpcd/vpcd-card.js';
 import { startPrivatePcscd, type PcscdReader } from '../../tools/pcscd/pcscd-daemon.js';
 import { FakeBackend } from '../support/fake-backend.js';
-import { BackendPeer, describeSummary, finishBench, Mailbox, ms, summarize, type Inbound } from './bench-tools.js';
+import { BackendPeer, describeSummary, finishBench, Mailbox, ms, roundTrips, summarize, type Inbound } from './bench-tools.js';
 import { apduCommand, b64, instantCard, stepRequest } from './bench-protocol.js';
 
 const WARMUP = 100; // per side, not measured
@@ -38,31 +38,13 @@ function check(condition: boolean, message: string): asserts condition {
 
 /** The kiosk's side: `count` APDUs from the backend, each sent when the previous response arrived. */
 function kioskBatch(peer: BackendPeer, first: number, count: number, samples: number[] | undefined): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    let done = 0;
-    let sentAt = 0;
-    const stop = (error?: Error): void => {
-      clearTimeout(timer);
-      peer.hook = undefined;
-      if (error) reject(error);
-      else resolve();
-    };
-    const timer = setTimeout(() => stop(new Error(`APDU batch stalled after ${done} of ${count}`)), 30_000);
-    peer.hook = (inbound: Inbound) => {
-      const rtt = inbound.at - sentAt;
-      const message = inbound.message;
-      if (inbound.op !== 'nfc_rapdu' || message.status !== 'ok' || message.data !== RAPDU_B64[first + done]) {
-        stop(new Error(`APDU ${first + done}: unexpected answer ${JSON.stringify(message).slice(0, 160)}`));
-        return true;
-      }
-      samples?.push(rtt);
-      done++;
-      if (done === count) stop();
-      else sentAt = peer.sendText(APDU_TEXTS[first + done] ?? '');
-      return true;
-    };
-    sentAt = peer.sendText(APDU_TEXTS[first] ?? '');
-  });
+  const check = (inbound: Inbound, i: number): void => {
+    const message = inbound.message;
+    if (inbound.op !== 'nfc_rapdu' || message.status !== 'ok' || message.data !== RAPDU_B64[first + i]) {
+      throw new Error(`APDU ${first + i}: unexpected answer ${JSON.stringify(message).slice(0, 160)}`);
+    }
+  };
+  return roundTrips(peer, count, (i) => APDU_TEXTS[first + i] ?? '', check, samples, 30_000);
 }
 
 /** The direct side: the same APDUs through a bare binding handle. */

@@ -51,6 +51,7 @@ import {
   delay,
   describeSummary,
   finishBench,
+  roundTrips,
   isJsonObject,
   ms,
   rawText,
@@ -623,37 +624,15 @@ async function measureMemory(rig: KioskRig, c2sRequests: Mailbox<true>, childPid
 
 // ---------------------------------------------------------------- APDU round trip
 
-/**
- * `count` APDUs on one connection, driven from a synchronous hook: on each response the backend takes the
- * arrival time, checks the response and sends the next command. Kiosk and floor run this same code.
- */
+/** `count` APDUs on one connection (kiosk or floor), each sent when the previous response arrived. */
 function apduBatch(peer: BackendPeer, first: number, count: number, samples: number[] | undefined): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    let done = 0;
-    let sentAt = 0;
-    const stop = (error?: Error): void => {
-      clearTimeout(timer);
-      peer.hook = undefined;
-      if (error) reject(error);
-      else resolve();
-    };
-    const timer = setTimeout(() => stop(new Error(`bench: APDU batch stalled after ${done} of ${count}`)), 20_000);
-    peer.hook = (inbound) => {
-      const rtt = inbound.at - sentAt;
-      try {
-        expectRapdu(inbound, first + done);
-      } catch (e) {
-        stop(e instanceof Error ? e : new Error(String(e)));
-        return true;
-      }
-      samples?.push(rtt);
-      done++;
-      if (done === count) stop();
-      else sentAt = peer.sendText(apduText(first + done));
-      return true;
-    };
-    sentAt = peer.sendText(apduText(first));
-  });
+  return roundTrips(
+    peer,
+    count,
+    (i) => apduText(first + i),
+    (inbound, i) => expectRapdu(inbound, first + i),
+    samples,
+  );
 }
 
 interface Floor {

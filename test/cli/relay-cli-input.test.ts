@@ -4,39 +4,18 @@
  * ends first, and `--timeout` gives up on a verification that does not end. Each case exits 2 instead of
  * waiting for a verification that can never happen.
  */
-import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runCli as runCliProcess, type CliRun } from '../support/cli-run.js';
 import { FakeBackend, type FakeConnection } from '../support/fake-backend.js';
 import { OUTCOME, centralMode } from '../support/relay-fixtures.js';
 
 const QR = 'mdoc:owBjMS4wAYIB2BhYS6QBAiABIVggInput';
 
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
 /** Runs the CLI; a process still running after `killAfterMs` is killed (and the test then fails on its exit). */
-function runCli(args: string[], env: Record<string, string>, stdin?: string, killAfterMs = 15_000): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/relay.ts', ...args], {
-      env: { ...process.env, ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    if (stdin !== undefined) child.stdin.end(stdin);
-    const guard = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
-    child.on('exit', (code, signal) => {
-      clearTimeout(guard);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-}
+const runCli = (args: string[], env: Record<string, string>, stdin?: string, killAfterMs = 15_000): Promise<Run> =>
+  runCliProcess('src/cli/relay.ts', args, { env, killAfterMs, ...(stdin === undefined ? {} : { stdin }) });
 
 const reports = (run: Run): { result: string; outcome: { verdict: string } | null }[] =>
   run.stdout

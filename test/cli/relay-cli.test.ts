@@ -2,8 +2,8 @@
  * The headless relay CLI as a process: flags, progress on stderr, one JSON line per verification on
  * stdout, exit status 0 verified / 1 rejected / 2 error.
  */
-import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runCli as runCliProcess, type CliRun } from '../support/cli-run.js';
 import { FakeBackend, type FakeConnection } from '../support/fake-backend.js';
 
 const QR = 'mdoc:owBjMS4wAYIB2BhYS6QBAiABIVgg';
@@ -28,26 +28,10 @@ function outcome(verified: boolean): Record<string, unknown> {
   };
 }
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
-function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/relay.ts', ...args], {
-      env: { ...process.env, ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    if (stdin !== undefined) child.stdin.end(stdin);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const runCli = (args: string[], env: Record<string, string>, stdin?: string): Promise<Run> =>
+  runCliProcess('src/cli/relay.ts', args, { env, ...(stdin === undefined ? {} : { stdin }) });
 
 /** Backend script: QR → ble_exchange → (kiosk has no BLE, replies ble_connected error) → `finish`. */
 function scriptQr(backend: FakeBackend, finish: (c: FakeConnection) => void): void {

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { runCli, type CliRun } from '../support/cli-run.js';
 
 const pkiDir = mkdtempSync(join(tmpdir(), 'mdl-qa-pki-'));
 const env = { ...process.env, MDL_KIOSK_QA_PKI: pkiDir };
@@ -17,27 +18,8 @@ afterEach(() => {
 });
 afterAll(() => rmSync(pkiDir, { recursive: true, force: true }));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(script: string, args: string[], timeoutMs = 60_000): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const run = (script: string, args: string[], timeoutMs = 60_000): Promise<CliRun> =>
+  runCli(script, args, { env, killAfterMs: timeoutMs, stdin: '', onSpawn: (child) => children.push(child) });
 
 function reports(out: string): { result: string; transport: string; outcome: { verdict: string } | null }[] {
   return out

@@ -2,12 +2,13 @@
  * `npm run relay -- --nfc pcsc` as a process, against a private pcscd: the virtual customer lays the
  * phone on the vpcd reader (`--vpcd`), the kiosk reads it through the pcsclite adapter (`--reader`).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPrivatePcscd, type PrivatePcscd } from '../../tools/pcscd/pcscd-daemon.js';
+import { runCli, type CliRun } from '../support/cli-run.js';
 
 const pkiDir = mkdtempSync(join(tmpdir(), 'mdl-qa-pki-'));
 let pcscd: PrivatePcscd;
@@ -23,22 +24,13 @@ afterAll(async () => {
   rmSync(pkiDir, { recursive: true, force: true });
 });
 
-function relay(args: string[], timeoutMs = 90_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const env = { ...process.env, MDL_KIOSK_QA_PKI: pkiDir, PCSCLITE_CSOCK_NAME: pcscd.socketPath };
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/relay.ts', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+const relay = (args: string[]): Promise<CliRun> =>
+  runCli('src/cli/relay.ts', args, {
+    env: { MDL_KIOSK_QA_PKI: pkiDir, PCSCLITE_CSOCK_NAME: pcscd.socketPath },
+    stdin: '',
+    killAfterMs: 90_000,
+    onSpawn: (child) => children.push(child),
   });
-}
 
 describe('npm run relay -- --nfc pcsc', () => {
   it('runs two NFC verifications through pcscd on the reader named by --reader, exit 0', async () => {

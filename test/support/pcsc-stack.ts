@@ -10,6 +10,7 @@ import { VpcdCard } from '../../src/sim/vpcd/vpcd-card.js';
 import type { PcscdReader } from '../../tools/pcscd/pcscd-daemon.js';
 import { createLogger } from '../../src/kiosk/log.js';
 import { startE2e, type E2eOptions, type E2eStack } from './e2e-stack.js';
+import { availabilityWhen } from './availability-wait.js';
 import { LogCapture } from './harness.js';
 
 export interface PcscStackOptions extends E2eOptions {
@@ -33,21 +34,7 @@ export interface PcscStack extends E2eStack {
 }
 
 /** Resolves once `reader` reports the wanted availability. */
-export function readerAvailability(reader: PcscNfcReader, test: (a: Availability) => boolean, ms = 10_000): Promise<Availability> {
-  if (test(reader.availability())) return Promise.resolve(reader.availability());
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error(`the PC/SC reader stayed ${JSON.stringify(reader.availability())}`));
-    }, ms);
-    const stop = reader.onAvailabilityChange((a) => {
-      if (!test(a)) return;
-      clearTimeout(timer);
-      stop();
-      resolve(a);
-    });
-  });
-}
+export const readerAvailability = (reader: PcscNfcReader, test: (a: Availability) => boolean, ms = 10_000): Promise<Availability> => availabilityWhen(reader, test, ms);
 
 export async function startPcscStack(options: PcscStackOptions): Promise<PcscStack> {
   const adapterLogs = new LogCapture();

@@ -34,7 +34,7 @@
  * unref'd so an idle adapter never keeps a process alive.
  */
 import { NfcTransmitError, type Availability, type NfcCard, type NfcReader, type TransmitOptions } from '../ports.js';
-import { abortedError, errorMessage, isAborted } from '../shared/abort.js';
+import { abortable, abortedError, errorMessage, isAborted } from '../shared/abort.js';
 import { AvailabilityNotifier } from '../shared/availability.js';
 import { nativeCall, NativeCallTimeout } from './native-call.js';
 import { eventCounter, loadPcscliteBinding, PcscBindingUnavailableError, ReaderState, type BindingContext, type BindingFactory, type BindingReader } from './pcsc-binding.js';
@@ -179,24 +179,10 @@ export class PcscNfcReader implements NfcReader {
 
   /** `connect`, abandoned when `signal` aborts; a handle that arrives after that is released. */
   private connectUnlessAborted(presence: Presence, signal: AbortSignal): Promise<PcscCard> {
-    if (signal.aborted) return Promise.reject(abortedError('NFC nextCard'));
     const connecting = this.connect(presence);
-    return new Promise<PcscCard>((resolve, reject) => {
-      const onAbort = (): void => {
-        reject(abortedError('NFC nextCard'));
-        connecting.then((card) => void card.release(), () => undefined);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      connecting.then(
-        (card) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(card);
-        },
-        (error: unknown) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(error instanceof Error ? error : new Error(String(error)));
-        },
-      );
+    return abortable(connecting, signal, 'NFC nextCard').catch((e: unknown) => {
+      if (isAborted(signal)) connecting.then((card) => void card.release(), () => undefined);
+      throw e;
     });
   }
 

@@ -6,7 +6,7 @@
 import type { CharacteristicSpec, GattOperation } from '../../common/protocol/messages.js';
 import type { GattProperty, RadioDevice } from '../../sim/radio/virtual-radio.js';
 import type { Availability, GattProfile } from '../ports.js';
-import { sameAvailability } from '../shared/availability.js';
+import { AvailabilityNotifier } from '../shared/availability.js';
 
 export { abortable, abortedError, errorMessage, isAborted } from '../shared/abort.js';
 
@@ -31,17 +31,16 @@ export function profileCharacteristics(profile: GattProfile): { readonly name: C
 
 export class VirtualAvailability {
   private configured: Availability;
-  private last: Availability;
-  private readonly listeners = new Set<(availability: Availability) => void>();
+  private readonly state: AvailabilityNotifier;
 
   constructor(
     private readonly device: RadioDevice,
     initial: Availability = { usable: true },
   ) {
     this.configured = initial;
-    this.last = this.current();
+    this.state = new AvailabilityNotifier(this.current());
     // Lives as long as the device: the port has no close() of its own.
-    device.onPowerChange(() => this.changed());
+    device.onPowerChange(() => this.state.set(this.current()));
   }
 
   current(): Availability {
@@ -51,25 +50,11 @@ export class VirtualAvailability {
 
   set(availability: Availability): void {
     this.configured = availability;
-    this.changed();
+    this.state.set(this.current());
   }
 
   onChange(listener: (availability: Availability) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  private changed(): void {
-    const now = this.current();
-    if (sameAvailability(now, this.last)) return;
-    this.last = now;
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(now);
-      } catch {
-        // a failing listener must not stop the others
-      }
-    }
+    return this.state.onChange(listener);
   }
 }
 

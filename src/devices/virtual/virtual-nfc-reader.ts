@@ -18,7 +18,7 @@
  */
 import { NfcFieldLostError, type VirtualNfcTag } from '../../sim/virtual-wallet/nfc-tag.js';
 import { NfcTransmitError, type Availability, type NfcCard, type NfcReader, type TransmitOptions } from '../ports.js';
-import { sameAvailability } from '../shared/availability.js';
+import { AvailabilityNotifier } from '../shared/availability.js';
 import { abortedError } from './support.js';
 
 export type FieldDropReason = 'RemovedCard' | 'NotTransacted';
@@ -61,38 +61,28 @@ class Presence {
 export class VirtualNfcReader implements NfcReader {
   private current: Presence | undefined;
   private readonly waiters: ((presence: Presence) => void)[] = [];
-  private availabilityValue: Availability;
-  private readonly listeners = new Set<(availability: Availability) => void>();
+  private readonly availabilityState: AvailabilityNotifier;
   private nextPresenceId = 1;
   private handles = 0;
   private closed = false;
 
   constructor(private readonly options: VirtualNfcReaderOptions = {}) {
-    this.availabilityValue = options.availability ?? { usable: true };
+    this.availabilityState = new AvailabilityNotifier(options.availability ?? { usable: true });
     const latency = options.latencyMs ?? 0;
     if (!Number.isFinite(latency) || latency < 0) throw new RangeError(`latencyMs must be ≥ 0, got ${latency}`);
   }
 
   availability(): Availability {
-    return this.availabilityValue;
+    return this.availabilityState.current;
   }
 
   onAvailabilityChange(listener: (availability: Availability) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.availabilityState.onChange(listener);
   }
 
   /** Sets what `availability()` reports (QA: "reader unplugged"). */
   setAvailability(availability: Availability): void {
-    if (sameAvailability(availability, this.availabilityValue)) return;
-    this.availabilityValue = availability;
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(availability);
-      } catch {
-        // a failing listener must not stop the others
-      }
-    }
+    this.availabilityState.set(availability);
   }
 
   /** Puts a phone on the reader: a new presence (a phone already there is lifted first). */

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PcscBindingUnavailableError, type BindingCallbackError } from '../../../../src/devices/pcsc/pcsc-binding.js';
 import { PcscNfcReader, RECEIVE_BUFFER_BYTES, type PcscNfcReaderOptions } from '../../../../src/devices/pcsc/pcsc-nfc-reader.js';
 import { NfcTransmitError, type Availability, type NfcCard } from '../../../../src/devices/ports.js';
+import { availabilityWhen } from '../../../support/availability-wait.js';
 import { echoCard, FakePcscService, FakeReader, scardError, type CardBehaviour } from '../../../support/fake-pcsclite.js';
 
 const SELECT = Uint8Array.from([0x00, 0xa4, 0x04, 0x00, 0x07, 0xd2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01, 0x00]);
@@ -22,21 +23,7 @@ afterEach(async () => {
 const signal = (): AbortSignal => AbortSignal.timeout(3_000);
 const tx = (ms = 1_000): { timeoutMs: number; signal: AbortSignal } => ({ timeoutMs: ms, signal: AbortSignal.timeout(5_000) });
 
-function until(reader: PcscNfcReader, test: (a: Availability) => boolean, ms = 2_000): Promise<Availability> {
-  if (test(reader.availability())) return Promise.resolve(reader.availability());
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error(`availability stayed ${JSON.stringify(reader.availability())}`));
-    }, ms);
-    const stop = reader.onAvailabilityChange((a) => {
-      if (!test(a)) return;
-      clearTimeout(timer);
-      stop();
-      resolve(a);
-    });
-  });
-}
+const until = (reader: PcscNfcReader, test: (a: Availability) => boolean, ms = 2_000): Promise<Availability> => availabilityWhen(reader, test, ms);
 
 const usable = (reader: PcscNfcReader): Promise<Availability> => until(reader, (a) => a.usable);
 
