@@ -1,0 +1,177 @@
+/**
+ * The kiosk's `BleCentral` port on noble (`@stoprocent/noble`, ble.md §7): scan for the mode's service,
+ * connect (bounded, retried), discover by value, subscribe to every `notify` characteristic, then hand
+ * out a link with ordered writes and per-notification forwarding. The noble instance is injected, so this
+ * module never loads the library's index (which would construct the platform binding, ble.md §2.2).
+ *
+ * Behaviour at the port is the virtual central's (src/devices/virtual/virtual-ble-central.ts):
+ * - availability follows noble's adapter state (`availabilityOf`), with change notifications;
+ * - setup failures are `BleSetupError`s whose `reason` starts with a stable key (`scan_timeout:`,
+ *   `connect_timeout:`, `connect_failed:`, `service_not_found:`, `characteristic_missing:`,
+ *   `characteristic_unusable:`, `gatt_timeout:`, `disconnected:`, …); an aborted signal rejects with an
+ *   abort error; either way nothing stays connected, scanning or listening;
+ * - the ATT MTU is requested large (517, hci only) and reported as ATT_MTU on every binding.
+ */
+import type { AdapterState, Noble, Peripheral } from '@stoprocent/noble';
+import { BleSetupError, type Availability, type BleCentral, type BleCentralHandlers, type BleCentralLink, type GattProfile } from '../ports.js';
+import { DeviceAbortError, abortedError, errorMessage } from '../shared/abort.js';
+import { AvailabilityNotifier } from '../shared/availability.js';
+import { NobleCentralLink } from './noble-link.js';
+import { scanFor } from './noble-scan.js';
+import { availabilityOf, defaultBindingKind, type NobleBindingKind } from './noble-support.js';
+import { nobleUuid } from './uuid.js';
+import { bounded, delay } from './wait.js';
+
+export interface NobleCentralOptions {
+  /** The binding noble runs on (default: the OS's, as stoprocent picks it); decides what `peripheral.mtu` means. */
+  readonly platform?: NobleBindingKind;
+  /** Bound on one scan (default 20 s); the caller's signal (the kiosk's bleSetupMs) usually ends it first. */
+  readonly scanTimeoutMs?: number;
+  /** Bound on one connection attempt (default 10 s). */
+  readonly connectTimeoutMs?: number;
+  /** Scan-and-connect attempts when connecting fails (default 3; spurious failures are common, iso18013-5.md §2.3). */
+  readonly connectAttempts?: number;
+  /** Pause between attempts (default 500 ms). */
+  readonly retryDelayMs?: number;
+  /** Bound on each GATT request of the setup (default 10 s). */
+  readonly gattTimeoutMs?: number;
+  /** Bound on a link's close() (default 2 s). */
+  readonly closeTimeoutMs?: number;
+  /** ATT MTU to request (default 517, the ATT maximum); honoured by the hci binding only (ble.md §3.1). */
+  readonly mtu?: number;
+}
+
+const DEFAULTS = {
+  scanTimeoutMs: 20_000,
+  connectTimeoutMs: 10_000,
+  connectAttempts: 3,
+  retryDelayMs: 500,
+  gattTimeoutMs: 10_000,
+  closeTimeoutMs: 2_000,
+  mtu: 517,
+};
+
+/** stoprocent ≥ 2.4 takes `{ mtu }` on connect (hci); its typings lack the parameter (ble.md §3.1, §3.3). */
+interface ConnectWithMtu {
+  connectAsync(options: { readonly mtu: number }): Promise<void>;
+}
+
+class ConnectTimeout extends Error {}
+
+export class NobleCentral implements BleCentral {
+  private readonly binding: NobleBindingKind;
+  private readonly settings: typeof DEFAULTS;
+  private readonly notifier: AvailabilityNotifier;
+  private readonly onStateChange = (state: AdapterState): void => this.notifier.set(availabilityOf(state, this.binding));
+
+  constructor(
+    private readonly noble: Noble,
+    options: NobleCentralOptions = {},
+  ) {
+    this.binding = options.platform ?? defaultBindingKind();
+    const pick = (key: keyof typeof DEFAULTS): number => options[key] ?? DEFAULTS[key];
+    this.settings = {
+      scanTimeoutMs: pick('scanTimeoutMs'),
+      connectTimeoutMs: pick('connectTimeoutMs'),
+      connectAttempts: Math.max(1, Math.floor(pick('connectAttempts'))),
+      retryDelayMs: pick('retryDelayMs'),
+      gattTimeoutMs: pick('gattTimeoutMs'),
+      closeTimeoutMs: pick('closeTimeoutMs'),
+      mtu: pick('mtu'),
+    };
+    // The first stateChange listener starts noble's bindings (on the next tick); state is 'unknown' till then.
+    noble.on('stateChange', this.onStateChange);
+    this.notifier = new AvailabilityNotifier(availabilityOf(noble.state, this.binding));
+  }
+
+  availability(): Availability {
+    return this.notifier.current;
+  }
+
+  onAvailabilityChange(listener: (availability: Availability) => void): () => void {
+    return this.notifier.onChange(listener);
+  }
+
+  /** Stops following noble's state (the only listener the adapter keeps between connects). */
+  dispose(): void {
+    this.noble.removeListener('stateChange', this.onStateChange);
+  }
+
+  async connect(profile: GattProfile, handlers: BleCentralHandlers, signal: AbortSignal): Promise<BleCentralLink> {
+    const availability = this.availability();
+    if (!availability.usable) throw new BleSetupError(availability.reason ?? 'unavailable');
+    if (signal.aborted) throw abortedError('BLE central connect');
+    let serviceUuid: string;
+    try {
+      serviceUuid = nobleUuid(profile.serviceUuid);
+    } catch (e) {
+      throw new BleSetupError(`invalid_service_uuid: ${errorMessage(e)}`);
+    }
+    const peripheral = await this.scanAndConnect(serviceUuid, profile.serviceUuid, signal);
+    const { binding } = this;
+    const { gattTimeoutMs, closeTimeoutMs } = this.settings;
+    const link = new NobleCentralLink(peripheral, profile, handlers, { binding, gattTimeoutMs, closeTimeoutMs });
+    try {
+      await link.setUp(signal);
+      return link;
+    } catch (e) {
+      const error = this.setupError(e, signal, link.stage, link.droppedDuringSetup);
+      await link.release(false);
+      throw error;
+    }
+  }
+
+  private async scanAndConnect(serviceUuid: string, label: string, signal: AbortSignal): Promise<Peripheral> {
+    const { connectAttempts, scanTimeoutMs, retryDelayMs } = this.settings;
+    for (let attempt = 1; ; attempt++) {
+      let peripheral: Peripheral;
+      try {
+        peripheral = await scanFor(this.noble, serviceUuid, { signal, timeoutMs: scanTimeoutMs, label });
+      } catch (e) {
+        throw this.setupError(e, signal, 'scan');
+      }
+      try {
+        await this.connectOnce(peripheral, signal);
+        return peripheral;
+      } catch (e) {
+        if (signal.aborted) throw abortedError('BLE central connect');
+        if (!this.availability().usable || attempt >= connectAttempts) throw this.connectError(e, peripheral, attempt);
+      }
+      await delay(retryDelayMs, signal, 'BLE central connect');
+    }
+  }
+
+  /** One connection attempt; on abort or timeout noble's cancelConnect settles it and stops the binding. */
+  private async connectOnce(peripheral: Peripheral, signal: AbortSignal): Promise<void> {
+    const { mtu, connectTimeoutMs } = this.settings;
+    const connecting = (peripheral as Peripheral & ConnectWithMtu).connectAsync({ mtu });
+    try {
+      await bounded(connecting, { signal, ms: connectTimeoutMs, what: 'BLE central connect', onTimeout: () => new ConnectTimeout() });
+    } catch (e) {
+      if (peripheral.state === 'connecting') peripheral.cancelConnect();
+      else if (peripheral.state === 'connected') peripheral.disconnect();
+      throw e;
+    }
+  }
+
+  private connectError(e: unknown, peripheral: Peripheral, attempts: number): BleSetupError {
+    const availability = this.availability();
+    if (!availability.usable) return new BleSetupError(availability.reason ?? 'unavailable');
+    const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;
+    if (e instanceof ConnectTimeout) {
+      return new BleSetupError(`connect_timeout: ${peripheral.address} did not connect within ${this.settings.connectTimeoutMs} ms (${tries})`);
+    }
+    return new BleSetupError(`connect_failed: ${peripheral.address} after ${tries}: ${errorMessage(e)}`);
+  }
+
+  /** Aborts stay aborts (the core stops anyway); everything else becomes a setup failure with a reason. */
+  private setupError(e: unknown, signal: AbortSignal, stage: string, dropped?: string): Error {
+    if (signal.aborted || e instanceof DeviceAbortError) return abortedError(`BLE central ${stage}`);
+    const availability = this.availability();
+    if (!availability.usable) return new BleSetupError(availability.reason ?? 'unavailable');
+    if (dropped !== undefined) return new BleSetupError(`disconnected: the phone disconnected during ${stage} (${dropped})`);
+    if (e instanceof BleSetupError) return e;
+    const key = stage === 'scan' ? 'scan_failed' : stage.startsWith('subscribe') ? 'subscribe_failed' : 'discovery_failed';
+    return new BleSetupError(`${key}: ${stage}: ${errorMessage(e)}`);
+  }
+}

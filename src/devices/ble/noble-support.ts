@@ -1,0 +1,88 @@
+/**
+ * Platform facts the noble adapter normalises (ble.md §3.1, §6): which binding reports what MTU, how
+ * adapter states map to the kiosk's availability keys, and readable disconnect reasons.
+ */
+import type { AdapterState, CharacteristicProperty, DisconnectReason } from '@stoprocent/noble';
+import type { CharacteristicSpec, GattOperation } from '../../common/protocol/messages.js';
+import type { Availability, GattProfile } from '../ports.js';
+
+/** The noble binding in use: what `peripheral.mtu` means depends on it (ble.md §3.1 MTU table). */
+export type NobleBindingKind = 'hci' | 'dbus' | 'mac' | 'win';
+
+/** The binding stoprocent picks by default on this OS (ble.md §2.1). */
+export function defaultBindingKind(platform: NodeJS.Platform = process.platform): NobleBindingKind {
+  if (platform === 'darwin') return 'mac';
+  if (platform === 'win32') return 'win';
+  return 'hci';
+}
+
+/** ATT MTU with the ATT header: the smallest ATT_MTU (Core Vol 3 Part F §3.2.8). */
+const MIN_ATT_MTU = 23;
+
+/**
+ * `peripheral.mtu` as an ATT_MTU: hci and win report the ATT MTU, mac reports the payload size
+ * (ATT_MTU − 3), dbus never sets it; `null` or nonsense → unknown (ble.md §3.1).
+ */
+export function normaliseMtu(reported: number | null | undefined, binding: NobleBindingKind): number | undefined {
+  if (typeof reported !== 'number' || !Number.isInteger(reported) || reported <= 0 || binding === 'dbus') return undefined;
+  const attMtu = binding === 'mac' ? reported + 3 : reported;
+  return attMtu >= MIN_ATT_MTU ? attMtu : undefined;
+}
+
+/** noble's adapter state as the kiosk's availability (reason keys: ports.ts `Availability`). */
+export function availabilityOf(state: AdapterState, binding: NobleBindingKind): Availability {
+  switch (state) {
+    case 'poweredOn':
+      return { usable: true };
+    case 'poweredOff':
+      return { usable: false, reason: 'powered_off', detail: 'the Bluetooth adapter is powered off' };
+    case 'unauthorized':
+      return { usable: false, reason: 'unauthorized', detail: 'the kiosk is not allowed to use Bluetooth' };
+    case 'unsupported':
+      // hci/dbus: no hciX, or a controller without LE; mac/win: the OS API reports no LE on this machine.
+      return binding === 'hci' || binding === 'dbus'
+        ? { usable: false, reason: 'no_adapter', detail: `no Bluetooth LE adapter (${binding} binding)` }
+        : { usable: false, reason: 'unsupported_platform', detail: `Bluetooth LE is not supported here (${binding} binding)` };
+    case 'resetting':
+      return { usable: false, reason: 'starting', detail: 'the Bluetooth adapter is resetting' };
+    case 'unknown':
+      return { usable: false, reason: 'starting', detail: 'the Bluetooth adapter state is not known yet' };
+  }
+}
+
+const HCI_REASONS: Readonly<Record<number, string>> = {
+  0x08: 'connection timeout',
+  0x13: 'remote user terminated connection',
+  0x15: 'remote device terminated connection due to power off',
+  0x16: 'connection terminated by local host',
+  0x3e: 'connection failed to be established',
+};
+
+/** hci reports numeric HCI status codes, other bindings and noble's own cleanup strings. */
+export function disconnectReasonText(reason: DisconnectReason | undefined): string {
+  if (typeof reason === 'number') {
+    const code = `0x${reason.toString(16).padStart(2, '0')}`;
+    return `${HCI_REASONS[reason] ?? 'HCI status'} (${code})`;
+  }
+  if (reason === 'cleanup') return 'the Bluetooth adapter stopped (cleanup)';
+  return reason === undefined || reason === '' ? 'unknown' : reason;
+}
+
+/** The noble property each spec operation needs on the phone's characteristic. */
+export const NOBLE_PROPERTY_OF: Readonly<Record<GattOperation, CharacteristicProperty>> = {
+  read: 'read',
+  write_without_response: 'writeWithoutResponse',
+  notify: 'notify',
+};
+
+export type CharacteristicName = keyof GattProfile['characteristics'];
+
+/** The profile's characteristics in a fixed order (state, c2s, s2c, ident): subscriptions follow it. */
+export function profileEntries(profile: GattProfile): { readonly name: CharacteristicName; readonly spec: CharacteristicSpec }[] {
+  const out: { name: CharacteristicName; spec: CharacteristicSpec }[] = [];
+  for (const name of ['state', 'c2s', 's2c', 'ident'] as const) {
+    const spec = profile.characteristics[name];
+    if (spec) out.push({ name, spec });
+  }
+  return out;
+}
