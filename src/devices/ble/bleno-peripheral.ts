@@ -1,0 +1,464 @@
+/**
+ * The kiosk's `BlePeripheral` port on `@stoprocent/bleno` 0.12.x. The bleno instance is injected
+ * (`new (require('@stoprocent/bleno/lib/bleno'))(bindings)`, ble.md §2.2): this module never imports the
+ * library index, which would construct the platform binding.
+ *
+ * Behaviour (the same as the virtual port at the `BlePeripheral` boundary):
+ * - one primary service per session, built from the characteristic specs: operations → properties
+ *   (read → read, write_without_response → writeWithoutResponse, notify → notify; bleno adds the CCCD);
+ *   bleno has no attribute permissions (ble.md §3.2), so the specs' permissions are enforced in the
+ *   callbacks: a read without `readable` is 0x02, a write without `writeable` is 0x03 (a Write Command
+ *   gets no answer, as in ATT, but is not reported);
+ * - one phone per session: the first central accepted is the phone, advertising stops then (stoprocent
+ *   hci restarts advertising after every accept, ble.md §3.2); any other central is disconnected, and
+ *   requests on other connections are answered 0x0E. If the phone leaves, advertising resumes while the
+ *   session is open;
+ * - events are reported synchronously from bleno's callbacks, so in the order the phone's packets came;
+ *   a disconnect reports the subscriptions bleno drops first (its GATT emits `unsubscribe` before the
+ *   binding's `disconnect`);
+ * - reads: the offset-0 read is reported; `respond(value)` takes the whole value, which is kept until the
+ *   next offset-0 read of that characteristic so the Read Blobs of the same long read are answered from
+ *   it without being reported again (the value cannot change halfway). A blob with nothing kept is
+ *   reported with its offset. Once the phone is gone a late answer is dropped: bleno's GATT callback
+ *   throws for a connection it has forgotten;
+ * - notify waits for the subscription, refuses a value above ATT_MTU − 3 (hci truncates silently,
+ *   ble.md §3.2; the core chunks), hands the value to the stack through the subscription's own
+ *   update callback (`Characteristic.notify(data, 0)` would go to every connection: handle 0 is falsy)
+ *   and resolves on the next turn; calls run one at a time, in call order;
+ * - teardown: stop advertising, disconnect the phone, `setServices([])`, remove every listener; each
+ *   step bounded, so a dead adapter cannot hang `close()`. The next session re-advertises on the same
+ *   bleno instance.
+ * - bleno's `stop()` is never called: on hci it leaves the 1 s `pollIsDevUp` timer running, which throws
+ *   once the socket is gone (ble.md §1.2), and a stopped instance cannot serve the next session. One
+ *   bleno lives as long as the process; `close()` here only tears the session down and drops the
+ *   adapter's own listener.
+ */
+import { uuidKey } from '../../common/protocol/uuid.js';
+import type { CharacteristicSpec, GattOperation } from '../../common/protocol/messages.js';
+import {
+  BleSetupError,
+  type Availability,
+  type BlePeripheral,
+  type BlePeripheralSession,
+  type GattProfile,
+  type PeripheralEvent,
+} from '../ports.js';
+import { abortable, abortedError, errorMessage, isAborted } from '../shared/abort.js';
+import { AvailabilityNotifier } from '../shared/availability.js';
+import { awaitEvent, blenoAvailability, blenoUuid } from './bleno-support.js';
+import type {
+  Bleno,
+  BlenoCharacteristic,
+  BlenoConnection,
+  BlenoProperty,
+  BlenoReadCallback,
+  BlenoUpdateValueCallback,
+  BlenoWriteCallback,
+} from './bleno-types.js';
+
+/** ATT error codes (Core Vol 3 Part F §3.4.1.1) the adapter answers with. */
+const ATT_SUCCESS = 0x00;
+const ATT_READ_NOT_PERMITTED = 0x02;
+const ATT_WRITE_NOT_PERMITTED = 0x03;
+const ATT_INVALID_OFFSET = 0x07;
+const ATT_UNLIKELY_ERROR = 0x0e;
+
+const PROPERTY_OF: Readonly<Record<GattOperation, BlenoProperty>> = {
+  read: 'read',
+  write_without_response: 'writeWithoutResponse',
+  notify: 'notify',
+};
+
+export interface BlenoPeripheralOptions {
+  /** Local name in the advertisement (default `mdl-kiosk`; hci allows 26 bytes with one 128-bit UUID). */
+  readonly localName?: string;
+  /** Bound for setting the service and starting to advertise (default 10 s; the caller's signal also ends it). */
+  readonly setupTimeoutMs?: number;
+  /** Bound for each teardown step (default 2 s). */
+  readonly teardownStepMs?: number;
+}
+
+export class BlenoPeripheral implements BlePeripheral {
+  private readonly state: AvailabilityNotifier;
+  private session: BlenoSession | undefined;
+  private closed = false;
+  private readonly onStateChange = (): void => this.state.set(this.current());
+
+  constructor(
+    private readonly bleno: Bleno,
+    private readonly options: BlenoPeripheralOptions = {},
+  ) {
+    this.state = new AvailabilityNotifier(this.current());
+    // Adding the first `stateChange` listener is what makes bleno call its bindings' init().
+    bleno.on('stateChange', this.onStateChange);
+  }
+
+  private current(): Availability {
+    return blenoAvailability(this.bleno.state, this.bleno.platform);
+  }
+
+  availability(): Availability {
+    return this.current();
+  }
+
+  onAvailabilityChange(listener: (availability: Availability) => void): () => void {
+    return this.state.onChange(listener);
+  }
+
+  async advertise(profile: GattProfile, onEvent: (event: PeripheralEvent) => void, signal: AbortSignal): Promise<BlePeripheralSession> {
+    if (this.closed) throw new BleSetupError('the BLE peripheral adapter is closed');
+    const availability = this.availability();
+    if (!availability.usable) throw new BleSetupError(availability.reason ?? 'unavailable');
+    if (signal.aborted) throw abortedError('BLE advertising');
+    const served = servedCharacteristics(profile);
+    // A session left open (the core closes each one) is taken over: one service per bleno at a time.
+    await this.session?.close();
+    if (isAborted(signal)) throw abortedError('BLE advertising');
+    const session = new BlenoSession(this.bleno, profile, served, onEvent, {
+      localName: this.options.localName ?? 'mdl-kiosk',
+      setupTimeoutMs: this.options.setupTimeoutMs ?? 10_000,
+      teardownStepMs: this.options.teardownStepMs ?? 2_000,
+      onClosed: () => {
+        if (this.session === session) this.session = undefined;
+      },
+    });
+    this.session = session;
+    try {
+      await session.start(signal);
+    } catch (e) {
+      await session.close();
+      if (isAborted(signal)) throw abortedError('BLE advertising');
+      throw new BleSetupError(e instanceof BleSetupError ? e.reason : `advertising failed: ${errorMessage(e)}`);
+    }
+    return session;
+  }
+
+  /** Closes the open session and drops the adapter's listener; bleno itself keeps running (see header). Idempotent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.bleno.removeListener('stateChange', this.onStateChange);
+    await this.session?.close();
+  }
+}
+
+interface Served {
+  /** As the profile spells it (reported back in events). */
+  readonly uuid: string;
+  readonly key: string;
+  readonly blenoUuid: string;
+  readonly spec: CharacteristicSpec;
+}
+
+function servedCharacteristics(profile: GattProfile): Served[] {
+  const { state, c2s, s2c, ident } = profile.characteristics;
+  const out: Served[] = [];
+  const keys = new Set<string>();
+  for (const spec of ident ? [state, c2s, s2c, ident] : [state, c2s, s2c]) {
+    let stack: string;
+    try {
+      stack = blenoUuid(spec.uuid);
+      blenoUuid(profile.serviceUuid);
+    } catch (e) {
+      throw new BleSetupError(`invalid UUID in the profile: ${errorMessage(e)}`);
+    }
+    const key = uuidKey(stack);
+    if (keys.has(key)) throw new BleSetupError('the profile names one characteristic UUID twice');
+    keys.add(key);
+    out.push({ uuid: spec.uuid, key, blenoUuid: stack, spec });
+  }
+  return out;
+}
+
+interface SessionOptions {
+  readonly localName: string;
+  readonly setupTimeoutMs: number;
+  readonly teardownStepMs: number;
+  readonly onClosed: () => void;
+}
+
+interface Subscription {
+  readonly maxValueSize: number;
+  readonly update: BlenoUpdateValueCallback;
+}
+
+interface SubscriptionWaiter {
+  readonly key: string;
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+interface PendingRead {
+  /** Ends the read without an answer to bleno unless the link is still up (then 0x0E). */
+  abandon(linkUp: boolean): void;
+}
+
+class BlenoSession implements BlePeripheralSession {
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  private phone: BlenoConnection | undefined;
+  private readonly byKey = new Map<string, Served>();
+  private readonly subscriptions = new Map<string, Subscription>();
+  private readonly waiters = new Set<SubscriptionWaiter>();
+  private readonly pendingReads = new Set<PendingRead>();
+  /** The value answered for the last offset-0 read of each characteristic, for its Read Blobs. */
+  private readonly readCache = new Map<string, Uint8Array>();
+  private notifyChain: Promise<unknown> = Promise.resolve();
+  private readonly serviceUuid: string;
+
+  constructor(
+    private readonly bleno: Bleno,
+    profile: GattProfile,
+    served: readonly Served[],
+    private readonly onEvent: (event: PeripheralEvent) => void,
+    private readonly options: SessionOptions,
+  ) {
+    this.serviceUuid = blenoUuid(profile.serviceUuid);
+    for (const s of served) this.byKey.set(s.key, s);
+  }
+
+  /** Read afresh after an await (TypeScript keeps an earlier narrowing). */
+  private get isClosed(): boolean {
+    return this.closed;
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    this.bleno.on('accept', this.onAccept);
+    this.bleno.on('disconnect', this.onDisconnect);
+    const characteristics = [...this.byKey.values()].map((s) => this.characteristic(s));
+    const service = new this.bleno.PrimaryService({ uuid: this.serviceUuid, characteristics });
+    const bounded = { signal, timeoutMs: this.options.setupTimeoutMs };
+    await awaitEvent(this.bleno, 'servicesSet', 'servicesSetError', () => this.bleno.setServices([service]), { ...bounded, what: 'BLE setServices' });
+    if (this.isClosed) throw new Error('closed while setting the service');
+    const [error] = await awaitEvent(this.bleno, 'advertisingStart', 'advertisingStartError', () => this.startAdvertising(), {
+      ...bounded,
+      what: 'BLE advertising',
+    });
+    if (error) throw error instanceof Error ? error : new Error(`advertising failed: ${errorMessage(error)}`);
+  }
+
+  private startAdvertising(): void {
+    // Throws when bleno is not poweredOn (no callback given).
+    this.bleno.startAdvertising(this.options.localName, [this.serviceUuid]);
+  }
+
+  private characteristic(served: Served): BlenoCharacteristic {
+    return new this.bleno.Characteristic({
+      uuid: served.blenoUuid,
+      properties: served.spec.operations.map((op) => PROPERTY_OF[op]),
+      onReadRequest: (connection, offset, callback) => this.onRead(served, connection, offset, callback),
+      onWriteRequest: (connection, data, offset, withoutResponse, callback) => this.onWrite(served, connection, data, offset, callback),
+      onSubscribe: (connection, maxValueSize, update) => this.onSubscribe(served, connection, maxValueSize, update),
+      onUnsubscribe: (connection) => this.onUnsubscribe(served, connection),
+    });
+  }
+
+  private emit(event: PeripheralEvent): void {
+    if (this.closed) return;
+    try {
+      this.onEvent(event);
+    } catch {
+      // the consumer's failure is not the phone's: never turn it into an ATT error
+    }
+  }
+
+  private readonly onAccept = (_address: unknown, handle: BlenoConnection): void => {
+    if (this.closed || this.phone !== undefined) {
+      this.bleno.disconnect(handle);
+      return;
+    }
+    this.phone = handle;
+    // One phone per session; stoprocent's hci binding re-advertises after every accept (ble.md §3.2).
+    this.bleno.stopAdvertising();
+    this.emit({ kind: 'connect' });
+  };
+
+  private readonly onDisconnect = (_address: unknown, handle: BlenoConnection): void => {
+    if (this.phone === undefined || handle !== this.phone) return;
+    this.phone = undefined;
+    this.subscriptions.clear();
+    this.readCache.clear();
+    // bleno's GATT has forgotten the connection: a late read callback would throw inside it.
+    for (const read of [...this.pendingReads]) read.abandon(false);
+    this.emit({ kind: 'disconnect', reason: 'the phone disconnected' });
+    if (this.closed) return;
+    // The phone may come back before its first GATT event (the core's setup timer decides).
+    try {
+      this.startAdvertising();
+    } catch {
+      // not poweredOn: nothing to advertise on; the availability change tells the kiosk
+    }
+  };
+
+  private isPhone(connection: BlenoConnection): boolean {
+    return !this.closed && this.phone !== undefined && connection === this.phone;
+  }
+
+  private onRead(served: Served, connection: BlenoConnection, offset: number, callback: BlenoReadCallback): void {
+    if (!this.isPhone(connection)) {
+      callback(ATT_UNLIKELY_ERROR);
+      return;
+    }
+    if (!served.spec.permissions.includes('readable')) {
+      callback(ATT_READ_NOT_PERMITTED);
+      return;
+    }
+    const answerFrom = (value: Uint8Array): void => {
+      if (offset > value.length) callback(ATT_INVALID_OFFSET);
+      else callback(ATT_SUCCESS, Buffer.from(value.subarray(offset)));
+    };
+    if (offset > 0) {
+      const cached = this.readCache.get(served.key);
+      if (cached) {
+        answerFrom(cached);
+        return;
+      }
+    } else {
+      this.readCache.delete(served.key);
+    }
+    let done = false;
+    const finish = (): boolean => {
+      if (done) return false;
+      done = true;
+      this.pendingReads.delete(pending);
+      return true;
+    };
+    const pending: PendingRead = {
+      abandon: (linkUp) => {
+        if (finish() && linkUp) callback(ATT_UNLIKELY_ERROR);
+      },
+    };
+    this.pendingReads.add(pending);
+    this.emit({
+      kind: 'read',
+      characteristicUuid: served.uuid,
+      offset,
+      respond: (value) => {
+        if (!finish()) return;
+        const copy = new Uint8Array(value);
+        if (offset === 0) this.readCache.set(served.key, copy);
+        answerFrom(copy);
+      },
+      fail: () => {
+        if (finish()) callback(ATT_UNLIKELY_ERROR);
+      },
+    });
+  }
+
+  private onWrite(served: Served, connection: BlenoConnection, data: Buffer, offset: number, callback: BlenoWriteCallback): void {
+    if (!this.isPhone(connection)) {
+      callback(ATT_UNLIKELY_ERROR);
+      return;
+    }
+    if (!served.spec.permissions.includes('writeable')) {
+      callback(ATT_WRITE_NOT_PERMITTED);
+      return;
+    }
+    // Only prepared writes carry an offset, and they need the `write` property no spec names.
+    if (offset !== 0) {
+      callback(ATT_INVALID_OFFSET);
+      return;
+    }
+    this.emit({ kind: 'write', characteristicUuid: served.uuid, data: new Uint8Array(data) });
+    callback(ATT_SUCCESS);
+  }
+
+  private onSubscribe(served: Served, connection: BlenoConnection, maxValueSize: number, update: BlenoUpdateValueCallback): void {
+    if (!this.isPhone(connection)) return;
+    const already = this.subscriptions.has(served.key);
+    this.subscriptions.set(served.key, { maxValueSize, update });
+    if (already) return; // a repeated CCCD write changes nothing for the phone
+    this.emit({ kind: 'subscribe', characteristicUuid: served.uuid });
+    for (const waiter of [...this.waiters]) if (waiter.key === served.key) waiter.resolve();
+  }
+
+  private onUnsubscribe(served: Served, connection: BlenoConnection): void {
+    if (this.phone === undefined || connection !== this.phone) return;
+    if (!this.subscriptions.delete(served.key)) return;
+    this.emit({ kind: 'unsubscribe', characteristicUuid: served.uuid });
+  }
+
+  private subscription(key: string, signal: AbortSignal | undefined): Promise<void> {
+    if (this.subscriptions.has(key)) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const cleanUp = (): void => {
+        this.waiters.delete(waiter);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const waiter: SubscriptionWaiter = {
+        key,
+        resolve: () => {
+          cleanUp();
+          resolve();
+        },
+        reject: (error) => {
+          cleanUp();
+          reject(error);
+        },
+      };
+      const onAbort = (): void => waiter.reject(abortedError('BLE notify'));
+      this.waiters.add(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  notify(characteristicUuid: string, data: Uint8Array, signal?: AbortSignal): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('BLE peripheral session closed'));
+    const served = this.byKey.get(uuidKey(characteristicUuid));
+    if (!served) return Promise.reject(new Error(`${characteristicUuid} is not a characteristic of the service`));
+    if (!served.spec.operations.includes('notify')) return Promise.reject(new Error(`${characteristicUuid}: its operations do not include notify`));
+    const copy = new Uint8Array(data); // the caller may reuse its buffer once the call returns
+    const run = this.notifyChain.then(() => this.sendNotification(served, copy, signal));
+    this.notifyChain = run.catch(() => undefined);
+    return signal ? abortable(run, signal, 'BLE notify') : run;
+  }
+
+  private async sendNotification(served: Served, data: Uint8Array, signal: AbortSignal | undefined): Promise<void> {
+    // Checked here too: an aborted call queued behind another must not send later.
+    if (signal?.aborted) throw abortedError('BLE notify');
+    if (this.closed) throw new Error('BLE peripheral session closed');
+    await this.subscription(served.key, signal);
+    const subscription = this.subscriptions.get(served.key);
+    if (this.isClosed || this.phone === undefined || !subscription) throw new Error('BLE peripheral session closed');
+    if (data.length > subscription.maxValueSize) {
+      throw new Error(
+        `notification of ${data.length} bytes on ${served.uuid}: ATT_MTU − 3 allows ${subscription.maxValueSize} (bleno would truncate; chunk before notify)`,
+      );
+    }
+    try {
+      subscription.update(Buffer.from(data));
+    } catch (e) {
+      throw new Error(`notification on ${served.uuid} failed: ${errorMessage(e)}`);
+    }
+    // Handed to the stack (hci queues it for the controller; there is no completion to wait for).
+    // The next turn lets the phone's packets in between two notifications of a long message.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  private async shutDown(): Promise<void> {
+    this.closed = true;
+    const closedError = new Error('BLE peripheral session closed');
+    for (const waiter of [...this.waiters]) waiter.reject(closedError);
+    const phone = this.phone;
+    for (const read of [...this.pendingReads]) read.abandon(phone !== undefined);
+    const step = (event: string, errorEvent: string | undefined, trigger: () => void, what: string, filter?: (args: unknown[]) => boolean): Promise<unknown> =>
+      awaitEvent(this.bleno, event, errorEvent, trigger, { timeoutMs: this.options.teardownStepMs, what, ...(filter ? { filter } : {}) }).catch(
+        () => undefined, // close() never rejects; a step that gets no answer is given up after its bound
+      );
+    await step('advertisingStop', undefined, () => this.bleno.stopAdvertising(), 'BLE stop advertising');
+    if (phone !== undefined && this.phone !== undefined) {
+      await step('disconnect', undefined, () => this.bleno.disconnect(phone), 'BLE disconnect', (args) => args[1] === phone);
+    }
+    this.phone = undefined;
+    await step('servicesSet', 'servicesSetError', () => this.bleno.setServices([]), 'BLE remove service');
+    this.bleno.removeListener('accept', this.onAccept);
+    this.bleno.removeListener('disconnect', this.onDisconnect);
+    this.subscriptions.clear();
+    this.readCache.clear();
+    this.options.onClosed();
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * The slice of `@stoprocent/bleno` 0.12.x the peripheral adapter uses, typed locally: the package's
+ * `index.d.ts` types only the index (whose import constructs the platform binding) and clashes with
+ * noble's typings (ble.md §3.3); the deep `lib/bleno` entry point has none. Callbacks carry the
+ * connection handle first, as stoprocent's do (ble.md §3.2); on macOS the handle may be a string.
+ */
+import type { EventEmitter } from 'node:events';
+
+export type BlenoState = 'unknown' | 'resetting' | 'unsupported' | 'unauthorized' | 'poweredOff' | 'poweredOn';
+export type BlenoProperty = 'read' | 'write' | 'writeWithoutResponse' | 'notify' | 'indicate';
+export type BlenoConnection = number | string;
+
+/** `result` is an ATT error code (0 = success). */
+export type BlenoReadCallback = (result: number, data?: Buffer | null) => void;
+export type BlenoWriteCallback = (result: number) => void;
+export type BlenoUpdateValueCallback = (data: Buffer) => void;
+
+export interface BlenoCharacteristicOptions {
+  readonly uuid: string;
+  readonly properties: readonly BlenoProperty[];
+  readonly secure?: readonly BlenoProperty[];
+  readonly descriptors?: readonly unknown[];
+  readonly onReadRequest?: (connection: BlenoConnection, offset: number, callback: BlenoReadCallback) => void;
+  readonly onWriteRequest?: (
+    connection: BlenoConnection,
+    data: Buffer,
+    offset: number,
+    withoutResponse: boolean,
+    callback: BlenoWriteCallback,
+  ) => void;
+  readonly onSubscribe?: (connection: BlenoConnection, maxValueSize: number, updateValueCallback: BlenoUpdateValueCallback) => void;
+  readonly onUnsubscribe?: (connection: BlenoConnection) => void;
+}
+
+export interface BlenoCharacteristic extends EventEmitter {
+  readonly uuid: string;
+  readonly properties: readonly BlenoProperty[];
+}
+
+export interface BlenoPrimaryService {
+  readonly uuid: string;
+  readonly characteristics: readonly BlenoCharacteristic[];
+}
+
+/** A bleno instance (`new (require('@stoprocent/bleno/lib/bleno'))(bindings)`, ble.md §2.2). */
+export interface Bleno extends EventEmitter {
+  readonly state: BlenoState;
+  readonly platform: string;
+  readonly mtu: number;
+  readonly Characteristic: new (options: BlenoCharacteristicOptions) => BlenoCharacteristic;
+  readonly PrimaryService: new (options: { readonly uuid: string; readonly characteristics: readonly BlenoCharacteristic[] }) => BlenoPrimaryService;
+  startAdvertising(name: string, serviceUuids: readonly string[]): void;
+  stopAdvertising(): void;
+  setServices(services: readonly BlenoPrimaryService[]): void;
+  /** One connection, or every connection when `handle` is absent. */
+  disconnect(handle?: BlenoConnection | null): void;
+}
+
+/** What bleno calls down on its bindings and listens to on them (ble.md §2.3). */
+export interface BlenoBindings extends EventEmitter {
+  init(): void;
+  startAdvertising(name: string, serviceUuids: readonly string[]): void;
+  stopAdvertising(): void;
+  setServices(services: readonly BlenoPrimaryService[]): void;
+  disconnect(handle?: BlenoConnection | null): void;
+  updateRssi(): void;
+  stop(): void;
+}
+
+export type BlenoConstructor = new (bindings: BlenoBindings) => Bleno;
