@@ -7,7 +7,12 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import type { KioskView } from '../common/kiosk-view.js';
 import { QrScanQueue } from '../devices/qr/qr-scan-queue.js';
-import type { Availability, DevicePorts } from '../devices/ports.js';
+import { BlenoPeripheral } from '../devices/ble/bleno-peripheral.js';
+import { NobleCentral } from '../devices/ble/noble-central.js';
+import { loadPlatformBle } from '../devices/ble/platform-stack.js';
+import type { Availability, BleCentral, BlePeripheral, DevicePorts } from '../devices/ports.js';
+import { createVirtualBleno } from '../devices/virtual/bleno-radio-bindings.js';
+import { createVirtualNoble } from '../devices/virtual/noble-radio-bindings.js';
 import { PcscNfcReader } from '../devices/pcsc/pcsc-nfc-reader.js';
 import { createVirtualRig, type VirtualRig } from '../devices/virtual/virtual-rig.js';
 import { createKiosk } from '../kiosk/compose.js';
@@ -49,6 +54,10 @@ Options:
                          none (the default otherwise)
   --reader NAME          with --nfc pcsc: the reader's name, part of it, or /regex/ (or pcsc.reader in the
                          config file, or MDL_KIOSK_PCSC_READER); default: the first contactless reader
+  --ble KIND             noble: the noble (central) and bleno (peripheral) adapters, on this machine's
+                         Bluetooth stack, or with --devices virtual on bindings that reach the virtual
+                         phone's radio; virtual: the virtual ports (the default with --devices virtual);
+                         none (the default otherwise)
   --vpcd HOST:PORT       with --devices virtual --nfc pcsc: the virtual customer lays the phone on this vpcd
                          reader (pcscd + vsmartcard-vpcd, e.g. npm run pcscd -- start) instead of the
                          virtual reader, so the whole flow runs through the real PC/SC stack
@@ -98,6 +107,7 @@ const OPTIONS = {
   nfc: { type: 'string' },
   reader: { type: 'string' },
   vpcd: { type: 'string' },
+  ble: { type: 'string' },
   phone: { type: 'string' },
   engage: { type: 'string' },
   'kiosk-ble': { type: 'string' },
@@ -178,6 +188,39 @@ function vpcdHands(rig: VirtualRig, card: VpcdCard): CustomerHands {
   };
 }
 
+/** BLE ports other than the rig's own, and how to release them. */
+interface BlePorts {
+  readonly central?: BleCentral;
+  readonly peripheral?: BlePeripheral;
+  close(): Promise<void>;
+}
+
+/** `devices` with the BLE roles of `ble` (none when `ble` is undefined: the devices keep their own). */
+function withBle(devices: DevicePorts, ble: BlePorts | undefined): DevicePorts {
+  if (!ble) return devices;
+  const out: { -readonly [K in keyof DevicePorts]: DevicePorts[K] } = { ...devices };
+  delete out.bleCentral;
+  delete out.blePeripheral;
+  return { ...out, ...(ble.central ? { bleCentral: ble.central } : {}), ...(ble.peripheral ? { blePeripheral: ble.peripheral } : {}) };
+}
+
+/** noble and bleno on bindings that reach the virtual phone's radio (the libraries' real object model). */
+function virtualBleThroughLibraries(rig: VirtualRig, args: Args): BlePorts {
+  const roles = oneOf<'both' | 'central' | 'peripheral'>('kiosk-ble', args['kiosk-ble'], ['both', 'central', 'peripheral'], 'both');
+  const noble = roles === 'peripheral' ? undefined : createVirtualNoble(rig.central.device);
+  const central = noble ? new NobleCentral(noble, { platform: 'hci' }) : undefined;
+  const peripheral = roles === 'central' ? undefined : new BlenoPeripheral(createVirtualBleno(rig.peripheral.device));
+  return {
+    ...(central ? { central } : {}),
+    ...(peripheral ? { peripheral } : {}),
+    async close() {
+      central?.dispose();
+      noble?.stop();
+      await peripheral?.close();
+    },
+  };
+}
+
 /** The PC/SC reader adapter configured from `pcsc.*`. */
 function pcscReader(config: KioskConfig, log: ReturnType<typeof createLogger>): PcscNfcReader {
   const { reader, shareMode, protocol, serviceRetryMinMs, serviceRetryMaxMs, connectMs } = config.pcsc;
@@ -204,6 +247,8 @@ async function main(): Promise<number> {
   const nfcKind = oneOf<'pcsc' | 'virtual' | 'none'>('nfc', args.nfc, ['pcsc', 'virtual', 'none'], devicesKind === 'virtual' ? 'virtual' : 'none');
   if (nfcKind === 'virtual' && devicesKind !== 'virtual') fail('--nfc virtual needs --devices virtual');
   if (args.reader !== undefined && nfcKind !== 'pcsc') fail('--reader goes with --nfc pcsc');
+  const bleKind = oneOf<'noble' | 'virtual' | 'none'>('ble', args.ble, ['noble', 'virtual', 'none'], devicesKind === 'virtual' ? 'virtual' : 'none');
+  if (bleKind === 'virtual' && devicesKind !== 'virtual') fail('--ble virtual needs --devices virtual');
   if (args.vpcd !== undefined && (nfcKind !== 'pcsc' || devicesKind !== 'virtual')) fail('--vpcd goes with --devices virtual --nfc pcsc');
   // The virtual customer can reach a PC/SC reader only through vpcd.
   if (devicesKind === 'virtual' && nfcKind === 'pcsc' && args.vpcd === undefined) fail('--devices virtual --nfc pcsc needs --vpcd HOST:PORT (the vpcd reader the virtual phone is laid on)');
@@ -245,6 +290,7 @@ async function main(): Promise<number> {
   let embedded: EmbeddedBackend | undefined;
   let pcsc: PcscNfcReader | undefined;
   let card: VpcdCard | undefined;
+  let ble: BlePorts | undefined;
   if (nfcKind === 'pcsc') {
     try {
       pcsc = pcscReader(config, log);
@@ -255,7 +301,8 @@ async function main(): Promise<number> {
   if (devicesKind === 'virtual') {
     if (args.qr?.length || args['qr-stdin']) fail('--qr and --qr-stdin do not go with --devices virtual (the virtual phone presents itself)');
     rig = await virtualRig(args);
-    devices = pcsc ? { ...rig.devices, nfc: pcsc } : rig.devices;
+    ble = bleKind === 'virtual' ? undefined : bleKind === 'noble' ? virtualBleThroughLibraries(rig, args) : { close: () => Promise.resolve() };
+    devices = withBle({ ...rig.devices, ...(pcsc ? { nfc: pcsc } : {}) }, bleKind === 'virtual' ? undefined : ble);
     let hands: CustomerHands = rig;
     if (vpcdAddress) {
       card = new VpcdCard({ ...vpcdAddress, log: (line) => process.stderr.write(`[vpcd] ${line}\n`) });
@@ -281,7 +328,21 @@ async function main(): Promise<number> {
       feeder.end();
       if (!pcsc && feeder.queued < loops) fail(`--loop ${loops} needs ${loops} scans, got ${feeder.queued} --qr value(s)`);
     }
-    devices = pcsc ? { qr, nfc: pcsc } : { qr };
+    if (bleKind === 'noble') {
+      const roles = oneOf<'both' | 'central' | 'peripheral'>('kiosk-ble', args['kiosk-ble'], ['both', 'central', 'peripheral'], 'both');
+      const platform = loadPlatformBle({ central: roles !== 'peripheral', peripheral: roles !== 'central' });
+      for (const problem of platform.problems) process.stderr.write(`[relay] BLE: ${problem}\n`);
+      ble = platform;
+    }
+    devices = withBle(pcsc ? { qr, nfc: pcsc } : { qr }, ble);
+  }
+  for (const [role, port] of [['central', devices.bleCentral], ['peripheral', devices.blePeripheral]] as const) {
+    if (!port || bleKind === 'virtual') continue;
+    const say = (a: Availability): void => {
+      process.stderr.write(`[relay] BLE ${role}: ${a.usable ? 'usable' : `${a.reason ?? 'unusable'}${a.detail ? ` (${a.detail})` : ''}`}\n`);
+    };
+    say(port.availability());
+    port.onAvailabilityChange?.(say);
   }
   if (pcsc) {
     const reader = pcsc;
@@ -357,6 +418,7 @@ async function main(): Promise<number> {
   customer?.stop();
   await kiosk.stop();
   await card?.remove();
+  await ble?.close();
   await rig?.stop();
   await pcsc?.close();
   await embedded?.backend.stop();

@@ -52,6 +52,21 @@ describe('npm run relay -- --devices virtual', () => {
     expect((await run('src/cli/relay.ts', ['--devices', 'virtual', '--credential', 'tampered', '--profile', 'identity'])).code).toBe(1);
   }, 90_000);
 
+  it('--ble noble: QR on an android phone (noble central) and NFC on an iphone (bleno peripheral), verified', async () => {
+    const qr = await run('src/cli/relay.ts', ['--devices', 'virtual', '--ble', 'noble', '--phone', 'android', '--kiosk-ble', 'central']);
+    expect(qr.code, qr.stderr).toBe(0);
+    expect(reports(qr.stdout)[0]?.outcome?.verdict).toBe('verified');
+    const nfc = await run('src/cli/relay.ts', ['--devices', 'virtual', '--ble', 'noble', '--phone', 'iphone', '--engage', 'nfc']);
+    expect(nfc.code, nfc.stderr).toBe(0);
+    expect(reports(nfc.stdout)[0]).toMatchObject({ transport: 'nfc', outcome: { verdict: 'verified' } });
+    expect(`${qr.stderr}${nfc.stderr}`).not.toMatch(/warning/i);
+  }, 90_000);
+
+  it('--ble none leaves the kiosk without Bluetooth: the verification ends at the BLE step (exit 2)', async () => {
+    const r = await run('src/cli/relay.ts', ['--devices', 'virtual', '--ble', 'none']);
+    expect(r.code).toBe(2);
+  }, 90_000);
+
   it('refuses --qr with --devices virtual', async () => {
     const r = await run('src/cli/relay.ts', ['--devices', 'virtual', '--qr', 'mdoc:x']);
     expect(r.code).toBe(2);

@@ -45,6 +45,7 @@ import {
 } from '../ports.js';
 import { abortable, abortedError, errorMessage, isAborted } from '../shared/abort.js';
 import { AvailabilityNotifier } from '../shared/availability.js';
+import { nextAvailability } from './adapter-state.js';
 import { awaitEvent, blenoAvailability, blenoUuid } from './bleno-support.js';
 import type {
   Bleno,
@@ -82,7 +83,7 @@ export class BlenoPeripheral implements BlePeripheral {
   private readonly state: AvailabilityNotifier;
   private session: BlenoSession | undefined;
   private closed = false;
-  private readonly onStateChange = (): void => this.state.set(this.current());
+  private readonly onStateChange = (): void => this.state.set(nextAvailability(this.state.current, this.current()));
 
   constructor(
     private readonly bleno: Bleno,
@@ -98,7 +99,7 @@ export class BlenoPeripheral implements BlePeripheral {
   }
 
   availability(): Availability {
-    return this.current();
+    return this.state.current;
   }
 
   onAvailabilityChange(listener: (availability: Availability) => void): () => void {

@@ -18,6 +18,7 @@ import { DeviceAbortError, abortedError, errorMessage } from '../shared/abort.js
 import { AvailabilityNotifier } from '../shared/availability.js';
 import { NobleCentralLink } from './noble-link.js';
 import { scanFor } from './noble-scan.js';
+import { nextAvailability } from './adapter-state.js';
 import { availabilityOf, defaultBindingKind, type NobleBindingKind } from './noble-support.js';
 import { nobleUuid } from './uuid.js';
 import { bounded, delay } from './wait.js';
@@ -62,7 +63,7 @@ export class NobleCentral implements BleCentral {
   private readonly binding: NobleBindingKind;
   private readonly settings: typeof DEFAULTS;
   private readonly notifier: AvailabilityNotifier;
-  private readonly onStateChange = (state: AdapterState): void => this.notifier.set(availabilityOf(state, this.binding));
+  private readonly onStateChange = (state: AdapterState): void => this.notifier.set(nextAvailability(this.notifier.current, availabilityOf(state, this.binding)));
 
   constructor(
     private readonly noble: Noble,
