@@ -70,6 +70,7 @@ Virtual devices (a counter with no hardware: NFC reader, camera and Bluetooth wi
   --phone NAME           android (static handover, both BLE modes) or iphone (negotiated, central client)
   --engage HOW           qr (default) or nfc
   --kiosk-ble ROLES      both (default), central or peripheral: the roles the kiosk's Bluetooth can take
+                         (with --ble noble too: which of noble and bleno are set up)
   --decline              the holder declines        --consent-delay MS   the holder takes MS to approve
   --credential KIND      valid (default), expired or tampered
   --device-auth HOW      signature (default) or mac
@@ -316,7 +317,7 @@ async function main(): Promise<number> {
     }
   } else {
     if (!args.qr?.length && !args['qr-stdin'] && !pcsc) {
-      fail('no input: pass --nfc pcsc, --qr TEXT, --qr-stdin or --devices virtual (Bluetooth adapters are added by a later release)');
+      fail('no input: pass --nfc pcsc, --qr TEXT, --qr-stdin or --devices virtual');
     }
     const qr = new QrScanQueue({ freshMs: Number.MAX_SAFE_INTEGER });
     feeder = new ScanFeeder(qr, config.qr.requireMdocPrefix);

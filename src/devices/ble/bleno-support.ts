@@ -27,7 +27,7 @@ export function blenoAvailability(state: BlenoState, platform: string): Availabi
     case 'poweredOff':
       return { usable: false, reason: 'powered_off', detail: 'Bluetooth is switched off' };
     case 'resetting':
-      return { usable: false, reason: 'powered_off', detail: 'Bluetooth adapter is resetting' };
+      return { usable: false, reason: 'starting', detail: 'Bluetooth adapter is resetting' };
     case 'unauthorized':
       return { usable: false, reason: 'unauthorized', detail: 'no permission to use the Bluetooth adapter as a peripheral' };
     case 'unsupported':
@@ -36,7 +36,7 @@ export function blenoAvailability(state: BlenoState, platform: string): Availabi
         ? { usable: false, reason: 'unsupported_platform', detail: 'this computer cannot act as a BLE peripheral' }
         : { usable: false, reason: 'no_adapter', detail: 'no Bluetooth LE adapter usable as a peripheral' };
     case 'unknown':
-      return { usable: false, reason: 'no_adapter', detail: 'Bluetooth adapter state not known yet' };
+      return { usable: false, reason: 'starting', detail: 'Bluetooth adapter state not known yet' };
   }
 }
 

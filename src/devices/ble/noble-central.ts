@@ -26,7 +26,11 @@ import { bounded, delay } from './wait.js';
 export interface NobleCentralOptions {
   /** The binding noble runs on (default: the OS's, as stoprocent picks it); decides what `peripheral.mtu` means. */
   readonly platform?: NobleBindingKind;
-  /** Bound on one scan (default 20 s); the caller's signal (the kiosk's bleSetupMs) usually ends it first. */
+  /**
+   * Bound on one scan (default 20 s). Below the kiosk's default bleSetupMs (30 s) on purpose: a scan that
+   * finds nothing ends here, so the backend gets the specific `scan_timeout: no phone advertising …`
+   * reason rather than the kiosk's generic setup timeout.
+   */
   readonly scanTimeoutMs?: number;
   /** Bound on one connection attempt (default 10 s). */
   readonly connectTimeoutMs?: number;

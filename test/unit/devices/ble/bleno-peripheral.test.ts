@@ -510,6 +510,6 @@ describe('abort and availability', () => {
     expect(blenoAvailability('unsupported', 'linux')).toMatchObject({ usable: false, reason: 'no_adapter' });
     expect(blenoAvailability('unsupported', 'darwin')).toMatchObject({ usable: false, reason: 'unsupported_platform' });
     expect(blenoAvailability('unauthorized', 'darwin')).toMatchObject({ usable: false, reason: 'unauthorized' });
-    expect(blenoAvailability('unknown', 'linux')).toMatchObject({ usable: false });
+    expect(blenoAvailability('unknown', 'linux')).toMatchObject({ usable: false, reason: 'starting' });
   });
 });
