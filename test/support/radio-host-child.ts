@@ -8,6 +8,9 @@
  *   {"stopped":true}                                                after SIGTERM or stdin closed
  *
  *   node --import tsx test/support/radio-host-child.ts [android|iphone]
+ *
+ * android: the phone is a GATT server (peripheral server mode), for noble over the link; iphone: the
+ * phone is a GATT client (central client mode), for bleno over the link (role "bleno").
  */
 import { RadioLinkServer } from '../../src/devices/virtual/radio-link/server.js';
 import { VirtualRadio } from '../../src/sim/radio/virtual-radio.js';

@@ -123,70 +123,218 @@ class FakeAclStream extends EventEmitter {
   }
 }
 
-/** One connection's ATT bearer: the central's side of the conversation with gatt. */
+// ================================================================ the bleno (GATT) side
+
+/**
+ * bleno's half of the split: bleno's own `gatt.js` with one fake ACL stream per connection. It receives
+ * the central's ATT PDUs (`deliver`) and hands gatt's PDUs (responses, notifications, errors) to `onPdu`.
+ * In process, the radio side calls it directly; over the radio link (docs/radio-link.md) the messages
+ * between the two halves travel on a socket.
+ */
+export class BlenoGattSide {
+  private readonly gatt: BlenoGatt;
+  private readonly streams = new Map<number, FakeAclStream>();
+
+  constructor(
+    private readonly onPdu: (handle: number, pdu: Buffer) => void,
+    onMtu: (mtu: number) => void,
+  ) {
+    const Gatt = requireCjs('@stoprocent/bleno/lib/hci-socket/gatt') as BlenoGattConstructor;
+    this.gatt = new Gatt();
+    this.gatt.on('mtuChange', onMtu);
+  }
+
+  setServices(services: readonly BlenoPrimaryService[]): void {
+    this.gatt.setServices(services);
+  }
+
+  updateName(name: string): void {
+    this.gatt.updateName(name);
+  }
+
+  /** A central connected: gatt gets a stream for it; the radio negotiated `mtu` already, so gatt's cap follows. */
+  open(handle: number, mtu: number): void {
+    this.close(handle);
+    const stream = new FakeAclStream(handle, (data) => this.onPdu(handle, data));
+    this.streams.set(handle, stream);
+    this.gatt.registerAclStream(stream, handle);
+    if (mtu > this.gatt.maxMtu) this.gatt.maxMtu = mtu;
+  }
+
+  deliver(handle: number, data: Buffer): void {
+    this.streams.get(handle)?.push(data);
+  }
+
+  /** The link ended: gatt drops its subscriptions. */
+  close(handle: number): void {
+    const stream = this.streams.get(handle);
+    if (!stream) return;
+    this.streams.delete(handle);
+    stream.close();
+  }
+
+  closeAll(): void {
+    for (const handle of [...this.streams.keys()]) this.close(handle);
+  }
+}
+
+// ================================================================ the radio (central's ATT) side
+
+/** How the radio side reaches bleno's GATT side (directly in process, or over the radio link). */
+export interface GattSideLink {
+  open(handle: number, address: string, mtu: number): void;
+  toGatt(handle: number, pdu: Buffer): void;
+  close(handle: number): void;
+}
+
+interface Job {
+  /** Built when sent: handles are looked up then (a rediscovery may run before). */
+  readonly build: () => Buffer;
+  /** Whether gatt answers it (a Write Command gets an answer only when refused). */
+  readonly expectsResponse: boolean;
+  readonly done: (response: Buffer | undefined, error?: Error) => void;
+  /** A step of a discovery: may be sent while the discovery holds other requests back. */
+  readonly discovery?: boolean;
+  response?: Buffer;
+  answered?: boolean;
+}
+
+/**
+ * One connection's ATT bearer: the central's side of the conversation with gatt. PDUs go out through
+ * `send`; gatt's PDUs come in through `fromGatt`. In process gatt answers synchronous requests (discovery,
+ * CCCD writes, refused commands) within `send`, so those complete within the call; over a socket
+ * (`serialize`) one request is outstanding at a time and the rest wait in order, as ATT requires.
+ */
 class AttBearer {
-  readonly acl: FakeAclStream;
   private readonly handles = new Map<string, CharacteristicHandles>();
   private readonly byValueHandle = new Map<number, CharacteristicHandles>();
-  /** Requests waiting for their response, oldest first (ATT: one at a time per bearer). */
-  private readonly pending: ((response: Buffer) => void)[] = [];
-  /** Set while a synchronous exchange runs: gatt answers discovery, CCCD writes and errors in the same call. */
-  private capture: Buffer[] | undefined;
+  /** Requests waiting for their response, oldest first. */
+  private readonly pending: Job[] = [];
+  /** Jobs not sent yet (serialize mode, or while a discovery runs). */
+  private readonly queue: Job[] = [];
+  /** Set while a PDU is being sent: a response arriving within the call is its own. */
+  private sending: Job | undefined;
+  private discovering = false;
   private open = true;
 
   constructor(
     readonly connection: ServerConnection,
+    private readonly send: (pdu: Buffer) => void,
+    private readonly serialize: boolean,
     private readonly onNotification: (target: CharacteristicHandles, value: Buffer) => void,
-  ) {
-    this.acl = new FakeAclStream(connection.handle, (response) => this.fromGatt(response));
-  }
+    private readonly onLateError: (error: AttError) => void,
+  ) {}
 
-  private fromGatt(response: Buffer): void {
+  fromGatt(response: Buffer): void {
     if (!this.open) return;
     if (response[0] === OP_HANDLE_NOTIFY) {
       const target = this.byValueHandle.get(response.readUInt16LE(1));
       if (target) this.onNotification(target, response.subarray(3));
       return;
     }
-    if (this.capture) {
-      this.capture.push(response);
+    const sending = this.sending;
+    if (sending && !sending.answered) {
+      sending.answered = true;
+      sending.response = response;
       return;
     }
-    this.pending.shift()?.(response);
-  }
-
-  /** Sends a PDU gatt answers within the call (or not at all). */
-  exchange(request: Buffer): Buffer | undefined {
-    const captured: Buffer[] = [];
-    this.capture = captured;
-    try {
-      this.acl.push(request);
-    } finally {
-      this.capture = undefined;
+    if (response[0] === OP_ERROR && response[1] === OP_WRITE_CMD) {
+      // A refused command answered later (over the link): nobody waits for it.
+      this.onLateError(attErrorOf(response) ?? new AttError(AttErrorCode.UNLIKELY_ERROR));
+      return;
     }
-    return captured[0];
+    const job = this.pending.shift();
+    if (!job) return;
+    job.done(response);
+    this.pump();
   }
 
-  /** Sends a request whose response may come later (a read the app answers asynchronously). */
-  request(request: Buffer): Promise<Buffer> {
-    if (!this.open) return Promise.reject(new RadioError('disconnected', 'connection closed'));
-    return new Promise<Buffer>((resolve) => {
-      this.pending.push(resolve);
-      this.acl.push(request);
+  /** Queues or sends a PDU; `done` gets gatt's answer (undefined: none). Returns the job (answered in the call?). */
+  private post(job: Job, front = false): Job {
+    if (!this.open) {
+      job.done(undefined, new RadioError('disconnected', 'connection closed'));
+      return job;
+    }
+    const outstanding = this.serialize && this.pending.length > 0;
+    if (front) {
+      if (outstanding) this.queue.unshift(job);
+      else this.transmit(job);
+    } else if (this.discovering || outstanding || (this.serialize && this.queue.length > 0)) this.queue.push(job);
+    else this.transmit(job);
+    return job;
+  }
+
+  private transmit(job: Job): void {
+    let data: Buffer;
+    try {
+      data = job.build();
+    } catch (e) {
+      job.done(undefined, e instanceof Error ? e : new Error(String(e)));
+      return;
+    }
+    if (job.expectsResponse && this.serialize) this.pending.push(job);
+    const previous = this.sending;
+    this.sending = job;
+    try {
+      this.send(data);
+    } finally {
+      this.sending = previous;
+    }
+    if (job.answered) {
+      if (job.expectsResponse && this.serialize) this.pending.splice(this.pending.indexOf(job), 1);
+      job.done(job.response);
+    } else if (!job.expectsResponse) job.done(undefined);
+    else if (!this.serialize) this.pending.push(job);
+  }
+
+  /** Sends what waits while nothing is outstanding (serialize mode) and no discovery runs. */
+  private pump(): void {
+    for (let job = this.queue[0]; job && this.open; job = this.queue[0]) {
+      if ((this.discovering && !job.discovery) || (this.serialize && this.pending.length > 0)) return;
+      this.queue.shift();
+      this.transmit(job);
+    }
+  }
+
+  private request(build: () => Buffer): Promise<Buffer> {
+    return new Promise<Buffer>((resolve, reject) => {
+      this.post({ build, expectsResponse: true, done: (response, error) => (error === undefined ? resolve(response ?? Buffer.alloc(0)) : reject(error)) });
     });
   }
 
   exchangeMtu(mtu: number): void {
-    this.exchange(pdu(OP_MTU_REQ, [mtu, 2]));
+    this.post({ build: () => pdu(OP_MTU_REQ, [mtu, 2]), expectsResponse: true, done: () => undefined });
   }
 
-  /** Learns the handles of the table gatt serves now, as a client's discovery would. */
+  /** Learns the handles of the table gatt serves now, as a client's discovery would; other requests wait. */
   discover(): void {
+    this.discovering = true;
     this.handles.clear();
     this.byValueHandle.clear();
+    const steps = this.discovery();
+    const step = (response: Buffer | undefined): void => {
+      let next = steps.next(response);
+      while (!next.done) {
+        const data = next.value;
+        let inCall = true;
+        const job: Job = { build: () => data, expectsResponse: true, discovery: true, done: (r) => (inCall ? undefined : step(r)) };
+        this.post(job, true);
+        inCall = false;
+        // In process gatt answered within the call: go on without returning through fromGatt.
+        if (!job.answered) return;
+        next = steps.next(job.response);
+      }
+      this.discovering = false;
+      this.pump();
+    };
+    step(undefined);
+  }
+
+  /** The discovery as a sequence of requests, each resumed with gatt's answer. */
+  private *discovery(): Generator<Buffer, void, Buffer | undefined> {
     const services: { start: number; end: number; uuid: string }[] = [];
     for (let start = 1; start <= 0xffff; ) {
-      const response = this.exchange(pdu(OP_READ_BY_GROUP_REQ, [start, 2], [0xffff, 2], [UUID_PRIMARY_SERVICE, 2]));
+      const response = yield pdu(OP_READ_BY_GROUP_REQ, [start, 2], [0xffff, 2], [UUID_PRIMARY_SERVICE, 2]);
       if (response?.[0] !== OP_READ_BY_GROUP_RESP) break;
       const length = response.readUInt8(1);
       let end = start;
@@ -198,7 +346,7 @@ class AttBearer {
     }
     for (const service of services) {
       for (let start = service.start; start <= service.end; ) {
-        const response = this.exchange(pdu(OP_READ_BY_TYPE_REQ, [start, 2], [service.end, 2], [UUID_CHARACTERISTIC, 2]));
+        const response = yield pdu(OP_READ_BY_TYPE_REQ, [start, 2], [service.end, 2], [UUID_CHARACTERISTIC, 2]);
         if (response?.[0] !== OP_READ_BY_TYPE_RESP) break;
         const length = response.readUInt8(1);
         let declaration = start;
@@ -207,7 +355,12 @@ class AttBearer {
           const properties = response.readUInt8(i + 2);
           const valueHandle = response.readUInt16LE(i + 3);
           const characteristic = uuidOf(response.subarray(i + 5, i + length));
-          const cccdHandle = properties & 0x30 ? this.findCccd(valueHandle, service.end) : undefined;
+          let cccdHandle: number | undefined;
+          if (properties & 0x30 && valueHandle < service.end) {
+            // The CCCD among the descriptors after the value handle (before the next declaration).
+            const info = yield pdu(OP_FIND_INFO_REQ, [valueHandle + 1, 2], [service.end, 2]);
+            cccdHandle = cccdOf(info);
+          }
           const entry: CharacteristicHandles = { service: service.uuid, characteristic, valueHandle, cccdHandle };
           this.handles.set(`${uuidKey(service.uuid)}/${uuidKey(characteristic)}`, entry);
           this.byValueHandle.set(valueHandle, entry);
@@ -217,20 +370,6 @@ class AttBearer {
     }
   }
 
-  /** The CCCD among the descriptors after a value handle (before the next characteristic declaration). */
-  private findCccd(valueHandle: number, end: number): number | undefined {
-    if (valueHandle >= end) return undefined;
-    const response = this.exchange(pdu(OP_FIND_INFO_REQ, [valueHandle + 1, 2], [end, 2]));
-    // Format 0x01: 16-bit UUIDs, 4 bytes per entry.
-    if (response?.[0] !== OP_FIND_INFO_RESP || response[1] !== 0x01) return undefined;
-    for (let i = 2; i + 4 <= response.length; i += 4) {
-      const type = response.readUInt16LE(i + 2);
-      if (type === UUID_CHARACTERISTIC) return undefined;
-      if (type === UUID_CCCD) return response.readUInt16LE(i);
-    }
-    return undefined;
-  }
-
   private lookup(request: AttRequest): CharacteristicHandles {
     const entry = this.handles.get(`${uuidKey(request.serviceUuid)}/${uuidKey(request.characteristicUuid)}`);
     if (!entry) throw new AttError(AttErrorCode.ATTRIBUTE_NOT_FOUND);
@@ -238,8 +377,10 @@ class AttBearer {
   }
 
   async read(request: AttRequest, offset: number): Promise<Uint8Array> {
-    const { valueHandle } = this.lookup(request);
-    const response = await this.request(offset === 0 ? pdu(OP_READ_REQ, [valueHandle, 2]) : pdu(OP_READ_BLOB_REQ, [valueHandle, 2], [offset, 2]));
+    const response = await this.request(() => {
+      const { valueHandle } = this.lookup(request);
+      return offset === 0 ? pdu(OP_READ_REQ, [valueHandle, 2]) : pdu(OP_READ_BLOB_REQ, [valueHandle, 2], [offset, 2]);
+    });
     const error = attErrorOf(response);
     if (error) throw error;
     if (response[0] !== OP_READ_RESP && response[0] !== OP_READ_BLOB_RESP) throw new AttError(AttErrorCode.UNLIKELY_ERROR, 'unexpected ATT response');
@@ -247,37 +388,71 @@ class AttBearer {
   }
 
   async write(request: AttRequest, data: Uint8Array, withoutResponse: boolean): Promise<void> {
-    const { valueHandle } = this.lookup(request);
-    const message = Buffer.concat([pdu(withoutResponse ? OP_WRITE_CMD : OP_WRITE_REQ, [valueHandle, 2]), data]);
+    const build = (): Buffer => Buffer.concat([pdu(withoutResponse ? OP_WRITE_CMD : OP_WRITE_REQ, [this.lookup(request).valueHandle, 2]), data]);
     if (withoutResponse) {
-      // No response to a command; bleno may still send an Error Response (the radio reports it).
-      const response = this.exchange(message);
-      if (response) throw attErrorOf(response) ?? new AttError(AttErrorCode.UNLIKELY_ERROR, 'unexpected ATT response');
+      // No response to a command; bleno may still send an Error Response (the radio reports it when it
+      // comes within the call; over the link it arrives later and goes to onLateError).
+      const job = await new Promise<Job>((resolve, reject) => {
+        const posted: Job = { build, expectsResponse: false, done: (_r, error) => (error === undefined ? resolve(posted) : reject(error)) };
+        this.post(posted);
+      });
+      if (job.response) throw attErrorOf(job.response) ?? new AttError(AttErrorCode.UNLIKELY_ERROR, 'unexpected ATT response');
       return;
     }
-    const response = await this.request(message);
+    const response = await this.request(build);
     const error = attErrorOf(response);
     if (error) throw error;
     if (response[0] !== OP_WRITE_RESP) throw new AttError(AttErrorCode.UNLIKELY_ERROR, 'unexpected ATT response');
   }
 
-  /** CCCD write; gatt answers it within the call, as the radio's subscribe handlers need. */
+  /**
+   * CCCD write. The radio's subscribe handlers are synchronous: in process gatt answers within the call
+   * (a refusal throws); over the link the write is sent in order and a late refusal goes to onLateError.
+   */
   writeCccd(request: AttRequest, enable: boolean): void {
-    const { cccdHandle } = this.lookup(request);
-    if (cccdHandle === undefined) throw new AttError(AttErrorCode.ATTRIBUTE_NOT_FOUND);
-    const error = attErrorOf(this.exchange(pdu(OP_WRITE_REQ, [cccdHandle, 2], [enable ? 0x0001 : 0x0000, 2])));
-    if (error) throw error;
+    if (!this.discovering) this.lookup(request); // unknown characteristic: refuse now
+    const build = (): Buffer => {
+      const { cccdHandle } = this.lookup(request);
+      if (cccdHandle === undefined) throw new AttError(AttErrorCode.ATTRIBUTE_NOT_FOUND);
+      return pdu(OP_WRITE_REQ, [cccdHandle, 2], [enable ? 0x0001 : 0x0000, 2]);
+    };
+    let failure: Error | undefined;
+    let inCall = true;
+    this.post({
+      build,
+      expectsResponse: true,
+      done: (response, error) => {
+        const refused = error ?? attErrorOf(response);
+        if (refused === undefined) return;
+        if (inCall) failure = refused;
+        else this.onLateError(refused instanceof AttError ? refused : new AttError(AttErrorCode.UNLIKELY_ERROR));
+      },
+    });
+    inCall = false;
+    if (failure !== undefined) throw failure;
   }
 
   close(): void {
     if (!this.open) return;
     this.open = false;
+    this.queue.length = 0;
     this.pending.length = 0; // the radio drops answers to a closed link; nothing waits on these
-    this.acl.close();
   }
 }
 
-const toRadioServices = (services: readonly BlenoPrimaryService[]): GattServiceDefinition[] =>
+function cccdOf(response: Buffer | undefined): number | undefined {
+  // Format 0x01: 16-bit UUIDs, 4 bytes per entry.
+  if (response?.[0] !== OP_FIND_INFO_RESP || response[1] !== 0x01) return undefined;
+  for (let i = 2; i + 4 <= response.length; i += 4) {
+    const type = response.readUInt16LE(i + 2);
+    if (type === UUID_CHARACTERISTIC) return undefined;
+    if (type === UUID_CCCD) return response.readUInt16LE(i);
+  }
+  return undefined;
+}
+
+/** bleno's services as the radio knows them: UUIDs and the properties the radio has. */
+export const toRadioServices = (services: readonly BlenoPrimaryService[]): GattServiceDefinition[] =>
   services.map((service) => ({
     uuid: service.uuid,
     characteristics: service.characteristics.map((c) => ({
@@ -287,8 +462,21 @@ const toRadioServices = (services: readonly BlenoPrimaryService[]): GattServiceD
     })),
   }));
 
-export class BlenoRadioBindings extends EventEmitter implements BlenoBindings {
-  private readonly gatt: BlenoGatt;
+export interface RadioPeripheralSideOptions {
+  /** One ATT request outstanding at a time (the GATT side answers asynchronously, over a socket). */
+  readonly serialize?: boolean;
+  /** A refusal that arrived after the radio's handler returned (over the link only). */
+  readonly onLateError?: (handle: number, error: AttError) => void;
+}
+
+/**
+ * The radio's half of the split: GAP on the device's peripheral facet (advertising, services as the radio
+ * knows them, disconnect, power state) and, per connection, the central's ATT bearer that turns radio
+ * operations into PDUs for the GATT side. Emits bleno's binding events except `servicesSet` and
+ * `mtuChange`, which the GATT side owns: `platform`, `addressChange`, `stateChange`, `advertisingStart`,
+ * `advertisingStop`, `accept`, `disconnect`, `rssiUpdate`.
+ */
+export class RadioPeripheralSide extends EventEmitter {
   private readonly bearers = new Map<number, AttBearer>();
   private advertising: AdvertisingData | undefined;
   private initialized = false;
@@ -296,11 +484,12 @@ export class BlenoRadioBindings extends EventEmitter implements BlenoBindings {
   private stopPowerListener: (() => void) | undefined;
   private initTimer: NodeJS.Immediate | undefined;
 
-  constructor(private readonly device: RadioDevice) {
+  constructor(
+    readonly device: RadioDevice,
+    private readonly gattSide: GattSideLink,
+    private readonly options: RadioPeripheralSideOptions = {},
+  ) {
     super();
-    const Gatt = requireCjs('@stoprocent/bleno/lib/hci-socket/gatt') as BlenoGattConstructor;
-    this.gatt = new Gatt();
-    this.gatt.on('mtuChange', (mtu: number) => this.emit('mtuChange', mtu));
   }
 
   init(): void {
@@ -330,7 +519,6 @@ export class BlenoRadioBindings extends EventEmitter implements BlenoBindings {
   startAdvertising(name: string, serviceUuids: readonly string[]): void {
     const data: AdvertisingData = { localName: name, serviceUuids: [...serviceUuids] };
     this.advertising = data;
-    this.gatt.updateName(name);
     this.device.peripheral.startAdvertising(data).then(
       () => this.emit('advertisingStart', null),
       (error: unknown) => {
@@ -351,17 +539,11 @@ export class BlenoRadioBindings extends EventEmitter implements BlenoBindings {
     if (data) this.device.peripheral.startAdvertising(data).catch(() => undefined);
   }
 
-  setServices(services: readonly BlenoPrimaryService[]): void {
-    try {
-      this.gatt.setServices(services);
-      this.device.peripheral.setServices(toRadioServices(services), this.handlers());
-    } catch (e) {
-      this.emit('servicesSet', e instanceof Error ? e : new Error(String(e)));
-      return;
-    }
+  /** The table as the radio knows it; open connections then learn gatt's new handles (throws on a bad table). */
+  setServices(services: readonly GattServiceDefinition[]): void {
+    this.device.peripheral.setServices(services, this.handlers());
     // Handles moved: open connections learn the new table, as after a Service Changed indication.
     for (const bearer of this.bearers.values()) bearer.discover();
-    this.emit('servicesSet');
   }
 
   disconnect(handle?: BlenoConnection | null): void {
@@ -384,6 +566,11 @@ export class BlenoRadioBindings extends EventEmitter implements BlenoBindings {
     this.lastState = undefined;
   }
 
+  /** A PDU from the GATT side for one connection. */
+  fromGatt(handle: number, data: Buffer): void {
+    this.bearers.get(handle)?.fromGatt(data);
+  }
+
   private handlers(): GattServerHandlers {
     const bearer = (request: AttRequest): AttBearer => {
       const found = this.bearers.get(request.connection.handle);
@@ -402,15 +589,20 @@ export class BlenoRadioBindings extends EventEmitter implements BlenoBindings {
 
   private onConnect(connection: ServerConnection): void {
     const { handle } = connection;
-    const bearer = new AttBearer(connection, (target, value) => {
-      // gatt framed it to ATT_MTU − 3 already; a refusal (link gone) has nobody to tell.
-      this.device.peripheral.notify(handle, target.service, target.characteristic, new Uint8Array(value)).catch(() => undefined);
-    });
+    const bearer = new AttBearer(
+      connection,
+      (data) => this.gattSide.toGatt(handle, data),
+      this.options.serialize ?? false,
+      (target, value) => {
+        // gatt framed it to ATT_MTU − 3 already; a refusal (link gone) has nobody to tell.
+        this.device.peripheral.notify(handle, target.service, target.characteristic, new Uint8Array(value)).catch(() => undefined);
+      },
+      (error) => this.options.onLateError?.(handle, error),
+    );
     this.bearers.set(handle, bearer);
-    this.gatt.registerAclStream(bearer.acl, handle);
+    this.gattSide.open(handle, connection.central.address, connection.mtu);
     this.emit('accept', connection.central.address, handle);
     this.restartAdvertising();
-    if (connection.mtu > this.gatt.maxMtu) this.gatt.maxMtu = connection.mtu;
     bearer.exchangeMtu(connection.mtu);
     bearer.discover();
   }
@@ -420,8 +612,68 @@ export class BlenoRadioBindings extends EventEmitter implements BlenoBindings {
     if (!bearer) return;
     this.bearers.delete(connection.handle);
     bearer.close();
+    this.gattSide.close(connection.handle);
     this.emit('disconnect', connection.central.address, connection.handle);
     this.restartAdvertising();
+  }
+}
+
+/** Events the radio side emits that are bleno's binding events as they are. */
+export const RADIO_SIDE_EVENTS = ['platform', 'addressChange', 'stateChange', 'advertisingStart', 'advertisingStop', 'accept', 'disconnect', 'rssiUpdate'] as const;
+
+/** Both halves in one process, called directly: bleno bindings on a radio device. */
+export class BlenoRadioBindings extends EventEmitter implements BlenoBindings {
+  private readonly gatt: BlenoGattSide;
+  private readonly radio: RadioPeripheralSide;
+
+  constructor(device: RadioDevice) {
+    super();
+    this.gatt = new BlenoGattSide(
+      (handle, data) => this.radio.fromGatt(handle, data),
+      (mtu) => this.emit('mtuChange', mtu),
+    );
+    this.radio = new RadioPeripheralSide(device, {
+      open: (handle, _address, mtu) => this.gatt.open(handle, mtu),
+      toGatt: (handle, data) => this.gatt.deliver(handle, data),
+      close: (handle) => this.gatt.close(handle),
+    });
+    for (const name of RADIO_SIDE_EVENTS) this.radio.on(name, (...args: unknown[]) => this.emit(name, ...args));
+  }
+
+  init(): void {
+    this.radio.init();
+  }
+
+  startAdvertising(name: string, serviceUuids: readonly string[]): void {
+    this.gatt.updateName(name);
+    this.radio.startAdvertising(name, serviceUuids);
+  }
+
+  stopAdvertising(): void {
+    this.radio.stopAdvertising();
+  }
+
+  setServices(services: readonly BlenoPrimaryService[]): void {
+    try {
+      this.gatt.setServices(services);
+      this.radio.setServices(toRadioServices(services));
+    } catch (e) {
+      this.emit('servicesSet', e instanceof Error ? e : new Error(String(e)));
+      return;
+    }
+    this.emit('servicesSet');
+  }
+
+  disconnect(handle?: BlenoConnection | null): void {
+    this.radio.disconnect(handle);
+  }
+
+  updateRssi(): void {
+    this.radio.updateRssi();
+  }
+
+  stop(): void {
+    this.radio.stop();
   }
 }
 

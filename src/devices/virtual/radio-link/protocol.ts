@@ -97,6 +97,35 @@ export const CALL_ARGS = {
 export type CallMethod = keyof typeof CALL_ARGS;
 export const CALL_METHODS = Object.keys(CALL_ARGS) as CallMethod[];
 
+/** What the radio needs to know of bleno's table: UUIDs and the properties the radio has. */
+const radioService = z.strictObject({
+  uuid,
+  characteristics: z
+    .array(z.strictObject({ uuid, properties: z.array(z.enum(['read', 'write', 'writeWithoutResponse', 'notify'])).max(4) }))
+    .max(64),
+});
+
+/** bleno role: bleno's binding calls (ble.md §2.5) that concern the radio; GATT stays with bleno. */
+export const BLENO_CALL_ARGS = {
+  init: z.tuple([]),
+  startAdvertising: z.tuple([z.string().max(248), z.array(uuid).max(64).nullable()]),
+  stopAdvertising: z.tuple([]),
+  setServices: z.tuple([z.array(radioService).max(32)]),
+  disconnect: z.tuple([handle.nullable()]),
+  updateRssi: z.tuple([]),
+  stop: z.tuple([]),
+} as const;
+
+export type BlenoCallMethod = keyof typeof BLENO_CALL_ARGS;
+export const BLENO_CALL_METHODS = Object.keys(BLENO_CALL_ARGS) as BlenoCallMethod[];
+
+/** bleno role: the binding events the radio side emits (`servicesSet` and `mtuChange` are bleno-side). */
+export const BLENO_EVENT_NAMES = ['platform', 'addressChange', 'stateChange', 'advertisingStart', 'advertisingStop', 'accept', 'disconnect', 'rssiUpdate'] as const;
+export type BlenoEventName = (typeof BLENO_EVENT_NAMES)[number];
+
+export const ROLES = ['noble', 'bleno'] as const;
+export type Role = (typeof ROLES)[number];
+
 /** Events of noble's binding contract (ble.md §2.3) that the radio side forwards, in emission order. */
 export const EVENT_NAMES = [
   'stateChange',
@@ -133,7 +162,7 @@ export const helloSchema = z.strictObject({
   type: z.literal('hello'),
   protocol: z.literal(PROTOCOL_NAME),
   version: z.int().min(1),
-  role: z.literal('noble'),
+  role: z.enum(ROLES),
   /** Name for the device the server creates (logs: `name@address`). */
   name: z.string().min(1).max(64).optional(),
   /** Attach to this existing device (id or address) instead of creating one. */
@@ -141,15 +170,36 @@ export const helloSchema = z.strictObject({
 });
 export type Hello = z.infer<typeof helloSchema>;
 
+const ALL_METHODS = [...new Set<string>([...CALL_METHODS, ...BLENO_CALL_METHODS])] as [CallMethod | BlenoCallMethod, ...(CallMethod | BlenoCallMethod)[]];
+
+/** A binding call; which methods a connection may call depends on its hello's role. */
 export const callSchema = z.strictObject({
   type: z.literal('call'),
-  method: z.enum(CALL_METHODS as [CallMethod, ...CallMethod[]]),
+  method: z.enum(ALL_METHODS),
   args: wireArgs,
 });
 
+/** bleno role, both directions: one ATT PDU of one connection (central → gatt, or gatt → central). */
+export const aclSchema = z.strictObject({
+  type: z.literal('acl'),
+  handle,
+  pdu: bytesTag,
+});
+
+/** bleno role, server → client: a central connected with this (already negotiated) ATT MTU. */
+export const aclOpenSchema = z.strictObject({
+  type: z.literal('acl_open'),
+  handle,
+  address: z.string().min(1).max(64),
+  mtu: z.int().min(23).max(517),
+});
+
+/** bleno role, server → client: that connection's ACL stream ended (before the `disconnect` event). */
+export const aclCloseSchema = z.strictObject({ type: z.literal('acl_close'), handle });
+
 export const byeSchema = z.strictObject({ type: z.literal('bye'), reason: z.string().max(256).optional() });
 
-export const clientMessageSchema = z.discriminatedUnion('type', [helloSchema, callSchema, byeSchema]);
+export const clientMessageSchema = z.discriminatedUnion('type', [helloSchema, callSchema, aclSchema, byeSchema]);
 export type ClientMessage = z.infer<typeof clientMessageSchema>;
 
 export const deviceInfoSchema = z.strictObject({ id: z.string(), address: z.string(), name: z.string() });
@@ -158,13 +208,13 @@ export const welcomeSchema = z.strictObject({
   type: z.literal('welcome'),
   protocol: z.literal(PROTOCOL_NAME),
   version: z.literal(PROTOCOL_VERSION),
-  role: z.literal('noble'),
+  role: z.enum(ROLES),
   device: deviceInfoSchema,
 });
 
 export const eventSchema = z.strictObject({
   type: z.literal('event'),
-  name: z.enum(EVENT_NAMES),
+  name: z.enum([...new Set<string>([...EVENT_NAMES, ...BLENO_EVENT_NAMES])] as [EventName | BlenoEventName, ...(EventName | BlenoEventName)[]]),
   args: wireArgs,
 });
 
@@ -192,7 +242,7 @@ export const errorSchema = z.strictObject({
 });
 export type ErrorMessage = z.infer<typeof errorSchema>;
 
-export const serverMessageSchema = z.discriminatedUnion('type', [welcomeSchema, eventSchema, errorSchema, byeSchema]);
+export const serverMessageSchema = z.discriminatedUnion('type', [welcomeSchema, eventSchema, errorSchema, aclSchema, aclOpenSchema, aclCloseSchema, byeSchema]);
 export type ServerMessage = z.infer<typeof serverMessageSchema>;
 
 /** A short, single-line description of a zod failure for error frames. */

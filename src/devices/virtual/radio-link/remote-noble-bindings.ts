@@ -302,6 +302,11 @@ export class RemoteNobleBindings extends EventEmitter {
       case 'welcome':
         this.failed(new RadioLinkError('bad_message', 'a second welcome'));
         return;
+      case 'acl':
+      case 'acl_open':
+      case 'acl_close':
+        this.failed(new RadioLinkError('bad_message', `${message.type} is for the bleno role`));
+        return;
     }
   }
 

@@ -11,8 +11,10 @@
 import type { z } from 'zod';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { RadioDevice, VirtualRadio } from '../../../sim/radio/virtual-radio.js';
+import { RadioPeripheralSide, RADIO_SIDE_EVENTS } from '../bleno-radio-bindings.js';
 import { RadioNobleBindings } from '../noble-radio-bindings.js';
 import {
+  BLENO_CALL_ARGS,
   CALL_ARGS,
   EVENT_NAMES,
   FrameTooLargeError,
@@ -24,6 +26,7 @@ import {
   encodeValue,
   frame,
   parseJson,
+  type BlenoCallMethod,
   type CallMethod,
   type ErrorCode,
   type Hello,
@@ -77,6 +80,18 @@ const INVOKE: { readonly [M in CallMethod]: (b: RadioNobleBindings, a: Args<M>) 
   writeHandle: (b, [id, h]) => b.writeHandle(id, h),
 };
 
+type BlenoArgs<M extends BlenoCallMethod> = z.output<(typeof BLENO_CALL_ARGS)[M]>;
+type BlenoInvoke = (side: RadioPeripheralSide, args: unknown) => void;
+const BLENO_INVOKE: { readonly [M in BlenoCallMethod]: (s: RadioPeripheralSide, a: BlenoArgs<M>) => void } = {
+  init: (s) => s.init(),
+  startAdvertising: (s, [name, uuids]) => s.startAdvertising(name, uuids ?? []),
+  stopAdvertising: (s) => s.stopAdvertising(),
+  setServices: (s, [services]) => s.setServices(services),
+  disconnect: (s, [h]) => s.disconnect(h),
+  updateRssi: (s) => s.updateRssi(),
+  stop: (s) => s.stop(),
+};
+
 class ProtocolError extends Error {
   constructor(
     readonly code: ErrorCode,
@@ -91,6 +106,8 @@ class ProtocolError extends Error {
 class LinkSession {
   private readonly reader = new LineReader();
   private bindings: RadioNobleBindings | undefined;
+  /** bleno role: the radio's half of bleno's bindings (GATT lives in the client). */
+  private bleno: RadioPeripheralSide | undefined;
   private readonly detach: (() => void)[] = [];
   private ending = false;
   private cleaned = false;
@@ -112,7 +129,7 @@ class LinkSession {
   }
 
   get device(): RadioDevice | undefined {
-    return this.bindings?.device;
+    return this.bindings?.device ?? this.bleno?.device;
   }
 
   /** Sends one frame; while the socket's buffer is full, stops reading calls (backpressure, order kept). */
@@ -176,13 +193,18 @@ class LinkSession {
         this.end({ type: 'bye', reason: 'client said bye' });
         return;
       case 'call':
-        this.call(message.method, message.args);
+        if (this.bleno) this.blenoCall(message.method, message.args);
+        else this.call(message.method, message.args);
+        return;
+      case 'acl':
+        if (!this.bleno) throw new ProtocolError(this.bindings ? 'bad_message' : 'hello_required', this.bindings ? 'acl is for the bleno role' : 'the first message must be hello');
+        this.bleno.fromGatt(message.handle, Buffer.from(message.pdu.$bytes, 'base64'));
         return;
     }
   }
 
   private hello(hello: Hello): void {
-    if (this.bindings) throw new ProtocolError('bad_message', 'hello was already received');
+    if (this.bindings || this.bleno) throw new ProtocolError('bad_message', 'hello was already received');
     if (hello.version !== PROTOCOL_VERSION) {
       throw new ProtocolError('unsupported_version', `protocol version ${hello.version} is not supported (this server speaks ${PROTOCOL_VERSION})`, {
         supported: [PROTOCOL_VERSION],
@@ -195,6 +217,10 @@ class LinkSession {
         : this.options.radio.addDevice({ name: hello.name ?? 'remote-central' });
     if (!device) throw new ProtocolError('unknown_device', `no device ${hello.device ?? '(none given)'} on the radio`);
     if (this.server.inUse(device, this)) throw new ProtocolError('device_busy', `device ${device.address} is driven by another client`);
+    if (hello.role === 'bleno') {
+      this.helloBleno(hello, device);
+      return;
+    }
     const bindings = this.options.bindingsFor ? this.options.bindingsFor(device) : new RadioNobleBindings(device);
     this.bindings = bindings;
     for (const name of EVENT_NAMES) {
@@ -212,17 +238,66 @@ class LinkSession {
     });
   }
 
-  private call(method: CallMethod, wireArgs: readonly unknown[]): void {
+  /** bleno role: the radio side of bleno's bindings; ATT PDUs and GAP events go to the client. */
+  private helloBleno(hello: Hello, device: RadioDevice): void {
+    const send = (message: ServerMessage): void => this.send(message);
+    const side = new RadioPeripheralSide(
+      device,
+      {
+        open: (handle, address, mtu) => send({ type: 'acl_open', handle, address, mtu }),
+        toGatt: (handle, data) => send({ type: 'acl', handle, pdu: { $bytes: data.toString('base64') } }),
+        close: (handle) => send({ type: 'acl_close', handle }),
+      },
+      {
+        serialize: true,
+        onLateError: (handle, error) => this.options.log?.('att_refused_late', { handle, code: error.code, message: error.message }),
+      },
+    );
+    this.bleno = side;
+    for (const name of RADIO_SIDE_EVENTS) {
+      const listener = (...args: unknown[]): void => send({ type: 'event', name, args: args.map(encodeValue) });
+      side.on(name, listener);
+      this.detach.push(() => side.off(name, listener));
+    }
+    this.options.log?.('client_hello', { device: device.address, name: hello.name, role: 'bleno' });
+    send({
+      type: 'welcome',
+      protocol: PROTOCOL_NAME,
+      version: PROTOCOL_VERSION,
+      role: 'bleno',
+      device: { id: device.id, address: device.address, name: device.name },
+    });
+  }
+
+  private blenoCall(method: string, wireArgs: readonly unknown[]): void {
+    const side = this.bleno;
+    if (!side) throw new ProtocolError('hello_required', 'the first message must be hello');
+    if (!Object.hasOwn(BLENO_CALL_ARGS, method)) throw new ProtocolError('bad_message', `${method} is not a method of the bleno role`);
+    const name = method as BlenoCallMethod;
+    const schema = BLENO_CALL_ARGS[name];
+    const arity = schema.def.items.length;
+    if (wireArgs.length > arity) throw new ProtocolError('bad_message', `${name} takes at most ${arity} arguments, got ${wireArgs.length}`);
+    const parsed = schema.safeParse([...wireArgs, ...Array<null>(arity - wireArgs.length).fill(null)]);
+    if (!parsed.success) throw new ProtocolError('bad_message', `invalid arguments for ${name}: ${describeIssues(parsed.error)}`);
+    try {
+      (BLENO_INVOKE[name] as BlenoInvoke)(side, parsed.data);
+    } catch (e) {
+      this.send({ type: 'error', code: 'call_failed', message: `${name} failed: ${e instanceof Error ? e.message : String(e)}`, fatal: false });
+    }
+  }
+
+  private call(method: string, wireArgs: readonly unknown[]): void {
     const bindings = this.bindings;
     if (!bindings) throw new ProtocolError('hello_required', 'the first message must be hello');
-    const schema = CALL_ARGS[method];
+    if (!Object.hasOwn(CALL_ARGS, method)) throw new ProtocolError('bad_message', `${method} is not a method of the noble role`);
+    const schema = CALL_ARGS[method as CallMethod];
     const arity = schema.def.items.length;
     if (wireArgs.length > arity) throw new ProtocolError('bad_message', `${method} takes at most ${arity} arguments, got ${wireArgs.length}`);
     const padded = [...wireArgs, ...Array<null>(arity - wireArgs.length).fill(null)];
     const parsed = schema.safeParse(padded);
     if (!parsed.success) throw new ProtocolError('bad_message', `invalid arguments for ${method}: ${describeIssues(parsed.error)}`);
     try {
-      (INVOKE[method] as Invoke)(bindings, parsed.data);
+      (INVOKE[method as CallMethod] as Invoke)(bindings, parsed.data);
     } catch (e) {
       // The bindings refused synchronously: tell the client, keep the connection.
       this.send({ type: 'error', code: 'call_failed', message: `${method} failed: ${e instanceof Error ? e.message : String(e)}`, fatal: false });
@@ -235,6 +310,7 @@ class LinkSession {
     this.cleaned = true;
     for (const off of this.detach.splice(0)) off();
     this.bindings?.stop();
+    this.bleno?.stop();
   }
 }
 
