@@ -4,17 +4,14 @@
  * GATT fed the ATT PDUs process A sends — plays "process B" (same test process, a real socket between).
  * One test runs process A (radio + virtual iphone) in a child process and the kiosk here.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { once } from 'node:events';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BlenoPeripheral } from '../../../src/devices/ble/bleno-peripheral.js';
 import type { GattProfile, PeripheralEvent } from '../../../src/devices/ports.js';
 import { RemoteBlenoBindings, createRemoteBleno } from '../../../src/devices/virtual/radio-link/remote-bleno-bindings.js';
 import { RadioLinkServer } from '../../../src/devices/virtual/radio-link/server.js';
 import { VirtualRadio } from '../../../src/sim/radio/virtual-radio.js';
-import { startE2e, type E2eStack } from '../../support/e2e-stack.js';
+import { startE2e } from '../../support/e2e-stack.js';
+import { acrossProcesses } from '../../support/radio-link-fixtures.js';
 import { CLIENT_MODE as C, PhoneClient, hex, stack, until } from '../../support/radio-phone.js';
 
 const SERVICE = 'C0FFEE00-1234-4321-ABCD-00000000BB02';
@@ -104,31 +101,10 @@ describe('radio link over loopback TCP (bleno)', () => {
 });
 
 describe('radio link across processes (bleno)', () => {
-  let child: ChildProcessWithoutNullStreams | undefined;
-  let e2e: E2eStack | undefined;
-
-  afterEach(async () => {
-    await e2e?.stop();
-    e2e = undefined;
-    if (child?.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-      const exited = once(child, 'exit');
-      process.kill(child.pid, 'SIGTERM');
-      await exited;
-    }
-    child = undefined;
-  });
+  const children = acrossProcesses();
 
   it('the kiosk (BlenoPeripheral over the link) verifies the virtual iphone living in a child process', { timeout: 60_000 }, async () => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', path.resolve('test/support/radio-host-child.ts'), 'iphone'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    child = proc;
-    let stderr = '';
-    proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const lines: Record<string, unknown>[] = [];
-    createInterface({ input: proc.stdout }).on('line', (line) => lines.push(JSON.parse(line) as Record<string, unknown>));
-    await until(() => lines.some((l) => l.ready === true) || proc.exitCode !== null, 30_000, 'the child to listen').catch((e: unknown) => {
-      throw new Error(`${String(e)}; child stderr: ${stderr}`);
-    });
-    const ready = lines.find((l) => l.ready === true) as { port: number; qr: string; iaca: string };
+    const { host, ready } = await children.start('iphone');
 
     const bindings = await RemoteBlenoBindings.connect({ port: ready.port, name: 'kiosk-over-link' });
     const adapter = new BlenoPeripheral(createRemoteBleno(bindings));
@@ -136,12 +112,14 @@ describe('radio link across processes (bleno)', () => {
       await adapter.close();
       await bindings.close();
     });
-    e2e = await startE2e({
-      profile: 'iphone',
-      config: { profile: 'identity' },
-      trusted: [new Uint8Array(Buffer.from(ready.iaca, 'base64'))],
-      devices: (r) => ({ ...r.devices, blePeripheral: adapter }),
-    });
+    const e2e = children.track(
+      await startE2e({
+        profile: 'iphone',
+        config: { profile: 'identity' },
+        trusted: [new Uint8Array(Buffer.from(ready.iaca, 'base64'))],
+        devices: (r) => ({ ...r.devices, blePeripheral: adapter }),
+      }),
+    );
     await e2e.ready();
     // The child's phone shows its QR; the kiosk's camera reads it.
     e2e.rig.qr.push(ready.qr);
@@ -151,7 +129,7 @@ describe('radio link across processes (bleno)', () => {
     expect(report.outcome?.issuerAuthentication).toBe('Valid');
     expect(report.outcome?.deviceAuthentication).toBe('Valid');
     expect(e2e.views.some((v) => v.role === 'peripheral')).toBe(true);
-    await until(() => lines.some((l) => 'outcome' in l), 10_000, "the child phone's outcome");
-    expect(lines.find((l) => 'outcome' in l)).toMatchObject({ outcome: 'shared' });
+    await until(() => host.lines.some((l) => 'outcome' in l), 10_000, "the child phone's outcome");
+    expect(host.lines.find((l) => 'outcome' in l)).toMatchObject({ outcome: 'shared' });
   });
 });

@@ -4,10 +4,8 @@
  * a real socket between them). One test runs process A in a child process with the virtual phone and the
  * kiosk, with its noble central, in this one.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { connect as netConnect, type Socket } from 'node:net';
-import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Characteristic, Noble, Peripheral } from '@stoprocent/noble';
 import { afterEach, describe, expect, it, vi, type MockInstance } from 'vitest';
@@ -17,7 +15,8 @@ import { MAX_FRAME_BYTES, PROTOCOL_NAME, PROTOCOL_VERSION } from '../../../src/d
 import { RemoteNobleBindings, createRemoteNoble } from '../../../src/devices/virtual/radio-link/remote-noble-bindings.js';
 import { RadioLinkServer } from '../../../src/devices/virtual/radio-link/server.js';
 import { AttError, AttErrorCode, VirtualRadio } from '../../../src/sim/radio/virtual-radio.js';
-import { startE2e, type E2eStack } from '../../support/e2e-stack.js';
+import { startE2e } from '../../support/e2e-stack.js';
+import { acrossProcesses, destroyLinkSocket } from '../../support/radio-link-fixtures.js';
 import { PhoneServer, SERVER_MODE, hex, stack, until } from '../../support/radio-phone.js';
 
 const SERVICE = 'C0FFEE00-1234-4321-ABCD-00000000AA02';
@@ -281,7 +280,7 @@ describe('radio link over loopback TCP (noble)', () => {
     cleanups.push(() => central.dispose());
     await central.connect(profile(), new Recorder(), AbortSignal.timeout(5_000));
     expect(a.phone.connection).toBeDefined();
-    (b.bindings as unknown as { socket: Socket }).socket.destroy();
+    destroyLinkSocket(b.bindings);
     await until(() => a.phone.connection === undefined, 2_000, 'the radio side to drop the link');
     await until(() => a.server.clients === 0, 2_000, 'the server to forget the client');
   });
@@ -295,41 +294,22 @@ describe('radio link over loopback TCP (noble)', () => {
 });
 
 describe('radio link across processes', () => {
-  let child: ChildProcessWithoutNullStreams | undefined;
-  let e2e: E2eStack | undefined;
-
-  afterEach(async () => {
-    await e2e?.stop();
-    e2e = undefined;
-    if (child?.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-      const exited = once(child, 'exit');
-      process.kill(child.pid, 'SIGTERM');
-      await exited;
-    }
-    child = undefined;
-  });
+  const children = acrossProcesses();
 
   it('the kiosk (NobleCentral over the link) verifies the virtual phone living in a child process', { timeout: 60_000 }, async () => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', path.resolve('test/support/radio-host-child.ts'), 'android'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    child = proc;
-    let stderr = '';
-    proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const lines: Record<string, unknown>[] = [];
-    createInterface({ input: proc.stdout }).on('line', (line) => lines.push(JSON.parse(line) as Record<string, unknown>));
-    await until(() => lines.some((l) => l.ready === true) || proc.exitCode !== null, 30_000, 'the child to listen').catch((e: unknown) => {
-      throw new Error(`${String(e)}; child stderr: ${stderr}`);
-    });
-    const ready = lines.find((l) => l.ready === true) as { port: number; qr: string; iaca: string };
+    const { host, ready } = await children.start('android');
 
     const bindings = await RemoteNobleBindings.connect({ port: ready.port, name: 'kiosk-over-link' });
     const noble = createRemoteNoble(bindings);
-    e2e = await startE2e({
-      profile: 'android',
-      ble: { peripheral: false },
-      config: { profile: 'identity' },
-      trusted: [new Uint8Array(Buffer.from(ready.iaca, 'base64'))],
-      devices: (rig) => ({ ...rig.devices, bleCentral: new NobleCentral(noble, { platform: 'hci' }) }),
-    });
+    const e2e = children.track(
+      await startE2e({
+        profile: 'android',
+        ble: { peripheral: false },
+        config: { profile: 'identity' },
+        trusted: [new Uint8Array(Buffer.from(ready.iaca, 'base64'))],
+        devices: (rig) => ({ ...rig.devices, bleCentral: new NobleCentral(noble, { platform: 'hci' }) }),
+      }),
+    );
     cleanups.push(async () => {
       noble.stop();
       await bindings.close();
@@ -343,7 +323,7 @@ describe('radio link across processes', () => {
     expect(report.outcome?.issuerAuthentication).toBe('Valid');
     expect(report.outcome?.deviceAuthentication).toBe('Valid');
     expect(e2e.logs.records.some((r) => r.event === 'ble_connected' && r.mtu === 517)).toBe(true);
-    await until(() => lines.some((l) => 'outcome' in l), 10_000, "the child phone's outcome");
-    expect(lines.find((l) => 'outcome' in l)).toMatchObject({ outcome: 'shared' });
+    await until(() => host.lines.some((l) => 'outcome' in l), 10_000, "the child phone's outcome");
+    expect(host.lines.find((l) => 'outcome' in l)).toMatchObject({ outcome: 'shared' });
   });
 });
