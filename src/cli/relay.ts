@@ -13,6 +13,8 @@ import { loadPlatformBle } from '../devices/ble/platform-stack.js';
 import type { Availability, BleCentral, BlePeripheral, DevicePorts } from '../devices/ports.js';
 import { createVirtualBleno } from '../devices/virtual/bleno-radio-bindings.js';
 import { createVirtualNoble } from '../devices/virtual/noble-radio-bindings.js';
+import { createRemoteBleno, RemoteBlenoBindings } from '../devices/virtual/radio-link/remote-bleno-bindings.js';
+import { createRemoteNoble, RemoteNobleBindings } from '../devices/virtual/radio-link/remote-noble-bindings.js';
 import { PcscNfcReader } from '../devices/pcsc/pcsc-nfc-reader.js';
 import { createVirtualRig, type VirtualRig } from '../devices/virtual/virtual-rig.js';
 import { createKiosk } from '../kiosk/compose.js';
@@ -58,6 +60,8 @@ Options:
                          Bluetooth stack, or with --devices virtual on bindings that reach the virtual
                          phone's radio; virtual: the virtual ports (the default with --devices virtual);
                          none (the default otherwise)
+  --radio-link HOST:PORT with --ble noble: noble and bleno reach a virtual phone's radio in another process
+                         over this loopback link (npm run virtual-wallet -- --radio-link PORT)
   --vpcd HOST:PORT       with --devices virtual --nfc pcsc: the virtual customer lays the phone on this vpcd
                          reader (pcscd + vsmartcard-vpcd, e.g. npm run pcscd -- start) instead of the
                          virtual reader, so the whole flow runs through the real PC/SC stack
@@ -109,6 +113,7 @@ const OPTIONS = {
   reader: { type: 'string' },
   vpcd: { type: 'string' },
   ble: { type: 'string' },
+  'radio-link': { type: 'string' },
   phone: { type: 'string' },
   engage: { type: 'string' },
   'kiosk-ble': { type: 'string' },
@@ -222,6 +227,26 @@ function virtualBleThroughLibraries(rig: VirtualRig, args: Args): BlePorts {
   };
 }
 
+/** noble and bleno over the loopback radio link to a virtual phone's radio in another process. */
+async function bleOverRadioLink(address: VpcdReaderAddress, roles: 'both' | 'central' | 'peripheral'): Promise<BlePorts> {
+  const nobleBindings = roles === 'peripheral' ? undefined : await RemoteNobleBindings.connect({ ...address, name: 'kiosk-central' });
+  const blenoBindings = roles === 'central' ? undefined : await RemoteBlenoBindings.connect({ ...address, name: 'kiosk-peripheral' });
+  const noble = nobleBindings ? createRemoteNoble(nobleBindings) : undefined;
+  const central = noble ? new NobleCentral(noble, { platform: 'hci' }) : undefined;
+  const peripheral = blenoBindings ? new BlenoPeripheral(createRemoteBleno(blenoBindings)) : undefined;
+  return {
+    ...(central ? { central } : {}),
+    ...(peripheral ? { peripheral } : {}),
+    async close() {
+      central?.dispose();
+      noble?.stop();
+      await peripheral?.close();
+      await nobleBindings?.close();
+      await blenoBindings?.close();
+    },
+  };
+}
+
 /** The PC/SC reader adapter configured from `pcsc.*`. */
 function pcscReader(config: KioskConfig, log: ReturnType<typeof createLogger>): PcscNfcReader {
   const { reader, shareMode, protocol, serviceRetryMinMs, serviceRetryMaxMs, connectMs } = config.pcsc;
@@ -250,6 +275,13 @@ async function main(): Promise<number> {
   if (args.reader !== undefined && nfcKind !== 'pcsc') fail('--reader goes with --nfc pcsc');
   const bleKind = oneOf<'noble' | 'virtual' | 'none'>('ble', args.ble, ['noble', 'virtual', 'none'], devicesKind === 'virtual' ? 'virtual' : 'none');
   if (bleKind === 'virtual' && devicesKind !== 'virtual') fail('--ble virtual needs --devices virtual');
+  if (args['radio-link'] !== undefined && (bleKind !== 'noble' || devicesKind === 'virtual')) fail('--radio-link goes with --ble noble (and not with --devices virtual, whose phone shares the kiosk\'s radio)');
+  let linkAddress: VpcdReaderAddress | undefined;
+  try {
+    linkAddress = args['radio-link'] === undefined ? undefined : parseHostPort(args['radio-link']);
+  } catch (e) {
+    fail(`--radio-link: ${(e as Error).message}`);
+  }
   if (args.vpcd !== undefined && (nfcKind !== 'pcsc' || devicesKind !== 'virtual')) fail('--vpcd goes with --devices virtual --nfc pcsc');
   // The virtual customer can reach a PC/SC reader only through vpcd.
   if (devicesKind === 'virtual' && nfcKind === 'pcsc' && args.vpcd === undefined) fail('--devices virtual --nfc pcsc needs --vpcd HOST:PORT (the vpcd reader the virtual phone is laid on)');
@@ -331,9 +363,17 @@ async function main(): Promise<number> {
     }
     if (bleKind === 'noble') {
       const roles = oneOf<'both' | 'central' | 'peripheral'>('kiosk-ble', args['kiosk-ble'], ['both', 'central', 'peripheral'], 'both');
-      const platform = loadPlatformBle({ central: roles !== 'peripheral', peripheral: roles !== 'central' });
-      for (const problem of platform.problems) process.stderr.write(`[relay] BLE: ${problem}\n`);
-      ble = platform;
+      if (linkAddress) {
+        try {
+          ble = await bleOverRadioLink(linkAddress, roles);
+        } catch (e) {
+          fail(`--radio-link: ${(e as Error).message}`);
+        }
+      } else {
+        const platform = loadPlatformBle({ central: roles !== 'peripheral', peripheral: roles !== 'central' });
+        for (const problem of platform.problems) process.stderr.write(`[relay] BLE: ${problem}\n`);
+        ble = platform;
+      }
     }
     devices = withBle(pcsc ? { qr, nfc: pcsc } : { qr }, ble);
   }

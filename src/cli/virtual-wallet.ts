@@ -6,6 +6,7 @@
  */
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { RadioLinkServer } from '../devices/virtual/radio-link/server.js';
 import { VirtualRadio } from '../sim/radio/virtual-radio.js';
 import { VpcdAddressError, VpcdCard, parseHostPort, type VpcdCardEvent, type VpcdReaderAddress } from '../sim/vpcd/vpcd-card.js';
 import { issueTestCredential } from '../sim/virtual-wallet/credential.js';
@@ -28,6 +29,8 @@ Options:
   --away-ms MS           how long a re-tap keeps the phone off the reader, and the least time between a
                          removal and the next tap, so pcscd notices the removal (default ${DEFAULT_AWAY_MS})
   --field-drop-at N      the NFC field drops at APDU N of a presentation (the card leaves the reader)
+  --radio-link PORT      serve the phone's radio on 127.0.0.1:PORT (0: a free port) so that a kiosk in another
+                         process reaches it over Bluetooth: npm run relay -- --ble noble --radio-link HOST:PORT
   -h, --help             this text
 
 The phone's mDL is issued under the QA PKI (${defaultQaPkiDir()}).
@@ -37,6 +40,7 @@ Commands:
   remove       take the phone away (also: lift)
   retap        lift it, wait --away-ms, lay it down again continuing the same presentation
   mute on|off  stop / resume answering APDUs (GET ATR still answered: the card stays present)
+  qr           show a fresh QR engagement (prints its text, for a kiosk's --qr / --qr-stdin)
   status       card, APDU count, presentation
   quit         take the phone away and exit (also: exit)`;
 
@@ -57,6 +61,7 @@ const OPTIONS = {
   tap: { type: 'boolean' },
   'away-ms': { type: 'string' },
   'field-drop-at': { type: 'string' },
+  'radio-link': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -113,11 +118,20 @@ async function main(): Promise<number> {
   const fieldDrop = wholeNumber('field-drop-at', args['field-drop-at'], 1);
   const behaviour: PhoneBehaviour = fieldDrop === undefined ? {} : { nfcFieldDropAtApdu: fieldDrop };
 
-  process.stderr.write(NOTE);
+  const linkPort = wholeNumber('radio-link', args['radio-link'], 0);
+  if (linkPort !== undefined && linkPort > 65_535) fail('--radio-link takes a port number');
+  if (linkPort === undefined) process.stderr.write(NOTE);
   const { pki } = await loadOrCreateQaPki(defaultQaPkiDir());
   const credential = await issueTestCredential({ pki, validity: 'valid' });
   const radio = new VirtualRadio();
   const phone = await VirtualPhone.create({ profile, radio, behaviour, credential });
+  let link: RadioLinkServer | undefined;
+  try {
+    link = linkPort === undefined ? undefined : await RadioLinkServer.start({ radio, port: linkPort });
+  } catch (e) {
+    fail(`--radio-link: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (link) out(`radio link on 127.0.0.1:${link.port}: npm run relay -- --ble noble --radio-link 127.0.0.1:${link.port} …`);
 
   let handoverReported: PresentationInfo | undefined;
   const onEvent = (event: VpcdCardEvent): void => {
@@ -154,6 +168,7 @@ async function main(): Promise<number> {
     stopping ??= (async () => {
       out(`${why}: taking the phone away`);
       await card.remove();
+      await link?.stop();
       await phone.stop();
       radio.shutdown();
       stopped();
@@ -182,11 +197,16 @@ async function main(): Promise<number> {
       card.setMute(arg === 'on');
       out(`muted: ${arg} (APDUs ${arg === 'on' ? 'unanswered' : 'answered'}; GET ATR always answered)`);
     },
+    qr: () => {
+      const text = phone.presentQr();
+      void phone.presentation?.outcome.then((o) => out(`presentation ended: ${o.kind}${o.kind === 'aborted' ? ` (${o.reason})` : ''}`));
+      out(`qr: ${text}`);
+    },
     status: () => {
       out(`status: ${card.inserted ? 'on the reader' : 'off the reader'} (${card.address}), ${card.apdus} APDU(s), muted ${card.muted ? 'on' : 'off'}, ${describePresentation(phone.presentation)}`);
     },
     help: () => {
-      out('commands: tap, remove, retap, mute on|off, status, quit');
+      out('commands: tap, remove, retap, mute on|off, qr, status, quit');
     },
   };
 
@@ -209,7 +229,7 @@ async function main(): Promise<number> {
     }
   };
 
-  out(`ready: ${profile} phone for the vpcd reader at ${card.address}; commands: tap, remove, retap, mute on|off, status, quit`);
+  out(`ready: ${profile} phone for the vpcd reader at ${card.address}; commands: tap, remove, retap, mute on|off, qr, status, quit`);
   if (args.tap) {
     try {
       await tap();
