@@ -20,6 +20,7 @@ import { mergeConfig, parseConfig } from '../../src/kiosk/config.js';
 import type { Kiosk, VerificationReport } from '../../src/kiosk/kiosk.js';
 import { createLogger } from '../../src/kiosk/log.js';
 import { VirtualRadio, type RadioDevice, type RadioLogEntry } from '../../src/sim/radio/virtual-radio.js';
+import { blenoSessionListeners } from '../support/ble-fixtures.js';
 import { FakeBackend, type FakeConnection, type ReceivedMessage } from '../support/fake-backend.js';
 import { LogCapture, TEST_TIMEOUTS, observeKiosk, type KioskObserver } from '../support/harness.js';
 import { PhoneClient, PhoneServer, hex, stack, until } from '../support/radio-phone.js';
@@ -172,14 +173,6 @@ async function expectFailure(r: LibRig, conn: FakeConnection, result: string, co
   const errorView = await r.view((v) => v.phase === 'error' && v.error?.code === code);
   expect(errorView.prompt).toBe('try_again');
   return report;
-}
-
-/** Listeners a bleno session adds, or leaves behind by waiting on bleno's events. */
-function blenoSessionListeners(bleno: Bleno): number {
-  return ['accept', 'disconnect', 'advertisingStart', 'advertisingStop', 'servicesSet', 'servicesSetError'].reduce(
-    (n, event) => n + bleno.listenerCount(event),
-    0,
-  );
 }
 
 /** The kiosk's peripheral facet is idle: no advertising, no service, no link, no session listener on bleno. */

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BlenoPeripheral } from '../../src/devices/ble/bleno-peripheral.js';
 import type { Bleno } from '../../src/devices/ble/bleno-types.js';
 import { createVirtualBleno } from '../../src/devices/virtual/bleno-radio-bindings.js';
+import { expectVerified } from '../support/ble-fixtures.js';
 import { startE2e, type E2eStack } from '../support/e2e-stack.js';
 
 let stack: E2eStack | undefined;
@@ -38,14 +39,6 @@ async function startWithBleno(): Promise<BlenoStack> {
   });
   if (!bleno) throw new Error('devices() was not called');
   return { stack, bleno };
-}
-
-function expectVerified(report: Awaited<ReturnType<E2eStack['nextReport']>>): void {
-  expect(report.result).toBe('complete');
-  expect(report.outcome?.verdict).toBe('verified');
-  expect(report.outcome?.issuerAuthentication).toBe('Valid');
-  expect(report.outcome?.deviceAuthentication).toBe('Valid');
-  expect(report.outcome?.errors).toEqual({});
 }
 
 describe('end to end through bleno (kiosk peripheral = BlenoPeripheral on the virtual radio)', () => {

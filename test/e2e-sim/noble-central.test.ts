@@ -8,6 +8,7 @@ import type { Noble } from '@stoprocent/noble';
 import { afterEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { NobleCentral } from '../../src/devices/ble/noble-central.js';
 import { createVirtualNoble } from '../../src/devices/virtual/noble-radio-bindings.js';
+import { expectVerified } from '../support/ble-fixtures.js';
 import { startE2e, type E2eOptions, type E2eStack } from '../support/e2e-stack.js';
 
 let stack: E2eStack | undefined;
@@ -38,14 +39,6 @@ async function startWithNoble(options: E2eOptions): Promise<E2eStack> {
       return { ...rig.devices, bleCentral: central };
     },
   });
-}
-
-function expectVerified(report: Awaited<ReturnType<E2eStack['nextReport']>>): void {
-  expect(report.result).toBe('complete');
-  expect(report.outcome?.verdict).toBe('verified');
-  expect(report.outcome?.issuerAuthentication).toBe('Valid');
-  expect(report.outcome?.deviceAuthentication).toBe('Valid');
-  expect(report.outcome?.errors).toEqual({});
 }
 
 describe('end to end with the noble central (kiosk + noble JS layer on the radio + mock backend + virtual phone)', () => {

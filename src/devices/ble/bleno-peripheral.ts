@@ -45,6 +45,7 @@ import {
 } from '../ports.js';
 import { abortable, abortedError, errorMessage, isAborted } from '../shared/abort.js';
 import { AvailabilityNotifier } from '../shared/availability.js';
+import { safeCall } from '../shared/safe-call.js';
 import { nextAvailability } from './adapter-state.js';
 import { awaitEvent, blenoAvailability, blenoUuid } from './bleno-support.js';
 import type {
@@ -255,11 +256,10 @@ class BlenoSession implements BlePeripheralSession {
 
   private emit(event: PeripheralEvent): void {
     if (this.closed) return;
-    try {
+    // the consumer's failure is not the phone's: never turn it into an ATT error
+    safeCall(() => {
       this.onEvent(event);
-    } catch {
-      // the consumer's failure is not the phone's: never turn it into an ATT error
-    }
+    });
   }
 
   private readonly onAccept = (_address: unknown, handle: BlenoConnection): void => {

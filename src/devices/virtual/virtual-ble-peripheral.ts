@@ -33,6 +33,7 @@ import {
   type GattProfile,
   type PeripheralEvent,
 } from '../ports.js';
+import { safeCall } from '../shared/safe-call.js';
 import { PROPERTY_OF, VirtualPort, abortable, abortedError, errorMessage, isAborted, profileCharacteristics } from './support.js';
 
 export interface VirtualBlePeripheralOptions {
@@ -136,11 +137,10 @@ class VirtualPeripheralSession implements BlePeripheralSession {
 
   private emit(event: PeripheralEvent): void {
     if (this.closed) return;
-    try {
+    // the consumer's failure is not the phone's: never turn it into an ATT error
+    safeCall(() => {
       this.onEvent(event);
-    } catch {
-      // the consumer's failure is not the phone's: never turn it into an ATT error
-    }
+    });
   }
 
   private onConnect(connection: ServerConnection): void {

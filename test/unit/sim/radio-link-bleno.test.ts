@@ -10,23 +10,14 @@ import type { GattProfile, PeripheralEvent } from '../../../src/devices/ports.js
 import { RemoteBlenoBindings, createRemoteBleno } from '../../../src/devices/virtual/radio-link/remote-bleno-bindings.js';
 import { RadioLinkServer } from '../../../src/devices/virtual/radio-link/server.js';
 import { VirtualRadio } from '../../../src/sim/radio/virtual-radio.js';
+import { clientProfile, expectVerifiedOutcome } from '../../support/ble-fixtures.js';
 import { startE2e } from '../../support/e2e-stack.js';
 import { acrossProcesses } from '../../support/radio-link-fixtures.js';
 import { CLIENT_MODE as C, PhoneClient, hex, stack, until } from '../../support/radio-phone.js';
 
 const SERVICE = 'C0FFEE00-1234-4321-ABCD-00000000BB02';
 
-function profile(): GattProfile {
-  return {
-    serviceUuid: SERVICE,
-    characteristics: {
-      state: { uuid: C.state, operations: ['notify', 'write_without_response'], permissions: ['writeable'] },
-      c2s: { uuid: C.c2s, operations: ['write_without_response'], permissions: ['writeable'] },
-      s2c: { uuid: C.s2c, operations: ['notify'], permissions: [] },
-      ident: { uuid: C.ident, operations: ['read'], permissions: ['readable'] },
-    },
-  };
-}
+const profile = (): GattProfile => clientProfile(SERVICE);
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -124,10 +115,7 @@ describe('radio link across processes (bleno)', () => {
     // The child's phone shows its QR; the kiosk's camera reads it.
     e2e.rig.qr.push(ready.qr);
     const report = await e2e.nextReport(30_000);
-    expect(report.result).toBe('complete');
-    expect(report.outcome?.verdict).toBe('verified');
-    expect(report.outcome?.issuerAuthentication).toBe('Valid');
-    expect(report.outcome?.deviceAuthentication).toBe('Valid');
+    expectVerifiedOutcome(report);
     expect(e2e.views.some((v) => v.role === 'peripheral')).toBe(true);
     await until(() => host.lines.some((l) => 'outcome' in l), 10_000, "the child phone's outcome");
     expect(host.lines.find((l) => 'outcome' in l)).toMatchObject({ outcome: 'shared' });

@@ -10,40 +10,21 @@ import { createInterface } from 'node:readline';
 import type { Characteristic, Noble, Peripheral } from '@stoprocent/noble';
 import { afterEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { NobleCentral } from '../../../src/devices/ble/noble-central.js';
-import type { BleCentralHandlers, GattProfile } from '../../../src/devices/ports.js';
+import type { GattProfile } from '../../../src/devices/ports.js';
 import { MAX_FRAME_BYTES, PROTOCOL_NAME, PROTOCOL_VERSION } from '../../../src/devices/virtual/radio-link/protocol.js';
 import { RemoteNobleBindings, createRemoteNoble } from '../../../src/devices/virtual/radio-link/remote-noble-bindings.js';
 import { RadioLinkServer } from '../../../src/devices/virtual/radio-link/server.js';
 import { AttError, AttErrorCode, VirtualRadio } from '../../../src/sim/radio/virtual-radio.js';
 import { startE2e } from '../../support/e2e-stack.js';
 import { acrossProcesses, destroyLinkSocket } from '../../support/radio-link-fixtures.js';
+import { Recorder, expectVerifiedOutcome, serverProfile } from '../../support/ble-fixtures.js';
 import { PhoneServer, SERVER_MODE, hex, stack, until } from '../../support/radio-phone.js';
 
 const SERVICE = 'C0FFEE00-1234-4321-ABCD-00000000AA02';
 const RW = '0000AA10-0000-1000-8000-00805F9B34FB';
 const HELLO = { type: 'hello', protocol: PROTOCOL_NAME, version: PROTOCOL_VERSION, role: 'noble' };
 
-function profile(): GattProfile {
-  return {
-    serviceUuid: SERVICE,
-    characteristics: {
-      state: { uuid: SERVER_MODE.state, operations: ['notify', 'write_without_response'], permissions: ['writeable'] },
-      c2s: { uuid: SERVER_MODE.c2s, operations: ['write_without_response'], permissions: ['writeable'] },
-      s2c: { uuid: SERVER_MODE.s2c, operations: ['notify'], permissions: [] },
-    },
-  };
-}
-
-class Recorder implements BleCentralHandlers {
-  readonly notifications: { uuid: string; data: Uint8Array }[] = [];
-  readonly disconnects: string[] = [];
-  onNotification(characteristicUuid: string, data: Uint8Array): void {
-    this.notifications.push({ uuid: characteristicUuid, data });
-  }
-  onDisconnect(reason: string): void {
-    this.disconnects.push(reason);
-  }
-}
+const profile = (): GattProfile => serverProfile(SERVICE);
 
 interface ProcessA {
   readonly radio: VirtualRadio;
@@ -318,10 +299,7 @@ describe('radio link across processes', () => {
     // The child's phone shows its QR; the kiosk's camera reads it (this process's phone stays idle).
     e2e.rig.qr.push(ready.qr);
     const report = await e2e.nextReport(30_000);
-    expect(report.result).toBe('complete');
-    expect(report.outcome?.verdict).toBe('verified');
-    expect(report.outcome?.issuerAuthentication).toBe('Valid');
-    expect(report.outcome?.deviceAuthentication).toBe('Valid');
+    expectVerifiedOutcome(report);
     expect(e2e.logs.records.some((r) => r.event === 'ble_connected' && r.mtu === 517)).toBe(true);
     await until(() => host.lines.some((l) => 'outcome' in l), 10_000, "the child phone's outcome");
     expect(host.lines.find((l) => 'outcome' in l)).toMatchObject({ outcome: 'shared' });

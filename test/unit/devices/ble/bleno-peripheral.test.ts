@@ -7,61 +7,16 @@ import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } fr
 import { BlenoPeripheral } from '../../../../src/devices/ble/bleno-peripheral.js';
 import { blenoAvailability } from '../../../../src/devices/ble/bleno-support.js';
 import type { Bleno } from '../../../../src/devices/ble/bleno-types.js';
-import { BleSetupError, type Availability, type GattProfile, type PeripheralEvent } from '../../../../src/devices/ports.js';
+import { BleSetupError, type Availability, type GattProfile } from '../../../../src/devices/ports.js';
 import { createVirtualBleno } from '../../../../src/devices/virtual/bleno-radio-bindings.js';
 import { AttErrorCode, VirtualRadio, type CommandErrorEvent, type RadioDevice } from '../../../../src/sim/radio/virtual-radio.js';
-import { CLIENT_MODE, Inbox, PhoneClient, stack, turns, until } from '../../../support/radio-phone.js';
+import { Events, IDENT, blenoSessionListeners, clientProfile } from '../../../support/ble-fixtures.js';
+import { CLIENT_MODE, PhoneClient, stack, turns, until } from '../../../support/radio-phone.js';
 
 const SERVICE = 'C0FFEE00-1234-4321-ABCD-00000000BB02';
 const C = CLIENT_MODE;
-const IDENT = Uint8Array.from({ length: 16 }, (_, i) => 0xb0 + i);
 
-type Spec = GattProfile['characteristics']['c2s'];
-
-function profile(serviceUuid = SERVICE, overrides: Partial<Record<'ident' | 'c2s', Spec>> = {}): GattProfile {
-  return {
-    serviceUuid,
-    characteristics: {
-      state: { uuid: C.state, operations: ['notify', 'write_without_response'], permissions: ['writeable'] },
-      c2s: overrides.c2s ?? { uuid: C.c2s, operations: ['write_without_response'], permissions: ['writeable'] },
-      s2c: { uuid: C.s2c, operations: ['notify'], permissions: [] },
-      ident: overrides.ident ?? { uuid: C.ident, operations: ['read'], permissions: ['readable'] },
-    },
-  };
-}
-
-type ReadEvent = Extract<PeripheralEvent, { kind: 'read' }>;
-
-/** Events as compact strings (UUIDs as the profile spells them); reads are answered by `answer`. */
-class Events {
-  readonly log = new Inbox<string>();
-  readonly reads: ReadEvent[] = [];
-  answer: ((event: ReadEvent) => void) | undefined = (e) => e.respond(IDENT);
-  tap: ((event: PeripheralEvent) => void) | undefined;
-  readonly onEvent = (event: PeripheralEvent): void => {
-    this.tap?.(event);
-    switch (event.kind) {
-      case 'read':
-        this.reads.push(event);
-        this.log.push(`read ${event.characteristicUuid} @${event.offset}`);
-        this.answer?.(event);
-        return;
-      case 'write':
-        this.log.push(`write ${event.characteristicUuid} ${Buffer.from(event.data).toString('hex')}`);
-        return;
-      case 'subscribe':
-      case 'unsubscribe':
-        this.log.push(`${event.kind} ${event.characteristicUuid}`);
-        return;
-      case 'connect':
-        this.log.push('connect');
-        return;
-      case 'disconnect':
-        this.log.push(`disconnect ${event.reason}`);
-        return;
-    }
-  };
-}
+const profile = (serviceUuid = SERVICE, overrides: Parameters<typeof clientProfile>[1] = {}): GattProfile => clientProfile(serviceUuid, overrides);
 
 interface Rig {
   readonly radio: VirtualRadio;
@@ -100,19 +55,12 @@ async function setup(): Promise<Rig> {
 
 const signal = (): AbortSignal => new AbortController().signal;
 
-/** Listeners a session adds to bleno, or leaves behind by waiting on its events. */
-function sessionListeners(bleno: Bleno): number {
-  return ['accept', 'disconnect', 'advertisingStart', 'advertisingStop', 'servicesSet', 'servicesSetError'].reduce(
-    (n, event) => n + bleno.listenerCount(event),
-    0,
-  );
-}
 
 function expectNothingRunning(r: Rig): void {
   expect(r.device.peripheral.advertising).toBeUndefined();
   expect(r.device.peripheral.services).toEqual([]);
   expect(r.device.peripheral.connections).toEqual([]);
-  expect(sessionListeners(r.bleno)).toBe(0);
+  expect(blenoSessionListeners(r.bleno)).toBe(0);
 }
 
 describe('advertise', () => {

@@ -4,33 +4,14 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualBleCentral } from '../../../../src/devices/virtual/virtual-ble-central.js';
-import { BleSetupError, type Availability, type BleCentralHandlers, type GattProfile } from '../../../../src/devices/ports.js';
+import { BleSetupError, type Availability, type GattProfile } from '../../../../src/devices/ports.js';
 import { VirtualRadio, type RadioLogEntry } from '../../../../src/sim/radio/virtual-radio.js';
+import { Recorder, serverProfile } from '../../../support/ble-fixtures.js';
 import { PhoneServer, SERVER_MODE, hex, stack, turns, until } from '../../../support/radio-phone.js';
 
 const SERVICE = 'C0FFEE00-1234-4321-ABCD-00000000AA01';
 
-function profile(serviceUuid = SERVICE): GattProfile {
-  return {
-    serviceUuid,
-    characteristics: {
-      state: { uuid: SERVER_MODE.state, operations: ['notify', 'write_without_response'], permissions: ['writeable'] },
-      c2s: { uuid: SERVER_MODE.c2s, operations: ['write_without_response'], permissions: ['writeable'] },
-      s2c: { uuid: SERVER_MODE.s2c, operations: ['notify'], permissions: [] },
-    },
-  };
-}
-
-class Recorder implements BleCentralHandlers {
-  readonly notifications: { uuid: string; data: Uint8Array }[] = [];
-  readonly disconnects: string[] = [];
-  onNotification(characteristicUuid: string, data: Uint8Array): void {
-    this.notifications.push({ uuid: characteristicUuid, data });
-  }
-  onDisconnect(reason: string): void {
-    this.disconnects.push(reason);
-  }
-}
+const profile = (serviceUuid = SERVICE): GattProfile => serverProfile(serviceUuid);
 
 let radio: VirtualRadio | undefined;
 afterEach(() => {

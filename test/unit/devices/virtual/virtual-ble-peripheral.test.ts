@@ -4,54 +4,15 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualBlePeripheral } from '../../../../src/devices/virtual/virtual-ble-peripheral.js';
-import { BleSetupError, type BlePeripheralSession, type GattProfile, type PeripheralEvent } from '../../../../src/devices/ports.js';
+import { BleSetupError, type BlePeripheralSession, type GattProfile } from '../../../../src/devices/ports.js';
 import { AttErrorCode, VirtualRadio, type CommandErrorEvent } from '../../../../src/sim/radio/virtual-radio.js';
-import { CLIENT_MODE, Inbox, PhoneClient, stack, turns, until } from '../../../support/radio-phone.js';
+import { Events, IDENT, clientProfile } from '../../../support/ble-fixtures.js';
+import { CLIENT_MODE, PhoneClient, stack, turns, until } from '../../../support/radio-phone.js';
 
 const SERVICE = 'C0FFEE00-1234-4321-ABCD-00000000BB02';
 const C = CLIENT_MODE;
-const IDENT = Uint8Array.from({ length: 16 }, (_, i) => 0xb0 + i);
 
-function profile(serviceUuid = SERVICE, overrides: Partial<Record<'ident' | 'c2s', GattProfile['characteristics']['c2s']>> = {}): GattProfile {
-  return {
-    serviceUuid,
-    characteristics: {
-      state: { uuid: C.state, operations: ['notify', 'write_without_response'], permissions: ['writeable'] },
-      c2s: overrides.c2s ?? { uuid: C.c2s, operations: ['write_without_response'], permissions: ['writeable'] },
-      s2c: { uuid: C.s2c, operations: ['notify'], permissions: [] },
-      ident: overrides.ident ?? { uuid: C.ident, operations: ['read'], permissions: ['readable'] },
-    },
-  };
-}
-
-/** Events as compact strings; reads are answered by `answer` (default: the Ident). */
-class Events {
-  readonly log = new Inbox<string>();
-  readonly reads: Extract<PeripheralEvent, { kind: 'read' }>[] = [];
-  answer: ((event: Extract<PeripheralEvent, { kind: 'read' }>) => void) | undefined = (e) => e.respond(IDENT);
-  readonly onEvent = (event: PeripheralEvent): void => {
-    switch (event.kind) {
-      case 'read':
-        this.reads.push(event);
-        this.log.push(`read ${event.characteristicUuid} @${event.offset}`);
-        this.answer?.(event);
-        return;
-      case 'write':
-        this.log.push(`write ${event.characteristicUuid} ${Buffer.from(event.data).toString('hex')}`);
-        return;
-      case 'subscribe':
-      case 'unsubscribe':
-        this.log.push(`${event.kind} ${event.characteristicUuid}`);
-        return;
-      case 'connect':
-        this.log.push('connect');
-        return;
-      case 'disconnect':
-        this.log.push(`disconnect ${event.reason}`);
-        return;
-    }
-  };
-}
+const profile = (serviceUuid = SERVICE, overrides: Parameters<typeof clientProfile>[1] = {}): GattProfile => clientProfile(serviceUuid, overrides);
 
 let radio: VirtualRadio | undefined;
 afterEach(() => {
