@@ -13,6 +13,8 @@ import { loadPlatformBle } from '../devices/ble/platform-stack.js';
 import type { Availability, BleCentral, BlePeripheral, DevicePorts } from '../devices/ports.js';
 import { createVirtualBleno } from '../devices/virtual/bleno-radio-bindings.js';
 import { createVirtualNoble } from '../devices/virtual/noble-radio-bindings.js';
+import type { Bleno } from '../devices/ble/bleno-types.js';
+import type { Noble } from '@stoprocent/noble';
 import { createRemoteBleno, RemoteBlenoBindings } from '../devices/virtual/radio-link/remote-bleno-bindings.js';
 import { createRemoteNoble, RemoteNobleBindings } from '../devices/virtual/radio-link/remote-noble-bindings.js';
 import { PcscNfcReader } from '../devices/pcsc/pcsc-nfc-reader.js';
@@ -166,7 +168,7 @@ async function virtualRig(args: Args): Promise<VirtualRig> {
     validity: behaviour.credential === 'expired' ? 'expired' : 'valid',
     ...(behaviour.credential === 'tampered' ? { tamper: true } : {}),
   });
-  const roles = oneOf<'both' | 'central' | 'peripheral'>('kiosk-ble', args['kiosk-ble'], ['both', 'central', 'peripheral'], 'both');
+  const roles = kioskBleRoles(args);
   return createVirtualRig({
     profile: oneOf<'android' | 'iphone'>('phone', args.phone, ['android', 'iphone'], 'android'),
     behaviour,
@@ -210,12 +212,17 @@ function withBle(devices: DevicePorts, ble: BlePorts | undefined): DevicePorts {
   return { ...out, ...(ble.central ? { bleCentral: ble.central } : {}), ...(ble.peripheral ? { blePeripheral: ble.peripheral } : {}) };
 }
 
-/** noble and bleno on bindings that reach the virtual phone's radio (the libraries' real object model). */
-function virtualBleThroughLibraries(rig: VirtualRig, args: Args): BlePorts {
-  const roles = oneOf<'both' | 'central' | 'peripheral'>('kiosk-ble', args['kiosk-ble'], ['both', 'central', 'peripheral'], 'both');
-  const noble = roles === 'peripheral' ? undefined : createVirtualNoble(rig.central.device);
+type KioskBleRoles = 'both' | 'central' | 'peripheral';
+
+/** The roles the kiosk's Bluetooth may take (`--kiosk-ble`). */
+function kioskBleRoles(args: Args): KioskBleRoles {
+  return oneOf<KioskBleRoles>('kiosk-ble', args['kiosk-ble'], ['both', 'central', 'peripheral'], 'both');
+}
+
+/** The noble central and bleno peripheral adapters on given library instances (either may be absent). */
+function libraryBle(noble: Noble | undefined, bleno: Bleno | undefined, release: () => Promise<void> = () => Promise.resolve()): BlePorts {
   const central = noble ? new NobleCentral(noble, { platform: 'hci' }) : undefined;
-  const peripheral = roles === 'central' ? undefined : new BlenoPeripheral(createVirtualBleno(rig.peripheral.device));
+  const peripheral = bleno ? new BlenoPeripheral(bleno) : undefined;
   return {
     ...(central ? { central } : {}),
     ...(peripheral ? { peripheral } : {}),
@@ -223,28 +230,27 @@ function virtualBleThroughLibraries(rig: VirtualRig, args: Args): BlePorts {
       central?.dispose();
       noble?.stop();
       await peripheral?.close();
+      await release();
     },
   };
 }
 
+/** noble and bleno on bindings that reach the virtual phone's radio (the libraries' real object model). */
+function virtualBleThroughLibraries(rig: VirtualRig, roles: KioskBleRoles): BlePorts {
+  return libraryBle(
+    roles === 'peripheral' ? undefined : createVirtualNoble(rig.central.device),
+    roles === 'central' ? undefined : createVirtualBleno(rig.peripheral.device),
+  );
+}
+
 /** noble and bleno over the loopback radio link to a virtual phone's radio in another process. */
-async function bleOverRadioLink(address: VpcdReaderAddress, roles: 'both' | 'central' | 'peripheral'): Promise<BlePorts> {
+async function bleOverRadioLink(address: VpcdReaderAddress, roles: KioskBleRoles): Promise<BlePorts> {
   const nobleBindings = roles === 'peripheral' ? undefined : await RemoteNobleBindings.connect({ ...address, name: 'kiosk-central' });
   const blenoBindings = roles === 'central' ? undefined : await RemoteBlenoBindings.connect({ ...address, name: 'kiosk-peripheral' });
-  const noble = nobleBindings ? createRemoteNoble(nobleBindings) : undefined;
-  const central = noble ? new NobleCentral(noble, { platform: 'hci' }) : undefined;
-  const peripheral = blenoBindings ? new BlenoPeripheral(createRemoteBleno(blenoBindings)) : undefined;
-  return {
-    ...(central ? { central } : {}),
-    ...(peripheral ? { peripheral } : {}),
-    async close() {
-      central?.dispose();
-      noble?.stop();
-      await peripheral?.close();
-      await nobleBindings?.close();
-      await blenoBindings?.close();
-    },
-  };
+  return libraryBle(nobleBindings ? createRemoteNoble(nobleBindings) : undefined, blenoBindings ? createRemoteBleno(blenoBindings) : undefined, async () => {
+    await nobleBindings?.close();
+    await blenoBindings?.close();
+  });
 }
 
 /** The PC/SC reader adapter configured from `pcsc.*`. */
@@ -334,7 +340,7 @@ async function main(): Promise<number> {
   if (devicesKind === 'virtual') {
     if (args.qr?.length || args['qr-stdin']) fail('--qr and --qr-stdin do not go with --devices virtual (the virtual phone presents itself)');
     rig = await virtualRig(args);
-    ble = bleKind === 'virtual' ? undefined : bleKind === 'noble' ? virtualBleThroughLibraries(rig, args) : { close: () => Promise.resolve() };
+    ble = bleKind === 'virtual' ? undefined : bleKind === 'noble' ? virtualBleThroughLibraries(rig, kioskBleRoles(args)) : { close: () => Promise.resolve() };
     devices = withBle({ ...rig.devices, ...(pcsc ? { nfc: pcsc } : {}) }, bleKind === 'virtual' ? undefined : ble);
     let hands: CustomerHands = rig;
     if (vpcdAddress) {
@@ -362,7 +368,7 @@ async function main(): Promise<number> {
       if (!pcsc && feeder.queued < loops) fail(`--loop ${loops} needs ${loops} scans, got ${feeder.queued} --qr value(s)`);
     }
     if (bleKind === 'noble') {
-      const roles = oneOf<'both' | 'central' | 'peripheral'>('kiosk-ble', args['kiosk-ble'], ['both', 'central', 'peripheral'], 'both');
+      const roles = kioskBleRoles(args);
       if (linkAddress) {
         try {
           ble = await bleOverRadioLink(linkAddress, roles);
