@@ -21,6 +21,30 @@ export default tseslint.config(
     },
   },
   {
+    // The cut line between the product and QA (DESIGN §3): everything QA-only lives in src/qa/ (simulators,
+    // virtual devices, radio link, QA wiring) and the production package leaves that folder out, so no
+    // production room may import it, nor the CLI (a developer tool, not shipped).
+    files: ['src/common/**', 'src/kiosk/**', 'src/devices/**', 'src/service/**', 'src/host/**', 'src/renderer/**', 'src/main/**', 'src/preload/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/qa', '**/qa/**'], message: 'production code must not import QA-only code (src/qa/): inject it from a QA entry point instead' },
+            { group: ['**/cli', '**/cli/**'], message: 'production code must not import the CLI (src/cli/)' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The simulators are the other side of the wire: they never import the kiosk (DESIGN §3).
+    files: ['src/qa/sim/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/kiosk/**'], message: 'the simulators never import the kiosk (they are the other side of the wire)' }] }],
+    },
+  },
+  {
     files: ['src/cli/**', 'test/bench/**', 'tools/pcscd/cli.ts'],
     rules: { 'no-console': 'off' },
   },

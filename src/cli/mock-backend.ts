@@ -1,16 +1,16 @@
 /**
- * `npm run mock-backend -- [options]`: the QA mock of the verification backend (src/sim/mock-backend) with
+ * `npm run mock-backend -- [options]`: the QA mock of the verification backend (src/qa/sim/mock-backend) with
  * its real ISO 18013-5 reader engine, on loopback by default. Prints its base URL on stdout, then the
  * protocol log (JSON lines) on stderr or to a file. Stops on SIGINT/SIGTERM.
  */
 import { createWriteStream } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ZodError } from 'zod';
-import { PHASES, type FaultPlanInput } from '../sim/mock-backend/faults.js';
-import { createIsoReaderEngineFactory, loadTrustDirectory } from '../sim/mock-backend/reader/index.js';
-import { jsonLines } from '../sim/mock-backend/protocol-log.js';
-import { DEFAULT_LIFETIME_MS, DEFAULT_NFC_RETRY_LIMIT, startMockBackend } from '../sim/mock-backend/server.js';
-import { defaultQaPkiDir, loadOrCreateQaPki, qaTrustDir } from './qa-pki.js';
+import { PHASES, type FaultPlanInput } from '../qa/sim/mock-backend/faults.js';
+import { createIsoReaderEngineFactory, loadTrustDirectory } from '../qa/sim/mock-backend/reader/index.js';
+import { jsonLines } from '../qa/sim/mock-backend/protocol-log.js';
+import { DEFAULT_LIFETIME_MS, DEFAULT_NFC_RETRY_LIMIT, startMockBackend } from '../qa/sim/mock-backend/server.js';
+import { defaultQaPkiDir, loadOrCreateQaPki, qaTrustDir } from '../qa/wiring/qa-pki.js';
 
 const USAGE = `Usage: npm run mock-backend -- [options]
 

@@ -6,13 +6,13 @@
  */
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { RadioLinkServer } from '../devices/virtual/radio-link/server.js';
-import { VirtualRadio } from '../sim/radio/virtual-radio.js';
-import { VpcdAddressError, VpcdCard, parseHostPort, type VpcdCardEvent, type VpcdReaderAddress } from '../sim/vpcd/vpcd-card.js';
-import { issueTestCredential } from '../sim/virtual-wallet/credential.js';
-import type { VirtualNfcTag } from '../sim/virtual-wallet/nfc-tag.js';
-import { VirtualPhone, type PhoneBehaviour, type PresentationInfo } from '../sim/virtual-wallet/virtual-phone.js';
-import { defaultQaPkiDir, loadOrCreateQaPki } from './qa-pki.js';
+import { RadioLinkServer } from '../qa/devices/radio-link/server.js';
+import { VirtualRadio } from '../qa/sim/radio/virtual-radio.js';
+import { VpcdAddressError, VpcdCard, parseHostPort, type VpcdCardEvent, type VpcdReaderAddress } from '../qa/sim/vpcd/vpcd-card.js';
+import { issueTestCredential } from '../qa/sim/virtual-wallet/credential.js';
+import type { VirtualNfcTag } from '../qa/sim/virtual-wallet/nfc-tag.js';
+import { VirtualPhone, type PhoneBehaviour, type PresentationInfo } from '../qa/sim/virtual-wallet/virtual-phone.js';
+import { defaultQaPkiDir, loadOrCreateQaPki } from '../qa/wiring/qa-pki.js';
 
 const DEFAULT_AWAY_MS = 600;
 

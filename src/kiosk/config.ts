@@ -9,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { BleRoles, Language } from '../common/kiosk-api.js';
 import { HeaderToken, Namespaces } from '../common/protocol/messages.js';
 
 const ms = (def: number) => z.number().int().positive().default(def);
@@ -94,7 +95,7 @@ export const KioskConfigSchema = z
         /** Polling `GET /sessions/{id}` for a result after the socket dropped at the end of a transfer. */
         recoverResultMs: ms(6_000),
         /** Result on screen before it is cleared (privacy). */
-        resultDisplayMs: ms(20_000),
+        resultDisplayMs: ms(30_000),
         /** Error on screen before the kiosk re-arms. */
         errorDisplayMs: ms(6_000),
         /** "Remove your phone" prompt after a verification before the kiosk stops waiting. */
@@ -130,6 +131,36 @@ export const KioskConfigSchema = z
         serviceRetryMaxMs: ms(10_000),
         /** Bound on connecting to a card that has just been tapped. */
         connectMs: ms(5_000),
+      })
+      .prefault({}),
+    /** Which Bluetooth LE roles the kiosk sets up on this machine's stack (the screen's settings). */
+    ble: z
+      .object({
+        roles: BleRoles.default('both'),
+      })
+      .prefault({}),
+    /** The screen. */
+    ui: z
+      .object({
+        /** Language of the screen for each new customer (a customer may switch for their visit). */
+        defaultLanguage: Language.default('en'),
+        /** Camera used for QR codes (a `MediaDeviceInfo.deviceId`); unset: the system's default camera. */
+        cameraDeviceId: z.string().min(1).max(512).optional(),
+        /** Camera frames decoded per second at most (keeps the CPU cool while idle). */
+        qrDecodesPerSecond: z.number().int().min(1).max(30).default(8),
+      })
+      .prefault({}),
+    /** The staff screens (settings, diagnostics). */
+    staff: z
+      .object({
+        /** `scrypt$N$r$p$salt$hash` (base64 salt and hash) of the staff PIN; unset: staff screens stay locked. */
+        pinHash: z.string().max(300).optional(),
+        /** Wrong PINs in a row before a lockout. */
+        maxAttempts: z.number().int().min(1).max(20).default(5),
+        /** Lockout after `maxAttempts` wrong PINs (doubles with each further lockout, up to 1 hour). */
+        lockoutMs: ms(60_000),
+        /** An unlocked staff session ends after this long without a staff action. */
+        unlockMs: ms(120_000),
       })
       .prefault({}),
     privacy: z

@@ -126,6 +126,17 @@ export class Kiosk {
     return this.view;
   }
 
+  /** How fresh the session in use (or waiting) is; `expiresAt` from the configured lifetime (spec §8). */
+  get sessionFreshness(): { state: 'none' | 'armed' | 'busy'; createdAt: number | null; expiresAt: number | null } {
+    const { state, createdAt } = this.keeper.freshness;
+    return { state, createdAt, expiresAt: createdAt === null ? null : createdAt + this.deps.config.session.lifetimeMs };
+  }
+
+  /** The request profile in use. */
+  get activeProfile(): RequestProfile {
+    return this.profile;
+  }
+
   onView(listener: (view: KioskView) => void): () => void {
     this.viewListeners.add(listener);
     return () => this.viewListeners.delete(listener);

@@ -107,6 +107,13 @@ export class SessionKeeper {
     return this.statusValue;
   }
 
+  /** The session a verification is using, else the one waiting armed: for the staff's freshness display. */
+  get freshness(): { readonly state: 'none' | 'armed' | 'busy'; readonly createdAt: number | null } {
+    if (this.lent) return { state: 'busy', createdAt: this.lent.session.createdAt };
+    if (this.idle) return { state: 'armed', createdAt: this.idle.session.createdAt };
+    return { state: 'none', createdAt: null };
+  }
+
   onStatus(listener: (status: KeeperStatus) => void): () => void {
     this.statusListeners.add(listener);
     return () => this.statusListeners.delete(listener);

@@ -15,8 +15,8 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { NobleCentral } from '../../src/devices/ble/noble-central.js';
 import type { BleCentralLink, GattProfile } from '../../src/devices/ports.js';
-import { createVirtualNoble } from '../../src/devices/virtual/noble-radio-bindings.js';
-import { VirtualRadio, type RadioLink } from '../../src/sim/radio/virtual-radio.js';
+import { createVirtualNoble } from '../../src/qa/devices/noble-radio-bindings.js';
+import { VirtualRadio, type RadioLink } from '../../src/qa/sim/radio/virtual-radio.js';
 import { PhoneServer, SERVER_MODE } from '../support/radio-phone.js';
 import { describeSummary, finishBench, ms, summarize } from './bench-tools.js';
 

@@ -37,11 +37,11 @@ import { performance } from 'node:perf_hooks';
 import type { KioskPhase, KioskView } from '../../src/common/kiosk-view.js';
 import type { VerificationReport } from '../../src/kiosk/kiosk.js';
 import { resolveProfile } from '../../src/kiosk/profiles.js';
-import { createIsoReaderEngineFactory } from '../../src/sim/mock-backend/reader/index.js';
-import { startMockBackend, type MockBackend } from '../../src/sim/mock-backend/server.js';
-import { VirtualRadio } from '../../src/sim/radio/virtual-radio.js';
-import { getTestCredential } from '../../src/sim/virtual-wallet/credential.js';
-import { getTestPki } from '../../src/sim/virtual-wallet/pki.js';
+import { createIsoReaderEngineFactory } from '../../src/qa/sim/mock-backend/reader/index.js';
+import { startMockBackend, type MockBackend } from '../../src/qa/sim/mock-backend/server.js';
+import { VirtualRadio } from '../../src/qa/sim/radio/virtual-radio.js';
+import { getTestCredential } from '../../src/qa/sim/virtual-wallet/credential.js';
+import { getTestPki } from '../../src/qa/sim/virtual-wallet/pki.js';
 import { E2E_API_KEY, startE2e, type E2eOptions, type E2eStack } from '../support/e2e-stack.js';
 import { describeSummary, finishBench, ms, percentile, summarize, type Summary } from './bench-tools.js';
 

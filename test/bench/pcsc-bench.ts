@@ -18,7 +18,7 @@ import { createKiosk } from '../../src/kiosk/compose.js';
 import { parseConfig } from '../../src/kiosk/config.js';
 import type { Kiosk } from '../../src/kiosk/kiosk.js';
 import { createLogger } from '../../src/kiosk/log.js';
-import { VpcdCard } from '../../src/sim/vpcd/vpcd-card.js';
+import { VpcdCard } from '../../src/qa/sim/vpcd/vpcd-card.js';
 import { startPrivatePcscd, type PcscdReader } from '../../tools/pcscd/pcscd-daemon.js';
 import { FakeBackend } from '../support/fake-backend.js';
 import { BackendPeer, describeSummary, finishBench, Mailbox, ms, roundTrips, summarize, type Inbound } from './bench-tools.js';

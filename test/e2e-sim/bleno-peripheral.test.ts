@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { BlenoPeripheral } from '../../src/devices/ble/bleno-peripheral.js';
 import type { Bleno } from '../../src/devices/ble/bleno-types.js';
-import { createVirtualBleno } from '../../src/devices/virtual/bleno-radio-bindings.js';
+import { createVirtualBleno } from '../../src/qa/devices/bleno-radio-bindings.js';
 import { expectVerified } from '../support/ble-fixtures.js';
 import { startE2e, type E2eStack } from '../support/e2e-stack.js';
 

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { NfcTransmitError, type NfcReader } from '../../src/devices/ports.js';
-import { createTestPki } from '../../src/sim/virtual-wallet/pki.js';
+import { createTestPki } from '../../src/qa/sim/virtual-wallet/pki.js';
 import { startE2e, type E2eStack } from '../support/e2e-stack.js';
 
 let stack: E2eStack | undefined;

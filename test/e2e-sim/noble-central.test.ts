@@ -7,7 +7,7 @@
 import type { Noble } from '@stoprocent/noble';
 import { afterEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { NobleCentral } from '../../src/devices/ble/noble-central.js';
-import { createVirtualNoble } from '../../src/devices/virtual/noble-radio-bindings.js';
+import { createVirtualNoble } from '../../src/qa/devices/noble-radio-bindings.js';
 import { expectVerified } from '../support/ble-fixtures.js';
 import { startE2e, type E2eOptions, type E2eStack } from '../support/e2e-stack.js';
 

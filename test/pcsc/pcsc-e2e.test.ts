@@ -5,8 +5,8 @@
  * them); without them they fail, they never skip.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { VirtualNfcTag } from '../../src/sim/virtual-wallet/nfc-tag.js';
-import { VpcdCard } from '../../src/sim/vpcd/vpcd-card.js';
+import type { VirtualNfcTag } from '../../src/qa/sim/virtual-wallet/nfc-tag.js';
+import { VpcdCard } from '../../src/qa/sim/vpcd/vpcd-card.js';
 import { startPrivatePcscd, type PrivatePcscd } from '../../tools/pcscd/pcscd-daemon.js';
 import type { E2eStack } from '../support/e2e-stack.js';
 import { readerAvailability, startPcscStack, type PcscStack, type PcscStackOptions } from '../support/pcsc-stack.js';

@@ -5,14 +5,14 @@
  */
 import type { KioskView } from '../../src/common/kiosk-view.js';
 import type { DevicePorts } from '../../src/devices/ports.js';
-import { createVirtualRig, type VirtualRig, type VirtualRigOptions } from '../../src/devices/virtual/virtual-rig.js';
+import { createVirtualRig, type VirtualRig, type VirtualRigOptions } from '../../src/qa/devices/virtual-rig.js';
 import { createKiosk } from '../../src/kiosk/compose.js';
 import { mergeConfig, parseConfig, type KioskConfig } from '../../src/kiosk/config.js';
 import type { Kiosk } from '../../src/kiosk/kiosk.js';
 import { createLogger } from '../../src/kiosk/log.js';
-import type { FaultPlanInput } from '../../src/sim/mock-backend/faults.js';
-import { createIsoReaderEngineFactory } from '../../src/sim/mock-backend/reader/index.js';
-import { startMockBackend, type MockBackend } from '../../src/sim/mock-backend/server.js';
+import type { FaultPlanInput } from '../../src/qa/sim/mock-backend/faults.js';
+import { createIsoReaderEngineFactory } from '../../src/qa/sim/mock-backend/reader/index.js';
+import { startMockBackend, type MockBackend } from '../../src/qa/sim/mock-backend/server.js';
 import { LogCapture, observeKiosk, type KioskObserver } from './harness.js';
 
 export const E2E_API_KEY = 'e2e-api-key';

@@ -1,7 +1,7 @@
 /**
  * A fake vpcd (the reader side of vsmartcard's protocol) for tests: a TCP server on 127.0.0.1, port 0.
  * Each connecting card is a FakeVpcdCard through which the test plays pcscd: GET ATR, power controls,
- * C-APDUs, raw bytes. Framing is written out here, independently of src/sim/vpcd, so the tests check
+ * C-APDUs, raw bytes. Framing is written out here, independently of src/qa/sim/vpcd, so the tests check
  * the wire format rather than the card's own encoder.
  */
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';

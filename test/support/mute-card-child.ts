@@ -1,5 +1,5 @@
 /** Child process: lays a mute virtual card on a vpcd reader, lifts it after HOLD_MS. */
-import { VpcdCard } from '../../src/sim/vpcd/vpcd-card.js';
+import { VpcdCard } from '../../src/qa/sim/vpcd/vpcd-card.js';
 
 const [host = '127.0.0.1', port = '0', hold = '4000'] = process.argv.slice(2);
 const card = new VpcdCard({ host, port: Number(port), minAwayMs: 0 });

@@ -5,8 +5,8 @@
  */
 import type { Availability } from '../../src/devices/ports.js';
 import { PcscNfcReader, type PcscNfcReaderOptions } from '../../src/devices/pcsc/pcsc-nfc-reader.js';
-import type { VirtualNfcTag } from '../../src/sim/virtual-wallet/nfc-tag.js';
-import { VpcdCard } from '../../src/sim/vpcd/vpcd-card.js';
+import type { VirtualNfcTag } from '../../src/qa/sim/virtual-wallet/nfc-tag.js';
+import { VpcdCard } from '../../src/qa/sim/vpcd/vpcd-card.js';
 import type { PcscdReader } from '../../tools/pcscd/pcscd-daemon.js';
 import { createLogger } from '../../src/kiosk/log.js';
 import { startE2e, type E2eOptions, type E2eStack } from './e2e-stack.js';

@@ -12,9 +12,9 @@
  * android: the phone is a GATT server (peripheral server mode), for noble over the link; iphone: the
  * phone is a GATT client (central client mode), for bleno over the link (role "bleno").
  */
-import { RadioLinkServer } from '../../src/devices/virtual/radio-link/server.js';
-import { VirtualRadio } from '../../src/sim/radio/virtual-radio.js';
-import { VirtualPhone } from '../../src/sim/virtual-wallet/virtual-phone.js';
+import { RadioLinkServer } from '../../src/qa/devices/radio-link/server.js';
+import { VirtualRadio } from '../../src/qa/sim/radio/virtual-radio.js';
+import { VirtualPhone } from '../../src/qa/sim/virtual-wallet/virtual-phone.js';
 
 const profile = process.argv[2] === 'iphone' ? 'iphone' : 'android';
 const out = (message: Record<string, unknown>): void => {

@@ -13,7 +13,7 @@ import type {
   ServerConnection,
   VirtualRadio,
   WriteRequest,
-} from '../../src/sim/radio/virtual-radio.js';
+} from '../../src/qa/sim/radio/virtual-radio.js';
 
 /** ISO 18013-5 characteristic UUIDs, mdoc peripheral server mode (phone = GATT server). */
 export const SERVER_MODE = {

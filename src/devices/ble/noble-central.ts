@@ -4,7 +4,7 @@
  * out a link with ordered writes and per-notification forwarding. The noble instance is injected, so this
  * module never loads the library's index (which would construct the platform binding, ble.md §2.2).
  *
- * Behaviour at the port is the virtual central's (src/devices/virtual/virtual-ble-central.ts):
+ * Behaviour at the port is the virtual central's (src/qa/devices/virtual-ble-central.ts):
  * - availability follows noble's adapter state (`availabilityOf`), with change notifications;
  * - setup failures are `BleSetupError`s whose `reason` starts with a stable key (`scan_timeout:`,
  *   `connect_timeout:`, `connect_failed:`, `service_not_found:`, `characteristic_missing:`,

@@ -7,9 +7,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { BlenoPeripheral } from '../../../src/devices/ble/bleno-peripheral.js';
 import type { GattProfile, PeripheralEvent } from '../../../src/devices/ports.js';
-import { RemoteBlenoBindings, createRemoteBleno } from '../../../src/devices/virtual/radio-link/remote-bleno-bindings.js';
-import { RadioLinkServer } from '../../../src/devices/virtual/radio-link/server.js';
-import { VirtualRadio } from '../../../src/sim/radio/virtual-radio.js';
+import { RemoteBlenoBindings, createRemoteBleno } from '../../../src/qa/devices/radio-link/remote-bleno-bindings.js';
+import { RadioLinkServer } from '../../../src/qa/devices/radio-link/server.js';
+import { VirtualRadio } from '../../../src/qa/sim/radio/virtual-radio.js';
 import { clientProfile, expectVerifiedOutcome } from '../../support/ble-fixtures.js';
 import { startE2e } from '../../support/e2e-stack.js';
 import { acrossProcesses } from '../../support/radio-link-fixtures.js';

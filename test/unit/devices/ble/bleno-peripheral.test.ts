@@ -8,8 +8,8 @@ import { BlenoPeripheral } from '../../../../src/devices/ble/bleno-peripheral.js
 import { blenoAvailability } from '../../../../src/devices/ble/bleno-support.js';
 import type { Bleno } from '../../../../src/devices/ble/bleno-types.js';
 import { BleSetupError, type Availability, type GattProfile } from '../../../../src/devices/ports.js';
-import { createVirtualBleno } from '../../../../src/devices/virtual/bleno-radio-bindings.js';
-import { AttErrorCode, VirtualRadio, type CommandErrorEvent, type RadioDevice } from '../../../../src/sim/radio/virtual-radio.js';
+import { createVirtualBleno } from '../../../../src/qa/devices/bleno-radio-bindings.js';
+import { AttErrorCode, VirtualRadio, type CommandErrorEvent, type RadioDevice } from '../../../../src/qa/sim/radio/virtual-radio.js';
 import { Events, IDENT, blenoSessionListeners, clientProfile } from '../../../support/ble-fixtures.js';
 import { CLIENT_MODE, PhoneClient, stack, turns, until } from '../../../support/radio-phone.js';
 

@@ -9,9 +9,9 @@ import { afterEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { NobleCentral, type NobleCentralOptions } from '../../../../src/devices/ble/noble-central.js';
 import { availabilityOf, disconnectReasonText, normaliseMtu } from '../../../../src/devices/ble/noble-support.js';
 import { nobleUuid, sameUuid } from '../../../../src/devices/ble/uuid.js';
-import { RadioNobleBindings, createVirtualNoble } from '../../../../src/devices/virtual/noble-radio-bindings.js';
+import { RadioNobleBindings, createVirtualNoble } from '../../../../src/qa/devices/noble-radio-bindings.js';
 import { BleSetupError, type Availability, type GattProfile } from '../../../../src/devices/ports.js';
-import { VirtualRadio, type RadioDevice, type RadioLogEntry } from '../../../../src/sim/radio/virtual-radio.js';
+import { VirtualRadio, type RadioDevice, type RadioLogEntry } from '../../../../src/qa/sim/radio/virtual-radio.js';
 import { Recorder, serverProfile } from '../../../support/ble-fixtures.js';
 import { PhoneServer, SERVER_MODE, hex, stack, turns, until } from '../../../support/radio-phone.js';
 

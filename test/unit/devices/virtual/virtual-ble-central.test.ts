@@ -3,9 +3,9 @@
  * acting as GATT server on the virtual radio (mdoc peripheral server mode).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { VirtualBleCentral } from '../../../../src/devices/virtual/virtual-ble-central.js';
+import { VirtualBleCentral } from '../../../../src/qa/devices/virtual-ble-central.js';
 import { BleSetupError, type Availability, type GattProfile } from '../../../../src/devices/ports.js';
-import { VirtualRadio, type RadioLogEntry } from '../../../../src/sim/radio/virtual-radio.js';
+import { VirtualRadio, type RadioLogEntry } from '../../../../src/qa/sim/radio/virtual-radio.js';
 import { Recorder, serverProfile } from '../../../support/ble-fixtures.js';
 import { PhoneServer, SERVER_MODE, hex, stack, turns, until } from '../../../support/radio-phone.js';
 

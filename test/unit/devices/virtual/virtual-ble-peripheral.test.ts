@@ -3,9 +3,9 @@
  * acting as GATT client on the virtual radio (mdoc central client mode).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { VirtualBlePeripheral } from '../../../../src/devices/virtual/virtual-ble-peripheral.js';
+import { VirtualBlePeripheral } from '../../../../src/qa/devices/virtual-ble-peripheral.js';
 import { BleSetupError, type BlePeripheralSession, type GattProfile } from '../../../../src/devices/ports.js';
-import { AttErrorCode, VirtualRadio, type CommandErrorEvent } from '../../../../src/sim/radio/virtual-radio.js';
+import { AttErrorCode, VirtualRadio, type CommandErrorEvent } from '../../../../src/qa/sim/radio/virtual-radio.js';
 import { Events, IDENT, clientProfile } from '../../../support/ble-fixtures.js';
 import { CLIENT_MODE, PhoneClient, stack, turns, until } from '../../../support/radio-phone.js';
 

@@ -5,11 +5,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { NfcTransmitError, type NfcCard } from '../../../../src/devices/ports.js';
-import { VirtualNfcReader } from '../../../../src/devices/virtual/virtual-nfc-reader.js';
-import { AID_NDEF_APPLICATION, encodeCommandApdu, readBinary, selectAid } from '../../../../src/sim/iso/apdu.js';
-import { NfcHandoverDriver } from '../../../../src/sim/mock-backend/reader/index.js';
-import { VirtualRadio } from '../../../../src/sim/radio/virtual-radio.js';
-import { VirtualPhone, type VirtualNfcTag } from '../../../../src/sim/virtual-wallet/index.js';
+import { VirtualNfcReader } from '../../../../src/qa/devices/virtual-nfc-reader.js';
+import { AID_NDEF_APPLICATION, encodeCommandApdu, readBinary, selectAid } from '../../../../src/qa/sim/iso/apdu.js';
+import { NfcHandoverDriver } from '../../../../src/qa/sim/mock-backend/reader/index.js';
+import { VirtualRadio } from '../../../../src/qa/sim/radio/virtual-radio.js';
+import { VirtualPhone, type VirtualNfcTag } from '../../../../src/qa/sim/virtual-wallet/index.js';
 
 const SELECT = encodeCommandApdu(selectAid(AID_NDEF_APPLICATION));
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');

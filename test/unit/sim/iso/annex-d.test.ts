@@ -4,10 +4,10 @@
  * termination message and the SessionTranscriptBytes rebuilt from raw parts.
  */
 import { describe, expect, it } from 'vitest';
-import { cborDecode, EmbeddedCbor } from '../../../../src/sim/iso/cbor.js';
-import { decodeCoseKeyBytes, encodeCoseKey, encodeCoseKeyBytes, p256PrivateKeyFromRaw, p256PublicKeyFromRaw } from '../../../../src/sim/iso/cose-key.js';
-import { decodeDeviceEngagement, deviceEngagementFromQr, deviceEngagementToQr, encodeDeviceEngagement } from '../../../../src/sim/iso/device-engagement.js';
-import { readDeviceSigned, verifyDeviceMac } from '../../../../src/sim/iso/device-mac.js';
+import { cborDecode, EmbeddedCbor } from '../../../../src/qa/sim/iso/cbor.js';
+import { decodeCoseKeyBytes, encodeCoseKey, encodeCoseKeyBytes, p256PrivateKeyFromRaw, p256PublicKeyFromRaw } from '../../../../src/qa/sim/iso/cose-key.js';
+import { decodeDeviceEngagement, deviceEngagementFromQr, deviceEngagementToQr, encodeDeviceEngagement } from '../../../../src/qa/sim/iso/device-engagement.js';
+import { readDeviceSigned, verifyDeviceMac } from '../../../../src/qa/sim/iso/device-mac.js';
 import {
   bleIdent,
   deriveEMacKey,
@@ -18,15 +18,15 @@ import {
   sessionEncrypt,
   sessionIv,
   sha256,
-} from '../../../../src/sim/iso/session-crypto.js';
+} from '../../../../src/qa/sim/iso/session-crypto.js';
 import {
   decodeSessionData,
   decodeSessionEstablishment,
   encodeSessionData,
   encodeSessionEstablishment,
   SESSION_STATUS,
-} from '../../../../src/sim/iso/session-messages.js';
-import { buildSessionTranscript, parseSessionTranscriptBytes } from '../../../../src/sim/iso/session-transcript.js';
+} from '../../../../src/qa/sim/iso/session-messages.js';
+import { buildSessionTranscript, parseSessionTranscriptBytes } from '../../../../src/qa/sim/iso/session-transcript.js';
 import { annexD, hex } from './annex-d-vectors.js';
 
 const eReaderPrivate = p256PrivateKeyFromRaw(annexD('EPHEMERAL_READER_KEY_D'), annexD('EPHEMERAL_READER_KEY_X'), annexD('EPHEMERAL_READER_KEY_Y'));

@@ -32,8 +32,8 @@ import {
   selectFile,
   swHex,
   updateBinary,
-} from '../../../../src/sim/iso/apdu.js';
-import type { CommandApdu } from '../../../../src/sim/iso/apdu.js';
+} from '../../../../src/qa/sim/iso/apdu.js';
+import type { CommandApdu } from '../../../../src/qa/sim/iso/apdu.js';
 import { APPLE_CC_HEX, hex, toHex } from './nfc-fixtures.js';
 
 const enc = (apdu: CommandApdu): string => toHex(encodeCommandApdu(apdu)).toUpperCase();

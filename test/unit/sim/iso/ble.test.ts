@@ -11,7 +11,7 @@ import {
   CHUNK_FLAG_LAST,
   CHUNK_FLAG_MORE,
   chunkMessage,
-} from '../../../../src/sim/iso/ble-framing.js';
+} from '../../../../src/qa/sim/iso/ble-framing.js';
 import {
   BLE_STATE_END,
   BLE_STATE_START,
@@ -25,7 +25,7 @@ import {
   uuidFromLittleEndianBytes,
   uuidToBytes,
   uuidToLittleEndianBytes,
-} from '../../../../src/sim/iso/ble-uuids.js';
+} from '../../../../src/qa/sim/iso/ble-uuids.js';
 import { hex } from './annex-d-vectors.js';
 
 describe('ISO GATT characteristics', () => {

@@ -1,9 +1,9 @@
 /**
- * Raw byte spans of CBOR items (src/sim/iso/cbor-raw.ts): what lets us take received bytes verbatim.
+ * Raw byte spans of CBOR items (src/qa/sim/iso/cbor-raw.ts): what lets us take received bytes verbatim.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CborError, cborDecode, cborEncode, EmbeddedCbor } from '../../../../src/sim/iso/cbor.js';
+import { CborError, cborDecode, cborEncode, EmbeddedCbor } from '../../../../src/qa/sim/iso/cbor.js';
 import {
   assertSingleItem,
   cborItemEnd,
@@ -14,7 +14,7 @@ import {
   rawMapValue,
   rawTag24Content,
   requireRawMapValue,
-} from '../../../../src/sim/iso/cbor-raw.js';
+} from '../../../../src/qa/sim/iso/cbor-raw.js';
 import { fromHex, hex } from './annex-d-vectors.js';
 
 describe('cborItemEnd', () => {

@@ -1,5 +1,5 @@
 /**
- * The ISO CBOR rules of src/sim/iso/cbor.ts (reference §4.7): encoder options, integer map keys, tag 24
+ * The ISO CBOR rules of src/qa/sim/iso/cbor.ts (reference §4.7): encoder options, integer map keys, tag 24
  * kept as exact bytes, explicit dates, strict decoding, and isolation from @owf/mdoc's global cbor-x tags.
  */
 import { cborDecode as owfCborDecode, DataItem } from '@owf/mdoc';
@@ -17,7 +17,7 @@ import {
   readTdate,
   Tag,
   tdate,
-} from '../../../../src/sim/iso/cbor.js';
+} from '../../../../src/qa/sim/iso/cbor.js';
 import { fromHex, hex } from './annex-d-vectors.js';
 
 describe('encoding (reference §4.7 table)', () => {

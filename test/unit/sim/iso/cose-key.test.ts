@@ -1,9 +1,9 @@
 /**
- * P-256 keys and their COSE_Key / "…KeyBytes" forms (src/sim/iso/cose-key.ts).
+ * P-256 keys and their COSE_Key / "…KeyBytes" forms (src/qa/sim/iso/cose-key.ts).
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { CborError, cborEncode, encodeTag24 } from '../../../../src/sim/iso/cbor.js';
+import { CborError, cborEncode, encodeTag24 } from '../../../../src/qa/sim/iso/cbor.js';
 import {
   decodeCoseKey,
   decodeCoseKeyBytes,
@@ -16,7 +16,7 @@ import {
   publicCoordinates,
   toEs256Jwk,
   toPublicKey,
-} from '../../../../src/sim/iso/cose-key.js';
+} from '../../../../src/qa/sim/iso/cose-key.js';
 import { annexD, fromHex, hex } from './annex-d-vectors.js';
 
 describe('COSE_Key', () => {

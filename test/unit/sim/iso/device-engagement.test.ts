@@ -1,19 +1,19 @@
 /**
- * DeviceEngagement building and parsing, and the QR form (src/sim/iso/device-engagement.ts).
+ * DeviceEngagement building and parsing, and the QR form (src/qa/sim/iso/device-engagement.ts).
  * Annex D QR DeviceEngagement conformance is in annex-d.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { CborError, cborEncode, encodeTag24 } from '../../../../src/sim/iso/cbor.js';
-import { encodeRawArray, encodeRawMap } from '../../../../src/sim/iso/cbor-raw.js';
-import { encodeCoseKey, encodeCoseKeyBytes, generateP256KeyPair, p256PublicKeyFromRaw } from '../../../../src/sim/iso/cose-key.js';
+import { CborError, cborEncode, encodeTag24 } from '../../../../src/qa/sim/iso/cbor.js';
+import { encodeRawArray, encodeRawMap } from '../../../../src/qa/sim/iso/cbor-raw.js';
+import { encodeCoseKey, encodeCoseKeyBytes, generateP256KeyPair, p256PublicKeyFromRaw } from '../../../../src/qa/sim/iso/cose-key.js';
 import {
   CAPABILITY,
   decodeDeviceEngagement,
   deviceEngagementFromQr,
   deviceEngagementToQr,
   encodeDeviceEngagement,
-} from '../../../../src/sim/iso/device-engagement.js';
-import { bleIdent } from '../../../../src/sim/iso/session-crypto.js';
+} from '../../../../src/qa/sim/iso/device-engagement.js';
+import { bleIdent } from '../../../../src/qa/sim/iso/session-crypto.js';
 import { annexD, fromHex, hex } from './annex-d-vectors.js';
 
 /** Apple Wallet's DeviceEngagement from its negotiated HS (reference §1.7, APPLE_HS_NDEF offset 98). */

@@ -1,15 +1,15 @@
 /**
- * deviceMac creation and verification (src/sim/iso/device-mac.ts) beyond the Annex D tag (annex-d.test.ts).
+ * deviceMac creation and verification (src/qa/sim/iso/device-mac.ts) beyond the Annex D tag (annex-d.test.ts).
  */
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { cborEncode, EmbeddedCbor, encodeByteString, encodeTag24, Tag } from '../../../../src/sim/iso/cbor.js';
-import { encodeRawArray } from '../../../../src/sim/iso/cbor-raw.js';
-import { encodeCoseKeyBytes, generateP256KeyPair } from '../../../../src/sim/iso/cose-key.js';
-import { encodeDeviceEngagement } from '../../../../src/sim/iso/device-engagement.js';
-import { createDeviceMac, deviceAuthenticationBytes, macStructure, readDeviceSigned, verifyDeviceMac } from '../../../../src/sim/iso/device-mac.js';
-import { deriveEMacKey } from '../../../../src/sim/iso/session-crypto.js';
-import { buildSessionTranscript } from '../../../../src/sim/iso/session-transcript.js';
+import { cborEncode, EmbeddedCbor, encodeByteString, encodeTag24, Tag } from '../../../../src/qa/sim/iso/cbor.js';
+import { encodeRawArray } from '../../../../src/qa/sim/iso/cbor-raw.js';
+import { encodeCoseKeyBytes, generateP256KeyPair } from '../../../../src/qa/sim/iso/cose-key.js';
+import { encodeDeviceEngagement } from '../../../../src/qa/sim/iso/device-engagement.js';
+import { createDeviceMac, deviceAuthenticationBytes, macStructure, readDeviceSigned, verifyDeviceMac } from '../../../../src/qa/sim/iso/device-mac.js';
+import { deriveEMacKey } from '../../../../src/qa/sim/iso/session-crypto.js';
+import { buildSessionTranscript } from '../../../../src/qa/sim/iso/session-transcript.js';
 import { fromHex, hex } from './annex-d-vectors.js';
 
 const MDL = 'org.iso.18013.5.1.mDL';

@@ -29,11 +29,11 @@ import {
   parseHandoverSelect,
   parseNfcCarrierPayload,
   readerEngagementRecord,
-} from '../../../../src/sim/iso/handover.js';
-import { uuidFromBytes, uuidToBytes } from '../../../../src/sim/iso/ble-uuids.js';
-import type { LeRole as LeRoleValue } from '../../../../src/sim/iso/handover.js';
-import { Tnf, encodeNdefMessage, ndefRecord, parseNdefMessage } from '../../../../src/sim/iso/ndef.js';
-import type { NdefRecord } from '../../../../src/sim/iso/ndef.js';
+} from '../../../../src/qa/sim/iso/handover.js';
+import { uuidFromBytes, uuidToBytes } from '../../../../src/qa/sim/iso/ble-uuids.js';
+import type { LeRole as LeRoleValue } from '../../../../src/qa/sim/iso/handover.js';
+import { Tnf, encodeNdefMessage, ndefRecord, parseNdefMessage } from '../../../../src/qa/sim/iso/ndef.js';
+import type { NdefRecord } from '../../../../src/qa/sim/iso/ndef.js';
 import {
   ANNEX_D_HR_HEX,
   ANNEX_D_HS_HEX,

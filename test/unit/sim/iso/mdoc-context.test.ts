@@ -32,14 +32,14 @@ import {
   X509CertificateGenerator,
 } from '@peculiar/x509';
 import { describe, expect, it } from 'vitest';
-import { cborEncode, encodeByteString } from '../../../../src/sim/iso/cbor.js';
-import { encodeRawArray, rawArrayItems } from '../../../../src/sim/iso/cbor-raw.js';
-import { encodeCoseKey, encodeCoseKeyBytes, generateP256KeyPair, privateScalar, toEs256Jwk, type P256KeyPair } from '../../../../src/sim/iso/cose-key.js';
-import { encodeDeviceEngagement } from '../../../../src/sim/iso/device-engagement.js';
-import { deviceAuthenticationBytes, readDeviceSigned, verifyDeviceMac } from '../../../../src/sim/iso/device-mac.js';
-import { createNodeMdocContext } from '../../../../src/sim/iso/mdoc-context.js';
-import { deriveEMacKey } from '../../../../src/sim/iso/session-crypto.js';
-import { buildSessionTranscript } from '../../../../src/sim/iso/session-transcript.js';
+import { cborEncode, encodeByteString } from '../../../../src/qa/sim/iso/cbor.js';
+import { encodeRawArray, rawArrayItems } from '../../../../src/qa/sim/iso/cbor-raw.js';
+import { encodeCoseKey, encodeCoseKeyBytes, generateP256KeyPair, privateScalar, toEs256Jwk, type P256KeyPair } from '../../../../src/qa/sim/iso/cose-key.js';
+import { encodeDeviceEngagement } from '../../../../src/qa/sim/iso/device-engagement.js';
+import { deviceAuthenticationBytes, readDeviceSigned, verifyDeviceMac } from '../../../../src/qa/sim/iso/device-mac.js';
+import { createNodeMdocContext } from '../../../../src/qa/sim/iso/mdoc-context.js';
+import { deriveEMacKey } from '../../../../src/qa/sim/iso/session-crypto.js';
+import { buildSessionTranscript } from '../../../../src/qa/sim/iso/session-transcript.js';
 
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
 

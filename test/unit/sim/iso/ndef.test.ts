@@ -12,8 +12,8 @@ import {
   parseNdefMessage,
   recordIdText,
   recordTypeText,
-} from '../../../../src/sim/iso/ndef.js';
-import type { NdefRecord } from '../../../../src/sim/iso/ndef.js';
+} from '../../../../src/qa/sim/iso/ndef.js';
+import type { NdefRecord } from '../../../../src/qa/sim/iso/ndef.js';
 import { APPLE_HS_HEX, MULTIPAZ_STATIC_HS_HEX, hex, toHex } from './nfc-fixtures.js';
 
 /** The fields a record is made of, without the parse-only position data. */

@@ -4,9 +4,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CborError, cborEncode, encodeTag24 } from '../../../../src/sim/iso/cbor.js';
-import { encodeCoseKey, encodeCoseKeyBytes, generateP256KeyPair } from '../../../../src/sim/iso/cose-key.js';
-import { decodeDeviceEngagement, encodeDeviceEngagement } from '../../../../src/sim/iso/device-engagement.js';
+import { CborError, cborEncode, encodeTag24 } from '../../../../src/qa/sim/iso/cbor.js';
+import { encodeCoseKey, encodeCoseKeyBytes, generateP256KeyPair } from '../../../../src/qa/sim/iso/cose-key.js';
+import { decodeDeviceEngagement, encodeDeviceEngagement } from '../../../../src/qa/sim/iso/device-engagement.js';
 import {
   bleIdent,
   deriveSessionKeys,
@@ -15,15 +15,15 @@ import {
   sessionDecrypt,
   sessionEncrypt,
   sessionIv,
-} from '../../../../src/sim/iso/session-crypto.js';
+} from '../../../../src/qa/sim/iso/session-crypto.js';
 import {
   decodeSessionData,
   decodeSessionEstablishment,
   encodeSessionData,
   encodeSessionEstablishment,
   SESSION_STATUS,
-} from '../../../../src/sim/iso/session-messages.js';
-import { buildSessionTranscript, encodeHandover, parseSessionTranscriptBytes } from '../../../../src/sim/iso/session-transcript.js';
+} from '../../../../src/qa/sim/iso/session-messages.js';
+import { buildSessionTranscript, encodeHandover, parseSessionTranscriptBytes } from '../../../../src/qa/sim/iso/session-transcript.js';
 import { fromHex, hex } from './annex-d-vectors.js';
 
 function newSession(handover: Parameters<typeof buildSessionTranscript>[0]['handover'] = { type: 'qr' }) {

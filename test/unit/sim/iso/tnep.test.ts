@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Tnf, encodeNdefMessage, ndefRecord, parseNdefMessage } from '../../../../src/sim/iso/ndef.js';
+import { Tnf, encodeNdefMessage, ndefRecord, parseNdefMessage } from '../../../../src/qa/sim/iso/ndef.js';
 import {
   APPLE_WALLET_SERVICE_PARAMETER,
   DEFAULT_T_WAIT_MS,
@@ -19,7 +19,7 @@ import {
   serviceSelectRecord,
   tWaitMs,
   tnepStatusRecord,
-} from '../../../../src/sim/iso/tnep.js';
+} from '../../../../src/qa/sim/iso/tnep.js';
 import { MULTIPAZ_STATIC_HS_HEX, MULTIPAZ_TE_HEX, MULTIPAZ_TP_HEX, MULTIPAZ_TS_HEX, hex, toHex } from './nfc-fixtures.js';
 
 describe('TNEP records against the §1.5 negotiated transcript', () => {

@@ -26,8 +26,8 @@ import {
   responseStatus,
   selectAid,
   selectFile,
-} from '../../../../src/sim/iso/apdu.js';
-import type { CommandApdu, HandoverMode, ResponseApdu } from '../../../../src/sim/iso/apdu.js';
+} from '../../../../src/qa/sim/iso/apdu.js';
+import type { CommandApdu, HandoverMode, ResponseApdu } from '../../../../src/qa/sim/iso/apdu.js';
 import {
   LeRole,
   MULTIPAZ_NFC_CARRIER,
@@ -35,8 +35,8 @@ import {
   buildHandoverSelect,
   parseHandoverRequest,
   parseHandoverSelect,
-} from '../../../../src/sim/iso/handover.js';
-import { Tnf, findRecord, parseNdefMessage } from '../../../../src/sim/iso/ndef.js';
+} from '../../../../src/qa/sim/iso/handover.js';
+import { Tnf, findRecord, parseNdefMessage } from '../../../../src/qa/sim/iso/ndef.js';
 import {
   MULTIPAZ_SERVICE_PARAMETER,
   TNEP_HANDOVER_SERVICE,
@@ -47,7 +47,7 @@ import {
   parseServiceSelectMessage,
   parseTnepStatusMessage,
   tWaitMs,
-} from '../../../../src/sim/iso/tnep.js';
+} from '../../../../src/qa/sim/iso/tnep.js';
 import {
   MULTIPAZ_BLE_UUID,
   MULTIPAZ_DEVICE_ENGAGEMENT_HEX,

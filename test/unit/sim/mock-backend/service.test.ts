@@ -6,10 +6,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { BleActions, NfcStep, ReaderEngine, ReaderEngineFactory } from '../../../../src/sim/mock-backend/engine.js';
-import type { ProtocolLogEntry } from '../../../../src/sim/mock-backend/protocol-log.js';
-import { startMockBackend, type MockBackend, type MockBackendOptions } from '../../../../src/sim/mock-backend/server.js';
-import type { BleModeWire, OutcomeWire } from '../../../../src/sim/mock-backend/wire.js';
+import type { BleActions, NfcStep, ReaderEngine, ReaderEngineFactory } from '../../../../src/qa/sim/mock-backend/engine.js';
+import type { ProtocolLogEntry } from '../../../../src/qa/sim/mock-backend/protocol-log.js';
+import { startMockBackend, type MockBackend, type MockBackendOptions } from '../../../../src/qa/sim/mock-backend/server.js';
+import type { BleModeWire, OutcomeWire } from '../../../../src/qa/sim/mock-backend/wire.js';
 
 const KEY = 'qa-key-1';
 const STATE = '00000001-a123-48ce-896b-4c76973373e6';

@@ -1,6 +1,6 @@
 /** Virtual radio: discovery, reads (long reads with offsets), writes, subscriptions, notifications, ATT errors. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { AttError, AttErrorCode, type CommandErrorEvent, type NotificationEvent, type ReadRequest } from '../../../../src/sim/radio/virtual-radio.js';
+import { AttError, AttErrorCode, type CommandErrorEvent, type NotificationEvent, type ReadRequest } from '../../../../src/qa/sim/radio/virtual-radio.js';
 import { turns, until } from '../../../support/radio-phone.js';
 import { CHR, SVC, bytes, connected, pair, type Pair } from './radio-fixtures.js';
 

@@ -1,6 +1,6 @@
 /** Virtual radio: order under load in both directions, and the fault hooks (drop after k, latency, refusals, MTU). */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DisconnectInfo, RadioLink } from '../../../../src/sim/radio/virtual-radio.js';
+import type { DisconnectInfo, RadioLink } from '../../../../src/qa/sim/radio/virtual-radio.js';
 import { until } from '../../../support/radio-phone.js';
 import { CHR, SVC, bytes, connected, pair, type Pair } from './radio-fixtures.js';
 

@@ -1,5 +1,5 @@
 /** Small fixtures shared by the virtual radio's unit tests. */
-import { VirtualRadio, type GattServerHandlers, type RadioDevice, type RadioLink, type RadioLogEntry } from '../../../../src/sim/radio/virtual-radio.js';
+import { VirtualRadio, type GattServerHandlers, type RadioDevice, type RadioLink, type RadioLogEntry } from '../../../../src/qa/sim/radio/virtual-radio.js';
 
 export const SVC = '6C1E2F3A-9B8D-4E5F-A1B2-C3D4E5F60718';
 export const CHR = {

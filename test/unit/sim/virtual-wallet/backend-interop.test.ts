@@ -1,16 +1,16 @@
 /**
- * Interoperability with the mock backend's ISO reader engine (src/sim/mock-backend/reader): the engine's
+ * Interoperability with the mock backend's ISO reader engine (src/qa/sim/mock-backend/reader): the engine's
  * steps are carried to the virtual phone by a minimal in-test relay (what the kiosk does, without the
  * WebSocket): APDUs to the tag, `ble_write`s as GATT writes or notifications, notifications / writes /
  * reads back to the engine. Every flow of the issue's end-to-end list that involves only the phone and the
  * reader ends with the outcome the backend would send in `complete`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createIsoReaderEngineFactory } from '../../../../src/sim/mock-backend/reader/index.js';
-import type { BleActions, ReaderEngine } from '../../../../src/sim/mock-backend/engine.js';
-import type { BleModeWire, OutcomeWire } from '../../../../src/sim/mock-backend/wire.js';
-import { VirtualRadio, sameUuid, type RadioDevice } from '../../../../src/sim/radio/virtual-radio.js';
-import { VirtualPhone, type PhoneBehaviour, type PhoneProfileName, type PresentationOutcome } from '../../../../src/sim/virtual-wallet/index.js';
+import { createIsoReaderEngineFactory } from '../../../../src/qa/sim/mock-backend/reader/index.js';
+import type { BleActions, ReaderEngine } from '../../../../src/qa/sim/mock-backend/engine.js';
+import type { BleModeWire, OutcomeWire } from '../../../../src/qa/sim/mock-backend/wire.js';
+import { VirtualRadio, sameUuid, type RadioDevice } from '../../../../src/qa/sim/radio/virtual-radio.js';
+import { VirtualPhone, type PhoneBehaviour, type PhoneProfileName, type PresentationOutcome } from '../../../../src/qa/sim/virtual-wallet/index.js';
 import { NS, until } from './reader-fixtures.js';
 
 const REQUEST = { [NS]: ['family_name', 'given_name', 'birth_date', 'portrait', 'driving_privileges', 'age_over_21'] };

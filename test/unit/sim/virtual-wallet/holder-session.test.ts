@@ -5,12 +5,12 @@
  * limited to the request, signature and MAC device authentication.
  */
 import { describe, expect, it } from 'vitest';
-import { cborDecode, expectMap } from '../../../../src/sim/iso/cbor.js';
-import { p256PrivateKeyFromRaw } from '../../../../src/sim/iso/cose-key.js';
-import { readDeviceSigned } from '../../../../src/sim/iso/device-mac.js';
-import { decodeSessionData, encodeSessionData } from '../../../../src/sim/iso/session-messages.js';
-import { parseSessionTranscriptBytes } from '../../../../src/sim/iso/session-transcript.js';
-import { createEngagementKeys, getTestCredential, HolderSession, buildDeviceResponse, disclosedElements, openSessionEstablishment, qrDeviceEngagement, summarizeDeviceRequest, ANDROID_PROFILE, type ConsentDecision, type DeviceAuthMethod } from '../../../../src/sim/virtual-wallet/index.js';
+import { cborDecode, expectMap } from '../../../../src/qa/sim/iso/cbor.js';
+import { p256PrivateKeyFromRaw } from '../../../../src/qa/sim/iso/cose-key.js';
+import { readDeviceSigned } from '../../../../src/qa/sim/iso/device-mac.js';
+import { decodeSessionData, encodeSessionData } from '../../../../src/qa/sim/iso/session-messages.js';
+import { parseSessionTranscriptBytes } from '../../../../src/qa/sim/iso/session-transcript.js';
+import { createEngagementKeys, getTestCredential, HolderSession, buildDeviceResponse, disclosedElements, openSessionEstablishment, qrDeviceEngagement, summarizeDeviceRequest, ANDROID_PROFILE, type ConsentDecision, type DeviceAuthMethod } from '../../../../src/qa/sim/virtual-wallet/index.js';
 import { annexD, hex } from '../iso/annex-d-vectors.js';
 import { MDL, NS, TestReader, encodeRequest } from './reader-fixtures.js';
 

@@ -18,13 +18,13 @@ import {
   AID_NDEF_APPLICATION,
   FILE_ID_CAPABILITY_CONTAINER,
   type CommandApdu,
-} from '../../../../src/sim/iso/apdu.js';
-import { decodeDeviceEngagement } from '../../../../src/sim/iso/device-engagement.js';
-import { LeRole, MULTIPAZ_NFC_CARRIER, buildHandoverRequest, parseHandoverSelect } from '../../../../src/sim/iso/handover.js';
-import { parseNdefMessage, recordTypeText } from '../../../../src/sim/iso/ndef.js';
-import { buildServiceSelectMessage, parseTnepStatusMessage } from '../../../../src/sim/iso/tnep.js';
-import { NfcHandoverDriver, offeredFromHandover, type HandoverResult } from '../../../../src/sim/mock-backend/reader/index.js';
-import { VirtualRadio } from '../../../../src/sim/radio/virtual-radio.js';
+} from '../../../../src/qa/sim/iso/apdu.js';
+import { decodeDeviceEngagement } from '../../../../src/qa/sim/iso/device-engagement.js';
+import { LeRole, MULTIPAZ_NFC_CARRIER, buildHandoverRequest, parseHandoverSelect } from '../../../../src/qa/sim/iso/handover.js';
+import { parseNdefMessage, recordTypeText } from '../../../../src/qa/sim/iso/ndef.js';
+import { buildServiceSelectMessage, parseTnepStatusMessage } from '../../../../src/qa/sim/iso/tnep.js';
+import { NfcHandoverDriver, offeredFromHandover, type HandoverResult } from '../../../../src/qa/sim/mock-backend/reader/index.js';
+import { VirtualRadio } from '../../../../src/qa/sim/radio/virtual-radio.js';
 import {
   ANDROID_PROFILE,
   HandoverTag,
@@ -37,7 +37,7 @@ import {
   type CompletedHandover,
   type PhoneProfile,
   type VirtualNfcTag,
-} from '../../../../src/sim/virtual-wallet/index.js';
+} from '../../../../src/qa/sim/virtual-wallet/index.js';
 import {
   MULTIPAZ_BLE_UUID,
   MULTIPAZ_DEVICE_ENGAGEMENT_HEX,

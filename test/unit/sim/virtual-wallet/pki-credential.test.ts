@@ -13,8 +13,8 @@ import { BasicConstraintsExtension, ExtendedKeyUsageExtension, KeyUsageFlags, Ke
 import jpeg from 'jpeg-js';
 import { describe, expect, it } from 'vitest';
 import { ALL_MDL_ELEMENTS } from '../../../../src/kiosk/profiles.js';
-import { Tag, cborDecode, expectMap, readFullDate, readTdate } from '../../../../src/sim/iso/cbor.js';
-import { createNodeMdocContext } from '../../../../src/sim/iso/mdoc-context.js';
+import { Tag, cborDecode, expectMap, readFullDate, readTdate } from '../../../../src/qa/sim/iso/cbor.js';
+import { createNodeMdocContext } from '../../../../src/qa/sim/iso/mdoc-context.js';
 import {
   MDL_DS_EKU,
   createTestPki,
@@ -25,7 +25,7 @@ import {
   issueTestCredential,
   writeIacaPem,
   type TestCredential,
-} from '../../../../src/sim/virtual-wallet/index.js';
+} from '../../../../src/qa/sim/virtual-wallet/index.js';
 
 const ctx = createNodeMdocContext();
 const NS = 'org.iso.18013.5.1';

@@ -1,5 +1,5 @@
 /**
- * An ISO 18013-5 reader for tests of the virtual phone, written only with the toolkit (src/sim/iso) and the
+ * An ISO 18013-5 reader for tests of the virtual phone, written only with the toolkit (src/qa/sim/iso) and the
  * virtual radio: NFC engagement (static and negotiated, polling NLEN 0), the session (EReaderKey,
  * SessionTranscript, DeviceRequest, SessionEstablishment), both BLE roles with chunking, and verification
  * of the DeviceResponse (@owf/mdoc Verifier for the issuer side, the toolkit for device auth).
@@ -21,22 +21,22 @@ import {
   selectAid,
   selectFile,
   type CommandApdu,
-} from '../../../../src/sim/iso/apdu.js';
-import { BleReassembler, chunkMessage } from '../../../../src/sim/iso/ble-framing.js';
-import { BLE_STATE_END, BLE_STATE_START, CENTRAL_CLIENT_MODE, PERIPHERAL_SERVER_MODE } from '../../../../src/sim/iso/ble-uuids.js';
-import { EmbeddedCbor, cborEncode } from '../../../../src/sim/iso/cbor.js';
-import { encodeCoseKeyBytes, generateP256KeyPair, type P256KeyPair } from '../../../../src/sim/iso/cose-key.js';
-import { decodeDeviceEngagement, deviceEngagementFromQr, type DecodedDeviceEngagement } from '../../../../src/sim/iso/device-engagement.js';
-import { readDeviceSigned, verifyDeviceMac } from '../../../../src/sim/iso/device-mac.js';
-import { LeRole, MULTIPAZ_NFC_CARRIER, buildHandoverRequest, parseHandoverSelect } from '../../../../src/sim/iso/handover.js';
-import { createNodeMdocContext } from '../../../../src/sim/iso/mdoc-context.js';
-import { parseNdefMessage } from '../../../../src/sim/iso/ndef.js';
-import { SessionEncryption, bleIdent, deriveEMacKey } from '../../../../src/sim/iso/session-crypto.js';
-import { decodeSessionData, encodeSessionEstablishment, type SessionData } from '../../../../src/sim/iso/session-messages.js';
-import { buildSessionTranscript, type Handover, type SessionTranscript } from '../../../../src/sim/iso/session-transcript.js';
-import { buildServiceSelectMessage, findServiceParameter, parseTnepStatusMessage } from '../../../../src/sim/iso/tnep.js';
-import { sameUuid, type DisconnectInfo, type RadioDevice, type RadioLink, type ServerConnection, type VirtualRadio } from '../../../../src/sim/radio/virtual-radio.js';
-import type { VirtualNfcTag } from '../../../../src/sim/virtual-wallet/index.js';
+} from '../../../../src/qa/sim/iso/apdu.js';
+import { BleReassembler, chunkMessage } from '../../../../src/qa/sim/iso/ble-framing.js';
+import { BLE_STATE_END, BLE_STATE_START, CENTRAL_CLIENT_MODE, PERIPHERAL_SERVER_MODE } from '../../../../src/qa/sim/iso/ble-uuids.js';
+import { EmbeddedCbor, cborEncode } from '../../../../src/qa/sim/iso/cbor.js';
+import { encodeCoseKeyBytes, generateP256KeyPair, type P256KeyPair } from '../../../../src/qa/sim/iso/cose-key.js';
+import { decodeDeviceEngagement, deviceEngagementFromQr, type DecodedDeviceEngagement } from '../../../../src/qa/sim/iso/device-engagement.js';
+import { readDeviceSigned, verifyDeviceMac } from '../../../../src/qa/sim/iso/device-mac.js';
+import { LeRole, MULTIPAZ_NFC_CARRIER, buildHandoverRequest, parseHandoverSelect } from '../../../../src/qa/sim/iso/handover.js';
+import { createNodeMdocContext } from '../../../../src/qa/sim/iso/mdoc-context.js';
+import { parseNdefMessage } from '../../../../src/qa/sim/iso/ndef.js';
+import { SessionEncryption, bleIdent, deriveEMacKey } from '../../../../src/qa/sim/iso/session-crypto.js';
+import { decodeSessionData, encodeSessionEstablishment, type SessionData } from '../../../../src/qa/sim/iso/session-messages.js';
+import { buildSessionTranscript, type Handover, type SessionTranscript } from '../../../../src/qa/sim/iso/session-transcript.js';
+import { buildServiceSelectMessage, findServiceParameter, parseTnepStatusMessage } from '../../../../src/qa/sim/iso/tnep.js';
+import { sameUuid, type DisconnectInfo, type RadioDevice, type RadioLink, type ServerConnection, type VirtualRadio } from '../../../../src/qa/sim/radio/virtual-radio.js';
+import type { VirtualNfcTag } from '../../../../src/qa/sim/virtual-wallet/index.js';
 
 export const MDL = 'org.iso.18013.5.1.mDL';
 export const NS = 'org.iso.18013.5.1';

@@ -5,11 +5,11 @@
  * elements), and every behaviour with what it looks like on the wire. Nothing is left running after stop().
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CENTRAL_CLIENT_MODE } from '../../../../src/sim/iso/ble-uuids.js';
-import { decodeDeviceEngagement, deviceEngagementFromQr } from '../../../../src/sim/iso/device-engagement.js';
-import { decodeSessionData, encodeSessionData } from '../../../../src/sim/iso/session-messages.js';
-import { VirtualRadio, type RadioDevice } from '../../../../src/sim/radio/virtual-radio.js';
-import { VirtualPhone, getTestCredential, type PhoneBehaviour, type PhoneProfileName, type PresentationOutcome } from '../../../../src/sim/virtual-wallet/index.js';
+import { CENTRAL_CLIENT_MODE } from '../../../../src/qa/sim/iso/ble-uuids.js';
+import { decodeDeviceEngagement, deviceEngagementFromQr } from '../../../../src/qa/sim/iso/device-engagement.js';
+import { decodeSessionData, encodeSessionData } from '../../../../src/qa/sim/iso/session-messages.js';
+import { VirtualRadio, type RadioDevice } from '../../../../src/qa/sim/radio/virtual-radio.js';
+import { VirtualPhone, getTestCredential, type PhoneBehaviour, type PhoneProfileName, type PresentationOutcome } from '../../../../src/qa/sim/virtual-wallet/index.js';
 import { NS, TestReader, nfcEngage, readerCentral, readerPeripheral, until } from './reader-fixtures.js';
 
 const REQUEST = { [NS]: ['family_name', 'given_name', 'birth_date', 'portrait', 'age_over_21'] };

@@ -4,11 +4,11 @@
  */
 import { performance } from 'node:perf_hooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { VirtualRadio } from '../../../../src/sim/radio/virtual-radio.js';
-import { VpcdCard, VpcdConnectError, parseHostPort, type VpcdCardEvent, type VpcdCardOptions } from '../../../../src/sim/vpcd/vpcd-card.js';
-import { VpcdFrameDecoder, encodeVpcdFrame } from '../../../../src/sim/vpcd/vpcd-framing.js';
-import { NfcFieldLostError, type VirtualNfcTag } from '../../../../src/sim/virtual-wallet/nfc-tag.js';
-import { VirtualPhone } from '../../../../src/sim/virtual-wallet/virtual-phone.js';
+import { VirtualRadio } from '../../../../src/qa/sim/radio/virtual-radio.js';
+import { VpcdCard, VpcdConnectError, parseHostPort, type VpcdCardEvent, type VpcdCardOptions } from '../../../../src/qa/sim/vpcd/vpcd-card.js';
+import { VpcdFrameDecoder, encodeVpcdFrame } from '../../../../src/qa/sim/vpcd/vpcd-framing.js';
+import { NfcFieldLostError, type VirtualNfcTag } from '../../../../src/qa/sim/virtual-wallet/nfc-tag.js';
+import { VirtualPhone } from '../../../../src/qa/sim/virtual-wallet/virtual-phone.js';
 import { CTRL, FakeVpcd, frame, fromHex, toHex, unusedPort, type FakeVpcdCard } from '../../../support/fake-vpcd.js';
 
 const SELECT_NDEF = '00A4040007D276000085010100';

@@ -3,11 +3,11 @@
  * Wallet HS (reference §1.7), the Annex D QR DeviceEngagement (§3.2), and the engine's QR path.
  */
 import { describe, expect, it } from 'vitest';
-import { decodeDeviceEngagement, deviceEngagementToQr, encodeDeviceEngagement } from '../../../../../src/sim/iso/device-engagement.js';
-import { generateP256KeyPair } from '../../../../../src/sim/iso/cose-key.js';
-import { parseHandoverSelect } from '../../../../../src/sim/iso/handover.js';
-import { buildBleModes, createIsoReaderEngineFactory, offeredFromDeviceEngagement, offeredFromHandover } from '../../../../../src/sim/mock-backend/reader/index.js';
-import type { BleModeWire } from '../../../../../src/sim/mock-backend/wire.js';
+import { decodeDeviceEngagement, deviceEngagementToQr, encodeDeviceEngagement } from '../../../../../src/qa/sim/iso/device-engagement.js';
+import { generateP256KeyPair } from '../../../../../src/qa/sim/iso/cose-key.js';
+import { parseHandoverSelect } from '../../../../../src/qa/sim/iso/handover.js';
+import { buildBleModes, createIsoReaderEngineFactory, offeredFromDeviceEngagement, offeredFromHandover } from '../../../../../src/qa/sim/mock-backend/reader/index.js';
+import type { BleModeWire } from '../../../../../src/qa/sim/mock-backend/wire.js';
 import { annexD } from '../../iso/annex-d-vectors.js';
 import { ANNEX_D_HS_HEX, APPLE_HS_HEX, MULTIPAZ_BLE_UUID, MULTIPAZ_NEGOTIATED_HS_HEX, MULTIPAZ_STATIC_HS_HEX, hex } from '../../iso/nfc-fixtures.js';
 

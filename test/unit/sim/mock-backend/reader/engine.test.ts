@@ -4,10 +4,10 @@
  * bleConnected, then the phone's notifications or writes) and checks the outcome of spec §2.4.
  */
 import { describe, expect, it } from 'vitest';
-import { CENTRAL_CLIENT_MODE, PERIPHERAL_SERVER_MODE } from '../../../../../src/sim/iso/ble-uuids.js';
-import type { BleActions, ReaderEngine } from '../../../../../src/sim/mock-backend/engine.js';
-import { createIsoReaderEngineFactory, type IsoReaderEngineOptions } from '../../../../../src/sim/mock-backend/reader/index.js';
-import type { BleModeWire, OutcomeWire } from '../../../../../src/sim/mock-backend/wire.js';
+import { CENTRAL_CLIENT_MODE, PERIPHERAL_SERVER_MODE } from '../../../../../src/qa/sim/iso/ble-uuids.js';
+import type { BleActions, ReaderEngine } from '../../../../../src/qa/sim/mock-backend/engine.js';
+import { createIsoReaderEngineFactory, type IsoReaderEngineOptions } from '../../../../../src/qa/sim/mock-backend/reader/index.js';
+import type { BleModeWire, OutcomeWire } from '../../../../../src/qa/sim/mock-backend/wire.js';
 import { DAY, NS, PORTRAIT, TestPhone, createDocumentSigner, createIaca, issueMdl, type Credential, type PhoneOptions } from './test-phone.js';
 
 const REQUEST = { [NS]: ['family_name', 'given_name', 'birth_date', 'portrait', 'driving_privileges', 'age_over_21'] };
@@ -147,7 +147,7 @@ describe('full verification per mode: Valid/Valid, no errors, exactly the reques
 
   it('the DeviceRequest asks for the engage namespaces with intent_to_retain false, docType mDL, version 1.0, no readerAuth', async () => {
     const result = await run({ how: { kind: 'qr' }, role: 'central' });
-    const { cborDecode, EmbeddedCbor } = await import('../../../../../src/sim/iso/cbor.js');
+    const { cborDecode, EmbeddedCbor } = await import('../../../../../src/qa/sim/iso/cbor.js');
     const request = cborDecode(result.phone.receivedRequest ?? new Uint8Array()) as Map<string, unknown>;
     expect(request.get('version')).toBe('1.0');
     const docRequests = request.get('docRequests') as Map<string, unknown>[];

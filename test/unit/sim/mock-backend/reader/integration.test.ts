@@ -5,10 +5,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { CENTRAL_CLIENT_MODE } from '../../../../../src/sim/iso/ble-uuids.js';
-import { createIsoReaderEngineFactory } from '../../../../../src/sim/mock-backend/reader/index.js';
-import { startMockBackend, type MockBackend } from '../../../../../src/sim/mock-backend/server.js';
-import type { BleModeWire, OutcomeWire } from '../../../../../src/sim/mock-backend/wire.js';
+import { CENTRAL_CLIENT_MODE } from '../../../../../src/qa/sim/iso/ble-uuids.js';
+import { createIsoReaderEngineFactory } from '../../../../../src/qa/sim/mock-backend/reader/index.js';
+import { startMockBackend, type MockBackend } from '../../../../../src/qa/sim/mock-backend/server.js';
+import type { BleModeWire, OutcomeWire } from '../../../../../src/qa/sim/mock-backend/wire.js';
 import { NS, PORTRAIT, TestPhone, createDocumentSigner, createIaca, issueMdl, type PhoneEvent } from './test-phone.js';
 
 const KEY = 'reader-it-key';

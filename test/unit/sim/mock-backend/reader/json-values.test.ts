@@ -3,8 +3,8 @@
  * driving_privileges (array of maps with full-dates) and the portrait (byte string).
  */
 import { describe, expect, it } from 'vitest';
-import { EmbeddedCbor, Tag, cborDecode, cborEncode, fullDate, tdate } from '../../../../../src/sim/iso/cbor.js';
-import { toJsonValue } from '../../../../../src/sim/mock-backend/reader/json-values.js';
+import { EmbeddedCbor, Tag, cborDecode, cborEncode, fullDate, tdate } from '../../../../../src/qa/sim/iso/cbor.js';
+import { toJsonValue } from '../../../../../src/qa/sim/mock-backend/reader/json-values.js';
 
 describe('toJsonValue', () => {
   it('driving_privileges: array of maps, full-dates as YYYY-MM-DD, nested codes', () => {

@@ -18,12 +18,12 @@ import {
   responseOk,
   responseStatus,
   type CapabilityContainer,
-} from '../../../../../src/sim/iso/apdu.js';
-import { bytesEqual } from '../../../../../src/sim/iso/cbor.js';
-import { LeRole, buildHandoverSelect, parseHandoverRequest } from '../../../../../src/sim/iso/handover.js';
-import { Tnf, findRecord, parseNdefMessage } from '../../../../../src/sim/iso/ndef.js';
-import { APPLE_WALLET_SERVICE_PARAMETER, MULTIPAZ_SERVICE_PARAMETER, buildServiceParameterMessage, buildTnepStatusMessage, type ServiceParameter } from '../../../../../src/sim/iso/tnep.js';
-import { NfcHandoverDriver, type HandoverResult, type HandoverStep, type NfcHandoverOptions } from '../../../../../src/sim/mock-backend/reader/nfc-handover.js';
+} from '../../../../../src/qa/sim/iso/apdu.js';
+import { bytesEqual } from '../../../../../src/qa/sim/iso/cbor.js';
+import { LeRole, buildHandoverSelect, parseHandoverRequest } from '../../../../../src/qa/sim/iso/handover.js';
+import { Tnf, findRecord, parseNdefMessage } from '../../../../../src/qa/sim/iso/ndef.js';
+import { APPLE_WALLET_SERVICE_PARAMETER, MULTIPAZ_SERVICE_PARAMETER, buildServiceParameterMessage, buildTnepStatusMessage, type ServiceParameter } from '../../../../../src/qa/sim/iso/tnep.js';
+import { NfcHandoverDriver, type HandoverResult, type HandoverStep, type NfcHandoverOptions } from '../../../../../src/qa/sim/mock-backend/reader/nfc-handover.js';
 import {
   APPLE_HS_DE_OFFSET,
   APPLE_HS_HEX,

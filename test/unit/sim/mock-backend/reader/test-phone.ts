@@ -42,21 +42,21 @@ import {
   responseStatus,
   type CapabilityContainer,
   type ResponseApdu,
-} from '../../../../../src/sim/iso/apdu.js';
-import { chunkMessage, BleReassembler } from '../../../../../src/sim/iso/ble-framing.js';
-import { CENTRAL_CLIENT_MODE, PERIPHERAL_SERVER_MODE, BLE_STATE_START, BLE_STATE_END } from '../../../../../src/sim/iso/ble-uuids.js';
-import { bytesEqual, cborEncode } from '../../../../../src/sim/iso/cbor.js';
-import { encodeRawArray, encodeRawMap, rawArrayItems, rawMapEntries, requireRawMapValue } from '../../../../../src/sim/iso/cbor-raw.js';
-import { encodeCoseKey, generateP256KeyPair, toEs256Jwk, type P256KeyPair } from '../../../../../src/sim/iso/cose-key.js';
-import { decodeDeviceEngagement, deviceEngagementToQr, encodeDeviceEngagement } from '../../../../../src/sim/iso/device-engagement.js';
-import { createDeviceMac, readDeviceSigned } from '../../../../../src/sim/iso/device-mac.js';
-import { LeRole, MULTIPAZ_NFC_CARRIER, buildHandoverSelect, mdocModesToLeRole, parseHandoverRequest } from '../../../../../src/sim/iso/handover.js';
-import { createNodeMdocContext } from '../../../../../src/sim/iso/mdoc-context.js';
-import { Tnf, findRecord, parseNdefMessage } from '../../../../../src/sim/iso/ndef.js';
-import { SessionEncryption, bleIdent, deriveEMacKey } from '../../../../../src/sim/iso/session-crypto.js';
-import { decodeSessionEstablishment, encodeSessionData } from '../../../../../src/sim/iso/session-messages.js';
-import { buildSessionTranscript, type Handover, type SessionTranscript } from '../../../../../src/sim/iso/session-transcript.js';
-import { MULTIPAZ_SERVICE_PARAMETER, buildServiceParameterMessage, buildTnepStatusMessage, parseServiceSelectMessage, type ServiceParameter } from '../../../../../src/sim/iso/tnep.js';
+} from '../../../../../src/qa/sim/iso/apdu.js';
+import { chunkMessage, BleReassembler } from '../../../../../src/qa/sim/iso/ble-framing.js';
+import { CENTRAL_CLIENT_MODE, PERIPHERAL_SERVER_MODE, BLE_STATE_START, BLE_STATE_END } from '../../../../../src/qa/sim/iso/ble-uuids.js';
+import { bytesEqual, cborEncode } from '../../../../../src/qa/sim/iso/cbor.js';
+import { encodeRawArray, encodeRawMap, rawArrayItems, rawMapEntries, requireRawMapValue } from '../../../../../src/qa/sim/iso/cbor-raw.js';
+import { encodeCoseKey, generateP256KeyPair, toEs256Jwk, type P256KeyPair } from '../../../../../src/qa/sim/iso/cose-key.js';
+import { decodeDeviceEngagement, deviceEngagementToQr, encodeDeviceEngagement } from '../../../../../src/qa/sim/iso/device-engagement.js';
+import { createDeviceMac, readDeviceSigned } from '../../../../../src/qa/sim/iso/device-mac.js';
+import { LeRole, MULTIPAZ_NFC_CARRIER, buildHandoverSelect, mdocModesToLeRole, parseHandoverRequest } from '../../../../../src/qa/sim/iso/handover.js';
+import { createNodeMdocContext } from '../../../../../src/qa/sim/iso/mdoc-context.js';
+import { Tnf, findRecord, parseNdefMessage } from '../../../../../src/qa/sim/iso/ndef.js';
+import { SessionEncryption, bleIdent, deriveEMacKey } from '../../../../../src/qa/sim/iso/session-crypto.js';
+import { decodeSessionEstablishment, encodeSessionData } from '../../../../../src/qa/sim/iso/session-messages.js';
+import { buildSessionTranscript, type Handover, type SessionTranscript } from '../../../../../src/qa/sim/iso/session-transcript.js';
+import { MULTIPAZ_SERVICE_PARAMETER, buildServiceParameterMessage, buildTnepStatusMessage, parseServiceSelectMessage, type ServiceParameter } from '../../../../../src/qa/sim/iso/tnep.js';
 
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
 

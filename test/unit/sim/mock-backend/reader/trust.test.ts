@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TrustDirectoryError, loadTrustDirectory } from '../../../../../src/sim/mock-backend/reader/trust.js';
+import { TrustDirectoryError, loadTrustDirectory } from '../../../../../src/qa/sim/mock-backend/reader/trust.js';
 import { createIaca } from './test-phone.js';
 
 const first = await createIaca('C=US, CN=First IACA');

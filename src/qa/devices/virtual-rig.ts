@@ -8,13 +8,13 @@
  *   rig.tap();            // the phone on the reader (NFC engagement)
  *   rig.showQr();         // or the phone's QR code to the camera
  */
-import type { DevicePorts } from '../ports.js';
-import { QrScanQueue } from '../qr/qr-scan-queue.js';
-import { VirtualRadio } from '../../sim/radio/virtual-radio.js';
-import { VirtualPhone, type PhoneBehaviour } from '../../sim/virtual-wallet/virtual-phone.js';
-import type { PhoneProfileName } from '../../sim/virtual-wallet/profiles.js';
-import type { TestCredential } from '../../sim/virtual-wallet/credential.js';
-import type { VirtualNfcTag } from '../../sim/virtual-wallet/nfc-tag.js';
+import type { DevicePorts } from '../../devices/ports.js';
+import { QrScanQueue } from '../../devices/qr/qr-scan-queue.js';
+import { VirtualRadio } from '../sim/radio/virtual-radio.js';
+import { VirtualPhone, type PhoneBehaviour } from '../sim/virtual-wallet/virtual-phone.js';
+import type { PhoneProfileName } from '../sim/virtual-wallet/profiles.js';
+import type { TestCredential } from '../sim/virtual-wallet/credential.js';
+import type { VirtualNfcTag } from '../sim/virtual-wallet/nfc-tag.js';
 import { VirtualBleCentral } from './virtual-ble-central.js';
 import { VirtualBlePeripheral } from './virtual-ble-peripheral.js';
 import { VirtualNfcReader, type VirtualNfcReaderOptions } from './virtual-nfc-reader.js';

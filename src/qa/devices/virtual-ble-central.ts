@@ -5,7 +5,7 @@
  */
 import type { CharacteristicSpec } from '../../common/protocol/messages.js';
 import { uuidKey } from '../../common/protocol/uuid.js';
-import { RadioError, type DiscoveredCharacteristic, type RadioDevice, type RadioLink } from '../../sim/radio/virtual-radio.js';
+import { RadioError, type DiscoveredCharacteristic, type RadioDevice, type RadioLink } from '../sim/radio/virtual-radio.js';
 import {
   BleSetupError,
   type Availability,
@@ -13,7 +13,7 @@ import {
   type BleCentralHandlers,
   type BleCentralLink,
   type GattProfile,
-} from '../ports.js';
+} from '../../devices/ports.js';
 import { PROPERTY_OF, VirtualPort, abortable, abortedError, errorMessage, profileCharacteristics, type CharacteristicName } from './support.js';
 
 export interface VirtualBleCentralOptions {

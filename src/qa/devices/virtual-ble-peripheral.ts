@@ -24,7 +24,7 @@ import {
   type ServerConnection,
   type SubscribeRequest,
   type WriteRequest,
-} from '../../sim/radio/virtual-radio.js';
+} from '../sim/radio/virtual-radio.js';
 import {
   BleSetupError,
   type Availability,
@@ -32,8 +32,8 @@ import {
   type BlePeripheralSession,
   type GattProfile,
   type PeripheralEvent,
-} from '../ports.js';
-import { safeCall } from '../shared/safe-call.js';
+} from '../../devices/ports.js';
+import { safeCall } from '../../devices/shared/safe-call.js';
 import { PROPERTY_OF, VirtualPort, abortable, abortedError, errorMessage, isAborted, profileCharacteristics } from './support.js';
 
 export interface VirtualBlePeripheralOptions {

@@ -21,7 +21,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
-import type { Bleno, BlenoBindings, BlenoConnection, BlenoConstructor, BlenoPrimaryService } from '../ble/bleno-types.js';
+import type { Bleno, BlenoBindings, BlenoConnection, BlenoConstructor, BlenoPrimaryService } from '../../devices/ble/bleno-types.js';
 import {
   AttError,
   AttErrorCode,
@@ -34,7 +34,7 @@ import {
   type GattServiceDefinition,
   type RadioDevice,
   type ServerConnection,
-} from '../../sim/radio/virtual-radio.js';
+} from '../sim/radio/virtual-radio.js';
 
 /** bleno's GATT server (`lib/hci-socket/gatt.js`), the part used here. */
 interface BlenoGatt extends EventEmitter {

@@ -4,8 +4,8 @@
  * `mdoc:` engagement, or one already given — are refused here, so a headless run cannot wait for a
  * verification that will never start.
  */
-import type { QrScanQueue } from '../devices/qr/qr-scan-queue.js';
-import { stripScannerTerminator } from '../kiosk/triggers.js';
+import type { QrScanQueue } from '../../devices/qr/qr-scan-queue.js';
+import { stripScannerTerminator } from '../../kiosk/triggers.js';
 
 export class ScanFeeder {
   private readonly scans: string[] = [];

@@ -1,7 +1,7 @@
 /**
  * noble bindings on the virtual radio: the object `@stoprocent/noble`'s `lib/noble.js` drives instead of
  * its hci/mac/win binding (ble.md §2.2–2.4), backed by one `RadioDevice`'s central facet, following the
- * mapping in the radio's header comment (src/sim/radio/virtual-radio.ts). With it the real noble object
+ * mapping in the radio's header comment (src/qa/sim/radio/virtual-radio.ts). With it the real noble object
  * model (Peripheral, Service, Characteristic, its queues and callbacks) runs against the virtual phone.
  *
  * Like hci, the bindings are strict where hci is: scan filters and discovery filters are exact string
@@ -13,7 +13,7 @@
 import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import type { Noble } from '@stoprocent/noble';
-import type { AdvertisementReport, DiscoveredService, RadioDevice, RadioLink, ScanHandle } from '../../sim/radio/virtual-radio.js';
+import type { AdvertisementReport, DiscoveredService, RadioDevice, RadioLink, ScanHandle } from '../sim/radio/virtual-radio.js';
 
 /** HCI status codes noble's hci binding reports (Core Vol 1 Part F). */
 const HCI_LOCAL_HOST_TERMINATED = 0x16;

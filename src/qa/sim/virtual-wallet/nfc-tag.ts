@@ -19,7 +19,7 @@
  * The tag keeps the HS and HR exactly as sent and received (without NLEN) for the SessionTranscript
  * (§1.9) and reports a handover as complete once the reader has read the HS to its last byte.
  *
- * Field loss: the reader (src/devices/virtual/virtual-nfc-reader.ts) calls `fieldOn()` / `fieldOff()` on
+ * Field loss: the reader (src/qa/devices/virtual-nfc-reader.ts) calls `fieldOn()` / `fieldOff()` on
  * tap and lift. A new field starts the tag afresh: nothing selected, TNEP back to the Tp message (a phone
  * re-tapped restarts its HCE session); a completed handover stays recorded. The `fieldDropAtApdu`
  * behaviour makes the n-th APDU (1-based, counted over the tag's life) throw `NfcFieldLostError` instead

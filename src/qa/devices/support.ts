@@ -4,11 +4,11 @@
  * abort helpers.
  */
 import type { CharacteristicSpec, GattOperation } from '../../common/protocol/messages.js';
-import type { GattProperty, RadioDevice } from '../../sim/radio/virtual-radio.js';
-import type { Availability, GattProfile } from '../ports.js';
-import { AvailabilityNotifier } from '../shared/availability.js';
+import type { GattProperty, RadioDevice } from '../sim/radio/virtual-radio.js';
+import type { Availability, GattProfile } from '../../devices/ports.js';
+import { AvailabilityNotifier } from '../../devices/shared/availability.js';
 
-export { abortable, abortedError, errorMessage, isAborted } from '../shared/abort.js';
+export { abortable, abortedError, errorMessage, isAborted } from '../../devices/shared/abort.js';
 
 /** GATT property each spec operation maps to (what the peripheral builds, what the central requires). */
 export const PROPERTY_OF: Readonly<Record<GattOperation, GattProperty>> = {

@@ -14,7 +14,7 @@
  * adapter reads `poweredOff`; later calls are dropped.
  */
 import { createRequire } from 'node:module';
-import type { Bleno, BlenoBindings, BlenoConnection, BlenoConstructor, BlenoPrimaryService } from '../../ble/bleno-types.js';
+import type { Bleno, BlenoBindings, BlenoConnection, BlenoConstructor, BlenoPrimaryService } from '../../../devices/ble/bleno-types.js';
 import { BlenoGattSide, toRadioServices } from '../bleno-radio-bindings.js';
 import { RadioLinkBindings, handshake, type RadioLinkClientOptions, type RoleMessage, type Welcomed } from './link-client.js';
 import { BLENO_CALL_ARGS, decodeValue, type BlenoCallMethod } from './protocol.js';

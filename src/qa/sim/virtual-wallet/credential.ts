@@ -1,6 +1,6 @@
 /**
  * The virtual phone's test mDL: issued with @owf/mdoc's `Issuer` on our node:crypto `MdocContext`
- * (src/sim/iso/mdoc-context.ts), signed by the test document signer (pki.ts), bound to a P-256 device key
+ * (src/qa/sim/iso/mdoc-context.ts), signed by the test document signer (pki.ts), bound to a P-256 device key
  * whose COSE_Key carries no alg in the MSO; the holder signs with it as ES256 (reference §5.2 item 4).
  *
  * Elements (namespace org.iso.18013.5.1, ISO 18013-5 §7.2.1): the full list a kiosk "full" profile asks

@@ -3,8 +3,8 @@
  * kiosk is ready it shows the phone's QR code or lays the phone on the reader; on "tap again" it lifts
  * the phone and lays it down again; when a verification has ended it takes the phone away.
  */
-import type { KioskView } from '../common/kiosk-view.js';
-import type { VirtualRig } from '../devices/virtual/virtual-rig.js';
+import type { KioskView } from '../../common/kiosk-view.js';
+import type { VirtualRig } from '../devices/virtual-rig.js';
 
 /** What the customer does with the phone: the virtual rig's own reader, or a real reader through vpcd. */
 export type CustomerHands = Pick<VirtualRig, 'showQr' | 'tap' | 'retap' | 'lift'>;

@@ -16,9 +16,9 @@
  * - `waitForRemoval` resolves once the presence ended (lift, re-tap of another phone, field drop).
  * Any other exception from the tag surfaces as `CommError`.
  */
-import { NfcFieldLostError, type VirtualNfcTag } from '../../sim/virtual-wallet/nfc-tag.js';
-import { NfcTransmitError, type Availability, type NfcCard, type NfcReader, type TransmitOptions } from '../ports.js';
-import { AvailabilityNotifier } from '../shared/availability.js';
+import { NfcFieldLostError, type VirtualNfcTag } from '../sim/virtual-wallet/nfc-tag.js';
+import { NfcTransmitError, type Availability, type NfcCard, type NfcReader, type TransmitOptions } from '../../devices/ports.js';
+import { AvailabilityNotifier } from '../../devices/shared/availability.js';
 import { abortedError } from './support.js';
 
 export type FieldDropReason = 'RemovedCard' | 'NotTransacted';

@@ -10,7 +10,7 @@
  */
 import type { z } from 'zod';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import type { RadioDevice, VirtualRadio } from '../../../sim/radio/virtual-radio.js';
+import type { RadioDevice, VirtualRadio } from '../../sim/radio/virtual-radio.js';
 import { RadioPeripheralSide, RADIO_SIDE_EVENTS } from '../bleno-radio-bindings.js';
 import { RadioNobleBindings } from '../noble-radio-bindings.js';
 import {

@@ -1,0 +1,345 @@
+/**
+ * `KioskApi`: the one contract between the screen (renderer) and the side that owns the truth (the
+ * browser host today, the Electron main process next). The screen receives a state stream and sends
+ * intents; it holds no protocol logic (DESIGN §2). Every host implements the same table of intents, and
+ * both directions are validated with these schemas, so a malformed message gets a clear error instead of
+ * a crash on either side.
+ *
+ * Kept deliberately small: it becomes the preload's `window.kiosk` surface.
+ */
+import { z } from 'zod';
+import { KioskView } from './kiosk-view.js';
+
+// ---------------------------------------------------------------- shared values
+
+/** Languages the screen is translated into; the customer may switch, and it resets for the next one. */
+export const Language = z.enum(['en', 'es', 'fr']);
+export type Language = z.infer<typeof Language>;
+export const LANGUAGES: readonly Language[] = Language.options;
+
+/** What the staff may choose for the kiosk's Bluetooth (which roles are set up). */
+export const BleRoles = z.enum(['both', 'central', 'peripheral', 'none']);
+export type BleRoles = z.infer<typeof BleRoles>;
+
+/** Bounds on what the renderer may send: a QR code holds at most 7,089 characters (version 40, numeric). */
+export const MAX_QR_TEXT = 8_192;
+/** Largest message either side accepts on a host's transport. */
+export const MAX_API_MESSAGE_BYTES = 64 * 1024;
+
+/** Where a scanned text came from; used for diagnostics counts only, never logged with the text. */
+export const ScanSource = z.enum(['camera', 'scanner', 'paste']);
+export type ScanSource = z.infer<typeof ScanSource>;
+
+/** The camera as the renderer sees it (the renderer owns the camera; the host only records its state). */
+export const CameraState = z.enum(['off', 'starting', 'active', 'denied', 'missing', 'unplugged', 'error']);
+export type CameraState = z.infer<typeof CameraState>;
+
+// ---------------------------------------------------------------- state stream
+
+export const ProfileChoice = z.object({ name: z.string().min(1).max(100), label: z.string().min(1).max(200) });
+export type ProfileChoice = z.infer<typeof ProfileChoice>;
+
+export const SessionFreshness = z.object({
+  /** `armed`: a pre-warmed session is waiting; `busy`: a verification uses it; `none`: no session yet. */
+  state: z.enum(['none', 'armed', 'busy']),
+  /** Local clock (ms) when the session in use or waiting was created, and when it expires. */
+  createdAt: z.number().nullable(),
+  expiresAt: z.number().nullable(),
+});
+export type SessionFreshness = z.infer<typeof SessionFreshness>;
+
+export const StaffState = z.object({
+  /** A staff PIN exists; without one the staff screens stay locked and say how to set it. */
+  pinConfigured: z.boolean(),
+  unlocked: z.boolean(),
+  /** While unlocked: when the staff session ends by itself (ms since the epoch). */
+  unlockedUntil: z.number().nullable(),
+  /** After too many wrong PINs: when the next attempt is allowed. */
+  lockedOutUntil: z.number().nullable(),
+});
+export type StaffState = z.infer<typeof StaffState>;
+
+export const ScreenState = z.object({
+  view: KioskView,
+  profiles: z.array(ProfileChoice).max(100),
+  language: Language,
+  defaultLanguage: Language,
+  /** Whether the screen should run the camera now (it is waiting for a scan), and which camera. */
+  camera: z.object({
+    scanning: z.boolean(),
+    deviceId: z.string().max(512).nullable(),
+    state: CameraState,
+    /** Cap on decoded frames per second (keeps the CPU cool). */
+    maxDecodesPerSecond: z.number().int().min(1).max(30),
+  }),
+  /** When the outcome or error on screen clears by itself (ms since the epoch), for a countdown. */
+  clearsAt: z.number().nullable(),
+  session: SessionFreshness,
+  staff: StaffState,
+  /** The embedded mock backend and virtual phone are in use: the screen shows TEST MODE. */
+  testMode: z.boolean(),
+  /** The backend's origin, for the staff status bar (never a path, query or credential). */
+  backendOrigin: z.string().max(300).nullable(),
+});
+export type ScreenState = z.infer<typeof ScreenState>;
+
+// ---------------------------------------------------------------- settings
+
+/** Timeouts the staff may change on the counter, in milliseconds. */
+export const EditableTimeouts = z.object({
+  resultDisplayMs: z.number().int().min(5_000).max(300_000),
+  errorDisplayMs: z.number().int().min(2_000).max(120_000),
+  removePhoneMs: z.number().int().min(5_000).max(300_000),
+});
+export type EditableTimeouts = z.infer<typeof EditableTimeouts>;
+
+/** Settings as the staff screen shows them. The API key is write-only: only whether one is set comes back. */
+export const Settings = z.object({
+  backendUrl: z.string().max(2_000).nullable(),
+  apiKeySet: z.boolean(),
+  profile: z.string().max(100),
+  pcscReader: z.string().max(300).nullable(),
+  bleRoles: BleRoles,
+  cameraDeviceId: z.string().max(512).nullable(),
+  defaultLanguage: Language,
+  timeouts: EditableTimeouts,
+  /** Keys set by the environment, the command line or a managed file: shown, not editable here. */
+  locked: z.array(z.string().max(100)).max(50),
+});
+export type Settings = z.infer<typeof Settings>;
+
+export const SettingsUpdate = z
+  .object({
+    backendUrl: z.string().max(2_000).nullable(),
+    /** A new API key; absent = unchanged. */
+    apiKey: z.string().min(1).max(4_096),
+    clearApiKey: z.literal(true),
+    profile: z.string().min(1).max(100),
+    pcscReader: z.string().max(300).nullable(),
+    bleRoles: BleRoles,
+    cameraDeviceId: z.string().max(512).nullable(),
+    defaultLanguage: Language,
+    timeouts: EditableTimeouts.partial(),
+  })
+  .partial()
+  .strict();
+export type SettingsUpdate = z.infer<typeof SettingsUpdate>;
+
+export const FieldError = z.object({ key: z.string().max(200), message: z.string().max(1_000) });
+export type FieldError = z.infer<typeof FieldError>;
+
+// ---------------------------------------------------------------- diagnostics and self-test
+
+/** One recent event for the staff's diagnostics screen: categories and counts, never personal data. */
+export const DiagnosticEvent = z.object({
+  at: z.number(),
+  level: z.enum(['info', 'warn', 'error']),
+  event: z.string().max(100),
+  detail: z.string().max(500).optional(),
+});
+export type DiagnosticEvent = z.infer<typeof DiagnosticEvent>;
+
+export const Diagnostics = z.object({
+  version: z.string().max(100),
+  startedAt: z.number(),
+  events: z.array(DiagnosticEvent).max(500),
+  counts: z.record(z.string().max(100), z.number().int().min(0)),
+});
+export type Diagnostics = z.infer<typeof Diagnostics>;
+
+export const SelfTestCheck = z.object({
+  name: z.enum(['backend', 'nfc', 'ble_central', 'ble_peripheral', 'camera']),
+  ok: z.boolean(),
+  /** A stable key the screen translates (`usable`, `no_reader`, `unreachable`, …). */
+  status: z.string().max(100),
+  /** Staff detail, free of secrets and personal data. */
+  detail: z.string().max(500).optional(),
+});
+export type SelfTestCheck = z.infer<typeof SelfTestCheck>;
+
+// ---------------------------------------------------------------- intents
+
+const Empty = z.object({}).strict();
+const Ok = z.object({ ok: z.literal(true) });
+
+export const QrScannedResult = z.union([
+  z.object({ accepted: z.literal(true) }),
+  z.object({ accepted: z.literal(false), reason: z.enum(['empty', 'not_mdoc', 'not_waiting']) }),
+]);
+export type QrScannedResult = z.infer<typeof QrScannedResult>;
+
+export const UnlockResult = z.union([
+  z.object({ ok: z.literal(true), unlockedUntil: z.number() }),
+  z.object({
+    ok: z.literal(false),
+    reason: z.enum(['wrong_pin', 'locked_out', 'no_pin']),
+    attemptsLeft: z.number().int().min(0).optional(),
+    retryAfterMs: z.number().int().min(0).optional(),
+  }),
+]);
+export type UnlockResult = z.infer<typeof UnlockResult>;
+
+export const SaveResult = z.union([
+  z.object({ ok: z.literal(true), settings: Settings }),
+  z.object({ ok: z.literal(false), errors: z.array(FieldError).max(50) }),
+]);
+export type SaveResult = z.infer<typeof SaveResult>;
+
+/** Pins are digits only, 4 to 12 of them. */
+export const Pin = z.string().regex(/^[0-9]{4,12}$/, { error: 'a PIN is 4 to 12 digits' });
+
+/**
+ * Every intent: its arguments and its result. `staff: true` intents are refused with `staff_required`
+ * unless the staff session is unlocked.
+ */
+export const KIOSK_INTENTS = {
+  /** A camera, a keyboard-wedge scanner or the staff paste field read this text. Sent unmodified. */
+  qrScanned: { args: z.object({ text: z.string().max(MAX_QR_TEXT), source: ScanSource }).strict(), result: QrScannedResult, staff: false },
+  /** "Next customer": clear the outcome or error now. */
+  next: { args: Empty, result: Ok, staff: false },
+  /** "Try again": re-arm now after an error, or retry the backend while offline. */
+  retry: { args: Empty, result: Ok, staff: false },
+  /** The customer's language for this visit; back to the default for the next customer. */
+  setLanguage: { args: z.object({ language: Language }).strict(), result: Ok, staff: false },
+  /** The renderer reports what its camera is doing (for the status bar, self-test and diagnostics). */
+  reportCamera: { args: z.object({ state: CameraState, detail: z.string().max(300).optional() }).strict(), result: Ok, staff: false },
+  unlock: { args: z.object({ pin: z.string().max(64) }).strict(), result: UnlockResult, staff: false },
+  lock: { args: Empty, result: Ok, staff: false },
+  setProfile: { args: z.object({ name: z.string().min(1).max(100) }).strict(), result: Ok, staff: true },
+  getSettings: { args: Empty, result: Settings, staff: true },
+  saveSettings: { args: SettingsUpdate, result: SaveResult, staff: true },
+  changePin: {
+    args: z.object({ next: Pin }).strict(),
+    result: z.union([Ok, z.object({ ok: z.literal(false), errors: z.array(FieldError).max(10) })]),
+    staff: true,
+  },
+  getDiagnostics: { args: Empty, result: Diagnostics, staff: true },
+  selfTest: { args: Empty, result: z.object({ checks: z.array(SelfTestCheck).max(20) }), staff: true },
+} as const;
+
+export type IntentName = keyof typeof KIOSK_INTENTS;
+export const INTENT_NAMES = Object.keys(KIOSK_INTENTS) as IntentName[];
+export type IntentArgs<K extends IntentName> = z.input<(typeof KIOSK_INTENTS)[K]['args']>;
+export type IntentResult<K extends IntentName> = z.infer<(typeof KIOSK_INTENTS)[K]['result']>;
+
+/** The screen's view of the kiosk: one async function per intent, plus the state stream. */
+export type KioskApi = { readonly [K in IntentName]: (args: IntentArgs<K>) => Promise<IntentResult<K>> } & {
+  /** Calls `listener` with every new state (and at once with the current one, when known). */
+  readonly onState: (listener: (state: ScreenState) => void) => () => void;
+};
+
+/** What a host implements; the dispatcher below validates around it. */
+export type KioskApiHandlers = {
+  readonly [K in IntentName]: (args: z.infer<(typeof KIOSK_INTENTS)[K]['args']>) => IntentResult<K> | Promise<IntentResult<K>>;
+};
+
+// ---------------------------------------------------------------- errors
+
+export const ApiErrorCode = z.enum(['invalid_message', 'unknown_intent', 'invalid_args', 'staff_required', 'too_large', 'internal']);
+export type ApiErrorCode = z.infer<typeof ApiErrorCode>;
+export const ApiErrorBody = z.object({ code: ApiErrorCode, message: z.string().max(1_000) });
+export type ApiErrorBody = z.infer<typeof ApiErrorBody>;
+
+export class KioskApiError extends Error {
+  override readonly name = 'KioskApiError';
+  constructor(
+    readonly code: ApiErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+    .join('; ');
+}
+
+export function isIntentName(name: unknown): name is IntentName {
+  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(KIOSK_INTENTS, name);
+}
+
+/**
+ * Host side: validates the intent's name and arguments, checks the staff gate, runs the handler and
+ * validates what it returns. Every failure is a {@link KioskApiError} with a clear message.
+ */
+export async function dispatchIntent(
+  handlers: KioskApiHandlers,
+  intent: unknown,
+  args: unknown,
+  staffUnlocked: () => boolean,
+): Promise<unknown> {
+  if (!isIntentName(intent)) {
+    throw new KioskApiError('unknown_intent', `unknown intent: ${typeof intent === 'string' ? JSON.stringify(intent.slice(0, 60)) : typeof intent}`);
+  }
+  const spec = KIOSK_INTENTS[intent];
+  const parsed = spec.args.safeParse(args ?? {});
+  if (!parsed.success) throw new KioskApiError('invalid_args', `${intent}: ${describeIssues(parsed.error)}`);
+  if (spec.staff && !staffUnlocked()) throw new KioskApiError('staff_required', `${intent} needs the staff PIN`);
+  const handler = handlers[intent] as (a: unknown) => unknown;
+  const result: unknown = await handler(parsed.data);
+  const checked = spec.result.safeParse(result);
+  if (!checked.success) throw new KioskApiError('internal', `${intent} produced an invalid result: ${describeIssues(checked.error)}`);
+  return checked.data;
+}
+
+/** Screen side: validates a host's result for `intent`. */
+export function parseIntentResult<K extends IntentName>(intent: K, result: unknown): IntentResult<K> {
+  const checked = KIOSK_INTENTS[intent].result.safeParse(result);
+  if (!checked.success) throw new KioskApiError('invalid_message', `${intent}: the host sent an invalid result: ${describeIssues(checked.error)}`);
+  return checked.data as IntentResult<K>;
+}
+
+/** Screen side: validates a state pushed by a host. */
+export function parseScreenState(value: unknown): ScreenState {
+  const checked = ScreenState.safeParse(value);
+  if (!checked.success) throw new KioskApiError('invalid_message', `the host sent an invalid state: ${describeIssues(checked.error)}`);
+  return checked.data;
+}
+
+// ---------------------------------------------------------------- one transport: messages over a socket
+
+/** Renderer → host. */
+export const ClientMessage = z
+  .object({ type: z.literal('call'), id: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), intent: z.string().max(60), args: z.unknown() })
+  .strict();
+export type ClientMessage = z.infer<typeof ClientMessage>;
+
+/** Host → renderer. */
+export const HostMessage = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('state'), state: z.unknown() }),
+  z.object({ type: z.literal('reply'), id: z.number().int().min(0), ok: z.literal(true), result: z.unknown() }),
+  z.object({ type: z.literal('reply'), id: z.number().int().min(0), ok: z.literal(false), error: ApiErrorBody }),
+  /** A message the host could not take at all (no id to answer): the renderer shows it to staff. */
+  z.object({ type: z.literal('refused'), error: ApiErrorBody }),
+]);
+export type HostMessage = z.infer<typeof HostMessage>;
+
+/**
+ * Builds a `KioskApi` on any request/response transport (the browser host's WebSocket, the preload's
+ * IPC): results and states are validated here, so the screen never renders what it did not check.
+ */
+export function createKioskApiClient(transport: {
+  call(intent: IntentName, args: unknown): Promise<unknown>;
+  onState(listener: (state: unknown) => void): () => void;
+  onInvalidState?(error: KioskApiError): void;
+}): KioskApi {
+  const api: Record<string, unknown> = {};
+  for (const intent of INTENT_NAMES) {
+    api[intent] = async (args: unknown) => parseIntentResult(intent, await transport.call(intent, args ?? {}));
+  }
+  api.onState = (listener: (state: ScreenState) => void) =>
+    transport.onState((raw) => {
+      let state: ScreenState;
+      try {
+        state = parseScreenState(raw);
+      } catch (e) {
+        transport.onInvalidState?.(e as KioskApiError);
+        return;
+      }
+      listener(state);
+    });
+  return api as KioskApi;
+}
