@@ -307,8 +307,8 @@ export const ClientMessage = z
   .strict();
 export type ClientMessage = z.infer<typeof ClientMessage>;
 
-/** Host → renderer. */
-export const HostMessage = z.discriminatedUnion('type', [
+/** Host → renderer. A plain union: two `reply` shapes (ok / error) share one `type`, which a discriminated union refuses. */
+export const HostMessage = z.union([
   z.object({ type: z.literal('state'), state: z.unknown() }),
   z.object({ type: z.literal('reply'), id: z.number().int().min(0), ok: z.literal(true), result: z.unknown() }),
   z.object({ type: z.literal('reply'), id: z.number().int().min(0), ok: z.literal(false), error: ApiErrorBody }),

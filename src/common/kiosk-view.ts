@@ -34,6 +34,7 @@ export const PromptKey = z.enum([
   'tap_again',
   'connecting_phone',
   'approve_on_phone',
+  'receiving',
   'verified',
   'rejected',
   'try_again',

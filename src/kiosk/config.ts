@@ -236,6 +236,11 @@ export interface LoadConfigOptions {
   /** Path of a JSON config file; falls back to `env.MDL_KIOSK_CONFIG`. */
   readonly file?: string;
   readonly env?: NodeJS.ProcessEnv;
+  /**
+   * Settings the staff saved on the kiosk's screen, in the config's own shape: above the file, below the
+   * environment and the CLI flags (so a managed value always wins over a local edit).
+   */
+  readonly persisted?: Json;
   /** Highest-precedence values (CLI flags), in the config's own shape. */
   readonly overrides?: Json;
 }
@@ -280,13 +285,9 @@ function applyLayer(merged: Json, layer: Json): Json {
   return mergeConfig({ ...merged, backend: base }, layer);
 }
 
-/** Loads, merges and validates the configuration from every source. */
-export function loadConfig(options: LoadConfigOptions = {}): KioskConfig {
-  const env = options.env ?? process.env;
-  let merged: Json = {};
-  const file = options.file ?? env.MDL_KIOSK_CONFIG;
-  if (file) merged = applyLayer(merged, readJsonFile(file));
-  const fromEnv: Json = {
+/** The environment's layer, in the config's shape (undefined where a variable is not set). */
+export function environmentLayer(env: NodeJS.ProcessEnv): Json {
+  return {
     backend: {
       baseUrl: env.MDL_KIOSK_BACKEND_URL,
       apiKey: env.MDL_KIOSK_API_KEY,
@@ -295,9 +296,27 @@ export function loadConfig(options: LoadConfigOptions = {}): KioskConfig {
     profile: env.MDL_KIOSK_PROFILE,
     pcsc: { reader: env.MDL_KIOSK_PCSC_READER === '' ? undefined : env.MDL_KIOSK_PCSC_READER },
   };
-  merged = applyLayer(merged, fromEnv);
+}
+
+/** Every source merged in precedence order, not yet validated (the settings screen validates a candidate). */
+export function mergeConfigSources(options: LoadConfigOptions = {}): Json {
+  const env = options.env ?? process.env;
+  let merged: Json = {};
+  const file = options.file ?? env.MDL_KIOSK_CONFIG;
+  if (file) merged = applyLayer(merged, readJsonFile(file));
+  if (options.persisted) merged = applyLayer(merged, options.persisted);
+  merged = applyLayer(merged, environmentLayer(env));
   if (options.overrides) merged = applyLayer(merged, options.overrides);
-  const config = parseConfig(merged);
+  return merged;
+}
+
+/** Loads, merges and validates the configuration from every source. */
+export function loadConfig(options: LoadConfigOptions = {}): KioskConfig {
+  return readApiKeyFile(parseConfig(mergeConfigSources(options)));
+}
+
+/** A validated configuration with the key of `backend.apiKeyFile` read in (when no key is given directly). */
+export function readApiKeyFile(config: KioskConfig): KioskConfig {
   if (config.backend.apiKey === undefined && config.backend.apiKeyFile !== undefined) {
     const apiKey = readSecretFile(config.backend.apiKeyFile);
     if (!HeaderToken.safeParse(apiKey).success) {

@@ -69,6 +69,8 @@ export class Kiosk {
   private profile: RequestProfile;
   private view: KioskView;
   private screen: Screen = { kind: 'none' };
+  /** A screen "Next" was pressed on before the loop started waiting for its end. */
+  private dismissed: Screen | undefined;
   private busy = false;
   private state: 'new' | 'running' | 'stopped' = 'new';
   private loop: Promise<void> | undefined;
@@ -197,6 +199,8 @@ export class Kiosk {
 
   /** "Next customer": clears the outcome or error from the screen now. */
   dismiss(): void {
+    // Remembered for the screen on show: the loop may not be waiting on it yet (closing the socket).
+    if (this.screen.kind !== 'none') this.dismissed = this.screen;
     this.screenKick.abort();
   }
 
@@ -367,6 +371,10 @@ export class Kiosk {
   }
 
   private async screenEnds(screen: Exclude<Screen, { kind: 'none' }>, signal: AbortSignal): Promise<void> {
+    if (this.dismissed === screen) {
+      this.dismissed = undefined;
+      return;
+    }
     this.screenKick = new AbortController();
     const kick = this.screenKick.signal;
     const both = AbortSignal.any([signal, kick]);

@@ -31,6 +31,14 @@ import {
 } from '../support/relay-fixtures.js';
 
 let h: Harness | undefined;
+
+async function until(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
 afterEach(async () => {
   await h?.stop();
   h = undefined;
@@ -258,6 +266,29 @@ describe('§4.4 ble_write (central) / §4.3 ble_notified', () => {
       ...chunks.slice(1).map((c) => ({ type: 'step_result', op: 'ble_notified', char: CENTRAL_CHARS.s2c, data: b64(c) })),
       { type: 'step_result', op: 'ble_notified', char: CENTRAL_CHARS.state, data: b64([0x02]) },
     ]);
+  });
+
+  it('screen prompts: "approve on your phone" until the phone answers the delivered request, then "receiving"', async () => {
+    h = await startHarness();
+    const conn = await armed(h);
+    await scanQr(h, conn);
+    const link = await connectCentral(h, conn);
+    await viewAfter(h, 0, (v) => v.phase === 'transferring' && v.prompt === 'approve_on_phone');
+    // Data from the phone before the request reached it is not the answer.
+    link.notify(stackSpelling(CENTRAL_CHARS.s2c), Uint8Array.from([0x01]));
+    await conn.expect('ble_notified');
+    conn.stepRequest('ble_write', { char: CENTRAL_CHARS.c2s, data: b64([0x00, 0xaa]) });
+    await until(() => link.writes.length === 1);
+    const from = h.views.length;
+    expect(h.views.at(-1)?.prompt).toBe('approve_on_phone');
+    // A state write is not the answer either; a chunk on s2c is.
+    link.notify(stackSpelling(CENTRAL_CHARS.state), Uint8Array.from([0x01]));
+    await conn.expect('ble_notified');
+    expect(h.views.slice(from).some((v) => v.prompt === 'receiving')).toBe(false);
+    link.notify(stackSpelling(CENTRAL_CHARS.s2c), Uint8Array.from([0x01, 0x02]));
+    await conn.expect('ble_notified');
+    const receiving = await viewAfter(h, from, (v) => v.prompt === 'receiving');
+    expect(receiving).toMatchObject({ phase: 'transferring', progress: { step: 3 } });
   });
 
   it('§4.5 central step order: a notification during setup is forwarded only after ble_connected', async () => {

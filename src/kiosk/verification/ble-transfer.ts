@@ -49,6 +49,9 @@ export class BleTransfer {
   private linkLost: string | undefined;
   /** `ble_connected` (ok) was sent: from then on a lost link ends the transfer. */
   private isConnected = false;
+  /** A `ble_write` (the request) has reached the phone. */
+  private writesDelivered = false;
+  private answerSeen = false;
   private completion: Outcome | undefined;
   private lastActivity = 0;
   readonly pendingRead: PendingRead = { current: undefined };
@@ -136,6 +139,20 @@ export class BleTransfer {
     this.attempt.send(message);
     this.attempt.bleMessages++;
     this.touch();
+    this.noticeAnswer(message);
+  }
+
+  /**
+   * The phone's data on c2s/s2c after the kiosk delivered the request means the holder approved and the
+   * answer is flowing: the screen moves from "approve on your phone" to "keep your phone near". The
+   * phone's writes to the state characteristic (its 0x01 start signal) do not count.
+   */
+  private noticeAnswer(message: ClientMessage): void {
+    if (this.answerSeen || !this.writesDelivered) return;
+    if (message.op !== 'ble_notified' && message.op !== 'ble_written') return;
+    if (this.specFor(message.char)?.name === 'state') return;
+    this.answerSeen = true;
+    this.attempt.progress('transferring', 'receiving', 3);
   }
 
   /**
@@ -255,6 +272,7 @@ export class BleTransfer {
     }
     try {
       await attempt.device((signal) => deliver(uuid, data, signal), attempt.ctx.timeouts.bleWriteMs, 'ble_write');
+      this.writesDelivered = true;
       attempt.bleMessages++;
       this.touch();
     } catch (e) {
