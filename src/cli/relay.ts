@@ -6,10 +6,9 @@
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import type { KioskView } from '../common/kiosk-view.js';
-import { QrScanQueue } from '../devices/qr/qr-scan-queue.js';
 import { BlenoPeripheral } from '../devices/ble/bleno-peripheral.js';
 import { NobleCentral } from '../devices/ble/noble-central.js';
-import { loadPlatformBle } from '../devices/ble/platform-stack.js';
+import { createConfiguredDevices, createPcscReader } from '../devices/configured-devices.js';
 import type { Availability, BleCentral, BlePeripheral, DevicePorts } from '../devices/ports.js';
 import { createVirtualBleno } from '../qa/devices/bleno-radio-bindings.js';
 import { createVirtualNoble } from '../qa/devices/noble-radio-bindings.js';
@@ -17,7 +16,7 @@ import type { Bleno } from '../devices/ble/bleno-types.js';
 import type { Noble } from '@stoprocent/noble';
 import { createRemoteBleno, RemoteBlenoBindings } from '../qa/devices/radio-link/remote-bleno-bindings.js';
 import { createRemoteNoble, RemoteNobleBindings } from '../qa/devices/radio-link/remote-noble-bindings.js';
-import { PcscNfcReader } from '../devices/pcsc/pcsc-nfc-reader.js';
+import type { PcscNfcReader } from '../devices/pcsc/pcsc-nfc-reader.js';
 import { createVirtualRig, type VirtualRig } from '../qa/devices/virtual-rig.js';
 import { createKiosk } from '../kiosk/compose.js';
 import { ConfigError, loadConfig, type KioskConfig } from '../kiosk/config.js';
@@ -253,20 +252,6 @@ async function bleOverRadioLink(address: VpcdReaderAddress, roles: KioskBleRoles
   });
 }
 
-/** The PC/SC reader adapter configured from `pcsc.*`. */
-function pcscReader(config: KioskConfig, log: ReturnType<typeof createLogger>): PcscNfcReader {
-  const { reader, shareMode, protocol, serviceRetryMinMs, serviceRetryMaxMs, connectMs } = config.pcsc;
-  return new PcscNfcReader({
-    ...(reader === undefined ? {} : { reader }),
-    shareMode,
-    protocol,
-    serviceRetryMinMs,
-    serviceRetryMaxMs,
-    connectTimeoutMs: connectMs,
-    log: log.child({ component: 'pcsc' }),
-  });
-}
-
 async function main(): Promise<number> {
   const args = parse();
   if (args.help) {
@@ -330,14 +315,14 @@ async function main(): Promise<number> {
   let pcsc: PcscNfcReader | undefined;
   let card: VpcdCard | undefined;
   let ble: BlePorts | undefined;
-  if (nfcKind === 'pcsc') {
-    try {
-      pcsc = pcscReader(config, log);
-    } catch (e) {
-      fail((e as Error).message);
-    }
-  }
   if (devicesKind === 'virtual') {
+    if (nfcKind === 'pcsc') {
+      try {
+        pcsc = createPcscReader(config, log);
+      } catch (e) {
+        fail((e as Error).message);
+      }
+    }
     if (args.qr?.length || args['qr-stdin']) fail('--qr and --qr-stdin do not go with --devices virtual (the virtual phone presents itself)');
     rig = await virtualRig(args);
     ble = bleKind === 'virtual' ? undefined : bleKind === 'noble' ? virtualBleThroughLibraries(rig, kioskBleRoles(args)) : { close: () => Promise.resolve() };
@@ -354,10 +339,20 @@ async function main(): Promise<number> {
       process.stderr.write(`[relay] no backend configured: using the embedded mock backend at ${embedded.backend.url}\n`);
     }
   } else {
-    if (!args.qr?.length && !args['qr-stdin'] && !pcsc) {
+    if (!args.qr?.length && !args['qr-stdin'] && nfcKind !== 'pcsc') {
       fail('no input: pass --nfc pcsc, --qr TEXT, --qr-stdin or --devices virtual');
     }
-    const qr = new QrScanQueue({ freshMs: Number.MAX_SAFE_INTEGER });
+    // The real devices, as the hosts build them: the PC/SC reader, and noble/bleno on this machine's
+    // stack in the roles of --kiosk-ble (none with --ble none, or when the radio link provides them).
+    const bleRoles = bleKind === 'noble' && !linkAddress ? kioskBleRoles(args) : 'none';
+    const configured = await createConfiguredDevices({ ...config, ble: { ...config.ble, roles: bleRoles } }, log, {
+      nfc: nfcKind === 'pcsc' ? 'pcsc' : 'none',
+      qrFreshMs: Number.MAX_SAFE_INTEGER,
+    });
+    if (nfcKind === 'pcsc' && !configured.pcsc) fail(configured.problems.find((p) => p.startsWith('nfc')) ?? 'the PC/SC reader could not be set up');
+    pcsc = configured.pcsc;
+    for (const problem of configured.problems) process.stderr.write(`[relay] ${problem}\n`);
+    const qr = configured.qr;
     feeder = new ScanFeeder(qr, config.qr.requireMdocPrefix);
     for (const text of args.qr ?? []) {
       const refused = feeder.add(text);
@@ -367,21 +362,20 @@ async function main(): Promise<number> {
       feeder.end();
       if (!pcsc && feeder.queued < loops) fail(`--loop ${loops} needs ${loops} scans, got ${feeder.queued} --qr value(s)`);
     }
-    if (bleKind === 'noble') {
-      const roles = kioskBleRoles(args);
-      if (linkAddress) {
-        try {
-          ble = await bleOverRadioLink(linkAddress, roles);
-        } catch (e) {
-          fail(`--radio-link: ${(e as Error).message}`);
-        }
-      } else {
-        const platform = loadPlatformBle({ central: roles !== 'peripheral', peripheral: roles !== 'central' });
-        for (const problem of platform.problems) process.stderr.write(`[relay] BLE: ${problem}\n`);
-        ble = platform;
+    if (bleKind === 'noble' && linkAddress) {
+      try {
+        ble = await bleOverRadioLink(linkAddress, kioskBleRoles(args));
+      } catch (e) {
+        fail(`--radio-link: ${(e as Error).message}`);
       }
+    } else {
+      ble = {
+        ...(configured.ports.bleCentral ? { central: configured.ports.bleCentral } : {}),
+        ...(configured.ports.blePeripheral ? { peripheral: configured.ports.blePeripheral } : {}),
+        close: () => configured.close(),
+      };
     }
-    devices = withBle(pcsc ? { qr, nfc: pcsc } : { qr }, ble);
+    devices = withBle(configured.ports, ble);
   }
   for (const [role, port] of [['central', devices.bleCentral], ['peripheral', devices.blePeripheral]] as const) {
     if (!port || bleKind === 'virtual') continue;

@@ -1,0 +1,98 @@
+/**
+ * The production device ports, built from the configuration: the PC/SC contactless reader (`pcsc.*`),
+ * noble and bleno on this machine's Bluetooth stack in the roles of `ble.roles`, and a QR queue that the
+ * screen's camera, a keyboard-wedge scanner or the staff's paste field push scans into. Used by the
+ * browser host, the Electron main process and the relay CLI, so all run the same hardware assembly.
+ *
+ * Nothing here throws for a missing native module or a bad reader pattern: the part is left out and the
+ * reason is listed in `problems` (the ports' own availability then says `not_configured`).
+ */
+import type { Logger } from '../kiosk/log.js';
+import type { KioskConfig } from '../kiosk/config.js';
+import { errorMessage } from './shared/abort.js';
+import { loadPlatformBle, type PlatformBle } from './ble/platform-stack.js';
+import { PcscNfcReader } from './pcsc/pcsc-nfc-reader.js';
+import type { DevicePorts } from './ports.js';
+import { QrScanQueue } from './qr/qr-scan-queue.js';
+
+export interface ConfiguredDevicesOptions {
+  /** `pcsc`: the PC/SC reader of `config.pcsc`; `none`: no NFC. Default `pcsc`. */
+  readonly nfc?: 'pcsc' | 'none';
+  /** How long a pushed scan stays usable (default `config.qr.scanFreshMs`). */
+  readonly qrFreshMs?: number;
+  /** Loads the BLE libraries (tests inject a double; default: noble and bleno on this machine's stack). */
+  readonly loadBle?: typeof loadPlatformBle;
+}
+
+export interface ConfiguredDevices {
+  readonly ports: DevicePorts;
+  readonly qr: QrScanQueue;
+  /** The PC/SC adapter, when one was set up (reader name for status lines). */
+  readonly pcsc?: PcscNfcReader;
+  /** What could not be set up, and why (for staff diagnostics). */
+  readonly problems: readonly string[];
+  close(): Promise<void>;
+}
+
+/** The PC/SC reader adapter configured from `pcsc.*`; throws for an invalid reader pattern. */
+export function createPcscReader(config: KioskConfig, log: Logger): PcscNfcReader {
+  const { reader, shareMode, protocol, serviceRetryMinMs, serviceRetryMaxMs, connectMs } = config.pcsc;
+  return new PcscNfcReader({
+    ...(reader === undefined ? {} : { reader }),
+    shareMode,
+    protocol,
+    serviceRetryMinMs,
+    serviceRetryMaxMs,
+    connectTimeoutMs: connectMs,
+    log: log.child({ component: 'pcsc' }),
+  });
+}
+
+export function createConfiguredDevices(config: KioskConfig, log: Logger, options: ConfiguredDevicesOptions = {}): Promise<ConfiguredDevices> {
+  const problems: string[] = [];
+  const qr = new QrScanQueue({ freshMs: options.qrFreshMs ?? config.qr.scanFreshMs });
+  let pcsc: PcscNfcReader | undefined;
+  if ((options.nfc ?? 'pcsc') === 'pcsc') {
+    try {
+      pcsc = createPcscReader(config, log);
+    } catch (e) {
+      problems.push(`nfc (pcsc): ${errorMessage(e)}`);
+    }
+  }
+  const roles = config.ble.roles;
+  let ble: PlatformBle | undefined;
+  if (roles !== 'none') {
+    try {
+      ble = (options.loadBle ?? loadPlatformBle)({ central: roles !== 'peripheral', peripheral: roles !== 'central' });
+      problems.push(...ble.problems.map((p) => `ble ${p}`));
+    } catch (e) {
+      problems.push(`ble: ${errorMessage(e)}`);
+    }
+  }
+  for (const problem of problems) log.warn({ event: 'device_unavailable' }, `device not set up: ${problem}`);
+  const ports: DevicePorts = {
+    qr,
+    ...(pcsc ? { nfc: pcsc } : {}),
+    ...(ble?.central ? { bleCentral: ble.central } : {}),
+    ...(ble?.peripheral ? { blePeripheral: ble.peripheral } : {}),
+  };
+  let closing: Promise<void> | undefined;
+  return Promise.resolve({
+    ports,
+    qr,
+    ...(pcsc ? { pcsc } : {}),
+    problems,
+    close() {
+      closing ??= (async () => {
+        await ble?.close().catch((e: unknown) => log.warn({ event: 'ble_close_failed' }, errorMessage(e)));
+        await pcsc?.close().catch((e: unknown) => log.warn({ event: 'pcsc_close_failed' }, errorMessage(e)));
+      })();
+      return closing;
+    },
+  });
+}
+
+/** A device factory for the kiosk service over the configured real devices. */
+export function configuredDeviceFactory(options: ConfiguredDevicesOptions = {}): (config: KioskConfig, log: Logger) => Promise<ConfiguredDevices> {
+  return (config, log) => createConfiguredDevices(config, log, options);
+}

@@ -1,0 +1,185 @@
+/**
+ * `npm run host -- [options]`: the production browser host on this machine's configured devices (PC/SC
+ * reader, Bluetooth, the screen's camera and scanners). Prints the page URL (with its per-launch token)
+ * on stdout; open it in Chromium on the same machine. SIGINT / SIGTERM stop everything.
+ *
+ * `--set-pin` sets the staff PIN and exits: from `MDL_KIOSK_STAFF_PIN` (provisioning scripts) or typed
+ * twice without echo (or one line on a non-terminal stdin).
+ */
+import { chmod, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { configuredDeviceFactory } from '../devices/configured-devices.js';
+import { createLogger } from '../kiosk/log.js';
+import { KioskService } from '../service/kiosk-service.js';
+import { PinFormatError, provisionStaffPin } from '../service/provision-pin.js';
+import { startHost } from './server.js';
+
+const USAGE = `Usage: npm run host -- [options]
+
+Runs the kiosk on this machine's devices and serves its screen on http://127.0.0.1 (loopback only).
+Prints the screen's URL (with a per-launch token) on stdout; open it in Chromium on this machine, e.g.
+  chromium --kiosk --app="<URL>"
+
+Options:
+  --config FILE      JSON configuration file (or MDL_KIOSK_CONFIG)
+  --data-dir DIR     where saved settings, the staff PIN hash and the API key live
+                     (default $XDG_CONFIG_HOME/mdl-kiosk, else ~/.config/mdl-kiosk)
+  --port N           port on 127.0.0.1 (default 0: a free port)
+  --nfc KIND         pcsc (default): the PC/SC contactless reader; none: no NFC
+  --url-file FILE    also write the screen's URL to FILE (mode 0600), for a kiosk session script
+  --log-level LEVEL  fatal|error|warn|info|debug|trace|silent (default info); JSON logs on stderr
+  --set-pin          set the staff PIN and exit: from MDL_KIOSK_STAFF_PIN, or typed without echo
+  -h, --help         this text`;
+
+const OPTIONS = {
+  config: { type: 'string' },
+  'data-dir': { type: 'string' },
+  port: { type: 'string' },
+  nfc: { type: 'string' },
+  'url-file': { type: 'string' },
+  'log-level': { type: 'string' },
+  'set-pin': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function fail(message: string): never {
+  process.stderr.write(`host: ${message}\n`);
+  process.exit(2);
+}
+
+function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
+  return join(base, 'mdl-kiosk');
+}
+
+/** One line typed without echo (a terminal), or the first line of stdin (a pipe). */
+function readSecretLine(prompt: string): Promise<string> {
+  const stdin = process.stdin;
+  if (!stdin.isTTY) {
+    return new Promise((resolve, reject) => {
+      const lines = createInterface({ input: stdin });
+      lines.once('line', (line) => {
+        lines.close();
+        resolve(line.trim());
+      });
+      lines.once('close', () => reject(new Error('no PIN on stdin')));
+    });
+  }
+  process.stderr.write(prompt);
+  return new Promise((resolve, reject) => {
+    let typed = '';
+    stdin.setRawMode(true);
+    stdin.resume();
+    const done = (error?: Error): void => {
+      stdin.setRawMode(false);
+      stdin.pause();
+      stdin.off('data', onData);
+      process.stderr.write('\n');
+      if (error) reject(error);
+      else resolve(typed);
+    };
+    const onData = (chunk: Buffer): void => {
+      for (const ch of chunk.toString('utf8')) {
+        if (ch === '\u0003') {
+          done(new Error('cancelled'));
+          return;
+        }
+        if (ch === '\r' || ch === '\n') {
+          done();
+          return;
+        }
+        if (ch === '\u007f' || ch === '\b') typed = typed.slice(0, -1);
+        else typed += ch;
+      }
+    };
+    stdin.on('data', onData);
+  });
+}
+
+async function setPin(dataDir: string): Promise<void> {
+  let pin = process.env.MDL_KIOSK_STAFF_PIN;
+  if (pin === undefined || pin === '') {
+    pin = await readSecretLine('New staff PIN (4 to 12 digits): ');
+    if (process.stdin.isTTY) {
+      const again = await readSecretLine('The same PIN again: ');
+      if (again !== pin) fail('the two PINs differ; nothing was changed');
+    }
+  }
+  try {
+    const problems = await provisionStaffPin(dataDir, pin);
+    for (const problem of problems) process.stderr.write(`host: note: ${problem}\n`);
+  } catch (e) {
+    if (e instanceof PinFormatError) fail(e.message);
+    throw e;
+  }
+  process.stderr.write(`host: staff PIN set in ${join(dataDir, 'settings.json')}\n`);
+}
+
+async function main(): Promise<void> {
+  let args: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict: true; allowPositionals: false }>>['values'];
+  try {
+    args = parseArgs({ options: OPTIONS, strict: true, allowPositionals: false }).values;
+  } catch (e) {
+    fail(`${(e as Error).message}\n\n${USAGE}`);
+  }
+  if (args.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const dataDir = args['data-dir'] ?? defaultDataDir();
+  if (args['set-pin']) {
+    await setPin(dataDir);
+    return;
+  }
+  const port = args.port === undefined ? 0 : Number(args.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) fail('--port takes a port number (0 to 65535)');
+  const nfc = args.nfc ?? 'pcsc';
+  if (nfc !== 'pcsc' && nfc !== 'none') fail('--nfc takes pcsc | none');
+  const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+  if (args['log-level'] !== undefined && !levels.includes(args['log-level'])) fail(`--log-level takes ${levels.join(' | ')}`);
+
+  const service = new KioskService({
+    devices: configuredDeviceFactory({ nfc }),
+    dataDir,
+    ...(args.config === undefined ? {} : { configFile: args.config }),
+    ...(args['log-level'] === undefined ? {} : { overrides: { log: { level: args['log-level'] } } }),
+  });
+  await service.start();
+  const state = service.state();
+  if (state.view.phase === 'config_error') process.stderr.write(`host: the kiosk needs staff: ${state.view.error?.detail ?? 'configuration error'}\n`);
+  if (!state.staff.pinConfigured) process.stderr.write('host: no staff PIN yet: set one with `npm run host -- --set-pin`\n');
+  const log = createLogger({ level: service.config.log.level, name: 'mdl-kiosk-host' }, process.stderr);
+  let host;
+  try {
+    host = await startHost({ service, port, log });
+  } catch (e) {
+    await service.stop();
+    fail(`cannot listen: ${(e as Error).message}`);
+  }
+  if (args['url-file'] !== undefined) {
+    await writeFile(args['url-file'], `${host.url}\n`, { mode: 0o600 });
+    await chmod(args['url-file'], 0o600);
+  }
+  process.stdout.write(`${host.url}\n`);
+
+  const stop = async (): Promise<void> => {
+    await host.stop();
+    await service.stop();
+  };
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await stop();
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    process.stderr.write(`host: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(2);
+  },
+);

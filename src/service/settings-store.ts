@@ -1,0 +1,266 @@
+/**
+ * The settings staff change on the kiosk's screen, kept in `settings.json` in the data directory (mode
+ * 0600, written atomically), and how they sit among the other configuration sources:
+ *
+ *   defaults → config file → these settings → environment → command line (→ the QA demo's backend)
+ *
+ * A key set by the environment, the command line or the demo is `locked`: shown, not editable. The API key
+ * is not in this file: it lives in the {@link SecretStore}. The staff PIN hash and the wrong-PIN counter
+ * are kept here too (so a restart does not reset a lockout), in a section of their own that is validated
+ * separately, so a hand-edited settings section cannot lock staff out of fixing it.
+ */
+import { join } from 'node:path';
+import { z } from 'zod';
+import { BleRoles, EditableTimeouts, Language, type FieldError, type Settings, type SettingsUpdate } from '../common/kiosk-api.js';
+import { environmentLayer, type KioskConfig } from '../kiosk/config.js';
+import { readFileIfExists, writeFileAtomic } from './atomic-file.js';
+
+export const PersistedSettings = z
+  .object({
+    backendUrl: z.string().min(1).max(2_000).optional(),
+    profile: z.string().min(1).max(100).optional(),
+    pcscReader: z.string().min(1).max(300).optional(),
+    bleRoles: BleRoles.optional(),
+    cameraDeviceId: z.string().min(1).max(512).optional(),
+    defaultLanguage: Language.optional(),
+    timeouts: EditableTimeouts.partial().strict().optional(),
+  })
+  .strict();
+export type PersistedSettings = z.infer<typeof PersistedSettings>;
+
+export const StaffRecord = z
+  .object({
+    pinHash: z.string().min(1).max(300).optional(),
+    /** Wrong PINs in a row since the last success or lockout. */
+    failures: z.number().int().min(0).max(1_000).default(0),
+    /** Lockouts in a row since the last success (each one twice as long). */
+    lockouts: z.number().int().min(0).max(1_000).default(0),
+    lockedOutUntil: z.number().nullable().default(null),
+  })
+  .strict();
+export type StaffRecord = z.infer<typeof StaffRecord>;
+
+const SettingsFile = z.object({ version: z.literal(1), settings: z.unknown(), staff: z.unknown() }).strict();
+
+export class SettingsFileError extends Error {
+  override readonly name = 'SettingsFileError';
+}
+
+function describe(file: string, section: string, error: z.ZodError): string {
+  const first = error.issues[0];
+  const key = first ? [section, ...first.path.map(String)].join('.') : section;
+  return `${file}: ${key}: ${first?.message ?? 'invalid'}`;
+}
+
+export interface LoadedSettings {
+  readonly settings: PersistedSettings;
+  readonly staff: StaffRecord;
+  /** Why the file (or a section of it) was not used: names the file and the bad key. */
+  readonly problems: readonly string[];
+}
+
+/** `settings.json`: one writer at a time; the last state in memory is what is written. */
+export class SettingsStore {
+  readonly path: string;
+  private settings: PersistedSettings = {};
+  private staff: StaffRecord = { failures: 0, lockouts: 0, lockedOutUntil: null };
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(dataDir: string) {
+    this.path = join(dataDir, 'settings.json');
+  }
+
+  async load(): Promise<LoadedSettings> {
+    const problems: string[] = [];
+    const text = await readFileIfExists(this.path);
+    if (text !== undefined) {
+      let raw: unknown;
+      try {
+        raw = JSON.parse(text);
+      } catch {
+        problems.push(`${this.path} is not valid JSON`);
+      }
+      if (problems.length === 0) {
+        const file = SettingsFile.safeParse(raw);
+        if (!file.success) {
+          problems.push(describe(this.path, '(file)', file.error));
+        } else {
+          const settings = PersistedSettings.safeParse(file.data.settings ?? {});
+          if (settings.success) this.settings = settings.data;
+          else problems.push(describe(this.path, 'settings', settings.error));
+          const staff = StaffRecord.safeParse(file.data.staff ?? {});
+          if (staff.success) this.staff = staff.data;
+          else problems.push(describe(this.path, 'staff', staff.error));
+        }
+      }
+    }
+    return { settings: this.settings, staff: this.staff, problems };
+  }
+
+  get currentSettings(): PersistedSettings {
+    return this.settings;
+  }
+
+  get currentStaff(): StaffRecord {
+    return this.staff;
+  }
+
+  saveSettings(settings: PersistedSettings): Promise<void> {
+    this.settings = PersistedSettings.parse(settings);
+    return this.write();
+  }
+
+  saveStaff(staff: StaffRecord): Promise<void> {
+    this.staff = StaffRecord.parse(staff);
+    return this.write();
+  }
+
+  private write(): Promise<void> {
+    const run = this.queue.then(() =>
+      writeFileAtomic(this.path, `${JSON.stringify({ version: 1, settings: this.settings, staff: this.staff }, null, 2)}\n`),
+    );
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}
+
+// ---------------------------------------------------------------- the settings ↔ config map
+
+/** Every key of the settings screen and where it lives in the configuration. */
+export const SETTING_PATHS = {
+  backendUrl: ['backend', 'baseUrl'],
+  apiKey: ['backend', 'apiKey'],
+  profile: ['profile'],
+  pcscReader: ['pcsc', 'reader'],
+  bleRoles: ['ble', 'roles'],
+  cameraDeviceId: ['ui', 'cameraDeviceId'],
+  defaultLanguage: ['ui', 'defaultLanguage'],
+  'timeouts.resultDisplayMs': ['timeouts', 'resultDisplayMs'],
+  'timeouts.errorDisplayMs': ['timeouts', 'errorDisplayMs'],
+  'timeouts.removePhoneMs': ['timeouts', 'removePhoneMs'],
+} as const satisfies Record<string, readonly string[]>;
+export type SettingKey = keyof typeof SETTING_PATHS;
+const SETTING_KEYS = Object.keys(SETTING_PATHS) as SettingKey[];
+
+type Json = Record<string, unknown>;
+
+function at(layer: Json | undefined, path: readonly string[]): unknown {
+  let value: unknown = layer;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Json)[key];
+  }
+  return value;
+}
+
+/** The settings key for a configuration path (`backend.baseUrl` → `backendUrl`); other paths as they are. */
+export function settingKeyFor(path: readonly PropertyKey[]): string {
+  const joined = path.map(String).join('.');
+  for (const key of SETTING_KEYS) if (SETTING_PATHS[key].join('.') === joined) return key;
+  if (joined === 'backend.apiKeyFile') return 'apiKey';
+  return joined || '(root)';
+}
+
+export interface LockSources {
+  readonly env: NodeJS.ProcessEnv;
+  /** Command-line values, in the config's shape. */
+  readonly overrides?: Json;
+  /** The QA demo's embedded backend. */
+  readonly backendOverride?: boolean;
+}
+
+/** Keys the staff cannot change here, because a higher source sets them. */
+export function lockedKeys(sources: LockSources): SettingKey[] {
+  const env = environmentLayer(sources.env);
+  const locked = new Set<SettingKey>();
+  for (const key of SETTING_KEYS) {
+    const path = SETTING_PATHS[key];
+    if (at(env, path) !== undefined || at(sources.overrides, path) !== undefined) locked.add(key);
+  }
+  if (at(env, ['backend', 'apiKeyFile']) !== undefined || at(sources.overrides, ['backend', 'apiKeyFile']) !== undefined) locked.add('apiKey');
+  if (sources.backendOverride) {
+    locked.add('backendUrl');
+    locked.add('apiKey');
+  }
+  return SETTING_KEYS.filter((k) => locked.has(k));
+}
+
+/** The persisted settings (and the stored API key) as a configuration layer. */
+export function settingsLayer(settings: PersistedSettings, apiKey: string | undefined): Json {
+  return {
+    backend: { baseUrl: settings.backendUrl, apiKey },
+    profile: settings.profile,
+    pcsc: { reader: settings.pcscReader },
+    ble: { roles: settings.bleRoles },
+    ui: { cameraDeviceId: settings.cameraDeviceId, defaultLanguage: settings.defaultLanguage },
+    timeouts: { ...settings.timeouts },
+  };
+}
+
+/** What the settings screen shows for an effective configuration. Never the API key itself. */
+export function settingsView(config: KioskConfig, locked: readonly string[]): Settings {
+  // The screen edits within the contract's ranges; a configuration outside them (test setups with very
+  // short screens) is shown at the nearest bound rather than breaking the settings screen.
+  const clamp = (value: number, key: keyof typeof EditableTimeouts.shape): number => {
+    const schema = EditableTimeouts.shape[key];
+    return Math.min(Math.max(value, schema.minValue ?? value), schema.maxValue ?? value);
+  };
+  const resultDisplayMs = clamp(config.timeouts.resultDisplayMs, 'resultDisplayMs');
+  const errorDisplayMs = clamp(config.timeouts.errorDisplayMs, 'errorDisplayMs');
+  const removePhoneMs = clamp(config.timeouts.removePhoneMs, 'removePhoneMs');
+  return {
+    backendUrl: config.backend.baseUrl ?? null,
+    apiKeySet: config.backend.apiKey !== undefined,
+    profile: config.profile,
+    pcscReader: config.pcsc.reader ?? null,
+    bleRoles: config.ble.roles,
+    cameraDeviceId: config.ui.cameraDeviceId ?? null,
+    defaultLanguage: config.ui.defaultLanguage,
+    timeouts: { resultDisplayMs, errorDisplayMs, removePhoneMs },
+    locked: [...locked],
+  };
+}
+
+/** The update's keys, in settings-key form (`timeouts.resultDisplayMs`, …). */
+export function updatedKeys(update: SettingsUpdate): SettingKey[] {
+  const keys: SettingKey[] = [];
+  for (const key of ['backendUrl', 'profile', 'pcscReader', 'bleRoles', 'cameraDeviceId', 'defaultLanguage'] as const) {
+    if (update[key] !== undefined) keys.push(key);
+  }
+  if (update.apiKey !== undefined || update.clearApiKey) keys.push('apiKey');
+  for (const t of ['resultDisplayMs', 'errorDisplayMs', 'removePhoneMs'] as const) {
+    if (update.timeouts?.[t] !== undefined) keys.push(`timeouts.${t}`);
+  }
+  return keys;
+}
+
+/** Field errors for keys the update may not change; empty when none. */
+export function lockedErrors(update: SettingsUpdate, locked: readonly string[]): FieldError[] {
+  return updatedKeys(update)
+    .filter((k) => locked.includes(k))
+    .map((key) => ({ key, message: `${key} is set by the environment, the command line or the test setup, and cannot be changed here` }));
+}
+
+/** The persisted settings after an update (the API key is handled by the secret store). */
+export function applyUpdate(settings: PersistedSettings, update: SettingsUpdate): PersistedSettings {
+  const next: { -readonly [K in keyof PersistedSettings]: PersistedSettings[K] } = { ...settings };
+  const text = (value: string | null | undefined, current: string | undefined): string | undefined =>
+    value === undefined ? current : value === null || value.trim() === '' ? undefined : value.trim();
+  next.backendUrl = text(update.backendUrl, settings.backendUrl);
+  next.pcscReader = text(update.pcscReader, settings.pcscReader);
+  next.cameraDeviceId = text(update.cameraDeviceId, settings.cameraDeviceId);
+  if (update.profile !== undefined) next.profile = update.profile;
+  if (update.bleRoles !== undefined) next.bleRoles = update.bleRoles;
+  if (update.defaultLanguage !== undefined) next.defaultLanguage = update.defaultLanguage;
+  if (update.timeouts !== undefined) next.timeouts = { ...settings.timeouts, ...stripUndefined(update.timeouts) };
+  // Drop keys that ended up unset, so the file holds only what the staff chose.
+  for (const key of Object.keys(next) as (keyof PersistedSettings)[]) {
+    // eslint-disable-next-line @typescript-eslint/no-dynamic-delete -- removing unset optional keys
+    if (next[key] === undefined) delete next[key];
+  }
+  return next;
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

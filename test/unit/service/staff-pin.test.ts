@@ -1,0 +1,115 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SettingsStore, type StaffRecord } from '../../../src/service/settings-store.js';
+import { hashPin, parsePinHash, PinHashError, StaffGate, verifyPin, MAX_LOCKOUT_MS } from '../../../src/service/staff-pin.js';
+
+const CHEAP = { N: 2 ** 10, r: 8, p: 1 };
+const STAFF = { maxAttempts: 3, lockoutMs: 60_000, unlockMs: 120_000 };
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+describe('PIN hashing', () => {
+  it('hashes with salted scrypt in the documented format and verifies in constant time', async () => {
+    const stored = await hashPin('1234');
+    expect(stored).toMatch(/^scrypt\$32768\$8\$1\$[A-Za-z0-9+/=]{24}\$[A-Za-z0-9+/=]{44}$/);
+    expect(await verifyPin('1234', stored)).toBe(true);
+    expect(await verifyPin('1235', stored)).toBe(false);
+    // Salted: the same PIN hashes differently.
+    expect(await hashPin('1234', CHEAP)).not.toBe(await hashPin('1234', CHEAP));
+  });
+
+  it('refuses malformed or abusive stored hashes', async () => {
+    expect(() => parsePinHash('plain:1234')).toThrow(PinHashError);
+    expect(() => parsePinHash('scrypt$1000$8$1$c2FsdHNhbHQ=$aGFzaGhhc2hoYXNoaGFzaA==')).toThrow(/N/);
+    expect(() => parsePinHash(`scrypt$${2 ** 30}$8$1$c2FsdHNhbHQ=$aGFzaGhhc2hoYXNoaGFzaA==`)).toThrow(/N/);
+    expect(() => parsePinHash('scrypt$1024$99$1$c2FsdHNhbHQ=$aGFzaGhhc2hoYXNoaGFzaA==')).toThrow(/r or p/);
+    await expect(verifyPin('1234', 'scrypt$1024$8$1$$')).rejects.toThrow(PinHashError);
+  });
+});
+
+describe('StaffGate', () => {
+  async function gate(record: Partial<StaffRecord> = {}, clock = { now: 1_000_000 }) {
+    const dir = await mkdtemp(join(tmpdir(), 'mdl-kiosk-pin-'));
+    dirs.push(dir);
+    const store = new SettingsStore(dir);
+    await store.load();
+    const pinHash = await hashPin('4321', CHEAP);
+    const changes: string[] = [];
+    const make = (rec: StaffRecord): StaffGate =>
+      new StaffGate({
+        config: () => STAFF,
+        record: rec,
+        persist: (r) => store.saveStaff(r),
+        now: () => clock.now,
+        onChange: () => changes.push('change'),
+        scrypt: CHEAP,
+      });
+    const staff = make({ pinHash, failures: 0, lockouts: 0, lockedOutUntil: null, ...record });
+    return { staff, store, dir, clock, make, changes };
+  }
+
+  it('unlocks with the right PIN for unlockMs, extended by staff actions', async () => {
+    const { staff, clock } = await gate();
+    expect(staff.state()).toEqual({ pinConfigured: true, unlocked: false, unlockedUntil: null, lockedOutUntil: null });
+    expect(await staff.unlock('4321')).toEqual({ ok: true, unlockedUntil: clock.now + STAFF.unlockMs });
+    clock.now += 100_000;
+    staff.touch();
+    clock.now += 100_000;
+    expect(staff.unlocked()).toBe(true);
+    clock.now += 30_000;
+    expect(staff.unlocked()).toBe(false);
+    staff.touch(); // no effect once expired
+    expect(staff.unlocked()).toBe(false);
+    staff.dispose();
+  });
+
+  it('locks out after maxAttempts wrong PINs, doubling per lockout; the counter survives a restart', async () => {
+    const { staff, store, clock, make } = await gate();
+    expect(await staff.unlock('0000')).toEqual({ ok: false, reason: 'wrong_pin', attemptsLeft: 2 });
+    expect(await staff.unlock('abc')).toEqual({ ok: false, reason: 'wrong_pin', attemptsLeft: 1 });
+    expect(await staff.unlock('1111')).toEqual({ ok: false, reason: 'locked_out', retryAfterMs: 60_000 });
+    // Even the right PIN is refused during the lockout, without being checked.
+    expect(await staff.unlock('4321')).toMatchObject({ ok: false, reason: 'locked_out' });
+    // A restart reads the persisted lockout.
+    const reloaded = new SettingsStore(store.path.replace(/\/settings\.json$/, ''));
+    const { staff: record } = await reloaded.load();
+    expect(record).toMatchObject({ failures: 0, lockouts: 1, lockedOutUntil: clock.now + 60_000 });
+    const restarted = make(record);
+    expect(await restarted.unlock('4321')).toMatchObject({ ok: false, reason: 'locked_out', retryAfterMs: 60_000 });
+    clock.now += 60_001;
+    for (let i = 0; i < 3; i++) await restarted.unlock('9999');
+    expect(restarted.state().lockedOutUntil).toBe(clock.now + 120_000);
+    clock.now += 120_001;
+    expect(await restarted.unlock('4321')).toMatchObject({ ok: true });
+    const file = JSON.parse(await readFile(store.path, 'utf8')) as { staff: StaffRecord };
+    expect(file.staff).toMatchObject({ failures: 0, lockouts: 0, lockedOutUntil: null });
+    restarted.dispose();
+    staff.dispose();
+  });
+
+  it('caps the lockout at one hour', async () => {
+    const { staff } = await gate({ lockouts: 20 });
+    for (let i = 0; i < 3; i++) await staff.unlock('0000');
+    expect(await staff.unlock('4321')).toMatchObject({ reason: 'locked_out', retryAfterMs: MAX_LOCKOUT_MS });
+  });
+
+  it('parallel guesses are checked one at a time', async () => {
+    const { staff } = await gate();
+    const results = await Promise.all(['1', '2', '3', '4', '5'].map((d) => staff.unlock(d.repeat(4))));
+    expect(results.map((r) => (r.ok ? 'ok' : r.reason))).toEqual(['wrong_pin', 'wrong_pin', 'locked_out', 'locked_out', 'locked_out']);
+  });
+
+  it('without a PIN every unlock says no_pin; setPin sets one and clears a lockout', async () => {
+    const { staff } = await gate({ pinHash: undefined, lockouts: 2, lockedOutUntil: 9e15 });
+    const noPin = new StaffGate({ config: () => STAFF, record: { failures: 0, lockouts: 0, lockedOutUntil: null }, persist: () => Promise.resolve(), now: Date.now, onChange: () => undefined });
+    expect(await noPin.unlock('1234')).toEqual({ ok: false, reason: 'no_pin' });
+    await noPin.setPin('24680');
+    expect(await noPin.unlock('24680')).toMatchObject({ ok: true });
+    noPin.dispose();
+    await expect(staff.setPin('12a4')).rejects.toThrow();
+  });
+});
