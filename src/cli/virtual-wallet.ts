@@ -29,6 +29,7 @@ Options:
   --away-ms MS           how long a re-tap keeps the phone off the reader, and the least time between a
                          removal and the next tap, so pcscd notices the removal (default ${DEFAULT_AWAY_MS})
   --field-drop-at N      the NFC field drops at APDU N of a presentation (the card leaves the reader)
+  --portrait FORMAT      the mDL portrait as jpeg (default) or jpeg2000 (a lossless JP2 file)
   --radio-link PORT      serve the phone's radio on 127.0.0.1:PORT (0: a free port) so that a kiosk in another
                          process reaches it over Bluetooth: npm run relay -- --ble noble --radio-link HOST:PORT
   -h, --help             this text
@@ -61,6 +62,7 @@ const OPTIONS = {
   tap: { type: 'boolean' },
   'away-ms': { type: 'string' },
   'field-drop-at': { type: 'string' },
+  portrait: { type: 'string' },
   'radio-link': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -78,6 +80,12 @@ function wholeNumber(name: string, value: string | undefined, min: number): numb
   const n = Number(value);
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min) fail(`--${name} takes a whole number ≥ ${min}`);
   return n;
+}
+
+function portraitFormat(value: string | undefined): 'jpeg' | 'jpeg2000' {
+  if (value === undefined) return 'jpeg';
+  if (value !== 'jpeg' && value !== 'jpeg2000') fail('--portrait takes jpeg | jpeg2000');
+  return value;
 }
 
 function vpcdAddress(value: string | undefined): VpcdReaderAddress {
@@ -116,13 +124,14 @@ async function main(): Promise<number> {
   const profile = profileName(args);
   const awayMs = wholeNumber('away-ms', args['away-ms'], 0) ?? DEFAULT_AWAY_MS;
   const fieldDrop = wholeNumber('field-drop-at', args['field-drop-at'], 1);
-  const behaviour: PhoneBehaviour = fieldDrop === undefined ? {} : { nfcFieldDropAtApdu: fieldDrop };
+  const portrait = portraitFormat(args.portrait);
+  const behaviour: PhoneBehaviour = { portrait, ...(fieldDrop === undefined ? {} : { nfcFieldDropAtApdu: fieldDrop }) };
 
   const linkPort = wholeNumber('radio-link', args['radio-link'], 0);
   if (linkPort !== undefined && linkPort > 65_535) fail('--radio-link takes a port number');
   if (linkPort === undefined) process.stderr.write(NOTE);
   const { pki } = await loadOrCreateQaPki(defaultQaPkiDir());
-  const credential = await issueTestCredential({ pki, validity: 'valid' });
+  const credential = await issueTestCredential({ pki, validity: 'valid', portraitFormat: portrait });
   const radio = new VirtualRadio();
   const phone = await VirtualPhone.create({ profile, radio, behaviour, credential });
   let link: RadioLinkServer | undefined;
@@ -229,7 +238,7 @@ async function main(): Promise<number> {
     }
   };
 
-  out(`ready: ${profile} phone for the vpcd reader at ${card.address}; commands: tap, remove, retap, mute on|off, qr, status, quit`);
+  out(`ready: ${profile} phone (${portrait === 'jpeg2000' ? 'JPEG 2000' : 'JPEG'} portrait) for the vpcd reader at ${card.address}; commands: tap, remove, retap, mute on|off, qr, status, quit`);
   if (args.tap) {
     try {
       await tap();

@@ -12,7 +12,14 @@
  * Validity (MSO validityInfo, reference §4.4): `valid` = signed now, valid from a minute ago for a year;
  * `expired` = signed a year ago, valid until yesterday (the document's expiry_date is yesterday too).
  * A tampered credential has one element value changed after signing, so that element's digest no longer
- * matches the MSO (reference §4.4 "valueDigest"); everything else about it stays authentic.
+ * matches the MSO (reference §4.4 "valueDigest"); everything else about it stays authentic. Which element:
+ * - `tamper: true` (what the phone's "tampered" behaviour uses): one the reader actually asks for, altered
+ *   when the holder answers (holder-session.ts) — the first requested element the credential holds, a
+ *   non-portrait one if any. A digest is only checked for disclosed elements, so altering an element the
+ *   request leaves out (as `family_name` under an age_over_21 request) would go unnoticed and read verified;
+ * - `tamper: {element, namespace}`: that element, altered at issuance, whatever is requested.
+ *
+ * The portrait is JPEG by default, or (`portraitFormat: 'jpeg2000'`) the same face as a lossless JP2 file.
  */
 import { DateOnly, DeviceKey, Issuer, IssuerSigned, SignatureAlgorithm, CoseKey, type MdocContext } from '@owf/mdoc';
 import { Tag, TAG_FULL_DATE, cborDecode, cborEncode, encodeTag24, expectMap, expectText } from '../iso/cbor.js';
@@ -20,7 +27,7 @@ import { encodeRawArray, encodeRawMap, rawArrayItems, rawMapEntries, rawTag24Con
 import { encodeCoseKey, generateP256KeyPair, toEs256Jwk, type P256KeyPair } from '../iso/cose-key.js';
 import { createNodeMdocContext } from '../iso/mdoc-context.js';
 import { getTestPki, type TestPki } from './pki.js';
-import { drawPortraitJpeg, drawSignatureJpeg } from './portrait.js';
+import { drawPortraitJpeg, drawPortraitJpeg2000, drawSignatureJpeg } from './portrait.js';
 
 export const MDL_DOC_TYPE = 'org.iso.18013.5.1.mDL';
 export const MDL_NAMESPACE = 'org.iso.18013.5.1';
@@ -105,6 +112,8 @@ export const AGE_OVER_THRESHOLDS: readonly number[] = [16, 18, 21, 25, 60, 65];
 
 export type CredentialValidity = 'valid' | 'expired';
 
+export type PortraitFormat = 'jpeg' | 'jpeg2000';
+
 export interface TamperSpec {
   /** Element whose value is altered after signing (default family_name). */
   readonly element?: string;
@@ -117,8 +126,13 @@ export interface TestCredentialOptions {
   readonly holder?: Partial<MdlHolderData>;
   /** Default `valid`. */
   readonly validity?: CredentialValidity;
-  /** Change one element after signing (`true`: family_name). */
+  /**
+   * Change one element after signing: `true`, a requested one when answering (see the module comment);
+   * a spec, that element at issuance.
+   */
   readonly tamper?: boolean | TamperSpec;
+  /** The portrait's encoding (default `jpeg`); ignored when `holder.portrait` is given. */
+  readonly portraitFormat?: PortraitFormat;
   /** The holder's device key (default: fresh P-256). */
   readonly deviceKey?: P256KeyPair;
   /** Issuance time (default now). */
@@ -146,8 +160,12 @@ export interface TestCredential {
   readonly validityKind: CredentialValidity;
   /** Element identifiers present, per namespace. */
   readonly elements: ReadonlyMap<string, readonly string[]>;
-  /** The element altered after signing, if any. */
+  /** The element altered after signing at issuance, if any. */
   readonly tampered: { readonly namespace: string; readonly element: string } | undefined;
+  /** Alter a requested element when answering (`tamper: true`); the stored bytes are authentic. */
+  readonly tamperAtAnswer: boolean;
+  /** How the default portrait is encoded (a caller's own `holder.portrait` is reported as `jpeg`). */
+  readonly portraitFormat: PortraitFormat;
 }
 
 function isoDate(date: Date): string {
@@ -290,11 +308,13 @@ export async function issueTestCredential(options: TestCredentialOptions = {}): 
   const context = options.context ?? createNodeMdocContext();
   const validityKind = options.validity ?? 'valid';
   const validity = validityFor(validityKind, options.now ?? new Date());
-  const holder: MdlHolderData = {
+  let holder: MdlHolderData = {
     ...DEFAULT_HOLDER_DATA,
     ...(validityKind === 'expired' ? { expiry_date: isoDate(validity.validUntil) } : {}),
     ...options.holder,
   };
+  const portraitFormat = options.holder?.portrait === undefined ? (options.portraitFormat ?? 'jpeg') : 'jpeg';
+  if (portraitFormat === 'jpeg2000') holder = { ...holder, portrait: await drawPortraitJpeg2000() };
   const deviceKey = options.deviceKey ?? generateP256KeyPair();
   const issuerSigned = await new Issuer(MDL_DOC_TYPE, context)
     .addIssuerNamespace(MDL_NAMESPACE, mdlElementValues(holder, pki, validity))
@@ -309,8 +329,8 @@ export async function issueTestCredential(options: TestCredentialOptions = {}): 
     });
   let issuerSignedBytes = issuerSigned.encode();
   let tampered: TestCredential['tampered'];
-  if (options.tamper !== undefined && options.tamper !== false) {
-    const spec: TamperSpec = options.tamper === true ? {} : options.tamper;
+  if (typeof options.tamper === 'object') {
+    const spec = options.tamper;
     tampered = { namespace: spec.namespace ?? MDL_NAMESPACE, element: spec.element ?? 'family_name' };
     issuerSignedBytes = tamperIssuerSignedBytes(issuerSignedBytes, tampered.namespace, tampered.element);
   }
@@ -325,23 +345,30 @@ export async function issueTestCredential(options: TestCredentialOptions = {}): 
     validityKind,
     elements: elementsOf(issuerSignedBytes),
     tampered,
+    tamperAtAnswer: options.tamper === true,
+    portraitFormat,
   };
 }
 
 const cache = new Map<string, Promise<TestCredential>>();
 
 /**
- * The per-process test credential for a validity/tamper variant, issued on first use from the cached
- * PKI (`getTestPki()`), then shared. `fresh: true` issues a new one and caches it instead.
+ * The per-process test credential for a validity/tamper/portrait variant, issued on first use from the
+ * cached PKI (`getTestPki()`), then shared. `fresh: true` issues a new one and caches it instead.
  */
-export function getTestCredential(options: { readonly validity?: CredentialValidity; readonly tamper?: boolean | TamperSpec; readonly fresh?: boolean } = {}): Promise<TestCredential> {
-  const tamper = options.tamper === undefined || options.tamper === false ? undefined : options.tamper === true ? {} : options.tamper;
-  const key = JSON.stringify([options.validity ?? 'valid', tamper?.namespace ?? null, tamper === undefined ? null : (tamper.element ?? 'family_name')]);
+export function getTestCredential(
+  options: { readonly validity?: CredentialValidity; readonly tamper?: boolean | TamperSpec; readonly portraitFormat?: PortraitFormat; readonly fresh?: boolean } = {},
+): Promise<TestCredential> {
+  const tamper = options.tamper === undefined || options.tamper === false ? undefined : options.tamper;
+  const tamperKey = tamper === undefined ? null : tamper === true ? 'requested' : [tamper.namespace ?? MDL_NAMESPACE, tamper.element ?? 'family_name'];
+  const portraitFormat = options.portraitFormat ?? 'jpeg';
+  const key = JSON.stringify([options.validity ?? 'valid', tamperKey, portraitFormat]);
   let entry = cache.get(key);
   if (entry === undefined || options.fresh === true) {
     const issuing = issueTestCredential({
       ...(options.validity === undefined ? {} : { validity: options.validity }),
       ...(tamper === undefined ? {} : { tamper }),
+      portraitFormat,
     });
     entry = issuing;
     cache.set(key, issuing);

@@ -15,6 +15,14 @@
  * data that do not decrypt → {status: 10} (Multipaz, §4.1). Declining → {status: 20} without data: the
  * session ends without a response (§2.7 termination; the mock backend reports it as "declined").
  *
+ * A credential marked `tamperAtAnswer` (the phone's "tampered" behaviour) has one disclosed element
+ * altered in the IssuerSigned of the finished DeviceResponse: the first requested element it discloses, a
+ * non-portrait one if there is any, else the portrait. So the reader always sees a digest that fails,
+ * whatever profile it uses. It is done after @owf/mdoc built the response, not before: the toolkit answers
+ * an age_over_NN request with the nearest true statement (§7.2.5), so a flipped age_over_21 would simply
+ * not be sent (age_over_25 would). Device authentication covers DeviceNameSpaces, not IssuerSigned, so it
+ * stays valid: only the altered element's digest fails.
+ *
  * Requests for elements the credential lacks, or for other document types, are filtered out before
  * @owf/mdoc builds the response (it throws on a missing element); a request left with nothing for the
  * mDL gets a DeviceResponse with `documentErrors` {docType: 0} per requested document type, status 0.
@@ -29,7 +37,7 @@ import { createNodeMdocContext } from '../iso/mdoc-context.js';
 import { SessionCryptoError, SessionEncryption, deriveEMacKey } from '../iso/session-crypto.js';
 import { SESSION_STATUS, decodeSessionData, decodeSessionEstablishment, encodeSessionData, type DecodedSessionEstablishment } from '../iso/session-messages.js';
 import { buildSessionTranscript, type Handover, type SessionTranscript } from '../iso/session-transcript.js';
-import type { TestCredential } from './credential.js';
+import { tamperIssuerSignedBytes, type TestCredential } from './credential.js';
 
 export type DeviceAuthMethod = 'signature' | 'mac';
 
@@ -181,6 +189,46 @@ function answerableRequest(requested: readonly RequestedDocument[], credential: 
   return Object.keys(namespaces).length === 0 ? undefined : { docType: credential.docType, namespaces };
 }
 
+/** Element kept for last when choosing what to tamper: a changed portrait is the least visible change. */
+const PORTRAIT = 'portrait';
+
+/**
+ * The element a `tamperAtAnswer` credential alters: among the `disclosed` elements, the first one in the
+ * request's order that is not the portrait, then any other disclosed non-portrait one (an age_over_NN
+ * substitute), then the portrait; undefined when nothing is disclosed.
+ */
+export function tamperTarget(requested: readonly RequestedDocument[], disclosed: ElementsByNamespace): { readonly namespace: string; readonly element: string } | undefined {
+  const isDisclosed = (namespace: string, element: string): boolean => disclosed[namespace]?.includes(element) === true;
+  const inRequestOrder = requested.flatMap((document) => Object.entries(document.namespaces).flatMap(([namespace, elements]) => elements.map((element) => ({ namespace, element }))));
+  const inResponseOrder = Object.entries(disclosed).flatMap(([namespace, elements]) => elements.map((element) => ({ namespace, element })));
+  const candidates = [...inRequestOrder.filter((item) => isDisclosed(item.namespace, item.element)), ...inResponseOrder];
+  return candidates.find((item) => item.element !== PORTRAIT) ?? candidates[0];
+}
+
+/** The DeviceResponse with `namespace/element` altered in every document's IssuerSigned (all else spliced through). */
+export function tamperDeviceResponse(deviceResponse: Uint8Array, namespace: string, element: string): Uint8Array {
+  const entries = rawMapEntries(deviceResponse).map((entry): [Uint8Array, Uint8Array] => {
+    if (entry.key !== 'documents') return [entry.rawKey, entry.rawValue];
+    const documents = rawArrayItems(entry.rawValue).map((document) =>
+      encodeRawMap(
+        rawMapEntries(document).map((field): [Uint8Array, Uint8Array] =>
+          field.key === 'issuerSigned' ? [field.rawKey, tamperIssuerSignedBytes(field.rawValue, namespace, element)] : [field.rawKey, field.rawValue],
+        ),
+      ),
+    );
+    return [entry.rawKey, encodeRawArray(documents)];
+  });
+  return encodeRawMap(entries);
+}
+
+function disclosedByNamespace(deviceResponse: Uint8Array): Record<string, string[]> {
+  const shared: Record<string, string[]> = {};
+  for (const document of disclosedElements(deviceResponse)) {
+    for (const [namespace, elements] of Object.entries(document.namespaces)) shared[namespace] = [...(shared[namespace] ?? []), ...elements];
+  }
+  return shared;
+}
+
 /** DeviceResponse without documents: one documentErrors entry per requested document type (code 0). */
 function documentErrorsResponse(requested: readonly RequestedDocument[]): Uint8Array {
   const docTypes = [...new Set(requested.map((document) => document.docType))];
@@ -227,7 +275,9 @@ export async function buildDeviceResponse(input: BuildResponseInput): Promise<Ui
     },
     input.context ?? createNodeMdocContext(),
   );
-  const bytes = response.encode();
+  let bytes = response.encode();
+  const target = credential.tamperAtAnswer ? tamperTarget(input.requested, disclosedByNamespace(bytes)) : undefined;
+  if (target !== undefined) bytes = tamperDeviceResponse(bytes, target.namespace, target.element);
   if (input.deviceAuth === 'signature') return bytes;
   const eMacKey = deriveEMacKey({ privateKey: credential.deviceKey.privateKey, publicKey: input.eReaderKey, sessionTranscriptBytes: input.transcript.taggedBytes });
   return withDeviceMac(bytes, input.transcript, eMacKey);
@@ -237,7 +287,14 @@ export async function buildDeviceResponse(input: BuildResponseInput): Promise<Ui
 export type ConsentDecision = 'approve' | 'decline';
 
 export type HolderResult =
-  | { readonly kind: 'responded'; readonly requested: readonly RequestedDocument[]; readonly shared: ElementsByNamespace; readonly deviceAuth: DeviceAuthMethod }
+  | {
+      readonly kind: 'responded';
+      readonly requested: readonly RequestedDocument[];
+      readonly shared: ElementsByNamespace;
+      readonly deviceAuth: DeviceAuthMethod;
+      /** The element altered in this answer (a `tamperAtAnswer` credential), if any. */
+      readonly tampered?: { readonly namespace: string; readonly element: string };
+    }
   | { readonly kind: 'declined'; readonly requested: readonly RequestedDocument[] }
   | { readonly kind: 'error'; readonly status: 10 | 11; readonly detail: string }
   /** The reader ended the session (SessionData status 20) before its request was answered. */
@@ -326,13 +383,12 @@ export class HolderSession {
       deviceAuth: this.#options.deviceAuth,
       ...(this.#options.context === undefined ? {} : { context: this.#options.context }),
     });
-    const shared: Record<string, string[]> = {};
-    for (const document of disclosedElements(deviceResponse)) {
-      for (const [namespace, elements] of Object.entries(document.namespaces)) shared[namespace] = [...(shared[namespace] ?? []), ...elements];
-    }
+    const shared = disclosedByNamespace(deviceResponse);
+    const credential = this.#options.credential;
+    const tampered = credential.tamperAtAnswer ? tamperTarget(requested, shared) : credential.tampered;
     return {
       message: encodeSessionData({ data: opened.encryption.encrypt(deviceResponse), status: SESSION_STATUS.sessionTermination }),
-      result: { kind: 'responded', requested, shared, deviceAuth: this.#options.deviceAuth },
+      result: { kind: 'responded', requested, shared, deviceAuth: this.#options.deviceAuth, ...(tampered === undefined ? {} : { tampered }) },
     };
   }
 

@@ -29,6 +29,8 @@ export {
   disclosedElements,
   openSessionEstablishment,
   summarizeDeviceRequest,
+  tamperDeviceResponse,
+  tamperTarget,
   withDeviceMac,
 } from './holder-session.js';
 export type { ConsentDecision, DeviceAuthMethod, ElementsByNamespace, HolderReply, HolderResult, HolderSessionOptions, OpenedSession, RequestedDocument } from './holder-session.js';
@@ -45,8 +47,10 @@ export {
   mdlElementValues,
   tamperIssuerSignedBytes,
 } from './credential.js';
-export type { CredentialValidity, CredentialValidityInfo, DrivingPrivilege, MdlHolderData, TamperSpec, TestCredential, TestCredentialOptions } from './credential.js';
+export type { CredentialValidity, CredentialValidityInfo, DrivingPrivilege, MdlHolderData, PortraitFormat, TamperSpec, TestCredential, TestCredentialOptions } from './credential.js';
 export { MDL_DS_EKU, createTestPki, exportTestPkiPem, getTestPki, importTestPkiPem, writeIacaPem } from './pki.js';
 export type { TestCertificate, TestPki, TestPkiOptions, TestPkiPem } from './pki.js';
-export { drawPortraitJpeg, drawSignatureJpeg } from './portrait.js';
+export { drawPortraitJpeg, drawPortraitJpeg2000, drawPortraitRgb, drawSignatureJpeg } from './portrait.js';
+export { JP2_SIGNATURE, decodeJpeg2000, encodeJ2kCodestream, jpeg2000Codestream, wrapJp2 } from './jpeg2000.js';
+export type { RawImage } from './jpeg2000.js';
 export type { PortraitOptions } from './portrait.js';

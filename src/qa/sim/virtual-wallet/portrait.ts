@@ -2,9 +2,11 @@
  * Images of the test mDL, drawn here and encoded as baseline JPEG with jpeg-js: the `portrait` (a simple
  * face: hair, face, eyes, brows, nose, mouth, shoulders on a plain background) and the
  * `signature_usual_mark` (a scribble). ISO 18013-5 §7.2.1 has both as JPEG (or JPEG 2000) byte strings.
- * The pixels are deterministic, so the bytes are the same in every run.
+ * The pixels are deterministic, so the bytes are the same in every run. The same face is also available as
+ * a lossless JPEG 2000 JP2 file (`drawPortraitJpeg2000`), for kiosks that must show JPEG 2000 portraits.
  */
 import jpeg from 'jpeg-js';
+import { encodeJ2kCodestream, wrapJp2, type RawImage } from './jpeg2000.js';
 
 type Rgb = readonly [number, number, number];
 
@@ -67,8 +69,8 @@ export interface PortraitOptions {
   readonly quality?: number;
 }
 
-/** A face on a light background, as JPEG bytes (starts with FFD8 SOI, ends with FFD9 EOI). */
-export function drawPortraitJpeg(options: PortraitOptions = {}): Uint8Array {
+/** The face as RGBA pixels (alpha always 255), before any encoding. */
+function drawFace(options: PortraitOptions): Canvas {
   const width = options.width ?? 120;
   const height = options.height ?? 160;
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 16 || height < 16 || width > 2048 || height > 2048) {
@@ -97,7 +99,34 @@ export function drawPortraitJpeg(options: PortraitOptions = {}): Uint8Array {
     Math.max(1.5, v(0.012)),
     [170, 60, 60],
   ); // smile
-  return canvas.toJpeg(options.quality ?? 80);
+  return canvas;
+}
+
+/** A face on a light background, as JPEG bytes (starts with FFD8 SOI, ends with FFD9 EOI). */
+export function drawPortraitJpeg(options: PortraitOptions = {}): Uint8Array {
+  return drawFace(options).toJpeg(options.quality ?? 80);
+}
+
+/** The face's pixels as interleaved RGB (what a lossless decoder of `drawPortraitJpeg2000` returns). */
+export function drawPortraitRgb(options: Omit<PortraitOptions, 'quality'> = {}): RawImage {
+  const canvas = drawFace(options);
+  const rgb = new Uint8Array(canvas.width * canvas.height * 3);
+  for (let i = 0, j = 0; i < canvas.data.length; i += 4, j += 3) {
+    rgb[j] = canvas.data[i] ?? 0;
+    rgb[j + 1] = canvas.data[i + 1] ?? 0;
+    rgb[j + 2] = canvas.data[i + 2] ?? 0;
+  }
+  return { width: canvas.width, height: canvas.height, components: 3, data: rgb };
+}
+
+/**
+ * The same face as a JPEG 2000 **JP2 file** (signature box 0000000C 6A502020 0D0A870A, then ftyp, jp2h and
+ * the jp2c codestream box), losslessly coded, so a decoder must reproduce `drawPortraitRgb` exactly.
+ * `quality` does not apply. At least 32 pixels each way.
+ */
+export async function drawPortraitJpeg2000(options: Omit<PortraitOptions, 'quality'> = {}): Promise<Uint8Array> {
+  const image = drawPortraitRgb(options);
+  return wrapJp2(await encodeJ2kCodestream(image), image);
 }
 
 /** A handwritten-looking signature mark, as JPEG bytes (default 160 × 48). */

@@ -22,8 +22,10 @@
  * - `bleDropAfterChunks`: the phone ends the BLE link after sending k chunks of its answer.
  * - `wrongIdent`: in mdoc central client mode the phone expects another Ident, so it disconnects after
  *   reading the reader's (correct) Ident, before writing State 0x01.
- * - `credential: 'expired' | 'tampered'`: the answer carries an MSO whose validity ended yesterday, or an
- *   element changed after signing (its digest no longer matches).
+ * - `credential: 'expired' | 'tampered'`: the answer carries an MSO whose validity ended yesterday, or a
+ *   requested element changed after signing (its digest no longer matches; the first requested element
+ *   the phone holds, the portrait only when nothing else is asked for — see holder-session.ts).
+ * - `portrait: 'jpeg2000'`: the credential's portrait is a lossless JPEG 2000 JP2 file instead of a JPEG.
  * - `deviceAuth: 'mac'`: deviceMac (COSE_Mac0 with EMacKey) instead of deviceSignature (§4.3).
  */
 import type { KeyObject } from 'node:crypto';
@@ -55,6 +57,8 @@ export interface PhoneBehaviour {
   readonly wrongIdent?: boolean;
   /** Which cached test credential to hold when none is given (default `valid`). */
   readonly credential?: 'valid' | 'expired' | 'tampered';
+  /** Its portrait's encoding when none is given (default `jpeg`). */
+  readonly portrait?: 'jpeg' | 'jpeg2000';
   /** Default `signature`. */
   readonly deviceAuth?: DeviceAuthMethod;
 }
@@ -93,6 +97,8 @@ export type PresentationOutcome =
       readonly shared: ElementsByNamespace;
       readonly deviceAuth: DeviceAuthMethod;
       readonly ending: SessionEnding;
+      /** The element the phone altered in its answer (tampered credential), if any. */
+      readonly tampered?: { readonly namespace: string; readonly element: string };
     })
   | (OutcomeBase & { readonly kind: 'declined'; readonly requested: readonly RequestedDocument[]; readonly ending: SessionEnding })
   | (OutcomeBase & { readonly kind: 'aborted'; readonly reason: AbortReason; readonly detail: string });
@@ -299,7 +305,14 @@ class Presentation implements PresentationInfo {
     if (answered === undefined) return;
     switch (answered.kind) {
       case 'responded':
-        this.finish({ kind: 'shared', requested: answered.requested, shared: answered.shared, deviceAuth: answered.deviceAuth, ending });
+        this.finish({
+          kind: 'shared',
+          requested: answered.requested,
+          shared: answered.shared,
+          deviceAuth: answered.deviceAuth,
+          ending,
+          ...(answered.tampered === undefined ? {} : { tampered: answered.tampered }),
+        });
         return;
       case 'declined':
         this.finish({ kind: 'declined', requested: answered.requested, ending });
@@ -371,9 +384,10 @@ export class VirtualPhone {
   static async create(options: VirtualPhoneOptions): Promise<VirtualPhone> {
     const profile = resolvePhoneProfile(options.profile);
     const variant = options.behaviour?.credential ?? 'valid';
+    const portraitFormat = options.behaviour?.portrait ?? 'jpeg';
     const credential =
       options.credential ??
-      (await getTestCredential(variant === 'tampered' ? { tamper: true } : variant === 'expired' ? { validity: 'expired' } : {}));
+      (await getTestCredential({ ...(variant === 'tampered' ? { tamper: true } : variant === 'expired' ? { validity: 'expired' as const } : {}), portraitFormat }));
     return new VirtualPhone(options, profile, credential);
   }
 
@@ -381,7 +395,7 @@ export class VirtualPhone {
     return this.#behaviour;
   }
 
-  /** Replaces the behaviour for presentations started from now on (`credential` only counts at create). */
+  /** Replaces the behaviour for presentations started from now on (`credential` and `portrait` only count at create). */
   setBehaviour(behaviour: PhoneBehaviour): void {
     dropNumbers(behaviour.nfcFieldDropAtApdu);
     this.#behaviour = behaviour;

@@ -178,9 +178,10 @@ describe('test mDL', async () => {
     expect(readFullDate(values(expired).get('expiry_date'))).toBe(expired.validity.validUntil.toISOString().slice(0, 10));
   });
 
-  it('tampered: one element changed after signing, so only its digest fails', async () => {
-    const tampered = await issueTestCredential({ tamper: true });
+  it('tampered at issuance ({element}): one element changed after signing, so only its digest fails', async () => {
+    const tampered = await issueTestCredential({ tamper: {} });
     expect(tampered.tampered).toEqual({ namespace: NS, element: 'family_name' });
+    expect(tampered.tamperAtAnswer).toBe(false);
     expect(values(tampered).get('family_name')).toBe('Dox');
     const checks = await issuerChecks(tampered, [tampered.pki.iaca.der]);
     expect(failed(checks)).toEqual([`The calculated digest for ${NS}/family_name attribute must match the digest in the issuerAuth element`]);

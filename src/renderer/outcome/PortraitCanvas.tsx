@@ -1,0 +1,75 @@
+/**
+ * The portrait, large, for the face check: decoded off the markup (no <img>, no object URL) and drawn on a
+ * canvas. The decoded bitmap is closed as soon as it is drawn; on unmount a pending decode is cancelled
+ * and the canvas is shrunk to 0×0 so its pixels are released with the outcome.
+ */
+import { useEffect, useRef, useState, type ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
+import { decodePortrait } from './portrait-decoder.js';
+import type { PortraitSource } from './present.js';
+
+export type PortraitState = 'loading' | 'shown' | 'failed';
+
+export function PortraitCanvas(props: { source: Exclude<PortraitSource, { state: 'absent' }>; onState?: (state: PortraitState) => void }): ReactNode {
+  const { t } = useTranslation('outcome');
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const { source } = props;
+  const [state, setState] = useState<PortraitState>(source.state === 'image' ? 'loading' : 'failed');
+  const { onState } = props;
+  useEffect(() => {
+    onState?.(state);
+  }, [onState, state]);
+
+  useEffect(() => {
+    const element = canvas.current;
+    if (source.state !== 'image' || element === null) {
+      setState('failed');
+      return undefined;
+    }
+    setState('loading');
+    const controller = new AbortController();
+    decodePortrait(source.bytes, source.kind, controller.signal).then(
+      (bitmap) => {
+        const context = controller.signal.aborted ? null : element.getContext('2d');
+        if (context === null) {
+          bitmap.close();
+          if (!controller.signal.aborted) setState('failed');
+          return;
+        }
+        element.width = bitmap.width;
+        element.height = bitmap.height;
+        context.drawImage(bitmap, 0, 0);
+        bitmap.close();
+        setState('shown');
+      },
+      () => {
+        if (!controller.signal.aborted) setState('failed');
+      },
+    );
+    return () => {
+      controller.abort();
+      element.width = 0;
+      element.height = 0;
+    };
+  }, [source]);
+
+  return (
+    <figure className="outcome-portrait" data-state={state}>
+      <canvas
+        ref={canvas}
+        className="outcome-portrait-canvas"
+        data-testid="portrait"
+        data-portrait-state={state}
+        role="img"
+        aria-label={state === 'shown' ? t('portrait.label') : t(state === 'failed' ? 'portrait.failed' : 'portrait.loading')}
+        width={0}
+        height={0}
+      />
+      {state === 'shown' ? null : (
+        <figcaption className={`outcome-portrait-note outcome-portrait-note--${state}`} aria-hidden="true">
+          {t(state === 'failed' ? 'portrait.failed' : 'portrait.loading')}
+        </figcaption>
+      )}
+    </figure>
+  );
+}
