@@ -1,0 +1,187 @@
+/**
+ * The kiosk screen: picks the customer screen from the core's phase, or a staff screen over it, and wires
+ * the intents. It holds no protocol logic and no data beyond React state (DESIGN §2).
+ */
+import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
+import type { CameraState, KioskApi, Language, ScanSource, ScreenState } from '../common/kiosk-api.js';
+import { useKiosk } from './api/KioskContext.js';
+import { LiveRegion } from './components/announcer.js';
+import { useScannerWedge } from './qr/scanner-wedge.js';
+import { BleConnectingScreen } from './screens/BleConnectingScreen.js';
+import { ConnectingScreen } from './screens/ConnectingScreen.js';
+import { DisconnectedScreen } from './screens/DisconnectedScreen.js';
+import { EngagingScreen } from './screens/EngagingScreen.js';
+import { ErrorScreen } from './screens/ErrorScreen.js';
+import { NeedsStaffScreen } from './screens/NeedsStaffScreen.js';
+import { OfflineScreen } from './screens/OfflineScreen.js';
+import { ReadyScreen, type ScanHint } from './screens/ReadyScreen.js';
+import { RemovePhoneScreen } from './screens/RemovePhoneScreen.js';
+import { ResultScreen } from './screens/ResultScreen.js';
+import { customerScreenFor, type ScreenName } from './screens/screen-name.js';
+import { StartingScreen } from './screens/StartingScreen.js';
+import { StoppedScreen } from './screens/StoppedScreen.js';
+import { TapAgainScreen } from './screens/TapAgainScreen.js';
+import { TransferringScreen } from './screens/TransferringScreen.js';
+import { DiagnosticsScreen } from './staff/DiagnosticsScreen.js';
+import { SettingsScreen } from './staff/SettingsScreen.js';
+import { StaffPinScreen } from './staff/StaffPinScreen.js';
+import { StaffShell, type StaffPage } from './staff/StaffShell.js';
+import { StatusBar, TestModeBanner } from './staff/StatusBar.js';
+
+/** How long the "not a mobile driving licence" hint stays on Ready. */
+export const SCAN_HINT_MS = 5_000;
+
+type StaffView = 'pin' | StaffPage;
+
+/** Follows the kiosk's language: i18next, `<html lang>` and the document's title. */
+function useLanguage(language: Language): void {
+  const { i18n, t } = useTranslation();
+  useEffect(() => {
+    void i18n.changeLanguage(language);
+    document.documentElement.lang = language;
+  }, [i18n, language]);
+  useEffect(() => {
+    document.title = t('app.title');
+  }, [t, language]);
+}
+
+/** Sends a scanned text unmodified; a text that is not an `mdoc:` engagement shows a hint for a while. */
+function useScans(api: KioskApi | null): { hint: ScanHint | null; scan: (text: string, source: ScanSource) => Promise<'accepted' | 'not_mdoc' | 'empty' | 'not_waiting' | 'failed'> } {
+  const [hint, setHint] = useState<ScanHint | null>(null);
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => () => clearTimeout(timer.current), []);
+  const scan = useCallback(
+    async (text: string, source: ScanSource) => {
+      if (!api) return 'failed' as const;
+      try {
+        const result = await api.qrScanned({ text, source });
+        if (result.accepted) return 'accepted' as const;
+        if (result.reason === 'not_mdoc' || result.reason === 'empty') {
+          setHint(result.reason);
+          clearTimeout(timer.current);
+          timer.current = setTimeout(() => setHint(null), SCAN_HINT_MS);
+        }
+        return result.reason;
+      } catch {
+        // Not connected or refused: the disconnected screen or the staff detail already says so.
+        return 'failed' as const;
+      }
+    },
+    [api],
+  );
+  return { hint, scan };
+}
+
+function CustomerScreen(props: { state: ScreenState; api: KioskApi; hint: ScanHint | null; onScan: (text: string) => void }): ReactNode {
+  const { state, api } = props;
+  const next = (): void => void api.next({}).catch(() => undefined);
+  const retry = (): void => void api.retry({}).catch(() => undefined);
+  const reportCamera = useCallback((camera: CameraState, detail?: string) => {
+    void api.reportCamera(detail === undefined ? { state: camera } : { state: camera, detail: detail.slice(0, 300) }).catch(() => undefined);
+  }, [api]);
+  const chooseLanguage = (language: Language): void => void api.setLanguage({ language }).catch(() => undefined);
+  switch (state.view.phase) {
+    case 'starting':
+      return <StartingScreen />;
+    case 'connecting':
+      return <ConnectingScreen />;
+    case 'offline':
+      return <OfflineScreen state={state} onRetry={retry} />;
+    case 'config_error':
+      return <NeedsStaffScreen state={state} />;
+    case 'ready':
+      return <ReadyScreen state={state} scanHint={props.hint} onScan={props.onScan} onCameraState={reportCamera} onLanguage={chooseLanguage} />;
+    case 'engaging':
+      return <EngagingScreen state={state} />;
+    case 'awaiting_card':
+      return <TapAgainScreen state={state} />;
+    case 'ble_connecting':
+      return <BleConnectingScreen state={state} />;
+    case 'transferring':
+      return <TransferringScreen state={state} />;
+    case 'result':
+      return <ResultScreen state={state} onNext={next} />;
+    case 'error':
+      return <ErrorScreen state={state} onTryAgain={next} />;
+    case 'remove_phone':
+      return <RemovePhoneScreen />;
+    case 'stopped':
+      return <StoppedScreen />;
+  }
+}
+
+export function App(): ReactNode {
+  const { t } = useTranslation();
+  const { api, state, connection, missingToken } = useKiosk();
+  const [staffView, setStaffView] = useState<StaffView | null>(null);
+  useLanguage(state?.language ?? 'en');
+  const { hint, scan } = useScans(api);
+
+  const unlocked = state?.staff.unlocked ?? false;
+  // Back to the customer screens as soon as the staff session ends (timeout, Lock, lost connection).
+  useEffect(() => {
+    if (!unlocked && (staffView === 'settings' || staffView === 'diagnostics')) setStaffView(null);
+  }, [unlocked, staffView]);
+  useEffect(() => {
+    if (!state && staffView !== null) setStaffView(null);
+  }, [state, staffView]);
+
+  const onCameraScan = useCallback((text: string) => void scan(text, 'camera'), [scan]);
+  const onWedgeScan = useCallback((text: string) => void scan(text, 'scanner'), [scan]);
+  useScannerWedge({ enabled: state !== null && staffView === null, onScan: onWedgeScan });
+
+  const onUnlocked = useCallback(() => setStaffView('settings'), []);
+  const lock = (): void => {
+    setStaffView(null);
+    if (api) void api.lock({}).catch(() => undefined);
+  };
+  const pasteScan = async (text: string): Promise<string> => {
+    switch (await scan(text, 'paste')) {
+      case 'accepted':
+        return t('settings.paste.accepted');
+      case 'not_mdoc':
+        return t('settings.paste.notMdoc');
+      case 'not_waiting':
+        return t('settings.paste.notWaiting');
+      case 'empty':
+        return t('settings.paste.empty');
+      case 'failed':
+        return t('disconnected.title');
+    }
+  };
+
+  let name: ScreenName;
+  let content: ReactNode;
+  if (!state || !api) {
+    name = 'disconnected';
+    content = <DisconnectedScreen connection={connection} missingToken={missingToken} />;
+  } else if (staffView === 'pin') {
+    name = 'staff_pin';
+    content = <StaffPinScreen api={api} staff={state.staff} onUnlocked={onUnlocked} onCancel={() => setStaffView(null)} />;
+  } else if (staffView !== null && unlocked) {
+    name = staffView;
+    content = (
+      <StaffShell page={staffView} staff={state.staff} onPage={setStaffView} onLock={lock}>
+        {staffView === 'settings' ? <SettingsScreen api={api} state={state} onScan={pasteScan} /> : <DiagnosticsScreen api={api} language={state.language} />}
+      </StaffShell>
+    );
+  } else {
+    name = customerScreenFor(state);
+    content = <CustomerScreen state={state} api={api} hint={hint} onScan={onCameraScan} />;
+  }
+
+  return (
+    <div className={`app${state?.testMode ? ' app--test-mode' : ''}`}>
+      {state?.testMode ? <TestModeBanner /> : null}
+      <main data-screen={name} className={`main main--${name}`}>
+        <LiveRegion />
+        {/* Keyed by screen: a new screen is a new subtree (focus moves to its heading; nothing carries over). */}
+        <div key={name} className="screen-host">
+          {content}
+        </div>
+      </main>
+      <StatusBar state={state} staffEnabled={api !== null && state !== null} onStaff={() => setStaffView(unlocked ? 'settings' : 'pin')} />
+    </div>
+  );
+}

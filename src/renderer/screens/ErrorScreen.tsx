@@ -1,0 +1,33 @@
+/** The verification failed: a friendly line for the customer, the staff detail, "Try again". */
+import type { ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
+import type { ScreenState } from '../../common/kiosk-api.js';
+import { WarningIcon } from '../components/icons.js';
+import { ScreenFrame } from '../components/ScreenFrame.js';
+import { secondsUntil, useNow } from '../components/use-now.js';
+import { errorLine } from './error-copy.js';
+
+export function ErrorScreen(props: { state: ScreenState; onTryAgain: () => void }): ReactNode {
+  const { t } = useTranslation();
+  const { error } = props.state.view;
+  const { clearsAt } = props.state;
+  const now = useNow(1_000, clearsAt !== null);
+  return (
+    <ScreenFrame title={t('error.title')} tone="problem" icon={<WarningIcon />}>
+      <p className="lead" data-testid="error-line">
+        {errorLine(error?.code ?? 'unknown', t)}
+      </p>
+      <p className="body-text">{error && !error.retryable ? t('error.needsStaff') : t('error.askStaff')}</p>
+      <button type="button" className="button button--primary" data-testid="retry-button" onClick={props.onTryAgain}>
+        {t('error.retry')}
+      </button>
+      {clearsAt !== null ? <p className="countdown">{t('error.clearsIn', { seconds: secondsUntil(clearsAt, now) })}</p> : null}
+      {error ? (
+        <p className="staff-detail">
+          <span className="staff-detail-label">{t('staffDetail')}: </span>
+          {t('error.code', { code: error.code })} · {error.detail}
+        </p>
+      ) : null}
+    </ScreenFrame>
+  );
+}

@@ -1,0 +1,27 @@
+/** The backend is unreachable and the kiosk retries with backoff; staff may retry at once. */
+import type { ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
+import type { ScreenState } from '../../common/kiosk-api.js';
+import { UnplugIcon } from '../components/icons.js';
+import { ScreenFrame } from '../components/ScreenFrame.js';
+import { Spinner } from '../components/Spinner.js';
+
+export function OfflineScreen(props: { state: ScreenState; onRetry: () => void }): ReactNode {
+  const { t } = useTranslation();
+  const { error } = props.state.view;
+  return (
+    <ScreenFrame title={t('offline.title')} tone="problem" icon={<UnplugIcon />}>
+      <p className="lead">{t('offline.body')}</p>
+      <Spinner />
+      <button type="button" className="button button--secondary" data-testid="retry-button" onClick={props.onRetry}>
+        {t('offline.retry')}
+      </button>
+      {error ? (
+        <p className="staff-detail">
+          <span className="staff-detail-label">{t('staffDetail')}: </span>
+          {error.detail}
+        </p>
+      ) : null}
+    </ScreenFrame>
+  );
+}

@@ -1,0 +1,20 @@
+/**
+ * The outcome, drawn by the outcome component. It is mounted only while the core's state carries an
+ * outcome: when the outcome goes (timeout, "Next"), this subtree unmounts and takes the data with it.
+ */
+import type { ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
+import type { ScreenState } from '../../common/kiosk-api.js';
+import { ScreenFrame } from '../components/ScreenFrame.js';
+import { OutcomeScreen } from '../outcome/OutcomeScreen.js';
+
+export function ResultScreen(props: { state: ScreenState; onNext: () => void }): ReactNode {
+  const { t } = useTranslation();
+  const { outcome, profile } = props.state.view;
+  if (!outcome) {
+    // The core never shows `result` without an outcome; say nothing rather than guess.
+    return <ScreenFrame title={t('result.waiting')} tone="calm" />;
+  }
+  const label = props.state.profiles.find((p) => p.name === profile)?.label ?? profile;
+  return <OutcomeScreen outcome={outcome} profile={{ name: profile, label }} clearsAt={props.state.clearsAt} onNext={props.onNext} />;
+}

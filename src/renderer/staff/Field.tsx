@@ -1,0 +1,51 @@
+/** One labelled settings field: help text, "set by the environment" when locked, and its error. */
+import { useId, type ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
+import type { FormError } from './settings-form.js';
+
+export interface FieldControlProps {
+  readonly id: string;
+  readonly 'aria-describedby'?: string;
+  readonly 'aria-invalid': boolean;
+  readonly disabled: boolean;
+}
+
+export function Field(props: { label: string; note?: string | undefined; help?: string | undefined; locked: boolean; error?: FormError | undefined; name: string; children: (control: FieldControlProps) => ReactNode }): ReactNode {
+  const { t } = useTranslation();
+  const id = useId();
+  const helpId = `${id}-help`;
+  const errorId = `${id}-error`;
+  const lockedId = `${id}-locked`;
+  const noteId = `${id}-note`;
+  const describedBy = [props.note ? noteId : null, props.help ? helpId : null, props.locked ? lockedId : null, props.error ? errorId : null].filter((x) => x !== null).join(' ');
+  const errorText = props.error ? (props.error.kind === 'range' ? t('settings.range', { min: props.error.min, max: props.error.max }) : props.error.message) : null;
+  return (
+    <div className={`field${props.error ? ' field--invalid' : ''}`} data-field={props.name}>
+      <label htmlFor={id} className="field-label">
+        {props.label}
+      </label>
+      {props.note ? (
+        <p id={noteId} className="field-note">
+          {props.note}
+        </p>
+      ) : null}
+      {props.help ? (
+        <p id={helpId} className="field-help">
+          {props.help}
+        </p>
+      ) : null}
+      {props.children({ id, ...(describedBy ? { 'aria-describedby': describedBy } : {}), 'aria-invalid': props.error !== undefined, disabled: props.locked })}
+      {props.locked ? (
+        <p id={lockedId} className="field-locked">
+          {t('settings.locked')}
+        </p>
+      ) : null}
+      {errorText ? (
+        <p id={errorId} className="field-error" data-testid="field-error">
+          <span aria-hidden="true">✕ </span>
+          {errorText}
+        </p>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,118 @@
+/**
+ * The staff status bar's items as plain data (label, status word, ok/problem), so the words are tested
+ * without a DOM. Every item says its state in words as well as with a mark: never by colour alone.
+ */
+import type { ScreenState } from '../../common/kiosk-api.js';
+
+type T = (key: string, options?: Record<string, unknown>) => string;
+
+export type ItemLevel = 'ok' | 'warn' | 'problem' | 'off';
+
+export interface StatusItem {
+  readonly id: 'nfc' | 'ble_central' | 'ble_peripheral' | 'camera' | 'backend' | 'session';
+  readonly label: string;
+  readonly value: string;
+  readonly level: ItemLevel;
+  /** Extra staff detail (the backend's origin, a device's raw reason), shown as a tooltip-free suffix. */
+  readonly detail?: string;
+}
+
+function reasonText(reason: string | undefined, t: T): string {
+  switch (reason) {
+    case undefined:
+      return t('status.unavailable');
+    case 'not_configured':
+      return t('status.reason.notConfigured');
+    case 'adapter_error':
+      return t('status.reason.adapterError');
+    case 'not_installed':
+      return t('status.reason.notInstalled');
+    case 'no_reader':
+      return t('status.reason.noReader');
+    case 'powered_off':
+      return t('status.reason.poweredOff');
+    case 'unauthorized':
+      return t('status.reason.unauthorized');
+    case 'starting':
+      return t('status.reason.starting');
+    case 'unsupported_platform':
+      return t('status.reason.unsupportedPlatform');
+    case 'service_down':
+      return t('status.reason.serviceDown');
+    case 'no_adapter':
+      return t('status.reason.noAdapter');
+    default:
+      // A reason the screen has no words for: staff still see the adapter's own key.
+      return `${t('status.unavailable')} (${reason.slice(0, 40)})`;
+  }
+}
+
+function deviceItem(id: StatusItem['id'], label: string, device: { usable: boolean; reason?: string | undefined }, t: T): StatusItem {
+  if (device.usable) return { id, label, value: t('status.ok'), level: 'ok' };
+  return { id, label, value: reasonText(device.reason, t), level: device.reason === 'not_configured' ? 'off' : device.reason === 'starting' ? 'warn' : 'problem' };
+}
+
+export function cameraItem(state: ScreenState, t: T): StatusItem {
+  const camera = state.camera.state;
+  const label = t('status.camera');
+  switch (camera) {
+    case 'off':
+      return { id: 'camera', label, value: t('status.cameraState.off'), level: 'off' };
+    case 'starting':
+      return { id: 'camera', label, value: t('status.cameraState.starting'), level: 'warn' };
+    case 'active':
+      return { id: 'camera', label, value: t('status.cameraState.active'), level: 'ok' };
+    case 'denied':
+      return { id: 'camera', label, value: t('status.cameraState.denied'), level: 'problem' };
+    case 'missing':
+      return { id: 'camera', label, value: t('status.cameraState.missing'), level: 'problem' };
+    case 'unplugged':
+      return { id: 'camera', label, value: t('status.cameraState.unplugged'), level: 'problem' };
+    case 'error':
+      return { id: 'camera', label, value: t('status.cameraState.error'), level: 'problem' };
+  }
+}
+
+export function backendItem(state: ScreenState, t: T): StatusItem {
+  const label = t('status.backend');
+  const origin = state.backendOrigin ?? undefined;
+  const withOrigin = (item: Omit<StatusItem, 'detail'>): StatusItem => (origin ? { ...item, detail: origin } : item);
+  switch (state.view.phase) {
+    case 'offline':
+      return withOrigin({ id: 'backend', label, value: t('status.backendState.offline'), level: 'problem' });
+    case 'config_error':
+      return withOrigin({ id: 'backend', label, value: t('status.backendState.needsStaff'), level: 'problem' });
+    case 'starting':
+    case 'connecting':
+      return withOrigin({ id: 'backend', label, value: t('status.backendState.connecting'), level: 'warn' });
+    case 'stopped':
+      return withOrigin({ id: 'backend', label, value: t('status.backendState.stopped'), level: 'off' });
+    default:
+      return withOrigin({ id: 'backend', label, value: t('status.backendState.connected'), level: 'ok' });
+  }
+}
+
+/** "fresh · 7 min left" from the session's expiry; minutes rounded down, at least 1 while not expired. */
+export function sessionItem(state: ScreenState, now: number, t: T): StatusItem {
+  const { session } = state;
+  const label = t('status.session');
+  if (session.state === 'none' || session.expiresAt === null) return { id: 'session', label, value: t('status.sessionState.none'), level: 'warn' };
+  const leftMs = session.expiresAt - now;
+  if (leftMs <= 0) return { id: 'session', label, value: t('status.sessionState.expired'), level: 'problem' };
+  const minutes = Math.max(1, Math.floor(leftMs / 60_000));
+  return session.state === 'armed'
+    ? { id: 'session', label, value: t('status.sessionState.fresh', { minutes }), level: 'ok' }
+    : { id: 'session', label, value: t('status.sessionState.busy', { minutes }), level: 'ok' };
+}
+
+export function statusItems(state: ScreenState, now: number, t: T): StatusItem[] {
+  const { devices } = state.view;
+  return [
+    deviceItem('nfc', t('status.nfc'), devices.nfc, t),
+    deviceItem('ble_central', t('status.bleCentral'), devices.bleCentral, t),
+    deviceItem('ble_peripheral', t('status.blePeripheral'), devices.blePeripheral, t),
+    cameraItem(state, t),
+    backendItem(state, t),
+    sessionItem(state, now, t),
+  ];
+}
