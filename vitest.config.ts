@@ -1,12 +1,22 @@
 import { defineConfig } from 'vitest/config';
 
+// Two projects: the Node tests run files in parallel; the browser end-to-end tests each drive a Chromium
+// against a whole in-process stack, so on a 2-core machine their files run one after another.
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    environment: 'node',
     testTimeout: 20_000,
     hookTimeout: 20_000,
     // Property and conformance tests open real loopback sockets; keep the default pool, but fail on leaks.
     dangerouslyIgnoreUnhandledErrors: false,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'node', include: ['test/**/*.test.ts'], exclude: ['test/e2e/**'], environment: 'node' },
+      },
+      {
+        extends: true,
+        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], environment: 'node', fileParallelism: false, testTimeout: 60_000, hookTimeout: 60_000 },
+      },
+    ],
   },
 });

@@ -13,6 +13,7 @@ export const PROMPT_TEXT: Record<PromptKey, string> = {
   tap_again: 'tap your phone again',
   connecting_phone: 'connecting to your phone over Bluetooth',
   approve_on_phone: 'approve the request on your phone',
+  receiving: 'receiving your data, keep your phone near',
   verified: 'verified',
   rejected: 'not accepted',
   try_again: 'something went wrong, please try again',

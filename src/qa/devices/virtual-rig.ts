@@ -31,10 +31,13 @@ export interface VirtualRigOptions {
   readonly nfc?: VirtualNfcReaderOptions;
   /** A name for the rig's radio devices (logs). */
   readonly name?: string;
+  /** How long the phone waits for the reader's end after answering (the phone's default otherwise). */
+  readonly phoneEndTimeoutMs?: number;
 }
 
 export interface VirtualRig {
   readonly radio: VirtualRadio;
+  /** The phone at the counter now (see `replacePhone`). */
   readonly phone: VirtualPhone;
   readonly devices: DevicePorts;
   readonly nfc: VirtualNfcReader;
@@ -49,6 +52,11 @@ export interface VirtualRig {
   retap(): void;
   /** The phone is taken off the reader. */
   lift(): void;
+  /**
+   * Another phone comes to the counter on the same radio (a new credential or phone profile): the current
+   * one leaves the reader, is stopped and powered off; the kiosk's ports stay the same.
+   */
+  replacePhone(next: VirtualPhone): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -56,12 +64,13 @@ export async function createVirtualRig(options: VirtualRigOptions = {}): Promise
   const radio = options.radio ?? new VirtualRadio();
   const name = options.name ?? 'counter';
   const kioskDevice = radio.addDevice({ name: `${name}-kiosk` });
-  const phone = await VirtualPhone.create({
+  let phone = await VirtualPhone.create({
     profile: options.profile ?? 'android',
     radio,
     name: `${name}-phone`,
     ...(options.behaviour ? { behaviour: options.behaviour } : {}),
     ...(options.credential ? { credential: options.credential } : {}),
+    ...(options.phoneEndTimeoutMs === undefined ? {} : { endTimeoutMs: options.phoneEndTimeoutMs }),
   });
   const unusable = { usable: false, reason: 'not_configured' } as const;
   const central = new VirtualBleCentral(kioskDevice, options.ble?.central === false ? { availability: unusable } : {});
@@ -71,7 +80,9 @@ export async function createVirtualRig(options: VirtualRigOptions = {}): Promise
   let lastTag: VirtualNfcTag | undefined;
   return {
     radio,
-    phone,
+    get phone() {
+      return phone;
+    },
     devices: { nfc, qr, bleCentral: central, blePeripheral: peripheral },
     nfc,
     qr,
@@ -91,6 +102,15 @@ export async function createVirtualRig(options: VirtualRigOptions = {}): Promise
       nfc.tap(lastTag ?? phone.tag());
     },
     lift: () => nfc.lift(),
+    replacePhone: async (next) => {
+      const old = phone;
+      if (next === old) return;
+      nfc.lift();
+      lastTag = undefined;
+      phone = next;
+      await old.stop();
+      old.device.setPowered(false);
+    },
     stop: async () => {
       nfc.lift();
       await phone.stop();

@@ -2,23 +2,82 @@
  * The embedded default backend: when nothing is configured, the headless relay (and the app) run against
  * the QA mock backend started in the same process on loopback, with a random API key, trusting the given
  * IACA certificates (the virtual phone's).
+ *
+ * QA can take it off the air and bring it back on the same address (`goOffline` / `comeBack`), so the
+ * kiosk's "offline, retrying" path is exercised as a counter sees it; the fault plan survives the restart.
  */
 import { randomBytes } from 'node:crypto';
+import type { FaultController, FaultPlanInput } from '../sim/mock-backend/faults.js';
 import { createIsoReaderEngineFactory } from '../sim/mock-backend/reader/index.js';
 import { startMockBackend, type MockBackend } from '../sim/mock-backend/server.js';
 
-export interface EmbeddedBackend {
-  readonly backend: MockBackend;
-  readonly apiKey: string;
+export interface EmbeddedBackendOptions {
+  /** 0 (default) picks a free port. */
+  readonly port?: number;
+  readonly faults?: FaultPlanInput;
+  /** Session lifetime (QA "short expiry"); the mock's default otherwise. */
+  readonly lifetimeMs?: number;
 }
 
-export async function startEmbeddedBackend(trustedIacaCertificates: readonly Uint8Array[]): Promise<EmbeddedBackend> {
+export interface EmbeddedBackend {
+  /** The running mock backend (after `comeBack`, the new one). */
+  readonly backend: MockBackend;
+  readonly apiKey: string;
+  /** Base URL; stays the same across `goOffline` / `comeBack`. */
+  readonly url: string;
+  readonly faults: FaultController;
+  readonly online: boolean;
+  /** Stops listening: the kiosk finds the backend unreachable. */
+  goOffline(): Promise<void>;
+  /** Listens again on the same port, with the same key, trust and fault plan. */
+  comeBack(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startEmbeddedBackend(trustedIacaCertificates: readonly Uint8Array[], options: EmbeddedBackendOptions = {}): Promise<EmbeddedBackend> {
   const apiKey = randomBytes(18).toString('base64url');
-  const backend = await startMockBackend({
-    host: '127.0.0.1',
-    port: 0,
-    apiKeys: [apiKey],
-    engineFactory: createIsoReaderEngineFactory({ trustedIacaCertificates }),
-  });
-  return { backend, apiKey };
+  const engineFactory = createIsoReaderEngineFactory({ trustedIacaCertificates });
+  const start = (port: number, faults: FaultPlanInput | undefined): Promise<MockBackend> =>
+    startMockBackend({
+      host: '127.0.0.1',
+      port,
+      apiKeys: [apiKey],
+      engineFactory,
+      ...(faults ? { faults } : {}),
+      ...(options.lifetimeMs === undefined ? {} : { lifetimeMs: options.lifetimeMs }),
+    });
+  let current = await start(options.port ?? 0, options.faults);
+  const port = current.port;
+  const url = current.url;
+  let online = true;
+  let stopped = false;
+  return {
+    get backend() {
+      return current;
+    },
+    apiKey,
+    url,
+    get faults() {
+      return current.faults;
+    },
+    get online() {
+      return online;
+    },
+    async goOffline() {
+      if (!online || stopped) return;
+      online = false;
+      await current.stop();
+    },
+    async comeBack() {
+      if (online || stopped) return;
+      current = await start(port, current.faults.current);
+      online = true;
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (online) await current.stop();
+      online = false;
+    },
+  };
 }

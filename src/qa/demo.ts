@@ -1,0 +1,151 @@
+/**
+ * `npm run demo`: the whole kiosk on one machine with no hardware and no configuration. Starts the
+ * embedded mock backend, a virtual counter (virtual NFC reader, Bluetooth and phone), the kiosk service in
+ * test mode, the browser host that serves the kiosk screen, and the virtual phone page (QA only) that taps
+ * the phone, shows its QR code and changes its behaviour. Prints both URLs and the staff PIN; Ctrl+C stops
+ * everything.
+ */
+import { randomInt } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Pin, QrScannedResult, dispatchIntent } from '../common/kiosk-api.js';
+import { createLogger } from '../kiosk/log.js';
+import { startHost } from '../host/server.js';
+import { KioskService } from '../service/kiosk-service.js';
+import { hashPin } from '../service/staff-pin.js';
+import { createVirtualCounter, startPhonePage } from './index.js';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const RENDERER_DIR = join(REPO, 'dist', 'renderer');
+
+const USAGE = `Usage: npm run demo -- [options]
+
+Runs the kiosk screen against the embedded mock backend and a virtual phone (TEST MODE): no hardware,
+no backend, no configuration needed. Open the two printed URLs in a browser.
+
+Options:
+  --port PORT          the kiosk screen's port (default: a free one)
+  --phone-port PORT    the virtual phone page's port (default: a free one)
+  --phone NAME         android (default) or iphone: the virtual phone's profile (changeable on its page)
+  --pin DIGITS         the staff PIN for this run (4 to 12 digits; default: 6 random digits, printed)
+  --data-dir DIR       where the kiosk keeps its settings (default: a fresh directory under the OS temp
+                       directory, removed on exit)
+  --log-level LEVEL    the kiosk's JSON log on stderr: fatal|error|warn|info|debug|trace|silent (default warn)
+  -h, --help           this text`;
+
+const OPTIONS = {
+  port: { type: 'string' },
+  'phone-port': { type: 'string' },
+  phone: { type: 'string' },
+  pin: { type: 'string' },
+  'data-dir': { type: 'string' },
+  'log-level': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+type LogLevel = (typeof LOG_LEVELS)[number];
+
+function fail(message: string): never {
+  process.stderr.write(`demo: ${message}\n`);
+  process.exit(2);
+}
+
+function port(name: string, value: string | undefined): number {
+  if (value === undefined) return 0;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535) fail(`--${name} takes a port number (0 to 65535)`);
+  return n;
+}
+
+function parse(): ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict: true; allowPositionals: false }>>['values'] {
+  try {
+    return parseArgs({ options: OPTIONS, strict: true, allowPositionals: false }).values;
+  } catch (e) {
+    fail(`${(e as Error).message}\n\n${USAGE}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const args = parse();
+  if (args.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const kioskPort = port('port', args.port);
+  const phonePort = port('phone-port', args['phone-port']);
+  const phone = args.phone ?? 'android';
+  if (phone !== 'android' && phone !== 'iphone') fail('--phone takes android or iphone');
+  const logLevel = (args['log-level'] ?? 'warn') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) fail(`--log-level takes ${LOG_LEVELS.join(' | ')}`);
+  const pin = args.pin ?? String(randomInt(0, 1_000_000)).padStart(6, '0');
+  if (!Pin.safeParse(pin).success) fail('--pin takes 4 to 12 digits');
+  if (!existsSync(join(RENDERER_DIR, 'index.html'))) {
+    fail(`the kiosk screen is not built (${RENDERER_DIR} has no index.html): run \`npm run build:renderer\`, or start the demo with \`npm run demo\`, which builds it first`);
+  }
+
+  const ownDataDir = args['data-dir'] === undefined;
+  const dataDir = args['data-dir'] ?? (await mkdtemp(join(tmpdir(), 'mdl-kiosk-demo-')));
+  const log = createLogger({ level: logLevel, name: 'mdl-kiosk-demo' }, process.stderr);
+
+  const counter = await createVirtualCounter({ phone });
+  const backend = counter.backend;
+  if (backend === undefined) throw new Error('the virtual counter started no backend');
+  const service = new KioskService({
+    devices: () => Promise.resolve({ ports: counter.rig.devices, qr: counter.rig.qr, close: () => Promise.resolve() }),
+    dataDir,
+    backendOverride: { baseUrl: backend.url, apiKey: backend.apiKey },
+    testMode: true,
+    overrides: { staff: { pinHash: await hashPin(pin) }, log: { level: logLevel } },
+  });
+  await service.start();
+  const host = await startHost({ service, port: kioskPort, rendererDir: RENDERER_DIR, log });
+  const phonePage = await startPhonePage({
+    counter,
+    port: phonePort,
+    // Through the same dispatcher as the screen's own scans: same validation, same rules.
+    scan: async (text) => QrScannedResult.parse(await dispatchIntent(service, 'qrScanned', { text, source: 'scanner' }, () => service.staffUnlocked())),
+    kioskPhase: () => service.state().view.phase,
+  });
+
+  process.stdout.write(
+    [
+      '',
+      'mDL Kiosk demo (TEST MODE: embedded mock backend, virtual phone)',
+      '',
+      `  Kiosk screen:   ${host.url}`,
+      `  Virtual phone:  ${phonePage.url}   (QA only)`,
+      `  Staff PIN:      ${pin}`,
+      '',
+      `  Mock backend:   ${backend.url}`,
+      `  Settings in:    ${dataDir}${ownDataDir ? ' (removed on exit)' : ''}`,
+      '',
+      'Open the kiosk screen, then tap the phone or show its QR code from the virtual phone page.',
+      'Press Ctrl+C to stop.',
+      '',
+    ].join('\n'),
+  );
+
+  const signal = await new Promise<NodeJS.Signals>((done) => {
+    process.once('SIGINT', () => done('SIGINT'));
+    process.once('SIGTERM', () => done('SIGTERM'));
+  });
+  process.stdout.write(`\ndemo: ${signal}, stopping\n`);
+  await phonePage.stop();
+  await host.stop();
+  await service.stop();
+  await counter.stop();
+  if (ownDataDir) await rm(dataDir, { recursive: true, force: true });
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    process.stderr.write(`demo: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,158 @@
+/**
+ * One counter day in real Chromium: the kiosk screen served by the browser host, the embedded mock
+ * backend, the virtual phone driven from its own QA page and from the test. Each flow changes the phone
+ * (or the backend) while the kiosk keeps running, as QA does, and checks what the customer sees.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_HOLDER_DATA } from '../../src/qa/index.js';
+import { PORTRAIT_COLOURS, canvasPixels, checkScreen, scannerTypes, startBrowserStack, type BrowserStack } from '../support/e2e-browser.js';
+
+let stack: BrowserStack;
+
+beforeAll(async () => {
+  stack = await startBrowserStack({ phonePage: true });
+  await stack.waitForScreen('ready', 30_000);
+}, 60_000);
+
+afterAll(async () => {
+  if ((stack as BrowserStack | undefined) === undefined) return; // beforeAll failed (and cleaned up)
+  const outside = stack.nonLocalRequests();
+  await stack.stop();
+  expect(outside, 'requests that left 127.0.0.1').toEqual([]);
+}, 30_000);
+
+/** The phone leaves the reader and the screen is back to Ready for the next customer. */
+async function nextCustomer(): Promise<void> {
+  const { page } = stack;
+  if ((await stack.screen()) === 'result' || (await stack.screen()) === 'error') await page.getByTestId('next-button').click();
+  stack.counter.rig.lift();
+  await stack.waitForScreen('ready');
+}
+
+async function verdict(): Promise<string | null> {
+  await stack.waitForScreen('result', 40_000);
+  return stack.page.getByTestId('verdict').getAttribute('data-verdict');
+}
+
+describe('the kiosk screen, flow by flow', () => {
+  it('NFC: Tap on the phone page → verified, "21 or older" as the headline, the portrait drawn', async () => {
+    const phone = stack.phone;
+    if (!phone) throw new Error('no phone page');
+    await checkScreen(stack, 'ready', { docs: true });
+    await phone.getByRole('button', { name: 'Tap (NFC)' }).click();
+    await stack.waitForScreen(['engaging', 'ble_connecting', 'transferring', 'result'], 10_000);
+    expect(await verdict()).toBe('verified');
+    await expect.poll(() => stack.page.getByTestId('age-answer').getAttribute('data-age')).toBe('yes');
+    const portrait = stack.page.getByTestId('portrait');
+    await expect.poll(() => portrait.getAttribute('data-portrait-state'), { timeout: 10_000 }).toBe('shown');
+    const pixels = await canvasPixels(stack.page, '[data-testid="portrait"]', [PORTRAIT_COLOURS.skin, PORTRAIT_COLOURS.background]);
+    expect(pixels.width).toBeGreaterThan(0);
+    expect(pixels.colours).toBeGreaterThan(8);
+    expect(pixels.shares[0], 'skin pixels').toBeGreaterThan(0.05);
+    expect(pixels.shares[1], 'background pixels').toBeGreaterThan(0.05);
+    await checkScreen(stack, 'result-verified-age', { docs: true });
+    // The phone page shows what the phone did.
+    await expect.poll(() => phone.getByTestId('phone-outcome').textContent(), { timeout: 5_000 }).toBe('shared');
+    await phone.getByRole('button', { name: 'Lift' }).click();
+    await stack.page.getByTestId('next-button').click();
+    await stack.waitForScreen('ready');
+  });
+
+  it('a keyboard-wedge scanner types the QR text and Enter → verified', async () => {
+    const text = stack.counter.presentQr();
+    await scannerTypes(stack.page, text);
+    expect(await verdict()).toBe('verified');
+    expect(stack.reports.at(-1)?.transport).toBe('qr');
+    await nextCustomer();
+  }, 40_000);
+
+  it('the NFC field drops: "Tap again", then the re-tap finishes the verification', async () => {
+    await stack.counter.reconfigurePhone({ fieldDropAtApdu: 3 });
+    stack.counter.rig.tap();
+    await stack.waitForScreen('awaiting_card', 15_000);
+    await checkScreen(stack, 'tap-again', { docs: true });
+    stack.counter.rig.retap();
+    expect(await verdict()).toBe('verified');
+    await stack.counter.reconfigurePhone({ fieldDropAtApdu: null });
+    await nextCustomer();
+  });
+
+  it('a tampered credential is rejected, with reasons and no green word', async () => {
+    await stack.counter.reconfigurePhone({ credential: 'tampered' });
+    stack.counter.rig.tap();
+    expect(await verdict()).toBe('rejected');
+    await checkScreen(stack, 'result-rejected', { docs: true });
+    await nextCustomer();
+  });
+
+  it('an expired credential is rejected', async () => {
+    await stack.counter.reconfigurePhone({ credential: 'expired' });
+    stack.counter.rig.tap();
+    expect(await verdict()).toBe('rejected');
+    await stack.counter.reconfigurePhone({ credential: 'valid' });
+    await nextCustomer();
+  });
+
+  it('the holder declines on the phone: rejected, nothing disclosed', async () => {
+    await stack.counter.reconfigurePhone({ consent: 'decline' });
+    stack.counter.rig.tap();
+    expect(await verdict()).toBe('rejected');
+    expect(await stack.page.getByTestId('portrait').count()).toBe(0);
+    expect(await stack.page.getByTestId('element-row').count()).toBe(0);
+    await stack.counter.reconfigurePhone({ consent: 'approve' });
+    await nextCustomer();
+  });
+
+  it('the backend sends an error: the error screen, then "Try again" and a verification that works', async () => {
+    stack.backend.faults.set({ errorOnOp: 'nfc_card_present' });
+    stack.counter.rig.tap();
+    await stack.waitForScreen('error', 20_000);
+    await checkScreen(stack, 'error', { docs: true });
+    stack.backend.faults.clear();
+    stack.counter.rig.lift();
+    await stack.page.getByTestId('retry-button').click();
+    await stack.waitForScreen('ready', 20_000);
+    stack.counter.rig.tap();
+    expect(await verdict()).toBe('verified');
+    await nextCustomer();
+  });
+
+  it('the backend goes away: "Offline", and the kiosk recovers by itself when it is back', async () => {
+    await stack.backend.goOffline();
+    await stack.waitForScreen('offline', 20_000);
+    await checkScreen(stack, 'offline', { docs: true });
+    await stack.backend.comeBack();
+    await stack.waitForScreen('ready', 20_000);
+    stack.counter.rig.tap();
+    expect(await verdict()).toBe('verified');
+    await nextCustomer();
+  });
+
+  it('a JPEG 2000 portrait is decoded and drawn (pixels checked)', async () => {
+    await stack.counter.reconfigurePhone({ portrait: 'jpeg2000' });
+    stack.counter.rig.tap();
+    expect(await verdict()).toBe('verified');
+    const portraitBase64 = stack.portraits.at(-1) ?? '';
+    // A JP2 file starts with its signature box: 0000000C 6A502020.
+    expect(Buffer.from(portraitBase64.slice(0, 16), 'base64').subarray(4, 8).toString('latin1')).toBe('jP  ');
+    const portrait = stack.page.getByTestId('portrait');
+    await expect
+      .poll(() => portrait.getAttribute('data-portrait-state'), { timeout: 15_000 })
+      .not.toBe('loading')
+      .catch(() => undefined);
+    // When decoding failed, the page's console says why: show it with the failure.
+    expect(await portrait.getAttribute('data-portrait-state'), stack.consoleMessages.slice(-10).join('\n')).toBe('shown');
+    const pixels = await canvasPixels(stack.page, '[data-testid="portrait"]', [PORTRAIT_COLOURS.skin, PORTRAIT_COLOURS.hair, PORTRAIT_COLOURS.background]);
+    expect(pixels.colours).toBeGreaterThan(8);
+    expect(pixels.shares[0], 'skin pixels').toBeGreaterThan(0.05);
+    expect(pixels.shares[1], 'hair pixels').toBeGreaterThan(0.01);
+    expect(pixels.shares[2], 'background pixels').toBeGreaterThan(0.05);
+    await stack.counter.reconfigurePhone({ portrait: 'jpeg' });
+    await nextCustomer();
+  });
+
+  it('the page never showed the holder\'s name under the age profile, and logged no personal data', () => {
+    expect(stack.logs.text()).not.toContain(DEFAULT_HOLDER_DATA.document_number);
+    expect(stack.consoleMessages.filter((m) => m.startsWith('pageerror'))).toEqual([]);
+  });
+});
