@@ -38,6 +38,17 @@ export default tseslint.config(
     },
   },
   {
+    // The CLI reaches QA through the QA room's one door (src/qa/index.ts), as the demo and the Electron QA
+    // flavour do, so what QA offers them is listed in one place.
+    files: ['src/cli/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/qa/*/**', '**/qa/*.js', '!**/qa/index.js'], message: 'import QA code through src/qa/index.ts' }] },
+      ],
+    },
+  },
+  {
     // The simulators are the other side of the wire: they never import the kiosk (DESIGN §3).
     files: ['src/qa/sim/**'],
     rules: {

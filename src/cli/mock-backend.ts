@@ -6,11 +6,19 @@
 import { createWriteStream } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ZodError } from 'zod';
-import { PHASES, type FaultPlanInput } from '../qa/sim/mock-backend/faults.js';
-import { createIsoReaderEngineFactory, loadTrustDirectory } from '../qa/sim/mock-backend/reader/index.js';
-import { jsonLines } from '../qa/sim/mock-backend/protocol-log.js';
-import { DEFAULT_LIFETIME_MS, DEFAULT_NFC_RETRY_LIMIT, startMockBackend } from '../qa/sim/mock-backend/server.js';
-import { defaultQaPkiDir, loadOrCreateQaPki, qaTrustDir } from '../qa/wiring/qa-pki.js';
+import {
+  createIsoReaderEngineFactory,
+  DEFAULT_LIFETIME_MS,
+  DEFAULT_NFC_RETRY_LIMIT,
+  defaultQaPkiDir,
+  type FaultPlanInput,
+  jsonLines,
+  loadOrCreateQaPki,
+  loadTrustDirectory,
+  MOCK_BACKEND_PHASES as PHASES,
+  qaTrustDir,
+  startMockBackend,
+} from '../qa/index.js';
 
 const USAGE = `Usage: npm run mock-backend -- [options]
 

@@ -10,28 +10,36 @@ import { BlenoPeripheral } from '../devices/ble/bleno-peripheral.js';
 import { NobleCentral } from '../devices/ble/noble-central.js';
 import { createConfiguredDevices, createPcscReader } from '../devices/configured-devices.js';
 import type { Availability, BleCentral, BlePeripheral, DevicePorts } from '../devices/ports.js';
-import { createVirtualBleno } from '../qa/devices/bleno-radio-bindings.js';
-import { createVirtualNoble } from '../qa/devices/noble-radio-bindings.js';
 import type { Bleno } from '../devices/ble/bleno-types.js';
 import type { Noble } from '@stoprocent/noble';
-import { createRemoteBleno, RemoteBlenoBindings } from '../qa/devices/radio-link/remote-bleno-bindings.js';
-import { createRemoteNoble, RemoteNobleBindings } from '../qa/devices/radio-link/remote-noble-bindings.js';
 import type { PcscNfcReader } from '../devices/pcsc/pcsc-nfc-reader.js';
-import { createVirtualRig, type VirtualRig } from '../qa/devices/virtual-rig.js';
+import {
+  createRemoteBleno,
+  createRemoteNoble,
+  createVirtualBleno,
+  createVirtualCounter,
+  defaultQaPkiDir,
+  createVirtualNoble,
+  type CustomerHands,
+  type Engagement,
+  parseHostPort,
+  type PhoneBehaviour,
+  RemoteBlenoBindings,
+  RemoteNobleBindings,
+  ScanFeeder,
+  type VirtualCounter,
+  VirtualCustomer,
+  type VirtualNfcTag,
+  type VirtualRig,
+  VpcdCard,
+  type VpcdReaderAddress,
+} from '../qa/index.js';
 import { createKiosk } from '../kiosk/compose.js';
 import { ConfigError, loadConfig, type KioskConfig } from '../kiosk/config.js';
 import type { VerificationReport } from '../kiosk/kiosk.js';
 import { createLogger } from '../kiosk/log.js';
 import { availableProfiles } from '../kiosk/profiles.js';
-import { issueTestCredential } from '../qa/sim/virtual-wallet/credential.js';
-import type { VirtualNfcTag } from '../qa/sim/virtual-wallet/nfc-tag.js';
-import type { PhoneBehaviour } from '../qa/sim/virtual-wallet/virtual-phone.js';
-import { parseHostPort, VpcdCard, type VpcdReaderAddress } from '../qa/sim/vpcd/vpcd-card.js';
-import { startEmbeddedBackend, type EmbeddedBackend } from '../qa/wiring/embedded-backend.js';
-import { defaultQaPkiDir, loadOrCreateQaPki } from '../qa/wiring/qa-pki.js';
 import { PROMPT_TEXT, verdictExitCode, worstExitCode } from './relay-output.js';
-import { ScanFeeder } from '../qa/wiring/scan-feeder.js';
-import { VirtualCustomer, type CustomerHands, type Engagement } from '../qa/wiring/virtual-customer.js';
 
 const DEFAULT_TIMEOUT_S = 300;
 
@@ -158,21 +166,13 @@ function phoneBehaviour(args: Args): PhoneBehaviour {
   };
 }
 
-/** A virtual counter, with the phone's mDL issued under the shared QA PKI. */
-async function virtualRig(args: Args): Promise<VirtualRig> {
-  const { pki } = await loadOrCreateQaPki(defaultQaPkiDir());
-  const behaviour = phoneBehaviour(args);
-  const credential = await issueTestCredential({
-    pki,
-    validity: behaviour.credential === 'expired' ? 'expired' : 'valid',
-    ...(behaviour.credential === 'tampered' ? { tamper: true } : {}),
-  });
-  const roles = kioskBleRoles(args);
-  return createVirtualRig({
-    profile: oneOf<'android' | 'iphone'>('phone', args.phone, ['android', 'iphone'], 'android'),
-    behaviour,
-    credential,
-    ble: { central: roles !== 'peripheral', peripheral: roles !== 'central' },
+/** A virtual counter (the QA room's), with the embedded mock backend when no backend is configured. */
+function virtualCounter(args: Args, embeddedBackend: boolean): Promise<VirtualCounter> {
+  return createVirtualCounter({
+    phone: oneOf<'android' | 'iphone'>('phone', args.phone, ['android', 'iphone'], 'android'),
+    behaviour: phoneBehaviour(args),
+    kioskBle: kioskBleRoles(args),
+    backend: embeddedBackend,
   });
 }
 
@@ -311,7 +311,7 @@ async function main(): Promise<number> {
   let rig: VirtualRig | undefined;
   let feeder: ScanFeeder | undefined;
   let customer: VirtualCustomer | undefined;
-  let embedded: EmbeddedBackend | undefined;
+  let counter: VirtualCounter | undefined;
   let pcsc: PcscNfcReader | undefined;
   let card: VpcdCard | undefined;
   let ble: BlePorts | undefined;
@@ -324,7 +324,8 @@ async function main(): Promise<number> {
       }
     }
     if (args.qr?.length || args['qr-stdin']) fail('--qr and --qr-stdin do not go with --devices virtual (the virtual phone presents itself)');
-    rig = await virtualRig(args);
+    counter = await virtualCounter(args, config.backend.baseUrl === undefined);
+    rig = counter.rig;
     ble = bleKind === 'virtual' ? undefined : bleKind === 'noble' ? virtualBleThroughLibraries(rig, kioskBleRoles(args)) : { close: () => Promise.resolve() };
     devices = withBle({ ...rig.devices, ...(pcsc ? { nfc: pcsc } : {}) }, bleKind === 'virtual' ? undefined : ble);
     let hands: CustomerHands = rig;
@@ -333,10 +334,10 @@ async function main(): Promise<number> {
       hands = vpcdHands(rig, card);
     }
     customer = new VirtualCustomer(hands, oneOf<Engagement>('engage', args.engage, ['qr', 'nfc'], 'qr'), loops);
-    if (config.backend.baseUrl === undefined) {
-      embedded = await startEmbeddedBackend([rig.phone.credential.pki.iaca.der]);
-      config = { ...config, backend: { ...config.backend, baseUrl: embedded.backend.url, apiKey: embedded.apiKey } };
-      process.stderr.write(`[relay] no backend configured: using the embedded mock backend at ${embedded.backend.url}\n`);
+    const embedded = counter.backend;
+    if (embedded) {
+      config = { ...config, backend: { ...config.backend, baseUrl: embedded.url, apiKey: embedded.apiKey } };
+      process.stderr.write(`[relay] no backend configured: using the embedded mock backend at ${embedded.url}\n`);
     }
   } else {
     if (!args.qr?.length && !args['qr-stdin'] && nfcKind !== 'pcsc') {
@@ -460,9 +461,8 @@ async function main(): Promise<number> {
   await kiosk.stop();
   await card?.remove();
   await ble?.close();
-  await rig?.stop();
+  await counter?.stop();
   await pcsc?.close();
-  await embedded?.backend.stop();
   if (codes.length < loops) return 2;
   return worstExitCode(codes);
 }

@@ -6,13 +6,22 @@
  */
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { RadioLinkServer } from '../qa/devices/radio-link/server.js';
-import { VirtualRadio } from '../qa/sim/radio/virtual-radio.js';
-import { VpcdAddressError, VpcdCard, parseHostPort, type VpcdCardEvent, type VpcdReaderAddress } from '../qa/sim/vpcd/vpcd-card.js';
-import { issueTestCredential } from '../qa/sim/virtual-wallet/credential.js';
-import type { VirtualNfcTag } from '../qa/sim/virtual-wallet/nfc-tag.js';
-import { VirtualPhone, type PhoneBehaviour, type PresentationInfo } from '../qa/sim/virtual-wallet/virtual-phone.js';
-import { defaultQaPkiDir, loadOrCreateQaPki } from '../qa/wiring/qa-pki.js';
+import {
+  defaultQaPkiDir,
+  issueTestCredential,
+  loadOrCreateQaPki,
+  parseHostPort,
+  type PhoneBehaviour,
+  type PresentationInfo,
+  RadioLinkServer,
+  type VirtualNfcTag,
+  VirtualPhone,
+  VirtualRadio,
+  VpcdAddressError,
+  VpcdCard,
+  type VpcdCardEvent,
+  type VpcdReaderAddress,
+} from '../qa/index.js';
 
 const DEFAULT_AWAY_MS = 600;
 

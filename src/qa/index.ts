@@ -34,6 +34,7 @@ export { VirtualRadio } from './sim/radio/virtual-radio.js';
 export { VirtualPhone } from './sim/virtual-wallet/virtual-phone.js';
 export type { PhoneBehaviour, PresentationInfo, PresentationOutcome } from './sim/virtual-wallet/virtual-phone.js';
 export { issueTestCredential, DEFAULT_HOLDER_DATA } from './sim/virtual-wallet/credential.js';
+export { drawPortraitRgb } from './sim/virtual-wallet/portrait.js';
 export type { TestCredential } from './sim/virtual-wallet/credential.js';
 export type { VirtualNfcTag } from './sim/virtual-wallet/nfc-tag.js';
 export { getTestPki } from './sim/virtual-wallet/pki.js';

@@ -57,6 +57,8 @@ export interface BrowserStackOptions {
   /** `qr`: the fake camera films the phone's engagement QR (presented before Chromium starts); `blank`: an
    *  empty counter; `none`: no camera at all. Default `blank`. */
   readonly camera?: CameraFeed;
+  /** The fake camera's frame size (default 640×480). */
+  readonly cameraSize?: { readonly width: number; readonly height: number };
   /** Config overrides (deep-merged over the test timeouts). */
   readonly config?: Record<string, unknown>;
   /** `true` (default): the embedded backend is the demo's locked override; `false`: only its URL is given
@@ -84,6 +86,10 @@ export interface BrowserStack {
   readonly pin: string | null;
   /** The engagement the fake camera films (camera `qr`). */
   readonly cameraQr: string | undefined;
+  /** The `.y4m` file Chromium's fake camera plays (absent with camera `none`). Chromium reads it again each
+   *  time the page opens the camera, so replacing it (write elsewhere, then rename over it) while the camera
+   *  is off changes what the next camera session films. */
+  readonly cameraFile: string | undefined;
   readonly logs: LogCapture;
   readonly consoleMessages: string[];
   readonly requests: string[];
@@ -181,14 +187,17 @@ export async function startBrowserStack(options: BrowserStackOptions = {}): Prom
     const mediaDir = await mkdtemp(join(tmpdir(), 'mdl-kiosk-e2e-camera-'));
     cleanups.push(() => rm(mediaDir, { recursive: true, force: true }));
     let cameraQr: string | undefined;
+    let cameraFile: string | undefined;
     const cameraArgs: string[] = [];
     if (camera !== 'none') {
       const file = join(mediaDir, 'camera.y4m');
+      cameraFile = file;
+      const size = options.cameraSize ?? { width: 640, height: 480 };
       if (camera === 'qr') {
         cameraQr = counter.presentQr();
-        writeQrY4m(file, cameraQr, { width: 640, height: 480, frames: 3 });
+        writeQrY4m(file, cameraQr, { width: size.width, height: size.height, frames: 3 });
       } else {
-        writeBlankY4m(file, { width: 640, height: 480, frames: 2 });
+        writeBlankY4m(file, { width: size.width, height: size.height, frames: 2 });
       }
       cameraArgs.push('--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-video-capture=${file}`);
     }
@@ -240,6 +249,7 @@ export async function startBrowserStack(options: BrowserStackOptions = {}): Prom
       phonePage,
       pin,
       cameraQr,
+      cameraFile,
       logs,
       consoleMessages,
       requests,
@@ -367,6 +377,24 @@ export async function canvasPixels(page: Page, selector: string, probes: readonl
     },
     { selector, probes: probes.map((p) => [...p]), tolerance },
   );
+}
+
+/** The RGB bytes (base64) of a canvas as drawn, at its own size. */
+export async function canvasRgb(page: Page, selector: string): Promise<{ width: number; height: number; rgb: string }> {
+  return page.evaluate((sel) => {
+    const element = document.querySelector(sel) as PageCanvas | null;
+    if (element === null || element.tagName !== 'CANVAS') throw new Error(`${sel} is not a canvas`);
+    const copy = document.createElement('canvas');
+    copy.width = element.width;
+    copy.height = element.height;
+    const context = copy.getContext('2d');
+    if (context === null || element.width === 0 || element.height === 0) return { width: element.width, height: element.height, rgb: '' };
+    context.drawImage(element, 0, 0);
+    const { data } = context.getImageData(0, 0, copy.width, copy.height);
+    let binary = '';
+    for (let i = 0; i < data.length; i += 4) binary += String.fromCharCode(data[i] ?? 0, data[i + 1] ?? 0, data[i + 2] ?? 0);
+    return { width: copy.width, height: copy.height, rgb: btoa(binary) };
+  }, selector);
 }
 
 /** Colours of the virtual wallet's drawn portrait (portrait.ts): skin, background, hair. */
