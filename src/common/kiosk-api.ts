@@ -23,8 +23,14 @@ export type BleRoles = z.infer<typeof BleRoles>;
 
 /** Bounds on what the renderer may send: a QR code holds at most 7,089 characters (version 40, numeric). */
 export const MAX_QR_TEXT = 8_192;
-/** Largest message either side accepts on a host's transport. */
+/** Largest message a host accepts from the screen (intents are small). */
 export const MAX_API_MESSAGE_BYTES = 64 * 1024;
+/**
+ * Largest message the screen accepts from a host. A state carries the outcome, whose `response` may hold a
+ * large portrait: the core accepts `complete` messages up to `backend.maxMessageBytes` (16 MiB by default),
+ * and the state's JSON adds the outcome's envelope and the rest of the view.
+ */
+export const MAX_HOST_MESSAGE_BYTES = 24 * 1024 * 1024;
 
 /** Where a scanned text came from; used for diagnostics counts only, never logged with the text. */
 export const ScanSource = z.enum(['camera', 'scanner', 'paste']);
@@ -209,7 +215,8 @@ export const KIOSK_INTENTS = {
   getSettings: { args: Empty, result: Settings, staff: true },
   saveSettings: { args: SettingsUpdate, result: SaveResult, staff: true },
   changePin: {
-    args: z.object({ next: Pin }).strict(),
+    /** The current PIN again, so an unlocked screen left alone cannot be used to take the PIN over. */
+    args: z.object({ current: z.string().max(64), next: Pin }).strict(),
     result: z.union([Ok, z.object({ ok: z.literal(false), errors: z.array(FieldError).max(10) })]),
     staff: true,
   },

@@ -190,11 +190,15 @@ export class Kiosk {
     this.update({ phase: 'stopped', prompt: 'stopped', transport: null, role: null, outcome: null, error: null });
   }
 
-  /** Switches the request profile; the idle session is re-engaged with the new namespaces. */
+  /**
+   * Switches the request profile; the idle session is re-engaged with the new namespaces. While a
+   * verification runs or its outcome is on screen, the view keeps the profile that verification asked
+   * with (the screen reads an age answer by it); the new one shows when the kiosk is idle again.
+   */
   setProfile(name: string): void {
     this.profile = resolveProfile(this.deps.config, name);
     this.keeper.namespacesChanged();
-    this.update({ profile: this.profile.name });
+    if (!this.busy && this.screen.kind === 'none') this.update({ profile: this.profile.name });
   }
 
   /** "Next customer": clears the outcome or error from the screen now. */
@@ -273,7 +277,7 @@ export class Kiosk {
   }
 
   private showIdle(status: KeeperStatus = this.keeper.status): void {
-    const base = { transport: null, role: null, outcome: null, progress: { step: 0, apdus: 0, bleMessages: 0 } };
+    const base = { transport: null, role: null, outcome: null, progress: { step: 0, apdus: 0, bleMessages: 0 }, profile: this.profile.name };
     switch (status.state) {
       case 'armed':
         this.update({ ...base, phase: 'ready', prompt: 'tap_or_scan', error: null });

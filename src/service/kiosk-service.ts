@@ -182,6 +182,8 @@ function managedPinHash(overrides: Json | undefined): string | undefined {
   return typeof hash === 'string' ? hash : undefined;
 }
 
+const CAMERA_PROBLEMS: ReadonlySet<CameraState> = new Set<CameraState>(['denied', 'missing', 'unplugged', 'error']);
+
 export class KioskService implements KioskApiHandlers {
   private readonly options: KioskServiceOptions;
   private readonly now: () => number;
@@ -205,6 +207,15 @@ export class KioskService implements KioskApiHandlers {
   private language: Language = 'en';
   private clearsAt: number | null = null;
   private cameraReport: { state: CameraState; detail?: string } | undefined;
+  /**
+   * The last camera problem the screen reported, kept until the camera runs again: the screen turns the
+   * camera off whenever it leaves Ready, and that must not hide a blocked or unplugged camera from staff.
+   */
+  private cameraProblem: { state: CameraState; detail?: string } | undefined;
+  /** The camera has delivered frames since this service started. */
+  private cameraWorked = false;
+  /** Saves run one at a time: each starts from what the previous one stored. */
+  private saving: Promise<unknown> = Promise.resolve();
   private freshness: SessionFreshness = { state: 'none', createdAt: null, expiresAt: null };
   private readonly stateListeners = new Set<(state: ScreenState) => void>();
   private readonly reportListeners = new Set<(report: VerificationReport) => void>();
@@ -357,7 +368,7 @@ export class KioskService implements KioskApiHandlers {
       camera: {
         scanning: this.view.phase === 'ready',
         deviceId: config.ui.cameraDeviceId ?? null,
-        state: this.cameraReport?.state ?? 'off',
+        state: this.cameraProblem?.state ?? this.cameraReport?.state ?? 'off',
         maxDecodesPerSecond: config.ui.qrDecodesPerSecond,
       },
       clearsAt: this.clearsAt,
@@ -632,10 +643,18 @@ export class KioskService implements KioskApiHandlers {
 
   readonly reportCamera = (args: Args<'reportCamera'>): Ok => {
     const changed = this.cameraReport?.state !== args.state;
-    this.cameraReport = args.detail === undefined ? { state: args.state } : { state: args.state, detail: args.detail };
+    const report = args.detail === undefined ? { state: args.state } : { state: args.state, detail: args.detail };
+    this.cameraReport = report;
+    const problem = CAMERA_PROBLEMS.has(args.state);
+    if (problem) this.cameraProblem = report;
+    if (args.state === 'active') {
+      this.cameraProblem = undefined;
+      this.cameraWorked = true;
+    }
     if (changed) {
-      const level = ['denied', 'missing', 'unplugged', 'error'].includes(args.state) ? 'warn' : 'info';
-      this.log[level]({ event: 'camera_state', state: args.state }, 'camera state reported by the screen');
+      // On and off happen for every customer; only problems are worth the diagnostics' limited memory.
+      if (problem) this.log.warn({ event: 'camera_state', state: args.state }, 'camera problem reported by the screen');
+      else this.log.debug({ event: 'camera_state', state: args.state }, 'camera state reported by the screen');
       this.publish();
     }
     return { ok: true };
@@ -669,7 +688,13 @@ export class KioskService implements KioskApiHandlers {
     return settingsView(this.effective, this.locked);
   };
 
-  readonly saveSettings = async (update: Args<'saveSettings'>): Promise<SaveResult> => {
+  readonly saveSettings = (update: Args<'saveSettings'>): Promise<SaveResult> => {
+    const run = this.saving.then(() => this.save(update));
+    this.saving = run.catch(() => undefined);
+    return run;
+  };
+
+  private async save(update: Args<'saveSettings'>): Promise<SaveResult> {
     this.staff.touch();
     const refused = lockedErrors(update, this.locked);
     if (refused.length > 0) return { ok: false, errors: refused };
@@ -686,6 +711,11 @@ export class KioskService implements KioskApiHandlers {
     }
     const nextKey = update.clearApiKey ? undefined : (update.apiKey ?? this.apiKey);
     const candidate = this.resolve(nextSettings.data, nextKey);
+    // The stored key belongs to the backend it was entered for: it is never sent to another one, so a new
+    // backend address needs its key in the same save (else whoever may edit the address could collect it).
+    if (update.apiKey === undefined && !update.clearApiKey && this.apiKey !== undefined && originOf(candidate.config.backend.baseUrl) !== originOf(this.effective.backend.baseUrl)) {
+      return { ok: false, errors: [{ key: 'apiKey', message: 'the backend address changed: enter the API key for the new backend (the stored key is only ever sent to the backend it was entered for)' }] };
+    }
     const errors = candidate.problem === undefined ? this.candidateErrors(candidate.config) : candidate.errors;
     if (errors.length > 0) return { ok: false, errors };
 
@@ -709,10 +739,16 @@ export class KioskService implements KioskApiHandlers {
     if (update.defaultLanguage !== undefined && this.view.phase === 'ready') this.language = candidate.config.ui.defaultLanguage;
     this.publish();
     return { ok: true, settings: settingsView(candidate.config, this.locked) };
-  };
+  }
 
   readonly changePin = async (args: Args<'changePin'>): Promise<Ok | { ok: false; errors: FieldError[] }> => {
-    this.staff.touch();
+    // The current PIN again: an unlocked screen left alone must not let the next person take the PIN over.
+    const check = await this.staff.unlock(args.current);
+    if (!check.ok) {
+      if (check.reason === 'locked_out') this.staff.lock();
+      const message = check.reason === 'wrong_pin' ? `wrong PIN (${check.attemptsLeft ?? 0} attempts left)` : check.reason === 'locked_out' ? 'too many wrong PINs: the staff screens are locked' : 'no staff PIN is set';
+      return { ok: false, errors: [{ key: 'current', message }] };
+    }
     try {
       await this.staff.setPin(args.next);
     } catch (e) {
@@ -730,7 +766,8 @@ export class KioskService implements KioskApiHandlers {
 
   readonly selfTest = (): { checks: SelfTestCheck[] } => {
     this.staff.touch();
-    const checks = runSelfTest({ view: this.view, ports: this.devices?.ports ?? EMPTY_DEVICES, camera: this.cameraReport });
+    const camera = this.cameraProblem ?? this.cameraReport;
+    const checks = runSelfTest({ view: this.view, ports: this.devices?.ports ?? EMPTY_DEVICES, camera: camera && { ...camera, worked: this.cameraWorked } });
     this.log.info({ event: 'self_test', count: checks.filter((c) => !c.ok).length }, 'self-test run');
     return { checks };
   };

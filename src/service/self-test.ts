@@ -11,7 +11,8 @@ export interface SelfTestInput {
   readonly view: KioskView;
   readonly ports: DevicePorts;
   /** The camera as the renderer last reported it; undefined when it never did. */
-  readonly camera: { readonly state: CameraState; readonly detail?: string } | undefined;
+  /** The camera's last problem or state, and whether it has delivered frames since the start. */
+  readonly camera: { readonly state: CameraState; readonly detail?: string; readonly worked?: boolean } | undefined;
 }
 
 const MAX_DETAIL = 300;
@@ -62,8 +63,10 @@ function portCheck(name: SelfTestCheck['name'], port: AvailabilitySource | undef
 
 function cameraCheck(camera: SelfTestInput['camera']): SelfTestCheck {
   if (!camera) return { name: 'camera', ok: false, status: 'not_reported', detail: 'no screen has reported its camera yet' };
-  const ok = camera.state === 'active' || camera.state === 'starting' || camera.state === 'off';
-  return { name: 'camera', ok, status: camera.state, ...withDetail(camera.detail) };
+  if (camera.state === 'active' || camera.state === 'starting') return { name: 'camera', ok: true, status: camera.state, ...withDetail(camera.detail) };
+  // Off between customers: fine if it has delivered frames before and no problem was reported since.
+  if (camera.state === 'off') return camera.worked ? { name: 'camera', ok: true, status: 'idle' } : { name: 'camera', ok: false, status: 'not_reported', detail: 'the camera has not run since the kiosk started' };
+  return { name: 'camera', ok: false, status: camera.state, ...withDetail(camera.detail) };
 }
 
 export function runSelfTest(input: SelfTestInput): SelfTestCheck[] {

@@ -16,6 +16,7 @@ import { resolveProfile } from '../../src/kiosk/profiles.js';
 import { FakeBackend, type FakeConnection } from '../support/fake-backend.js';
 import type { FakeCentralLink } from '../support/fake-devices.js';
 import { startHarness, type Harness, type HarnessOptions } from '../support/harness.js';
+import { CENTRAL_CHARS, connectCentral, endTransfer, freshQr } from '../support/relay-fixtures.js';
 import { TcpGate, startClockedHarness, until, viewAfter } from '../support/session-harness.js';
 
 // ---------------------------------------------------------------- fixtures
@@ -164,6 +165,22 @@ describe('engage (spec §3 "WebSocket open", §4.3 engage)', () => {
     // The next tap runs on the re-engaged socket.
     harness.nfc.tap(() => Uint8Array.from([0x90, 0x00]));
     await conn2.expect('nfc_card_present');
+  });
+
+  it('setProfile during a verification: the view keeps the profile that verification asked with until the kiosk is idle', async () => {
+    const harness = await start({ config: { timeouts: { resultDisplayMs: 300 } } });
+    const conn = await armed(harness);
+    harness.qr.push(freshQr());
+    await conn.expect('qr_scanned');
+    harness.kiosk.setProfile('identity');
+    const link = await connectCentral(harness, conn);
+    expect(harness.kiosk.currentView.profile).toBe('age_over_21');
+    endTransfer(conn, CENTRAL_CHARS.state);
+    const result = await harness.view((v) => v.phase === 'result');
+    expect(result.profile).toBe('age_over_21');
+    expect(link.writes.at(-1)?.data).toEqual(Uint8Array.from([0x02]));
+    // Once the outcome has cleared, the new profile is shown and the next session asks for it.
+    await harness.view((v) => v.phase === 'ready' && v.profile === 'identity');
   });
 
   it('setProfile closes the old socket before reconnecting: no second concurrent connection, no 409 (§8, §7.1)', async () => {

@@ -4,7 +4,7 @@
  * and rejects calls while disconnected instead of queueing them (an intent sent minutes later, to a
  * different customer's session, would be wrong).
  */
-import { HostMessage, KioskApiError, MAX_API_MESSAGE_BYTES, type ApiErrorBody, type IntentName } from '../../common/kiosk-api.js';
+import { HostMessage, KioskApiError, MAX_HOST_MESSAGE_BYTES, type ApiErrorBody, type IntentName } from '../../common/kiosk-api.js';
 
 /** The subset of the DOM WebSocket this transport uses, so tests can drive it with a fake. */
 export interface SocketLike {
@@ -199,7 +199,7 @@ export class SocketTransport {
       this.reportProblem('the host sent a binary frame (ignored)');
       return;
     }
-    if (data.length > MAX_API_MESSAGE_BYTES) {
+    if (data.length > MAX_HOST_MESSAGE_BYTES) {
       this.reportProblem(`the host sent an oversized message (${data.length} characters, ignored)`);
       return;
     }

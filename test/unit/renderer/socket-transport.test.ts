@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { KioskApiError } from '../../../src/common/kiosk-api.js';
+import { KioskApiError, MAX_API_MESSAGE_BYTES, MAX_HOST_MESSAGE_BYTES } from '../../../src/common/kiosk-api.js';
 import { connectViaSocket, preloadKiosk } from '../../../src/renderer/api/connect.js';
 import { apiUrlFor, KioskDisconnectedError, SocketTransport, tokenFromHash, type ConnectionStatus, type SocketLike } from '../../../src/renderer/api/socket-transport.js';
 import { screenState } from '../../support/screen-fixtures.js';
@@ -155,7 +155,7 @@ describe('SocketTransport', () => {
     current().open();
     current().receive(new ArrayBuffer(4));
     expect(statuses.at(-1)?.lastProblem).toMatch(/binary/);
-    current().receive('x'.repeat(70_000));
+    current().receive('x'.repeat(MAX_HOST_MESSAGE_BYTES + 1));
     expect(statuses.at(-1)?.lastProblem).toMatch(/oversized/);
     current().receive('{not json');
     expect(statuses.at(-1)?.lastProblem).toMatch(/not JSON/);
@@ -165,6 +165,23 @@ describe('SocketTransport', () => {
     expect(statuses.at(-1)?.lastProblem).toMatch(/too_large: frame too large/);
     expect(states).toEqual([]);
     expect(statuses.at(-1)?.kind).toBe('open');
+  });
+
+  it('takes a state far larger than an intent may be: an outcome with a real-sized portrait (~1 MB) reaches the screen', () => {
+    const { transport, current } = harness();
+    const states: unknown[] = [];
+    transport.onState((s) => states.push(s));
+    transport.start();
+    current().open();
+    const state = screenState('result_identity');
+    const outcome = state.view.outcome;
+    if (!outcome) throw new Error('fixture without an outcome');
+    const portrait = Buffer.alloc(750_000, 0xa5).toString('base64');
+    const big = { ...state, view: { ...state.view, outcome: { ...outcome, response: { 'org.iso.18013.5.1': { ...outcome.response['org.iso.18013.5.1'], portrait } } } } };
+    const frame = JSON.stringify({ type: 'state', state: big });
+    expect(frame.length).toBeGreaterThan(MAX_API_MESSAGE_BYTES * 10);
+    current().receive(frame);
+    expect(states).toHaveLength(1);
   });
 
   it('hands the latest state to a late listener and forgets it when the connection drops', () => {

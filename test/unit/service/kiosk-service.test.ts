@@ -117,7 +117,7 @@ describe('KioskService: staff', () => {
     await fixture.stop();
     fixture = await withPin();
     const f = fixture;
-    for (const [intent, args] of [['getSettings', {}], ['saveSettings', {}], ['getDiagnostics', {}], ['selfTest', {}], ['setProfile', { name: 'identity' }], ['changePin', { next: '1111' }]] as const) {
+    for (const [intent, args] of [['getSettings', {}], ['saveSettings', {}], ['getDiagnostics', {}], ['selfTest', {}], ['setProfile', { name: 'identity' }], ['changePin', { current: '0000', next: '1111' }]] as const) {
       const error = await call(f, intent, args).catch((e: unknown) => e);
       expect(error, intent).toBeInstanceOf(KioskApiError);
       expect((error as KioskApiError).code).toBe('staff_required');
@@ -155,7 +155,9 @@ describe('KioskService: staff', () => {
     try {
       expect(again.state().staff.pinConfigured).toBe(true);
       expect(await again.unlock({ pin: '9876' })).toMatchObject({ ok: true });
-      expect(await again.changePin({ next: '13579' })).toEqual({ ok: true });
+      // The current PIN must be given again: a wrong one is refused (and counts as a wrong attempt).
+      expect(await again.changePin({ current: '1111', next: '13579' })).toMatchObject({ ok: false, errors: [{ key: 'current' }] });
+      expect(await again.changePin({ current: '9876', next: '13579' })).toEqual({ ok: true });
       again.lock();
       expect(await again.unlock({ pin: '9876' })).toMatchObject({ ok: false, reason: 'wrong_pin' });
       expect(await again.unlock({ pin: '13579' })).toMatchObject({ ok: true });
@@ -165,7 +167,7 @@ describe('KioskService: staff', () => {
     await f.stop();
     fixture = await withPin();
     await call(fixture, 'unlock', { pin: PIN });
-    const refused = (await call(fixture, 'changePin', { next: '5555' })) as { ok: boolean; errors: { key: string; message: string }[] };
+    const refused = (await call(fixture, 'changePin', { current: PIN, next: '5555' })) as { ok: boolean; errors: { key: string; message: string }[] };
     expect(refused.ok).toBe(false);
     expect(refused.errors[0]?.message).toMatch(/command line/);
   });
@@ -277,16 +279,65 @@ describe('KioskService: settings', () => {
     expect(f.service.state().defaultLanguage).toBe('es');
   });
 
-  it('stores the API key in a 0600 file secret store, never in settings.json', async () => {
+  it('stores the API key saved on the screen in a 0600 file secret store, never in settings.json', async () => {
     fixture = await withPin({ backend: 'none' });
     const f = fixture;
+    await f.service.stop();
+    const overrides = { staff: { pinHash: await hashPin(PIN, TEST_SCRYPT) } };
     const store = new FileSecretStore(f.dataDir);
-    await store.set('backend.apiKey', 'abc');
-    expect((await stat(store.path)).mode & 0o777).toBe(0o600);
-    expect(await store.get('backend.apiKey')).toBe('abc');
-    await store.delete('backend.apiKey');
-    expect(await store.get('backend.apiKey')).toBeUndefined();
-    expect(store.protection).toBe('file-permissions');
+    const service = new KioskService({ devices: () => Promise.reject(new Error('no devices here')), dataDir: f.dataDir, env: {}, overrides, secrets: store, logDestination: f.logs, pinScrypt: TEST_SCRYPT });
+    await service.start();
+    try {
+      expect(await service.unlock({ pin: PIN })).toMatchObject({ ok: true });
+      expect(await service.saveSettings({ backendUrl: f.backend.url, apiKey: API_KEY })).toMatchObject({ ok: true });
+      expect((await stat(store.path)).mode & 0o777).toBe(0o600);
+      expect(await readFile(store.path, 'utf8')).toContain(API_KEY);
+      expect(await readFile(join(f.dataDir, 'settings.json'), 'utf8')).not.toContain(API_KEY);
+      expect(store.protection).toBe('file-permissions');
+      // A service started later on the same directory finds the key there.
+      await service.stop();
+      const again = new KioskService({ devices: () => Promise.reject(new Error('no devices here')), dataDir: f.dataDir, env: {}, overrides, secrets: new FileSecretStore(f.dataDir), logDestination: f.logs, pinScrypt: TEST_SCRYPT });
+      await again.start();
+      try {
+        expect(await again.unlock({ pin: PIN })).toMatchObject({ ok: true });
+        expect(again.getSettings()).toMatchObject({ apiKeySet: true, backendUrl: f.backend.url });
+      } finally {
+        await again.stop();
+      }
+    } finally {
+      await service.stop();
+    }
+  });
+
+  it('never sends the stored API key to another backend: a new backend address needs its key in the same save', async () => {
+    const secrets = new MemorySecretStore();
+    fixture = await withPin({ backend: 'none', secrets });
+    const f = fixture;
+    await call(f, 'unlock', { pin: PIN });
+    expect(await call(f, 'saveSettings', { backendUrl: f.backend.url, apiKey: API_KEY })).toMatchObject({ ok: true });
+    const moved = (await call(f, 'saveSettings', { backendUrl: 'https://collector.example' })) as { ok: boolean; errors: { key: string; message: string }[] };
+    expect(moved.ok).toBe(false);
+    expect(moved.errors[0]?.key).toBe('apiKey');
+    expect(moved.errors[0]?.message).toMatch(/backend address changed/);
+    expect(((await call(f, 'getSettings', {})) as { backendUrl: string }).backendUrl).toBe(f.backend.url);
+    // The same origin with another path keeps the key; a new origin with its own key is accepted.
+    expect(await call(f, 'saveSettings', { backendUrl: `${f.backend.url}/` })).toMatchObject({ ok: true });
+    expect(await call(f, 'saveSettings', { backendUrl: 'https://other.example', apiKey: 'other-key' })).toMatchObject({ ok: true });
+    expect(await secrets.get('backend.apiKey')).toBe('other-key');
+  });
+
+  it('runs concurrent saves one after another, so neither loses the other\'s API key', async () => {
+    const secrets = new MemorySecretStore();
+    fixture = await withPin({ backend: 'none', secrets });
+    const f = fixture;
+    await call(f, 'unlock', { pin: PIN });
+    const [first, second] = await Promise.all([
+      call(f, 'saveSettings', { backendUrl: f.backend.url, apiKey: API_KEY }),
+      call(f, 'saveSettings', { defaultLanguage: 'fr' }),
+    ]);
+    expect(first).toMatchObject({ ok: true });
+    expect(second).toMatchObject({ ok: true, settings: { apiKeySet: true, defaultLanguage: 'fr', backendUrl: f.backend.url } });
+    expect(await secrets.get('backend.apiKey')).toBe(API_KEY);
   });
 });
 
@@ -331,6 +382,15 @@ describe('KioskService: diagnostics and self-test', () => {
     expect(f.service.state().camera.state).toBe('denied');
     const second = (await call(f, 'selfTest', {})) as { checks: { name: string; ok: boolean; status: string; detail?: string }[] };
     expect(second.checks[4]).toEqual({ name: 'camera', ok: false, status: 'denied', detail: 'NotAllowedError' });
+    // The screen turns the camera off when it leaves Ready (e.g. for the staff screens): the problem stays
+    // visible and keeps failing the self-test until the camera runs again.
+    await call(f, 'reportCamera', { state: 'off' });
+    expect(f.service.state().camera.state).toBe('denied');
+    expect(((await call(f, 'selfTest', {})) as typeof second).checks[4]).toMatchObject({ ok: false, status: 'denied' });
+    await call(f, 'reportCamera', { state: 'active' });
+    await call(f, 'reportCamera', { state: 'off' });
+    expect(f.service.state().camera.state).toBe('off');
+    expect(((await call(f, 'selfTest', {})) as typeof second).checks[4]).toEqual({ name: 'camera', ok: true, status: 'idle' });
   });
 
   it('a device factory that fails leaves a running service with the QR queue only', async () => {
