@@ -13,7 +13,7 @@ export function contentSecurityPolicy(port: number): string {
     "style-src 'self'",
     "img-src 'self' blob: data:",
     "media-src 'self' blob: mediastream:",
-    `connect-src 'self' ws://127.0.0.1:${port} ws://localhost:${port} ws://[::1]:${port}`,
+    `connect-src 'self' ws://127.0.0.1:${port} ws://localhost:${port}`,
     "worker-src 'self' blob:",
     "object-src 'none'",
     "base-uri 'none'",

@@ -100,7 +100,10 @@ export interface BrowserStack {
   screen(): Promise<string | null>;
   waitForScreen(names: string | readonly string[], timeoutMs?: number): Promise<string>;
   waitForPhase(phase: KioskPhase, timeoutMs?: number): Promise<ScreenState>;
-  /** Saves a 1280×800 screenshot as artifacts/screenshots/<name>.png (and docs/screens/<name>.png when `docs`). */
+  /**
+   * Saves a 1280×800 screenshot as artifacts/screenshots/<name>.png, and docs/screens/<name>.png when `docs`
+   * and UPDATE_DOCS_SCREENS=1 (the README's pictures are refreshed on purpose, not by every test run).
+   */
   shot(name: string, options?: { readonly docs?: boolean }): Promise<void>;
   /** Requests that went anywhere but loopback (data:/blob: are local). */
   nonLocalRequests(): string[];
@@ -287,7 +290,8 @@ export async function startBrowserStack(options: BrowserStackOptions = {}): Prom
         // Animations would make every run's picture differ; the kiosk honours reduced motion.
         await page.emulateMedia({ reducedMotion: 'reduce' });
         await page.screenshot({ path: file, animations: 'disabled', caret: 'hide' });
-        if (shotOptions.docs === true) {
+        // The README's pictures change only on purpose: `UPDATE_DOCS_SCREENS=1 npm run test:e2e`.
+        if (shotOptions.docs === true && process.env.UPDATE_DOCS_SCREENS === '1') {
           mkdirSync(DOCS_SCREENS_DIR, { recursive: true });
           await copyFile(file, join(DOCS_SCREENS_DIR, `${name}.png`));
         }

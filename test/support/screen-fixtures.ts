@@ -14,6 +14,7 @@ import jpeg from 'jpeg-js';
 import type { Page } from 'playwright-core';
 import type { Diagnostics, ScreenState, Settings } from '../../src/common/kiosk-api.js';
 import type { OutcomeView } from '../../src/common/kiosk-view.js';
+import { drawPortraitJpeg2000 } from '../../src/qa/sim/virtual-wallet/portrait.js';
 
 /** The PIN the fake kiosk accepts. */
 export const FAKE_PIN = '1234';
@@ -36,7 +37,16 @@ export const FIXTURE_NAMES = [
   'transferring_receiving',
   'result_verified',
   'result_rejected',
+  'result_identity',
+  'result_age_no',
+  'result_age_unknown',
+  'result_rejected_reasons',
+  'result_portrait_undecodable',
+  'result_hostile',
   'error',
+  'error_timeout',
+  'error_backend',
+  'error_unknown',
   'remove_phone',
   'stopped',
   'staff_pin',
@@ -58,7 +68,17 @@ export function screenOf(name: FixtureName): string {
       return 'transferring';
     case 'result_verified':
     case 'result_rejected':
+    case 'result_identity':
+    case 'result_age_no':
+    case 'result_age_unknown':
+    case 'result_rejected_reasons':
+    case 'result_portrait_undecodable':
+    case 'result_hostile':
       return 'result';
+    case 'error_timeout':
+    case 'error_backend':
+    case 'error_unknown':
+      return 'error';
     default:
       return name;
   }
@@ -109,6 +129,128 @@ function outcome(verdict: 'verified' | 'rejected'): OutcomeView {
     deviceAuthentication: 'Valid',
     errors: {},
     warnings: {},
+    source: 'complete',
+  };
+}
+
+const MDL = 'org.iso.18013.5.1';
+const AAMVA = 'org.iso.18013.5.1.aamva';
+
+/** An identity disclosure with every kind of value the screen formats: dates, codes, privileges, AAMVA. */
+export function identityResponse(portrait: string): OutcomeView['response'] {
+  return {
+    [MDL]: {
+      family_name: FIXTURE_HOLDER.family,
+      given_name: FIXTURE_HOLDER.given,
+      birth_date: '1971-09-01',
+      issue_date: '2021-10-01',
+      expiry_date: '2031-10-01',
+      issuing_country: 'US',
+      issuing_authority: 'Virtual Department of Motor Vehicles',
+      document_number: 'D1234567',
+      portrait,
+      driving_privileges: [
+        { vehicle_category_code: 'B', issue_date: '2015-06-01', expiry_date: '2031-10-01' },
+        { vehicle_category_code: 'A', issue_date: '2018-03-15', expiry_date: '2031-10-01', codes: [{ code: '78' }, { code: 'S01', sign: '<=', value: '2500' }] },
+      ],
+      sex: 2,
+      height: 168,
+      eye_colour: 'brown',
+      resident_address: '1200 Capitol Mall, Apt 4',
+      resident_city: 'Sacramento',
+      portrait_capture_date: '2021-10-01T09:30:00Z',
+      age_over_18: true,
+      age_over_21: true,
+    },
+    [AAMVA]: { DHS_compliance: 'F', organ_donor: 1, veteran: 1 },
+  };
+}
+
+/** A verified identity outcome with this portrait (base64 of JPEG or JPEG 2000 bytes, or anything else). */
+export function identityOutcome(portrait: string): OutcomeView {
+  return {
+    verdict: 'verified',
+    reasons: [],
+    response: identityResponse(portrait),
+    docTypes: ['org.iso.18013.5.1.mDL'],
+    issuerAuthentication: 'Valid',
+    deviceAuthentication: 'Valid',
+    errors: {},
+    warnings: { validity: ['the document expires within 90 days'] },
+    source: 'complete',
+  };
+}
+
+/** An age-only disclosure (what the default `age_over_21` profile asks for). */
+function ageOutcome(statements: Record<string, boolean>): OutcomeView {
+  return { ...outcome('verified'), response: { [MDL]: { ...statements, portrait: fixturePortraitBase64() } } };
+}
+
+/** A rejected identity outcome with several reasons, the backend's errors by category, and a warning. */
+function rejectedWithReasons(): OutcomeView {
+  return {
+    ...identityOutcome(fixturePortraitBase64()),
+    verdict: 'rejected',
+    reasons: ['errors_reported', 'issuer_authentication_invalid', 'device_authentication_unchecked', 'revocation_status_unknown'],
+    issuerAuthentication: 'Invalid',
+    deviceAuthentication: 'Unchecked',
+    errors: {
+      data_integrity: [`digest mismatch for ${MDL}/family_name (digestID 7)`, `digest mismatch for ${MDL}/birth_date (digestID 9)`],
+      validity: ['the document expired on 2024-01-31'],
+      issuer_authentication: ['the document signer certificate is not trusted (IACA unknown)'],
+    },
+    warnings: { device_authentication: ['the phone did not sign the session transcript'] },
+    source: 'recovered',
+  };
+}
+
+/** The virtual wallet's face as a JPEG 2000 (JP2) file, base64: the screen decodes it in its wasm worker. */
+export async function jpeg2000PortraitBase64(): Promise<string> {
+  return Buffer.from(await drawPortraitJpeg2000({ width: 240, height: 320 })).toString('base64');
+}
+
+/** Bytes that say "JPEG" (SOI + APP0) and then are not a JPEG: the decoder must fail and say so. */
+function undecodablePortraitBase64(): string {
+  const bytes = Buffer.alloc(600, 0x5a);
+  bytes.set([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00]);
+  return bytes.toString('base64');
+}
+
+/**
+ * What a hostile or broken backend might send (schema-valid at the contract, odd inside): huge and
+ * unbroken strings, markup, bidi overrides, wrong types, deep nesting, long lists, long namespaces and
+ * identifiers, a portrait that is a number, and a "verified" verdict contradicted by errors.
+ */
+export function hostileOutcome(): OutcomeView {
+  let deep: unknown = 'bottom';
+  for (let i = 0; i < 40; i++) deep = { level: deep };
+  const longToken = `x${'0123456789abcdef'.repeat(30)}`;
+  return {
+    verdict: 'verified',
+    reasons: [],
+    response: {
+      [MDL]: {
+        family_name: 'W'.repeat(5_000),
+        given_name: '<img src=x onerror="alert(1)">\u202Eevil',
+        birth_date: 'not a date',
+        expiry_date: 20_991_231,
+        portrait: 12_345,
+        driving_privileges: { vehicle_category_code: ['B'.repeat(400)] },
+        age_over_21: 'yes',
+        nationality: null,
+        resident_address: longToken,
+        un_distinguishing_sign: Array.from({ length: 500 }, (_, i) => `item-${i}`),
+        issuing_authority: deep,
+        '': 'an element without a name',
+      },
+      [`org.example.${'very-long-namespace-'.repeat(12)}`]: { [`identifier_${'y'.repeat(200)}`]: { nested: [1, 2, { three: true }] } },
+      '<script>alert(1)</script>': { '\u202Ereversed': 'markup is text' },
+    },
+    docTypes: [`org.example.${'doc'.repeat(100)}`, 'org.iso.18013.5.1.mDL'],
+    issuerAuthentication: 'Valid',
+    deviceAuthentication: 'Valid',
+    errors: { [`category_${'z'.repeat(120)}`]: [longToken, 'x'.repeat(2_000)], session: 42 },
+    warnings: { '': Array.from({ length: 40 }, (_, i) => `warning ${i}`) },
     source: 'complete',
   };
 }
@@ -194,6 +336,28 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
       return { ...view({ phase: 'result', prompt: 'verified', transport: 'nfc', role: 'central', progress: { step: 4, apdus: 12, bleMessages: 41 }, outcome: outcome('verified') }), clearsAt: now + 30_000 };
     case 'result_rejected':
       return { ...view({ phase: 'result', prompt: 'rejected', transport: 'qr', role: 'peripheral', progress: { step: 4, apdus: 0, bleMessages: 39 }, outcome: outcome('rejected') }), clearsAt: now + 30_000 };
+    case 'result_identity':
+      return identityResult(base, now, fixturePortraitBase64());
+    case 'result_age_no':
+      return { ...view({ phase: 'result', prompt: 'verified', transport: 'nfc', progress: { step: 4, apdus: 12, bleMessages: 0 }, outcome: ageOutcome({ age_over_21: false, age_over_18: true }) }), clearsAt: now + 30_000 };
+    case 'result_age_unknown':
+      // Verified, but the only statement (18+) cannot answer a 21+ question.
+      return { ...view({ phase: 'result', prompt: 'verified', transport: 'qr', role: 'central', progress: { step: 4, apdus: 0, bleMessages: 21 }, outcome: ageOutcome({ age_over_18: true }) }), clearsAt: now + 30_000 };
+    case 'result_rejected_reasons':
+      return { ...view({ phase: 'result', prompt: 'rejected', transport: 'qr', role: 'central', profile: 'identity', progress: { step: 4, apdus: 0, bleMessages: 52 }, outcome: rejectedWithReasons() }), clearsAt: now + 30_000 };
+    case 'result_portrait_undecodable':
+      return identityResult(base, now, undecodablePortraitBase64());
+    case 'result_hostile':
+      return { ...view({ phase: 'result', prompt: 'verified', transport: 'qr', role: 'peripheral', profile: 'full', progress: { step: 4, apdus: 0, bleMessages: 60 }, outcome: hostileOutcome() }), clearsAt: null };
+    case 'error_timeout':
+      return { ...view({ phase: 'error', prompt: 'try_again', transport: 'nfc', error: { code: 'timeout', detail: 'no answer from the phone within 15000 ms (awaiting_card)', retryable: true } }), clearsAt: now + 6_000 };
+    case 'error_backend':
+      return { ...view({ phase: 'error', prompt: 'try_again', transport: 'qr', error: { code: 'backend_error', detail: 'POST /sessions/3f2a9c/complete: 502 Bad Gateway', retryable: false } }), clearsAt: null };
+    case 'error_unknown':
+      return {
+        ...view({ phase: 'error', prompt: 'try_again', transport: 'qr', error: { code: `future_code_${'q'.repeat(60)}`, detail: `unexpected frame ${'a1b2c3d4'.repeat(40)}`, retryable: true } }),
+        clearsAt: now + 6_000,
+      };
     case 'error':
       return { ...view({ phase: 'error', prompt: 'try_again', transport: 'qr', error: { code: 'ble_link_lost', detail: 'peripheral disconnected before the response was complete', retryable: true } }), clearsAt: now + 6_000 };
     case 'remove_phone':
@@ -206,6 +370,15 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
     case 'diagnostics':
       return { ...base, staff: { ...base.staff, unlocked: true, unlockedUntil: now + 120_000 } };
   }
+}
+
+/** A verified identity outcome (profile `identity`) on the result screen. */
+export function identityResult(base: ScreenState, now: number, portrait: string): ScreenState {
+  return {
+    ...base,
+    view: { ...base.view, phase: 'result', prompt: 'verified', transport: 'nfc', role: 'central', profile: 'identity', progress: { step: 4, apdus: 14, bleMessages: 44 }, outcome: identityOutcome(portrait), at: now },
+    clearsAt: now + 30_000,
+  };
 }
 
 export function fixtureSettings(): Settings {
@@ -259,7 +432,10 @@ const FAKE_KIOSK_SOURCE = String.raw`
     next: function (a) { record('next', a); return Promise.resolve(ok); },
     retry: function (a) { record('retry', a); return Promise.resolve(ok); },
     setLanguage: function (a) { record('setLanguage', a); if (state) setState(Object.assign({}, state, { language: a.language })); return Promise.resolve(ok); },
-    reportCamera: function (a) { record('reportCamera', { state: a.state }); return Promise.resolve(ok); },
+    reportCamera: function (a) { record('reportCamera', { state: a.state });
+      // As the service does: the status bar shows what the screen last reported of the camera.
+      if (state && state.camera.state !== a.state) setState(Object.assign({}, state, { camera: Object.assign({}, state.camera, { state: a.state }) }));
+      return Promise.resolve(ok); },
     unlock: function (a) { record('unlock', {});
       if (!state || !state.staff.pinConfigured) return Promise.resolve({ ok: false, reason: 'no_pin' });
       if (a.pin === config.pin) { var until = Date.now() + 120000; attemptsLeft = 5; patchStaff({ unlocked: true, unlockedUntil: until }); return Promise.resolve({ ok: true, unlockedUntil: until }); }
@@ -290,7 +466,25 @@ const FAKE_KIOSK_SOURCE = String.raw`
       { name: 'camera', ok: true, status: 'active' } ] }); }
   };
   Object.defineProperty(window, 'kiosk', { value: Object.freeze(kiosk), configurable: false, writable: false });
-  window.__fakeKiosk = { setState: setState, calls: calls, getState: function () { return state; } };
+  // The camera as the page sees it: 'real' (the browser's own, e.g. a fake device), or a failure by name.
+  var camera = 'real';
+  var media = navigator.mediaDevices;
+  if (media && media.getUserMedia) {
+    var realGetUserMedia = media.getUserMedia.bind(media);
+    media.getUserMedia = function (constraints) {
+      if (camera === 'denied') return Promise.reject(new DOMException('Permission denied', 'NotAllowedError'));
+      if (camera === 'missing') return Promise.reject(new DOMException('Requested device not found', 'NotFoundError'));
+      return realGetUserMedia(constraints);
+    };
+  }
+  window.__fakeKiosk = {
+    setState: setState,
+    calls: calls,
+    getState: function () { return state; },
+    setSettings: function (next) { settings = next; },
+    resetStaff: function () { attemptsLeft = 5; },
+    setCamera: function (mode) { camera = mode; }
+  };
 })`;
 
 export interface FakeKioskOptions {
@@ -313,6 +507,35 @@ export async function showFixture(page: Page, name: Exclude<FixtureName, 'discon
     (globalThis as unknown as { __fakeKiosk: { setState(s: unknown): void } }).__fakeKiosk.setState(s);
   }, state);
   await page.locator(`main[data-screen="${screenOf(name)}"]`).waitFor();
+}
+
+export type FakeCamera = 'real' | 'denied' | 'missing';
+
+interface FakeKioskHandle {
+  setState(state: unknown): void;
+  setSettings(settings: Settings): void;
+  resetStaff(): void;
+  setCamera(mode: FakeCamera): void;
+}
+
+/** Sends any state (validated by the screen like every other) through the fake kiosk. */
+export async function setFakeState(page: Page, state: ScreenState): Promise<void> {
+  await page.evaluate(({ s }) => (globalThis as unknown as { __fakeKiosk: FakeKioskHandle }).__fakeKiosk.setState(s), { s: state });
+}
+
+/** What `getSettings` answers from now on (e.g. nothing locked, so every field can show an error). */
+export async function setFakeSettings(page: Page, settings: Settings): Promise<void> {
+  await page.evaluate(({ s }) => (globalThis as unknown as { __fakeKiosk: FakeKioskHandle }).__fakeKiosk.setSettings(s), { s: settings });
+}
+
+/** Five PIN attempts again (so "attempts left" reads the same in every run). */
+export async function resetFakeStaff(page: Page): Promise<void> {
+  await page.evaluate(() => (globalThis as unknown as { __fakeKiosk: FakeKioskHandle }).__fakeKiosk.resetStaff());
+}
+
+/** Makes the next camera start succeed (`real`) or fail as a denied or missing camera would. */
+export async function setFakeCamera(page: Page, mode: FakeCamera): Promise<void> {
+  await page.evaluate(({ m }) => (globalThis as unknown as { __fakeKiosk: FakeKioskHandle }).__fakeKiosk.setCamera(m), { m: mode });
 }
 
 /** Opens a staff screen through the UI: the Staff button, the PIN pad (PIN 1234), then the tab. */

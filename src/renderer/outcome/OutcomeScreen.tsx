@@ -122,18 +122,22 @@ export function OutcomeScreen(props: OutcomeScreenProps): ReactNode {
   }, []);
 
   const { age, verdict } = model;
+  // The age answer leads only for a verified document: for one that was not accepted, "Not accepted" is
+  // the headline and "could not determine" a smaller line, so nobody reads a rejection as a mere doubt.
+  const ageLeads = age !== undefined && verdict === 'verified';
   const verdictLine = verdictText(t, verdict, age !== undefined);
-  const headline = age === undefined ? verdictLine : ageText(t, age);
-  useAnnounce(age === undefined ? headline : `${headline}. ${verdictLine}`);
+  const ageLine = age === undefined ? undefined : ageText(t, age);
+  const headline = ageLeads && ageLine !== undefined ? ageLine : verdictLine;
+  useAnnounce(ageLine === undefined ? headline : ageLeads ? `${headline}. ${verdictLine}` : `${headline}. ${ageLine}`);
 
   const reasonLabel = (key: string): string => (Object.hasOwn(outcomeResources.en.reason, key) && key !== 'other' ? t(`reason.${key}`) : t('reason.other', { key }));
   const showPortrait = model.portrait.state !== 'absent';
   const seconds = props.clearsAt === null ? undefined : secondsUntil(props.clearsAt, now);
 
   const verdictBadge = (
-    <div className={`outcome-verdict outcome-verdict--${verdict}${age === undefined ? '' : ' outcome-verdict--line'}`} data-testid="verdict" data-verdict={verdict}>
+    <div className={`outcome-verdict outcome-verdict--${verdict}${ageLeads ? ' outcome-verdict--line' : ''}`} data-testid="verdict" data-verdict={verdict}>
       <Icon shape={VERDICT_ICON[verdict]} />
-      {age === undefined ? (
+      {!ageLeads ? (
         <h1 id={headingId} ref={heading} tabIndex={-1} className="outcome-verdict-text">
           {verdictLine}
         </h1>
@@ -144,9 +148,9 @@ export function OutcomeScreen(props: OutcomeScreenProps): ReactNode {
   );
 
   return (
-    <section className={`outcome outcome--${verdict}`} aria-labelledby={headingId}>
+    <section className={`outcome outcome--${verdict}${showPortrait && !model.unreadable ? ' outcome--with-portrait' : ''}`} aria-labelledby={headingId}>
       <header className="outcome-head">
-        {age === undefined ? null : (
+        {age !== undefined && ageLeads ? (
           <div className={`outcome-age outcome-age--${age.answer}`} data-testid="age-answer" data-age={age.answer}>
             <Icon shape={AGE_ICON[age.answer]} />
             <div>
@@ -156,8 +160,13 @@ export function OutcomeScreen(props: OutcomeScreenProps): ReactNode {
               </h1>
             </div>
           </div>
-        )}
+        ) : null}
         {verdictBadge}
+        {age !== undefined && !ageLeads ? (
+          <p className={`outcome-age-line outcome-age-line--${age.answer}`} data-testid="age-answer" data-age={age.answer}>
+            {t('age.question', { age: age.threshold })} <strong>{ageLine}</strong>
+          </p>
+        ) : null}
         {verdict === 'verified' ? null : <p className="outcome-see-staff">{t('verdict.seeStaff')}</p>}
       </header>
 
@@ -183,7 +192,7 @@ export function OutcomeScreen(props: OutcomeScreenProps): ReactNode {
               ) : (
                 <dl className="outcome-elements">
                   {model.rows.map((row, index) => (
-                    <div key={index} className={`outcome-element outcome-element--${row.group}`} data-testid="element-row" data-element={row.id}>
+                    <div key={index} className={`outcome-element outcome-element--${row.group}${row.value.kind === 'privileges' ? ' outcome-element--wide' : ''}`} data-testid="element-row" data-element={row.id}>
                       <dt>
                         <ElementLabel row={row} />
                       </dt>

@@ -28,7 +28,7 @@ const en = {
     loading: 'Loading photo…',
     failed: 'Portrait could not be shown',
     absent: 'No photo was shared',
-    shownAbove: 'Shown beside',
+    shownAbove: 'Shown large on screen',
   },
   auth: {
     title: 'Checks',
@@ -173,7 +173,7 @@ const es: Translation<typeof en> = {
     loading: 'Cargando la foto…',
     failed: 'No se pudo mostrar la foto',
     absent: 'No se compartió ninguna foto',
-    shownAbove: 'Se muestra al lado',
+    shownAbove: 'Se muestra en grande',
   },
   auth: {
     title: 'Comprobaciones',
@@ -318,7 +318,7 @@ const fr: Translation<typeof en> = {
     loading: 'Chargement de la photo…',
     failed: 'La photo n’a pas pu être affichée',
     absent: 'Aucune photo partagée',
-    shownAbove: 'Affichée à côté',
+    shownAbove: 'Affichée en grand',
   },
   auth: {
     title: 'Contrôles',

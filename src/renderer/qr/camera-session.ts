@@ -9,22 +9,41 @@ import type { QrDecoder } from './decoder-client.js';
 import { recordCameraToScan, recordDecode } from './qr-timings.js';
 import { RepeatFilter } from './scan-text.js';
 
+/** What the session uses of a decoder (a `QrDecoder` on the screen; tests pass their own). */
+export type FrameDecoder = Pick<QrDecoder, 'ready' | 'busy' | 'failed' | 'failure' | 'decode'>;
+
+/** What the session uses of `navigator.mediaDevices` (tests pass their own). */
+export type CameraDevices = Pick<MediaDevices, 'getUserMedia' | 'enumerateDevices' | 'addEventListener' | 'removeEventListener'>;
+
 export interface CameraSessionOptions {
   readonly video: HTMLVideoElement;
   /** A camera chosen in the settings (exact), or null for the default one. */
   readonly deviceId: string | null;
   readonly maxDecodesPerSecond: number;
   /** The decoder for this session (a failed one ends the session with `error`). */
-  readonly decoder: QrDecoder;
+  readonly decoder: FrameDecoder;
   readonly onState: (state: CameraState, detail?: string) => void;
   /** A decoded text, exactly as the decoder produced it; repeats within a few seconds are filtered out. */
   readonly onText: (text: string) => void;
+  /** The cameras; default `navigator.mediaDevices` (absent outside a secure context). */
+  readonly mediaDevices?: CameraDevices;
+  /** Milliseconds, for the decode cap and the repeat window; default `performance.now()`. */
+  readonly now?: () => number;
+  /** The scratch canvas frames are drawn on; default a detached `<canvas>`. */
+  readonly createCanvas?: () => HTMLCanvasElement;
 }
 
 /** Frames wider than this are scaled down before decoding (a QR code at a counter needs no more). */
 const MAX_DECODE_WIDTH = 1_920;
 /** Decode failures in a row that mean the decoder is broken (one slow or failed frame is not). */
 const MAX_DECODE_FAILURES = 3;
+/** HTMLMediaElement.HAVE_CURRENT_DATA, spelled out so the session does not need the DOM's globals. */
+const HAVE_CURRENT_DATA = 2;
+
+/** `navigator.mediaDevices` is absent in an insecure context, although the DOM types say otherwise. */
+function browserMediaDevices(): CameraDevices | undefined {
+  return typeof navigator === 'undefined' ? undefined : navigator.mediaDevices;
+}
 
 function stopStream(stream: MediaStream | undefined): void {
   if (stream === undefined) return;
@@ -34,6 +53,8 @@ function stopStream(stream: MediaStream | undefined): void {
 export class CameraSession {
   readonly #options: CameraSessionOptions;
   readonly #intervalMs: number;
+  readonly #media: CameraDevices | undefined;
+  readonly #now: () => number;
   readonly #repeats = new RepeatFilter();
   #stopped = false;
   #stream: MediaStream | undefined;
@@ -52,6 +73,8 @@ export class CameraSession {
     this.#options = options;
     const rate = Number.isFinite(options.maxDecodesPerSecond) ? Math.min(30, Math.max(1, options.maxDecodesPerSecond)) : 5;
     this.#intervalMs = 1_000 / rate;
+    this.#media = options.mediaDevices ?? browserMediaDevices();
+    this.#now = options.now ?? (() => performance.now());
   }
 
   start(): void {
@@ -82,7 +105,7 @@ export class CameraSession {
   async #open(): Promise<void> {
     if (this.#stopped) return;
     this.#report('starting');
-    const media = typeof navigator === 'undefined' ? undefined : (navigator.mediaDevices as MediaDevices | undefined);
+    const media = this.#media;
     if (media === undefined) {
       // Only in an insecure context or a browser without cameras: nothing to wait for.
       this.#report('error', 'navigator.mediaDevices is unavailable (not a secure context?)');
@@ -158,20 +181,22 @@ export class CameraSession {
   #waitForDevice(): void {
     if (this.#stopped || this.#waitingForDevice) return;
     this.#waitingForDevice = true;
-    navigator.mediaDevices.addEventListener('devicechange', this.#onDeviceChange);
+    this.#media?.addEventListener('devicechange', this.#onDeviceChange);
   }
 
   #stopWaitingForDevice(): void {
     if (!this.#waitingForDevice) return;
     this.#waitingForDevice = false;
-    navigator.mediaDevices.removeEventListener('devicechange', this.#onDeviceChange);
+    this.#media?.removeEventListener('devicechange', this.#onDeviceChange);
   }
 
   readonly #onDeviceChange = (): void => {
     void (async () => {
+      const media = this.#media;
+      if (media === undefined) return;
       let devices: MediaDeviceInfo[];
       try {
-        devices = await navigator.mediaDevices.enumerateDevices();
+        devices = await media.enumerateDevices();
       } catch {
         return;
       }
@@ -200,8 +225,8 @@ export class CameraSession {
     this.#timer = undefined;
     if (this.#stopped || this.#stream === undefined) return;
     const { video } = this.#options;
-    const now = performance.now();
-    if (video.readyState >= HTMLMediaElement.HAVE_CURRENT_DATA && video.videoWidth > 0) {
+    const now = this.#now();
+    if (video.readyState >= HAVE_CURRENT_DATA && video.videoWidth > 0) {
       this.#firstFrameAt ??= now;
       if (now - this.#lastGrabAt >= this.#intervalMs) this.#grab(now);
     }
@@ -230,7 +255,7 @@ export class CameraSession {
     const firstFrameAt = this.#firstFrameAt;
     pending.then(
       ({ text, ms }) => {
-        const answeredAt = performance.now();
+        const answeredAt = this.#now();
         recordDecode(ms, answeredAt, width, height, text !== null);
         this.#failures = 0;
         if (this.#stopped || text === null || !this.#repeats.accept(text, answeredAt)) return;
@@ -250,7 +275,7 @@ export class CameraSession {
 
   #canvasContext(width: number, height: number): CanvasRenderingContext2D | undefined {
     if (this.#canvas === undefined) {
-      this.#canvas = document.createElement('canvas');
+      this.#canvas = this.#options.createCanvas?.() ?? document.createElement('canvas');
       // Pixels are read back every frame: keep the canvas in CPU memory.
       this.#context = this.#canvas.getContext('2d', { willReadFrequently: true, alpha: false }) ?? undefined;
     }

@@ -17,7 +17,7 @@ const matching = (pattern: RegExp): string => expect.stringMatching(pattern) as 
 const containing = (text: string): string => expect.stringContaining(text) as string;
 
 const CSP =
-  "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' blob: data:; media-src 'self' blob: mediastream:; connect-src 'self' ws://127.0.0.1:PORT ws://localhost:PORT ws://[::1]:PORT; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
+  "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' blob: data:; media-src 'self' blob: mediastream:; connect-src 'self' ws://127.0.0.1:PORT ws://localhost:PORT; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
 
 let root: string;
 let rendererDir: string;

@@ -77,6 +77,8 @@ describe('outcome screen markup', () => {
     expect(shown).toContain('21 or older Could not determine');
     expect(shown).not.toMatch(/\bYes\b/);
     expect(shown).toContain('ID not accepted');
+    // A document that was not accepted leads with that, not with the (undeterminable) age answer.
+    expect(html).toMatch(/<h1[^>]*>ID not accepted<\/h1>/);
     expect(shown).toContain('The issuer signature is not valid');
     expect(shown).toContain('Data integrity');
     expect(shown).toContain(`digest mismatch for ${NS}/age_over_21`);
