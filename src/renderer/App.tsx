@@ -23,6 +23,7 @@ import { StartingScreen } from './screens/StartingScreen.js';
 import { StoppedScreen } from './screens/StoppedScreen.js';
 import { TapAgainScreen } from './screens/TapAgainScreen.js';
 import { TransferringScreen } from './screens/TransferringScreen.js';
+import { WaitingScreen } from './screens/WaitingScreen.js';
 import { DiagnosticsScreen } from './staff/DiagnosticsScreen.js';
 import { SettingsScreen } from './staff/SettingsScreen.js';
 import { StaffPinScreen } from './staff/StaffPinScreen.js';
@@ -103,7 +104,8 @@ function CustomerScreen(props: { state: ScreenState; api: KioskApi; hint: ScanHi
     case 'result':
       return <ResultScreen state={state} onNext={next} />;
     case 'error':
-      return <ErrorScreen state={state} onTryAgain={next} />;
+      // "Try again" re-arms now (and dismisses the error), as `retry` does on the host.
+      return <ErrorScreen state={state} onTryAgain={retry} />;
     case 'remove_phone':
       return <RemovePhoneScreen />;
     case 'stopped':
@@ -113,12 +115,33 @@ function CustomerScreen(props: { state: ScreenState; api: KioskApi; hint: ScanHi
 
 export function App(): ReactNode {
   const { t } = useTranslation();
-  const { api, state, connection, missingToken } = useKiosk();
+  const { api, state, connection, missingToken, stale } = useKiosk();
   const [staffView, setStaffView] = useState<StaffView | null>(null);
   useLanguage(state?.language ?? 'en');
   const { hint, scan } = useScans(api);
 
-  const unlocked = state?.staff.unlocked ?? false;
+  // An unlocked staff session never outlives the staff screens: leaving them (Lock, Cancel on the PIN
+  // pad) locks, and so does finding the host unlocked while a customer screen shows (a reconnection, a
+  // reload, a session opened elsewhere), so the next person at the counter finds no open settings.
+  // While a lock is on its way the session already counts as locked here.
+  const [locking, setLocking] = useState(false);
+  const hostUnlocked = state?.staff.unlocked ?? false;
+  const unlocked = hostUnlocked && !locking;
+  const sendLock = useCallback(() => {
+    if (!api) return;
+    setLocking(true);
+    // A lock that fails stays "locking": the PIN pad (not the settings) opens next, and unlocking clears it.
+    void api.lock({}).catch(() => undefined);
+  }, [api]);
+  useEffect(() => {
+    if (!hostUnlocked) setLocking(false);
+    else if (!locking && staffView === null) sendLock();
+  }, [hostUnlocked, locking, staffView, sendLock]);
+  const leaveStaff = (): void => {
+    setStaffView(null);
+    sendLock();
+  };
+
   // Back to the customer screens as soon as the staff session ends (timeout, Lock, lost connection).
   useEffect(() => {
     if (!unlocked && (staffView === 'settings' || staffView === 'diagnostics')) setStaffView(null);
@@ -131,11 +154,10 @@ export function App(): ReactNode {
   const onWedgeScan = useCallback((text: string) => void scan(text, 'scanner'), [scan]);
   useScannerWedge({ enabled: state !== null && staffView === null, onScan: onWedgeScan });
 
-  const onUnlocked = useCallback(() => setStaffView('settings'), []);
-  const lock = (): void => {
-    setStaffView(null);
-    if (api) void api.lock({}).catch(() => undefined);
-  };
+  const onUnlocked = useCallback(() => {
+    setLocking(false);
+    setStaffView('settings');
+  }, []);
   const pasteScan = async (text: string): Promise<string> => {
     switch (await scan(text, 'paste')) {
       case 'accepted':
@@ -158,14 +180,21 @@ export function App(): ReactNode {
     content = <DisconnectedScreen connection={connection} missingToken={missingToken} />;
   } else if (staffView === 'pin') {
     name = 'staff_pin';
-    content = <StaffPinScreen api={api} staff={state.staff} onUnlocked={onUnlocked} onCancel={() => setStaffView(null)} />;
+    content = <StaffPinScreen api={api} staff={{ ...state.staff, unlocked }} onUnlocked={onUnlocked} onCancel={leaveStaff} />;
   } else if (staffView !== null && unlocked) {
     name = staffView;
     content = (
-      <StaffShell page={staffView} staff={state.staff} onPage={setStaffView} onLock={lock}>
-        {staffView === 'settings' ? <SettingsScreen api={api} state={state} onScan={pasteScan} /> : <DiagnosticsScreen api={api} language={state.language} />}
+      <StaffShell page={staffView} staff={state.staff} onPage={setStaffView} onLock={leaveStaff}>
+        {staffView === 'settings' ? (
+          <SettingsScreen api={api} state={state} onScan={pasteScan} />
+        ) : (
+          <DiagnosticsScreen api={api} language={state.language} cameraDeviceId={state.camera.deviceId} />
+        )}
       </StaffShell>
     );
+  } else if (stale) {
+    name = 'waiting';
+    content = <WaitingScreen connection={connection} />;
   } else {
     name = customerScreenFor(state);
     content = <CustomerScreen state={state} api={api} hint={hint} onScan={onCameraScan} />;

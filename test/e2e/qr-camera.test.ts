@@ -8,7 +8,7 @@ import { renameSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_HOLDER_DATA } from '../../src/qa/index.js';
-import { HOLDER_NEEDLES, PORTRAIT_COLOURS, base64Slice, canvasPixels, checkScreen, personalDataLeft, scannerTypes, startBrowserStack, type BrowserStack } from '../support/e2e-browser.js';
+import { HOLDER_NEEDLES, PORTRAIT_COLOURS, base64Slice, canvasPixels, checkScreen, personalDataLeft, scannerTypes, startBrowserStack, stopBrowserStack, type BrowserStack } from '../support/e2e-browser.js';
 import { writeBlankY4m } from '../support/fake-camera.js';
 
 const NS = 'org.iso.18013.5.1';
@@ -46,12 +46,7 @@ beforeAll(async () => {
   stack = await startBrowserStack({ camera: 'qr', config: { profile: 'identity', timeouts: { resultDisplayMs: RESULT_DISPLAY_MS } } });
 }, 60_000);
 
-afterAll(async () => {
-  if ((stack as BrowserStack | undefined) === undefined) return; // beforeAll failed (and cleaned up)
-  const outside = stack.nonLocalRequests();
-  await stack.stop();
-  expect(outside, 'requests that left 127.0.0.1').toEqual([]);
-}, 30_000);
+afterAll(() => stopBrowserStack(stack), 30_000);
 
 describe('QR from the camera', () => {
   it('the fake camera shows the phone\'s QR → the screen reads it → verified identity with fields and portrait', async () => {

@@ -6,6 +6,7 @@
  * It records every request the browser makes (none may leave 127.0.0.1), the page's console, and the
  * kiosk's log, and stops everything by itself. Chromium missing is an error, never a skip.
  */
+import { expect } from 'vitest';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -440,6 +441,17 @@ export function base64Slice(base64: string, length = 48): string {
 }
 
 /** Saves the screen's picture and runs axe on it: every screen a test reaches is checked the same way. */
+/**
+ * The end of a browser test file: stops the stack (if `beforeAll` got as far as starting it) and asserts
+ * that no request of the page left 127.0.0.1.
+ */
+export async function stopBrowserStack(stack: BrowserStack | undefined): Promise<void> {
+  if (stack === undefined) return; // beforeAll failed (and cleaned up)
+  const outside = stack.nonLocalRequests();
+  await stack.stop();
+  expect(outside, 'requests that left 127.0.0.1').toEqual([]);
+}
+
 export async function checkScreen(stack: BrowserStack, name: string, options: { readonly docs?: boolean } = {}): Promise<void> {
   await stack.shot(name, options);
   const violations = await axeViolations(stack.page);

@@ -20,6 +20,10 @@ export function PortraitCanvas(props: { source: Exclude<PortraitSource, { state:
     onState?.(state);
   }, [onState, state]);
 
+  // Keyed by the portrait's content, not by the source object: every state the host pushes (session
+  // freshness, a device, the camera) brings the same outcome in new objects, and decoding again would
+  // blank the picture and show "Loading photo…" in the middle of the result.
+  const imageKey = source.state === 'image' ? `${source.kind}|${source.key}` : null;
   useEffect(() => {
     const element = canvas.current;
     if (source.state !== 'image' || element === null) {
@@ -51,7 +55,8 @@ export function PortraitCanvas(props: { source: Exclude<PortraitSource, { state:
       element.width = 0;
       element.height = 0;
     };
-  }, [source]);
+    // `source` is read when the key changes only: same key, same bytes.
+  }, [imageKey]);
 
   return (
     <figure className="outcome-portrait" data-state={state}>

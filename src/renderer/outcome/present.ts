@@ -60,7 +60,17 @@ export type AgeAnswer = 'yes' | 'no' | 'unknown';
 export type AuthDisplay = 'Valid' | 'Invalid' | 'Unchecked' | 'missing';
 
 export type PortraitSource =
-  | { readonly state: 'image'; readonly bytes: Uint8Array; readonly kind: ImageKind }
+  | {
+      readonly state: 'image';
+      readonly bytes: Uint8Array;
+      readonly kind: ImageKind;
+      /**
+       * The portrait's content as text (the backend's string itself, else the bytes one char each): equal
+       * for equal portraits, so the canvas decodes again only when the picture really changed, not when a
+       * new state repeats the same outcome in new objects.
+       */
+      readonly key: string;
+    }
   /** Disclosed but not an image we can read (wrong type, not base64, unknown format). */
   | { readonly state: 'unreadable' }
   | { readonly state: 'absent' };
@@ -263,7 +273,15 @@ function portraitOf(response: Response): PortraitSource {
   if (!isRecord(mdl) || !Object.hasOwn(mdl, 'portrait')) return { state: 'absent' };
   const bytes = byteStringValue(mdl.portrait);
   const kind = bytes === undefined ? undefined : imageKind(bytes);
-  return bytes === undefined || kind === undefined ? { state: 'unreadable' } : { state: 'image', bytes, kind };
+  if (bytes === undefined || kind === undefined) return { state: 'unreadable' };
+  return { state: 'image', bytes, kind, key: typeof mdl.portrait === 'string' ? `s:${mdl.portrait}` : `b:${bytesAsText(bytes)}` };
+}
+
+/** One UTF-16 unit per byte (exact, so two different byte strings never share a key). */
+function bytesAsText(bytes: Uint8Array): string {
+  const parts: string[] = [];
+  for (let at = 0; at < bytes.length; at += 8_192) parts.push(String.fromCharCode(...bytes.subarray(at, at + 8_192)));
+  return parts.join('');
 }
 
 function rowsOf(response: Response): { rows: ElementRow[]; omitted: number } {

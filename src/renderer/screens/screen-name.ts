@@ -1,16 +1,18 @@
 /**
  * Which customer screen a state shows. One screen per core phase (the core owns the truth; the screen
- * only picks how to say it), plus `disconnected` before the first state or while the host is away.
+ * only picks how to say it), plus `disconnected` before the first state or while the host is away, and
+ * `waiting` when an outcome or error outlived its `clearsAt` and the screen hid it by itself.
  */
 import type { ScreenState } from '../../common/kiosk-api.js';
 import type { KioskPhase } from '../../common/kiosk-view.js';
 
-export type CustomerScreen = 'disconnected' | KioskPhase;
+export type CustomerScreen = 'disconnected' | 'waiting' | KioskPhase;
 export type StaffScreen = 'staff_pin' | 'settings' | 'diagnostics';
 export type ScreenName = CustomerScreen | StaffScreen;
 
 export const CUSTOMER_SCREENS: readonly CustomerScreen[] = [
   'disconnected',
+  'waiting',
   'starting',
   'connecting',
   'offline',

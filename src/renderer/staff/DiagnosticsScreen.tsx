@@ -1,16 +1,40 @@
 /**
- * Diagnostics (behind the staff PIN): the device self-test, recent events and counts, the version. The
- * host sends categories and counts only, never personal data; React escapes every text it shows.
+ * Diagnostics (behind the staff PIN): the device self-test, recent events (newest first) and counts, the
+ * version. The host sends categories and counts only, never personal data; React escapes every text it
+ * shows. The self-test first probes the camera here (the screen owns it) and reports what it found, so the
+ * host's camera check reflects the camera as it is now.
  */
 import { useCallback, useEffect, useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { Diagnostics, KioskApi, SelfTestCheck } from '../../common/kiosk-api.js';
+import type { DiagnosticEvent, Diagnostics, KioskApi, SelfTestCheck } from '../../common/kiosk-api.js';
+import { probeCamera } from './camera-probe.js';
+import { countLabel, selfTestStatusText } from './diagnostic-texts.js';
 
 type Load<T> = { kind: 'loading' } | { kind: 'loaded'; value: T } | { kind: 'failed'; message: string };
 
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
-export function DiagnosticsScreen(props: { api: KioskApi; language: string }): ReactNode {
+/** At most this many events are listed. */
+export const MAX_EVENTS_SHOWN = 200;
+
+/**
+ * The events as listed: newest first. The host already sends them newest first; sorting by time (stable,
+ * so equal times keep the host's order) keeps that true whatever order a host uses.
+ */
+export function eventsForDisplay(events: readonly DiagnosticEvent[]): DiagnosticEvent[] {
+  return events
+    .map((event, index) => ({ event, index }))
+    .sort((a, b) => b.event.at - a.event.at || a.index - b.index)
+    .slice(0, MAX_EVENTS_SHOWN)
+    .map((e) => e.event);
+}
+
+function mediaDevices(): MediaDevices | undefined {
+  // Absent outside a secure context (and in Node, where the markup tests render this screen).
+  return typeof navigator === 'undefined' ? undefined : navigator.mediaDevices;
+}
+
+export function DiagnosticsScreen(props: { api: KioskApi; language: string; cameraDeviceId: string | null }): ReactNode {
   const { t } = useTranslation();
   const { api } = props;
   const [diagnostics, setDiagnostics] = useState<Load<Diagnostics>>({ kind: 'loading' });
@@ -24,15 +48,17 @@ export function DiagnosticsScreen(props: { api: KioskApi; language: string }): R
   }, [api]);
   useEffect(refresh, [refresh]);
 
-  const runSelfTest = (): void => {
+  const runSelfTest = async (): Promise<void> => {
     setSelfTest({ kind: 'loading' });
-    api
-      .selfTest({})
-      .then((r) => {
-        setSelfTest({ kind: 'loaded', value: r.checks });
-        refresh();
-      })
-      .catch((e: unknown) => setSelfTest({ kind: 'failed', message: message(e) }));
+    // A report that does not arrive leaves the host's last camera state; the self-test still runs.
+    await probeCamera(mediaDevices(), props.cameraDeviceId, (camera) => api.reportCamera(camera).catch(() => undefined));
+    try {
+      const r = await api.selfTest({});
+      setSelfTest({ kind: 'loaded', value: r.checks });
+      refresh();
+    } catch (e) {
+      setSelfTest({ kind: 'failed', message: message(e) });
+    }
   };
 
   const time = (at: number): string => new Date(at).toLocaleTimeString(props.language, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
@@ -59,7 +85,7 @@ export function DiagnosticsScreen(props: { api: KioskApi; language: string }): R
       <div>
         <section className="staff-card" aria-labelledby="selftest-title">
           <h2 id="selftest-title">{t('diagnostics.checks')}</h2>
-          <button type="button" className="button button--primary" onClick={runSelfTest} disabled={selfTest?.kind === 'loading'} data-testid="self-test">
+          <button type="button" className="button button--primary" onClick={() => void runSelfTest()} disabled={selfTest?.kind === 'loading'} data-testid="self-test">
             {t('diagnostics.selfTest')}
           </button>
           <div role="status" className="form-message">
@@ -84,7 +110,7 @@ export function DiagnosticsScreen(props: { api: KioskApi; language: string }): R
                       {c.ok ? t('diagnostics.pass') : t('diagnostics.fail')}
                     </td>
                     <td>
-                      {c.status}
+                      <span data-status={c.status}>{selfTestStatusText(c.status, t)}</span>
                       {c.detail ? <span className="cell-detail"> — {c.detail}</span> : null}
                     </td>
                   </tr>
@@ -108,8 +134,8 @@ export function DiagnosticsScreen(props: { api: KioskApi; language: string }): R
               {Object.entries(diagnostics.value.counts)
                 .slice(0, 100)
                 .map(([name, count]) => (
-                  <div key={name} className="fact-row">
-                    <dt>{name}</dt>
+                  <div key={name} className="fact-row" data-count={name}>
+                    <dt>{countLabel(name, t)}</dt>
                     <dd>{count}</dd>
                   </div>
                 ))}
@@ -140,17 +166,14 @@ export function DiagnosticsScreen(props: { api: KioskApi; language: string }): R
                 </tr>
               </thead>
               <tbody>
-                {[...diagnostics.value.events]
-                  .reverse()
-                  .slice(0, 200)
-                  .map((e, i) => (
-                    <tr key={`${e.at}-${i}`} className={`event--${e.level}`}>
-                      <td>{time(e.at)}</td>
-                      <td>{levelName(e.level)}</td>
-                      <td>{e.event}</td>
-                      <td>{e.detail ?? ''}</td>
-                    </tr>
-                  ))}
+                {eventsForDisplay(diagnostics.value.events).map((e, i) => (
+                  <tr key={`${e.at}-${i}`} className={`event--${e.level}`}>
+                    <td>{time(e.at)}</td>
+                    <td>{levelName(e.level)}</td>
+                    <td>{e.event}</td>
+                    <td>{e.detail ?? ''}</td>
+                  </tr>
+                ))}
               </tbody>
             </table>
           </div>

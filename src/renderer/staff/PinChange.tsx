@@ -1,32 +1,65 @@
-/** Change the staff PIN: typed twice, digits only; the host stores its salted hash. */
-import { useId, useState, type SyntheticEvent, type ReactNode } from 'react';
+/**
+ * Change the staff PIN: the current PIN (so a settings screen left open cannot be used to take the PIN
+ * over; the host checks it and counts a wrong one like a wrong unlock), then the new one twice, digits
+ * only. The host stores its salted hash. Every field is emptied after each attempt.
+ */
+import { useState, type SyntheticEvent, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Pin, type KioskApi } from '../../common/kiosk-api.js';
+import { Pin, type FieldError, type KioskApi } from '../../common/kiosk-api.js';
+import { Field, type FieldControlProps } from './Field.js';
+import type { FormError } from './settings-form.js';
 
+type PinField = 'current' | 'next' | 'again';
 type Status = { kind: 'idle' } | { kind: 'busy' } | { kind: 'done' } | { kind: 'problem'; message: string };
+export type PinErrors = Partial<Record<PinField, FormError>>;
+
+const MAX_PIN = 12;
+
+/** Checks before sending: a current PIN is given, the new one is a PIN and typed the same twice. */
+export function pinChangeErrors(values: Readonly<Record<PinField, string>>, t: (key: string) => string): PinErrors {
+  const errors: PinErrors = {};
+  if (values.current === '') errors.current = { kind: 'host', message: t('settings.pinCurrentMissing') };
+  if (!Pin.safeParse(values.next).success) errors.next = { kind: 'host', message: t('pin.format') };
+  else if (values.next !== values.again) errors.again = { kind: 'host', message: t('settings.pinMismatch') };
+  return errors;
+}
+
+/** The host's field errors by field (`current`: wrong current PIN, `next`: the new PIN); the rest apart. */
+export function pinHostErrors(errors: readonly FieldError[]): { byField: PinErrors; other: string[] } {
+  const byField: PinErrors = {};
+  const other: string[] = [];
+  for (const e of errors) {
+    if ((e.key === 'current' || e.key === 'next') && !byField[e.key]) byField[e.key] = { kind: 'host', message: e.message };
+    else other.push(e.message);
+  }
+  return { byField, other };
+}
 
 export function PinChange(props: { api: KioskApi }): ReactNode {
   const { t } = useTranslation();
-  const id = useId();
-  const [next, setNext] = useState('');
-  const [again, setAgain] = useState('');
+  const [values, setValues] = useState<Record<PinField, string>>({ current: '', next: '', again: '' });
+  const [errors, setErrors] = useState<PinErrors>({});
   const [status, setStatus] = useState<Status>({ kind: 'idle' });
 
   const submit = async (): Promise<void> => {
-    if (!Pin.safeParse(next).success) {
-      setStatus({ kind: 'problem', message: t('pin.format') });
-      return;
-    }
-    if (next !== again) {
-      setStatus({ kind: 'problem', message: t('settings.pinMismatch') });
+    const found = pinChangeErrors(values, t);
+    setErrors(found);
+    if (Object.keys(found).length > 0) {
+      setStatus({ kind: 'idle' });
       return;
     }
     setStatus({ kind: 'busy' });
+    const { current, next } = values;
+    setValues({ current: '', next: '', again: '' });
     try {
-      const result = await props.api.changePin({ next });
-      setNext('');
-      setAgain('');
-      setStatus(result.ok ? { kind: 'done' } : { kind: 'problem', message: result.errors.map((e) => e.message).join(' ') });
+      const result = await props.api.changePin({ current, next });
+      if (result.ok) {
+        setStatus({ kind: 'done' });
+        return;
+      }
+      const mapped = pinHostErrors(result.errors);
+      setErrors(mapped.byField);
+      setStatus(mapped.other.length > 0 ? { kind: 'problem', message: mapped.other.join(' ') } : { kind: 'idle' });
     } catch (e) {
       setStatus({ kind: 'problem', message: e instanceof Error ? e.message : String(e) });
     }
@@ -35,29 +68,34 @@ export function PinChange(props: { api: KioskApi }): ReactNode {
     event.preventDefault();
     void submit();
   };
-  const digits = (value: string): string => value.replace(/[^0-9]/g, '').slice(0, 12);
-  const invalid = status.kind === 'problem';
+  const digits = (value: string): string => value.replace(/[^0-9]/g, '').slice(0, MAX_PIN);
+  const set = (field: PinField, value: string): void => {
+    setValues((v) => ({ ...v, [field]: digits(value) }));
+    if (status.kind === 'done') setStatus({ kind: 'idle' });
+  };
+  const input =
+    (field: PinField, autoComplete: string) =>
+    (control: FieldControlProps): ReactNode => (
+      <input {...control} type="password" inputMode="numeric" autoComplete={autoComplete} maxLength={MAX_PIN} value={values[field]} onChange={(e) => set(field, e.target.value)} />
+    );
 
   return (
-    <section className="staff-card" aria-labelledby={`${id}-title`}>
-      <h2 id={`${id}-title`}>{t('settings.pinTitle')}</h2>
-      <form onSubmit={onSubmit} noValidate>
-        <div className="field">
-          <label htmlFor={`${id}-new`} className="field-label">
-            {t('settings.pinNew')}
-          </label>
-          <input id={`${id}-new`} type="password" inputMode="numeric" autoComplete="new-password" value={next} aria-invalid={invalid} aria-describedby={`${id}-status`} onChange={(e) => setNext(digits(e.target.value))} />
-        </div>
-        <div className="field">
-          <label htmlFor={`${id}-again`} className="field-label">
-            {t('settings.pinConfirm')}
-          </label>
-          <input id={`${id}-again`} type="password" inputMode="numeric" autoComplete="new-password" value={again} aria-invalid={invalid} aria-describedby={`${id}-status`} onChange={(e) => setAgain(digits(e.target.value))} />
-        </div>
+    <section className="staff-card" aria-labelledby="pin-change-title">
+      <h2 id="pin-change-title">{t('settings.pinTitle')}</h2>
+      <form onSubmit={onSubmit} noValidate data-testid="pin-change">
+        <Field name="pin.current" label={t('settings.pinCurrent')} locked={false} error={errors.current}>
+          {input('current', 'current-password')}
+        </Field>
+        <Field name="pin.next" label={t('settings.pinNew')} locked={false} error={errors.next}>
+          {input('next', 'new-password')}
+        </Field>
+        <Field name="pin.again" label={t('settings.pinConfirm')} locked={false} error={errors.again}>
+          {input('again', 'new-password')}
+        </Field>
         <button type="submit" className="button button--secondary" disabled={status.kind === 'busy'}>
           {t('settings.pinSubmit')}
         </button>
-        <p id={`${id}-status`} className={invalid ? 'form-message form-message--problem' : 'form-message'} role="status">
+        <p className={status.kind === 'problem' ? 'form-message form-message--problem' : 'form-message'} role="status" data-testid="pin-change-status">
           {status.kind === 'done' ? t('settings.pinChanged') : null}
           {status.kind === 'problem' ? (
             <>

@@ -2,6 +2,8 @@
  * Settings (behind the staff PIN). The API key is write-only: the host says only whether one is set, and
  * a typed key is dropped from this component's state as soon as it is saved. Keys set by the environment
  * are shown disabled. Field errors (ours before sending, the host's after) appear next to their fields.
+ * The request profile applies at once when chosen (`setProfile`, which also persists it); Save sends the
+ * other fields.
  */
 import { useEffect, useState, type SyntheticEvent, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
@@ -11,6 +13,7 @@ import { Field } from './Field.js';
 import { PinChange } from './PinChange.js';
 import { buildUpdate, hostErrors, isLocked, valuesFrom, type FieldKey, type FormError, type FormValues, type TimeoutKey } from './settings-form.js';
 
+type ProfileStatus = { kind: 'idle' } | { kind: 'saving'; name: string } | { kind: 'saved' } | { kind: 'failed'; message: string };
 type SaveStatus = { kind: 'idle' } | { kind: 'saving' } | { kind: 'saved' } | { kind: 'unchanged' } | { kind: 'invalid'; other: string[] } | { kind: 'failed'; message: string };
 
 interface CameraOption {
@@ -51,6 +54,7 @@ export function SettingsScreen(props: { api: KioskApi; state: ScreenState; onSca
   const [errors, setErrors] = useState<Partial<Record<FieldKey, FormError>>>({});
   const [status, setStatus] = useState<SaveStatus>({ kind: 'idle' });
   const [pasteResult, setPasteResult] = useState<string | null>(null);
+  const [profileStatus, setProfileStatus] = useState<ProfileStatus>({ kind: 'idle' });
   const cameras = useCameras();
 
   useEffect(() => {
@@ -115,7 +119,21 @@ export function SettingsScreen(props: { api: KioskApi; state: ScreenState; onSca
     void save();
   };
 
-  const profiles = props.state.profiles.some((p) => p.name === values.profile) ? props.state.profiles : [...props.state.profiles, { name: values.profile, label: values.profile }];
+  const chooseProfile = async (name: string): Promise<void> => {
+    if (name === settings.profile || profileStatus.kind === 'saving') return;
+    setProfileStatus({ kind: 'saving', name });
+    try {
+      await api.setProfile({ name });
+      setSettings((s) => (s ? { ...s, profile: name } : s));
+      setProfileStatus({ kind: 'saved' });
+    } catch (e) {
+      setProfileStatus({ kind: 'failed', message: e instanceof Error ? e.message : String(e) });
+    }
+  };
+
+  const shownProfile = profileStatus.kind === 'saving' ? profileStatus.name : settings.profile;
+  const profiles = props.state.profiles.some((p) => p.name === shownProfile) ? props.state.profiles : [...props.state.profiles, { name: shownProfile, label: shownProfile }];
+  const profileError = profileStatus.kind === 'failed' ? { kind: 'host' as const, message: t('settings.profileFailed', { message: profileStatus.message }) } : errors.profile;
   const savedCameraMissing = values.cameraDeviceId !== '' && !cameras.some((c) => c.deviceId === values.cameraDeviceId);
   const languageNames = { en: t('lang.en'), es: t('lang.es'), fr: t('lang.fr') };
   const roleNames: Record<BleRoles, string> = {
@@ -152,9 +170,16 @@ export function SettingsScreen(props: { api: KioskApi; state: ScreenState; onSca
             {t('settings.apiKeyClear')}
           </label>
         ) : null}
-        <Field name="profile" label={t('settings.profile')} locked={locked('profile')} error={errors.profile}>
+        <Field
+          name="profile"
+          label={t('settings.profile')}
+          note={profileStatus.kind === 'saved' ? t('settings.profileChanged') : undefined}
+          help={locked('profile') ? undefined : t('settings.profileHelp')}
+          locked={locked('profile')}
+          error={profileError}
+        >
           {(c) => (
-            <select {...c} value={values.profile} onChange={(e) => set('profile', e.target.value)}>
+            <select {...c} value={shownProfile} onChange={(e) => void chooseProfile(e.target.value)}>
               {profiles.map((p) => (
                 <option key={p.name} value={p.name}>
                   {p.label}

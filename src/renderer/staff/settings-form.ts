@@ -2,6 +2,9 @@
  * The settings form as plain data: what the fields show for a `Settings`, and the `SettingsUpdate` that
  * sends only what the staff changed, with field errors found before sending (timeouts in seconds). The
  * host validates again and answers with field errors of its own, keyed the same way.
+ *
+ * The request profile is not part of it: choosing one applies and persists it at once (`setProfile`), so
+ * the screen has one way to change it (see SettingsScreen).
  */
 import { EditableTimeouts, type BleRoles, type FieldError, type Language, type Settings, type SettingsUpdate } from '../../common/kiosk-api.js';
 
@@ -25,7 +28,6 @@ export interface FormValues {
   /** A new API key typed by staff; empty = unchanged. Never filled from the host. */
   readonly apiKey: string;
   readonly clearApiKey: boolean;
-  readonly profile: string;
   readonly pcscReader: string;
   readonly bleRoles: BleRoles;
   /** '' = the system's default camera. */
@@ -50,7 +52,6 @@ export function valuesFrom(settings: Settings): FormValues {
     backendUrl: settings.backendUrl ?? '',
     apiKey: '',
     clearApiKey: false,
-    profile: settings.profile,
     pcscReader: settings.pcscReader ?? '',
     bleRoles: settings.bleRoles,
     cameraDeviceId: settings.cameraDeviceId ?? '',
@@ -85,7 +86,6 @@ export function buildUpdate(values: FormValues, settings: Settings): BuiltUpdate
     if (values.apiKey !== '') update.apiKey = values.apiKey;
     else if (values.clearApiKey && settings.apiKeySet) update.clearApiKey = true;
   }
-  if (open('profile') && values.profile !== settings.profile && values.profile !== '') update.profile = values.profile;
   if (open('pcscReader') && text(values.pcscReader) !== settings.pcscReader) update.pcscReader = text(values.pcscReader);
   if (open('bleRoles') && values.bleRoles !== settings.bleRoles) update.bleRoles = values.bleRoles;
   const camera = values.cameraDeviceId === '' ? null : values.cameraDeviceId;

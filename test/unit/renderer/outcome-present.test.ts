@@ -126,10 +126,28 @@ describe('portrait source', () => {
   const portrait = (value: unknown) => presentOutcome(outcome({ response: { [NS]: { portrait: value } } }), 'age_over_21').portrait;
 
   it('base64, base64url, data: URL, Buffer JSON; JPEG and JPEG 2000 by magic bytes', () => {
-    expect(portrait(toBase64(JPEG_BYTES))).toEqual({ state: 'image', kind: 'jpeg', bytes: JPEG_BYTES });
+    expect(portrait(toBase64(JPEG_BYTES))).toMatchObject({ state: 'image', kind: 'jpeg', bytes: JPEG_BYTES });
     expect(portrait(toBase64(JP2_BYTES).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''))).toMatchObject({ state: 'image', kind: 'jp2' });
     expect(portrait(`data:application/octet-stream;base64,${toBase64(JP2_BYTES)}`)).toMatchObject({ state: 'image', kind: 'jp2' });
     expect(portrait({ type: 'Buffer', data: [...JPEG_BYTES] })).toMatchObject({ state: 'image', kind: 'jpeg' });
+  });
+
+  it('has a content key: equal for the same portrait in new objects, different for any other picture', () => {
+    const key = (value: unknown): string | undefined => {
+      const source = portrait(value);
+      return source.state === 'image' ? source.key : undefined;
+    };
+    const base64 = toBase64(JPEG_BYTES);
+    expect(key(base64)).toBeDefined();
+    // Each state the host pushes is parsed into new objects (and a new string): same content, same key.
+    expect(key(String.fromCharCode(...Array.from(base64, (c) => c.charCodeAt(0))))).toBe(key(base64));
+    expect(key({ type: 'Buffer', data: [...JPEG_BYTES] })).toBe(key({ type: 'Buffer', data: [...JPEG_BYTES] }));
+    expect(key([...JPEG_BYTES])).toBe(key({ type: 'Buffer', data: [...JPEG_BYTES] }));
+    // One byte differs: another key, so the canvas decodes the new picture.
+    const changed = Uint8Array.from(JPEG_BYTES);
+    changed[changed.length - 1] = (changed.at(-1) ?? 0) ^ 1;
+    expect(key(toBase64(changed))).not.toBe(key(base64));
+    expect(key([...changed])).not.toBe(key([...JPEG_BYTES]));
   });
 
   it('anything else is unreadable (the screen says the portrait could not be shown); none when not disclosed', () => {

@@ -1,0 +1,53 @@
+/**
+ * Words for the keys the host sends to the diagnostics screen: self-test status keys (src/service/
+ * self-test.ts and the device adapters' availability reasons) and count names (src/service/diagnostics.ts:
+ * `verifications`, `result.*`, `transport.*`, `verdict.*`, `reason.*`, `error.*`, `scan.<source>.<result>`).
+ * A key the screen has no words for is shown as it came (staff can still look it up).
+ */
+import { outcomeResources } from '../outcome/locales.js';
+import { commonEn } from '../i18n/common-en.js';
+
+type T = (key: string, options?: Record<string, unknown>) => string;
+
+const known = (table: object, key: string): boolean => Object.hasOwn(table, key);
+
+/** A self-test status key in words; unknown keys as they are. */
+export function selfTestStatusText(status: string, t: T): string {
+  return known(commonEn.diagnostics.status, status) ? t(`diagnostics.status.${status}`) : status;
+}
+
+function countPart(group: string, item: string, t: T): string | undefined {
+  const d = commonEn.diagnostics;
+  switch (group) {
+    case 'result':
+      return known(d.countResult, item) ? t(`diagnostics.countResult.${item}`) : undefined;
+    case 'transport':
+      return known(d.countTransport, item) ? t(`diagnostics.countTransport.${item}`) : undefined;
+    case 'verdict':
+      return known(d.countVerdict, item) ? t(`diagnostics.countVerdict.${item}`) : undefined;
+    case 'reason':
+      // The outcome screen's words for the core's rejection reasons.
+      return known(outcomeResources.en.reason, item) && item !== 'other' ? t(`outcome:reason.${item}`) : undefined;
+    case 'error':
+      return known(d.countError, item) ? t(`diagnostics.countError.${item}`) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** A diagnostics count's name in words; unknown names as they are. */
+export function countLabel(name: string, t: T): string {
+  if (known(commonEn.diagnostics.countName, name)) return t(`diagnostics.countName.${name}`);
+  const dot = name.indexOf('.');
+  if (dot <= 0) return name;
+  const group = name.slice(0, dot);
+  const rest = name.slice(dot + 1);
+  if (group === 'scan') {
+    const [source = '', result = '', ...more] = rest.split('.');
+    if (more.length > 0 || !known(commonEn.diagnostics.countScanSource, source) || !known(commonEn.diagnostics.countScanResult, result)) return name;
+    return t('diagnostics.countScan', { source: t(`diagnostics.countScanSource.${source}`), result: t(`diagnostics.countScanResult.${result}`) });
+  }
+  if (!known(commonEn.diagnostics.countGroup, group)) return name;
+  const item = countPart(group, rest, t);
+  return item === undefined ? name : t('diagnostics.countFormat', { group: t(`diagnostics.countGroup.${group}`), name: item });
+}
