@@ -4,6 +4,7 @@ import { useTranslation } from 'react-i18next';
 import type { ConnectionStatus } from '../api/socket-transport.js';
 import { Spinner } from '../components/Spinner.js';
 import { ScreenFrame } from '../components/ScreenFrame.js';
+import { StaffDetail } from '../components/StaffDetail.js';
 import { secondsUntil, useNow } from '../components/use-now.js';
 
 export function DisconnectedScreen(props: { connection: ConnectionStatus; missingToken: boolean }): ReactNode {
@@ -15,13 +16,12 @@ export function DisconnectedScreen(props: { connection: ConnectionStatus; missin
       <p className="lead">{t('disconnected.body')}</p>
       {props.missingToken ? null : <Spinner />}
       {props.missingToken || connection.kind !== 'open' || connection.lastProblem ? (
-      <div className="staff-detail">
-        <span className="staff-detail-label">{t('staffDetail')}: </span>
-        {props.missingToken ? t('disconnected.noToken') : null}
-        {connection.kind === 'waiting' ? `${t('disconnected.attempt', { attempt: connection.attempt })} · ${t('disconnected.retryIn', { seconds: secondsUntil(connection.retryAt, now) })}` : null}
-        {connection.kind === 'connecting' ? t('disconnected.attempt', { attempt: connection.attempt }) : null}
-        {connection.lastProblem && !props.missingToken ? ` · ${connection.lastProblem}` : null}
-      </div>
+        <StaffDetail>
+          {props.missingToken ? t('disconnected.noToken') : null}
+          {connection.kind === 'waiting' ? `${t('disconnected.attempt', { attempt: connection.attempt })} · ${t('disconnected.retryIn', { seconds: secondsUntil(connection.retryAt, now) })}` : null}
+          {connection.kind === 'connecting' ? t('disconnected.attempt', { attempt: connection.attempt }) : null}
+          {connection.lastProblem && !props.missingToken ? ` · ${connection.lastProblem}` : null}
+        </StaffDetail>
       ) : null}
     </ScreenFrame>
   );

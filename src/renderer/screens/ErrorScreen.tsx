@@ -4,6 +4,7 @@ import { useTranslation } from 'react-i18next';
 import type { ScreenState } from '../../common/kiosk-api.js';
 import { WarningIcon } from '../components/icons.js';
 import { ScreenFrame } from '../components/ScreenFrame.js';
+import { StaffDetail } from '../components/StaffDetail.js';
 import { secondsUntil, useNow } from '../components/use-now.js';
 import { errorLine } from './error-copy.js';
 
@@ -23,10 +24,9 @@ export function ErrorScreen(props: { state: ScreenState; onTryAgain: () => void 
       </button>
       {clearsAt !== null ? <p className="countdown">{t('error.clearsIn', { seconds: secondsUntil(clearsAt, now) })}</p> : null}
       {error ? (
-        <p className="staff-detail">
-          <span className="staff-detail-label">{t('staffDetail')}: </span>
+        <StaffDetail>
           {t('error.code', { code: error.code })} · {error.detail}
-        </p>
+        </StaffDetail>
       ) : null}
     </ScreenFrame>
   );

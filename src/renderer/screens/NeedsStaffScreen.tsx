@@ -4,6 +4,7 @@ import { useTranslation } from 'react-i18next';
 import type { ScreenState } from '../../common/kiosk-api.js';
 import { StaffIcon } from '../components/icons.js';
 import { ScreenFrame } from '../components/ScreenFrame.js';
+import { StaffDetail } from '../components/StaffDetail.js';
 
 export function NeedsStaffScreen(props: { state: ScreenState }): ReactNode {
   const { t } = useTranslation();
@@ -11,12 +12,7 @@ export function NeedsStaffScreen(props: { state: ScreenState }): ReactNode {
   return (
     <ScreenFrame title={t('configError.title')} tone="problem" icon={<StaffIcon />}>
       <p className="lead">{t('configError.body')}</p>
-      {error ? (
-        <p className="staff-detail">
-          <span className="staff-detail-label">{t('staffDetail')}: </span>
-          {error.detail}
-        </p>
-      ) : null}
+      {error ? <StaffDetail>{error.detail}</StaffDetail> : null}
     </ScreenFrame>
   );
 }

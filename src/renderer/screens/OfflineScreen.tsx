@@ -4,6 +4,7 @@ import { useTranslation } from 'react-i18next';
 import type { ScreenState } from '../../common/kiosk-api.js';
 import { UnplugIcon } from '../components/icons.js';
 import { ScreenFrame } from '../components/ScreenFrame.js';
+import { StaffDetail } from '../components/StaffDetail.js';
 import { Spinner } from '../components/Spinner.js';
 
 export function OfflineScreen(props: { state: ScreenState; onRetry: () => void }): ReactNode {
@@ -16,12 +17,7 @@ export function OfflineScreen(props: { state: ScreenState; onRetry: () => void }
       <button type="button" className="button button--secondary" data-testid="retry-button" onClick={props.onRetry}>
         {t('offline.retry')}
       </button>
-      {error ? (
-        <p className="staff-detail">
-          <span className="staff-detail-label">{t('staffDetail')}: </span>
-          {error.detail}
-        </p>
-      ) : null}
+      {error ? <StaffDetail>{error.detail}</StaffDetail> : null}
     </ScreenFrame>
   );
 }

@@ -7,6 +7,7 @@ import { useTranslation } from 'react-i18next';
 import type { ConnectionStatus } from '../api/socket-transport.js';
 import { Spinner } from '../components/Spinner.js';
 import { ScreenFrame } from '../components/ScreenFrame.js';
+import { StaffDetail } from '../components/StaffDetail.js';
 
 export function WaitingScreen(props: { connection: ConnectionStatus }): ReactNode {
   const { t } = useTranslation();
@@ -15,11 +16,10 @@ export function WaitingScreen(props: { connection: ConnectionStatus }): ReactNod
     <ScreenFrame title={t('waiting.title')} tone="calm">
       <p className="lead">{t('waiting.body')}</p>
       <Spinner />
-      <p className="staff-detail">
-        <span className="staff-detail-label">{t('staffDetail')}: </span>
+      <StaffDetail>
         {t('waiting.staff')}
         {problem ? ` · ${problem}` : null}
-      </p>
+      </StaffDetail>
     </ScreenFrame>
   );
 }
