@@ -1206,6 +1206,8 @@ function calmDown(w: World): void {
 
 type NormalKind = 'nfc_central' | 'nfc_peripheral' | 'qr_central' | 'qr_peripheral';
 
+const NORMAL_SERVICE_UUID = '6c1e2f3a-9b8d-4e5f-a1b2-c3d4e5f60718';
+
 /** Reads one connection's messages in order from an index. */
 class Reader {
   constructor(
@@ -1260,11 +1262,13 @@ async function normalVerification(w: World, kind: NormalKind): Promise<void> {
     expectFields(await r.next(), { op: 'nfc_rapdu', status: 'ok', data: b64([0x90, 0x00]) });
   }
   const u = UUIDS[role];
-  conn.send(stepRequest('ble_exchange', { modes: [modeJson(role, '6c1e2f3a-9b8d-4e5f-a1b2-c3d4e5f60718', { style: 'lower', mask: 0 })] }));
+  conn.send(stepRequest('ble_exchange', { modes: [modeJson(role, NORMAL_SERVICE_UUID, { style: 'lower', mask: 0 })] }));
   let delivered: () => number[][] | undefined;
   if (role === 'central') {
     expectFields(await r.next(), { op: 'ble_connected', status: 'ok', role: 'central' });
-    const link = w.central.links[linksBefore];
+    // This verification's link: a connect the chaos abandoned may still deliver a late link (which the
+    // kiosk closes) after `linksBefore` was counted, so pick the open one for this service.
+    const link = w.central.links.slice(linksBefore).find((l) => !l.closed && l.profile.serviceUuid.toLowerCase() === NORMAL_SERVICE_UUID);
     if (!link) throw new Error('no central link');
     conn.send(stepRequest('ble_write', { char: u.c2s, data: b64([1, 2, 3]) }));
     link.notify(u.s2c, Uint8Array.from([4, 5, 6]));
