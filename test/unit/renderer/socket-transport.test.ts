@@ -209,20 +209,26 @@ describe('SocketTransport', () => {
   });
 });
 
+/** The socket path of the screen's connection, on one scripted socket. */
+function connectFake(url: string): { connection: ReturnType<typeof connectViaSocket>; socket: FakeSocket } {
+  const sockets: FakeSocket[] = [];
+  const connection = connectViaSocket({
+    url,
+    token: 'tok-123456789',
+    createSocket: (u, protocols) => {
+      const s = new FakeSocket(u, protocols);
+      sockets.push(s);
+      return s;
+    },
+  });
+  const socket = sockets[0];
+  if (!socket) throw new Error('no socket');
+  return { connection, socket };
+}
+
 describe('connectViaSocket', () => {
   it('validates states: a valid one reaches the screen, an invalid one is reported and dropped', () => {
-    const sockets: FakeSocket[] = [];
-    const connection = connectViaSocket({
-      url: 'ws://127.0.0.1:1/api',
-      token: 'tok-123456789',
-      createSocket: (url, protocols) => {
-        const s = new FakeSocket(url, protocols);
-        sockets.push(s);
-        return s;
-      },
-    });
-    const socket = sockets[0];
-    if (!socket) throw new Error('no socket');
+    const { connection, socket } = connectFake('ws://127.0.0.1:1/api');
     const states: unknown[] = [];
     const statuses: ConnectionStatus[] = [];
     connection.api.onState((s) => states.push(s.view.phase));
@@ -237,18 +243,7 @@ describe('connectViaSocket', () => {
   });
 
   it('validates results: a malformed result rejects the call', async () => {
-    const sockets: FakeSocket[] = [];
-    const connection = connectViaSocket({
-      url: 'ws://x/api',
-      token: 'tok-123456789',
-      createSocket: (url, protocols) => {
-        const s = new FakeSocket(url, protocols);
-        sockets.push(s);
-        return s;
-      },
-    });
-    const socket = sockets[0];
-    if (!socket) throw new Error('no socket');
+    const { connection, socket } = connectFake('ws://x/api');
     socket.open();
     const call = connection.api.qrScanned({ text: 'mdoc:x', source: 'camera' });
     socket.receive(JSON.stringify({ type: 'reply', id: socket.lastCall().id, ok: true, result: { accepted: 'yes' } }));
