@@ -112,6 +112,17 @@ describe('isStrictBase64 / decodeBase64 (RFC 4648 §4 with padding)', () => {
     expect((caught as Error).message).toMatch(/base64/i);
     expect((caught as Error).message).not.toContain(secretish);
   });
+
+  // A valid field of about 4 MB used to overflow the regex engine's stack (RangeError), far under the
+  // 16 MiB frame cap: a crash any peer could trigger. Checked up to the frame cap, both outcomes.
+  it.each([4, 16])('checks a %i MiB field without overflowing the stack', (mib) => {
+    const bytes = Buffer.alloc(mib * 1024 * 1024 - 1, 0x5a);
+    const text = bytes.toString('base64');
+    expect(isStrictBase64(text)).toBe(true);
+    expect(decodeBase64(text).byteLength).toBe(bytes.byteLength);
+    expect(isStrictBase64(`${text.slice(0, -4)}AA-=`)).toBe(false);
+    expect(isStrictBase64(`!${text.slice(1)}`)).toBe(false);
+  });
 });
 
 describe('encodeBase64', () => {

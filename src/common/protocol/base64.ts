@@ -7,10 +7,23 @@
  * padding only at the end, and zero bits in the unused low bits of the last symbol (RFC 4648 §3.5),
  * so every byte string has exactly one accepted text.
  */
-const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$/;
+// Checked in parts instead of one regex with a repeated group: V8's backtracking engine recurses once per
+// repetition of `(?:…{4})*`, so a valid field of a few megabytes overflowed the stack (RangeError) — a
+// crash any peer could trigger well under the frame cap. A plain character class repeats without recursion.
+const ALPHABET_ONLY = /^[A-Za-z0-9+/]*$/;
+/** Last data symbol before `==`: only its top 2 bits carry data (RFC 4648 §3.5). */
+const BEFORE_TWO_PADS = /[AQgw]/;
+/** Last data symbol before `=`: only its top 4 bits carry data. */
+const BEFORE_ONE_PAD = /[AEIMQUYcgkosw048]/;
 
 export function isStrictBase64(text: string): boolean {
-  return STRICT_BASE64.test(text);
+  if (text.length % 4 !== 0) return false;
+  const pads = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  const body = text.slice(0, text.length - pads);
+  if (!ALPHABET_ONLY.test(body)) return false;
+  if (pads === 0) return true;
+  const last = body.charAt(body.length - 1);
+  return pads === 2 ? BEFORE_TWO_PADS.test(last) : BEFORE_ONE_PAD.test(last);
 }
 
 export class Base64Error extends Error {
