@@ -31,6 +31,18 @@ export class LinkDroppedError extends Error {
   override readonly name = 'LinkDroppedError';
 }
 
+/** How much may wait unread before the backend counts as flooding (the spec shows no rate limit, §8). */
+export interface ChannelLimits {
+  readonly maxQueued: number;
+  readonly maxQueuedChars: number;
+}
+
+/**
+ * A whole DeviceRequest chunked at the smallest BLE MTU is a few hundred writes; 4,096 unread messages or
+ * 32 Mi characters of them is far beyond any honest exchange and keeps memory bounded.
+ */
+export const DEFAULT_CHANNEL_LIMITS: ChannelLimits = { maxQueued: 4_096, maxQueuedChars: 32 * 1024 * 1024 };
+
 interface Waiter {
   resolve: (arrival: Arrival) => void;
   reject: (error: Error) => void;
@@ -44,8 +56,17 @@ export class RelayChannel {
   private link: RelayLink | undefined;
   private readonly timer = new LazyDeadline();
   private boundSignal: AbortSignal | undefined;
+  private readonly limits: ChannelLimits;
+  /** Text length of each queued arrival, parallel to `queue`. */
+  private readonly queueSizes: number[] = [];
+  private queuedChars = 0;
+  private flooded = false;
   /** Count of frames received, for diagnostics. */
   received = 0;
+
+  constructor(limits: Partial<ChannelLimits> = {}) {
+    this.limits = { ...DEFAULT_CHANNEL_LIMITS, ...limits };
+  }
 
   /** Attach once the link is open (frames may be fed before, from the connector's handlers). */
   attach(link: RelayLink): void {
@@ -79,8 +100,16 @@ export class RelayChannel {
       this.arrive({ kind: 'violation', violation: { kind: 'message_too_large', detail: 'message larger than backend.maxMessageBytes' } });
       return;
     }
-    const parsed = parseBackendText(frame.text);
-    this.arrive(parsed.ok ? { kind: 'message', message: parsed.message } : { kind: 'violation', violation: parsed.violation });
+    let arrival: Arrival;
+    try {
+      const parsed = parseBackendText(frame.text);
+      arrival = parsed.ok ? { kind: 'message', message: parsed.message } : { kind: 'violation', violation: parsed.violation };
+    } catch {
+      // The parser is bounded and should not throw; if it ever does, it is this message's fault, and it
+      // must not escape into the socket's event handler (that would end the process).
+      arrival = { kind: 'violation', violation: { kind: 'invalid_fields', detail: 'message could not be checked' } };
+    }
+    this.arrive(arrival, frame.text.length);
   };
 
   /** Close handler for the connector. */
@@ -93,6 +122,8 @@ export class RelayChannel {
 
   /** Removes and returns the queued arrivals (for a consumer that takes over with an interceptor). */
   takePending(): Arrival[] {
+    this.queueSizes.length = 0;
+    this.queuedChars = 0;
     return this.queue.splice(0);
   }
 
@@ -100,15 +131,35 @@ export class RelayChannel {
     this.interceptor = interceptor;
   }
 
-  private arrive(arrival: Arrival): void {
+  private arrive(arrival: Arrival, size = 0): void {
+    if (this.flooded && arrival.kind !== 'closed') return;
     if (this.interceptor?.(arrival)) return;
     const waiter = this.waiter;
     if (waiter) {
       this.waiter = undefined;
       this.timer.disarm();
       waiter.resolve(arrival);
-    } else {
-      this.queue.push(arrival);
+      return;
+    }
+    this.queue.push(arrival);
+    this.queueSizes.push(size);
+    this.queuedChars += size;
+    if (arrival.kind !== 'closed' && (this.queue.length > this.limits.maxQueued || this.queuedChars > this.limits.maxQueuedChars)) {
+      // A backend that sends faster than the kiosk can deliver (a flood of ble_writes while the phone is
+      // slow) would otherwise grow this queue without bound. What is queued is dropped and the consumer
+      // gets one violation next; everything after it but the close is ignored.
+      this.flooded = true;
+      this.queue.length = 0;
+      this.queueSizes.length = 0;
+      this.queuedChars = 0;
+      const flood: Arrival = {
+        kind: 'violation',
+        violation: { kind: 'message_flood', detail: `more than ${this.limits.maxQueued} messages or ${this.limits.maxQueuedChars} characters queued unread` },
+      };
+      // The interceptor sees it first: a consumer stuck on a stalled device must learn of it now.
+      if (this.interceptor?.(flood)) return;
+      this.queueSizes.push(0);
+      this.queue.push(flood);
     }
   }
 
@@ -126,6 +177,7 @@ export class RelayChannel {
    */
   next(timeoutMs: number, signal: AbortSignal): Promise<Arrival> {
     const queued = this.queue.shift();
+    this.queuedChars -= this.queueSizes.shift() ?? 0;
     if (queued) return Promise.resolve(queued);
     if (this.waiter) return Promise.reject(new Error('RelayChannel.next: a consumer is already waiting'));
     if (signal.aborted) return Promise.reject(new ChannelAbortedError('aborted'));

@@ -66,6 +66,7 @@ export const CloseCode = {
   protocolError: 1002,
   unsupportedData: 1003,
   invalidPayload: 1007,
+  policyViolation: 1008,
   messageTooBig: 1009,
   internalError: 1011,
   /** The kiosk's watchdog gave up waiting (application code). */

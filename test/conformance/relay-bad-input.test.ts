@@ -49,6 +49,15 @@ const BAD_BASE64: Record<string, string> = {
   'padding in the middle': `${GOOD_B64.slice(0, 4)}=${GOOD_B64.slice(5)}`,
 };
 
+/** 3 MiB of bytes, 4 MiB of valid base64: under the 16 MiB frame cap, far over any field's bound. */
+const HUGE_B64 = Buffer.alloc(3 * 1024 * 1024, 0x5a).toString('base64');
+
+/** A `complete` whose response nests `levels` arrays (as text: building it as an object would be slow). */
+function deepComplete(levels: number): string {
+  const outcome = JSON.stringify({ ...OUTCOME, response: { 'org.iso.18013.5.1.mDL': { deep: '@' } } });
+  return JSON.stringify({ type: 'complete', outcome: JSON.parse(outcome) as unknown }).replace('"@"', `${'['.repeat(levels)}${']'.repeat(levels)}`);
+}
+
 type Phase = 'idle' | 'qr_engaged' | 'nfc_handover' | 'awaiting_card' | 'ble_setup' | 'ble_transfer' | 'peripheral_read_pending';
 
 interface Setup {
@@ -144,6 +153,17 @@ const CASES: Case[] = [
     { name: `invalid base64 in ble_write: ${what}`, phase: 'ble_transfer', send: step('ble_write', { char: CENTRAL_CHARS.c2s, data }), kind: 'invalid_base64', closeCode: 1007 },
   ]),
   { name: 'invalid base64 in the ble_read_response to a pending read', phase: 'peripheral_read_pending', send: step('ble_read_response', { data: BAD_BASE64['URL-safe alphabet'] }), kind: 'invalid_base64', closeCode: 1007 },
+  // Hostile sizes (the spec shows no limits, §8: the kiosk's bounds in messages.ts and json-bounds.ts).
+  // A valid 4 MB base64 field once overflowed the stack and ended the process, even while idle.
+  { name: 'a 4 MB nfc_apdu (valid base64)', phase: 'nfc_handover', send: step('nfc_apdu', { data: HUGE_B64 }), kind: 'invalid_fields', closeCode: 1002 },
+  { name: 'an nfc_apdu one byte over the extended-length maximum', phase: 'nfc_handover', send: step('nfc_apdu', { data: Buffer.alloc(65_545, 1).toString('base64') }), kind: 'invalid_fields', closeCode: 1002 },
+  { name: 'a 4 MB ble_write during the transfer', phase: 'ble_transfer', send: step('ble_write', { char: CENTRAL_CHARS.c2s, data: HUGE_B64 }), kind: 'invalid_fields', closeCode: 1002 },
+  { name: 'a 4 MB ble_write while idle', phase: 'idle', send: step('ble_write', { char: CENTRAL_CHARS.c2s, data: HUGE_B64 }), kind: 'invalid_fields', closeCode: 1002 },
+  { name: 'a ble_read_response longer than a GATT value (513 bytes)', phase: 'peripheral_read_pending', send: step('ble_read_response', { data: Buffer.alloc(513, 1).toString('base64') }), kind: 'invalid_fields', closeCode: 1002 },
+  { name: 'complete nested 100,000 levels deep', phase: 'ble_transfer', send: raw(deepComplete(100_000)), kind: 'invalid_fields', closeCode: 1002 },
+  { name: 'complete nested 33 levels deep', phase: 'ble_transfer', send: raw(deepComplete(33)), kind: 'invalid_fields', closeCode: 1002 },
+  { name: 'complete with 200,000 values', phase: 'ble_transfer', send: (conn) => conn.send({ type: 'complete', outcome: { ...OUTCOME, warnings: { w: new Array<number>(200_000).fill(0) } } }), kind: 'invalid_fields', closeCode: 1002 },
+  { name: 'error with a 20,000-character message', phase: 'nfc_handover', send: (conn) => conn.send({ type: 'error', message: MARKER.repeat(1_200) }), kind: 'invalid_fields', closeCode: 1002 },
   // Out of sequence (spec §3, §7.2).
   { name: 'out of sequence: ble_write before ble_connected', phase: 'ble_setup', send: step('ble_write', { char: CENTRAL_CHARS.state, data: GOOD_B64 }), kind: 'out_of_sequence', closeCode: 1002 },
   { name: 'out of sequence: unsolicited ble_read_response', phase: 'ble_transfer', send: step('ble_read_response', { data: GOOD_B64 }), kind: 'out_of_sequence', closeCode: 1002 },
@@ -197,6 +217,26 @@ describe('Bad input from the backend', () => {
 
     h.central.behaviour = {};
     h.nfc.lift();
+    await expectRecoveryOnSameSession(h, conn);
+  });
+});
+
+describe('A backend that floods the socket', () => {
+  it('5,000 ble_writes while the phone takes none: one message_flood violation, close 1008, memory bounded, next verification works', async () => {
+    h = await startHarness({ config: { session: { offlineBackoffMinMs: 50 } } });
+    const conn = await armed(h);
+    await scanQr(h, conn);
+    // The phone accepts the first write and then stalls (a slow phone), so every later write queues.
+    let release: (() => void) | undefined;
+    h.central.behaviour = { onWrite: () => new Promise<void>((resolve) => (release = resolve)) };
+    await connectCentral(h, conn);
+    for (let i = 0; i < 5_000; i++) conn.stepRequest('ble_write', { char: CENTRAL_CHARS.c2s, data: GOOD_B64 });
+    const report = await expectFailure(h, conn, { result: 'violation', code: 'protocol_violation', closeCode: 1008 });
+    expect(report.error?.detail).toContain('message_flood');
+    release?.();
+    expect(violationLogs(h)).toEqual([expect.objectContaining({ event: 'protocol_violation', kind: 'message_flood' })]);
+    expect(h.logs.text()).not.toContain(MARKER);
+    h.central.behaviour = {};
     await expectRecoveryOnSameSession(h, conn);
   });
 });

@@ -26,6 +26,12 @@ export function isStrictBase64(text: string): boolean {
   return pads === 2 ? BEFORE_TWO_PADS.test(last) : BEFORE_ONE_PAD.test(last);
 }
 
+/** Bytes that strict base64 text (checked by {@link isStrictBase64}) decodes to, without decoding it. */
+export function base64ByteLength(text: string): number {
+  const pads = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  return (text.length / 4) * 3 - pads;
+}
+
 export class Base64Error extends Error {
   override readonly name = 'Base64Error';
 }

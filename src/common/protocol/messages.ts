@@ -6,7 +6,8 @@
  * mistyped fields are rejected. Parsing into categorised violations lives in `parse.ts`.
  */
 import { z } from 'zod';
-import { isStrictBase64 } from './base64.js';
+import { base64ByteLength, isStrictBase64 } from './base64.js';
+import { jsonBoundsProblem } from './json-bounds.js';
 import { isUuid } from './uuid.js';
 
 export const Base64String = z.string().refine(isStrictBase64, { error: 'not standard padded base64 (RFC 4648)' });
@@ -26,14 +27,27 @@ export type AuthenticationResult = z.infer<typeof AuthenticationResult>;
 /** JSON object whose inner structure the spec does not show (errors, warnings, disclosed values). */
 const JsonObject = z.record(z.string(), z.unknown());
 
+/**
+ * Refuses a backend object too deep or too large to show or print safely (json-bounds.ts). Checked on the
+ * raw value before zod walks it, so a hostile object costs one bounded, iterative pass.
+ */
+const BoundedJsonObject = z.unknown().superRefine((value, ctx) => {
+  const problem = jsonBoundsProblem(value);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem, abort: true });
+}).pipe(JsonObject);
+const BoundedResponse = z.unknown().superRefine((value, ctx) => {
+  const problem = jsonBoundsProblem(value);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem, abort: true });
+}).pipe(z.record(z.string(), JsonObject));
+
 /** Outcome, the payload of `complete` (§2.4). */
 export const Outcome = z.object({
-  response: z.record(z.string(), JsonObject),
-  doc_types: z.array(z.string()),
+  response: BoundedResponse,
+  doc_types: z.array(z.string().max(256)).max(64),
   issuer_authentication: AuthenticationResult,
   device_authentication: AuthenticationResult,
-  errors: JsonObject,
-  warnings: JsonObject,
+  errors: BoundedJsonObject,
+  warnings: BoundedJsonObject,
 });
 export type Outcome = z.infer<typeof Outcome>;
 
@@ -68,12 +82,41 @@ export type BleMode = z.infer<typeof BleMode>;
 
 // ---------------------------------------------------------------- backend → client (§4.4)
 
-export const NfcApduParams = z.object({ data: Base64String });
+/**
+ * Largest payload each binary field can carry (the spec shows no limits, §8; these are what the transport
+ * below can take, so anything larger is refused before it is decoded):
+ * - a command APDU: extended length, CLA INS P1 P2 + 3-byte Lc + 65,535 data bytes + 2-byte Le
+ *   (ISO/IEC 7816-4 §5.1) = 65,544 bytes;
+ * - a GATT read value: 512 bytes, the longest attribute value (Bluetooth Core 5.x Vol 3 Part F §3.2.9);
+ * - a `ble_write`: 64 KiB — far above one ATT value, so the BLE layer reports an oversize write with its
+ *   size and limit rather than the parser hiding the cause; the bound only stops a field of megabytes.
+ */
+export const MAX_APDU_BYTES = 65_544;
+export const MAX_BLE_READ_BYTES = 512;
+export const MAX_BLE_WRITE_BYTES = 65_536;
+/** Longest backend `error` text kept (the spec shows no format, §7.2). */
+export const MAX_ERROR_MESSAGE_CHARS = 16_384;
+
+/** Base64 text of at most `bytes` bytes: 4 characters per 3 bytes, padded. */
+export function base64CharsFor(bytes: number): number {
+  return Math.ceil(bytes / 3) * 4;
+}
+
+function boundedBase64(bytes: number): z.ZodType<string> {
+  const max = base64CharsFor(bytes);
+  return z
+    .string()
+    .max(max, { error: `longer than ${bytes} bytes`, abort: true })
+    .refine(isStrictBase64, { error: 'not standard padded base64 (RFC 4648)', abort: true })
+    .refine((text) => base64ByteLength(text) <= bytes, { error: `longer than ${bytes} bytes` });
+}
+
+export const NfcApduParams = z.object({ data: boundedBase64(MAX_APDU_BYTES) });
 export const NfcAwaitCardParams = z.object({});
 /** `modes` is in preference order; an empty list leaves nothing to reply with, so it is rejected. */
-export const BleExchangeParams = z.object({ modes: z.array(BleMode).min(1) });
-export const BleWriteParams = z.object({ char: UuidString, data: Base64String });
-export const BleReadResponseParams = z.object({ data: Base64String });
+export const BleExchangeParams = z.object({ modes: z.array(BleMode).min(1).max(16) });
+export const BleWriteParams = z.object({ char: UuidString, data: boundedBase64(MAX_BLE_WRITE_BYTES) });
+export const BleReadResponseParams = z.object({ data: boundedBase64(MAX_BLE_READ_BYTES) });
 
 export const BACKEND_OPS = ['nfc_apdu', 'nfc_await_card', 'ble_exchange', 'ble_write', 'ble_read_response'] as const;
 export type BackendOp = (typeof BACKEND_OPS)[number];
@@ -95,7 +138,7 @@ export type StepRequest =
 
 export const CompleteMessage = z.object({ type: z.literal('complete'), outcome: Outcome });
 export type CompleteMessage = z.infer<typeof CompleteMessage>;
-export const ErrorMessage = z.object({ type: z.literal('error'), message: z.string() });
+export const ErrorMessage = z.object({ type: z.literal('error'), message: z.string().max(MAX_ERROR_MESSAGE_CHARS) });
 export type ErrorMessage = z.infer<typeof ErrorMessage>;
 
 export type BackendMessage = StepRequest | CompleteMessage | ErrorMessage;
@@ -203,10 +246,10 @@ export type SessionCreated = z.infer<typeof SessionCreated>;
  */
 export const SessionResult = z.looseObject({
   status: z.string(),
-  response: z.record(z.string(), JsonObject).optional(),
-  errors: JsonObject.optional(),
-  warnings: JsonObject.optional(),
-  doc_types: z.array(z.string()).optional(),
+  response: BoundedResponse.optional(),
+  errors: BoundedJsonObject.optional(),
+  warnings: BoundedJsonObject.optional(),
+  doc_types: z.array(z.string().max(256)).max(64).optional(),
   issuer_authentication: z.string().optional(),
   device_authentication: z.string().optional(),
 });

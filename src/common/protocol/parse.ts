@@ -3,11 +3,15 @@
  * Categories drive the close code and the structured warning; `detail` never contains payload bytes.
  */
 import type { z } from 'zod';
-import { isStrictBase64 } from './base64.js';
+import { base64ByteLength, isStrictBase64 } from './base64.js';
 import { isUuid } from './uuid.js';
 import {
   BACKEND_OPS,
   BackendParamsSchemas,
+  base64CharsFor,
+  MAX_APDU_BYTES,
+  MAX_BLE_READ_BYTES,
+  MAX_BLE_WRITE_BYTES,
   CompleteMessage,
   ErrorMessage,
   type BackendMessage,
@@ -24,7 +28,9 @@ export type ViolationKind =
   | 'invalid_fields'
   | 'invalid_base64'
   | 'out_of_sequence'
-  | 'message_too_large';
+  | 'message_too_large'
+  /** More messages arrived unread than the kiosk queues (relay-channel.ts). */
+  | 'message_flood';
 
 export interface ProtocolViolation {
   readonly kind: ViolationKind;
@@ -58,9 +64,24 @@ function stringOrUndefined(v: unknown): string | undefined {
  * The per-message path (APDUs, BLE writes) checked by hand: the same rules as the schemas, a fraction of
  * the cost. Anything that does not pass goes through the schema for a precise violation.
  */
+const FAST_MAX_BYTES: Record<BackendOp, number> = {
+  nfc_apdu: MAX_APDU_BYTES,
+  ble_read_response: MAX_BLE_READ_BYTES,
+  ble_write: MAX_BLE_WRITE_BYTES,
+  nfc_await_card: 0,
+  ble_exchange: 0,
+};
+const FAST_MAX_CHARS: Record<BackendOp, number> = {
+  nfc_apdu: base64CharsFor(MAX_APDU_BYTES),
+  ble_read_response: base64CharsFor(MAX_BLE_READ_BYTES),
+  ble_write: base64CharsFor(MAX_BLE_WRITE_BYTES),
+  nfc_await_card: 0,
+  ble_exchange: 0,
+};
+
 function fastParams(op: BackendOp, params: Record<string, unknown>): Record<string, string> | undefined {
   const { data } = params;
-  if (typeof data !== 'string' || !isStrictBase64(data)) return undefined;
+  if (typeof data !== 'string' || data.length > FAST_MAX_CHARS[op] || !isStrictBase64(data) || base64ByteLength(data) > FAST_MAX_BYTES[op]) return undefined;
   if (op === 'nfc_apdu' || op === 'ble_read_response') return { data };
   if (op === 'ble_write' && typeof params.char === 'string' && isUuid(params.char)) return { char: params.char, data };
   return undefined;

@@ -257,7 +257,8 @@ export class BleTransfer {
       return false;
     }
     if (arrival.kind === 'closed' && this.completion) return false; // complete is queued ahead of it
-    if (arrival.kind === 'closed' || (arrival.kind === 'message' && arrival.message.type === 'error')) {
+    const flooded = arrival.kind === 'violation' && arrival.violation.kind === 'message_flood';
+    if (arrival.kind === 'closed' || flooded || (arrival.kind === 'message' && arrival.message.type === 'error')) {
       attempt.unwrapQuietly(arrival);
       return true;
     }

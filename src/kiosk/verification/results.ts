@@ -92,6 +92,8 @@ export function closeCodeForViolation(kind: ViolationKind): number {
       return CloseCode.invalidPayload;
     case 'message_too_large':
       return CloseCode.messageTooBig;
+    case 'message_flood':
+      return CloseCode.policyViolation;
     default:
       return CloseCode.protocolError;
   }
