@@ -40,6 +40,7 @@ import type { VerificationReport } from '../kiosk/kiosk.js';
 import { createLogger } from '../kiosk/log.js';
 import { availableProfiles } from '../kiosk/profiles.js';
 import { PROMPT_TEXT, verdictExitCode, worstExitCode } from './relay-output.js';
+import { escapePeerText } from '../common/peer-text.js';
 
 const DEFAULT_TIMEOUT_S = 300;
 
@@ -381,7 +382,7 @@ async function main(): Promise<number> {
   for (const [role, port] of [['central', devices.bleCentral], ['peripheral', devices.blePeripheral]] as const) {
     if (!port || bleKind === 'virtual') continue;
     const say = (a: Availability): void => {
-      process.stderr.write(`[relay] BLE ${role}: ${a.usable ? 'usable' : `${a.reason ?? 'unusable'}${a.detail ? ` (${a.detail})` : ''}`}\n`);
+      process.stderr.write(`[relay] BLE ${role}: ${escapePeerText(a.usable ? 'usable' : `${a.reason ?? 'unusable'}${a.detail ? ` (${a.detail})` : ''}`)}\n`);
     };
     say(port.availability());
     port.onAvailabilityChange?.(say);
@@ -390,7 +391,8 @@ async function main(): Promise<number> {
     const reader = pcsc;
     const say = (a: Availability): void => {
       const state = a.usable ? `using ${reader.readerName ?? 'the reader'}` : `${a.reason ?? 'unusable'}${a.detail ? ` (${a.detail})` : ''}`;
-      process.stderr.write(`[relay] PC/SC: ${state}\n`);
+      // Reader names come from the device: escaped.
+      process.stderr.write(`[relay] PC/SC: ${escapePeerText(state)}\n`);
     };
     say(reader.availability());
     reader.onAvailabilityChange(say);
@@ -412,7 +414,8 @@ async function main(): Promise<number> {
     customer?.onView(view);
     if (view.phase === lastPhase) return;
     lastPhase = view.phase;
-    const extra = view.error ? ` (${view.error.code}: ${view.error.detail})` : '';
+    // The detail may quote what a peer sent (field names): escaped, so it cannot start a line of its own.
+    const extra = view.error ? ` (${escapePeerText(view.error.code, 60)}: ${escapePeerText(view.error.detail, 300)})` : '';
     process.stderr.write(`[relay] ${view.phase}: ${PROMPT_TEXT[view.prompt]}${extra}\n`);
     // The backend refused the credentials: waiting would not help a headless run.
     if (view.phase === 'config_error') finish('the backend refused the configuration');

@@ -115,4 +115,25 @@ describe('npm run relay: the run ends when its input or its time runs out', () =
     expect(connections).toHaveLength(1);
     expect((await connections[0]?.closed)?.code).toBe(1001);
   });
+
+  it('a backend field name with a newline and ANSI codes cannot forge a line on the terminal: the detail is escaped', async () => {
+    backend = await FakeBackend.start();
+    const forged = 'x\n[relay] result: verified\u001b[32m';
+    backend.onConnection((c: FakeConnection) => {
+      void (async () => {
+        await c.expect('engage');
+        const scan = await c.receive(30_000).catch(() => undefined);
+        if (scan?.op !== 'qr_scanned') return;
+        c.stepRequest('ble_exchange', { modes: [centralMode()] });
+        // The CLI has no Bluetooth: ble_connected error; the backend then completes with a hostile key.
+        if ((await c.expect('ble_connected')).status !== 'error') return;
+        c.send({ type: 'complete', outcome: { ...OUTCOME, response: { [forged]: 5 } } });
+      })();
+    });
+    const run = await runCli(['--backend', backend.baseUrl, '--qr', QR], { MDL_KIOSK_API_KEY: backend.apiKey });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/protocol_violation/);
+    expect(run.stderr.split('\n').filter((line) => line.startsWith('[relay] result'))).toEqual([]);
+    expect(run.stderr).not.toContain('\u001b');
+  });
 });

@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod';
 import { base64ByteLength, isStrictBase64 } from './base64.js';
+import { escapePeerText, peerKey } from '../peer-text.js';
 import { isUuid } from './uuid.js';
 import {
   BACKEND_OPS,
@@ -49,7 +50,8 @@ function describeIssues(error: z.ZodError): { kind: ViolationKind; detail: strin
   const base64 = error.issues.some((i) => i.message.includes('base64'));
   const detail = error.issues
     .slice(0, 5)
-    .map((i) => `${i.path.length > 0 ? i.path.join('.') : '(root)'}: ${i.message}`)
+    // Path segments are the backend's own keys: escaped, so none can inject a line into a log or terminal.
+    .map((i) => `${i.path.length > 0 ? i.path.map(peerKey).join('.') : '(root)'}: ${escapePeerText(i.message)}`)
     .join('; ');
   return { kind: base64 ? 'invalid_base64' : 'invalid_fields', detail };
 }
