@@ -7,6 +7,7 @@
 
 // C0 and C1 controls, DEL, the Unicode line/paragraph separators and the bidi embedding, override and
 // isolate characters.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** Every unsafe character as a visible `\uXXXX`, the text cut to `max` characters (with `…`). */

@@ -1,3 +1,4 @@
+/* eslint-disable no-control-regex -- these tests look for control characters */
 /** Peer text is escaped before it reaches a terminal, a log or the screen (peer-text.ts). */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -19,7 +20,6 @@ describe('escapePeerText / peerKey', () => {
   it('no output ever contains a raw line break or control character (property)', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary' }), (text) => {
-        // eslint-disable-next-line no-control-regex -- the property is about control characters
         expect(escapePeerText(text, 1_000)).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
         expect(peerKey(text)).not.toMatch(/[\n\r\u001b]/);
       }),
