@@ -7,6 +7,7 @@
  * a code as long as it is held up, so an engagement whose verification finished is never used again, and
  * one whose attempt failed is ignored for a cool-down (the error screen's time) before it may be retried.
  */
+import { MAX_QR_TEXT } from '../common/kiosk-api.js';
 import type { NfcCard, QrInput, NfcReader } from '../devices/ports.js';
 import { AbortedError, sleep } from './async-tools.js';
 import type { Logger } from './log.js';
@@ -122,6 +123,11 @@ export class TriggerSource {
       }
       const text = stripScannerTerminator(raw);
       if (text === '') continue;
+      if (text.length > MAX_QR_TEXT) {
+        // Larger than any QR code can hold: not a scan but a fault or an attack. Neither sent nor logged.
+        log.info({ event: 'qr_ignored', reason: 'too_long', length: text.length }, `scanned text longer than ${MAX_QR_TEXT} characters`);
+        continue;
+      }
       if (this.options.requireMdocPrefix && !MDOC_PREFIX.test(text)) {
         // Not a device engagement (some other barcode): not worth a session. Its content is not logged.
         log.info({ event: 'qr_ignored', length: text.length }, 'scanned code is not an mdoc: engagement');

@@ -4,6 +4,7 @@
  * `mdoc:` engagement, or one already given — are refused here, so a headless run cannot wait for a
  * verification that will never start.
  */
+import { MAX_QR_TEXT } from '../../common/kiosk-api.js';
 import type { QrScanQueue } from '../../devices/qr/qr-scan-queue.js';
 import { stripScannerTerminator } from '../../kiosk/triggers.js';
 
@@ -21,12 +22,15 @@ export class ScanFeeder {
 
   /** Queues a scan; returns why it was refused, or undefined. */
   add(raw: string): string | undefined {
+    // Checked on the text the kiosk will use, but handed over as scanned: the kiosk strips the
+    // terminator itself, and stripping here too removed a second one.
     const text = stripScannerTerminator(raw);
     if (text.trim() === '') return 'empty';
+    if (text.length > MAX_QR_TEXT) return `longer than ${MAX_QR_TEXT} characters (no QR code holds that much)`;
     if (this.requireMdocPrefix && !/^mdoc:/i.test(text)) return 'not an mdoc: device engagement';
     if (this.seen.has(text)) return 'the same engagement again (each QR engagement is single-use)';
     this.seen.add(text);
-    this.scans.push(text);
+    this.scans.push(raw);
     this.present();
     return undefined;
   }
