@@ -35,7 +35,7 @@ import {
   type VpcdReaderAddress,
 } from '../qa/index.js';
 import { createKiosk } from '../kiosk/compose.js';
-import { ConfigError, loadConfig, type KioskConfig } from '../kiosk/config.js';
+import { ConfigError, loadConfig, mergeConfigSources, type KioskConfig } from '../kiosk/config.js';
 import type { VerificationReport } from '../kiosk/kiosk.js';
 import { createLogger } from '../kiosk/log.js';
 import { availableProfiles } from '../kiosk/profiles.js';
@@ -212,6 +212,29 @@ function withBle(devices: DevicePorts, ble: BlePorts | undefined): DevicePorts {
   return { ...out, ...(ble.central ? { bleCentral: ble.central } : {}), ...(ble.peripheral ? { blePeripheral: ble.peripheral } : {}) };
 }
 
+/** `devices` with `nfc` as its reader (none when undefined: `--nfc none`). */
+function withNfc(devices: DevicePorts, nfc: DevicePorts['nfc']): DevicePorts {
+  const out: { -readonly [K in keyof DevicePorts]: DevicePorts[K] } = { ...devices };
+  delete out.nfc;
+  return nfc ? { ...out, nfc } : out;
+}
+
+/**
+ * Phone faults that can only happen on one path. Said plainly when the run cannot take that path, rather
+ * than silently doing nothing (returns the notes; `fail`s when the run could never verify at all).
+ */
+function faultNotes(args: Args, engage: Engagement, nfcKind: string, roles: KioskBleRoles): string[] {
+  const notes: string[] = [];
+  if (engage === 'nfc' && nfcKind === 'none') fail('--engage nfc needs an NFC reader: drop --nfc none (or use --engage qr)');
+  if (args['field-drop-at'] !== undefined && engage !== 'nfc') {
+    notes.push('--field-drop-at has no effect with --engage qr: the field only drops during an NFC engagement (add --engage nfc)');
+  }
+  if (args['wrong-ident'] && roles === 'central') {
+    notes.push('--wrong-ident has no effect with --kiosk-ble central: Ident is checked only when the phone is the BLE central (the kiosk advertises as peripheral)');
+  }
+  return notes;
+}
+
 type KioskBleRoles = 'both' | 'central' | 'peripheral';
 
 /** The roles the kiosk's Bluetooth may take (`--kiosk-ble`). */
@@ -253,6 +276,17 @@ async function bleOverRadioLink(address: VpcdReaderAddress, roles: KioskBleRoles
   });
 }
 
+/** Whether the configuration file names `log.level` (then the CLI's quieter default does not override it). */
+function configSetsLogLevel(file: string | undefined): boolean {
+  try {
+    const merged = mergeConfigSources(file === undefined ? {} : { file });
+    const log = merged.log;
+    return typeof log === 'object' && log !== null && (log as Record<string, unknown>).level !== undefined;
+  } catch {
+    return false; // loadConfig reports the file's problem
+  }
+}
+
 async function main(): Promise<number> {
   const args = parse();
   if (args.help) {
@@ -292,7 +326,7 @@ async function main(): Promise<number> {
         backend: { baseUrl: args.backend, apiKeyFile: args['api-key-file'], wsAuth: args['ws-auth'], allowInsecure: args['allow-insecure'] },
         profile: args.profile,
         pcsc: { reader: args.reader },
-        log: { level: args['log-level'] ?? 'warn' },
+        log: { level: args['log-level'] ?? (configSetsLogLevel(args.config) ? undefined : 'warn') },
       },
     });
   } catch (e) {
@@ -328,13 +362,15 @@ async function main(): Promise<number> {
     counter = await virtualCounter(args, config.backend.baseUrl === undefined);
     rig = counter.rig;
     ble = bleKind === 'virtual' ? undefined : bleKind === 'noble' ? virtualBleThroughLibraries(rig, kioskBleRoles(args)) : { close: () => Promise.resolve() };
-    devices = withBle({ ...rig.devices, ...(pcsc ? { nfc: pcsc } : {}) }, bleKind === 'virtual' ? undefined : ble);
+    devices = withBle(withNfc(rig.devices, nfcKind === 'none' ? undefined : (pcsc ?? rig.devices.nfc)), bleKind === 'virtual' ? undefined : ble);
     let hands: CustomerHands = rig;
     if (vpcdAddress) {
       card = new VpcdCard({ ...vpcdAddress, log: (line) => process.stderr.write(`[vpcd] ${line}\n`) });
       hands = vpcdHands(rig, card);
     }
-    customer = new VirtualCustomer(hands, oneOf<Engagement>('engage', args.engage, ['qr', 'nfc'], 'qr'), loops);
+    const engage = oneOf<Engagement>('engage', args.engage, ['qr', 'nfc'], 'qr');
+    for (const note of faultNotes(args, engage, nfcKind, kioskBleRoles(args))) process.stderr.write(`[relay] note: ${note}\n`);
+    customer = new VirtualCustomer(hands, engage, loops);
     const embedded = counter.backend;
     if (embedded) {
       config = { ...config, backend: { ...config.backend, baseUrl: embedded.url, apiKey: embedded.apiKey } };

@@ -62,10 +62,43 @@ describe('npm run relay -- --devices virtual', () => {
     expect(`${qr.stderr}${nfc.stderr}`).not.toMatch(/warning/i);
   }, 90_000);
 
-  it('--ble none leaves the kiosk without Bluetooth: the verification ends at the BLE step (exit 2)', async () => {
+  it('--ble none leaves the kiosk without Bluetooth: the verification ends at the BLE step (exit 2), and the last line names Bluetooth, not the backend', async () => {
     const r = await run('src/cli/relay.ts', ['--devices', 'virtual', '--ble', 'none']);
     expect(r.code).toBe(2);
+    const [report] = reports(r.stdout);
+    expect(report).toMatchObject({ result: 'ble_failed', outcome: null });
+    expect(r.stdout).not.toContain('backend_error');
   }, 90_000);
+
+  it('--nfc none is honoured with --devices virtual: an NFC engagement is refused up front (exit 2) instead of tapping the virtual reader anyway', async () => {
+    const refused = await run('src/cli/relay.ts', ['--devices', 'virtual', '--nfc', 'none', '--engage', 'nfc']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--engage nfc needs an NFC reader/);
+    expect(reports(refused.stdout)).toEqual([]);
+  }, 90_000);
+
+  it('a phone fault that cannot apply to the run is said, not silently ignored', async () => {
+    const r = await run('src/cli/relay.ts', ['--devices', 'virtual', '--engage', 'qr', '--field-drop-at', '2', '--kiosk-ble', 'central', '--wrong-ident']);
+    expect(r.stderr).toMatch(/note: --field-drop-at has no effect with --engage qr/);
+    expect(r.stderr).toMatch(/note: --wrong-ident has no effect with --kiosk-ble central/);
+    expect(r.code).toBe(0);
+  }, 90_000);
+
+  it("a config file's log.level stands when --log-level is not given; the flag still wins", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mdl-relay-cfg-'));
+    try {
+      const file = join(dir, 'config.json');
+      writeFileSync(file, JSON.stringify({ log: { level: 'info' } }));
+      const fromFile = await run('src/cli/relay.ts', ['--devices', 'virtual', '--config', file]);
+      expect(fromFile.code).toBe(0);
+      expect(fromFile.stderr).toContain('"event":"kiosk_configured"');
+      const flag = await run('src/cli/relay.ts', ['--devices', 'virtual', '--config', file, '--log-level', 'warn']);
+      expect(flag.code).toBe(0);
+      expect(flag.stderr).not.toContain('"event":"kiosk_configured"');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('refuses --qr with --devices virtual', async () => {
     const r = await run('src/cli/relay.ts', ['--devices', 'virtual', '--qr', 'mdoc:x']);

@@ -121,7 +121,7 @@ describe('§3 ble_connected ok', () => {
 });
 
 describe('§3 ble_connected error', () => {
-  it('§3 ble_connected error: no offered role usable → status error with role and reason; backend error → error view', async () => {
+  it('§3 ble_connected error: no offered role usable → status error with role and reason; backend error → error view naming Bluetooth (ble_unavailable)', async () => {
     h = await startHarness();
     h.central.usable = false;
     h.peripheral.usable = false;
@@ -131,7 +131,8 @@ describe('§3 ble_connected error', () => {
     const reply = await conn.expect('ble_connected');
     expect(reply).toEqual({ type: 'step_result', op: 'ble_connected', status: 'error', role: 'central', reason: NON_EMPTY_REASON });
     conn.send({ type: 'error', message: 'BLE setup failed' });
-    await expectFailure(h, conn, { result: 'backend_error', code: 'backend_error', closeCode: 1000 });
+    // The backend's error answers the kiosk's own failure: the report names Bluetooth, not the backend.
+    await expectFailure(h, conn, { result: 'ble_failed', code: 'ble_unavailable', closeCode: 1000 });
     expect(h.central.connectSignals).toHaveLength(0);
     expect(h.peripheral.sessions).toHaveLength(0);
   });
@@ -150,7 +151,7 @@ describe('§3 ble_connected error', () => {
     await expectRecoveryOnSameSession(h, conn);
   });
 
-  it('§3 ble_connected error: central scan/connect fails → status error, role central, the stack reason verbatim; then backend error', async () => {
+  it('§3 ble_connected error: central scan/connect fails → status error, role central, the stack reason verbatim; the backend error that answers it does not hide the cause (ble_failed, not backend_error)', async () => {
     h = await startHarness();
     h.central.behaviour = { failWith: new BleSetupError('no device advertising the service') };
     const conn = await armed(h);
@@ -164,7 +165,8 @@ describe('§3 ble_connected error', () => {
       reason: 'no device advertising the service',
     });
     conn.send({ type: 'error', message: 'BLE setup failed' });
-    await expectFailure(h, conn, { result: 'backend_error', code: 'backend_error', closeCode: 1000 });
+    const report = await expectFailure(h, conn, { result: 'ble_failed', code: 'ble_setup_failed', closeCode: 1000 });
+    expect(report.error?.detail).toContain('no device advertising the service');
     h.central.behaviour = {};
     await expectRecoveryOnSameSession(h, conn);
   });

@@ -133,16 +133,16 @@ describe('§3 ble_connected error (peripheral)', () => {
       reason: 'advertising not supported by the adapter',
     });
     conn.send({ type: 'error', message: 'BLE setup failed' });
-    await expectFailure(h, conn, { result: 'backend_error', code: 'backend_error', closeCode: 1000 });
+    await expectFailure(h, conn, { result: 'ble_failed', code: 'ble_setup_failed', closeCode: 1000 });
   });
 
-  it('§3 ble_connected error: no phone connects within bleSetupMs → status error, role peripheral; backend error → error view; retry', async () => {
+  it('§3 ble_connected error: no phone connects within bleSetupMs → status error, role peripheral; the backend's error names Bluetooth as the cause (ble_failed); retry', async () => {
     const { h, conn } = await scanned({ timeouts: { bleSetupMs: 300 } });
     const session = await advertised(h, conn);
     const reply = await conn.expect('ble_connected');
     expect(reply).toEqual({ type: 'step_result', op: 'ble_connected', status: 'error', role: 'peripheral', reason: NON_EMPTY_REASON });
     conn.send({ type: 'error', message: 'BLE setup failed' });
-    await expectFailure(h, conn, { result: 'backend_error', code: 'backend_error', closeCode: 1000 });
+    await expectFailure(h, conn, { result: 'ble_failed', code: 'ble_setup_failed', closeCode: 1000 });
     expect(session.closed).toBe(true); // advertising stopped
     await expectRecoveryOnSameSession(h, conn);
   });
@@ -164,7 +164,7 @@ describe('§3 ble_connected error (peripheral)', () => {
     session.write(phone(P.c2s), u8(0x01));
     await conn.expectSilence(200);
     conn.send({ type: 'error', message: 'BLE setup failed' });
-    await expectFailure(h, conn, { result: 'backend_error', code: 'backend_error', closeCode: 1000 });
+    await expectFailure(h, conn, { result: 'ble_failed', code: 'ble_setup_failed', closeCode: 1000 });
   });
 });
 

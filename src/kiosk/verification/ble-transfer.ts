@@ -102,6 +102,16 @@ export class BleTransfer {
       if (e instanceof ChannelTimeoutError) return { kind: 'ble_failed', role, reason, unavailable };
       throw e;
     }
+    // The backend's `error` (or its close) answers the kiosk's own failure: the cause the report and the
+    // screen give is the Bluetooth setup, not the backend.
+    if (arrival.kind === 'message' && arrival.message.type === 'error') {
+      attempt.ctx.log.info(
+        { event: 'backend_error_after_ble_failure', messageLength: arrival.message.message.length },
+        'the backend ended the session after the BLE setup failure',
+      );
+      return { kind: 'ble_failed', role, reason, unavailable };
+    }
+    if (arrival.kind === 'closed') return { kind: 'ble_failed', role, reason, unavailable };
     const message = attempt.unwrap(arrival);
     if (message.type === 'complete') return { kind: 'complete', outcome: message.outcome };
     return attempt.fail({ kind: 'violation', violation: outOfSequence(message, 'unexpected after ble_connected error') });
