@@ -136,7 +136,7 @@ describe('§3 ble_connected error (peripheral)', () => {
     await expectFailure(h, conn, { result: 'ble_failed', code: 'ble_setup_failed', closeCode: 1000 });
   });
 
-  it('§3 ble_connected error: no phone connects within bleSetupMs → status error, role peripheral; the backend's error names Bluetooth as the cause (ble_failed); retry', async () => {
+  it('§3 ble_connected error: no phone connects within bleSetupMs → status error, role peripheral; the backend error names Bluetooth as the cause (ble_failed); retry', async () => {
     const { h, conn } = await scanned({ timeouts: { bleSetupMs: 300 } });
     const session = await advertised(h, conn);
     const reply = await conn.expect('ble_connected');
