@@ -468,6 +468,7 @@ export class Kiosk {
       trigger,
     );
     this.triggers.ignoreInputDuringRun();
+    counters = { apdus: report.apdus, bleMessages: report.bleMessages };
     const result = report.result;
     // The closing handshake runs while the outcome goes on screen; the session is given back after it.
     const { code, reason } = closeCodeFor(result);

@@ -41,7 +41,9 @@ describe('BLE link lost during the transfer', () => {
     link.notify(stackSpelling(CENTRAL_CHARS.s2c), u8(0x01));
     await conn.expect('ble_notified');
     link.drop('connection timeout');
-    await expectFailure(h, conn, { result: 'ble_link_lost', code: 'ble_link_lost', closeCode: 1000 });
+    const report = await expectFailure(h, conn, { result: 'ble_link_lost', code: 'ble_link_lost', closeCode: 1000 });
+    // What was relayed before the loss counts in the report (it said 0: counted only at progress updates).
+    expect(report.bleMessages).toBe(1); // the ble_notified
     expect(link.closed).toBe(true);
     await expectRecoveryOnSameSession(h, conn);
   });

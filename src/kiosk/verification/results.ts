@@ -35,6 +35,9 @@ export interface RunReport {
   readonly result: RunResult;
   /** The card of an NFC attempt (released), for the "remove your phone" step; the latest one after a re-tap. */
   readonly card: NfcCard | undefined;
+  /** APDUs and BLE messages relayed in the whole attempt. */
+  readonly apdus: number;
+  readonly bleMessages: number;
 }
 
 export interface RunProgress {

@@ -44,5 +44,6 @@ export async function runVerification(ctx: RunContext, trigger: Trigger): Promis
   result = attempt.stopResult ?? result;
   attempt.stopWith(result);
   await attempt.teardown();
-  return { result, card: nfc?.lastCard };
+  // Counted to the end: messages after the last progress update (e.g. before a link loss) count too.
+  return { result, card: nfc?.lastCard, apdus: attempt.apdus, bleMessages: attempt.bleMessages };
 }
