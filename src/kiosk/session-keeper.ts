@@ -362,7 +362,9 @@ export class SessionKeeper {
             }
             conflicts++;
             this.options.log.info({ event: 'session_conflict', sessionId: session.id, attempt: conflicts }, 'session busy (409); backing off');
-            await sleep(conflictBackoffMs * 2 ** (conflicts - 1), signal);
+            // The backend's Retry-After is honoured when it asks for longer, bounded like every other
+            // wait it can influence (a hostile value must not park the kiosk).
+            await sleep(Math.min(Math.max(conflictBackoffMs * 2 ** (conflicts - 1), e.retryAfterMs ?? 0), this.options.config.session.offlineBackoffMaxMs), signal);
             continue;
           case 'unauthorized':
           case 'forbidden':

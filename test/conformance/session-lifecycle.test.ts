@@ -409,6 +409,42 @@ describe('handshake failures (spec §7.1, §3 "10 minutes elapse", §8 one conne
     expect(harness.logs.events()).toContain('session_conflict_exhausted');
   });
 
+  it('409 → the retries back off exponentially from conflictBackoffMs (timed between handshakes) (§7.1, §8)', async () => {
+    const backend = await backendWith((b) => b.handshakeStatuses.push(409, 409, 409));
+    const harness = await start({ backend, config: { session: { ...FAST_RETRY, conflictBackoffMs: 150, offlineBackoffMaxMs: 5_000 } } });
+    await armed(harness);
+    const at = harness.backend.handshakes.map((r) => r.at);
+    const gaps = at.slice(1).map((t, i) => t - (at[i] ?? t));
+    expect(gaps).toHaveLength(3);
+    // Lower bounds only (timers never fire early); 5 ms of slack for the clock's granularity.
+    expect(gaps[0]).toBeGreaterThanOrEqual(150 - 5);
+    expect(gaps[1]).toBeGreaterThanOrEqual(300 - 5);
+    expect(gaps[2]).toBeGreaterThanOrEqual(600 - 5);
+  });
+
+  it('409 with Retry-After → the kiosk waits at least that long before the same session again (RFC 9110 §10.2.3)', async () => {
+    const backend = await backendWith((b) => {
+      b.handshakeStatuses.push(409);
+      b.handshakeRetryAfter.push('1');
+    });
+    const harness = await start({ backend, config: { session: { ...FAST_RETRY, conflictBackoffMs: 20, offlineBackoffMaxMs: 5_000 } } });
+    const conn = await armed(harness);
+    const [first, second] = harness.backend.handshakes;
+    expect(conn.session.id).toBe(first?.sessionId);
+    expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(1_000 - 5);
+  });
+
+  it('409 with an absurd Retry-After waits no longer than offlineBackoffMaxMs', async () => {
+    const backend = await backendWith((b) => {
+      b.handshakeStatuses.push(409);
+      b.handshakeRetryAfter.push('86400');
+    });
+    const harness = await start({ backend, config: { session: { ...FAST_RETRY, conflictBackoffMs: 20, offlineBackoffMaxMs: 300 } } });
+    const conn = await armed(harness);
+    expect(conn.session.id).toBe(harness.backend.handshakes[0]?.sessionId);
+    expect(harness.backend.handshakes.map((r) => r.status)).toEqual([409, 101]);
+  });
+
   it('409 that clears within the retries → the same session is used (§8)', async () => {
     const backend = await backendWith((b) => b.handshakeStatuses.push(409, 409));
     const harness = await start({ backend, config: { session: FAST_RETRY } });

@@ -37,6 +37,8 @@ export interface HandshakeRecord {
   readonly query: string;
   readonly authorization: string | undefined;
   readonly status: number;
+  /** `performance.now()` when the handshake arrived (to time a client's back-off). */
+  readonly at: number;
 }
 
 export class FakeConnection {
@@ -148,6 +150,8 @@ export class FakeBackend {
   readonly createStatuses: number[] = [];
   /** Statuses answered to the next WebSocket handshakes, in order (101 when empty). */
   readonly handshakeStatuses: number[] = [];
+  /** `Retry-After` values sent with the forced statuses above, in the same order (undefined: none). */
+  readonly handshakeRetryAfter: (string | undefined)[] = [];
   /** Delay before answering `POST /sessions`. */
   createDelayMs = 0;
   private counter = 0;
@@ -274,18 +278,19 @@ export class FakeBackend {
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = new URL(req.url ?? '/', 'http://x');
     const match = /^\/v1\/sessions\/([^/]+)\/mdoc-proximity\/ws$/.exec(url.pathname);
-    const refuse = (status: number): void => {
-      socket.write(`HTTP/1.1 ${status} Refused\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    const refuse = (status: number, retryAfter?: string): void => {
+      const extra = retryAfter === undefined ? '' : `Retry-After: ${retryAfter}\r\n`;
+      socket.write(`HTTP/1.1 ${status} Refused\r\nConnection: close\r\n${extra}Content-Length: 0\r\n\r\n`);
       socket.destroy();
     };
     const sessionId = match?.[1] ? decodeURIComponent(match[1]) : '';
     const record = (status: number): void => {
-      this.handshakes.push({ sessionId, path: url.pathname, query: url.search, authorization: req.headers.authorization, status });
+      this.handshakes.push({ sessionId, path: url.pathname, query: url.search, authorization: req.headers.authorization, status, at: performance.now() });
     };
     const forced = this.handshakeStatuses.shift();
     if (forced !== undefined && forced !== 101) {
       record(forced);
-      refuse(forced); return;
+      refuse(forced, this.handshakeRetryAfter.shift()); return;
     }
     const session = this.sessions.get(sessionId);
     if (!session || session.expired) {
