@@ -77,7 +77,13 @@ describe('npm run relay', () => {
 
   it('exits 2 on a backend error', async () => {
     backend = await FakeBackend.start();
-    scriptQr(backend, (c) => c.send({ type: 'error', message: 'BLE setup failed' }));
+    backend.onConnection((c) => {
+      void (async () => {
+        await c.expect('engage');
+        const scan = await c.receive(30_000).catch(() => undefined);
+        if (scan?.op === 'qr_scanned') c.send({ type: 'error', message: 'engagement refused' });
+      })();
+    });
     const run = await runCli(['--backend', backend.baseUrl, '--qr', QR], { MDL_KIOSK_API_KEY: backend.apiKey });
     expect(run.code).toBe(2);
     const report = JSON.parse(run.stdout.trim()) as { result: string; error: { code: string } };

@@ -3,7 +3,7 @@
  * every phase, `error` ends the attempt: the kiosk closes the socket, tells the user, and the session is
  * retried on the SAME id and client_secret.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FakeConnection } from '../support/fake-backend.js';
 import { NfcTransmitError } from '../support/fake-devices.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -125,6 +125,7 @@ describe('§3 Any phase: backend sends error → socket closed, error shown, ret
     conn.stepRequest('ble_write', { char: CENTRAL_CHARS.c2s, data: b64([0x01]) });
     link.notify(CENTRAL_CHARS.s2c.toLowerCase(), u8(0x02));
     await conn.expect('ble_notified');
+    await vi.waitFor(() => expect(link.writes).toHaveLength(1)); // the write before the error is delivered
     await failsWithBackendError(h, conn);
     expect(link.closed).toBe(true);
     await expectRecoveryOnSameSession(h, conn);

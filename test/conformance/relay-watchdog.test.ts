@@ -106,7 +106,7 @@ describe('watchdogs: BLE', () => {
     const signal = at(h.central.connectSignals, 0);
     expect(signal.aborted).toBe(true);
     conn.send({ type: 'error', message: 'BLE setup failed' });
-    await expectFailure(h, conn, { result: 'backend_error', code: 'backend_error', closeCode: 1000 });
+    await expectFailure(h, conn, { result: 'ble_failed', code: 'ble_setup_failed', closeCode: 1000 });
     h.central.behaviour = {};
     await expectRecoveryOnSameSession(h, conn);
   });

@@ -326,7 +326,7 @@ describe('README "BLE setup failure": disconnects before the first GATT event, l
     expect(await conn.receive()).toEqual({ type: 'step_result', op: 'ble_connected', status: 'error', role: 'peripheral', reason: NON_EMPTY_REASON });
     expect(session.closed).toBe(true);
     conn.send({ type: 'error', message: 'BLE setup failed' });
-    const report = await expectFailure(h, conn, { result: 'backend_error', code: 'backend_error', closeCode: 1000 });
+    const report = await expectFailure(h, conn, { result: 'ble_failed', code: 'ble_setup_failed', closeCode: 1000 });
     expect(report.result).not.toBe('ble_link_lost');
     await expectRecoveryOnSameSession(h, conn);
   });
@@ -366,7 +366,7 @@ describe('README "BLE setup failure": disconnects before the first GATT event, l
     expect(String(connected.reason)).toMatch(/disconnect/i);
     expect(String(connected.reason)).toContain('connection failed to be established (0x3e)');
     conn.send({ type: 'error', message: 'BLE setup failed' });
-    await expectFailure(h, conn, { result: 'backend_error', code: 'backend_error', closeCode: 1000 });
+    await expectFailure(h, conn, { result: 'ble_failed', code: 'ble_setup_failed', closeCode: 1000 });
     expect(at(h.central.links, 0).closed).toBe(true);
   });
 
@@ -379,7 +379,7 @@ describe('README "BLE setup failure": disconnects before the first GATT event, l
     expect(await conn.expect('ble_connected')).toEqual({ type: 'step_result', op: 'ble_connected', status: 'error', role: 'central', reason: NON_EMPTY_REASON });
     expect(h.central.links).toHaveLength(0); // given up on before the link existed
     conn.send({ type: 'error', message: 'BLE setup failed' });
-    await expectFailure(h, conn, { result: 'backend_error', code: 'backend_error', closeCode: 1000 });
+    await expectFailure(h, conn, { result: 'ble_failed', code: 'ble_setup_failed', closeCode: 1000 });
     await until(() => h.central.links.length === 1, 'the adapter to produce its late link');
     await until(() => at(h.central.links, 0).closed, 'the late link to be closed by the kiosk');
   });
@@ -397,7 +397,7 @@ describe('README "BLE setup failure": disconnects before the first GATT event, l
     expect(await conn.expect('ble_connected')).toEqual({ type: 'step_result', op: 'ble_connected', status: 'error', role: 'peripheral', reason: NON_EMPTY_REASON });
     expect(h.peripheral.sessions).toHaveLength(0);
     conn.send({ type: 'error', message: 'BLE setup failed' });
-    await expectFailure(h, conn, { result: 'backend_error', code: 'backend_error', closeCode: 1000 });
+    await expectFailure(h, conn, { result: 'ble_failed', code: 'ble_setup_failed', closeCode: 1000 });
     await until(() => h.peripheral.sessions.length === 1, 'the adapter to start its late advertising');
     await until(() => at(h.peripheral.sessions, 0).closed, 'the late advertising session to be closed by the kiosk');
   });

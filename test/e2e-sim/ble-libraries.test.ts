@@ -269,9 +269,10 @@ describe('kiosk central through noble (scripted backend, scripted phone as GATT 
       const scans = r.radioLog.filter((e) => (e.event === 'scan_start' || e.event === 'scan_stop') && e.device?.startsWith('kiosk'));
       expect(scans.map((e) => e.event)).toEqual(['scan_start', 'scan_stop']);
       expect(r.device.central.links).toEqual([]);
-      // What the backend does next is not shown (§3); here it ends the session with `error`.
+      // What the backend does next is not shown (§3); here it ends the session with `error`, which answers the
+      // kiosk's own failure: the report names Bluetooth.
       conn.send({ type: 'error', message: 'BLE setup failed' });
-      await expectFailure(r, conn, 'backend_error', 'backend_error');
+      await expectFailure(r, conn, 'ble_failed', 'ble_setup_failed');
 
       // Nothing of the failed scan is left in noble: the next session finds the phone it names.
       const from = mark(r);

@@ -200,13 +200,34 @@ export interface ExpectedFailure {
   readonly code: string;
   /** WebSocket close code the backend sees. */
   readonly closeCode: number;
+  /**
+   * Client ops the backend may still receive after the failing input (default: none). A failure is more
+   * than its result: nothing may reach the phone or the backend after the input that failed the
+   * verification (e.g. a `ble_write` that came before `ble_connected` must never be delivered later).
+   */
+  readonly backendMayGet?: readonly string[];
+}
+
+/** Everything the kiosk has handed to the phone so far: APDUs to the card, central writes, notifications. */
+export function phoneDeliveries(h: Harness): number {
+  return (
+    h.nfc.apduCount +
+    h.central.links.reduce((n, link) => n + link.writes.length, 0) +
+    h.peripheral.sessions.reduce((n, session) => n + session.notifications.length, 0)
+  );
 }
 
 /** The attempt failed as expected: report, close code, error view. */
 export async function expectFailure(h: Harness, conn: FakeConnection, expected: ExpectedFailure): Promise<VerificationReport> {
+  const deliveredBefore = phoneDeliveries(h);
+  const unreadBefore = conn.pending.length;
   const report = await h.nextReport();
   expect({ result: report.result, code: report.error?.code }).toEqual({ result: expected.result, code: expected.code });
   expect((await conn.closed).code).toBe(expected.closeCode);
+  expect(phoneDeliveries(h), 'nothing reaches the phone after the failing input').toBe(deliveredBefore);
+  const allowed = new Set(expected.backendMayGet ?? []);
+  const after = conn.pending.slice(unreadBefore).map((m) => (m as { op?: unknown }).op);
+  expect(after.filter((op) => typeof op !== 'string' || !allowed.has(op)), 'nothing reaches the backend after the failing input').toEqual([]);
   const errorView = await h.view((v) => v.phase === 'error' && v.error?.code === expected.code);
   expect(errorView.prompt).toBe('try_again');
   return report;
