@@ -2,12 +2,13 @@
  * Relay conformance, NFC flow: spec §3 (NFC rows, rule 1 from the NFC side), §4.3 (`nfc_card_present`,
  * `nfc_rapdu`), §4.4 (`nfc_apdu`, `nfc_await_card`) and §7.3 (PC/SC error classification).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FakeConnection } from '../support/fake-backend.js';
 import { NfcTransmitError, type ApduResponder, type FakeCard } from '../support/fake-devices.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import {
   CENTRAL_CHARS,
+  OUTCOME,
   QR_TEXT,
   armed,
   arr,
@@ -48,6 +49,33 @@ async function apdu(conn: FakeConnection, command: number[]): Promise<Record<str
   conn.stepRequest('nfc_apdu', { data: b64(command) });
   return conn.expect('nfc_rapdu');
 }
+
+describe('§3 Any phase, complete: honoured the same whenever it arrives during the NFC handover', () => {
+  it.each([
+    ['while an APDU is in flight (before its nfc_rapdu)', true],
+    ['a moment after the nfc_rapdu', false],
+  ])('complete %s → the outcome stands (verified), no violation', async (_when, inFlight) => {
+    h = await startHarness();
+    const conn = await armed(h);
+    let answer: (() => void) | undefined;
+    await tap(h, conn, () => new Promise((resolve) => (answer = () => resolve(u8(...OK)))));
+    conn.stepRequest('nfc_apdu', { data: b64(SELECT) });
+    await vi.waitFor(() => expect(answer).toBeDefined()); // the card has the command
+    if (inFlight) {
+      conn.send({ type: 'complete', outcome: OUTCOME });
+      await new Promise((r) => setTimeout(r, 50)); // the complete is queued before the card answers
+      answer?.();
+    } else {
+      answer?.();
+      await conn.expect('nfc_rapdu');
+      conn.send({ type: 'complete', outcome: OUTCOME });
+    }
+    const report = await h.nextReport();
+    expect(report.result).toBe('complete');
+    expect(report.outcome?.verdict).toBe('verified');
+    expect((await conn.closed).code).toBe(1000);
+  });
+});
 
 describe('§3 NFC rows', () => {
   it('§3 Engaged → NFC handover: the first nfc_card_present is answered by nfc_apdu, which reaches the card', async () => {

@@ -183,6 +183,9 @@ export class Attempt {
     const early = this.ctx.channel.pending[0];
     if (early) {
       const unsolicited = this.unwrap(early);
+      // A `complete` ends the verification whatever the phase (as in `quiet`): one that arrives while an
+      // APDU is in flight stands just like one that arrives a moment after its answer.
+      if (unsolicited.type === 'complete') this.fail({ kind: 'complete', outcome: unsolicited.outcome });
       this.fail({ kind: 'violation', violation: outOfSequence(unsolicited, `unsolicited message before ${message.op}`) });
     }
     this.send(message);
