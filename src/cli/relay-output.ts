@@ -16,6 +16,7 @@ export const PROMPT_TEXT: Record<PromptKey, string> = {
   receiving: 'receiving your data, keep your phone near',
   verified: 'verified',
   rejected: 'not accepted',
+  undetermined: 'the result could not be determined, staff needed',
   try_again: 'something went wrong, please try again',
   remove_phone: 'remove your phone',
   stopped: 'stopped',
@@ -27,6 +28,8 @@ export const EXIT_ERROR = 2;
 
 export function verdictExitCode(report: VerificationReport): number {
   if (!report.outcome) return EXIT_ERROR;
+  // Undetermined is not a rejection of the document: it is a verification that did not finish properly.
+  if (report.outcome.verdict === 'undetermined') return EXIT_ERROR;
   return report.outcome.verdict === 'verified' ? EXIT_VERIFIED : EXIT_REJECTED;
 }
 

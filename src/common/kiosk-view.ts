@@ -37,6 +37,8 @@ export const PromptKey = z.enum([
   'receiving',
   'verified',
   'rejected',
+  /** The result was recovered without the authentication results: neither verified nor rejected. */
+  'undetermined',
   'try_again',
   'remove_phone',
   'stopped',
@@ -46,7 +48,11 @@ export type PromptKey = z.infer<typeof PromptKey>;
 export const Transport = z.enum(['nfc', 'qr']);
 export type Transport = z.infer<typeof Transport>;
 
-export const Verdict = z.enum(['verified', 'rejected']);
+/**
+ * `undetermined`: the backend's result does not say whether the document is authentic (a result fetched
+ * with `GET /sessions/{id}` without its authentication results). Never shown as verified (fail closed).
+ */
+export const Verdict = z.enum(['verified', 'rejected', 'undetermined']);
 export type Verdict = z.infer<typeof Verdict>;
 
 export const OutcomeView = z.object({

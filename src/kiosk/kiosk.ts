@@ -298,7 +298,7 @@ export class Kiosk {
   }
 
   private showResult(outcome: OutcomeView, card: NfcCard | undefined): void {
-    const prompt: PromptKey = outcome.verdict === 'verified' ? 'verified' : 'rejected';
+    const prompt: PromptKey = outcome.verdict;
     this.update({ phase: 'result', prompt, outcome, error: null, progress: { ...this.view.progress, step: 4 } });
     this.setScreen({ kind: 'timed', until: this.now() + this.deps.config.timeouts.resultDisplayMs, card });
   }

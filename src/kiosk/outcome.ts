@@ -37,9 +37,10 @@ export const COMPLETED_STATUS = 'success';
 
 /**
  * A result fetched with `GET /sessions/{id}`, or undefined when it does not describe a finished
- * verification. The authentication results are presentation metadata the spec does not show; when the
- * backend includes them they are honoured, when it does not, the verdict rests on `status: success` and
- * empty `errors`, which the spec defines as a completed successful session.
+ * verification. The authentication results are presentation metadata the spec does not show there; when
+ * the backend includes them they are honoured. When it does not, `status: success` and empty `errors`
+ * say the session completed but not that the document is authentic, so the verdict is `undetermined`
+ * ("could not determine"), never `verified` (fail closed). A reported failure still rejects.
  */
 export function outcomeFromResult(result: SessionResult): OutcomeView | undefined {
   if (result.status !== COMPLETED_STATUS || result.response === undefined || result.errors === undefined) return undefined;
@@ -54,9 +55,14 @@ export function outcomeFromResult(result: SessionResult): OutcomeView | undefine
   // An auth field that is present but not one of the three spec values is treated as a failure.
   if (result.issuer_authentication !== undefined && issuer === null) base.reasons.push('issuer_authentication_unrecognised');
   if (result.device_authentication !== undefined && device === null) base.reasons.push('device_authentication_unrecognised');
+  const unreported = [
+    ...(result.issuer_authentication === undefined ? ['issuer_authentication_not_reported'] : []),
+    ...(result.device_authentication === undefined ? ['device_authentication_not_reported'] : []),
+  ];
+  const verdict = base.reasons.length > 0 ? 'rejected' : unreported.length > 0 ? 'undetermined' : 'verified';
   return {
-    verdict: base.reasons.length === 0 ? 'verified' : 'rejected',
-    reasons: base.reasons,
+    verdict,
+    reasons: [...base.reasons, ...unreported],
     response: result.response,
     docTypes: result.doc_types ?? [],
     issuerAuthentication: issuer,

@@ -673,7 +673,7 @@ describe('dropped socket (DESIGN §4 "End", spec §1 result via GET /sessions/{i
     expect(posts(harness.backend)).toBe(1);
   });
 
-  it('dropped after the final 0x02 ble_write, before complete → result recovered with GET /sessions/{id}', async () => {
+  it('dropped after the final 0x02 ble_write, before complete → result recovered with GET /sessions/{id}; with its authentication results it is verified', async () => {
     const harness = await start();
     const conn1 = await armed(harness);
     await transferFinished(harness, conn1);
@@ -681,7 +681,7 @@ describe('dropped socket (DESIGN §4 "End", spec §1 result via GET /sessions/{i
     const stored = harness.backend.sessions.get(id);
     if (!stored) throw new Error('fake backend lost the session');
     const response = { [MDL_NS]: { age_over_21: true, portrait: 'AAEC' } };
-    stored.result = { status: 'success', response, errors: {}, warnings: {} } satisfies SessionResult;
+    stored.result = { status: 'success', response, errors: {}, warnings: {}, issuer_authentication: 'Valid', device_authentication: 'Valid' } satisfies SessionResult;
 
     conn1.terminate();
 
@@ -702,8 +702,9 @@ describe('dropped socket (DESIGN §4 "End", spec §1 result via GET /sessions/{i
   });
 
   it.each([
-    ['errors non-empty → rejected', { doc_signature: 'invalid' }, {}, 'rejected', ['errors_reported']],
-    ['warnings only → verified', {}, { revocation: 'temporarily unavailable' }, 'verified', []],
+    ['errors non-empty → rejected', { doc_signature: 'invalid' }, {}, 'rejected', ['errors_reported', 'issuer_authentication_not_reported', 'device_authentication_not_reported']],
+    // Fail closed: success and no errors say the session completed, not that the document is genuine.
+    ['no authentication results → undetermined, never verified', {}, { revocation: 'temporarily unavailable' }, 'undetermined', ['issuer_authentication_not_reported', 'device_authentication_not_reported']],
   ] as const)('recovered result with %s (§2.2, §7.4)', async (_name, errors, warnings, verdict, reasons) => {
     const harness = await start();
     const conn1 = await armed(harness);
@@ -717,6 +718,7 @@ describe('dropped socket (DESIGN §4 "End", spec §1 result via GET /sessions/{i
     expect(report.outcome?.verdict).toBe(verdict);
     expect(report.outcome?.reasons).toEqual(reasons);
     expect(report.outcome?.warnings).toEqual(warnings);
+    await harness.view((v) => v.phase === 'result' && v.prompt === verdict);
   });
 
   it('dropped after the transfer finished but no result is available → connection_lost, a new session (the phone is done with this one)', async () => {
@@ -809,10 +811,13 @@ describe('outcome verdict (spec §2.4, §7.4; outcome.ts)', () => {
     expect(view.response).toEqual(given.response);
   });
 
-  it('recovered result: success with empty errors → verified; errors → rejected; other status → no outcome', () => {
-    const base = { status: 'success', response: { [MDL_NS]: { age_over_18: true } }, errors: {}, warnings: {} };
-    expect(outcomeFromResult(base)).toMatchObject({ verdict: 'verified', source: 'recovered' });
+  it('recovered result: success, empty errors and both authentications Valid → verified; either not reported → undetermined (never verified); errors → rejected; other status → no outcome', () => {
+    const base = { status: 'success', response: { [MDL_NS]: { age_over_18: true } }, errors: {}, warnings: {}, issuer_authentication: 'Valid', device_authentication: 'Valid' };
+    expect(outcomeFromResult(base)).toMatchObject({ verdict: 'verified', source: 'recovered', reasons: [] });
     expect(outcomeFromResult({ ...base, warnings: { w: 1 } })?.verdict).toBe('verified');
+    const unauthenticated = { status: base.status, response: base.response, errors: base.errors, warnings: base.warnings };
+    expect(outcomeFromResult(unauthenticated)).toMatchObject({ verdict: 'undetermined', reasons: ['issuer_authentication_not_reported', 'device_authentication_not_reported'] });
+    expect(outcomeFromResult({ ...unauthenticated, issuer_authentication: 'Valid' })).toMatchObject({ verdict: 'undetermined', reasons: ['device_authentication_not_reported'] });
     expect(outcomeFromResult({ ...base, errors: { e: 1 } })).toMatchObject({ verdict: 'rejected', reasons: ['errors_reported'] });
     expect(outcomeFromResult({ ...base, status: 'pending' })).toBeUndefined();
     expect(outcomeFromResult({ status: 'success' })).toBeUndefined();

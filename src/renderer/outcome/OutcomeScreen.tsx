@@ -43,11 +43,12 @@ function Icon(props: { shape: 'check' | 'cross' | 'question' }): ReactNode {
 /** What the portrait's row says: where the photo is, or that it could not be shown. */
 const PORTRAIT_ROW: Readonly<Record<PortraitState, string>> = { loading: 'portrait.loading', shown: 'portrait.shownAbove', failed: 'portrait.failed' };
 
-const VERDICT_ICON: Readonly<Record<DisplayVerdict, 'check' | 'cross' | 'question'>> = { verified: 'check', rejected: 'cross', unknown: 'question' };
+const VERDICT_ICON: Readonly<Record<DisplayVerdict, 'check' | 'cross' | 'question'>> = { verified: 'check', rejected: 'cross', undetermined: 'question', unknown: 'question' };
 const AGE_ICON: Readonly<Record<AgeAnswer, 'check' | 'cross' | 'question'>> = { yes: 'check', no: 'cross', unknown: 'question' };
 
 function verdictText(t: (key: string) => string, verdict: DisplayVerdict, asDocumentLine: boolean): string {
   if (verdict === 'unknown') return t('verdict.unknown');
+  if (verdict === 'undetermined') return t('verdict.undetermined');
   if (asDocumentLine) return t(verdict === 'verified' ? 'verdict.idVerified' : 'verdict.idRejected');
   return t(verdict === 'verified' ? 'verdict.verified' : 'verdict.rejected');
 }

@@ -55,7 +55,8 @@ export interface ElementRow {
   readonly isPortrait: boolean;
 }
 
-export type DisplayVerdict = 'verified' | 'rejected' | 'unknown';
+/** `undetermined`: the core could not tell (a recovered result without authentication results). */
+export type DisplayVerdict = 'verified' | 'rejected' | 'undetermined' | 'unknown';
 export type AgeAnswer = 'yes' | 'no' | 'unknown';
 export type AuthDisplay = 'Valid' | 'Invalid' | 'Unchecked' | 'missing';
 
@@ -410,15 +411,17 @@ function authOf(value: unknown): AuthDisplay {
  * shows as `unknown`, and so does an outcome without a readable verdict — never as verified.
  */
 export function presentOutcome(input: unknown, profile: string): OutcomeModel {
-  if (!isRecord(input) || (input.verdict !== 'verified' && input.verdict !== 'rejected')) return UNREADABLE;
+  if (!isRecord(input) || (input.verdict !== 'verified' && input.verdict !== 'rejected' && input.verdict !== 'undetermined')) return UNREADABLE;
   const response: Response = isRecord(input.response) ? input.response : {};
   const reasons = Array.isArray(input.reasons) ? input.reasons.slice(0, MAX_MESSAGES + 1).map((r) => shortText(r, 80)) : ['unreadable_reasons'];
   const errors = findingsOf(input.errors);
   const issuer = authOf(input.issuerAuthentication);
   const device = authOf(input.deviceAuthentication);
-  const authOk = (auth: AuthDisplay): boolean => auth === 'missing' || auth === 'Valid';
+  // Only a positive Valid counts: a missing result is the core's `undetermined`, never a pass here either.
+  const authOk = (auth: AuthDisplay): boolean => auth === 'Valid';
   const consistent = reasons.length === 0 && errors.length === 0 && authOk(issuer) && authOk(device) && isRecord(input.response);
-  const verdict: DisplayVerdict = input.verdict === 'rejected' ? 'rejected' : consistent ? 'verified' : 'unknown';
+  const verdict: DisplayVerdict =
+    input.verdict === 'rejected' ? 'rejected' : input.verdict === 'undetermined' ? 'undetermined' : consistent ? 'verified' : 'unknown';
   const listed = rowsOf(response);
   const omitted = listed.omitted;
   // Age statements of a document that is not verified are shown as "could not determine", not Yes/No.

@@ -11,8 +11,10 @@ describe('verdict', () => {
   it('verified only when the core says so and nothing contradicts it', () => {
     expect(presentOutcome(outcome(), 'age_over_21').verdict).toBe('verified');
     expect(presentOutcome(outcome(REJECTED_TAMPERED), 'age_over_21').verdict).toBe('rejected');
-    // A recovered outcome without authentication results is verified by the core (status success).
-    expect(presentOutcome(outcome({ issuerAuthentication: null, deviceAuthentication: null, source: 'recovered' }), 'x').verdict).toBe('verified');
+    // Fail closed: the core calls a recovered result without authentication results undetermined, and a
+    // "verified" that lacks them reads unknown here too.
+    expect(presentOutcome(outcome({ verdict: 'undetermined', issuerAuthentication: null, deviceAuthentication: null, source: 'recovered' }), 'x').verdict).toBe('undetermined');
+    expect(presentOutcome(outcome({ issuerAuthentication: null, deviceAuthentication: null, source: 'recovered' }), 'x').verdict).toBe('unknown');
   });
 
   it('a "verified" that the rest of the outcome contradicts reads unknown, never verified', () => {
