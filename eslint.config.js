@@ -2,6 +2,30 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const PRODUCTION_PATTERNS = [
+  { group: ['**/qa', '**/qa/**'], message: 'production code must not import QA-only code (src/qa/): inject it from a QA entry point instead' },
+  { group: ['**/cli', '**/cli/**'], message: 'production code must not import the CLI (src/cli/)' },
+];
+const NO_ELECTRON = {
+  group: ['electron', 'electron/*'],
+  message: 'Electron belongs to src/main and src/preload; this room is plain Node or browser code (give it a small injected interface instead)',
+};
+const NO_IPC_RENDERER = {
+  name: 'electron',
+  importNames: ['ipcRenderer'],
+  message: 'only src/preload talks to ipcRenderer, and exposes named KioskApi functions (security checklist #20)',
+};
+const ELECTRON_LOCKDOWN_SYNTAX = [
+  { selector: "MemberExpression[property.name='openExternal']", message: 'shell.openExternal is not used by the kiosk (security checklist #15)' },
+  { selector: "Property[key.name='webviewTag'][value.value=true]", message: '<webview> stays off (security checklist #12)' },
+  { selector: "Property[key.name=/^nodeIntegration(InWorker|InSubFrames)?$/][value.value=true]", message: 'node integration stays off in every renderer (security checklist #2)' },
+  { selector: "Property[key.name='contextIsolation'][value.value=false]", message: 'context isolation stays on (security checklist #3)' },
+  { selector: "Property[key.name='sandbox'][value.value=false]", message: 'the renderer stays sandboxed (security checklist #4)' },
+  { selector: "Property[key.name='webSecurity'][value.value=false]", message: 'web security stays on (security checklist #6)' },
+  { selector: "Property[key.name='allowRunningInsecureContent'][value.value=true]", message: 'no insecure content (security checklist #8)' },
+  { selector: "Property[key.name='bypassCSP'][value.value=true]", message: 'the app scheme does not bypass the CSP' },
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'coverage/**', '.tmp/**'] },
   js.configs.recommended,
@@ -23,19 +47,23 @@ export default tseslint.config(
   {
     // The cut line between the product and QA (DESIGN §3): everything QA-only lives in src/qa/ (simulators,
     // virtual devices, radio link, QA wiring) and the production package leaves that folder out, so no
-    // production room may import it, nor the CLI (a developer tool, not shipped).
-    files: ['src/common/**', 'src/kiosk/**', 'src/devices/**', 'src/service/**', 'src/host/**', 'src/renderer/**', 'src/main/**', 'src/preload/**'],
+    // production room may import it, nor the CLI (a developer tool, not shipped). Electron stays in the two
+    // rooms that run in it (src/main, src/preload): the rest is plain Node or browser code, shared with the
+    // browser host and tested without Electron.
+    files: ['src/common/**', 'src/kiosk/**', 'src/devices/**', 'src/service/**', 'src/host/**', 'src/renderer/**'],
+    rules: { 'no-restricted-imports': ['error', { paths: [NO_IPC_RENDERER], patterns: [...PRODUCTION_PATTERNS, NO_ELECTRON] }] },
+  },
+  {
+    files: ['src/main/**', 'src/preload/**'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: ['**/qa', '**/qa/**'], message: 'production code must not import QA-only code (src/qa/): inject it from a QA entry point instead' },
-            { group: ['**/cli', '**/cli/**'], message: 'production code must not import the CLI (src/cli/)' },
-          ],
-        },
-      ],
+      'no-restricted-imports': ['error', { paths: [NO_IPC_RENDERER], patterns: PRODUCTION_PATTERNS }],
+      // Electron's security checklist (electronjs.org/docs/latest/tutorial/security): none of these may appear.
+      'no-restricted-syntax': ['error', ...ELECTRON_LOCKDOWN_SYNTAX],
     },
+  },
+  {
+    files: ['src/preload/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: PRODUCTION_PATTERNS }] },
   },
   {
     // The CLI reaches QA through the QA room's one door (src/qa/index.ts), as the demo and the Electron QA
@@ -44,15 +72,23 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['**/qa/*/**', '**/qa/*.js', '!**/qa/index.js'], message: 'import QA code through src/qa/index.ts' }] },
+        { paths: [NO_IPC_RENDERER], patterns: [{ group: ['**/qa/*/**', '**/qa/*.js', '!**/qa/index.js'], message: 'import QA code through src/qa/index.ts' }] },
       ],
     },
+  },
+  {
+    // QA code may drive Electron (the QA flavour's entry) but never the renderer's IPC.
+    files: ['src/qa/**'],
+    rules: { 'no-restricted-imports': ['error', { paths: [NO_IPC_RENDERER] }] },
   },
   {
     // The simulators are the other side of the wire: they never import the kiosk (DESIGN §3).
     files: ['src/qa/sim/**'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/kiosk/**'], message: 'the simulators never import the kiosk (they are the other side of the wire)' }] }],
+      'no-restricted-imports': [
+        'error',
+        { paths: [NO_IPC_RENDERER], patterns: [{ group: ['**/kiosk/**'], message: 'the simulators never import the kiosk (they are the other side of the wire)' }] },
+      ],
     },
   },
   {

@@ -1,7 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: the Node tests run files in parallel; the browser end-to-end tests each drive a Chromium
-// against a whole in-process stack, so on a 2-core machine their files run one after another.
+// Three projects: the Node tests run files in parallel; the browser end-to-end tests each drive a Chromium
+// against a whole in-process stack, so on a 2-core machine their files run one after another; the
+// packaging tests run electron-builder (a few seconds a flavour) and the Electronegativity scan, one file
+// after another as they share dist/app.
 export default defineConfig({
   test: {
     testTimeout: 20_000,
@@ -11,11 +13,15 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'node', include: ['test/**/*.test.ts'], exclude: ['test/e2e/**'], environment: 'node' },
+        test: { name: 'node', include: ['test/**/*.test.ts'], exclude: ['test/e2e/**', 'test/package/**'], environment: 'node' },
       },
       {
         extends: true,
         test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], environment: 'node', fileParallelism: false, testTimeout: 60_000, hookTimeout: 60_000 },
+      },
+      {
+        extends: true,
+        test: { name: 'package', include: ['test/package/**/*.test.ts'], environment: 'node', fileParallelism: false, testTimeout: 60_000, hookTimeout: 180_000 },
       },
     ],
   },

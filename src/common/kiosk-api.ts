@@ -7,6 +7,7 @@
  *
  * Kept deliberately small: it becomes the preload's `window.kiosk` surface.
  */
+import type { IpcIntentName } from './ipc-contract.js';
 import { z } from 'zod';
 import { KioskView } from './kiosk-view.js';
 
@@ -99,6 +100,13 @@ export const EditableTimeouts = z.object({
 });
 export type EditableTimeouts = z.infer<typeof EditableTimeouts>;
 
+/**
+ * Where a locked setting comes from: the managed machine file (fleet policy), the environment, the command
+ * line, or the QA setup's embedded backend.
+ */
+export const LockSource = z.enum(['managed', 'environment', 'command_line', 'test_setup']);
+export type LockSource = z.infer<typeof LockSource>;
+
 /** Settings as the staff screen shows them. The API key is write-only: only whether one is set comes back. */
 export const Settings = z.object({
   backendUrl: z.string().max(2_000).nullable(),
@@ -111,6 +119,11 @@ export const Settings = z.object({
   timeouts: EditableTimeouts,
   /** Keys set by the environment, the command line or a managed file: shown, not editable here. */
   locked: z.array(z.string().max(100)).max(50),
+  /** Which source locks each locked key (the screen says where to change it). */
+  lockedBy: z
+    .record(z.string().max(100), LockSource)
+    .refine((r) => Object.keys(r).length <= 50, { error: 'at most 50 keys' })
+    .optional(),
 });
 export type Settings = z.infer<typeof Settings>;
 
@@ -145,11 +158,43 @@ export const DiagnosticEvent = z.object({
 });
 export type DiagnosticEvent = z.infer<typeof DiagnosticEvent>;
 
+/** The desktop application's updater (src/main/updater.ts), as diagnostics and the health record show it. */
+export const UpdateStatus = z.object({
+  state: z.enum(['disabled', 'idle', 'checking', 'downloading', 'downloaded', 'installing', 'error']),
+  /** The version found, downloading or downloaded. */
+  version: z.string().max(100).optional(),
+  /** Why the last check, download or install failed (or why updates are off), for staff. */
+  error: z.string().max(500).optional(),
+  /** When the feed last answered (ms since the epoch). */
+  checkedAt: z.number().optional(),
+});
+export type UpdateStatus = z.infer<typeof UpdateStatus>;
+
+/** How the application around the kiosk is set up: shown to staff on the diagnostics screen. */
+export const AppStatus = z.object({
+  /** `qa` ships the simulators and always shows TEST MODE. */
+  flavour: z.enum(['production', 'qa']),
+  /** How the API key is kept at rest. */
+  secretsProtection: z.enum(['os-encrypted', 'file-permissions', 'memory']),
+  /** Why the secret store could not be read (staff can save the key again). */
+  secretsProblem: z.string().max(500).optional(),
+  /** The managed machine configuration file, when there is one. */
+  managedConfigPath: z.string().max(1_000).optional(),
+  /** Every key the managed file sets (dotted paths): locked everywhere else. */
+  managedKeys: z.array(z.string().max(200)).max(100),
+  logDir: z.string().max(1_000).optional(),
+  updates: UpdateStatus.optional(),
+  /** The health record a monitoring agent reads. */
+  healthFile: z.string().max(1_000).optional(),
+});
+export type AppStatus = z.infer<typeof AppStatus>;
+
 export const Diagnostics = z.object({
   version: z.string().max(100),
   startedAt: z.number(),
   events: z.array(DiagnosticEvent).max(500),
   counts: z.record(z.string().max(100), z.number().int().min(0)),
+  app: AppStatus.optional(),
 });
 export type Diagnostics = z.infer<typeof Diagnostics>;
 
@@ -191,6 +236,19 @@ export const SaveResult = z.union([
 ]);
 export type SaveResult = z.infer<typeof SaveResult>;
 
+/** Bounds of a forwarded screen error (the screen truncates before sending). */
+export const MAX_RENDERER_ERROR_MESSAGE = 500;
+export const MAX_RENDERER_ERROR_STACK = 4_000;
+
+export const RendererError = z
+  .object({
+    kind: z.enum(['error', 'unhandledrejection', 'render']),
+    message: z.string().max(MAX_RENDERER_ERROR_MESSAGE),
+    stack: z.string().max(MAX_RENDERER_ERROR_STACK).optional(),
+  })
+  .strict();
+export type RendererError = z.infer<typeof RendererError>;
+
 /** Pins are digits only, 4 to 12 of them. */
 export const Pin = z.string().regex(/^[0-9]{4,12}$/, { error: 'a PIN is 4 to 12 digits' });
 
@@ -222,9 +280,15 @@ export const KIOSK_INTENTS = {
   },
   getDiagnostics: { args: Empty, result: Diagnostics, staff: true },
   selfTest: { args: Empty, result: z.object({ checks: z.array(SelfTestCheck).max(20) }), staff: true },
+  /** The screen hit an error (a script error, an unhandled rejection, a component that failed to render). */
+  reportError: { args: RendererError, result: Ok, staff: false },
 } as const;
 
 export type IntentName = keyof typeof KIOSK_INTENTS;
+
+/** Compile-time proof that the IPC contract (src/common/ipc-contract.ts) lists exactly these intents. */
+type SameKeys<A extends PropertyKey, B extends PropertyKey> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+export const IPC_NAMES_MATCH: SameKeys<IntentName, IpcIntentName> = true;
 export const INTENT_NAMES = Object.keys(KIOSK_INTENTS) as IntentName[];
 export type IntentArgs<K extends IntentName> = z.input<(typeof KIOSK_INTENTS)[K]['args']>;
 export type IntentResult<K extends IntentName> = z.infer<(typeof KIOSK_INTENTS)[K]['result']>;

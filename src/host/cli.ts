@@ -8,11 +8,12 @@
  */
 import { chmod, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { configuredDeviceFactory } from '../devices/configured-devices.js';
 import { createLogger } from '../kiosk/log.js';
+import { HealthRecorder } from '../service/health-record.js';
 import { KioskService } from '../service/kiosk-service.js';
 import { PinFormatError, provisionStaffPin } from '../service/provision-pin.js';
 import { startHost } from './server.js';
@@ -30,6 +31,8 @@ Options:
   --port N           port on 127.0.0.1 (default 0: a free port)
   --nfc KIND         pcsc (default): the PC/SC contactless reader; none: no NFC
   --url-file FILE    also write the screen's URL to FILE (mode 0600), for a kiosk session script
+  --health-file FILE keep a health record (JSON, no personal data) in FILE for a monitoring agent,
+                     rewritten every app.health.everySeconds and after each verification
   --log-level LEVEL  fatal|error|warn|info|debug|trace|silent (default info); JSON logs on stderr
   --set-pin          set the staff PIN and exit: from MDL_KIOSK_STAFF_PIN, or typed without echo
   -h, --help         this text`;
@@ -40,6 +43,7 @@ const OPTIONS = {
   port: { type: 'string' },
   nfc: { type: 'string' },
   'url-file': { type: 'string' },
+  'health-file': { type: 'string' },
   'log-level': { type: 'string' },
   'set-pin': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -141,13 +145,19 @@ async function main(): Promise<void> {
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (args['log-level'] !== undefined && !levels.includes(args['log-level'])) fail(`--log-level takes ${levels.join(' | ')}`);
 
+  const healthFile = args['health-file'] === undefined ? undefined : resolvePath(args['health-file']);
   const service = new KioskService({
     devices: configuredDeviceFactory({ nfc }),
     dataDir,
     ...(args.config === undefined ? {} : { configFile: args.config }),
     ...(args['log-level'] === undefined ? {} : { overrides: { log: { level: args['log-level'] } } }),
+    // The service fills in the secret store's protection itself.
+    ...(healthFile === undefined ? {} : { appStatus: () => ({ flavour: 'production' as const, secretsProtection: 'file-permissions' as const, managedKeys: [], healthFile }) }),
   });
   await service.start();
+  const health =
+    healthFile === undefined ? undefined : new HealthRecorder({ service, file: healthFile, flavour: 'production', everySeconds: service.config.app.health.everySeconds });
+  health?.start();
   const state = service.state();
   if (state.view.phase === 'config_error') process.stderr.write(`host: the kiosk needs staff: ${state.view.error?.detail ?? 'configuration error'}\n`);
   if (!state.staff.pinConfigured) process.stderr.write('host: no staff PIN yet: set one with `npm run host -- --set-pin`\n');
@@ -157,6 +167,7 @@ async function main(): Promise<void> {
     host = await startHost({ service, port, log });
   } catch (e) {
     await service.stop();
+    await health?.stop();
     fail(`cannot listen: ${(e as Error).message}`);
   }
   if (args['url-file'] !== undefined) {
@@ -168,6 +179,8 @@ async function main(): Promise<void> {
   const stop = async (): Promise<void> => {
     await host.stop();
     await service.stop();
+    // Last, so the final record shows the kiosk stopped.
+    await health?.stop();
   };
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);

@@ -1,19 +1,21 @@
 /**
- * Headers on every response of the browser host: the strict content security policy the Electron shell
- * will use too (`'self'` plus `'wasm-unsafe-eval'` for the QR and JPEG 2000 decoders, no inline script or
- * style), and the usual hardening. `connect-src` names the host's own WebSocket origins explicitly, as not
- * every browser lets `'self'` cover `ws:`.
+ * Headers on every response of the browser host and of the Electron shell's `app://kiosk` scheme: the
+ * strict content security policy (`'self'` plus `'wasm-unsafe-eval'` for the QR and JPEG 2000 decoders, no
+ * inline script or style) and the usual hardening. For the browser host `connect-src` names the host's own
+ * WebSocket origins explicitly, as not every browser lets `'self'` cover `ws:`; the Electron screen talks
+ * to main over IPC only, so it gets `connect-src 'self'` and nothing else (port `null`).
  */
 import type { ServerResponse } from 'node:http';
 
-export function contentSecurityPolicy(port: number): string {
+/** `port`: the browser host's loopback port (its WebSocket), or `null` for a screen with no socket. */
+export function contentSecurityPolicy(port: number | null): string {
   return [
     "default-src 'self'",
     "script-src 'self' 'wasm-unsafe-eval'",
     "style-src 'self'",
     "img-src 'self' blob: data:",
     "media-src 'self' blob: mediastream:",
-    `connect-src 'self' ws://127.0.0.1:${port} ws://localhost:${port}`,
+    port === null ? "connect-src 'self'" : `connect-src 'self' ws://127.0.0.1:${port} ws://localhost:${port}`,
     "worker-src 'self' blob:",
     "object-src 'none'",
     "base-uri 'none'",
@@ -22,7 +24,7 @@ export function contentSecurityPolicy(port: number): string {
   ].join('; ');
 }
 
-export function securityHeaders(port: number): Record<string, string> {
+export function securityHeaders(port: number | null): Record<string, string> {
   return {
     'Content-Security-Policy': contentSecurityPolicy(port),
     'X-Content-Type-Options': 'nosniff',

@@ -2,10 +2,10 @@
  * Kiosk configuration: one schema, documented defaults, validated at load time.
  *
  * Sources, lowest precedence first: built-in defaults → JSON file (`--config` or `MDL_KIOSK_CONFIG`) →
- * environment (`MDL_KIOSK_BACKEND_URL`, `MDL_KIOSK_API_KEY`, `MDL_KIOSK_API_KEY_FILE`, `MDL_KIOSK_PROFILE`,
- * `MDL_KIOSK_PCSC_READER`)
- * → explicit overrides (CLI flags). Every timeout the relay waits on lives in `timeouts`, so no wait is
- * unbounded and each one can be tuned per site.
+ * saved settings → environment (`MDL_KIOSK_BACKEND_URL`, `MDL_KIOSK_API_KEY`, `MDL_KIOSK_API_KEY_FILE`,
+ * `MDL_KIOSK_PROFILE`, `MDL_KIOSK_PCSC_READER`) → explicit overrides (CLI flags) → the managed machine file.
+ * Every timeout the relay waits on lives in `timeouts`, so no wait is unbounded and each one can be tuned
+ * per site.
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
@@ -21,183 +21,272 @@ export const RequestProfileConfig = z.object({
   }),
 });
 
-export const KioskConfigSchema = z
+/** `HH:MM-HH:MM`, local time; the window may wrap midnight (`23:00-01:30`). */
+export const MAINTENANCE_WINDOW = /^([01][0-9]|2[0-3]):([0-5][0-9])-([01][0-9]|2[0-3]):([0-5][0-9])$/;
+
+/** Hosts an update feed may reach over plain http (a local mirror on this machine). */
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127(\.[0-9]{1,3}){3}$/.test(host);
+}
+
+/** The URL, or undefined when it does not parse (zod runs every check; `z.url()` reports that case itself). */
+function parsedUrl(value: string): URL | undefined {
+  try {
+    return new URL(value);
+  } catch {
+    return undefined;
+  }
+}
+
+const UpdateFeedUrl = z
+  .url({ error: 'must be an absolute URL, e.g. https://updates.example.com/mdl-kiosk/' })
+  .refine(
+    (value) => {
+      const url = parsedUrl(value);
+      return url === undefined || url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname));
+    },
+    { error: 'must be an https:// address (plain http only to a loopback host such as 127.0.0.1, for a local mirror)' },
+  )
+  .refine(
+    (value) => {
+      const url = parsedUrl(value);
+      return url === undefined || (url.username === '' && url.password === '');
+    },
+    // It would be logged and shown with the update status; a feed needing credentials belongs behind a proxy.
+    { error: 'must not carry a user name or password' },
+  );
+
+export const AppConfig = z
   .object({
-    backend: z
+    /** Full-screen kiosk window (BrowserWindow `kiosk` + `fullscreen`). */
+    kioskMode: z.boolean().default(true),
+    /** Start with the user's session (app.setLoginItemSettings; Windows and macOS). */
+    startAtLogin: z.boolean().default(false),
+    /** Developer tools: honoured only in the QA flavour or an unpackaged run. */
+    devTools: z.boolean().default(false),
+    /**
+     * Linux: accept Electron's `basic_text` secret backend (obfuscation with a fixed key, no keyring). Honoured
+     * only from the managed machine file, so a user-writable file cannot weaken how the API key is kept.
+     */
+    allowBasicTextSecrets: z.boolean().default(false),
+    updates: z
       .object({
-        /** HTTPS base address of the service (spec `{base_url}`). */
-        baseUrl: z.url().optional(),
-        /** API key for the session endpoints. Prefer `apiKeyFile` or the environment over a config file. */
-        apiKey: HeaderToken.optional(),
-        /** File holding the API key (first line), e.g. a secret mounted by the fleet tooling. */
-        apiKeyFile: z.string().min(1).optional(),
-        /**
-         * How the WebSocket carries the client secret: `header` (Authorization: Bearer, default; never in a
-         * URL) or `query` (`?token=`, for proxies that strip headers).
-         */
-        wsAuth: z.enum(['header', 'query']).default('header'),
-        /** Allow plain http/ws to hosts other than loopback (labs only). */
-        allowInsecure: z.boolean().default(false),
-        /** JSON body of `POST /sessions` (the spec does not show one; `{}` by default). */
-        createSessionBody: z.record(z.string(), z.unknown()).default({}),
-        /** Largest WebSocket message accepted from the backend (the spec shows no limit). */
-        maxMessageBytes: z.number().int().positive().default(16 * 1024 * 1024),
+        enabled: z.boolean().default(false),
+        /** Generic-provider feed (the folder holding latest.yml / latest-mac.yml / latest-linux.yml). */
+        url: UpdateFeedUrl.optional(),
+        /** Update channel, for staged rings (`latest`, `pilot`, …). */
+        channel: z
+          .string()
+          .regex(/^[a-z][a-z0-9-]{0,31}$/, { error: 'must be lower-case letters, digits and dashes, starting with a letter (at most 32), e.g. latest or pilot' })
+          .default('latest'),
+        checkEveryMinutes: z.number().int().min(15).max(1_440).default(240),
+        /** Installs wait for this local-time window (`HH:MM-HH:MM`, may wrap midnight); unset: whenever idle. */
+        maintenanceWindow: z
+          .string()
+          .regex(MAINTENANCE_WINDOW, { error: 'must be HH:MM-HH:MM in local time, e.g. 02:00-04:30 (it may wrap midnight: 23:00-01:00)' })
+          .refine((w) => w.slice(0, 5) !== w.slice(6), { error: 'must not start and end at the same minute' })
+          .optional(),
       })
       .prefault({}),
-    session: z
+    logs: z
       .object({
-        /** Session lifetime from `POST /sessions` (spec §8). */
-        lifetimeMs: ms(600_000),
-        /** Renew an idle pre-warmed session when this little time is left. */
-        renewBeforeExpiryMs: ms(240_000),
-        /** Never start a verification on a session with less time left than this. */
-        minRemainingToStartMs: ms(180_000),
-        /** Handshake 409 (a connection still open): retries, with exponential backoff from `conflictBackoffMs`. */
-        conflictRetries: z.number().int().min(0).max(20).default(5),
-        conflictBackoffMs: ms(250),
-        /** Backoff bounds while the backend is unreachable. */
-        offlineBackoffMinMs: ms(1_000),
-        offlineBackoffMaxMs: ms(30_000),
+        /** Log files older than this many days are deleted. */
+        retentionDays: z.number().int().min(1).max(365).default(14),
+        /** A log file is rotated when it reaches this size (and every day). */
+        maxFileMegabytes: z.number().int().min(1).max(100).default(10),
       })
       .prefault({}),
-    timeouts: z
+    health: z
       .object({
-        /** HTTP requests to the session endpoints (spec §8 recommends about 5 s). */
-        httpMs: ms(5_000),
-        /** WebSocket handshake. */
-        connectMs: ms(5_000),
-        /** A reply from the backend after a message that expects one (`qr_scanned`, `nfc_rapdu`, …). */
-        backendReplyMs: ms(15_000),
-        /** One APDU exchange with the card. */
-        apduMs: ms(5_000),
-        /** Re-tap after `nfc_await_card`. */
-        awaitCardMs: ms(30_000),
-        /** BLE setup: scan + connect (central) or advertise until the phone's first GATT event (peripheral). */
-        bleSetupMs: ms(30_000),
-        /** BLE transfer with no traffic in either direction (the holder may be consenting on the phone). */
-        bleIdleMs: ms(60_000),
-        /** One `ble_write` (write or notification). */
-        bleWriteMs: ms(10_000),
-        /** `ble_read_response` after `ble_read_request` (the phone's ATT timeout is 30 s). */
-        bleReadResponseMs: ms(5_000),
-        /** After the BLE link drops, how long the backend may still send `complete`. */
-        bleLinkLossGraceMs: ms(3_000),
-        /** After `complete`, how long queued `ble_write`s (the 0x02 end byte) may take before teardown. */
-        completionFlushMs: ms(2_000),
-        /** The whole verification, from tap or scan to outcome. */
-        verificationMs: ms(150_000),
-        /** Closing handshake of the WebSocket before the socket is destroyed. */
-        socketCloseMs: ms(2_000),
-        /** WebSocket ping interval; a socket without a pong by the next ping is dropped (half-open connections). */
-        heartbeatMs: z.number().int().min(0).default(20_000),
-        /** How long to wait for an armed session when a tap arrives while none is ready. */
-        armWaitMs: ms(15_000),
-        /** Polling `GET /sessions/{id}` for a result after the socket dropped at the end of a transfer. */
-        recoverResultMs: ms(6_000),
-        /** Result on screen before it is cleared (privacy). */
-        resultDisplayMs: ms(30_000),
-        /** Error on screen before the kiosk re-arms. */
-        errorDisplayMs: ms(6_000),
-        /** "Remove your phone" prompt after a verification before the kiosk stops waiting. */
-        removePhoneMs: ms(30_000),
-      })
-      .prefault({}),
-    /** Active request profile: a built-in name or a key of `profiles`. */
-    profile: z.string().min(1).default('age_over_21'),
-    /** Custom request profiles (add to or override the built-ins). */
-    profiles: z.record(z.string().min(1), RequestProfileConfig).default({}),
-    qr: z
-      .object({
-        /** Ignore scans that are not `mdoc:` device engagements instead of sending them to the backend. */
-        requireMdocPrefix: z.boolean().default(true),
-        /** A scan older than this is stale and not used when the kiosk becomes ready. */
-        scanFreshMs: ms(10_000),
-      })
-      .prefault({}),
-    /** The PC/SC contactless reader (`--nfc pcsc`). */
-    pcsc: z
-      .object({
-        /**
-         * Reader to use: its name or a part of it (case-insensitive), or `/regex/flags`. Unset: the first
-         * contactless (PICC) reader; SAM slots are never chosen automatically.
-         */
-        reader: z.string().min(1).optional(),
-        /** `shared` lets pcsc_scan and other tools use the reader too; `exclusive` keeps them out. */
-        shareMode: z.enum(['shared', 'exclusive']).default('shared'),
-        /** Protocols offered to SCardConnect: `any` (T=0 or T=1; phones answer T=1), `T1` or `T0`. */
-        protocol: z.enum(['any', 'T0', 'T1']).default('any'),
-        /** While the PC/SC service is absent or lost: first retry after this, doubling up to the maximum. */
-        serviceRetryMinMs: ms(500),
-        serviceRetryMaxMs: ms(10_000),
-        /** Bound on connecting to a card that has just been tapped. */
-        connectMs: ms(5_000),
-      })
-      .prefault({}),
-    /** Which Bluetooth LE roles the kiosk sets up on this machine's stack (the screen's settings). */
-    ble: z
-      .object({
-        roles: BleRoles.default('both'),
-      })
-      .prefault({}),
-    /** The screen. */
-    ui: z
-      .object({
-        /** Language of the screen for each new customer (a customer may switch for their visit). */
-        defaultLanguage: Language.default('en'),
-        /** Camera used for QR codes (a `MediaDeviceInfo.deviceId`); unset: the system's default camera. */
-        cameraDeviceId: z.string().min(1).max(512).optional(),
-        /** Camera frames decoded per second at most (keeps the CPU cool while idle). */
-        qrDecodesPerSecond: z.number().int().min(1).max(30).default(8),
-      })
-      .prefault({}),
-    /** The staff screens (settings, diagnostics). */
-    staff: z
-      .object({
-        /** `scrypt$N$r$p$salt$hash` (base64 salt and hash) of the staff PIN; unset: staff screens stay locked. */
-        pinHash: z.string().max(300).optional(),
-        /** Wrong PINs in a row before a lockout. */
-        maxAttempts: z.number().int().min(1).max(20).default(5),
-        /** Lockout after `maxAttempts` wrong PINs (doubles with each further lockout, up to 1 hour). */
-        lockoutMs: ms(60_000),
-        /** An unlocked staff session ends after this long without a staff action. */
-        unlockMs: ms(120_000),
-      })
-      .prefault({}),
-    privacy: z
-      .object({
-        /**
-         * Show and log the text of backend `error` messages. Off by default: the spec does not show their
-         * texts (§7.2) and a backend may quote request data in them; staff see a generic message and the
-         * logs the length, which with the session id and time finds the backend's own log entry.
-         */
-        backendErrorText: z.boolean().default(false),
-      })
-      .prefault({}),
-    log: z
-      .object({
-        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+        /** How often `health.json` is rewritten (it is also rewritten after each verification). */
+        everySeconds: z.number().int().min(5).max(3_600).default(30),
       })
       .prefault({}),
   })
-  .superRefine((c, ctx) => {
-    if (c.session.minRemainingToStartMs < c.timeouts.verificationMs) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['session', 'minRemainingToStartMs'],
-        message: 'must be at least timeouts.verificationMs, or a verification could outlive its session',
-      });
-    }
-    if (c.session.renewBeforeExpiryMs <= c.session.minRemainingToStartMs) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['session', 'renewBeforeExpiryMs'],
-        message: 'must exceed session.minRemainingToStartMs, or an idle session expires before renewal',
-      });
-    }
-    if (c.session.renewBeforeExpiryMs >= c.session.lifetimeMs) {
-      ctx.addIssue({ code: 'custom', path: ['session', 'renewBeforeExpiryMs'], message: 'must be below lifetimeMs' });
-    }
-  });
+  .prefault({});
+
+/** Every section and value, without the rules that relate values across sections (see below). */
+export const KioskConfigShape = z.object({
+  backend: z
+    .object({
+      /** HTTPS base address of the service (spec `{base_url}`). */
+      baseUrl: z.url().optional(),
+      /** API key for the session endpoints. Prefer `apiKeyFile` or the environment over a config file. */
+      apiKey: HeaderToken.optional(),
+      /** File holding the API key (first line), e.g. a secret mounted by the fleet tooling. */
+      apiKeyFile: z.string().min(1).optional(),
+      /**
+       * How the WebSocket carries the client secret: `header` (Authorization: Bearer, default; never in a
+       * URL) or `query` (`?token=`, for proxies that strip headers).
+       */
+      wsAuth: z.enum(['header', 'query']).default('header'),
+      /** Allow plain http/ws to hosts other than loopback (labs only). */
+      allowInsecure: z.boolean().default(false),
+      /** JSON body of `POST /sessions` (the spec does not show one; `{}` by default). */
+      createSessionBody: z.record(z.string(), z.unknown()).default({}),
+      /** Largest WebSocket message accepted from the backend (the spec shows no limit). */
+      maxMessageBytes: z.number().int().positive().default(16 * 1024 * 1024),
+    })
+    .prefault({}),
+  session: z
+    .object({
+      /** Session lifetime from `POST /sessions` (spec §8). */
+      lifetimeMs: ms(600_000),
+      /** Renew an idle pre-warmed session when this little time is left. */
+      renewBeforeExpiryMs: ms(240_000),
+      /** Never start a verification on a session with less time left than this. */
+      minRemainingToStartMs: ms(180_000),
+      /** Handshake 409 (a connection still open): retries, with exponential backoff from `conflictBackoffMs`. */
+      conflictRetries: z.number().int().min(0).max(20).default(5),
+      conflictBackoffMs: ms(250),
+      /** Backoff bounds while the backend is unreachable. */
+      offlineBackoffMinMs: ms(1_000),
+      offlineBackoffMaxMs: ms(30_000),
+    })
+    .prefault({}),
+  timeouts: z
+    .object({
+      /** HTTP requests to the session endpoints (spec §8 recommends about 5 s). */
+      httpMs: ms(5_000),
+      /** WebSocket handshake. */
+      connectMs: ms(5_000),
+      /** A reply from the backend after a message that expects one (`qr_scanned`, `nfc_rapdu`, …). */
+      backendReplyMs: ms(15_000),
+      /** One APDU exchange with the card. */
+      apduMs: ms(5_000),
+      /** Re-tap after `nfc_await_card`. */
+      awaitCardMs: ms(30_000),
+      /** BLE setup: scan + connect (central) or advertise until the phone's first GATT event (peripheral). */
+      bleSetupMs: ms(30_000),
+      /** BLE transfer with no traffic in either direction (the holder may be consenting on the phone). */
+      bleIdleMs: ms(60_000),
+      /** One `ble_write` (write or notification). */
+      bleWriteMs: ms(10_000),
+      /** `ble_read_response` after `ble_read_request` (the phone's ATT timeout is 30 s). */
+      bleReadResponseMs: ms(5_000),
+      /** After the BLE link drops, how long the backend may still send `complete`. */
+      bleLinkLossGraceMs: ms(3_000),
+      /** After `complete`, how long queued `ble_write`s (the 0x02 end byte) may take before teardown. */
+      completionFlushMs: ms(2_000),
+      /** The whole verification, from tap or scan to outcome. */
+      verificationMs: ms(150_000),
+      /** Closing handshake of the WebSocket before the socket is destroyed. */
+      socketCloseMs: ms(2_000),
+      /** WebSocket ping interval; a socket without a pong by the next ping is dropped (half-open connections). */
+      heartbeatMs: z.number().int().min(0).default(20_000),
+      /** How long to wait for an armed session when a tap arrives while none is ready. */
+      armWaitMs: ms(15_000),
+      /** Polling `GET /sessions/{id}` for a result after the socket dropped at the end of a transfer. */
+      recoverResultMs: ms(6_000),
+      /** Result on screen before it is cleared (privacy). */
+      resultDisplayMs: ms(30_000),
+      /** Error on screen before the kiosk re-arms. */
+      errorDisplayMs: ms(6_000),
+      /** "Remove your phone" prompt after a verification before the kiosk stops waiting. */
+      removePhoneMs: ms(30_000),
+    })
+    .prefault({}),
+  /** Active request profile: a built-in name or a key of `profiles`. */
+  profile: z.string().min(1).default('age_over_21'),
+  /** Custom request profiles (add to or override the built-ins). */
+  profiles: z.record(z.string().min(1), RequestProfileConfig).default({}),
+  qr: z
+    .object({
+      /** Ignore scans that are not `mdoc:` device engagements instead of sending them to the backend. */
+      requireMdocPrefix: z.boolean().default(true),
+      /** A scan older than this is stale and not used when the kiosk becomes ready. */
+      scanFreshMs: ms(10_000),
+    })
+    .prefault({}),
+  /** The PC/SC contactless reader (`--nfc pcsc`). */
+  pcsc: z
+    .object({
+      /**
+       * Reader to use: its name or a part of it (case-insensitive), or `/regex/flags`. Unset: the first
+       * contactless (PICC) reader; SAM slots are never chosen automatically.
+       */
+      reader: z.string().min(1).optional(),
+      /** `shared` lets pcsc_scan and other tools use the reader too; `exclusive` keeps them out. */
+      shareMode: z.enum(['shared', 'exclusive']).default('shared'),
+      /** Protocols offered to SCardConnect: `any` (T=0 or T=1; phones answer T=1), `T1` or `T0`. */
+      protocol: z.enum(['any', 'T0', 'T1']).default('any'),
+      /** While the PC/SC service is absent or lost: first retry after this, doubling up to the maximum. */
+      serviceRetryMinMs: ms(500),
+      serviceRetryMaxMs: ms(10_000),
+      /** Bound on connecting to a card that has just been tapped. */
+      connectMs: ms(5_000),
+    })
+    .prefault({}),
+  /** Which Bluetooth LE roles the kiosk sets up on this machine's stack (the screen's settings). */
+  ble: z
+    .object({
+      roles: BleRoles.default('both'),
+    })
+    .prefault({}),
+  /** The screen. */
+  ui: z
+    .object({
+      /** Language of the screen for each new customer (a customer may switch for their visit). */
+      defaultLanguage: Language.default('en'),
+      /** Camera used for QR codes (a `MediaDeviceInfo.deviceId`); unset: the system's default camera. */
+      cameraDeviceId: z.string().min(1).max(512).optional(),
+      /** Camera frames decoded per second at most (keeps the CPU cool while idle). */
+      qrDecodesPerSecond: z.number().int().min(1).max(30).default(8),
+    })
+    .prefault({}),
+  /** The staff screens (settings, diagnostics). */
+  staff: z
+    .object({
+      /** `scrypt$N$r$p$salt$hash` (base64 salt and hash) of the staff PIN; unset: staff screens stay locked. */
+      pinHash: z.string().max(300).optional(),
+      /** Wrong PINs in a row before a lockout. */
+      maxAttempts: z.number().int().min(1).max(20).default(5),
+      /** Lockout after `maxAttempts` wrong PINs (doubles with each further lockout, up to 1 hour). */
+      lockoutMs: ms(60_000),
+      /** An unlocked staff session ends after this long without a staff action. */
+      unlockMs: ms(120_000),
+    })
+    .prefault({}),
+  privacy: z
+    .object({
+      /**
+       * Show and log the text of backend `error` messages. Off by default: the spec does not show their
+       * texts (§7.2) and a backend may quote request data in them; staff see a generic message and the
+       * logs the length, which with the session id and time finds the backend's own log entry.
+       */
+      backendErrorText: z.boolean().default(false),
+    })
+    .prefault({}),
+  log: z
+    .object({
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    })
+    .prefault({}),
+  /** The desktop application (Electron): window, secrets, updates, log files, health record. */
+  app: AppConfig,
+});
+
+/** The whole configuration: each value valid, and the values consistent with each other. */
+export const KioskConfigSchema = KioskConfigShape.superRefine((c, ctx) => {
+  if (c.session.minRemainingToStartMs < c.timeouts.verificationMs) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['session', 'minRemainingToStartMs'],
+      message: 'must be at least timeouts.verificationMs, or a verification could outlive its session',
+    });
+  }
+  if (c.session.renewBeforeExpiryMs <= c.session.minRemainingToStartMs) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['session', 'renewBeforeExpiryMs'],
+      message: 'must exceed session.minRemainingToStartMs, or an idle session expires before renewal',
+    });
+  }
+  if (c.session.renewBeforeExpiryMs >= c.session.lifetimeMs) {
+    ctx.addIssue({ code: 'custom', path: ['session', 'renewBeforeExpiryMs'], message: 'must be below lifetimeMs' });
+  }
+});
 
 export type KioskConfig = z.infer<typeof KioskConfigSchema>;
 export type KioskConfigInput = z.input<typeof KioskConfigSchema>;
@@ -241,8 +330,24 @@ export interface LoadConfigOptions {
    * environment and the CLI flags (so a managed value always wins over a local edit).
    */
   readonly persisted?: Json;
-  /** Highest-precedence values (CLI flags), in the config's own shape. */
+  /** Command-line values, in the config's own shape: above the environment. */
   readonly overrides?: Json;
+  /**
+   * The managed machine file's layer (src/service/managed-config.ts): the highest precedence, above the
+   * command line, because it is the fleet's policy and a local shortcut or script must not undo it.
+   */
+  readonly managed?: Json;
+}
+
+/**
+ * A JSON syntax error without the text it quotes: V8 puts a slice of the input into the message
+ * (`Unexpected token 'S', "{"apiKey": S…" is not valid JSON`), and a config file may hold an API key.
+ */
+export function jsonSyntaxText(e: unknown): string {
+  const message = e instanceof Error ? e.message : String(e);
+  const quoted = message.indexOf(', "');
+  const text = quoted >= 0 && message.endsWith('is not valid JSON') ? message.slice(0, quoted) : message;
+  return text.slice(0, 200);
 }
 
 function readJsonFile(path: string): Json {
@@ -256,7 +361,7 @@ function readJsonFile(path: string): Json {
   try {
     value = JSON.parse(text);
   } catch (e) {
-    throw new ConfigError(`config file ${path} is not valid JSON: ${(e as Error).message}`);
+    throw new ConfigError(`config file ${path} is not valid JSON: ${jsonSyntaxText(e)}`);
   }
   if (!isJsonObject(value)) throw new ConfigError(`config file ${path} must hold a JSON object`);
   return value;
@@ -307,6 +412,7 @@ export function mergeConfigSources(options: LoadConfigOptions = {}): Json {
   if (options.persisted) merged = applyLayer(merged, options.persisted);
   merged = applyLayer(merged, environmentLayer(env));
   if (options.overrides) merged = applyLayer(merged, options.overrides);
+  if (options.managed) merged = applyLayer(merged, options.managed);
   return merged;
 }
 

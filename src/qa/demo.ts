@@ -5,7 +5,6 @@
  * the phone, shows its QR code and changes its behaviour. Prints both URLs and the staff PIN; Ctrl+C stops
  * everything.
  */
-import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,7 +16,7 @@ import { createLogger } from '../kiosk/log.js';
 import { startHost } from '../host/server.js';
 import { KioskService } from '../service/kiosk-service.js';
 import { hashPin } from '../service/staff-pin.js';
-import { createVirtualCounter, startPhonePage } from './index.js';
+import { randomStaffPin, startEmbeddedCounter } from './index.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const RENDERER_DIR = join(REPO, 'dist', 'renderer');
@@ -82,7 +81,7 @@ async function main(): Promise<void> {
   if (phone !== 'android' && phone !== 'iphone') fail('--phone takes android or iphone');
   const logLevel = (args['log-level'] ?? 'warn') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) fail(`--log-level takes ${LOG_LEVELS.join(' | ')}`);
-  const pin = args.pin ?? String(randomInt(0, 1_000_000)).padStart(6, '0');
+  const pin = args.pin ?? randomStaffPin();
   if (!Pin.safeParse(pin).success) fail('--pin takes 4 to 12 digits');
   if (!existsSync(join(RENDERER_DIR, 'index.html'))) {
     fail(`the kiosk screen is not built (${RENDERER_DIR} has no index.html): run \`npm run build:renderer\`, or start the demo with \`npm run demo\`, which builds it first`);
@@ -92,25 +91,30 @@ async function main(): Promise<void> {
   const dataDir = args['data-dir'] ?? (await mkdtemp(join(tmpdir(), 'mdl-kiosk-demo-')));
   const log = createLogger({ level: logLevel, name: 'mdl-kiosk-demo' }, process.stderr);
 
-  const counter = await createVirtualCounter({ phone });
-  const backend = counter.backend;
-  if (backend === undefined) throw new Error('the virtual counter started no backend');
+  // The phone page starts first; its callbacks reach the service once it exists.
+  const kiosk: { service?: KioskService } = {};
+  const embedded = await startEmbeddedCounter({
+    phone,
+    phonePort,
+    // Through the same dispatcher as the screen's own scans: same validation, same rules.
+    scan: async (text) => {
+      const service = kiosk.service;
+      if (service === undefined) return { accepted: false, reason: 'not_waiting' };
+      return QrScannedResult.parse(await dispatchIntent(service, 'qrScanned', { text, source: 'scanner' }, () => service.staffUnlocked()));
+    },
+    kioskPhase: () => kiosk.service?.state().view.phase,
+  });
+  const { backend, phonePage } = embedded;
   const service = new KioskService({
-    devices: () => Promise.resolve({ ports: counter.rig.devices, qr: counter.rig.qr, close: () => Promise.resolve() }),
+    devices: embedded.devices,
     dataDir,
     backendOverride: { baseUrl: backend.url, apiKey: backend.apiKey },
     testMode: true,
     overrides: { staff: { pinHash: await hashPin(pin) }, log: { level: logLevel } },
   });
+  kiosk.service = service;
   await service.start();
   const host = await startHost({ service, port: kioskPort, rendererDir: RENDERER_DIR, log });
-  const phonePage = await startPhonePage({
-    counter,
-    port: phonePort,
-    // Through the same dispatcher as the screen's own scans: same validation, same rules.
-    scan: async (text) => QrScannedResult.parse(await dispatchIntent(service, 'qrScanned', { text, source: 'scanner' }, () => service.staffUnlocked())),
-    kioskPhase: () => service.state().view.phase,
-  });
 
   process.stdout.write(
     [
@@ -135,10 +139,9 @@ async function main(): Promise<void> {
     process.once('SIGTERM', () => done('SIGTERM'));
   });
   process.stdout.write(`\ndemo: ${signal}, stopping\n`);
-  await phonePage.stop();
   await host.stop();
   await service.stop();
-  await counter.stop();
+  await embedded.stop();
   if (ownDataDir) await rm(dataDir, { recursive: true, force: true });
 }
 

@@ -16,6 +16,8 @@ export { startPhonePage, PHONE_PAGE_CSP } from './phone-page/server.js';
 export type { PhonePage, PhonePageOptions, ScanIntoKiosk } from './phone-page/server.js';
 
 // ---------------------------------------------------------------- QA wiring
+export { randomStaffPin, startEmbeddedCounter } from './wiring/embedded-counter.js';
+export type { EmbeddedCounter, EmbeddedCounterOptions } from './wiring/embedded-counter.js';
 export { startEmbeddedBackend } from './wiring/embedded-backend.js';
 export type { EmbeddedBackend, EmbeddedBackendOptions } from './wiring/embedded-backend.js';
 export { defaultQaPkiDir, loadOrCreateQaPki, qaTrustDir } from './wiring/qa-pki.js';

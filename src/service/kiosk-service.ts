@@ -5,9 +5,12 @@
  * freshness, staff state), the staff PIN and settings, diagnostics and the self-test.
  *
  * It owns the Kiosk runtime too: the kiosk and its devices are built from the effective configuration
- * (defaults → config file → saved settings → environment → command line) and rebuilt when saved settings
- * need it — never in the middle of a verification. A configuration that cannot build a kiosk does not
- * crash anything: the screen shows `config_error` with the reason and staff can fix it in the settings.
+ * (defaults → config file → saved settings → environment → command line → managed machine file) and
+ * rebuilt when saved settings need it — never in the middle of a verification. A configuration that cannot
+ * build a kiosk does not crash anything: the screen shows `config_error` with the reason and staff can fix
+ * it in the settings. A managed file that cannot be used is the exception staff cannot fix here: the kiosk
+ * stays in `config_error` naming the file and key until the file is fixed and the app restarted (a
+ * policy is never silently skipped — see managed-config.ts).
  */
 import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
@@ -15,6 +18,7 @@ import { multistream, type DestinationStream, type Level } from 'pino';
 import type { z } from 'zod';
 import {
   KioskApiError,
+  type AppStatus,
   type CameraState,
   type Diagnostics,
   type FieldError,
@@ -22,6 +26,7 @@ import {
   type KIOSK_INTENTS,
   type KioskApiHandlers,
   type Language,
+  type LockSource,
   type QrScannedResult,
   type SaveResult,
   type ScreenState,
@@ -41,12 +46,14 @@ import { stripScannerTerminator, type Kiosk, type VerificationReport } from '../
 import { createLogger, type Logger } from '../kiosk/log.js';
 import { availableProfiles } from '../kiosk/profiles.js';
 import { DiagnosticsLog } from './diagnostics.js';
+import { managedKeys, type ManagedConfig } from './managed-config.js';
+import { RendererErrorLog } from './renderer-errors.js';
 import { API_KEY_SECRET, FileSecretStore, type SecretStore } from './secret-store.js';
 import { runSelfTest } from './self-test.js';
 import {
   applyUpdate,
   lockedErrors,
-  lockedKeys,
+  lockSources,
   PersistedSettings,
   SettingsStore,
   settingKeyFor,
@@ -79,8 +86,20 @@ export interface KioskServiceOptions {
   readonly configFile?: string;
   /** Environment (default `process.env`). */
   readonly env?: NodeJS.ProcessEnv;
-  /** Command-line values in the config's own shape: the highest precedence, shown as locked. */
+  /** Command-line values in the config's own shape: above the environment, shown as locked. */
   readonly overrides?: Json;
+  /**
+   * The managed machine file (src/service/managed-config.ts): its layer is the highest precedence, above
+   * the command line too, because it is the fleet's policy (a local script or shortcut must not undo it);
+   * every key it sets is locked; `staff.pinHash` in it is the staff PIN (not changeable here). A `problem`
+   * keeps the kiosk in `config_error`, naming the file and the key.
+   */
+  readonly managed?: ManagedConfig;
+  /**
+   * The application around the service (the Electron shell), for diagnostics. The service fills in what
+   * it knows better itself: the secret store's protection and problem, and the managed file's path and keys.
+   */
+  readonly appStatus?: () => AppStatus;
   /** Where the API key is kept (default: a {@link FileSecretStore} in `dataDir`). */
   readonly secrets?: SecretStore;
   /** The QA demo's embedded mock backend; the backend URL and API key then show as locked. */
@@ -108,6 +127,8 @@ const BUSY_PHASES: ReadonlySet<KioskView['phase']> = new Set(['engaging', 'await
 const VISIT_END_PHASES: ReadonlySet<KioskView['phase']> = new Set(['result', 'error', 'remove_phone']);
 /** Phases in which a scan is taken (the core waits `armWaitMs` for a session while connecting or offline). */
 const WAITING_PHASES: ReadonlySet<KioskView['phase']> = new Set(['ready', 'connecting', 'offline']);
+/** Phases with no customer at the counter. */
+const IDLE_PHASES: ReadonlySet<KioskView['phase']> = new Set(['ready', 'connecting', 'offline', 'config_error']);
 const MDOC_PREFIX = /^mdoc:/i;
 const DEFAULT_LANGUAGE_RESET_MS = 60_000;
 const DEFAULT_SESSION_REFRESH_MS = 5_000;
@@ -175,11 +196,15 @@ function kioskPart(config: KioskConfig): Json {
 
 const EMPTY_DEVICES: DevicePorts = {};
 
-function managedPinHash(overrides: Json | undefined): string | undefined {
-  const staff = overrides?.staff;
-  if (typeof staff !== 'object' || staff === null) return undefined;
-  const hash = (staff as Json).pinHash;
-  return typeof hash === 'string' ? hash : undefined;
+/** A staff PIN hash set above the saved settings: the managed file's, else the command line's. */
+function managedPinHash(...layers: (Json | undefined)[]): string | undefined {
+  for (const layer of layers) {
+    const staff = layer?.staff;
+    if (typeof staff !== 'object' || staff === null) continue;
+    const hash = (staff as Json).pinHash;
+    if (typeof hash === 'string') return hash;
+  }
+  return undefined;
 }
 
 const CAMERA_PROBLEMS: ReadonlySet<CameraState> = new Set<CameraState>(['denied', 'missing', 'unplugged', 'error']);
@@ -191,14 +216,22 @@ export class KioskService implements KioskApiHandlers {
   private readonly store: SettingsStore;
   private readonly secrets: SecretStore;
   private readonly diagnostics: DiagnosticsLog;
-  private readonly version: string;
-  private readonly startedAt: number;
+  /** Version shown in diagnostics and the health record. */
+  readonly version: string;
+  /** When this service was created (ms since the epoch). */
+  readonly startedAt: number;
   private readonly locked: readonly string[];
+  private readonly lockedBy: ReadonlyMap<string, LockSource>;
+  private readonly rendererErrors: RendererErrorLog;
   private readonly staff: StaffGate;
   private log: Logger;
   private effective: KioskConfig = parseConfig({});
   private configProblem: string | undefined;
   private settingsProblem: string | undefined;
+  /** The managed file cannot be used: not cleared by a save (staff cannot fix it here). */
+  private readonly managedProblem: string | undefined;
+  /** The stored API key cannot be read; the kiosk still runs when the key comes from another source. */
+  private secretsProblem: string | undefined;
   private apiKey: string | undefined;
   private devices: DeviceSet | undefined;
   private kiosk: Kiosk | undefined;
@@ -238,11 +271,15 @@ export class KioskService implements KioskApiHandlers {
     this.version = options.version ?? packageVersion();
     this.startedAt = this.now();
     this.log = createLogger({ level: 'silent' });
-    this.locked = lockedKeys({
+    this.lockedBy = lockSources({
       env: this.env,
       ...(options.overrides ? { overrides: options.overrides } : {}),
+      ...(options.managed ? { managed: options.managed.layer } : {}),
       backendOverride: options.backendOverride !== undefined,
     });
+    this.locked = [...this.lockedBy.keys()];
+    this.managedProblem = options.managed?.problem;
+    this.rendererErrors = new RendererErrorLog({ log: () => this.log, count: (key) => this.diagnostics.count(key), now: this.now });
     this.staff = new StaffGate({
       config: () => this.effective.staff,
       record: this.store.currentStaff,
@@ -254,7 +291,7 @@ export class KioskService implements KioskApiHandlers {
         this.log[level]({ event, ...fields }, event.replace(/_/g, ' '));
       },
       ...(options.pinScrypt ? { scrypt: options.pinScrypt } : {}),
-      ...(managedPinHash(options.overrides) === undefined ? {} : { managedPinHash: managedPinHash(options.overrides) }),
+      ...(managedPinHash(options.managed?.layer, options.overrides) === undefined ? {} : { managedPinHash: managedPinHash(options.managed?.layer, options.overrides) }),
     });
     this.view = serviceView('starting', this.effective.profile, deviceStatus(EMPTY_DEVICES), this.now());
     this.current = this.buildState();
@@ -280,12 +317,16 @@ export class KioskService implements KioskApiHandlers {
     try {
       this.apiKey = await this.secrets.get(API_KEY_SECRET);
     } catch (e) {
-      this.settingsProblem ??= `the stored API key cannot be read: ${errorText(e)}`;
+      // Not fatal by itself: the kiosk runs on a key from another source (managed file, environment),
+      // staff see the problem, and saving a key on the settings screen replaces the unreadable one.
+      this.secretsProblem = `the stored API key cannot be read: ${errorText(e)}`.slice(0, 500);
     }
     const resolved = this.resolve(this.store.currentSettings, this.apiKey);
     this.effective = resolved.config;
     this.configProblem = resolved.problem;
     this.log = this.createLog(this.effective.log.level);
+    if (this.managedProblem !== undefined) this.log.error({ event: 'managed_config_invalid' }, this.managedProblem);
+    if (this.secretsProblem !== undefined) this.log.warn({ event: 'secret_store_failed' }, this.secretsProblem);
     for (const problem of loaded.problems) this.log.warn({ event: 'settings_file_invalid' }, problem);
     this.language = this.effective.ui.defaultLanguage;
     this.devices = await this.buildDevices();
@@ -309,6 +350,7 @@ export class KioskService implements KioskApiHandlers {
 
   private async doStop(): Promise<void> {
     this.phase = 'stopped';
+    this.rendererErrors.dispose();
     this.releaseIdleWaiters();
     clearInterval(this.sessionTimer);
     clearTimeout(this.languageTimer);
@@ -339,6 +381,14 @@ export class KioskService implements KioskApiHandlers {
 
   staffUnlocked(): boolean {
     return this.staff.unlocked();
+  }
+
+  /**
+   * Nobody is using the kiosk: no verification runs, no customer's outcome or error is on screen, and no
+   * staff session is open. The updater installs only while this holds.
+   */
+  isIdle(): boolean {
+    return this.phase === 'running' && IDLE_PHASES.has(this.view.phase) && !this.staff.unlocked();
   }
 
   /** Every finished verification of whichever kiosk runs (it holds disclosed data: QA and tests only). */
@@ -444,15 +494,21 @@ export class KioskService implements KioskApiHandlers {
     return createLogger({ level: loggerLevel, name: 'mdl-kiosk' }, multistream(streams));
   }
 
-  private overridesLayer(): Json | undefined {
-    const { overrides, backendOverride } = this.options;
-    if (!backendOverride) return overrides;
-    return mergeConfig(overrides ?? {}, { backend: { baseUrl: backendOverride.baseUrl, apiKey: backendOverride.apiKey } });
+  /**
+   * The top of the stack: the managed file's layer, and above it the QA demo's embedded backend (which
+   * only runs when no backend is configured; its key must never go to another backend's address).
+   */
+  private topLayer(): Json | undefined {
+    const { managed, backendOverride } = this.options;
+    const layer = managed?.layer;
+    if (!backendOverride) return layer;
+    return mergeConfig(layer ?? {}, { backend: { baseUrl: backendOverride.baseUrl, apiKey: backendOverride.apiKey } });
   }
 
   /** The configuration with these saved settings; on failure the defaults and the reason. */
   private resolve(settings: PersistedSettings, apiKey: string | undefined): { config: KioskConfig; problem?: string; errors: FieldError[] } {
-    const overrides = this.overridesLayer();
+    const { overrides } = this.options;
+    const top = this.topLayer();
     let merged: Json;
     try {
       merged = mergeConfigSources({
@@ -460,6 +516,7 @@ export class KioskService implements KioskApiHandlers {
         env: this.env,
         persisted: settingsLayer(settings, apiKey),
         ...(overrides ? { overrides } : {}),
+        ...(top ? { managed: top } : {}),
       });
     } catch (e) {
       const problem = errorText(e);
@@ -510,7 +567,9 @@ export class KioskService implements KioskApiHandlers {
 
   private buildKiosk(): void {
     const ports = this.devices?.ports ?? EMPTY_DEVICES;
-    const problem = this.settingsProblem ?? this.configProblem;
+    // An unreadable stored key only stops the kiosk when no other source gives one.
+    const keyProblem = this.effective.backend.apiKey === undefined ? this.secretsProblem : undefined;
+    const problem = this.managedProblem ?? this.settingsProblem ?? this.configProblem ?? keyProblem;
     if (problem !== undefined) {
       this.showConfigError(problem);
       return;
@@ -671,7 +730,10 @@ export class KioskService implements KioskApiHandlers {
 
   readonly setProfile = async (args: Args<'setProfile'>): Promise<Ok> => {
     this.staff.touch();
-    if (this.locked.includes('profile')) throw new KioskApiError('invalid_args', 'setProfile: the profile is set by the environment or the command line');
+    if (this.locked.includes('profile')) {
+      const refused = lockedErrors({ profile: args.name }, this.locked, this.lockedBy, this.options.managed?.path)[0];
+      throw new KioskApiError('invalid_args', `setProfile: ${refused?.message ?? 'the profile cannot be changed here'}`);
+    }
     if (!Object.hasOwn(availableProfiles(this.effective), args.name)) throw new KioskApiError('invalid_args', 'setProfile: unknown request profile');
     await this.store.saveSettings({ ...this.store.currentSettings, profile: args.name });
     this.effective = { ...this.effective, profile: args.name };
@@ -685,7 +747,7 @@ export class KioskService implements KioskApiHandlers {
 
   readonly getSettings = (): Settings => {
     this.staff.touch();
-    return settingsView(this.effective, this.locked);
+    return settingsView(this.effective, this.locked, this.lockedBy);
   };
 
   readonly saveSettings = (update: Args<'saveSettings'>): Promise<SaveResult> => {
@@ -696,7 +758,7 @@ export class KioskService implements KioskApiHandlers {
 
   private async save(update: Args<'saveSettings'>): Promise<SaveResult> {
     this.staff.touch();
-    const refused = lockedErrors(update, this.locked);
+    const refused = lockedErrors(update, this.locked, this.lockedBy, this.options.managed?.path);
     if (refused.length > 0) return { ok: false, errors: refused };
     if (update.apiKey !== undefined && update.clearApiKey) {
       return { ok: false, errors: [{ key: 'apiKey', message: 'give a new API key or clear it, not both' }] };
@@ -719,9 +781,17 @@ export class KioskService implements KioskApiHandlers {
     const errors = candidate.problem === undefined ? this.candidateErrors(candidate.config) : candidate.errors;
     if (errors.length > 0) return { ok: false, errors };
 
+    // The key first: a secret store that refuses it (no OS keyring, say) leaves everything as it was.
+    try {
+      if (update.apiKey !== undefined) await this.secrets.set(API_KEY_SECRET, update.apiKey);
+      else if (update.clearApiKey) await this.secrets.delete(API_KEY_SECRET);
+    } catch (e) {
+      const message = `the API key could not be stored: ${errorText(e)}`.slice(0, 1_000);
+      this.log.error({ event: 'secret_store_failed' }, message);
+      return { ok: false, errors: [{ key: 'apiKey', message }] };
+    }
+    if (update.apiKey !== undefined || update.clearApiKey) this.secretsProblem = undefined;
     await this.store.saveSettings(nextSettings.data);
-    if (update.apiKey !== undefined) await this.secrets.set(API_KEY_SECRET, update.apiKey);
-    else if (update.clearApiKey) await this.secrets.delete(API_KEY_SECRET);
     this.apiKey = nextKey;
     this.settingsProblem = undefined;
     this.configProblem = undefined;
@@ -738,7 +808,7 @@ export class KioskService implements KioskApiHandlers {
     }
     if (update.defaultLanguage !== undefined && this.view.phase === 'ready') this.language = candidate.config.ui.defaultLanguage;
     this.publish();
-    return { ok: true, settings: settingsView(candidate.config, this.locked) };
+    return { ok: true, settings: settingsView(candidate.config, this.locked, this.lockedBy) };
   }
 
   readonly changePin = async (args: Args<'changePin'>): Promise<Ok | { ok: false; errors: FieldError[] }> => {
@@ -761,7 +831,34 @@ export class KioskService implements KioskApiHandlers {
 
   readonly getDiagnostics = (): Diagnostics => {
     this.staff.touch();
-    return this.diagnostics.snapshot(this.version, this.startedAt);
+    return { ...this.diagnostics.snapshot(this.version, this.startedAt), app: this.appStatus() };
+  };
+
+  /** The application's status for diagnostics: the shell's report, completed with what the service knows. */
+  appStatus(): AppStatus {
+    let reported: AppStatus | undefined;
+    try {
+      reported = this.options.appStatus?.();
+    } catch (e) {
+      this.log.warn({ event: 'app_status_failed' }, `the application status could not be read: ${errorText(e)}`);
+    }
+    const managedPath = this.options.managed?.path ?? reported?.managedConfigPath;
+    const keys = this.options.managed ? managedKeys(this.options.managed) : (reported?.managedKeys ?? []);
+    const secretsProblem = this.secretsProblem ?? reported?.secretsProblem;
+    const status: AppStatus = {
+      ...reported,
+      flavour: reported?.flavour ?? (this.options.testMode ? 'qa' : 'production'),
+      secretsProtection: this.secrets.protection,
+      managedKeys: keys.slice(0, 100).map((k) => k.slice(0, 200)),
+    };
+    if (managedPath !== undefined) status.managedConfigPath = managedPath.slice(0, 1_000);
+    if (secretsProblem !== undefined) status.secretsProblem = secretsProblem.slice(0, 500);
+    return status;
+  }
+
+  readonly reportError = (args: Args<'reportError'>): Ok => {
+    this.rendererErrors.report(args);
+    return { ok: true };
   };
 
   readonly selfTest = (): { checks: SelfTestCheck[] } => {

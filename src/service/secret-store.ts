@@ -45,6 +45,24 @@ export class MemorySecretStore implements SecretStore {
   }
 }
 
+/**
+ * The values of a plain-text `secrets.json`, or undefined when there is none. Throws a
+ * {@link SecretStoreError} naming the file and the bad key (never a value) when it is not ours.
+ */
+export async function readPlainSecretFile(path: string): Promise<Record<string, string> | undefined> {
+  const text = await readFileIfExists(path);
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new SecretStoreError(`${path} is not valid JSON`);
+  }
+  const parsed = SecretFile.safeParse(value);
+  if (!parsed.success) throw new SecretStoreError(`${path}: ${parsed.error.issues.map((i) => i.path.join('.') || '(root)').join(', ')}: unexpected content`);
+  return parsed.data.secrets;
+}
+
 /** `secrets.json` in the data directory, mode 0600: protected by file permissions only. */
 export class FileSecretStore implements SecretStore {
   readonly protection = 'file-permissions' as const;
@@ -57,18 +75,7 @@ export class FileSecretStore implements SecretStore {
   }
 
   private async readAll(): Promise<Record<string, string>> {
-    const text = await readFileIfExists(this.path);
-    if (text === undefined) return {};
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw new SecretStoreError(`${this.path} is not valid JSON`);
-    }
-    const parsed = SecretFile.safeParse(value);
-    // The message names the bad key, never a value.
-    if (!parsed.success) throw new SecretStoreError(`${this.path}: ${parsed.error.issues.map((i) => i.path.join('.') || '(root)').join(', ')}: unexpected content`);
-    return parsed.data.secrets;
+    return (await readPlainSecretFile(this.path)) ?? {};
   }
 
   private update(change: (secrets: Record<string, string>) => void): Promise<void> {

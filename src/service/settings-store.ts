@@ -2,16 +2,17 @@
  * The settings staff change on the kiosk's screen, kept in `settings.json` in the data directory (mode
  * 0600, written atomically), and how they sit among the other configuration sources:
  *
- *   defaults → config file → these settings → environment → command line (→ the QA demo's backend)
+ *   defaults → config file → these settings → environment → command line → managed file (→ the QA demo's backend)
  *
- * A key set by the environment, the command line or the demo is `locked`: shown, not editable. The API key
+ * A key set by the environment, the command line, the managed machine file or the demo is `locked`: shown,
+ * not editable, and the screen says which source sets it. The API key
  * is not in this file: it lives in the {@link SecretStore}. The staff PIN hash and the wrong-PIN counter
  * are kept here too (so a restart does not reset a lockout), in a section of their own that is validated
  * separately, so a hand-edited settings section cannot lock staff out of fixing it.
  */
 import { join } from 'node:path';
 import { z } from 'zod';
-import { BleRoles, EditableTimeouts, Language, type FieldError, type Settings, type SettingsUpdate } from '../common/kiosk-api.js';
+import { BleRoles, EditableTimeouts, Language, type FieldError, type LockSource, type Settings, type SettingsUpdate } from '../common/kiosk-api.js';
 import { environmentLayer, type KioskConfig } from '../kiosk/config.js';
 import { readFileIfExists, writeFileAtomic } from './atomic-file.js';
 
@@ -165,24 +166,39 @@ export interface LockSources {
   readonly env: NodeJS.ProcessEnv;
   /** Command-line values, in the config's shape. */
   readonly overrides?: Json;
+  /** The managed machine file's layer, in the config's shape. */
+  readonly managed?: Json;
   /** The QA demo's embedded backend. */
   readonly backendOverride?: boolean;
 }
 
+/**
+ * Keys the staff cannot change here and the source that sets each: the one whose value is in effect
+ * (the demo's backend, then the managed file, the command line, the environment).
+ */
+export function lockSources(sources: LockSources): Map<SettingKey, LockSource> {
+  const env = environmentLayer(sources.env);
+  const layers: [LockSource, Json | undefined][] = [
+    ['environment', env],
+    ['command_line', sources.overrides],
+    ['managed', sources.managed],
+  ];
+  const found = new Map<SettingKey, LockSource>();
+  // Lowest first: a higher source overwrites the name of a lower one.
+  for (const [source, layer] of layers) {
+    for (const key of SETTING_KEYS) if (at(layer, SETTING_PATHS[key]) !== undefined) found.set(key, source);
+    if (at(layer, ['backend', 'apiKeyFile']) !== undefined) found.set('apiKey', source);
+  }
+  if (sources.backendOverride) {
+    found.set('backendUrl', 'test_setup');
+    found.set('apiKey', 'test_setup');
+  }
+  return new Map(SETTING_KEYS.filter((k) => found.has(k)).map((k) => [k, found.get(k) as LockSource]));
+}
+
 /** Keys the staff cannot change here, because a higher source sets them. */
 export function lockedKeys(sources: LockSources): SettingKey[] {
-  const env = environmentLayer(sources.env);
-  const locked = new Set<SettingKey>();
-  for (const key of SETTING_KEYS) {
-    const path = SETTING_PATHS[key];
-    if (at(env, path) !== undefined || at(sources.overrides, path) !== undefined) locked.add(key);
-  }
-  if (at(env, ['backend', 'apiKeyFile']) !== undefined || at(sources.overrides, ['backend', 'apiKeyFile']) !== undefined) locked.add('apiKey');
-  if (sources.backendOverride) {
-    locked.add('backendUrl');
-    locked.add('apiKey');
-  }
-  return SETTING_KEYS.filter((k) => locked.has(k));
+  return [...lockSources(sources).keys()];
 }
 
 /** The persisted settings (and the stored API key) as a configuration layer. */
@@ -198,7 +214,7 @@ export function settingsLayer(settings: PersistedSettings, apiKey: string | unde
 }
 
 /** What the settings screen shows for an effective configuration. Never the API key itself. */
-export function settingsView(config: KioskConfig, locked: readonly string[]): Settings {
+export function settingsView(config: KioskConfig, locked: readonly string[], lockedBy?: ReadonlyMap<string, LockSource>): Settings {
   // The screen edits within the contract's ranges; a configuration outside them (test setups with very
   // short screens) is shown at the nearest bound rather than breaking the settings screen.
   const clamp = (value: number, key: keyof typeof EditableTimeouts.shape): number => {
@@ -218,6 +234,7 @@ export function settingsView(config: KioskConfig, locked: readonly string[]): Se
     defaultLanguage: config.ui.defaultLanguage,
     timeouts: { resultDisplayMs, errorDisplayMs, removePhoneMs },
     locked: [...locked],
+    ...(lockedBy && lockedBy.size > 0 ? { lockedBy: Object.fromEntries(lockedBy) } : {}),
   };
 }
 
@@ -234,11 +251,30 @@ export function updatedKeys(update: SettingsUpdate): SettingKey[] {
   return keys;
 }
 
-/** Field errors for keys the update may not change; empty when none. */
-export function lockedErrors(update: SettingsUpdate, locked: readonly string[]): FieldError[] {
+const LOCK_REASONS: Record<LockSource, string> = {
+  managed: 'the managed configuration file (fleet policy)',
+  environment: 'the environment',
+  command_line: 'the command line',
+  test_setup: 'the test setup',
+};
+
+/**
+ * Field errors for keys the update may not change; empty when none. Each names the source that sets the
+ * key (and the managed file's path), so staff know where it must be changed instead.
+ */
+export function lockedErrors(update: SettingsUpdate, locked: readonly string[], lockedBy?: ReadonlyMap<string, LockSource>, managedPath?: string): FieldError[] {
   return updatedKeys(update)
     .filter((k) => locked.includes(k))
-    .map((key) => ({ key, message: `${key} is set by the environment, the command line or the test setup, and cannot be changed here` }));
+    .map((key) => {
+      const source = lockedBy?.get(key);
+      const where =
+        source === undefined
+          ? 'the environment, the command line or the test setup'
+          : source === 'managed' && managedPath !== undefined
+            ? `${LOCK_REASONS.managed}, ${managedPath}`
+            : LOCK_REASONS[source];
+      return { key, message: `${key} is set by ${where}, and cannot be changed here`.slice(0, 1_000) };
+    });
 }
 
 /** The persisted settings after an update (the API key is handled by the secret store). */

@@ -78,7 +78,7 @@ export interface StaffGateOptions {
   readonly onChange: () => void;
   readonly onEvent?: (event: 'staff_unlocked' | 'staff_pin_wrong' | 'staff_locked_out' | 'staff_locked' | 'staff_pin_changed' | 'staff_pin_hash_invalid', fields?: Record<string, number>) => void;
   readonly scrypt?: ScryptParams;
-  /** A PIN hash set by the command line or the test setup: it wins and cannot be changed on the screen. */
+  /** A PIN hash set by the managed file, the command line or the test setup: it wins and cannot be changed on the screen. */
   readonly managedPinHash?: string;
 }
 
@@ -208,7 +208,7 @@ export class StaffGate {
 
   /** Sets a new PIN (staff, or `--set-pin`); clears the wrong-PIN counter and any lockout. */
   async setPin(pin: string): Promise<void> {
-    if (this.options.managedPinHash !== undefined) throw new ManagedPinError('the staff PIN is set by the command line or the test setup and cannot be changed here');
+    if (this.options.managedPinHash !== undefined) throw new ManagedPinError('the staff PIN is set by the managed configuration file, the command line or the test setup, and cannot be changed here');
     const checked = Pin.parse(pin);
     const pinHash = await hashPin(checked, this.options.scrypt);
     await this.save({ pinHash, failures: 0, lockouts: 0, lockedOutUntil: null });

@@ -392,6 +392,7 @@ export function fixtureSettings(): Settings {
     defaultLanguage: 'en',
     timeouts: { resultDisplayMs: 30_000, errorDisplayMs: 6_000, removePhoneMs: 30_000 },
     locked: ['backendUrl', 'apiKey'],
+    lockedBy: { backendUrl: 'managed', apiKey: 'managed' },
   };
 }
 
@@ -407,6 +408,15 @@ export function fixtureDiagnostics(now = Date.now()): Diagnostics {
       { at: now - 60_000, level: 'info', event: 'staff_unlocked' },
     ],
     counts: { verifications: 14, verified: 11, rejected: 2, errors: 1, qr_scans: 9, nfc_taps: 5 },
+    app: {
+      flavour: 'production',
+      secretsProtection: 'os-encrypted',
+      managedConfigPath: '/etc/mdl-kiosk/config.json',
+      managedKeys: ['backend.baseUrl', 'backend.apiKeyFile', 'app.updates.channel'],
+      logDir: '/home/kiosk/.config/mdl-kiosk/logs',
+      healthFile: '/home/kiosk/.config/mdl-kiosk/health.json',
+      updates: { state: 'error', error: 'net::ERR_NAME_NOT_RESOLVED', checkedAt: now - 3_600_000 },
+    },
   };
 }
 
@@ -458,6 +468,7 @@ const FAKE_KIOSK_SOURCE = String.raw`
       return Promise.resolve({ ok: true, settings: settings }); },
     changePin: function (a) { record('changePin', {}); return Promise.resolve(ok); },
     getDiagnostics: function (a) { record('getDiagnostics', a); return Promise.resolve(config.diagnostics); },
+    reportError: function (a) { record('reportError', { kind: a.kind }); return Promise.resolve(ok); },
     selfTest: function (a) { record('selfTest', a); return Promise.resolve({ checks: [
       { name: 'backend', ok: true, status: 'reachable', detail: 'http://127.0.0.1:8443 answered in 12 ms' },
       { name: 'nfc', ok: true, status: 'usable', detail: 'Virtual PC/SC reader 00 00' },

@@ -1,13 +1,13 @@
 /**
- * Kiosk configuration: documented defaults, precedence (defaults → file → environment → overrides),
- * validation with messages that name the offending setting, the timeout consistency rules, and the API
- * key file.
+ * Kiosk configuration: documented defaults, precedence (defaults → file → environment → overrides →
+ * managed file), validation with messages that name the offending setting, the timeout consistency rules,
+ * the API key file, and the desktop application's `app` section.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, mergeConfig, parseConfig } from '../../src/kiosk/config.js';
+import { ConfigError, jsonSyntaxText, loadConfig, mergeConfig, parseConfig } from '../../src/kiosk/config.js';
 
 let dir: string;
 beforeEach(() => {
@@ -151,6 +151,97 @@ describe('sources and precedence', () => {
   it('a config file that is not JSON, or not an object, is refused', () => {
     expect(configError(() => loadConfig({ file: file('bad.json', '{ "profile": '), env: {} })).message).toMatch(/not valid JSON/);
     expect(configError(() => loadConfig({ file: file('arr.json', '[1,2]'), env: {} })).message).toMatch(/JSON object/);
+  });
+
+  it('a JSON syntax error does not quote the file (it may hold an API key)', () => {
+    const error = configError(() => loadConfig({ file: file('bad.json', '{"backend": {"apiKey": sk_live_SECRET_55}}'), env: {} }));
+    expect(error.message).toMatch(/not valid JSON: Unexpected token/);
+    expect(error.message).not.toContain('SECRET_55');
+    expect(jsonSyntaxText(new SyntaxError('Unterminated string in JSON at position 18'))).toBe('Unterminated string in JSON at position 18');
+  });
+
+  it('the managed layer wins over every other source, the command line included', () => {
+    const path = file('kiosk.json', JSON.stringify({ backend: { baseUrl: 'https://file.example/v1' }, profile: 'identity', app: { updates: { channel: 'beta' } } }));
+    const config = loadConfig({
+      file: path,
+      env: { MDL_KIOSK_BACKEND_URL: 'https://env.example/v1', MDL_KIOSK_PROFILE: 'full' },
+      persisted: { profile: 'age_over_18' },
+      overrides: { backend: { baseUrl: 'https://cli.example/v1' }, profile: 'age_over_18' },
+      managed: { backend: { baseUrl: 'https://fleet.example/v1' }, app: { updates: { channel: 'pilot' } } },
+    });
+    expect(config.backend.baseUrl).toBe('https://fleet.example/v1');
+    expect(config.app.updates.channel).toBe('pilot');
+    // What the managed file leaves unset still comes from below.
+    expect(config.profile).toBe('age_over_18');
+  });
+
+  it('a managed API key file replaces an API key given lower down (and the reverse)', () => {
+    const keyFile = file('fleet-key', 'fleet_key_1\n');
+    expect(loadConfig({ env: { MDL_KIOSK_API_KEY: 'env-key' }, managed: { backend: { apiKeyFile: keyFile } } }).backend.apiKey).toBe('fleet_key_1');
+    expect(loadConfig({ env: { MDL_KIOSK_API_KEY_FILE: keyFile }, managed: { backend: { apiKey: 'managed-key' } } }).backend.apiKey).toBe('managed-key');
+  });
+});
+
+describe('the app section (desktop application)', () => {
+  it('has the documented defaults', () => {
+    expect(parseConfig({}).app).toEqual({
+      kioskMode: true,
+      startAtLogin: false,
+      devTools: false,
+      allowBasicTextSecrets: false,
+      updates: { enabled: false, channel: 'latest', checkEveryMinutes: 240 },
+      logs: { retentionDays: 14, maxFileMegabytes: 10 },
+      health: { everySeconds: 30 },
+    });
+  });
+
+  it('accepts a full, valid section', () => {
+    const app = {
+      kioskMode: false,
+      startAtLogin: true,
+      devTools: true,
+      allowBasicTextSecrets: true,
+      updates: { enabled: true, url: 'https://updates.example.com/mdl-kiosk/', channel: 'pilot-2', checkEveryMinutes: 15, maintenanceWindow: '23:30-01:15' },
+      logs: { retentionDays: 365, maxFileMegabytes: 100 },
+      health: { everySeconds: 3_600 },
+    };
+    expect(parseConfig({ app }).app).toEqual(app);
+  });
+
+  it('allows plain http for an update feed on this machine only', () => {
+    for (const url of ['http://127.0.0.1:8080/feed/', 'http://localhost/feed', 'http://[::1]:9000/']) {
+      expect(parseConfig({ app: { updates: { url } } }).app.updates.url, url).toBe(url);
+    }
+  });
+
+  it.each([
+    [{ updates: { url: 'http://updates.example.com/' } }, 'app.updates.url', /https:\/\//],
+    [{ updates: { url: 'ftp://updates.example.com/' } }, 'app.updates.url', /https:\/\//],
+    [{ updates: { url: 'updates.example.com' } }, 'app.updates.url', /absolute URL/],
+    [{ updates: { url: 'https://user:pw@updates.example.com/' } }, 'app.updates.url', /user name or password/],
+    [{ updates: { channel: 'Beta' } }, 'app.updates.channel', /lower-case/],
+    [{ updates: { channel: '1st' } }, 'app.updates.channel', /starting with a letter/],
+    [{ updates: { channel: `a${'b'.repeat(32)}` } }, 'app.updates.channel', /at most 32/],
+    [{ updates: { maintenanceWindow: '2:00-4:00' } }, 'app.updates.maintenanceWindow', /HH:MM-HH:MM/],
+    [{ updates: { maintenanceWindow: '24:00-01:00' } }, 'app.updates.maintenanceWindow', /HH:MM-HH:MM/],
+    [{ updates: { maintenanceWindow: '02:00-02:60' } }, 'app.updates.maintenanceWindow', /HH:MM-HH:MM/],
+    [{ updates: { maintenanceWindow: '02:00-02:00' } }, 'app.updates.maintenanceWindow', /same minute/],
+    [{ updates: { checkEveryMinutes: 14 } }, 'app.updates.checkEveryMinutes', />=15/],
+    [{ updates: { checkEveryMinutes: 1_441 } }, 'app.updates.checkEveryMinutes', /<=1440/],
+    [{ updates: { checkEveryMinutes: 60.5 } }, 'app.updates.checkEveryMinutes', /expected int/],
+    [{ updates: { enabled: 'yes' } }, 'app.updates.enabled', /boolean/],
+    [{ logs: { retentionDays: 0 } }, 'app.logs.retentionDays', />=1/],
+    [{ logs: { retentionDays: 366 } }, 'app.logs.retentionDays', /<=365/],
+    [{ logs: { maxFileMegabytes: 0 } }, 'app.logs.maxFileMegabytes', />=1/],
+    [{ logs: { maxFileMegabytes: 101 } }, 'app.logs.maxFileMegabytes', /<=100/],
+    [{ health: { everySeconds: 4 } }, 'app.health.everySeconds', />=5/],
+    [{ health: { everySeconds: 3_601 } }, 'app.health.everySeconds', /<=3600/],
+    [{ kioskMode: 'on' }, 'app.kioskMode', /boolean/],
+    [{ allowBasicTextSecrets: 1 }, 'app.allowBasicTextSecrets', /boolean/],
+  ])('%j → message names %s', (app, key, why) => {
+    const error = configError(() => parseConfig({ app }));
+    expect(error.message).toContain(`${key}: `);
+    expect(error.message).toMatch(why);
   });
 });
 

@@ -60,20 +60,61 @@ export class PcscBindingUnavailableError extends Error {
   override readonly name = 'PcscBindingUnavailableError';
 }
 
+/** What the process runs on, for naming a native-module mismatch (process.versions by default). */
+export interface NativeRuntime {
+  /** NODE_MODULE_VERSION of this runtime (`process.versions.modules`). */
+  readonly modules: string;
+  /** Set when running in Electron (`process.versions.electron`). */
+  readonly electron?: string;
+}
+
+function currentRuntime(): NativeRuntime {
+  // Typed loosely on purpose: Electron's typings declare `versions.electron` always present.
+  const versions: Partial<Record<string, string>> = process.versions;
+  const electron = versions.electron;
+  return { modules: process.versions.modules, ...(electron === undefined ? {} : { electron }) };
+}
+
+/** Loader errors meaning "the addon is there but was built for another runtime, OS or CPU". */
+const WRONG_BUILD = /invalid ELF header|wrong ELF class|Module did not self-register|not a valid Win32 application|wrong architecture|incompatible architecture|undefined symbol/i;
+
+/**
+ * A plain sentence for a failed `require('pcsclite')`. The common packaging mistake is an addon built for
+ * plain Node (by `npm ci`) loaded by Electron, whose ABI differs: Node then throws "was compiled against
+ * a different Node.js version using NODE_MODULE_VERSION x. This version of Node.js requires
+ * NODE_MODULE_VERSION y" (nodejs.org/api/addons.html; electronjs.org/docs/latest/tutorial/using-native-node-modules).
+ */
+export function pcscliteLoadFailureMessage(error: unknown, runtime: NativeRuntime = currentRuntime()): string {
+  const text = error instanceof Error ? error.message : String(error);
+  const rebuild = runtime.electron === undefined ? '`npm rebuild pcsclite`' : '`npx @electron/rebuild -f -w pcsclite`';
+  const versions = [...text.matchAll(/NODE_MODULE_VERSION\s+(\d+)/g)].map((m) => m[1]);
+  const runtimeName = runtime.electron === undefined ? 'Node' : `Electron ${runtime.electron}`;
+  if (versions.length > 0 || /compiled against a different Node\.js version/i.test(text)) {
+    const built = versions[0] ?? 'unknown';
+    const needed = versions[1] ?? runtime.modules;
+    return `pcsclite was built for a different Node/Electron ABI (NODE_MODULE_VERSION ${built}, needs ${needed} for ${runtimeName}): rebuild it with ${rebuild}`;
+  }
+  const wrongBuild = WRONG_BUILD.exec(text);
+  if (wrongBuild !== null) {
+    return `pcsclite's native addon does not fit this runtime (${wrongBuild[0]}; ${runtimeName}, NODE_MODULE_VERSION ${runtime.modules}): rebuild it with ${rebuild}`;
+  }
+  return (
+    `the pcsclite native module is not available (${text.split('\n')[0] ?? ''}); ` +
+    'install the PC/SC development files (Debian: libpcsclite-dev) and a compiler, then run npm ci again'
+  );
+}
+
 /**
  * Loads the `pcsclite` addon. It is an optional dependency (a machine without the PC/SC headers still
- * installs and runs the kiosk with other devices), so a missing or unbuilt addon is a clear error here.
+ * installs and runs the kiosk with other devices), so a missing, unbuilt or wrongly built addon is a clear
+ * error here (`load` is replaceable for tests).
  */
-export function loadPcscliteBinding(): BindingFactory {
-  const require = createRequire(import.meta.url);
+export function loadPcscliteBinding(load: (id: string) => unknown = createRequire(import.meta.url)): BindingFactory {
   let loaded: unknown;
   try {
-    loaded = require('pcsclite');
+    loaded = load('pcsclite');
   } catch (e) {
-    throw new PcscBindingUnavailableError(
-      `the pcsclite native module is not available (${(e as Error).message.split('\n')[0] ?? ''}); ` +
-        'install the PC/SC development files (Debian: libpcsclite-dev) and a compiler, then run npm ci again',
-    );
+    throw new PcscBindingUnavailableError(pcscliteLoadFailureMessage(e));
   }
   if (typeof loaded !== 'function') throw new PcscBindingUnavailableError('the pcsclite module does not export a factory function');
   const factory = loaded as () => BindingContext;

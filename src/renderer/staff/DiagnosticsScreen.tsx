@@ -1,12 +1,13 @@
 /**
  * Diagnostics (behind the staff PIN): the device self-test, recent events (newest first) and counts, the
- * version. The host sends categories and counts only, never personal data; React escapes every text it
+ * version, and how the application is set up (secrets, managed file, logs, updates). The host sends categories and counts only, never personal data; React escapes every text it
  * shows. The self-test first probes the camera here (the screen owns it) and reports what it found, so the
  * host's camera check reflects the camera as it is now.
  */
 import { useCallback, useEffect, useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { DiagnosticEvent, Diagnostics, KioskApi, SelfTestCheck } from '../../common/kiosk-api.js';
+import { AppStatusCard } from './AppStatusCard.js';
 import { probeCamera } from './camera-probe.js';
 import { countLabel, selfTestStatusText } from './diagnostic-texts.js';
 
@@ -143,6 +144,7 @@ export function DiagnosticsScreen(props: { api: KioskApi; language: string; came
             {Object.keys(diagnostics.value.counts).length === 0 ? <p className="body-text">{t('diagnostics.noCounts')}</p> : null}
           </section>
         ) : null}
+        {diagnostics.kind === 'loaded' && diagnostics.value.app !== undefined ? <AppStatusCard app={diagnostics.value.app} dateTime={dateTime} /> : null}
       </div>
       <div className="staff-card">
         <div className="card-heading">

@@ -1,6 +1,7 @@
-/** One labelled settings field: help text, "set by the environment" when locked, and its error. */
+/** One labelled settings field: help text, where its value is set when locked, and its error. */
 import { useId, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
+import type { LockSource } from '../../common/kiosk-api.js';
 import type { FormError } from './settings-form.js';
 
 export interface FieldControlProps {
@@ -10,14 +11,33 @@ export interface FieldControlProps {
   readonly disabled: boolean;
 }
 
-export function Field(props: { label: string; note?: string | undefined; help?: string | undefined; locked: boolean; error?: FormError | undefined; name: string; children: (control: FieldControlProps) => ReactNode }): ReactNode {
+/**
+ * `locked`: false when editable; else the source that sets the value (named under the field), or true when
+ * the host did not say which.
+ */
+export function Field(props: { label: string; note?: string | undefined; help?: string | undefined; locked: boolean | LockSource; error?: FormError | undefined; name: string; children: (control: FieldControlProps) => ReactNode }): ReactNode {
   const { t } = useTranslation();
+  const isLocked = props.locked !== false;
+  const lockedText = ((): string => {
+    switch (props.locked) {
+      case 'managed':
+        return t('settings.lockedBy.managed');
+      case 'environment':
+        return t('settings.lockedBy.environment');
+      case 'command_line':
+        return t('settings.lockedBy.commandLine');
+      case 'test_setup':
+        return t('settings.lockedBy.testSetup');
+      default:
+        return t('settings.locked');
+    }
+  })();
   const id = useId();
   const helpId = `${id}-help`;
   const errorId = `${id}-error`;
   const lockedId = `${id}-locked`;
   const noteId = `${id}-note`;
-  const describedBy = [props.note ? noteId : null, props.help ? helpId : null, props.locked ? lockedId : null, props.error ? errorId : null].filter((x) => x !== null).join(' ');
+  const describedBy = [props.note ? noteId : null, props.help ? helpId : null, isLocked ? lockedId : null, props.error ? errorId : null].filter((x) => x !== null).join(' ');
   const errorText = props.error ? (props.error.kind === 'range' ? t('settings.range', { min: props.error.min, max: props.error.max }) : props.error.message) : null;
   return (
     <div className={`field${props.error ? ' field--invalid' : ''}`} data-field={props.name}>
@@ -34,10 +54,10 @@ export function Field(props: { label: string; note?: string | undefined; help?: 
           {props.help}
         </p>
       ) : null}
-      {props.children({ id, ...(describedBy ? { 'aria-describedby': describedBy } : {}), 'aria-invalid': props.error !== undefined, disabled: props.locked })}
-      {props.locked ? (
-        <p id={lockedId} className="field-locked">
-          {t('settings.locked')}
+      {props.children({ id, ...(describedBy ? { 'aria-describedby': describedBy } : {}), 'aria-invalid': props.error !== undefined, disabled: isLocked })}
+      {isLocked ? (
+        <p id={lockedId} className="field-locked" data-locked-by={typeof props.locked === 'string' ? props.locked : undefined}>
+          {lockedText}
         </p>
       ) : null}
       {errorText ? (

@@ -7,11 +7,11 @@
  */
 import { useEffect, useState, type SyntheticEvent, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
-import { BleRoles, LANGUAGES, type KioskApi, type ScreenState, type Settings } from '../../common/kiosk-api.js';
+import { BleRoles, LANGUAGES, type KioskApi, type LockSource, type ScreenState, type Settings } from '../../common/kiosk-api.js';
 import { PasteScan } from '../qr/PasteScan.js';
 import { Field } from './Field.js';
 import { PinChange } from './PinChange.js';
-import { buildUpdate, hostErrors, isLocked, valuesFrom, type FieldKey, type FormError, type FormValues, type TimeoutKey } from './settings-form.js';
+import { buildUpdate, hostErrors, lockOf, valuesFrom, type FieldKey, type FormError, type FormValues, type TimeoutKey } from './settings-form.js';
 
 type ProfileStatus = { kind: 'idle' } | { kind: 'saving'; name: string } | { kind: 'saved' } | { kind: 'failed'; message: string };
 type SaveStatus = { kind: 'idle' } | { kind: 'saving' } | { kind: 'saved' } | { kind: 'unchanged' } | { kind: 'invalid'; other: string[] } | { kind: 'failed'; message: string };
@@ -84,7 +84,8 @@ export function SettingsScreen(props: { api: KioskApi; state: ScreenState; onSca
   const setTimeoutValue = (key: TimeoutKey, value: string): void => {
     set('timeouts', { ...values.timeouts, [key]: value });
   };
-  const locked = (key: FieldKey): boolean => isLocked(key, settings.locked);
+  // Truthy when locked: the source that sets the key (the field names it), or true when the host did not say.
+  const locked = (key: FieldKey): LockSource | boolean => lockOf(key, settings);
 
   const save = async (): Promise<void> => {
     const built = buildUpdate(values, settings);

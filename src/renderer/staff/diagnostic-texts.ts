@@ -1,7 +1,8 @@
 /**
  * Words for the keys the host sends to the diagnostics screen: self-test status keys (src/service/
  * self-test.ts and the device adapters' availability reasons) and count names (src/service/diagnostics.ts:
- * `verifications`, `result.*`, `transport.*`, `verdict.*`, `reason.*`, `error.*`, `scan.<source>.<result>`).
+ * `verifications`, `result.*`, `transport.*`, `verdict.*`, `reason.*`, `error.*`, `scan.<source>.<result>`,
+ * `renderer.*` for the screen's own forwarded errors).
  * A key the screen has no words for is shown as it came (staff can still look it up).
  */
 import { outcomeResources } from '../outcome/locales.js';
@@ -30,6 +31,8 @@ function countPart(group: string, item: string, t: T): string | undefined {
       return known(outcomeResources.en.reason, item) && item !== 'other' ? t(`outcome:reason.${item}`) : undefined;
     case 'error':
       return known(d.countError, item) ? t(`diagnostics.countError.${item}`) : undefined;
+    case 'renderer':
+      return known(d.countRenderer, item) ? t(`diagnostics.countRenderer.${item}`) : undefined;
     default:
       return undefined;
   }

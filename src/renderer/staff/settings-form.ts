@@ -6,7 +6,7 @@
  * The request profile is not part of it: choosing one applies and persists it at once (`setProfile`), so
  * the screen has one way to change it (see SettingsScreen).
  */
-import { EditableTimeouts, type BleRoles, type FieldError, type Language, type Settings, type SettingsUpdate } from '../../common/kiosk-api.js';
+import { EditableTimeouts, type BleRoles, type FieldError, type Language, type LockSource, type Settings, type SettingsUpdate } from '../../common/kiosk-api.js';
 
 export type FieldKey =
   | 'backendUrl'
@@ -67,6 +67,17 @@ export function valuesFrom(settings: Settings): FormValues {
 /** A key set by the environment (`timeouts` locks every timeout). */
 export function isLocked(key: FieldKey, locked: readonly string[]): boolean {
   return locked.includes(key) || (key.startsWith('timeouts.') && locked.includes('timeouts'));
+}
+
+/**
+ * Whether a key is locked and, when the host says, by which source (the screen names it): `false` when
+ * editable, the source, or `true` for a lock of unknown origin.
+ */
+export function lockOf(key: FieldKey, settings: Pick<Settings, 'locked' | 'lockedBy'>): LockSource | boolean {
+  if (!isLocked(key, settings.locked)) return false;
+  const by = settings.lockedBy;
+  if (by === undefined) return true;
+  return (Object.hasOwn(by, key) ? by[key] : key.startsWith('timeouts.') && Object.hasOwn(by, 'timeouts') ? by.timeouts : undefined) ?? true;
 }
 
 export interface BuiltUpdate {

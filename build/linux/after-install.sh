@@ -1,0 +1,60 @@
+#!/bin/bash
+# deb post-install script of the mDL Kiosk (electron-builder `deb.afterInstall`). electron-builder fills
+# in ${executable} and ${sanitizedProductName}. A custom script REPLACES electron-builder's own, so this
+# one does the same duties first (command link, Chromium sandbox helper, desktop databases, AppArmor
+# profile) and then grants the Bluetooth capabilities. electron-builder's default after-remove script
+# still applies and undoes the command link and the AppArmor profile.
+set -u
+
+APP_DIR='/opt/${sanitizedProductName}'
+BINARY="$APP_DIR/${executable}"
+LINK='/usr/bin/${executable}'
+
+# 1. `${executable}` on the PATH, through update-alternatives where the system has it.
+if command -v update-alternatives >/dev/null 2>&1; then
+  if [ -L "$LINK" ] && [ "$(readlink "$LINK")" != '/etc/alternatives/${executable}' ]; then
+    rm -f "$LINK"
+  fi
+  update-alternatives --install "$LINK" '${executable}' "$BINARY" 100 || ln -sf "$BINARY" "$LINK"
+else
+  ln -sf "$BINARY" "$LINK"
+fi
+
+# 2. Chromium's setuid sandbox helper is needed only where unprivileged user namespaces do not work.
+if [ -L /proc/self/ns/user ] && unshare --user true 2>/dev/null; then
+  chmod 0755 "$APP_DIR/chrome-sandbox" || true
+else
+  chmod 4755 "$APP_DIR/chrome-sandbox" || true
+fi
+
+# 3. Desktop entry and MIME databases.
+command -v update-mime-database >/dev/null 2>&1 && { update-mime-database /usr/share/mime || true; }
+command -v update-desktop-database >/dev/null 2>&1 && { update-desktop-database /usr/share/applications || true; }
+
+# 4. AppArmor profile shipped by electron-builder (Ubuntu 24.04+ restricts unprivileged user namespaces
+#    to profiled programs); installed only where this AppArmor accepts it, not loaded inside a chroot.
+PROFILE_SOURCE="$APP_DIR/resources/apparmor-profile"
+PROFILE_TARGET='/etc/apparmor.d/${executable}'
+if [ -f "$PROFILE_SOURCE" ] && apparmor_status --enabled >/dev/null 2>&1; then
+  if apparmor_parser --skip-kernel-load --debug "$PROFILE_SOURCE" >/dev/null 2>&1; then
+    cp -f "$PROFILE_SOURCE" "$PROFILE_TARGET"
+    if ! { [ -x /usr/bin/ischroot ] && /usr/bin/ischroot; }; then
+      apparmor_parser --replace --write-cache --skip-read-cache "$PROFILE_TARGET" || true
+    fi
+  else
+    echo "mdl-kiosk: this AppArmor does not accept the bundled profile; not installed" >&2
+  fi
+fi
+
+# 5. Bluetooth: noble and bleno talk to the adapter over a raw HCI socket, which needs CAP_NET_RAW and
+#    CAP_NET_ADMIN. Granting them to the kiosk binary lets it run as an unprivileged kiosk user instead of
+#    root. (File capabilities also make the kernel run it in secure-execution mode: LD_* variables are
+#    ignored.) Without setcap (libcap2-bin) BLE needs the kiosk to run as root; NFC and QR are unaffected.
+if command -v setcap >/dev/null 2>&1; then
+  setcap 'cap_net_raw,cap_net_admin+eip' "$BINARY" \
+    || echo "mdl-kiosk: setcap failed; Bluetooth will need root (see docs/packaging.md)" >&2
+else
+  echo "mdl-kiosk: setcap not found (package libcap2-bin); Bluetooth will need root (see docs/packaging.md)" >&2
+fi
+
+exit 0

@@ -1,0 +1,249 @@
+/**
+ * Updates without a person: electron-updater on a generic feed (a folder of `latest*.yml` and installers
+ * served over https), with a channel for staged rings. It checks on a jittered schedule, downloads in the
+ * background, and installs only when the kiosk has been idle for a quiet period — never during a
+ * verification — and, when a maintenance window is configured, only inside it.
+ *
+ * electron-updater verifies what it downloads (the sha512 in the feed; on Windows the installer's
+ * signature against the publisher; on macOS Squirrel checks the code signature): any failure, like an
+ * unreachable feed, becomes status `error` with a short, cleaned message, is logged, and is retried at the
+ * next check; the kiosk keeps verifying throughout. Sources: electron.build/auto-update,
+ * electron.build/configuration/publish (generic provider), electron-updater's AppUpdater typings.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { AppUpdater } from 'electron-updater';
+import { MAINTENANCE_WINDOW, type KioskConfig } from '../kiosk/config.js';
+import type { Logger } from '../kiosk/log.js';
+import type { UpdateStatus } from '../common/kiosk-api.js';
+
+export type { UpdateStatus } from '../common/kiosk-api.js';
+
+/** The parts of electron-updater's `autoUpdater` this module uses. */
+export type AppUpdaterLike = Pick<
+  AppUpdater,
+  'setFeedURL' | 'channel' | 'autoDownload' | 'allowDowngrade' | 'autoInstallOnAppQuit' | 'checkForUpdates' | 'quitAndInstall' | 'on' | 'off' | 'logger'
+>;
+
+type UpdatesConfig = KioskConfig['app']['updates'];
+
+/** First check this long after start (plus jitter), so start-up is not slowed and a fleet's reboot does not stampede. */
+export const FIRST_CHECK_MS = 60_000;
+/** Spread of the first check, and ± spread of each later one as a share of the interval. */
+export const FIRST_CHECK_JITTER_MS = 5 * 60_000;
+export const INTERVAL_JITTER = 0.1;
+/** The kiosk must have been idle this long, without a break, before an install. */
+export const QUIET_MS = 60_000;
+/** How often a downloaded update looks for its moment. */
+export const INSTALL_POLL_MS = 10_000;
+const MAX_ERROR = 300;
+
+/**
+ * Whether `date` (local time) is inside `window` (`HH:MM-HH:MM`; start included, end excluded). A window
+ * whose end is before its start wraps midnight: `23:00-01:00` holds 23:30 and 00:30.
+ */
+export function insideWindow(window: string, date: Date): boolean {
+  const m = MAINTENANCE_WINDOW.exec(window);
+  if (!m) throw new RangeError(`not a maintenance window (HH:MM-HH:MM): ${window.slice(0, 40)}`);
+  const start = Number(m[1]) * 60 + Number(m[2]);
+  const end = Number(m[3]) * 60 + Number(m[4]);
+  const now = date.getHours() * 60 + date.getMinutes();
+  return start < end ? now >= start && now < end : now >= start || now < end;
+}
+
+// eslint-disable-next-line no-control-regex -- removing control characters is the point
+const CONTROL = /\u001B\[[0-?]*[ -/]*[@-~]|[\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]/g;
+
+/**
+ * An updater error for staff and the log: its first line (electron-updater appends response headers and
+ * bodies), credentials in URLs removed, control characters and escapes dropped, bounded.
+ */
+export function updateErrorText(e: unknown): string {
+  const raw = e instanceof Error ? e.message : typeof e === 'string' ? e : 'unknown error';
+  const firstLine = raw.split(/\r?\n/, 1)[0] ?? '';
+  const text = firstLine
+    .replace(CONTROL, '')
+    .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]*@/gi, '$1')
+    .trim();
+  const bounded = text.length > MAX_ERROR ? `${text.slice(0, MAX_ERROR - 1)}…` : text;
+  return bounded === '' ? 'unknown error' : bounded;
+}
+
+/** The version a feed announced: what the feed says is not trusted to be a string of any length. */
+function versionOf(info: unknown): string {
+  const version = typeof info === 'object' && info !== null ? (info as { version?: unknown }).version : undefined;
+  return typeof version === 'string' && version !== '' ? version.slice(0, 100) : 'unknown';
+}
+
+export interface UpdaterOptions {
+  readonly updater: AppUpdaterLike;
+  readonly config: UpdatesConfig;
+  /** True while no verification runs and none is about to (the service's phase is not busy). */
+  readonly isIdle: () => boolean;
+  readonly log: Logger;
+  readonly now?: () => number;
+  readonly onStatus?: (status: UpdateStatus) => void;
+  /** [0, 1) for the jitter (tests fix it). */
+  readonly random?: () => number;
+}
+
+export interface Updater {
+  status(): UpdateStatus;
+  stop(): void;
+}
+
+export function startUpdater(options: UpdaterOptions): Updater {
+  const { updater, config, isIdle, log } = options;
+  const now = options.now ?? Date.now;
+  const random = options.random ?? Math.random;
+  let current: UpdateStatus = { state: 'disabled' };
+  const setStatus = (next: UpdateStatus): void => {
+    // electron-updater's events repeat what a check already said ('checking-for-update'): report changes only.
+    if (isDeepStrictEqual(next, current) && next.state !== 'disabled') return;
+    current = next;
+    try {
+      options.onStatus?.(next);
+    } catch {
+      // A listener's failure must not break updating.
+    }
+  };
+
+  if (!config.enabled || config.url === undefined) {
+    const why = config.enabled ? 'app.updates.enabled is true but app.updates.url is not set' : undefined;
+    setStatus(why === undefined ? { state: 'disabled' } : { state: 'disabled', error: why });
+    log.info({ event: 'updates_disabled' }, why ?? 'automatic updates are off (app.updates.enabled)');
+    return { status: () => current, stop: () => undefined };
+  }
+
+  updater.setFeedURL({ provider: 'generic', url: config.url, channel: config.channel });
+  // Setting the channel turns allowDowngrade on (electron-updater does so for channel switches), so the
+  // order matters: a kiosk never goes back to an older build by itself.
+  updater.channel = config.channel;
+  updater.autoDownload = true;
+  updater.allowDowngrade = false;
+  // Installing at quit would install whenever the app happens to quit (a crash relaunch, a staff restart).
+  updater.autoInstallOnAppQuit = false;
+  updater.logger = {
+    info: () => undefined,
+    warn: (message?: unknown) => log.debug({ event: 'updater_note' }, updateErrorText(message)),
+    error: () => undefined, // errors arrive as 'error' events, handled below
+  };
+
+  let stopped = false;
+  let checkTimer: NodeJS.Timeout | undefined;
+  let installTimer: NodeJS.Timeout | undefined;
+  let idleSince: number | undefined;
+  let lastErrorAt = Number.NEGATIVE_INFINITY;
+
+  const fail = (e: unknown, during: string): void => {
+    // electron-updater both emits 'error' and rejects the promise for one failure: log it once.
+    const at = now();
+    if (current.state === 'error' && at - lastErrorAt < 1_000) return;
+    lastErrorAt = at;
+    const error = updateErrorText(e);
+    setStatus({ state: 'error', error, ...(current.version === undefined ? {} : { version: current.version }), ...(current.checkedAt === undefined ? {} : { checkedAt: current.checkedAt }) });
+    log.warn({ event: 'update_failed', phase: during }, `update ${during} failed (retried at the next check): ${error}`);
+  };
+
+  const schedule = (delayMs: number): void => {
+    clearTimeout(checkTimer);
+    if (stopped) return;
+    checkTimer = setTimeout(() => void check(), delayMs);
+    checkTimer.unref();
+  };
+  const intervalMs = config.checkEveryMinutes * 60_000;
+  const nextDelay = (): number => Math.round(intervalMs * (1 - INTERVAL_JITTER + 2 * INTERVAL_JITTER * random()));
+
+  const check = async (): Promise<void> => {
+    if (stopped) return;
+    schedule(nextDelay());
+    // A download in progress or one waiting for its moment needs no new check.
+    if (current.state === 'downloading' || current.state === 'downloaded' || current.state === 'installing') return;
+    setStatus({ state: 'checking', ...(current.checkedAt === undefined ? {} : { checkedAt: current.checkedAt }) });
+    try {
+      const result = await updater.checkForUpdates();
+      if (result === null && current.state === 'checking') {
+        // electron-updater skips checks in an unpackaged app (development, tests of the shell).
+        setStatus({ state: 'idle', error: 'the updater is inactive in an unpackaged app' });
+      }
+    } catch (e) {
+      fail(e, 'check');
+    }
+  };
+
+  const tryInstall = (): void => {
+    if (stopped || current.state !== 'downloaded') return;
+    const at = now();
+    if (!isIdle()) {
+      idleSince = undefined;
+      return;
+    }
+    idleSince ??= at;
+    if (at - idleSince < QUIET_MS) return;
+    if (config.maintenanceWindow !== undefined && !insideWindow(config.maintenanceWindow, new Date(at))) return;
+    // Checked once more right here: a customer may have tapped since the last poll.
+    if (!isIdle()) {
+      idleSince = undefined;
+      return;
+    }
+    clearInterval(installTimer);
+    installTimer = undefined;
+    setStatus({ ...current, state: 'installing' });
+    log.info({ event: 'update_installing', ...(current.version === undefined ? {} : { version: current.version }) }, 'installing the downloaded update and restarting');
+    try {
+      // Silent install, then run the app again (electron.build/auto-update: quitAndInstall).
+      updater.quitAndInstall(true, true);
+    } catch (e) {
+      fail(e, 'install');
+    }
+  };
+
+  const handlers = {
+    'checking-for-update': (): void => {
+      setStatus({ state: 'checking', ...(current.checkedAt === undefined ? {} : { checkedAt: current.checkedAt }) });
+    },
+    'update-not-available': (): void => {
+      setStatus({ state: 'idle', checkedAt: now() });
+    },
+    'update-available': (info: unknown): void => {
+      const version = versionOf(info);
+      setStatus({ state: 'downloading', version, checkedAt: now() });
+      log.info({ event: 'update_available', version: version.replace(/[^0-9A-Za-z.+-]/g, '') }, 'an update is available; downloading in the background');
+    },
+    'update-downloaded': (info: unknown): void => {
+      const version = versionOf(info);
+      setStatus({ state: 'downloaded', version, ...(current.checkedAt === undefined ? {} : { checkedAt: current.checkedAt }) });
+      log.info({ event: 'update_downloaded', version: version.replace(/[^0-9A-Za-z.+-]/g, '') }, 'update downloaded; it installs when the kiosk is idle');
+      idleSince = undefined;
+      clearInterval(installTimer);
+      installTimer = setInterval(tryInstall, INSTALL_POLL_MS);
+      installTimer.unref();
+      tryInstall();
+    },
+    error: (e: Error): void => {
+      fail(e, current.state === 'downloading' ? 'download' : 'check');
+    },
+  };
+  updater.on('checking-for-update', handlers['checking-for-update']);
+  updater.on('update-not-available', handlers['update-not-available']);
+  updater.on('update-available', handlers['update-available']);
+  updater.on('update-downloaded', handlers['update-downloaded']);
+  updater.on('error', handlers.error);
+
+  setStatus({ state: 'idle' });
+  log.info({ event: 'updates_enabled', channel: config.channel, checkEveryMinutes: config.checkEveryMinutes }, 'automatic updates on');
+  schedule(FIRST_CHECK_MS + Math.round(random() * FIRST_CHECK_JITTER_MS));
+
+  return {
+    status: () => current,
+    stop: () => {
+      stopped = true;
+      clearTimeout(checkTimer);
+      clearInterval(installTimer);
+      updater.off('checking-for-update', handlers['checking-for-update']);
+      updater.off('update-not-available', handlers['update-not-available']);
+      updater.off('update-available', handlers['update-available']);
+      updater.off('update-downloaded', handlers['update-downloaded']);
+      updater.off('error', handlers.error);
+    },
+  };
+}

@@ -1,0 +1,207 @@
+/**
+ * A small health record for fleet monitoring: `health.json` in the data folder, rewritten atomically every
+ * `everySeconds` and at once after each verification, so an agent (a script, a monitoring daemon, an MDM
+ * check) can tell whether the kiosk runs, what state it is in, whether its devices are usable and how its
+ * verifications end — without the staff screen and without any personal data.
+ *
+ * It holds: the app and version, the flavour, pid, start and update times and uptime, the kiosk's phase,
+ * TEST MODE, the backend's origin (never a path, key or token), each device's usability, counts of
+ * outcomes by verdict, rejection reason and error code since start, the last error code, and the updater's
+ * status. It never holds a session id, a client secret, the API key, disclosed data or a portrait: the
+ * schema below is strict, and every count key must look like a code.
+ *
+ * An agent should treat a record whose `updatedAt` is older than a few periods as "the kiosk is not
+ * running" (the file stays after a crash), and validate it with {@link HealthRecordSchema}.
+ */
+import { z } from 'zod';
+import { KioskView } from '../common/kiosk-view.js';
+import { UpdateStatus } from '../common/kiosk-api.js';
+import type { VerificationReport } from '../kiosk/kiosk.js';
+import { writeFileAtomic } from './atomic-file.js';
+import type { KioskService } from './kiosk-service.js';
+
+const CODE = /^[A-Za-z0-9_.:-]{1,64}$/;
+const Code = z.string().regex(CODE);
+/** Distinct reasons and error codes counted at most (a misbehaving backend cannot grow the file). */
+const MAX_KINDS = 50;
+const Counts = z.record(Code, z.number().int().min(0)).refine((r) => Object.keys(r).length <= MAX_KINDS, { error: `at most ${MAX_KINDS} keys` });
+const Device = z.object({ usable: z.boolean(), reason: Code.optional() }).strict();
+
+export const HealthRecordSchema = z
+  .object({
+    schema: z.literal(1),
+    app: z.literal('mdl-kiosk'),
+    version: z.string().max(100),
+    flavour: z.enum(['production', 'qa']),
+    pid: z.number().int().positive(),
+    /** ISO 8601 times. */
+    startedAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+    uptimeSeconds: z.number().int().min(0),
+    phase: KioskView.shape.phase,
+    testMode: z.boolean(),
+    /** Origin only (`https://verifier.example.com`), or null when no backend is configured. */
+    backendOrigin: z.string().max(300).nullable(),
+    devices: z.object({ nfc: Device, qr: Device, bleCentral: Device, blePeripheral: Device }).strict(),
+    outcomes: z
+      .object({
+        /** Verifications that ended, however they ended. */
+        total: z.number().int().min(0),
+        verified: z.number().int().min(0),
+        rejected: z.number().int().min(0),
+        /** A result without the authentication results: neither verified nor rejected. */
+        undetermined: z.number().int().min(0),
+        /** Ended without a verdict (an error). */
+        failed: z.number().int().min(0),
+        /** Rejection reasons (one rejection may have several). */
+        reasons: Counts,
+        /** Error codes of the verifications that failed. */
+        errors: Counts,
+      })
+      .strict(),
+    /** The code of the last error: a failed verification's, or the screen's (`config_error`, …). */
+    lastError: Code.optional(),
+    updates: UpdateStatus.strict().optional(),
+  })
+  .strict();
+export type HealthRecord = z.infer<typeof HealthRecordSchema>;
+
+/** What the recorder reads of the service. */
+export type HealthSource = Pick<KioskService, 'state' | 'onState' | 'onVerification' | 'version' | 'startedAt'>;
+
+export interface HealthRecorderOptions {
+  readonly service: HealthSource;
+  /** Where the record is written (usually `<data dir>/health.json`). */
+  readonly file: string;
+  readonly flavour: 'production' | 'qa';
+  readonly everySeconds: number;
+  readonly updates?: () => UpdateStatus;
+  readonly now?: () => number;
+}
+
+function bump(counts: Record<string, number>, key: string): void {
+  if (!CODE.test(key)) return;
+  if (!Object.hasOwn(counts, key) && Object.keys(counts).length >= MAX_KINDS) return;
+  counts[key] = (counts[key] ?? 0) + 1;
+}
+
+export class HealthRecorder {
+  private readonly options: HealthRecorderOptions;
+  private readonly now: () => number;
+  private readonly outcomes = { total: 0, verified: 0, rejected: 0, undetermined: 0, failed: 0, reasons: {} as Record<string, number>, errors: {} as Record<string, number> };
+  private lastError: string | undefined;
+  private lastScreenError: string | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private unsubscribers: (() => void)[] = [];
+  /** One write at a time; a request during a write runs once after it, with the newest data. */
+  private writing: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private failing = false;
+
+  constructor(options: HealthRecorderOptions) {
+    if (!Number.isInteger(options.everySeconds) || options.everySeconds < 1) throw new RangeError('everySeconds must be a whole number of seconds, at least 1');
+    this.options = options;
+    this.now = options.now ?? Date.now;
+  }
+
+  start(): void {
+    if (this.timer || this.stopped) return;
+    this.unsubscribers = [
+      this.options.service.onVerification((report) => {
+        this.count(report);
+        this.write();
+      }),
+      this.options.service.onState((state) => {
+        // A new screen error (config_error, backend_unavailable, …) is the last error until the next one.
+        const code = state.view.error?.code;
+        if (code !== undefined && code !== this.lastScreenError) this.lastError = code;
+        this.lastScreenError = code;
+      }),
+    ];
+    this.timer = setInterval(() => this.write(), this.options.everySeconds * 1_000);
+    this.timer.unref();
+    this.write();
+  }
+
+  /** Stops the timer and writes a final record (the phase then shows how the kiosk ended). */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.timer);
+    this.timer = undefined;
+    for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
+    await this.writing;
+    await this.writeOnce();
+  }
+
+  private count(report: VerificationReport): void {
+    const o = this.outcomes;
+    o.total++;
+    if (report.outcome?.verdict === 'verified') o.verified++;
+    else if (report.outcome?.verdict === 'rejected') {
+      o.rejected++;
+      for (const reason of report.outcome.reasons.slice(0, 10)) bump(o.reasons, reason);
+    } else if (report.outcome?.verdict === 'undetermined') o.undetermined++;
+    else o.failed++;
+    if (report.error) {
+      bump(o.errors, report.error.code);
+      if (CODE.test(report.error.code)) this.lastError = report.error.code;
+    }
+  }
+
+  /** The record as it stands now (validated: a bug here must not write something else). */
+  record(): HealthRecord {
+    const state = this.options.service.state();
+    const now = this.now();
+    const startedAt = this.options.service.startedAt;
+    const device = (d: { usable: boolean; reason?: string | undefined }): z.infer<typeof Device> =>
+      d.reason !== undefined && CODE.test(d.reason) ? { usable: d.usable, reason: d.reason } : { usable: d.usable };
+    const { devices } = state.view;
+    const updates = this.options.updates?.();
+    const o = this.outcomes;
+    return HealthRecordSchema.parse({
+      schema: 1,
+      app: 'mdl-kiosk',
+      version: this.options.service.version.slice(0, 100),
+      flavour: this.options.flavour,
+      pid: process.pid,
+      startedAt: new Date(startedAt).toISOString(),
+      updatedAt: new Date(now).toISOString(),
+      uptimeSeconds: Math.max(0, Math.floor((now - startedAt) / 1_000)),
+      phase: state.view.phase,
+      testMode: state.testMode,
+      backendOrigin: state.backendOrigin,
+      devices: { nfc: device(devices.nfc), qr: device(devices.qr), bleCentral: device(devices.bleCentral), blePeripheral: device(devices.blePeripheral) },
+      outcomes: { total: o.total, verified: o.verified, rejected: o.rejected, undetermined: o.undetermined, failed: o.failed, reasons: { ...o.reasons }, errors: { ...o.errors } },
+      ...(this.lastError === undefined ? {} : { lastError: this.lastError }),
+      ...(updates === undefined ? {} : { updates }),
+    });
+  }
+
+  private write(): void {
+    if (this.stopped) return;
+    if (this.writing) {
+      this.again = true;
+      return;
+    }
+    this.writing = this.writeOnce().finally(() => {
+      this.writing = undefined;
+      if (this.again && !this.stopped) {
+        this.again = false;
+        this.write();
+      }
+    });
+  }
+
+  private async writeOnce(): Promise<void> {
+    try {
+      await writeFileAtomic(this.options.file, `${JSON.stringify(this.record(), null, 2)}\n`);
+      this.failing = false;
+    } catch (e) {
+      // Monitoring must never stop the kiosk; a record that cannot be written just goes stale (said once).
+      if (!this.failing) process.stderr.write(`mdl-kiosk: the health record ${this.options.file} could not be written: ${e instanceof Error ? e.message : String(e)}\n`);
+      this.failing = true;
+    }
+  }
+}

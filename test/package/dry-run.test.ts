@@ -1,0 +1,189 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { entriesFromEnv } from '../../tools/build/app.js';
+import { REQUIRED_FUSES } from '../../tools/package/builder-config.js';
+import {
+  devOnlyPackages,
+  dryRun,
+  flavourProblems,
+  makeFakeElectronDist,
+  parseAsarListing,
+  readFuses,
+  SIMULATOR_PACKAGES,
+  type DryRunResult,
+  type PackedFlavour,
+  type ProblemContext,
+} from '../../tools/package/dry-run.js';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const PCSCLITE_BUILT = existsSync(join(REPO, 'node_modules/pcsclite/build/Release/pcsclite.node'));
+
+let result: DryRunResult;
+let production: PackedFlavour;
+let qa: PackedFlavour;
+
+// One packaging run for the whole file: both flavours through `electron-builder --dir` (about 15 s).
+beforeAll(async () => {
+  // Kept until afterAll, so the tests can look at the unpacked files too.
+  result = await dryRun({ root: REPO, entries: entriesFromEnv(process.env), keep: true });
+  const byFlavour = new Map(result.packed.map((p) => [p.flavour, p]));
+  production = byFlavour.get('production') as PackedFlavour;
+  qa = byFlavour.get('qa') as PackedFlavour;
+}, 180_000);
+
+const paths = (p: PackedFlavour): string[] => p.files.map((f) => f.path);
+const own = (p: PackedFlavour): string[] => paths(p).filter((f) => !f.startsWith('/node_modules/'));
+
+describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
+  it('packs both flavours with every check passing', () => {
+    expect(result.problems).toEqual([]);
+    expect(result.packed.map((p) => p.flavour)).toEqual(['production', 'qa']);
+  });
+
+  it('production carries the bundles and the screen, with the QR decoder’s wasm inside the archive', () => {
+    expect(own(production).filter((f) => !f.startsWith('/dist/renderer/assets/'))).toEqual([
+      '/dist/app/main.js',
+      '/dist/app/main.js.map',
+      '/dist/app/preload.cjs',
+      '/dist/renderer/index.html',
+      '/package.json',
+    ]);
+    const wasm = production.files.filter((f) => f.path.startsWith('/dist/renderer/') && f.path.endsWith('.wasm'));
+    expect(wasm.map((f) => f.path)).toEqual(expect.arrayContaining([expect.stringMatching(/zxing_reader-.*\.wasm$/)]));
+    expect(wasm.every((f) => !f.unpacked)).toBe(true);
+    expect(production.packageJson).toMatchObject({ main: 'dist/app/main.js', productName: 'mDL Kiosk' });
+    expect(production.packageJson).not.toHaveProperty('devDependencies');
+  });
+
+  it('production has no QA entry, QA assets, sources, tests, TypeScript, simulators or dev packages', () => {
+    const all = paths(production);
+    expect(all.filter((f) => /main-qa|\/assets\/phone|\/qa\/|^\/(src|test|tools)\/|^\/dist\/(src|test|tools)\/|\.(ts|tsx)$/.test(f))).toEqual([]);
+    for (const sim of SIMULATOR_PACKAGES) expect(all.some((f) => f.startsWith(`/node_modules/${sim}/`))).toBe(false);
+    for (const dev of ['vite', 'react', 'vitest', 'electron', 'electron-builder', 'esbuild', 'typescript']) {
+      expect(all.some((f) => f.startsWith(`/node_modules/${dev}/`))).toBe(false);
+    }
+    // …while the production dependencies are there.
+    for (const dep of ['ws', 'zod', 'pino', 'pino-roll', 'electron-updater', '@stoprocent/noble', '@stoprocent/bleno', 'pcsclite']) {
+      expect(all).toContain(`/node_modules/${dep}/package.json`);
+    }
+  });
+
+  it('native modules are unpacked beside the archive (pcsclite included when the checkout built it)', () => {
+    const natives = production.files.filter((f) => f.path.endsWith('.node'));
+    expect(natives.length).toBeGreaterThan(0);
+    expect(natives.filter((f) => !f.unpacked)).toEqual([]);
+    expect(existsSync(join(production.appOutDir, 'resources/app.asar.unpacked/node_modules/@stoprocent/noble/package.json'))).toBe(true);
+    if (PCSCLITE_BUILT) {
+      expect(existsSync(join(production.appOutDir, 'resources/app.asar.unpacked/node_modules/pcsclite/build/Release/pcsclite.node'))).toBe(true);
+    }
+  });
+
+  it('the QA flavour adds its entry, the phone page and the codec wasm, and starts from main-qa.js', () => {
+    expect(own(qa)).toEqual(expect.arrayContaining(['/dist/app/main-qa.js', '/dist/app/main.js', '/dist/app/preload.cjs', '/dist/app/assets/index.html', '/dist/app/openjpegwasm.wasm']));
+    expect(qa.packageJson).toMatchObject({ main: 'dist/app/main-qa.js', name: 'mdl-kiosk-qa', productName: 'mDL Kiosk QA' });
+    // The simulators are inlined in main-qa.js: their packages are not shipped in QA either.
+    for (const sim of SIMULATOR_PACKAGES) expect(paths(qa).some((f) => f.startsWith(`/node_modules/${sim}/`))).toBe(false);
+  });
+
+  it('the fuses are flipped in both packaged executables (read back from the binary)', async () => {
+    expect(production.fuses).toEqual(REQUIRED_FUSES);
+    expect(qa.fuses).toEqual(REQUIRED_FUSES);
+    // The stand-in starts with Electron's own defaults, so the flip is real, not a no-op.
+    const dir = await mkdtemp(join(tmpdir(), 'mdl-kiosk-fuses-'));
+    try {
+      await makeFakeElectronDist(dir);
+      expect(readFuses(join(dir, 'electron'))).toMatchObject({ runAsNode: true, enableNodeOptionsEnvironmentVariable: true, onlyLoadAppFromAsar: false });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('each flavour gets its update feed (generic provider, own channel)', () => {
+    expect(production.updateConfig).toMatch(/^provider: generic$/m);
+    expect(production.updateConfig).toMatch(/^channel: latest$/m);
+    expect(qa.updateConfig).toMatch(/^channel: qa$/m);
+  });
+
+  it('the QA bundle pipeline runs a whole verification with only the packaged node_modules', () => {
+    expect(result.smoke.ok).toBe(true);
+    expect(result.smoke.output).toContain('"verdict":"verified"');
+  });
+
+  it('…and that smoke run fails without the data files copied beside the bundle', async () => {
+    const smokeDir = join(result.workDir, 'qa-app', 'dist', 'smoke');
+    await rm(join(smokeDir, 'assets'), { recursive: true, force: true });
+    const run = await new Promise<{ code: number | null; stderr: string }>((done) => {
+      execFile(process.execPath, [join(smokeDir, 'main-qa.js')], { cwd: join(result.workDir, 'qa-app') }, (error, _stdout, stderr) => {
+        done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stderr });
+      });
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/ENOENT.*assets/);
+  });
+});
+
+describe('the archive checks fail when they should', () => {
+  const context = (): ProblemContext => ({ devOnly: devOnlyPackages(REPO), pcscliteBuilt: PCSCLITE_BUILT });
+
+  it('a QA entry, a simulator, a packed addon, a dev package, a TypeScript file and a fuse left on are each named', () => {
+    const devOnly = context().devOnly;
+    const vite = devOnly.find((id) => id.startsWith('vite@')) ?? 'vite@0';
+    const broken: PackedFlavour = {
+      ...production,
+      files: [
+        ...production.files,
+        { path: '/dist/app/main-qa.js', unpacked: false },
+        { path: '/node_modules/cbor-x/index.js', unpacked: false },
+        { path: '/node_modules/x/build/Release/x.node', unpacked: false },
+        { path: '/src/main/index.ts', unpacked: false },
+      ],
+      packages: [...production.packages, vite],
+      fuses: { ...production.fuses, runAsNode: true },
+    };
+    expect(flavourProblems(broken, context())).toEqual(
+      expect.arrayContaining([
+        'production: /dist/app/main-qa.js must not ship (QA, sources or tests)',
+        'production: simulator library cbor-x is in node_modules',
+        'production: native module /node_modules/x/build/Release/x.node is inside the archive (it cannot be loaded from there)',
+        'production: TypeScript file /src/main/index.ts is packaged',
+        `production: dev-only package ${vite} is packaged`,
+        'production: fuse runAsNode is true in the packaged executable, not false',
+      ]),
+    );
+  });
+
+  it('a missing main bundle and a wrong entry are named', () => {
+    const broken: PackedFlavour = { ...qa, files: qa.files.filter((f) => f.path !== '/dist/app/main-qa.js'), packageJson: { ...qa.packageJson, main: 'dist/app/main.js' } };
+    expect(flavourProblems(broken, context())).toEqual([
+      'qa: /dist/app/main-qa.js is missing from the archive',
+      'qa: package.json main is dist/app/main.js, not dist/app/main-qa.js',
+    ]);
+  });
+
+  it('stops at once, and says why, where electron-builder is not installed', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'mdl-kiosk-no-builder-'));
+    try {
+      await expect(dryRun({ root })).rejects.toThrow('electron-builder is not installed (it is a devDependency): run `npm ci`');
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('reads asar listings as files with their packed state', () => {
+    expect(parseAsarListing(['pack   : /dist', 'pack   : /dist/app', 'pack   : /dist/app/main.js', 'unpack : /node_modules/a', 'unpack : /node_modules/a/a.node'])).toEqual([
+      { path: '/dist/app/main.js', unpacked: false },
+      { path: '/node_modules/a/a.node', unpacked: true },
+    ]);
+  });
+});
+
+afterAll(async () => {
+  await rm(result.workDir, { recursive: true, force: true });
+  // One line for the CI log: how long packaging takes here.
+  process.stdout.write(`package dry run: ${(result.milliseconds / 1000).toFixed(1)} s (${result.packed.map((p) => `${p.flavour} ${(p.milliseconds / 1000).toFixed(1)} s`).join(', ')}, QA smoke ${(result.smoke.milliseconds / 1000).toFixed(1)} s)\n`);
+});

@@ -1,0 +1,357 @@
+/**
+ * Boot test of the whole shell on the fake `electron`: the real KioskService (on a fake device set, no
+ * backend), real log files, health record and secret store in a temporary data folder. Proves the order
+ * (single-instance lock first), the locked-down window, the IPC registration, second-instance, and a
+ * quit that stops the service; plus the QA flavour's embedded default and the production updater.
+ */
+import { EventEmitter } from 'node:events';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { allInvokeChannels, intentChannel, STATE_REQUEST_CHANNEL } from '../../../src/common/ipc-contract.js';
+import { QrScanQueue } from '../../../src/devices/qr/qr-scan-queue.js';
+import { runKioskApp, type KioskAppDependencies, type RunKioskAppOptions, type RunningKioskApp } from '../../../src/main/app.js';
+import type { EmbeddedDefault, EmbeddedKioskLink } from '../../../src/main/embedded-default.js';
+import { PHONE_PAGE_PARTITION } from '../../../src/main/phone-window.js';
+import type { DeviceFactory } from '../../../src/service/kiosk-service.js';
+import { TEST_SCRYPT } from '../service/service-fixture.js';
+import { BrowserWindow, app, calls, ipcMain, powerSaveBlocker, protocol, resetFakeElectron } from './fake-electron.js';
+
+vi.mock('electron', () => import('./fake-electron.js'));
+
+class TextCapture extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
+    this.text += chunk.toString('utf8');
+    callback();
+  }
+}
+
+let root: string;
+let userData: string;
+let logsDir: string;
+let stdout: TextCapture;
+let stderr: TextCapture;
+let proc: EventEmitter;
+let deviceBuilds: number;
+let devicesClosed: number;
+let running: RunningKioskApp | null;
+
+const devices: DeviceFactory = () => {
+  deviceBuilds++;
+  const qr = new QrScanQueue({ freshMs: 10_000 });
+  return Promise.resolve({
+    ports: { qr },
+    qr,
+    close: () => {
+      devicesClosed++;
+      return Promise.resolve();
+    },
+  });
+};
+
+async function boot(options: Partial<RunKioskAppOptions> & { deps?: Partial<KioskAppDependencies> } = {}): Promise<RunningKioskApp | null> {
+  const starting = runKioskApp({
+    flavour: options.flavour ?? 'production',
+    argv: options.argv ?? ['/opt/electron', 'dist/app-dev'],
+    ...(options.embedded ? { embedded: options.embedded } : {}),
+    dependencies: {
+      devices,
+      env: {},
+      platform: 'linux',
+      defaultApp: true,
+      process: proc as never,
+      stdout,
+      stderr,
+      preloadPath: join(root, 'app', 'preload.cjs'),
+      rendererDir: join(root, 'renderer'),
+      managedConfigFile: join(root, 'managed', 'config.json'),
+      serviceOptions: { pinScrypt: TEST_SCRYPT, sessionRefreshMs: 60_000 },
+      loadUpdater: () => Promise.reject(new Error('updates are not loaded in this test')),
+      ...options.deps,
+    },
+  });
+  // Electron's ready comes later: whatever must happen before it has happened by now.
+  await Promise.resolve();
+  app.becomeReady();
+  running = await starting;
+  return running;
+}
+
+async function quit(): Promise<void> {
+  app.quit();
+  await vi.waitFor(() => expect(app.exitCode).toBe(0), { timeout: 5_000 });
+}
+
+async function logText(): Promise<string> {
+  const names = await readdir(logsDir).catch(() => [] as string[]);
+  const texts = await Promise.all(names.map((n) => readFile(join(logsDir, n), 'utf8')));
+  return texts.join('');
+}
+
+beforeEach(async () => {
+  resetFakeElectron();
+  root = await mkdtemp(join(tmpdir(), 'mdl-kiosk-app-'));
+  userData = join(root, 'userData');
+  logsDir = join(root, 'logs');
+  app.paths.set('userData', userData);
+  app.paths.set('logs', logsDir);
+  await mkdir(join(root, 'renderer'), { recursive: true });
+  await writeFile(join(root, 'renderer', 'index.html'), '<!doctype html><title>kiosk</title>');
+  stdout = new TextCapture();
+  stderr = new TextCapture();
+  proc = new EventEmitter();
+  deviceBuilds = 0;
+  devicesClosed = 0;
+  running = null;
+});
+
+afterEach(async () => {
+  if (running && app.exitCode === undefined) await quit();
+  running?.lifecycle.dispose();
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('production boot', () => {
+  it('requests the single-instance lock before anything else, and the scheme before ready', async () => {
+    await boot();
+    expect(calls[0]).toBe('app.requestSingleInstanceLock');
+    const at = (entry: string): number => calls.findIndex((c) => c.startsWith(entry));
+    expect(at('protocol.registerSchemesAsPrivileged')).toBe(1);
+    for (const later of ['powerSaveBlocker.start', 'protocol.handle app', 'new BrowserWindow', 'ipcMain.handle', 'webContents.loadURL']) {
+      expect(at(later), later).toBeGreaterThan(at('protocol.registerSchemesAsPrivileged'));
+    }
+    expect(at('ipcMain.handle')).toBeGreaterThan(at('new BrowserWindow'));
+    expect(at('webContents.loadURL app://kiosk/index.html')).toBeGreaterThan(at('ipcMain.handle'));
+  });
+
+  it('opens one locked-down kiosk window on app://kiosk with the bundled preload', async () => {
+    const r = await boot();
+    expect(BrowserWindow.instances).toHaveLength(1);
+    const options = BrowserWindow.instances[0]?.options;
+    expect(options).toMatchObject({ kiosk: true, fullscreen: true, show: false });
+    expect(options?.webPreferences).toMatchObject({
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      webSecurity: true,
+      webviewTag: false,
+      devTools: false,
+      preload: join(root, 'app', 'preload.cjs'),
+    });
+    expect(r?.window.webContents.getURL()).toBe('app://kiosk/index.html');
+    expect(BrowserWindow.instances[0]?.contentProtection).toBe(true);
+    expect(await (await protocol.handlers.get('app')?.(new Request('app://kiosk/index.html')))?.text()).toContain('kiosk');
+  });
+
+  it('registers exactly the IPC contract, answering the kiosk screen', async () => {
+    const r = await boot();
+    expect([...ipcMain.handlers.keys()].sort()).toEqual(allInvokeChannels().sort());
+    const contents = r?.window.webContents as unknown as Parameters<typeof ipcMain.invoke>[1];
+    const reply = (await ipcMain.invoke(STATE_REQUEST_CHANNEL, contents, contents.mainFrame)) as { ok: boolean; result: { testMode: boolean; view: { phase: string } } };
+    expect(reply.ok).toBe(true);
+    // No backend configured: the production kiosk asks staff to configure it, and is not in test mode.
+    expect(reply.result.view.phase).toBe('config_error');
+    expect(reply.result.testMode).toBe(false);
+    expect(await ipcMain.invoke(intentChannel('next'), contents, contents.mainFrame, {})).toEqual({ ok: true, result: { ok: true } });
+  });
+
+  it('keeps the display awake and the service running on the configured devices', async () => {
+    const r = await boot();
+    expect([...powerSaveBlocker.active.values()]).toEqual(['prevent-display-sleep']);
+    expect(deviceBuilds).toBe(1);
+    expect(r?.service.state().view.phase).toBe('config_error');
+  });
+
+  it('second-instance brings the window to the front', async () => {
+    const r = await boot();
+    const w = r?.window as unknown as BrowserWindow;
+    w.minimize();
+    app.emit('second-instance', {}, [], '/', {});
+    expect(w.isMinimized()).toBe(false);
+    expect(w.isVisible()).toBe(true);
+    expect(w.focused).toBe(true);
+  });
+
+  it('quit stops the service, the devices, the IPC and the power blocker, writes the health record, closes the logs', async () => {
+    const r = await boot();
+    await quit();
+    expect(r?.service.state().view.phase).toBe('stopped');
+    expect(devicesClosed).toBe(1);
+    expect(ipcMain.handlers.size).toBe(0);
+    expect(powerSaveBlocker.active.size).toBe(0);
+    expect(r?.window.isDestroyed()).toBe(true);
+    const health = JSON.parse(await readFile(join(userData, 'health.json'), 'utf8')) as { flavour: string };
+    expect(health.flavour).toBe('production');
+    const log = await logText();
+    expect(log).toContain('"event":"app_started"');
+    expect(log).toContain('"event":"app_stopped"');
+  });
+
+  it('the kiosk window refuses to close until the app quits', async () => {
+    const r = await boot();
+    expect((r?.window as unknown as BrowserWindow).close()).toBe(false);
+    expect(app.quitRequests).toBe(0);
+  });
+});
+
+describe('a second launch', () => {
+  it('exits at once: no scheme, no window, no service', async () => {
+    app.lockResult = false;
+    const r = await boot();
+    expect(r).toBeNull();
+    expect(app.exitCode).toBe(0);
+    expect(calls).toEqual(['app.requestSingleInstanceLock', 'app.exit 0']);
+    expect(deviceBuilds).toBe(0);
+  });
+});
+
+describe('command line', () => {
+  it('--data-dir moves the data folder before the lock is taken (the lock lives in it)', async () => {
+    const dataDir = join(root, 'elsewhere');
+    await boot({ argv: ['/opt/electron', 'dist/app-dev', '--data-dir', dataDir] });
+    expect(calls.slice(0, 2)).toEqual(['app.setPath userData', 'app.requestSingleInstanceLock']);
+    expect(app.getPath('userData')).toBe(dataDir);
+    await quit();
+    expect(JSON.parse(await readFile(join(dataDir, 'health.json'), 'utf8'))).toMatchObject({ flavour: 'production' });
+  });
+
+  it('unknown options are reported on stderr and in the log, and the app runs', async () => {
+    const r = await boot({ argv: ['/opt/electron', 'dist/app-dev', '--bogus', '--log-level', 'debug'] });
+    expect(r).not.toBeNull();
+    expect(stderr.text).toContain('mdl-kiosk: unknown option --bogus (ignored)');
+    await quit();
+    expect(await logText()).toContain('unknown option --bogus');
+  });
+
+  it('--no-kiosk is refused by an installed production app', async () => {
+    app.isPackaged = true;
+    await boot({ argv: ['/opt/mdl-kiosk', '--no-kiosk'], deps: { defaultApp: false } });
+    expect(BrowserWindow.instances[0]?.options.kiosk).toBe(true);
+    expect(stderr.text).toContain('--no-kiosk is only honoured in the QA flavour or an unpackaged run');
+  });
+
+  it('--no-kiosk gives a normal window in development', async () => {
+    await boot({ argv: ['/opt/electron', 'dist/app-dev', '--no-kiosk'] });
+    expect(BrowserWindow.instances[0]?.options).toMatchObject({ kiosk: false, fullscreen: false });
+  });
+
+  it('--help prints the usage and exits', async () => {
+    const r = await boot({ argv: ['/opt/electron', 'dist/app-dev', '--help'] });
+    expect(r).toBeNull();
+    expect(stdout.text).toContain('--data-dir DIR');
+    expect(app.exitCode).toBe(0);
+    expect(app.lockRequested).toBe(false);
+  });
+});
+
+describe('managed configuration and updates', () => {
+  it('a managed file sets policy: no kiosk mode here, updates on (electron-updater on the generic feed)', async () => {
+    await mkdir(join(root, 'managed'), { recursive: true });
+    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/', channel: 'pilot' } } }));
+    const feed: unknown[] = [];
+    const fakeUpdater = Object.assign(new EventEmitter(), {
+      channel: null as string | null,
+      autoDownload: false,
+      allowDowngrade: true,
+      autoInstallOnAppQuit: true,
+      logger: null,
+      setFeedURL: (options: unknown) => feed.push(options),
+      checkForUpdates: () => Promise.resolve(null),
+      quitAndInstall: () => undefined,
+    });
+    const loadUpdater = vi.fn(() => Promise.resolve(fakeUpdater as never));
+    await boot({ deps: { loadUpdater } });
+    expect(loadUpdater).toHaveBeenCalledTimes(1);
+    expect(feed).toEqual([{ provider: 'generic', url: 'https://updates.example/kiosk/', channel: 'pilot' }]);
+    expect(fakeUpdater.allowDowngrade).toBe(false);
+  });
+
+  it('an updater that cannot load is a status for staff, not a crash', async () => {
+    await mkdir(join(root, 'managed'), { recursive: true });
+    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/' } } }));
+    const r = await boot({ deps: { loadUpdater: () => Promise.reject(new Error('no electron-updater here')) } });
+    expect(r?.service.appStatus().updates).toEqual({ state: 'error', error: 'the updater could not start: no electron-updater here' });
+    expect(r?.service.appStatus().managedKeys).toEqual(expect.arrayContaining(['app.updates.enabled', 'app.updates.url']));
+  });
+
+  it('diagnostics show the app: flavour, log folder, health file, updates', async () => {
+    const r = await boot();
+    expect(r?.service.appStatus()).toMatchObject({ flavour: 'production', secretsProtection: 'os-encrypted', logDir: logsDir, healthFile: join(userData, 'health.json'), updates: { state: 'disabled' } });
+  });
+
+  it('updates off (the default): electron-updater is never loaded', async () => {
+    const loadUpdater = vi.fn(() => Promise.reject(new Error('must not load')));
+    await boot({ deps: { loadUpdater } });
+    expect(loadUpdater).not.toHaveBeenCalled();
+  });
+});
+
+describe('QA flavour', () => {
+  function fakeEmbedded(): EmbeddedDefault & { link?: EmbeddedKioskLink; stopped: number } {
+    const embedded: EmbeddedDefault & { link?: EmbeddedKioskLink; stopped: number } = {
+      stopped: 0,
+      start(_log, link) {
+        embedded.link = link;
+        return Promise.resolve({
+          devices,
+          backendOverride: { baseUrl: 'http://127.0.0.1:9', apiKey: 'embedded-api-key' },
+          phonePageUrl: 'http://127.0.0.1:45678/#token=phone-token',
+          staffPin: '731946',
+          stop: () => {
+            embedded.stopped++;
+            return Promise.resolve();
+          },
+        });
+      },
+    };
+    return embedded;
+  }
+
+  it('with nothing configured: the embedded default, TEST MODE, the phone page in its own window, the PIN on stdout only', async () => {
+    const embedded = fakeEmbedded();
+    const r = await boot({ flavour: 'qa', embedded });
+    expect(r?.service.state().testMode).toBe(true);
+    expect(r?.service.state().staff.pinConfigured).toBe(true);
+    expect(stdout.text).toContain('http://127.0.0.1:45678/#token=phone-token');
+    expect(stdout.text).toContain('731946');
+    expect(BrowserWindow.instances).toHaveLength(2);
+    const [kiosk, phone] = BrowserWindow.instances;
+    // The kiosk window must not cover the phone's.
+    expect(kiosk?.options.kiosk).toBe(false);
+    expect(phone?.options.webPreferences).toMatchObject({ partition: PHONE_PAGE_PARTITION, sandbox: true, contextIsolation: true, nodeIntegration: false });
+    expect(phone?.options.webPreferences).not.toHaveProperty('preload');
+    expect(phone?.webContents.loaded).toEqual(['http://127.0.0.1:45678/#token=phone-token']);
+    // Confined to its loopback origin by the same lockdown.
+    expect(phone?.webContents.navigateEvent('will-navigate', 'https://evil.example/').defaultPrevented).toBe(true);
+    expect(phone?.webContents.navigateEvent('will-navigate', 'http://127.0.0.1:45678/other').defaultPrevented).toBe(false);
+    expect(phone?.webContents.windowOpenHandler?.({ url: 'https://evil.example/' } as never)).toEqual({ action: 'deny' });
+    // The phone page's "Scan it" goes through the kiosk's own intent.
+    expect(await embedded.link?.scan('not an mdoc')).toEqual({ accepted: false, reason: 'not_mdoc' });
+    expect(embedded.link?.phase()).toBe(r?.service.state().view.phase);
+    await quit();
+    expect(embedded.stopped).toBe(1);
+    const log = await logText();
+    expect(log).not.toContain('731946');
+    expect(log).not.toContain('phone-token');
+    expect(log).not.toContain('embedded-api-key');
+  });
+
+  it('an embedded default that fails to start: a clear error, and the kiosk still starts', async () => {
+    const broken: EmbeddedDefault = { start: () => Promise.reject(new Error('port 9 in use')) };
+    const r = await boot({ flavour: 'qa', embedded: broken });
+    expect(r?.service.state().view.phase).toBe('config_error');
+    expect(stderr.text).toContain('the embedded mock backend and virtual counter could not start: port 9 in use');
+  });
+
+  it('with a backend configured: no embedded default, the configured devices, still TEST MODE', async () => {
+    const embedded = fakeEmbedded();
+    const r = await boot({ flavour: 'qa', embedded, deps: { env: { MDL_KIOSK_BACKEND_URL: 'https://verifier.example/' } } });
+    expect(embedded.link).toBeUndefined();
+    expect(BrowserWindow.instances).toHaveLength(1);
+    expect(r?.service.state().testMode).toBe(true);
+    expect(deviceBuilds).toBe(1);
+  });
+});

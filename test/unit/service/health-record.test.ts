@@ -1,0 +1,270 @@
+/**
+ * The health record for fleet monitoring: rewritten on its period and at once after each outcome, counts
+ * by verdict, reason and error code, the last error, the updater's status, a schema a monitoring agent can
+ * validate against, a final record at stop — and never a holder's data, a session id or a key.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { ScreenState } from '../../../src/common/kiosk-api.js';
+import type { OutcomeView } from '../../../src/common/kiosk-view.js';
+import type { VerificationReport } from '../../../src/kiosk/kiosk.js';
+import { HealthRecorder, HealthRecordSchema, type HealthRecord, type HealthSource } from '../../../src/service/health-record.js';
+import { screenState } from '../../support/screen-fixtures.js';
+import { API_KEY, startServiceFixture, type ServiceFixture } from './service-fixture.js';
+
+const HOLDER = { family_name: 'Holderson-Unique', given_name: 'Quintessa', document_number: 'DOC-99887766', portrait: '/9j/4AAQSkZJRgABAQAAAQABAAD/2wCEAAYEBQYF' };
+const SESSION_ID = '6b1f8a52-1111-4c7e-9f00-abcdefabcdef';
+
+const dirs: string[] = [];
+let fixture: ServiceFixture | undefined;
+afterEach(async () => {
+  vi.useRealTimers();
+  await fixture?.stop();
+  fixture = undefined;
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+async function healthFile(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'mdl-kiosk-health-'));
+  dirs.push(dir);
+  return join(dir, 'health.json');
+}
+
+async function read(file: string): Promise<HealthRecord> {
+  return HealthRecordSchema.parse(JSON.parse(await readFile(file, 'utf8')));
+}
+
+async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 5_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function outcome(verdict: 'verified' | 'rejected', reasons: string[] = []): OutcomeView {
+  return {
+    verdict,
+    reasons,
+    response: { 'org.iso.18013.5.1': { ...HOLDER } },
+    docTypes: ['org.iso.18013.5.1.mDL'],
+    issuerAuthentication: null,
+    deviceAuthentication: null,
+    errors: {},
+    warnings: {},
+    source: 'complete',
+  };
+}
+
+function report(partial: Partial<VerificationReport>): VerificationReport {
+  return { transport: 'qr', sessionId: SESSION_ID, result: 'complete', outcome: null, error: null, durationMs: 1_234, apdus: 0, bleMessages: 12, ...partial };
+}
+
+/** A service as the recorder sees it: a state, and listeners to call. */
+class FakeSource implements HealthSource {
+  readonly version = '1.4.2';
+  readonly startedAt: number;
+  current: ScreenState = screenState('ready');
+  readonly reportListeners = new Set<(r: VerificationReport) => void>();
+  readonly stateListeners = new Set<(s: ScreenState) => void>();
+
+  constructor(startedAt: number) {
+    this.startedAt = startedAt;
+  }
+
+  state(): ScreenState {
+    return this.current;
+  }
+
+  onState(listener: (s: ScreenState) => void): () => void {
+    this.stateListeners.add(listener);
+    listener(this.current);
+    return () => this.stateListeners.delete(listener);
+  }
+
+  onVerification(listener: (r: VerificationReport) => void): () => void {
+    this.reportListeners.add(listener);
+    return () => this.reportListeners.delete(listener);
+  }
+
+  verify(r: VerificationReport): void {
+    for (const l of this.reportListeners) l(r);
+  }
+
+  show(state: ScreenState): void {
+    this.current = state;
+    for (const l of this.stateListeners) l(state);
+  }
+}
+
+describe('HealthRecorder', () => {
+  beforeEach(() => {
+    // Only the recorder's interval and the clock are faked; file writes and the polling below run for real.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    vi.setSystemTime(new Date('2025-06-02T10:00:00Z'));
+  });
+
+  it('writes at start, on its period, and at once after each outcome; counts by verdict, reason and error', async () => {
+    const file = await healthFile();
+    const source = new FakeSource(Date.now() - 90_000);
+    let updates = { state: 'idle' as const, checkedAt: Date.now() - 1_000 };
+    const recorder = new HealthRecorder({ service: source, file, flavour: 'production', everySeconds: 30, updates: () => updates });
+    recorder.start();
+    const first = await until(() => read(file), 'the first record');
+    expect(first).toEqual({
+      schema: 1,
+      app: 'mdl-kiosk',
+      version: '1.4.2',
+      flavour: 'production',
+      pid: process.pid,
+      startedAt: '2025-06-02T09:58:30.000Z',
+      updatedAt: '2025-06-02T10:00:00.000Z',
+      uptimeSeconds: 90,
+      phase: 'ready',
+      testMode: source.current.testMode,
+      backendOrigin: source.current.backendOrigin,
+      devices: {
+        nfc: source.current.view.devices.nfc,
+        qr: source.current.view.devices.qr,
+        bleCentral: source.current.view.devices.bleCentral,
+        blePeripheral: source.current.view.devices.blePeripheral,
+      },
+      outcomes: { total: 0, verified: 0, rejected: 0, undetermined: 0, failed: 0, reasons: {}, errors: {} },
+      updates: { state: 'idle', checkedAt: Date.now() - 1_000 },
+    });
+
+    // Two outcomes and an error: each written at once, without waiting for the period.
+    vi.setSystemTime(new Date('2025-06-02T10:00:05Z'));
+    source.verify(report({ outcome: outcome('verified') }));
+    source.verify(report({ outcome: outcome('rejected', ['issuer_untrusted', 'expired']) }));
+    source.verify(report({ result: 'timeout', error: { code: 'timeout', detail: `session ${SESSION_ID} timed out`, retryable: true } }));
+    const counted = await until(async () => {
+      const r = await read(file);
+      return r.outcomes.total === 3 ? r : undefined;
+    }, 'the three outcomes');
+    expect(counted.outcomes).toEqual({ total: 3, verified: 1, rejected: 1, undetermined: 0, failed: 1, reasons: { issuer_untrusted: 1, expired: 1 }, errors: { timeout: 1 } });
+    expect(counted.lastError).toBe('timeout');
+    expect(counted.updatedAt).toBe('2025-06-02T10:00:05.000Z');
+
+    // The period: a new updatedAt and the updater's new status, with no outcome in between.
+    updates = { state: 'idle', checkedAt: Date.now() };
+    vi.setSystemTime(new Date('2025-06-02T10:00:30Z'));
+    await vi.advanceTimersByTimeAsync(30_000);
+    const periodic = await until(async () => {
+      const r = await read(file);
+      return r.updatedAt === '2025-06-02T10:01:00.000Z' ? r : undefined;
+    }, 'the periodic record');
+    expect(periodic.uptimeSeconds).toBe(150);
+
+    // A screen error becomes the last error.
+    source.show({ ...source.current, view: { ...source.current.view, phase: 'config_error', error: { code: 'config_error', detail: 'x', retryable: false } } });
+    source.verify(report({ outcome: outcome('verified') }));
+    const later = await until(async () => {
+      const r = await read(file);
+      return r.outcomes.total === 4 ? r : undefined;
+    }, 'the fourth outcome');
+    expect(later).toMatchObject({ phase: 'config_error', lastError: 'config_error', outcomes: { verified: 2 } });
+
+    const text = await readFile(file, 'utf8');
+    for (const value of [...Object.values(HOLDER), SESSION_ID]) expect(text).not.toContain(value);
+    await recorder.stop();
+  });
+
+  it('stop() writes a final record and clears its timer; nothing is written after', async () => {
+    const file = await healthFile();
+    const source = new FakeSource(Date.now());
+    const recorder = new HealthRecorder({ service: source, file, flavour: 'qa', everySeconds: 5 });
+    recorder.start();
+    await until(() => read(file), 'the first record');
+    expect(vi.getTimerCount()).toBe(1);
+    source.current = { ...source.current, view: { ...source.current.view, phase: 'stopped' } };
+    vi.setSystemTime(new Date('2025-06-02T10:00:02Z'));
+    await recorder.stop();
+    expect(vi.getTimerCount()).toBe(0);
+    const last = await read(file);
+    expect(last).toMatchObject({ phase: 'stopped', flavour: 'qa', updatedAt: '2025-06-02T10:00:02.000Z' });
+    expect(last.updates).toBeUndefined();
+    expect(source.reportListeners.size).toBe(0);
+    expect(source.stateListeners.size).toBe(0);
+    source.verify(report({ outcome: outcome('verified') }));
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await read(file)).outcomes.total).toBe(0);
+  });
+
+  it('drops count keys that are not codes, and bounds how many kinds are kept', async () => {
+    const file = await healthFile();
+    const source = new FakeSource(Date.now());
+    const recorder = new HealthRecorder({ service: source, file, flavour: 'production', everySeconds: 60 });
+    recorder.start();
+    source.verify(report({ outcome: outcome('rejected', ['Name: Holderson-Unique', 'ok_reason']) }));
+    for (let i = 0; i < 80; i++) source.verify(report({ result: 'internal_error', error: { code: `code_${i}`, detail: '', retryable: true } }));
+    await recorder.stop();
+    const record = await read(file);
+    expect(record.outcomes.reasons).toEqual({ ok_reason: 1 });
+    expect(Object.keys(record.outcomes.errors)).toHaveLength(50);
+    expect(record.outcomes.failed).toBe(80);
+    expect(await readFile(file, 'utf8')).not.toContain('Holderson');
+  });
+
+  it('the schema refuses what must never be there', () => {
+    const valid: HealthRecord = {
+      schema: 1,
+      app: 'mdl-kiosk',
+      version: '1.0.0',
+      flavour: 'production',
+      pid: 1,
+      startedAt: '2025-06-02T10:00:00.000Z',
+      updatedAt: '2025-06-02T10:00:00.000Z',
+      uptimeSeconds: 0,
+      phase: 'ready',
+      testMode: false,
+      backendOrigin: null,
+      devices: { nfc: { usable: true }, qr: { usable: true }, bleCentral: { usable: false, reason: 'powered_off' }, blePeripheral: { usable: false } },
+      outcomes: { total: 0, verified: 0, rejected: 0, undetermined: 0, failed: 0, reasons: {}, errors: {} },
+    };
+    expect(HealthRecordSchema.safeParse(valid).success).toBe(true);
+    expect(HealthRecordSchema.safeParse({ ...valid, sessionId: SESSION_ID }).success).toBe(false);
+    expect(HealthRecordSchema.safeParse({ ...valid, outcomes: { ...valid.outcomes, reasons: { 'Jane Doe': 1 } } }).success).toBe(false);
+    expect(HealthRecordSchema.safeParse({ ...valid, updates: { state: 'idle', url: 'https://x' } }).success).toBe(false);
+  });
+});
+
+describe('HealthRecorder on a running service', () => {
+  it('two verifications are counted, and the file holds no holder data, session id or API key', async () => {
+    const file = await healthFile();
+    fixture = await startServiceFixture({ config: { profile: 'full' } });
+    const f = fixture;
+    const sessionIds: string[] = [];
+    const create = f.backend.sessions.create.bind(f.backend.sessions);
+    f.backend.sessions.create = () => {
+      const s = create();
+      sessionIds.push(s.id);
+      return s;
+    };
+    const recorder = new HealthRecorder({ service: f.service, file, flavour: 'qa', everySeconds: 3_600 });
+    recorder.start();
+    for (let i = 0; i < 2; i++) {
+      await f.waitState((s) => s.view.phase === 'ready', 15_000, 'ready');
+      f.service.qrScanned({ text: f.rig.phone.presentQr(), source: 'camera' });
+      await f.waitState((s) => s.view.phase === 'result', 20_000, 'a result');
+      f.service.next();
+    }
+    const record = await until(async () => {
+      const r = await read(file);
+      return r.outcomes.total === 2 ? r : undefined;
+    }, 'two outcomes');
+    expect(record.outcomes).toMatchObject({ total: 2, verified: 2, failed: 0 });
+    expect(record).toMatchObject({ version: f.service.version, testMode: true, backendOrigin: new URL(f.backend.url).origin, flavour: 'qa' });
+    await recorder.stop();
+    const text = await readFile(file, 'utf8');
+    const elements = Object.values(f.reports[0]?.outcome?.response ?? {}).reduce<Record<string, unknown>>((all, ns) => ({ ...all, ...ns }), {});
+    const needles = [API_KEY, ...f.reports.map((r) => r.sessionId ?? 'none'), ...sessionIds];
+    for (const key of ['family_name', 'given_name', 'document_number', 'portrait']) needles.push(String(elements[key]).slice(0, 40));
+    expect(needles.length).toBeGreaterThan(5);
+    for (const needle of needles) expect(text).not.toContain(needle);
+  }, 60_000);
+});

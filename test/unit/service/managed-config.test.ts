@@ -1,0 +1,138 @@
+/**
+ * The managed machine configuration file: where it lives on each OS, that a missing file is an empty
+ * layer, and that a file that cannot be used is never silently skipped — the problem names the file and
+ * the key (unknown keys too), without quoting what the file holds.
+ */
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  layerKeys,
+  managedAllowsBasicTextSecrets,
+  managedConfigPath,
+  managedKeys,
+  MAX_MANAGED_CONFIG_BYTES,
+  readManagedConfig,
+} from '../../../src/service/managed-config.js';
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+async function policy(content: string | Buffer): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'mdl-kiosk-managed-'));
+  dirs.push(dir);
+  const path = join(dir, 'config.json');
+  await writeFile(path, content);
+  return path;
+}
+
+describe('managedConfigPath', () => {
+  it('is the machine-wide, read-only place of each OS', () => {
+    expect(managedConfigPath('linux', {})).toBe('/etc/mdl-kiosk/config.json');
+    expect(managedConfigPath('darwin', {})).toBe('/Library/Application Support/mdl-kiosk/config.json');
+    expect(managedConfigPath('win32', { ProgramData: 'D:\\Data' })).toBe('D:\\Data\\mdl-kiosk\\config.json');
+    expect(managedConfigPath('win32', { PROGRAMDATA: 'E:\\PD' })).toBe('E:\\PD\\mdl-kiosk\\config.json');
+    expect(managedConfigPath('win32', {})).toBe('C:\\ProgramData\\mdl-kiosk\\config.json');
+    // A relative or empty value is not a machine folder: the documented default.
+    expect(managedConfigPath('win32', { ProgramData: 'relative\\dir' })).toBe('C:\\ProgramData\\mdl-kiosk\\config.json');
+    expect(managedConfigPath('freebsd', {})).toBe('/etc/mdl-kiosk/config.json');
+  });
+});
+
+describe('readManagedConfig', () => {
+  it('a missing file is an empty layer without a problem', () => {
+    const path = join(tmpdir(), 'mdl-kiosk-no-such-dir', 'config.json');
+    expect(readManagedConfig(path)).toEqual({ path, layer: {} });
+  });
+
+  it('a valid file is its layer, with every key it sets listed', async () => {
+    const layer = {
+      backend: { baseUrl: 'https://fleet.example/v1', apiKeyFile: '/etc/mdl-kiosk/api-key' },
+      profile: 'identity',
+      profiles: { staff_check: { namespaces: { 'org.iso.18013.5.1': ['family_name'] } } },
+      staff: { pinHash: 'scrypt$16384$8$1$c2FsdA==$aGFzaA==' },
+      app: { allowBasicTextSecrets: true, updates: { enabled: true, url: 'https://updates.example/', channel: 'pilot' } },
+    };
+    const path = await policy(`\uFEFF${JSON.stringify(layer)}`);
+    const managed = readManagedConfig(path);
+    expect(managed).toEqual({ path, layer });
+    expect(managedKeys(managed)).toEqual([
+      'backend.baseUrl',
+      'backend.apiKeyFile',
+      'profile',
+      // A record is one key: its inner names are data, not settings.
+      'profiles',
+      'staff.pinHash',
+      'app.allowBasicTextSecrets',
+      'app.updates.enabled',
+      'app.updates.url',
+      'app.updates.channel',
+    ]);
+    expect(managedAllowsBasicTextSecrets(managed)).toBe(true);
+  });
+
+  it('allowBasicTextSecrets is true only when the managed file says exactly true', async () => {
+    expect(managedAllowsBasicTextSecrets(undefined)).toBe(false);
+    expect(managedAllowsBasicTextSecrets(readManagedConfig(await policy('{}')))).toBe(false);
+    expect(managedAllowsBasicTextSecrets(readManagedConfig(await policy('{"app":{"allowBasicTextSecrets":false}}')))).toBe(false);
+    // A bad file's layer is empty: nothing is allowed by it.
+    expect(managedAllowsBasicTextSecrets(readManagedConfig(await policy('{"app":{"allowBasicTextSecrets":"yes"}}')))).toBe(false);
+  });
+
+  it('a bad value: the problem names the file and the key, and the layer is not used', async () => {
+    const path = await policy(JSON.stringify({ app: { updates: { url: 'http://updates.example/', maintenanceWindow: '2-4' } }, profile: 'identity' }));
+    const managed = readManagedConfig(path);
+    expect(managed.layer).toEqual({});
+    expect(managed.problem).toContain(path);
+    expect(managed.problem).toContain('app.updates.url: must be an https://');
+    expect(managed.problem).toContain('app.updates.maintenanceWindow: must be HH:MM-HH:MM');
+  });
+
+  it('an unknown key is a problem (a mistyped policy must not look applied)', async () => {
+    const path = await policy(JSON.stringify({ backnd: { baseUrl: 'https://x.example' }, app: { updates: { chanel: 'pilot' } } }));
+    const managed = readManagedConfig(path);
+    expect(managed.layer).toEqual({});
+    expect(managed.problem).toBe(`the managed configuration file ${path}: backnd: unknown key; app.updates.chanel: unknown key`);
+    expect(layerKeys({ backend: { nope: 1 } }).unknown).toEqual(['backend.nope']);
+  });
+
+  it('values are checked alone; rules across sections wait for the merged configuration', async () => {
+    // Alone, a long verification exceeds the default session margin; with the site's config file it may not.
+    const managed = readManagedConfig(await policy(JSON.stringify({ timeouts: { verificationMs: 200_000 } })));
+    expect(managed.problem).toBeUndefined();
+    expect(managed.layer).toEqual({ timeouts: { verificationMs: 200_000 } });
+  });
+
+  it('not JSON, not an object: named, without quoting the file (it may hold a key)', async () => {
+    const notJson = await policy('{"backend": {"apiKey": sk_live_TOPSECRET}}');
+    const bad = readManagedConfig(notJson);
+    expect(bad.problem).toMatch(new RegExp(`^the managed configuration file ${notJson.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not valid JSON`));
+    expect(bad.problem).not.toContain('TOPSECRET');
+    expect(bad.layer).toEqual({});
+    expect(readManagedConfig(await policy('[1, 2]')).problem).toMatch(/must hold a JSON object/);
+    expect(readManagedConfig(await policy('')).problem).toMatch(/not valid JSON/);
+  });
+
+  it('a file over 1 MiB is refused without being parsed', async () => {
+    const path = await policy(Buffer.alloc(MAX_MANAGED_CONFIG_BYTES + 1, 0x20));
+    expect(readManagedConfig(path).problem).toBe(`the managed configuration file ${path} is larger than ${MAX_MANAGED_CONFIG_BYTES} bytes`);
+    const exactly = await policy(`{}${' '.repeat(MAX_MANAGED_CONFIG_BYTES - 2)}`);
+    expect(readManagedConfig(exactly)).toEqual({ path: exactly, layer: {} });
+  });
+
+  it('a directory or an unreadable file is a problem, not a missing file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mdl-kiosk-managed-'));
+    dirs.push(dir);
+    const asDir = join(dir, 'config.json');
+    await mkdir(asDir);
+    expect(readManagedConfig(asDir).problem).toMatch(/is not a regular file|EISDIR/);
+    if (process.getuid?.() !== 0 && process.platform !== 'win32') {
+      const locked = await policy('{}');
+      await chmod(locked, 0o000);
+      expect(readManagedConfig(locked).problem).toBe(`cannot read the managed configuration file ${locked}: EACCES`);
+    }
+  });
+});

@@ -1,0 +1,167 @@
+/**
+ * The two electron-builder configurations (production and QA flavour) and what must hold for each:
+ * checked against electron-builder's own JSON schema (ajv, as electron-builder does), through
+ * electron-builder's own loader and validator (which merges `extends` and catches deprecated options),
+ * and against this project's packaging policy (fuses, what ships, entry per flavour).
+ *
+ * electron-builder's modules are loaded from where the installed electron-builder resolves them
+ * (app-builder-lib, builder-util are its dependencies, not ours). Nothing here downloads anything.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+import { Ajv } from 'ajv';
+import type { Configuration } from 'electron-builder';
+import yaml from 'js-yaml';
+
+export type Flavour = 'production' | 'qa';
+
+export const CONFIG_FILES: Readonly<Record<Flavour, string>> = {
+  production: 'electron-builder.yml',
+  qa: 'electron-builder.qa.yml',
+};
+
+export const FLAVOUR_MAIN: Readonly<Record<Flavour, string>> = {
+  production: 'dist/app/main.js',
+  qa: 'dist/app/main-qa.js',
+};
+
+/** Fuses every flavour flips (electronjs.org/docs/latest/tutorial/fuses; kiosk-ux.md §3.1 #19). */
+export const REQUIRED_FUSES = {
+  runAsNode: false,
+  enableNodeOptionsEnvironmentVariable: false,
+  enableNodeCliInspectArguments: false,
+  enableEmbeddedAsarIntegrityValidation: true,
+  onlyLoadAppFromAsar: true,
+  enableCookieEncryption: true,
+  grantFileProtocolExtraPrivileges: false,
+  loadBrowserProcessSpecificV8Snapshot: false,
+} as const;
+
+export const REQUIRED_DEB_DEPENDS = ['pcscd', 'libpcsclite1', 'bluez'] as const;
+
+interface ConfigModule {
+  getConfig(projectDir: string, configPath: string | null, configFromOptions: Configuration | null): Promise<Configuration>;
+  validateConfiguration(config: Configuration, debugLogger: unknown): Promise<void>;
+}
+interface BuilderUtilModule {
+  DebugLogger: new (isEnabled?: boolean) => unknown;
+}
+
+function builderRequire(root: string): NodeJS.Require {
+  const fromProject = createRequire(join(root, 'package.json'));
+  let builder: string;
+  try {
+    builder = fromProject.resolve('electron-builder');
+  } catch {
+    throw new Error('electron-builder is not installed (it is a devDependency): run `npm ci`');
+  }
+  return createRequire(builder);
+}
+
+export function builderSchemaPath(root: string): string {
+  return builderRequire(root).resolve('app-builder-lib/scheme.json');
+}
+
+/** ajv over the file as written (before `extends` is merged): electron-builder's schema, its ajv options. */
+export function schemaProblems(root: string, file: string): string[] {
+  const schema = JSON.parse(readFileSync(builderSchemaPath(root), 'utf8')) as object;
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+  const config = yaml.load(readFileSync(resolve(root, file), 'utf8'));
+  if (validate(config)) return [];
+  return (validate.errors ?? []).map((e) => `${file}: ${e.instancePath === '' ? '/' : e.instancePath} ${e.message ?? 'is invalid'} ${JSON.stringify(e.params)}`);
+}
+
+/** electron-builder's own loader (merges `extends` and package.json) and validator; the merged config. */
+export async function loadWithElectronBuilder(root: string, file: string): Promise<Configuration> {
+  const req = builderRequire(root);
+  const config = req('app-builder-lib/out/util/config/config') as ConfigModule;
+  const util = req('builder-util') as BuilderUtilModule;
+  const merged = await config.getConfig(root, resolve(root, file), null);
+  await config.validateConfiguration(merged, new util.DebugLogger(false));
+  return merged;
+}
+
+function filePatterns(config: Configuration): string[] {
+  const patterns: string[] = [];
+  const files = config.files === undefined || config.files === null ? [] : Array.isArray(config.files) ? config.files : [config.files];
+  for (const set of files) {
+    if (typeof set === 'string') patterns.push(set);
+    else patterns.push(...(set.filter === undefined ? [] : Array.isArray(set.filter) ? set.filter : [set.filter]));
+  }
+  return patterns;
+}
+
+function asList(value: string | readonly string[] | null | undefined): string[] {
+  return value === undefined || value === null ? [] : typeof value === 'string' ? [value] : [...value];
+}
+
+/** The project's packaging policy over a merged configuration. */
+export function policyProblems(root: string, flavour: Flavour, config: Configuration): string[] {
+  const problems: string[] = [];
+  const name = CONFIG_FILES[flavour];
+  const fuses = (config.electronFuses ?? {}) as Record<string, unknown>;
+  for (const [fuse, wanted] of Object.entries(REQUIRED_FUSES)) {
+    if (fuses[fuse] !== wanted) problems.push(`${name}: electronFuses.${fuse} must be ${String(wanted)} (is ${String(fuses[fuse])})`);
+  }
+  const main = (config.extraMetadata as Record<string, unknown> | null | undefined)?.main;
+  if (main !== FLAVOUR_MAIN[flavour]) problems.push(`${name}: extraMetadata.main must be ${FLAVOUR_MAIN[flavour]} (is ${String(main)})`);
+  const patterns = filePatterns(config);
+  if (!patterns.includes(FLAVOUR_MAIN[flavour])) problems.push(`${name}: files must list ${FLAVOUR_MAIN[flavour]}`);
+  for (const needed of ['dist/app/preload.cjs', 'dist/renderer/**', 'package.json']) {
+    if (!patterns.includes(needed)) problems.push(`${name}: files must list ${needed}`);
+  }
+  if (flavour === 'production') {
+    for (const p of patterns) {
+      if (/qa|(^|\/)src\/|(^|\/)test\/|\.ts$|dist\/(src|test|tools)\//i.test(p) && !p.startsWith('!')) {
+        problems.push(`${name}: the production package must not include ${p}`);
+      }
+    }
+  }
+  const unpack = asList(config.asarUnpack);
+  for (const needed of ['**/*.node', '**/*.wasm']) {
+    if (!unpack.includes(needed)) problems.push(`${name}: asarUnpack must include ${needed}`);
+  }
+  if (config.asar === false) problems.push(`${name}: asar must stay on (fuses only load the app from app.asar)`);
+  const depends = asList(config.deb?.depends);
+  for (const needed of REQUIRED_DEB_DEPENDS) {
+    if (!depends.includes(needed)) problems.push(`${name}: deb.depends must include ${needed}`);
+  }
+  for (const file of [config.deb?.afterInstall, config.mac?.entitlements, config.mac?.entitlementsInherit]) {
+    if (typeof file !== 'string' || !existsSync(join(root, file))) problems.push(`${name}: ${String(file)} does not exist`);
+  }
+  const info = (config.mac?.extendInfo ?? {}) as Record<string, unknown>;
+  for (const key of ['NSCameraUsageDescription', 'NSBluetoothAlwaysUsageDescription']) {
+    if (typeof info[key] !== 'string' || info[key] === '') problems.push(`${name}: mac.extendInfo.${key} is missing`);
+  }
+  const nsis = config.nsis ?? {};
+  if (nsis.perMachine !== true || nsis.oneClick !== false) problems.push(`${name}: nsis must be a per-machine assisted installer (perMachine true, oneClick false)`);
+  const publish = asList(
+    (Array.isArray(config.publish) ? config.publish : config.publish === undefined || config.publish === null ? [] : [config.publish]).map((p) =>
+      typeof p === 'string' ? p : p.provider,
+    ),
+  );
+  if (!publish.includes('generic')) problems.push(`${name}: publish must use the generic provider (electron-updater feed)`);
+  return problems;
+}
+
+export interface FlavourCheck {
+  readonly flavour: Flavour;
+  readonly file: string;
+  readonly problems: readonly string[];
+  readonly config?: Configuration;
+}
+
+/** Every check of one flavour; never throws for a bad configuration (problems name the file and key). */
+export async function checkFlavour(root: string, flavour: Flavour): Promise<FlavourCheck> {
+  const file = CONFIG_FILES[flavour];
+  const problems = schemaProblems(root, file);
+  let config: Configuration | undefined;
+  try {
+    config = await loadWithElectronBuilder(root, file);
+  } catch (e) {
+    problems.push(`${file}: electron-builder rejects it: ${(e as Error).message.split('\n')[0] ?? ''}`);
+  }
+  if (config !== undefined) problems.push(...policyProblems(root, flavour, config));
+  return { flavour, file, problems, ...(config === undefined ? {} : { config }) };
+}
