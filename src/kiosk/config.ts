@@ -63,6 +63,13 @@ export const AppConfig = z
     kioskMode: z.boolean().default(true),
     /** Start with the user's session (app.setLoginItemSettings; Windows and macOS). */
     startAtLogin: z.boolean().default(false),
+    /**
+     * Who restarts the app after a fatal error in main or a screen crash loop: `self` (app.relaunch(), for a
+     * kiosk started at login) or `supervisor` (exit with code 75, EX_TEMPFAIL, and let Windows Shell
+     * Launcher, launchd or systemd restart it: a self-relaunched copy is no longer the supervisor's child,
+     * and a supervisor that also restarts would race it for the single-instance lock).
+     */
+    restartBy: z.enum(['self', 'supervisor']).default('self'),
     /** Developer tools: honoured only in the QA flavour or an unpackaged run. */
     devTools: z.boolean().default(false),
     /**

@@ -160,6 +160,7 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     powerSaveBlocker,
     log,
     guard: new RelaunchGuard({ file: join(dataDir, 'relaunches.json') }),
+    restartBy: early.app.restartBy,
     window: () => parts.window,
     process: deps.process,
     showFatal: (message) => {

@@ -63,7 +63,9 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
   });
   const known = new Set(['config', 'data-dir', 'log-level', 'no-kiosk', 'help', 'h']);
   for (const token of tokens) {
-    if (token.kind === 'option' && !known.has(token.name)) problems.push(`unknown option ${token.rawName.slice(0, 60)} (ignored)`);
+    // Chromium and Electron read their own switches (--ozone-platform, --password-store, …) from the same
+    // command line: not ours, so not used here, but not necessarily ignored by the app.
+    if (token.kind === 'option' && !known.has(token.name)) problems.push(`${token.rawName.slice(0, 60)} is not an mDL Kiosk option (left to Electron/Chromium)`);
     if (token.kind === 'option' && known.has(token.name) && token.name !== 'no-kiosk' && token.name !== 'help' && token.name !== 'h' && token.value === undefined) {
       problems.push(`${token.rawName} needs a value (ignored)`);
     }

@@ -64,11 +64,16 @@ export interface LifecycleOptions {
   readonly shutdown: () => Promise<void>;
   /** Shows a fatal error where staff see it (the kiosk window), when relaunching is not allowed. */
   readonly showFatal: (message: string) => void;
+  /** `supervisor`: a restart is an exit with {@link RESTART_EXIT_CODE} for the OS to act on (config `app.restartBy`). */
+  readonly restartBy?: 'self' | 'supervisor';
   /** Longest a graceful stop may take before the app goes anyway (default 8 s). */
   readonly shutdownBoundMs?: number;
   /** Where the uncaught-error and signal handlers go (default `process`). */
   readonly process?: Pick<NodeJS.Process, 'on' | 'off'>;
 }
+
+/** EX_TEMPFAIL (sysexits.h): "try again later" — the exit code a supervisor maps to a restart. */
+export const RESTART_EXIT_CODE = 75;
 
 export class AppLifecycle {
   private readonly options: LifecycleOptions;
@@ -178,8 +183,13 @@ export class AppLifecycle {
     }
     this.relaunching = true;
     this.quittingNow = true;
-    log.warn({ event: 'relaunching', reason }, 'relaunching the app');
+    const bySupervisor = this.options.restartBy === 'supervisor';
+    log.warn({ event: 'relaunching', reason, by: bySupervisor ? 'supervisor' : 'self' }, 'relaunching the app');
     void this.stopEverything().then(() => {
+      if (bySupervisor) {
+        app.exit(RESTART_EXIT_CODE);
+        return;
+      }
       app.relaunch();
       app.exit(0);
     });

@@ -107,14 +107,16 @@ export function startUpdater(options: UpdaterOptions): Updater {
     }
   };
 
-  if (!config.enabled || config.url === undefined) {
-    const why = config.enabled ? 'app.updates.enabled is true but app.updates.url is not set' : undefined;
-    setStatus(why === undefined ? { state: 'disabled' } : { state: 'disabled', error: why });
-    log.info({ event: 'updates_disabled' }, why ?? 'automatic updates are off (app.updates.enabled)');
+  if (!config.enabled) {
+    setStatus({ state: 'disabled' });
+    log.info({ event: 'updates_disabled' }, 'automatic updates are off (app.updates.enabled)');
     return { status: () => current, stop: () => undefined };
   }
 
-  updater.setFeedURL({ provider: 'generic', url: config.url, channel: config.channel });
+  // Without app.updates.url the feed the package was built with stands (app-update.yml, written by
+  // electron-builder from its `publish` settings); a run without one reports that as its update error.
+  if (config.url !== undefined) updater.setFeedURL({ provider: 'generic', url: config.url, channel: config.channel });
+  log.info({ event: 'updates_feed', source: config.url === undefined ? 'package' : 'config' }, 'automatic updates are on');
   // Setting the channel turns allowDowngrade on (electron-updater does so for channel switches), so the
   // order matters: a kiosk never goes back to an older build by itself.
   updater.channel = config.channel;

@@ -187,6 +187,7 @@ describe('the app section (desktop application)', () => {
     expect(parseConfig({}).app).toEqual({
       kioskMode: true,
       startAtLogin: false,
+      restartBy: 'self',
       devTools: false,
       allowBasicTextSecrets: false,
       updates: { enabled: false, channel: 'latest', checkEveryMinutes: 240 },
@@ -199,6 +200,7 @@ describe('the app section (desktop application)', () => {
     const app = {
       kioskMode: false,
       startAtLogin: true,
+      restartBy: 'supervisor',
       devTools: true,
       allowBasicTextSecrets: true,
       updates: { enabled: true, url: 'https://updates.example.com/mdl-kiosk/', channel: 'pilot-2', checkEveryMinutes: 15, maintenanceWindow: '23:30-01:15' },

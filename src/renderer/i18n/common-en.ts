@@ -104,7 +104,7 @@ export const commonEn = {
     attemptsLeft_one: '{{count}} attempt left.',
     attemptsLeft_other: '{{count}} attempts left.',
     lockedOut: 'Too many wrong PINs. Try again in {{seconds}} s.',
-    noPin: 'No staff PIN is set on this kiosk. Set one on the kiosk computer with “npm run host -- --set-pin”, then try again.',
+    noPin: 'No staff PIN is set on this kiosk. Ask the installer to set one (staff.pinHash in the managed configuration, or --set-pin on a browser-host kiosk), then try again.',
     format: 'A PIN is 4 to 12 digits.',
     failed: 'Could not check the PIN: {{message}}',
   },

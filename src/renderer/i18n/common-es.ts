@@ -106,7 +106,7 @@ export const commonEs: CommonStrings = {
     attemptsLeft_one: 'Queda {{count}} intento.',
     attemptsLeft_other: 'Quedan {{count}} intentos.',
     lockedOut: 'Demasiados PIN incorrectos. Inténtelo de nuevo en {{seconds}} s.',
-    noPin: 'Este quiosco no tiene PIN del personal. Defínalo en el ordenador del quiosco con «npm run host -- --set-pin» e inténtelo de nuevo.',
+    noPin: 'Este quiosco no tiene PIN del personal. Pida al instalador que lo defina (staff.pinHash en la configuración gestionada, o --set-pin en un quiosco con host de navegador) e inténtelo de nuevo.',
     format: 'Un PIN tiene de 4 a 12 dígitos.',
     failed: 'No se pudo comprobar el PIN: {{message}}',
   },

@@ -106,7 +106,7 @@ export const commonFr: CommonStrings = {
     attemptsLeft_one: 'Il reste {{count}} essai.',
     attemptsLeft_other: 'Il reste {{count}} essais.',
     lockedOut: 'Trop de codes PIN erronés. Réessayez dans {{seconds}} s.',
-    noPin: 'Aucun code PIN du personnel n’est défini sur cette borne. Définissez-en un sur l’ordinateur de la borne avec « npm run host -- --set-pin », puis réessayez.',
+    noPin: 'Aucun code PIN du personnel n’est défini sur cette borne. Demandez à l’installateur d’en définir un (staff.pinHash dans la configuration gérée, ou --set-pin sur une borne avec hôte navigateur), puis réessayez.',
     format: 'Un code PIN compte de 4 à 12 chiffres.',
     failed: 'Impossible de vérifier le code PIN : {{message}}',
   },

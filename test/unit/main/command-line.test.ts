@@ -25,7 +25,7 @@ describe('parseCommandLine', () => {
   it('unknown options and stray arguments become problems, not a crash', () => {
     const cli = parseCommandLine(['--enable-logging', '--kiosk-mode=off', 'extra', '--log-level', 'warn']);
     expect(cli.logLevel).toBe('warn');
-    expect(cli.problems).toEqual(['unknown option --enable-logging (ignored)', 'unknown option --kiosk-mode (ignored)', 'unexpected argument "extra" (ignored)']);
+    expect(cli.problems).toEqual(['--enable-logging is not an mDL Kiosk option (left to Electron/Chromium)', '--kiosk-mode is not an mDL Kiosk option (left to Electron/Chromium)', 'unexpected argument "extra" (ignored)']);
   });
 
   it('bad values are dropped with a message naming the option', () => {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../../src/kiosk/log.js';
-import { AppLifecycle, applyStartAtLogin, claimSingleInstance, sanitiseMessage } from '../../../src/main/lifecycle.js';
+import { AppLifecycle, applyStartAtLogin, claimSingleInstance, RESTART_EXIT_CODE, sanitiseMessage } from '../../../src/main/lifecycle.js';
 import { RelaunchGuard } from '../../../src/main/relaunch-guard.js';
 import { LogCapture } from '../../support/harness.js';
 import { BrowserWindow, app, calls, powerSaveBlocker, resetFakeElectron } from './fake-electron.js';
@@ -23,7 +23,7 @@ let shutdown: ReturnType<typeof vi.fn<() => Promise<void>>>;
 let fatalShown: string[];
 let lifecycle: AppLifecycle;
 
-function start(options: { shutdownBoundMs?: number; guard?: RelaunchGuard } = {}): AppLifecycle {
+function start(options: { shutdownBoundMs?: number; guard?: RelaunchGuard; restartBy?: 'self' | 'supervisor' } = {}): AppLifecycle {
   lifecycle = new AppLifecycle({
     app: app as never,
     powerSaveBlocker: powerSaveBlocker,
@@ -34,6 +34,7 @@ function start(options: { shutdownBoundMs?: number; guard?: RelaunchGuard } = {}
     showFatal: (m) => fatalShown.push(m),
     process: proc as never,
     ...(options.shutdownBoundMs === undefined ? {} : { shutdownBoundMs: options.shutdownBoundMs }),
+    ...(options.restartBy === undefined ? {} : { restartBy: options.restartBy }),
   });
   lifecycle.start();
   return lifecycle;
@@ -163,6 +164,16 @@ describe('fatal errors in main', () => {
     proc.emit('unhandledRejection', 'plain string reason');
     await vi.waitFor(() => expect(app.relaunched).toBe(1));
     expect(logs.records.find((r) => r.event === 'main_fatal')).toMatchObject({ kind: 'unhandled_rejection', msg: 'plain string reason' });
+  });
+
+  it('app.restartBy supervisor: a fatal error stops everything and exits 75 for the OS supervisor to restart; the app does not relaunch itself', async () => {
+    start({ restartBy: 'supervisor' });
+    proc.emit('uncaughtException', new Error('boom'));
+    await vi.waitFor(() => expect(app.exitCode).toBe(RESTART_EXIT_CODE));
+    expect(RESTART_EXIT_CODE).toBe(75);
+    expect(app.relaunched).toBe(0);
+    expect(shutdown).toHaveBeenCalledTimes(1);
+    expect(logs.records.find((r) => r.event === 'relaunching')).toMatchObject({ by: 'supervisor' });
   });
 
   it('a relaunch is requested once, even if errors keep coming while it runs', async () => {

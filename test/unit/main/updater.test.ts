@@ -126,14 +126,21 @@ function start(updates: Record<string, unknown> = {}, random = 0): Updater {
 }
 
 describe('configuration', () => {
-  it('is off unless enabled with a feed URL: no feed, no timer', () => {
+  it('is off unless enabled: no feed, no timer', () => {
     const off = startUpdater({ updater: fake.asUpdater(), config: parseConfig({}).app.updates, isIdle: () => true, log: createLogger({}, logs) });
     expect(off.status()).toEqual({ state: 'disabled' });
-    const noUrl = startUpdater({ updater: fake.asUpdater(), config: parseConfig({ app: { updates: { enabled: true } } }).app.updates, isIdle: () => true, log: createLogger({}, logs) });
-    expect(noUrl.status()).toEqual({ state: 'disabled', error: 'app.updates.enabled is true but app.updates.url is not set' });
     expect(fake.feed).toBeUndefined();
     expect(vi.getTimerCount()).toBe(0);
     expect(fake.listenerCount('update-downloaded')).toBe(0);
+  });
+
+  it('enabled without app.updates.url: the feed built into the package stands (no setFeedURL), checks are scheduled', () => {
+    const packaged = startUpdater({ updater: fake.asUpdater(), config: parseConfig({ app: { updates: { enabled: true } } }).app.updates, isIdle: () => true, log: createLogger({}, logs) });
+    expect(fake.feed).toBeUndefined();
+    expect(packaged.status().state).not.toBe('disabled');
+    expect(vi.getTimerCount()).toBeGreaterThan(0);
+    expect(logs.records.find((r) => r.event === 'updates_feed')).toMatchObject({ source: 'package' });
+    packaged.stop();
   });
 
   it('sets a generic feed on the channel, downloads on, downgrades and install-at-quit off', () => {
