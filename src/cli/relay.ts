@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import type { KioskView } from '../common/kiosk-view.js';
 import { BlenoPeripheral } from '../devices/ble/bleno-peripheral.js';
+import { routeLibraryConsole, type LibraryLog } from '../devices/ble/library-console.js';
 import { NobleCentral } from '../devices/ble/noble-central.js';
 import { createConfiguredDevices, createPcscReader } from '../devices/configured-devices.js';
 import type { Availability, BleCentral, BlePeripheral, DevicePorts } from '../devices/ports.js';
@@ -242,8 +243,12 @@ function kioskBleRoles(args: Args): KioskBleRoles {
   return oneOf<KioskBleRoles>('kiosk-ble', args['kiosk-ble'], ['both', 'central', 'peripheral'], 'both');
 }
 
-/** The noble central and bleno peripheral adapters on given library instances (either may be absent). */
-function libraryBle(noble: Noble | undefined, bleno: Bleno | undefined, release: () => Promise<void> = () => Promise.resolve()): BlePorts {
+/**
+ * The noble central and bleno peripheral adapters on given library instances (either may be absent).
+ * What the libraries print goes to the log while they live: stdout is one JSON line per verification.
+ */
+function libraryBle(noble: Noble | undefined, bleno: Bleno | undefined, log: LibraryLog, release: () => Promise<void> = () => Promise.resolve()): BlePorts {
+  const unroute = routeLibraryConsole(log);
   const central = noble ? new NobleCentral(noble, { platform: 'hci' }) : undefined;
   const peripheral = bleno ? new BlenoPeripheral(bleno) : undefined;
   return {
@@ -254,23 +259,25 @@ function libraryBle(noble: Noble | undefined, bleno: Bleno | undefined, release:
       noble?.stop();
       await peripheral?.close();
       await release();
+      unroute();
     },
   };
 }
 
 /** noble and bleno on bindings that reach the virtual phone's radio (the libraries' real object model). */
-function virtualBleThroughLibraries(rig: VirtualRig, roles: KioskBleRoles): BlePorts {
+function virtualBleThroughLibraries(rig: VirtualRig, roles: KioskBleRoles, log: LibraryLog): BlePorts {
   return libraryBle(
     roles === 'peripheral' ? undefined : createVirtualNoble(rig.central.device),
     roles === 'central' ? undefined : createVirtualBleno(rig.peripheral.device),
+    log,
   );
 }
 
 /** noble and bleno over the loopback radio link to a virtual phone's radio in another process. */
-async function bleOverRadioLink(address: VpcdReaderAddress, roles: KioskBleRoles): Promise<BlePorts> {
+async function bleOverRadioLink(address: VpcdReaderAddress, roles: KioskBleRoles, log: LibraryLog): Promise<BlePorts> {
   const nobleBindings = roles === 'peripheral' ? undefined : await RemoteNobleBindings.connect({ ...address, name: 'kiosk-central' });
   const blenoBindings = roles === 'central' ? undefined : await RemoteBlenoBindings.connect({ ...address, name: 'kiosk-peripheral' });
-  return libraryBle(nobleBindings ? createRemoteNoble(nobleBindings) : undefined, blenoBindings ? createRemoteBleno(blenoBindings) : undefined, async () => {
+  return libraryBle(nobleBindings ? createRemoteNoble(nobleBindings) : undefined, blenoBindings ? createRemoteBleno(blenoBindings) : undefined, log, async () => {
     await nobleBindings?.close();
     await blenoBindings?.close();
   });
@@ -361,7 +368,7 @@ async function main(): Promise<number> {
     if (args.qr?.length || args['qr-stdin']) fail('--qr and --qr-stdin do not go with --devices virtual (the virtual phone presents itself)');
     counter = await virtualCounter(args, config.backend.baseUrl === undefined);
     rig = counter.rig;
-    ble = bleKind === 'virtual' ? undefined : bleKind === 'noble' ? virtualBleThroughLibraries(rig, kioskBleRoles(args)) : { close: () => Promise.resolve() };
+    ble = bleKind === 'virtual' ? undefined : bleKind === 'noble' ? virtualBleThroughLibraries(rig, kioskBleRoles(args), log.child({ component: 'ble' })) : { close: () => Promise.resolve() };
     devices = withBle(withNfc(rig.devices, nfcKind === 'none' ? undefined : (pcsc ?? rig.devices.nfc)), bleKind === 'virtual' ? undefined : ble);
     let hands: CustomerHands = rig;
     if (vpcdAddress) {
@@ -402,7 +409,7 @@ async function main(): Promise<number> {
     }
     if (bleKind === 'noble' && linkAddress) {
       try {
-        ble = await bleOverRadioLink(linkAddress, kioskBleRoles(args));
+        ble = await bleOverRadioLink(linkAddress, kioskBleRoles(args), log.child({ component: 'ble' }));
       } catch (e) {
         fail(`--radio-link: ${(e as Error).message}`);
       }

@@ -63,7 +63,7 @@ export function createConfiguredDevices(config: KioskConfig, log: Logger, option
   let ble: PlatformBle | undefined;
   if (roles !== 'none') {
     try {
-      ble = (options.loadBle ?? loadPlatformBle)({ central: roles !== 'peripheral', peripheral: roles !== 'central' });
+      ble = (options.loadBle ?? loadPlatformBle)({ central: roles !== 'peripheral', peripheral: roles !== 'central', log: log.child({ component: 'ble' }) });
       problems.push(...ble.problems.map((p) => `ble ${p}`));
     } catch (e) {
       problems.push(`ble: ${errorMessage(e)}`);

@@ -43,6 +43,12 @@ export class NfcTransmitError extends Error {
   }
 }
 
+/**
+ * The longest response APDU: 65,536 data bytes (extended Le) plus SW1 SW2 (ISO/IEC 7816-4 §5.1). Anything
+ * longer is refused as `InsufficientBuffer`, SCardTransmit's error for a response that does not fit.
+ */
+export const MAX_RAPDU_BYTES = 65_538;
+
 export interface TransmitOptions {
   /** The adapter must give up after this long and reject with an `NfcTransmitError` (`Timeout`). */
   readonly timeoutMs: number;
@@ -52,8 +58,8 @@ export interface TransmitOptions {
 /** One card presence, connected with its own handle. */
 export interface NfcCard {
   /**
-   * Sends a command APDU and resolves with the response APDU including SW1 SW2 (at least two bytes).
-   * Failures reject with {@link NfcTransmitError}.
+   * Sends a command APDU and resolves with the response APDU including SW1 SW2 (at least two bytes, at
+   * most {@link MAX_RAPDU_BYTES}). Failures reject with {@link NfcTransmitError}.
    */
   transmit(command: Uint8Array, options: TransmitOptions): Promise<Uint8Array>;
   /** False once the card has been seen leaving the field. */
@@ -111,6 +117,44 @@ export class BleSetupError extends Error {
   }
 }
 
+/** The longest attribute value ATT allows (Bluetooth Core 5.x Vol 3 Part F §3.2.9). */
+export const ATT_MAX_VALUE_BYTES = 512;
+
+/**
+ * The largest value one Handle Value Notification or Write Command carries on a link: ATT_MTU − 3 (the
+ * opcode and the handle take 3 bytes, Core 5.x Vol 3 Part F §3.4.7.1, §3.4.5.3), and never more than the
+ * attribute maximum. Neither PDU can be split, unlike a read (Read Blob) or a prepared write.
+ */
+export function bleValueLimit(attMtu: number): number {
+  return Math.min(attMtu - 3, ATT_MAX_VALUE_BYTES);
+}
+
+/**
+ * A `ble_write` the link cannot carry in one ATT PDU (see {@link bleValueLimit}). The adapters refuse it
+ * before anything is sent (bleno's hci GATT would truncate a notification silently, ble.md §3.2), and the
+ * core ends the attempt at once with this message: the backend cannot learn the MTU from the protocol, so
+ * the size and the limit are what it needs to hear (docs/ble-limits.md).
+ */
+export class BleValueTooLargeError extends Error {
+  override readonly name = 'BleValueTooLargeError';
+  constructor(
+    readonly operation: 'notification' | 'write-without-response',
+    readonly bytes: number,
+    readonly limit: number,
+    /** The ATT_MTU the limit comes from; absent when the limit is the attribute maximum itself. */
+    readonly attMtu?: number,
+  ) {
+    const why = attMtu !== undefined && attMtu - 3 === limit ? ` (ATT_MTU ${attMtu} − 3)` : ' (the ATT maximum attribute value)';
+    super(`ble_write of ${bytes} bytes exceeds the ${operation} limit of ${limit} bytes${why}`);
+  }
+
+  /** The error for `bytes` on a link of `attMtu`, or undefined when the value fits. */
+  static check(operation: BleValueTooLargeError['operation'], bytes: number, attMtu: number | undefined): BleValueTooLargeError | undefined {
+    const limit = attMtu === undefined ? ATT_MAX_VALUE_BYTES : bleValueLimit(attMtu);
+    return bytes > limit ? new BleValueTooLargeError(operation, bytes, limit, attMtu) : undefined;
+  }
+}
+
 export interface BleCentralHandlers {
   /** One call per notification, in arrival order, never combined. */
   onNotification(characteristicUuid: string, data: Uint8Array): void;
@@ -122,7 +166,8 @@ export interface BleCentralLink {
   /**
    * Writes the bytes to the characteristic with the operation its spec names (`write_without_response`).
    * Resolves when the stack has taken the write; the caller issues the next write only after that.
-   * An aborted `signal` rejects the wait promptly.
+   * A value above ATT_MTU − 3 (512 when the MTU is unknown) rejects with {@link BleValueTooLargeError},
+   * nothing sent. An aborted `signal` rejects the wait promptly.
    */
   write(characteristicUuid: string, data: Uint8Array, signal?: AbortSignal): Promise<void>;
   /** Negotiated ATT MTU, normalised to the ATT_MTU value, when the platform reports one. */
@@ -167,6 +212,7 @@ export interface BlePeripheralSession {
   /**
    * Sends the bytes as a notification on the characteristic, waiting for the phone's subscription if it
    * has not subscribed yet. Resolves when the stack has taken it; the caller sends the next one after that.
+   * A value above the subscription's ATT_MTU − 3 rejects with {@link BleValueTooLargeError}, nothing sent.
    * An aborted `signal` rejects the wait promptly.
    */
   notify(characteristicUuid: string, data: Uint8Array, signal?: AbortSignal): Promise<void>;

@@ -81,6 +81,11 @@ export class RelayChannel {
     return this.closedInfo;
   }
 
+  /** Bytes sent and still waiting for the network (0 when the link cannot tell). */
+  get outboundBuffered(): number {
+    return this.link?.bufferedAmount ?? 0;
+  }
+
   /** Arrivals queued and not yet read. */
   get pending(): readonly Arrival[] {
     return this.queue;

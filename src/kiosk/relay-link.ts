@@ -29,6 +29,11 @@ export interface RelayLink {
   /** Closes with the code and reason, waits for the closing handshake (bounded), then destroys. */
   close(code: number, reason: string): Promise<void>;
   readonly isOpen: boolean;
+  /**
+   * Bytes sent but not yet taken by the network (the backend reads slower than the kiosk writes), when the
+   * link can tell; the relay bounds what it lets pile up (ble-transfer.ts).
+   */
+  readonly bufferedAmount?: number;
 }
 
 export type HandshakeFailureKind =

@@ -95,6 +95,10 @@ class WsRelayLink implements RelayLink {
     return this.ws.readyState === WebSocket.OPEN;
   }
 
+  get bufferedAmount(): number {
+    return this.ws.bufferedAmount;
+  }
+
   send(text: string): boolean {
     if (this.ws.readyState !== WebSocket.OPEN) return false;
     this.ws.send(text);

@@ -18,6 +18,8 @@ export function errorViewFor(result: Exclude<RunResult, { kind: 'complete' }>, s
       return { code: result.unavailable ? 'ble_unavailable' : 'ble_setup_failed', detail: result.reason, retryable: true };
     case 'ble_link_lost':
       return { code: 'ble_link_lost', detail: result.reason, retryable: true };
+    case 'ble_transfer_failed':
+      return { code: 'ble_transfer_failed', detail: result.reason, retryable: true };
     case 'dropped':
       return { code: 'connection_lost', detail: `session socket closed (${result.closed?.code ?? 'no close frame'})`, retryable: true };
     case 'cancelled':
@@ -51,6 +53,9 @@ export function logResult(log: Logger, result: RunResult, showBackendErrorText: 
       return;
     case 'ble_link_lost':
       log.warn({ event: 'ble_link_lost', reason: result.reason }, 'BLE link lost before completion');
+      return;
+    case 'ble_transfer_failed':
+      log.warn({ event: 'ble_transfer_failed', cause: result.cause, reason: result.reason }, 'BLE transfer could not go on');
       return;
     case 'cancelled':
       log.info({ event: 'verification_cancelled' }, 'verification cancelled');

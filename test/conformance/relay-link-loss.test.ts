@@ -5,7 +5,9 @@
  * the normal end of the BLE side and the kiosk waits for `complete`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { BleValueTooLargeError } from '../../src/devices/ports.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { until } from '../support/session-harness.js';
 import {
   CENTRAL_CHARS,
   OUTCOME,
@@ -138,5 +140,50 @@ describe('BLE link lost during the transfer', () => {
     conn.send({ type: 'complete', outcome: OUTCOME });
     expect((await h.nextReport()).result).toBe('complete');
     expect(session.notifications.map((n) => arr(n.data))).toEqual([[0x02]]);
+  });
+});
+
+// Not a lost link: the adapter refused a ble_write the link cannot carry (ports.ts BleValueTooLargeError).
+// The kiosk says so at once with the size and the limit (issue 12; it used to wait out the grace period and
+// report ble_link_lost), closes with 1009, and sends nothing behind it.
+describe('a ble_write larger than one ATT PDU on the link (docs/ble-limits.md)', () => {
+  const refuseAbove = (limit: number) => (_uuid: string, data: Uint8Array): void => {
+    const tooLarge = BleValueTooLargeError.check('notification', data.length, limit + 3);
+    if (tooLarge) throw tooLarge;
+  };
+
+  it('peripheral: the notification is refused → ble_transfer_failed at once (not ble_link_lost after the grace period), 1009 with the size and limit; later writes are not delivered; recovery', async () => {
+    h = await startHarness({ config: GRACE(60_000) });
+    h.peripheral.behaviour = { onNotify: refuseAbove(182) };
+    const conn = await armed(h);
+    await scanQr(h, conn);
+    const session = await connectPeripheral(h, conn);
+    conn.stepRequest('ble_write', { char: PERIPHERAL_CHARS.s2c, data: b64(new Array<number>(182).fill(1)) });
+    await until(() => session.notifications.length === 1, 'the notification that fits');
+    conn.stepRequest('ble_write', { char: PERIPHERAL_CHARS.s2c, data: b64(new Array<number>(600).fill(2)) });
+    conn.stepRequest('ble_write', { char: PERIPHERAL_CHARS.s2c, data: b64([3]) });
+    const report = await expectFailure(h, conn, { result: 'ble_transfer_failed', code: 'ble_transfer_failed', closeCode: 1009 });
+    expect(report.error?.detail).toBe('ble_write of 600 bytes exceeds the notification limit of 182 bytes (ATT_MTU 185 − 3)');
+    expect(session.notifications.map((n) => n.data.length)).toEqual([182]);
+    expect(h.logs.events()).not.toContain('ble_link_lost');
+    await expectRecoveryOnSameSession(h, conn);
+  });
+
+  it('central: the Write Command is refused → ble_transfer_failed at once, 1009; recovery', async () => {
+    h = await startHarness({ config: GRACE(60_000) });
+    h.central.behaviour = {
+      onWrite: (_uuid, data) => {
+        const tooLarge = BleValueTooLargeError.check('write-without-response', data.length, 23);
+        if (tooLarge) throw tooLarge;
+      },
+    };
+    const conn = await armed(h);
+    await scanQr(h, conn);
+    const link = await connectCentral(h, conn);
+    conn.stepRequest('ble_write', { char: CENTRAL_CHARS.c2s, data: b64(new Array<number>(21).fill(1)) });
+    const report = await expectFailure(h, conn, { result: 'ble_transfer_failed', code: 'ble_transfer_failed', closeCode: 1009 });
+    expect(report.error?.detail).toBe('ble_write of 21 bytes exceeds the write-without-response limit of 20 bytes (ATT_MTU 23 − 3)');
+    expect(link.writes).toEqual([]);
+    await expectRecoveryOnSameSession(h, conn);
   });
 });

@@ -176,6 +176,30 @@ describe('§3 NFC rows', () => {
   });
 });
 
+describe('a hostile card: R-APDUs of absurd length (issue 12)', () => {
+  it('an R-APDU longer than 65,538 bytes (ISO/IEC 7816-4 extended length) is never forwarded: nfc_rapdu error InsufficientBuffer, then back to ready', async () => {
+    h = await startHarness();
+    const conn = await armed(h);
+    // A port that breaks its contract (the PC/SC adapter refuses this itself): the core does not trust it.
+    await tap(h, conn, () => new Uint8Array(65_539).fill(0x90));
+    expect(await apdu(conn, READ_BINARY)).toEqual({ type: 'step_result', op: 'nfc_rapdu', status: 'error', reason: 'InsufficientBuffer' });
+    // The backend classifies InsufficientBuffer as fatal (spec §7.3).
+    conn.send({ type: 'error', message: 'fatal PC/SC error' });
+    await expectFailure(h, conn, { result: 'backend_error', code: 'backend_error', closeCode: 1000 });
+    h.nfc.lift();
+    await expectRecoveryOnSameSession(h, conn);
+  });
+
+  it('the longest R-APDU there is (65,536 data bytes + SW1 SW2) goes through whole', async () => {
+    h = await startHarness();
+    const conn = await armed(h);
+    const response = new Uint8Array(65_538).fill(0x5a);
+    response.set(OK, 65_536);
+    await tap(h, conn, () => response);
+    expect(await apdu(conn, READ_BINARY)).toEqual({ type: 'step_result', op: 'nfc_rapdu', status: 'ok', data: Buffer.from(response).toString('base64') });
+  });
+});
+
 describe('§4.3 nfc_card_present / nfc_rapdu', () => {
   it('§4.3 nfc_card_present is sent once right after the card is connected, with exactly type, op and status ok', async () => {
     h = await startHarness();

@@ -483,3 +483,144 @@ describe('kiosk peripheral through bleno (scripted backend, scripted phone as GA
     await until(() => peripheralIdle(r), 3_000, 'the kiosk peripheral idle at the end');
   });
 });
+
+// A ble_write the link cannot carry in one ATT PDU (issue 12): the spec gives the backend no way to learn
+// the MTU (relay-protocol.md §4.4, §8), so the kiosk refuses it before anything reaches the phone and ends
+// the attempt at once with the size and the limit, instead of truncating (bleno hci) or failing the write
+// and waiting out the link-loss grace period as if the phone had left.
+describe('a ble_write larger than the link carries (docs/ble-limits.md)', () => {
+  const GRACE = 60_000; // far beyond the test's own timeout: a failure that waits for it never shows up
+
+  it('peripheral: a notification above ATT_MTU − 3 fails the attempt at once (size and limit named), nothing reaches the phone; back to ready', async () => {
+    const r = await startRig({ config: { timeouts: { bleLinkLossGraceMs: GRACE, bleIdleMs: GRACE, bleWriteMs: GRACE } } });
+    const conn = await armed(r);
+    await scanQr(r, conn);
+    const mode = peripheralMode();
+    conn.stepRequest('ble_exchange', { modes: [mode] });
+    const phone = new PhoneClient(r.radio, 'phone', 100);
+    await phone.connect(mode.service_uuid);
+    await phone.subscribe(P.s2c);
+    expect(await conn.receive()).toEqual(connectedOk('peripheral'));
+    conn.stepRequest('ble_write', { char: P.s2c, data: b64(new Uint8Array(97).fill(0x11)) }); // fits: 100 − 3
+    expect((await phone.notifications.next()).data).toHaveLength(97);
+    conn.stepRequest('ble_write', { char: P.s2c, data: b64(new Uint8Array(200).fill(0x22)) });
+    const report = await r.nextReport();
+    expect({ result: report.result, code: report.error?.code }).toEqual({ result: 'ble_transfer_failed', code: 'ble_transfer_failed' });
+    expect(report.error?.detail).toBe('ble_write of 200 bytes exceeds the notification limit of 97 bytes (ATT_MTU 100 − 3)');
+    const closed = await conn.closed;
+    expect(closed.code).toBe(1009);
+    expect(closed.reason).toMatch(/^ble_write of 200 bytes exceeds .*97 bytes/);
+    expect(conn.pending).toEqual([]);
+    expect(phone.notifications.all.map((n) => n.data.length)).toEqual([97]);
+    await until(() => peripheralIdle(r), 3_000, 'the kiosk peripheral idle');
+    expect(r.logs.records.some((rec) => rec.event === 'ble_transfer_failed')).toBe(true);
+    await armed(r, mark(r));
+  });
+
+  it('central: a Write Command above ATT_MTU − 3 fails the attempt at once (size and limit named), nothing reaches the phone; back to ready', async () => {
+    const r = await startRig({ config: { timeouts: { bleLinkLossGraceMs: GRACE, bleIdleMs: GRACE, bleWriteMs: GRACE } } });
+    const conn = await armed(r);
+    await scanQr(r, conn);
+    const mode = centralMode();
+    const phone = new PhoneServer(r.radio, { serviceUuid: mode.service_uuid, mtu: 100 });
+    await phone.start();
+    conn.stepRequest('ble_exchange', { modes: [mode] });
+    expect(await conn.receive()).toEqual(connectedOk('central'));
+    conn.stepRequest('ble_write', { char: C.c2s, data: b64(new Uint8Array(97).fill(0x11)) });
+    expect((await phone.writes.next()).data).toHaveLength(97);
+    conn.stepRequest('ble_write', { char: C.c2s, data: b64(new Uint8Array(98).fill(0x22)) });
+    const report = await r.nextReport();
+    expect({ result: report.result, code: report.error?.code }).toEqual({ result: 'ble_transfer_failed', code: 'ble_transfer_failed' });
+    expect(report.error?.detail).toBe('ble_write of 98 bytes exceeds the write-without-response limit of 97 bytes (ATT_MTU 100 − 3)');
+    expect((await conn.closed).code).toBe(1009);
+    expect(conn.pending).toEqual([]);
+    expect(phone.writes.all.map((w) => w.data.length)).toEqual([97]);
+    await until(() => r.device.central.links.length === 0, 3_000, 'the kiosk link closed');
+    await armed(r, mark(r));
+  });
+});
+
+// A hostile or silent phone through noble and bleno (issue 12, docs/ble-limits.md): bounded, reported with
+// a reason, and the kiosk's radio is idle and ready for the next customer.
+describe('hostile or silent phone through the libraries', () => {
+  it('peripheral: a phone that connects and never speaks → ble_connected error after bleSetupMs; advertising stopped, the phone dropped; the next session works', async () => {
+    const r = await startRig({ config: { timeouts: { bleSetupMs: 400, backendReplyMs: 200 } } });
+    const conn = await armed(r);
+    await scanQr(r, conn);
+    const mode = peripheralMode();
+    conn.stepRequest('ble_exchange', { modes: [mode] });
+    const phone = new PhoneClient(r.radio);
+    await phone.connect(mode.service_uuid); // connected, and not one GATT request
+    expect(await conn.receive()).toEqual({ type: 'step_result', op: 'ble_connected', status: 'error', role: 'peripheral', reason: 'no phone connected within 400 ms' });
+    await expectFailure(r, conn, 'ble_failed', 'ble_setup_failed');
+    await phone.disconnects.next(); // the kiosk let it go
+    await until(() => peripheralIdle(r), 3_000, 'the kiosk peripheral idle');
+    const next = await armed(r, mark(r));
+    await scanQr(r, next);
+    const mode2 = peripheralMode();
+    next.stepRequest('ble_exchange', { modes: [mode2] });
+    const phone2 = new PhoneClient(r.radio, 'phone2');
+    await phone2.connect(mode2.service_uuid);
+    await phone2.subscribe(P.state);
+    expect(await next.receive()).toEqual(connectedOk('peripheral'));
+    endTransfer(next, P.state);
+    expect((await r.nextReport()).result).toBe('complete');
+  });
+
+  it('central: a phone that accepts the connection and never answers discovery → gatt_timeout in ble_connected error; the link closed', async () => {
+    const r = await startRig({ noble: { gattTimeoutMs: 300 }, config: { timeouts: { bleSetupMs: 5_000, backendReplyMs: 200 } } });
+    const conn = await armed(r);
+    await scanQr(r, conn);
+    const mode = centralMode();
+    const phone = new PhoneServer(r.radio, { serviceUuid: mode.service_uuid });
+    await phone.start();
+    // Once connected the phone goes quiet: every packet to or from it now takes a minute.
+    r.radio.onLog((e) => {
+      if (e.event === 'connect' && e.peer?.startsWith('phone')) phone.device.setFaults({ latencyMs: 60_000 });
+    });
+    conn.stepRequest('ble_exchange', { modes: [mode] });
+    expect(await conn.receive()).toEqual({
+      type: 'step_result',
+      op: 'ble_connected',
+      status: 'error',
+      role: 'central',
+      reason: 'gatt_timeout: no answer to service discovery within 300 ms',
+    });
+    await expectFailure(r, conn, 'ble_failed', 'ble_setup_failed');
+    expect(r.device.central.links).toEqual([]);
+  });
+
+  it('peripheral: a phone write longer than an ATT value (514 bytes at ATT_MTU 517) → ble_transfer_failed at once, not forwarded; torn down', async () => {
+    const r = await startRig({ config: { timeouts: { bleLinkLossGraceMs: 60_000 } } });
+    const conn = await armed(r);
+    await scanQr(r, conn);
+    const mode = peripheralMode();
+    conn.stepRequest('ble_exchange', { modes: [mode] });
+    const phone = new PhoneClient(r.radio, 'phone', 517);
+    phone.device.setFaults({ mtu: 517 }); // above the kiosk device's preferred 247
+    await phone.connect(mode.service_uuid);
+    await phone.subscribe(P.s2c);
+    expect(await conn.receive()).toEqual(connectedOk('peripheral'));
+    await phone.write(P.c2s, new Uint8Array(514).fill(0x44));
+    const report = await expectFailure(r, conn, 'ble_transfer_failed', 'ble_transfer_failed');
+    expect(report.error?.detail).toBe('the phone wrote 514 bytes on c2s; an ATT value is at most 512 bytes');
+    expect(conn.pending).toEqual([]);
+    await until(() => peripheralIdle(r), 3_000, 'the kiosk peripheral idle');
+  });
+
+  it('central: a notification longer than an ATT value (514 bytes at ATT_MTU 517) → ble_transfer_failed at once, not forwarded; the link closed', async () => {
+    const r = await startRig({ config: { timeouts: { bleLinkLossGraceMs: 60_000 } } });
+    const conn = await armed(r);
+    await scanQr(r, conn);
+    const mode = centralMode();
+    const phone = new PhoneServer(r.radio, { serviceUuid: mode.service_uuid, mtu: 517 });
+    await phone.start();
+    conn.stepRequest('ble_exchange', { modes: [mode] });
+    expect(await conn.receive()).toEqual(connectedOk('central'));
+    await phone.notify(C.s2c, new Uint8Array(514).fill(0x55));
+    const report = await expectFailure(r, conn, 'ble_transfer_failed', 'ble_transfer_failed');
+    expect(report.error?.detail).toBe('the phone notified 514 bytes on s2c; an ATT value is at most 512 bytes');
+    expect(conn.pending).toEqual([]);
+    await until(() => r.device.central.links.length === 0, 3_000, 'the kiosk link closed');
+  });
+});

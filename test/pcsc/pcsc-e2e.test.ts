@@ -109,13 +109,16 @@ describe('NFC engagement through pcscd + vpcd (pcsclite adapter)', () => {
     expectVerified(report);
   });
 
-  it('a fatal PC/SC code (InsufficientBuffer from pcscd for an oversized APDU) → error', async () => {
+  it('an APDU longer than ISO 7816-4 extended length (70,000 bytes) is refused by the kiosk before it reaches pcscd: protocol violation → error, no PC/SC failure', async () => {
+    // It used to reach pcscd, which answered InsufficientBuffer; the kiosk now bounds the field itself
+    // (MAX_APDU_BYTES, src/common/protocol/messages.ts), so the card never sees it.
     stack = await startPcscStack({ slot: slot(0), profile: 'android', backendFaults: { oversizeApduAt: 2 } });
     await stack.ready();
     await stack.tap();
     const report = await stack.nextReport(FLOW_MS);
-    expect(report.result).toBe('backend_error');
-    expect(apduFailures(stack)).toEqual(['InsufficientBuffer']);
+    expect(report.result).toBe('violation');
+    expect(report.error?.detail).toContain('longer than 65544 bytes');
+    expect(apduFailures(stack)).toEqual([]);
     await stack.view((v) => v.phase === 'error');
   });
 

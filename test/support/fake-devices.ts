@@ -184,6 +184,8 @@ export interface CentralBehaviour {
   delayMs?: number;
   /** Per-write hook (e.g. delay, throw). */
   onWrite?: (uuid: string, data: Uint8Array) => Promise<void> | void;
+  /** Runs just before `connect` resolves, with the handlers: the phone may notify during the setup. */
+  duringSetup?: (handlers: BleCentralHandlers) => void;
 }
 
 export class FakeCentralLink implements BleCentralLink {
@@ -237,6 +239,7 @@ export class FakeBleCentral implements BleCentral {
     if (behaviour.hang) await waitAbortable<never>(signal, () => () => undefined);
     if (behaviour.delayMs) await new Promise((r) => setTimeout(r, behaviour.delayMs));
     if (behaviour.failWith) throw behaviour.failWith;
+    behaviour.duringSetup?.(handlers);
     const link = new FakeCentralLink(profile, handlers, behaviour);
     this.links.push(link);
     for (const waiter of this.linkWaiters.splice(0)) waiter(link);

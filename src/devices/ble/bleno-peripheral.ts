@@ -21,10 +21,11 @@
  *   it without being reported again (the value cannot change halfway). A blob with nothing kept is
  *   reported with its offset. Once the phone is gone a late answer is dropped: bleno's GATT callback
  *   throws for a connection it has forgotten;
- * - notify waits for the subscription, refuses a value above ATT_MTU − 3 (hci truncates silently,
- *   ble.md §3.2; the core chunks), hands the value to the stack through the subscription's own
- *   update callback (`Characteristic.notify(data, 0)` would go to every connection: handle 0 is falsy)
- *   and resolves on the next turn; calls run one at a time, in call order;
+ * - notify waits for the subscription, refuses a value above ATT_MTU − 3 with `BleValueTooLargeError`
+ *   (hci truncates silently, ble.md §3.2; the backend chunks, docs/ble-limits.md), hands the value to
+ *   the stack through the subscription's own update callback (`Characteristic.notify(data, 0)` would go
+ *   to every connection: handle 0 is falsy) and resolves on the next turn; calls run one at a time, in
+ *   call order;
  * - teardown: stop advertising, disconnect the phone, `setServices([])`, remove every listener; each
  *   step bounded, so a dead adapter cannot hang `close()`. The next session re-advertises on the same
  *   bleno instance.
@@ -37,6 +38,7 @@ import { uuidKey } from '../../common/protocol/uuid.js';
 import type { CharacteristicSpec, GattOperation } from '../../common/protocol/messages.js';
 import {
   BleSetupError,
+  BleValueTooLargeError,
   type Availability,
   type BlePeripheral,
   type BlePeripheralSession,
@@ -420,11 +422,9 @@ class BlenoSession implements BlePeripheralSession {
     await this.subscription(served.key, signal);
     const subscription = this.subscriptions.get(served.key);
     if (this.isClosed || this.phone === undefined || !subscription) throw new Error('BLE peripheral session closed');
-    if (data.length > subscription.maxValueSize) {
-      throw new Error(
-        `notification of ${data.length} bytes on ${served.uuid}: ATT_MTU − 3 allows ${subscription.maxValueSize} (bleno would truncate; chunk before notify)`,
-      );
-    }
+    // bleno's subscription gives ATT_MTU − 3; hci would truncate a longer value silently (ble.md §3.2).
+    const tooLarge = BleValueTooLargeError.check('notification', data.length, subscription.maxValueSize + 3);
+    if (tooLarge) throw tooLarge;
     try {
       subscription.update(Buffer.from(data));
     } catch (e) {

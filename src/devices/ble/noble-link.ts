@@ -4,7 +4,7 @@
  */
 import type { Characteristic, DisconnectReason, Peripheral, Service } from '@stoprocent/noble';
 import type { CharacteristicSpec } from '../../common/protocol/messages.js';
-import { BleSetupError, type BleCentralHandlers, type BleCentralLink, type GattProfile } from '../ports.js';
+import { BleSetupError, BleValueTooLargeError, type BleCentralHandlers, type BleCentralLink, type GattProfile } from '../ports.js';
 import { abortedError } from '../shared/abort.js';
 import { NOBLE_PROPERTY_OF, disconnectReasonText, normaliseMtu, profileEntries, type NobleBindingKind } from './noble-support.js';
 import { nobleUuid, sameUuid, uuidKey } from './uuid.js';
@@ -99,6 +99,10 @@ export class NobleCentralLink implements BleCentralLink {
     if (!target.spec.operations.includes('write_without_response')) {
       return Promise.reject(new Error(`${characteristicUuid}: its operations do not include write_without_response`));
     }
+    // A Write Command cannot be split: above ATT_MTU − 3 the stack would refuse or cut it (512 bounds a
+    // link whose binding does not report the MTU, ble.md §3.1).
+    const tooLarge = BleValueTooLargeError.check('write-without-response', data.length, this.mtu);
+    if (tooLarge) return Promise.reject(tooLarge);
     if (signal?.aborted) return Promise.reject(abortedError('BLE write'));
     const bytes = Buffer.from(data); // the caller may reuse its buffer once the call returns
     let abandoned = false;

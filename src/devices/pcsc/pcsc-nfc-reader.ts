@@ -7,6 +7,8 @@
  *   instance for good, pitfall 4). The old instance is closed; its late "Command cancelled" is swallowed.
  * - Readers: announced and withdrawn by the binding while running; the one used is chosen by
  *   `reader-selection.ts` (configured name or pattern; otherwise contactless first, SAM slots never).
+ *   Names come from drivers: logged and shown escaped and cut (`readerLabel`); a name no real reader has
+ *   (longer than `MAX_READER_NAME_CHARS`) is not used at all.
  * - Presence: a card (phone) is present from a status change to PRESENT until EMPTY — or until the
  *   insertion counter in the status word's upper half shows a removal and insertion that came in between.
  *   Each presence is handed out once (`nextCard`), so a phone left on the reader after its verification
@@ -16,6 +18,7 @@
  *   breaks the next connect, pitfall 7); `nfc_await_card` therefore always gets a fresh handle.
  * - Transmit: receive buffer 65,538 bytes (extended APDUs: 65,536 data bytes + SW1 SW2), a per-APDU
  *   timeout of our own (vpcd and some drivers never time out), failures mapped to the canonical variant:
+ *   - a response longer than the receive buffer → `InsufficientBuffer` (never handed on);
  *   - a binding error carrying an SCARD code → that code's variant (`scard-errors.ts`);
  *   - no answer within the timeout → `Timeout` (SCARD_E_TIMEOUT's variant; the backend ends the session,
  *     a re-tap does not cure a phone that has stopped answering while lying still on the reader);
@@ -33,18 +36,31 @@
  * No JS-side wait on the binding is unbounded, and no timer outlives its wait; the retry timers are
  * unref'd so an idle adapter never keeps a process alive.
  */
-import { NfcTransmitError, type Availability, type NfcCard, type NfcReader, type TransmitOptions } from '../ports.js';
+import { MAX_RAPDU_BYTES, NfcTransmitError, type Availability, type NfcCard, type NfcReader, type TransmitOptions } from '../ports.js';
 import { abortable, abortedError, errorMessage, isAborted } from '../shared/abort.js';
 import { AvailabilityNotifier } from '../shared/availability.js';
 import { nativeCall, NativeCallTimeout } from './native-call.js';
 import { eventCounter, loadPcscliteBinding, PcscBindingUnavailableError, ReaderState, type BindingContext, type BindingFactory, type BindingReader } from './pcsc-binding.js';
 import { PcscCard, withDeadline } from './pcsc-card.js';
-import { chooseReader, readerSelector, type ReaderSelector } from './reader-selection.js';
+import { MAX_READER_NAME_CHARS, chooseReader, readerSelector, type ReaderSelector } from './reader-selection.js';
 import { Connection, Presence, ReaderEntry } from './reader-state.js';
 import { CONTEXT_LOST_CODES, currentScardPlatform, formatScardCode, parseScardCode, Scard, scardVariant, type ScardPlatform } from './scard-errors.js';
 
-/** Extended APDU response: up to 65,536 data bytes plus SW1 SW2. */
-export const RECEIVE_BUFFER_BYTES = 65_538;
+/** Extended APDU response: up to 65,536 data bytes plus SW1 SW2 (ISO/IEC 7816-4 §5.1, Le up to 65,536). */
+export const RECEIVE_BUFFER_BYTES = MAX_RAPDU_BYTES;
+
+/**
+ * A response longer than any R-APDU can be. pcsclite's native layer caps what it copies at the receive
+ * buffer, but a binding or driver that does not is not trusted with it: refused as SCARD_E_INSUFFICIENT_BUFFER's
+ * variant, the error SCardTransmit gives for a response that does not fit, which the backend treats as fatal
+ * (relay-protocol.md §7.3).
+ */
+function oversizeResponse(length: number): NfcTransmitError {
+  return new NfcTransmitError(
+    'InsufficientBuffer',
+    `the card answered ${length} bytes; an R-APDU is at most ${RECEIVE_BUFFER_BYTES} (65,536 data bytes + SW1 SW2, ISO/IEC 7816-4 extended length)`,
+  );
+}
 
 export type ShareMode = 'shared' | 'exclusive';
 export type ProtocolPreference = 'any' | 'T0' | 'T1';
@@ -140,9 +156,9 @@ export class PcscNfcReader implements NfcReader {
     return this.notifier.onChange(listener);
   }
 
-  /** The reader in use now, if any (diagnostics). */
+  /** The reader in use now, if any (diagnostics): its name escaped and cut (`readerLabel`). */
   get readerName(): string | undefined {
-    return this.activeName;
+    return this.activeEntry()?.label;
   }
 
   /**
@@ -155,9 +171,9 @@ export class PcscNfcReader implements NfcReader {
     return entry.presence !== undefined && !entry.presence.removed;
   }
 
-  /** Names of every reader the service lists now (diagnostics). */
+  /** Names of every reader the service lists now (diagnostics), escaped and cut (`readerLabel`). */
   get readerNames(): string[] {
-    return [...this.readers.keys()];
+    return [...this.readers.values()].map((entry) => entry.label);
   }
 
   async nextCard(signal: AbortSignal): Promise<NfcCard> {
@@ -170,7 +186,7 @@ export class PcscNfcReader implements NfcReader {
         // The presence stays handed out: a card that cannot be connected is not retried in a loop; the
         // customer lifts it and taps again, which is a new presence. A card lifted meanwhile is routine.
         const reason = this.variantOf(e);
-        const fields = { event: 'pcsc_connect_failed', reader: presence.reader.name, reason };
+        const fields = { event: 'pcsc_connect_failed', reader: presence.reader.label, reason };
         if (reason === 'RemovedCard' || reason === 'NoSmartcard') this.log.debug(fields, 'the card left before it was connected');
         else this.log.warn(fields, 'could not connect to the card');
       }
@@ -289,13 +305,19 @@ export class PcscNfcReader implements NfcReader {
       void this.closeBindingReader(entry);
       return;
     }
+    if (reader.name.length > MAX_READER_NAME_CHARS) {
+      // No PC/SC reader is named like this: a broken or hostile driver. Never chosen, never matched.
+      this.log.warn({ event: 'pcsc_reader_ignored', reader: entry.label, nameLength: reader.name.length }, 'card reader with an implausible name ignored');
+      void this.closeBindingReader(entry);
+      return;
+    }
     entry.orphan = this.orphans.get(reader.name);
     this.orphans.delete(reader.name);
     this.readers.set(reader.name, entry);
     this.retryAttempts = 0;
     reader.on('status', (status) => this.onStatus(entry, status.state));
     reader.on('end', () => this.onReaderEnd(entry));
-    this.log.info({ event: 'pcsc_reader_added', reader: reader.name }, 'card reader added');
+    this.log.info({ event: 'pcsc_reader_added', reader: entry.label }, 'card reader added');
     this.reselect();
   }
 
@@ -308,13 +330,13 @@ export class PcscNfcReader implements NfcReader {
       entry.failure = variant;
       return;
     }
-    this.log.warn({ event: 'pcsc_reader_error', reader: entry.name, variant }, 'card reader error');
+    this.log.warn({ event: 'pcsc_reader_error', reader: entry.label, variant }, 'card reader error');
   }
 
   private onReaderEnd(entry: ReaderEntry): void {
     if (this.readers.get(entry.name) !== entry) return;
     this.readers.delete(entry.name);
-    this.log.info({ event: 'pcsc_reader_removed', reader: entry.name }, 'card reader removed');
+    this.log.info({ event: 'pcsc_reader_removed', reader: entry.label }, 'card reader removed');
     // Unplugged (SCARD_E_READER_UNAVAILABLE's variant), unless the service went away under it.
     void this.retireReader(entry, entry.failure ?? 'ReaderUnavailable', entry.failure !== undefined);
     this.reselect();
@@ -358,23 +380,24 @@ export class PcscNfcReader implements NfcReader {
    */
   private closeBindingReader(entry: ReaderEntry): Promise<void> {
     if (entry.transmits === 0) return this.closeLater('reader', entry.binding);
-    this.log.warn({ event: 'pcsc_reader_close_deferred', reader: entry.name }, 'an exchange with the card has not returned; the reader is closed once it does');
+    this.log.warn({ event: 'pcsc_reader_close_deferred', reader: entry.label }, 'an exchange with the card has not returned; the reader is closed once it does');
     void entry.idle().then(() => this.closeLater('reader', entry.binding));
     return Promise.resolve();
   }
 
   private reselect(): void {
     const name = chooseReader(this.readers.keys(), this.selector);
+    const label = name === undefined ? undefined : this.readers.get(name)?.label;
     if (name !== this.activeName) {
       this.activeName = name;
-      if (name !== undefined) this.log.info({ event: 'pcsc_reader_selected', reader: name }, 'using card reader');
+      if (label !== undefined) this.log.info({ event: 'pcsc_reader_selected', reader: label }, 'using card reader');
     }
     if (this.closed) return;
     if (this.context === undefined) return; // availability is set by whoever dropped the context
     this.notifier.set(
-      name === undefined
+      label === undefined
         ? { usable: false, reason: 'no_reader', detail: `waiting for ${this.selector.description}` }
-        : { usable: true, detail: `reader ${name}` },
+        : { usable: true, detail: `reader ${label}` },
     );
     this.offerPresence();
   }
@@ -415,7 +438,7 @@ export class PcscNfcReader implements NfcReader {
       if (current) {
         current.remove();
         entry.presence = undefined;
-        this.log.debug({ event: 'pcsc_card_removed', reader: entry.name, presence: current.id }, 'card left the reader');
+        this.log.debug({ event: 'pcsc_card_removed', reader: entry.label, presence: current.id }, 'card left the reader');
       }
       entry.connection?.lose('RemovedCard', 'the card left the reader');
       if ((state & ReaderState.EMPTY) !== 0) void this.dropHandle(entry);
@@ -430,7 +453,7 @@ export class PcscNfcReader implements NfcReader {
     }
     const presence = new Presence(this.nextPresenceId++, entry, eventCounter(state));
     entry.presence = presence;
-    this.log.debug({ event: 'pcsc_card_present', reader: entry.name, presence: presence.id }, 'card on the reader');
+    this.log.debug({ event: 'pcsc_card_present', reader: entry.label, presence: presence.id }, 'card on the reader');
     this.offerPresence();
   }
 
@@ -514,7 +537,7 @@ export class PcscNfcReader implements NfcReader {
       }
       const connection = new Connection(this.nextConnectionId++, entry, presence, protocol);
       entry.connection = connection;
-      this.log.debug({ event: 'pcsc_card_connected', reader: entry.name, presence: presence.id, handle: connection.id, protocol }, 'card connected');
+      this.log.debug({ event: 'pcsc_card_connected', reader: entry.label, presence: presence.id, handle: connection.id, protocol }, 'card connected');
       return new PcscCard(connection, {
         transmit: (command, options) => this.transmit(connection, command, options),
         release: () => this.release(connection),
@@ -542,7 +565,7 @@ export class PcscNfcReader implements NfcReader {
       try {
         await nativeCall<undefined>((done) => reader.disconnect(reader.SCARD_LEAVE_CARD, done), { timeoutMs: this.opts.disconnectTimeoutMs, what: 'SCardDisconnect' });
       } catch (e) {
-        this.log.debug({ event: 'pcsc_disconnect_failed', reader: entry.name, variant: this.variantOf(e) }, 'dropping the card handle failed');
+        this.log.debug({ event: 'pcsc_disconnect_failed', reader: entry.label, variant: this.variantOf(e) }, 'dropping the card handle failed');
       }
     };
     return serialised ? drop() : entry.serialise(drop);
@@ -633,6 +656,7 @@ export class PcscNfcReader implements NfcReader {
           finish();
           if (error) reject(this.transmitError(connection, error));
           else if (!data || data.length < 2) reject(new NfcTransmitError('UnresponsiveCard', 'the response has no status word'));
+          else if (data.length > RECEIVE_BUFFER_BYTES) reject(oversizeResponse(data.length));
           else resolve(data);
         });
       } catch (e) {

@@ -10,6 +10,21 @@
  * `/…/flags`. An exact match wins over a partial one; ties go to the alphabetically first name, so the
  * choice does not depend on the order readers were announced in.
  */
+import { escapePeerText } from '../../common/peer-text.js';
+
+/**
+ * Reader names come from the PC/SC service and its drivers, i.e. from outside the kiosk: printed, logged or
+ * shown only as this label, escaped (control and bidi characters, peer-text.ts) and cut to pcsc-lite's
+ * MAX_READERNAME (128, PCSC/pcsclite.h), which no real reader name exceeds.
+ */
+export const READER_LABEL_CHARS = 128;
+
+/** A name longer than this is not a reader's (twice pcsc-lite's limit): such a reader is never used. */
+export const MAX_READER_NAME_CHARS = 2 * READER_LABEL_CHARS;
+
+export function readerLabel(name: string): string {
+  return escapePeerText(name, READER_LABEL_CHARS);
+}
 
 export interface ReaderSelector {
   /** For diagnostics: what is being looked for. */

@@ -4,6 +4,7 @@
  */
 import { NfcTransmitError } from '../ports.js';
 import type { BindingReader } from './pcsc-binding.js';
+import { readerLabel } from './reader-selection.js';
 
 /** One physical presence of a card on a reader. */
 export class Presence {
@@ -53,7 +54,12 @@ export class ReaderEntry {
   connection: Connection | undefined;
   private ops: Promise<unknown> = Promise.resolve();
 
-  constructor(readonly binding: BindingReader) {}
+  /** The name as it may be logged or shown (escaped, cut: reader-selection.ts `readerLabel`). */
+  readonly label: string;
+
+  constructor(readonly binding: BindingReader) {
+    this.label = readerLabel(binding.name);
+  }
 
   get name(): string {
     return this.binding.name;

@@ -6,7 +6,7 @@ import { encodeBase64 } from '../../common/protocol/base64.js';
 import type { BleMode, ClientMessage } from '../../common/protocol/messages.js';
 import type { BleCentralLink } from '../../devices/ports.js';
 import { RunStop } from './attempt.js';
-import { profileOf, setupReason, type BleTransfer } from './ble-transfer.js';
+import { MAX_EARLY_NOTIFICATIONS, profileOf, setupReason, type BleTransfer } from './ble-transfer.js';
 import type { RunResult } from './results.js';
 
 export async function centralTransfer(transfer: BleTransfer, mode: BleMode): Promise<RunResult> {
@@ -17,9 +17,18 @@ export async function centralTransfer(transfer: BleTransfer, mode: BleMode): Pro
   let droppedDuringSetup: string | undefined;
   // Notifications that arrive while connecting go out right after ble_connected, in order.
   const early: ClientMessage[] = [];
+  // What the phone did wrong before ble_connected: the setup fails with it (ble_connected error).
+  let setupFault: string | undefined;
   const handlers = {
     onNotification: (characteristicUuid: string, data: Uint8Array): void => {
-      if (attempt.stopResult) return;
+      if (attempt.stopResult || setupFault !== undefined) return;
+      const problem = transfer.phoneValueProblem('notified', characteristicUuid, data);
+      if (problem !== undefined) {
+        if (connectedSent) transfer.failPhone('phone_value_too_large', problem);
+        else setupFault = `phone_value_too_large: ${problem}`;
+        early.length = 0;
+        return;
+      }
       const message: ClientMessage = {
         type: 'step_result',
         op: 'ble_notified',
@@ -27,6 +36,12 @@ export async function centralTransfer(transfer: BleTransfer, mode: BleMode): Pro
         data: encodeBase64(data),
       };
       if (!connectedSent) {
+        // Bounded: the setup reports a phone that floods before the kiosk has even asked anything.
+        if (early.length >= MAX_EARLY_NOTIFICATIONS) {
+          setupFault = `phone_flood: the phone sent more than ${MAX_EARLY_NOTIFICATIONS} notifications before the kiosk was connected`;
+          early.length = 0;
+          return;
+        }
         early.push(message);
         return;
       }
@@ -58,6 +73,7 @@ export async function centralTransfer(transfer: BleTransfer, mode: BleMode): Pro
   if (droppedDuringSetup !== undefined) {
     return transfer.reportSetupFailure('central', `the phone disconnected during setup: ${droppedDuringSetup}`);
   }
+  if (setupFault !== undefined) return transfer.reportSetupFailure('central', setupFault);
   attempt.send({ type: 'step_result', op: 'ble_connected', status: 'ok', role: 'central' });
   connectedSent = true;
   transfer.connected('central');

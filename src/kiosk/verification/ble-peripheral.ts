@@ -9,7 +9,7 @@ import type { BleMode } from '../../common/protocol/messages.js';
 import type { BlePeripheralSession, PeripheralEvent } from '../../devices/ports.js';
 import { AsyncQueue, TimeoutError, deferred, withTimeout } from '../async-tools.js';
 import { RunStop } from './attempt.js';
-import { profileOf, setupReason, type BleTransfer } from './ble-transfer.js';
+import { MAX_QUEUED_PHONE_EVENTS, profileOf, setupReason, type BleTransfer } from './ble-transfer.js';
 import type { RunResult } from './results.js';
 
 export async function peripheralTransfer(transfer: BleTransfer, mode: BleMode): Promise<RunResult> {
@@ -20,10 +20,19 @@ export async function peripheralTransfer(transfer: BleTransfer, mode: BleMode): 
   // One bound for the whole setup: advertising started and the phone's first GATT event.
   const setupDeadline = attempt.now() + bleSetupMs;
   const events = new AsyncQueue<PeripheralEvent>();
+  // Events wait here only while a read waits for its response; a phone that floods meanwhile ends it.
+  const queue = (event: PeripheralEvent): void => {
+    if (attempt.stopResult) return;
+    if (events.size >= MAX_QUEUED_PHONE_EVENTS) {
+      transfer.failPhone('phone_flood', `the phone sent more than ${MAX_QUEUED_PHONE_EVENTS} GATT events while a read waited for its ble_read_response`);
+      return;
+    }
+    events.push(event);
+  };
   let session: BlePeripheralSession | undefined;
   try {
     session = await attempt.device(
-      (signal) => port.advertise(profileOf(mode), (event) => events.push(event), signal),
+      (signal) => port.advertise(profileOf(mode), queue, signal),
       bleSetupMs,
       'BLE advertising',
       { dispose: (late) => late.close(), keepSignal: true },
@@ -98,7 +107,12 @@ async function phoneEvents(
       case 'subscribe':
       case 'unsubscribe':
         break;
-      case 'write':
+      case 'write': {
+        const problem = transfer.phoneValueProblem('wrote', event.characteristicUuid, event.data);
+        if (problem !== undefined) {
+          transfer.failPhone('phone_value_too_large', problem);
+          return;
+        }
         transfer.sendBle({
           type: 'step_result',
           op: 'ble_written',
@@ -106,6 +120,7 @@ async function phoneEvents(
           data: encodeBase64(event.data),
         });
         break;
+      }
       case 'read':
         await relayRead(transfer, event);
         break;

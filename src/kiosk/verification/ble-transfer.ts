@@ -8,7 +8,7 @@
 import { decodeCheckedBase64 } from '../../common/protocol/base64.js';
 import type { BleMode, BleRole, CharacteristicSpec, ClientMessage, Outcome } from '../../common/protocol/messages.js';
 import { uuidKey } from '../../common/protocol/uuid.js';
-import { BleSetupError, type GattProfile } from '../../devices/ports.js';
+import { ATT_MAX_VALUE_BYTES, BleSetupError, BleValueTooLargeError, type GattProfile } from '../../devices/ports.js';
 import { TimeoutError } from '../async-tools.js';
 import { ChannelTimeoutError, type Arrival } from '../relay-channel.js';
 import { RunStop, outOfSequence, type Attempt } from './attempt.js';
@@ -17,6 +17,21 @@ import { peripheralTransfer } from './ble-peripheral.js';
 import type { RunResult } from './results.js';
 
 const STATE_END = 0x02;
+
+/**
+ * Bounds on what the phone can make the kiosk hold (docs/ble-limits.md). The relay forwards the phone's
+ * data in order as it comes and never combines or drops any (spec §4.3), so a phone faster than the
+ * backend, or one that floods, ends the transfer with a clear reason instead of growing memory:
+ * - the session socket's unsent bytes: 8 MiB is several times a whole mdoc response with a portrait as
+ *   `ble_notified`/`ble_written` JSON (base64 is 4/3 of the bytes), so only a backend that stopped reading
+ *   while the phone keeps sending gets there;
+ * - the phone's GATT events waiting while a read waits for its `ble_read_response` (peripheral), and the
+ *   notifications that arrive before `ble_connected` (central): an mdoc sends nothing before the kiosk's
+ *   request, so a few hundred of either is far past any honest phone.
+ */
+export const MAX_OUTBOUND_BUFFERED_BYTES = 8 * 1024 * 1024;
+export const MAX_QUEUED_PHONE_EVENTS = 1_024;
+export const MAX_EARLY_NOTIFICATIONS = 256;
 
 type CharacteristicName = 'state' | 'c2s' | 's2c' | 'ident';
 export interface KnownCharacteristic {
@@ -150,6 +165,28 @@ export class BleTransfer {
     this.attempt.bleMessages++;
     this.touch();
     this.noticeAnswer(message);
+    const buffered = this.attempt.ctx.channel.outboundBuffered;
+    if (buffered > MAX_OUTBOUND_BUFFERED_BYTES) {
+      this.failPhone(
+        'phone_flood',
+        `the phone sent faster than the backend takes it: ${buffered} bytes wait to be sent, above the bound of ${MAX_OUTBOUND_BUFFERED_BYTES}`,
+      );
+    }
+  }
+
+  /** Ends the transfer for something the phone did (a value no ATT PDU carries, a flood): at once, no grace. */
+  failPhone(cause: 'phone_value_too_large' | 'phone_flood', reason: string): void {
+    this.attempt.stopWith({ kind: 'ble_transfer_failed', cause, reason });
+  }
+
+  /**
+   * Why a value from the phone is not relayed, if it is not: longer than any attribute value (Core 5.x
+   * Vol 3 Part F §3.2.9). The caller ends the transfer (or the setup) with it.
+   */
+  phoneValueProblem(what: 'notified' | 'wrote', uuid: string, data: Uint8Array): string | undefined {
+    if (data.length <= ATT_MAX_VALUE_BYTES) return undefined;
+    const name = this.specFor(uuid)?.name ?? 'a characteristic';
+    return `the phone ${what} ${data.length} bytes on ${name}; an ATT value is at most ${ATT_MAX_VALUE_BYTES} bytes`;
   }
 
   /**
@@ -291,6 +328,9 @@ export class BleTransfer {
       if (e instanceof TimeoutError) {
         attempt.fail({ kind: 'timeout', phase: 'ble_write', detail: `a ble_write took longer than ${attempt.ctx.timeouts.bleWriteMs} ms` });
       }
+      // The link is fine, the value is not: said at once, with the size and the limit, rather than a
+      // lost link after the grace period (the backend cannot learn the MTU, docs/ble-limits.md).
+      if (e instanceof BleValueTooLargeError) attempt.fail({ kind: 'ble_transfer_failed', cause: 'write_too_large', reason: e.message });
       this.onLinkLost(`write failed: ${e instanceof Error ? e.message : 'unknown'}`);
     }
   }

@@ -6,7 +6,7 @@
  */
 import { decodeCheckedBase64, encodeBase64 } from '../../common/protocol/base64.js';
 import type { BleMode, ClientMessage } from '../../common/protocol/messages.js';
-import { NfcTransmitError, type NfcCard } from '../../devices/ports.js';
+import { MAX_RAPDU_BYTES, NfcTransmitError, type NfcCard } from '../../devices/ports.js';
 import { LazyDeadline, TimeoutError } from '../async-tools.js';
 import { RunStop, outOfSequence, type Attempt } from './attempt.js';
 
@@ -110,6 +110,11 @@ export class NfcHandover {
     if (this.attempt.stopResult) throw new RunStop();
     // NfcReader port contract: at least SW1 SW2. "UnresponsiveCard" takes the backend's recoverable path.
     if (response.length < 2) throw new NfcTransmitError('UnresponsiveCard', 'response without a status word');
+    // No R-APDU is longer (ISO/IEC 7816-4 extended length); a port that hands one over is not trusted with
+    // it. The PC/SC variant for "does not fit the receive buffer" is what the backend understands (§7.3).
+    if (response.length > MAX_RAPDU_BYTES) {
+      throw new NfcTransmitError('InsufficientBuffer', `response of ${response.length} bytes, above the ${MAX_RAPDU_BYTES} of an R-APDU`);
+    }
     return response;
   }
 

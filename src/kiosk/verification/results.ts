@@ -28,6 +28,17 @@ export type RunResult =
       readonly unavailable: boolean;
     }
   | { readonly kind: 'ble_link_lost'; readonly reason: string }
+  | {
+      /** The link is up but the transfer cannot go on; `reason` names the sizes or counts involved. */
+      readonly kind: 'ble_transfer_failed';
+      /**
+       * `write_too_large`: a `ble_write` above what one ATT PDU carries on this link (docs/ble-limits.md);
+       * `phone_value_too_large`: the phone sent a value above the ATT maximum of 512 bytes;
+       * `phone_flood`: the phone sent faster than the backend takes it, past the relay's bound.
+       */
+      readonly cause: 'write_too_large' | 'phone_value_too_large' | 'phone_flood';
+      readonly reason: string;
+    }
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'internal_error'; readonly detail: string };
 
@@ -77,6 +88,12 @@ export function closeCodeFor(result: RunResult): { code: number; reason: string 
       return { code: CloseCode.normal, reason: 'BLE setup failed' };
     case 'ble_link_lost':
       return { code: CloseCode.normal, reason: 'BLE link lost' };
+    case 'ble_transfer_failed':
+      // 1009: the backend's message was too big for the kiosk to act on (RFC 6455 §7.4.1); the reason
+      // carries the size and the limit (cut to 123 bytes by the socket), the one place the backend sees them.
+      return result.cause === 'write_too_large'
+        ? { code: CloseCode.messageTooBig, reason: result.reason }
+        : { code: CloseCode.normal, reason: `BLE transfer failed: ${result.cause}` };
     case 'cancelled':
       return { code: CloseCode.goingAway, reason: 'cancelled' };
     case 'internal_error':

@@ -8,6 +8,7 @@ import { uuidKey } from '../../common/protocol/uuid.js';
 import { RadioError, type DiscoveredCharacteristic, type RadioDevice, type RadioLink } from '../sim/radio/virtual-radio.js';
 import {
   BleSetupError,
+  BleValueTooLargeError,
   type Availability,
   type BleCentral,
   type BleCentralHandlers,
@@ -168,6 +169,8 @@ class VirtualCentralLink implements BleCentralLink {
     if (!target.spec.operations.includes('write_without_response')) {
       return Promise.reject(new Error(`${characteristicUuid}: its operations do not include write_without_response`));
     }
+    const tooLarge = BleValueTooLargeError.check('write-without-response', data.length, this.link.mtu);
+    if (tooLarge) return Promise.reject(tooLarge);
     return this.link.write(this.serviceUuid, target.uuid, data, { withoutResponse: true });
   }
 

@@ -27,6 +27,7 @@ import {
 } from '../sim/radio/virtual-radio.js';
 import {
   BleSetupError,
+  BleValueTooLargeError,
   type Availability,
   type BlePeripheral,
   type BlePeripheralSession,
@@ -233,6 +234,8 @@ class VirtualPeripheralSession implements BlePeripheralSession {
     await this.subscription(key);
     const phone = this.phone;
     if (this.isClosed || !phone) throw new Error('BLE peripheral session closed');
+    const tooLarge = BleValueTooLargeError.check('notification', data.length, phone.mtu);
+    if (tooLarge) throw tooLarge;
     await this.device.peripheral.notify(phone.handle, this.profile.serviceUuid, served.uuid, data);
   }
 

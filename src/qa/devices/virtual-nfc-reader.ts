@@ -17,7 +17,7 @@
  * Any other exception from the tag surfaces as `CommError`.
  */
 import { NfcFieldLostError, type VirtualNfcTag } from '../sim/virtual-wallet/nfc-tag.js';
-import { NfcTransmitError, type Availability, type NfcCard, type NfcReader, type TransmitOptions } from '../../devices/ports.js';
+import { MAX_RAPDU_BYTES, NfcTransmitError, type Availability, type NfcCard, type NfcReader, type TransmitOptions } from '../../devices/ports.js';
 import { AvailabilityNotifier } from '../../devices/shared/availability.js';
 import { abortedError } from './support.js';
 
@@ -205,6 +205,10 @@ class VirtualNfcCard implements NfcCard {
         }
         if (response.length < 2) {
           reject(new NfcTransmitError('UnresponsiveCard', `response of ${response.length} byte(s) without a status word`));
+          return;
+        }
+        if (response.length > MAX_RAPDU_BYTES) {
+          reject(new NfcTransmitError('InsufficientBuffer', `response of ${response.length} bytes, above the ${MAX_RAPDU_BYTES} of an R-APDU`));
           return;
         }
         resolve(Uint8Array.from(response));

@@ -3,6 +3,7 @@
  * object model and GATT server (`lib/bleno`, `lib/hci-socket/gatt.js`) on the virtual radio bindings,
  * with a scripted phone acting as GATT client (mdoc central client mode).
  */
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { BlenoPeripheral } from '../../../../src/devices/ble/bleno-peripheral.js';
 import { blenoAvailability } from '../../../../src/devices/ble/bleno-support.js';
@@ -12,6 +13,7 @@ import { createVirtualBleno } from '../../../../src/qa/devices/bleno-radio-bindi
 import { AttErrorCode, VirtualRadio, type CommandErrorEvent, type RadioDevice } from '../../../../src/qa/sim/radio/virtual-radio.js';
 import { Events, IDENT, blenoSessionListeners, clientProfile } from '../../../support/ble-fixtures.js';
 import { CLIENT_MODE, PhoneClient, stack, turns, until } from '../../../support/radio-phone.js';
+import { Timeline } from '../../../support/stage-timeline.js';
 
 const SERVICE = 'C0FFEE00-1234-4321-ABCD-00000000BB02';
 const C = CLIENT_MODE;
@@ -239,9 +241,45 @@ describe('notify', () => {
     await phone.subscribe(C.s2c);
     await expect(session.notify(C.c2s, Uint8Array.of(1))).rejects.toThrow(/notify/);
     await expect(session.notify('00000009-A123-48CE-896B-4C76973373E6', Uint8Array.of(1))).rejects.toThrow(/not a characteristic/);
-    await expect(session.notify(C.s2c, new Uint8Array(245))).rejects.toThrow(/245 bytes.*allows 244/);
+    await expect(session.notify(C.s2c, new Uint8Array(245))).rejects.toMatchObject({
+      ...{ name: 'BleValueTooLargeError', bytes: 245, limit: 244, attMtu: 247 },
+      message: 'ble_write of 245 bytes exceeds the notification limit of 244 bytes (ATT_MTU 247 − 3)',
+    });
     await session.notify(C.s2c, new Uint8Array(244));
     expect((await phone.notifications.next()).data).toHaveLength(244);
+  });
+
+  it('any value size at any ATT_MTU: up to ATT_MTU − 3 arrives whole, above it is refused with the size and limit and nothing is sent (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 23, max: 256 }), fc.integer({ min: 0, max: 600 }), async (mtu, size) => {
+        const r = await setup();
+        try {
+          const session = await r.port.advertise(profile(), r.events.onEvent, signal());
+          const phone = new PhoneClient(r.radio, 'phone', mtu);
+          phone.device.setFaults({ mtu }); // the link's MTU, whatever the kiosk device prefers
+          await phone.connect(SERVICE);
+          await phone.subscribe(C.s2c);
+          const value = Uint8Array.from({ length: size }, (_, i) => (i * 31 + size) & 0xff);
+          const sent = await session.notify(C.s2c, value).then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          if (size <= mtu - 3) {
+            expect(sent).toBeUndefined();
+            expect(Array.from((await phone.notifications.next()).data)).toEqual(Array.from(value));
+          } else {
+            expect(sent).toMatchObject({ name: 'BleValueTooLargeError', bytes: size, limit: mtu - 3, attMtu: mtu });
+            await turns(5);
+            expect(phone.notifications.all).toEqual([]);
+          }
+        } finally {
+          await r.port.close();
+          r.radio.shutdown();
+          rig = undefined;
+        }
+      }),
+      { numRuns: 25 },
+    );
   });
 
   it('interleaving: phone writes while notifications are in flight keep both orders', async () => {
@@ -413,14 +451,23 @@ describe('abort and availability', () => {
     expectNothingRunning(r);
   });
 
-  it('aborted while advertising starts: rejects promptly and leaves nothing running', async () => {
+  it('aborted while advertising starts: rejects before the service is set or advertising starts, and leaves nothing running', async () => {
     const r = await setup();
+    const timeline = new Timeline();
+    const onServicesSet = (): void => timeline.push('servicesSet');
+    const onAdvertisingStart = (): void => timeline.push('advertisingStart');
+    r.bleno.on('servicesSet', onServicesSet);
+    r.bleno.on('advertisingStart', onAdvertisingStart);
     const controller = new AbortController();
-    const advertising = r.port.advertise(profile(), r.events.onEvent, controller.signal);
+    const advertising = timeline.settle(r.port.advertise(profile(), r.events.onEvent, controller.signal), 'advertise');
     controller.abort();
-    const started = Date.now();
     await expect(advertising).rejects.toThrow(/aborted/);
-    expect(Date.now() - started).toBeLessThan(200);
+    await turns(10); // what bleno would have done next has had its turns
+    // Promptly = ahead of the stack's own answers, not under a number of milliseconds.
+    expect(timeline.at('advertise:rejected')).toBeLessThan(Math.min(timeline.at('servicesSet'), timeline.at('advertisingStart')));
+    expect(timeline.entries).not.toContain('advertisingStart');
+    r.bleno.removeListener('servicesSet', onServicesSet);
+    r.bleno.removeListener('advertisingStart', onAdvertisingStart);
     expectNothingRunning(r);
   });
 

@@ -8,6 +8,7 @@ import { BleSetupError, type Availability, type GattProfile } from '../../../../
 import { VirtualRadio, type RadioLogEntry } from '../../../../src/qa/sim/radio/virtual-radio.js';
 import { Recorder, serverProfile } from '../../../support/ble-fixtures.js';
 import { PhoneServer, SERVER_MODE, hex, stack, turns, until } from '../../../support/radio-phone.js';
+import { Timeline, recordCentralStageEnds } from '../../../support/stage-timeline.js';
 
 const SERVICE = 'C0FFEE00-1234-4321-ABCD-00000000AA01';
 
@@ -134,31 +135,34 @@ describe('abort at every stage: rejects promptly, nothing left connected', () =>
   });
 
   // Each stage is held open by 100 ms of latency; the abort comes once the stage has begun (the connection
-  // request leaves right after the scan stops, so that stage is aborted 20 ms later, mid-flight).
+  // request leaves right after the scan stops, so that stage is aborted 20 ms later, mid-flight). "Promptly"
+  // is an order, not a time: the rejection comes before the answer that would have ended the stage.
   it.each([
-    { stage: 'connecting', trigger: 'scan_stop', delayMs: 20 },
-    { stage: 'discovering', trigger: 'discover_services', delayMs: 0 },
-    { stage: 'subscribing', trigger: 'subscribe', delayMs: 0 },
-  ])('while $stage', async ({ trigger, delayMs }) => {
+    { stage: 'connecting', trigger: 'scan_stop', delayMs: 20, stageEnd: 'connected' },
+    { stage: 'discovering', trigger: 'discover_services', delayMs: 0, stageEnd: 'discovered' },
+    { stage: 'subscribing', trigger: 'subscribe', delayMs: 0, stageEnd: 'subscribed' },
+  ])('while $stage: rejects before the stage would have ended', async ({ trigger, delayMs, stageEnd }) => {
     const { phone, port, radio: r } = await setup();
     phone.device.setFaults({ latencyMs: 100 });
+    const timeline = new Timeline();
+    recordCentralStageEnds(port.device, timeline);
     const controller = new AbortController();
-    let abortedAt = 0;
+    let armed = false;
     r.onLog((e) => {
-      if (e.event === trigger && abortedAt === 0) {
-        abortedAt = -1;
+      if (e.event === trigger && !armed) {
+        armed = true;
         setTimeout(() => {
-          abortedAt = performance.now();
+          timeline.push('aborted');
           controller.abort();
         }, delayMs);
       }
     });
-    const error = await port.connect(profile(), new Recorder(), controller.signal).catch((e: unknown) => e);
-    expect(abortedAt).toBeGreaterThan(0);
-    expect(performance.now() - abortedAt).toBeLessThan(60);
+    const error = await timeline.settle(port.connect(profile(), new Recorder(), controller.signal), 'connect').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toMatch(/aborted/);
-    await expectNothingConnected(phone, port);
+    await expectNothingConnected(phone, port); // by then the stage's answer (100 ms away) had its chance
+    expect(timeline.at('aborted')).toBeLessThan(timeline.at('connect:rejected'));
+    expect(timeline.at('connect:rejected')).toBeLessThan(timeline.at(stageEnd));
   });
 
   it('an abort after connect resolved does nothing (the core aborts that signal when the attempt ends)', async () => {
@@ -189,7 +193,7 @@ describe('the link', () => {
   it('write() refuses payloads above MTU − 3 and characteristics outside the profile or without write_without_response', async () => {
     const { port } = await setup();
     const link = await port.connect(profile(), new Recorder(), signal());
-    await expect(link.write(SERVER_MODE.c2s, new Uint8Array(245))).rejects.toMatchObject({ code: 'payload_too_large' });
+    await expect(link.write(SERVER_MODE.c2s, new Uint8Array(245))).rejects.toMatchObject({ name: 'BleValueTooLargeError', bytes: 245, limit: 244, attMtu: 247 });
     await expect(link.write(SERVER_MODE.s2c, Uint8Array.of(1))).rejects.toThrow(/write_without_response/);
     await expect(link.write('00000009-A123-48CE-896B-4C76973373E6', Uint8Array.of(1))).rejects.toThrow(/not a characteristic/);
   });

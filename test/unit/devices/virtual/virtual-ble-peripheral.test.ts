@@ -170,7 +170,7 @@ describe('notify', () => {
     await phone.subscribe(C.s2c);
     await expect(session.notify(C.c2s, Uint8Array.of(1))).rejects.toThrow(/notify/);
     await expect(session.notify('00000009-A123-48CE-896B-4C76973373E6', Uint8Array.of(1))).rejects.toThrow(/not a characteristic/);
-    await expect(session.notify(C.s2c, new Uint8Array(245))).rejects.toMatchObject({ code: 'payload_too_large' });
+    await expect(session.notify(C.s2c, new Uint8Array(245))).rejects.toMatchObject({ name: 'BleValueTooLargeError', bytes: 245, limit: 244, attMtu: 247 });
   });
 });
 
