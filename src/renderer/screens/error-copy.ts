@@ -17,6 +17,8 @@ export function errorLine(code: string, t: (key: string) => string): string {
       return t('error.line.bleSetupFailed');
     case 'ble_link_lost':
       return t('error.line.bleLinkLost');
+    case 'ble_transfer_failed':
+      return t('error.line.bleTransferFailed');
     case 'connection_lost':
       return t('error.line.connectionLost');
     case 'cancelled':
