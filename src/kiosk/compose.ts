@@ -9,6 +9,7 @@ import { Kiosk } from './kiosk.js';
 import type { Logger } from './log.js';
 import { WsRelayConnector } from './relay-socket.js';
 import { SessionClient } from './session-client.js';
+import { buildTlsTrust } from './tls-trust.js';
 
 export interface ComposeOptions {
   /** Wall clock for session ages (defaults to `Date.now`); tests move it to age sessions without waiting. */
@@ -20,9 +21,12 @@ export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logg
   if (!baseUrl) throw new ConfigError('backend.baseUrl is not set (config file, MDL_KIOSK_BACKEND_URL or --backend)');
   if (!apiKey) throw new ConfigError('backend API key is not set (MDL_KIOSK_API_KEY, backend.apiKeyFile or --api-key-file)');
   const endpoints = backendEndpoints(baseUrl, { allowInsecure: config.backend.allowInsecure });
+  // A CA file that cannot be read is a configuration error (the screen names backend.tls.caFile).
+  const tls = config.backend.tls.caFile === undefined && config.backend.tls.pinSha256 === undefined ? undefined : buildTlsTrust(config.backend.tls);
   const sessions = new SessionClient({
     endpoints,
     apiKey,
+    ...(tls ? { tls } : {}),
     timeoutMs: config.timeouts.httpMs,
     createBody: config.backend.createSessionBody,
     ...(options.now ? { now: options.now } : {}),
@@ -34,7 +38,11 @@ export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logg
     closeTimeoutMs: config.timeouts.socketCloseMs,
     maxMessageBytes: config.backend.maxMessageBytes,
     heartbeatMs: config.timeouts.heartbeatMs,
+    ...(tls ? { tls } : {}),
   });
-  log.info({ event: 'kiosk_configured', backend: endpoints.origin, wsAuth: config.backend.wsAuth, profile: config.profile }, 'kiosk configured');
+  log.info(
+    { event: 'kiosk_configured', backend: endpoints.origin, wsAuth: config.backend.wsAuth, profile: config.profile, customCas: tls?.summary.customCas ?? 0, pins: tls?.summary.pins ?? 0 },
+    'kiosk configured',
+  );
   return new Kiosk({ config, devices, sessions, connector, log, ...(options.now ? { now: options.now } : {}) });
 }

@@ -134,6 +134,21 @@ export const KioskConfigShape = z.object({
       createSessionBody: z.record(z.string(), z.unknown()).default({}),
       /** Largest WebSocket message accepted from the backend (the spec shows no limit). */
       maxMessageBytes: z.number().int().positive().default(16 * 1024 * 1024),
+      /**
+       * TLS trust for the backend (src/kiosk/tls-trust.ts): `caFile`, a PEM bundle of extra CAs trusted
+       * besides the bundled roots (enterprise TLS inspection); `pinSha256`, accepted SHA-256 pins of the
+       * server's SubjectPublicKeyInfo (base64), one of which must match a certificate of its chain.
+       */
+      tls: z
+        .object({
+          caFile: z.string().min(1).max(4_096).optional(),
+          pinSha256: z
+            .array(z.string().regex(/^[A-Za-z0-9+/]{43}=$/, { error: 'a pin is the base64 SHA-256 of a SubjectPublicKeyInfo (44 characters)' }))
+            .min(1)
+            .max(10)
+            .optional(),
+        })
+        .prefault({}),
     })
     .prefault({}),
   session: z

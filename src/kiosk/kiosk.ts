@@ -26,6 +26,8 @@ export { errorViewFor } from './run-report.js';
 
 export interface SessionService extends SessionFactory {
   getResult(sessionId: string, signal?: AbortSignal): Promise<SessionResult>;
+  /** Releases pooled connections (the HTTP client's keep-alive sockets). */
+  close?(): Promise<void>;
 }
 
 export interface KioskDeps {
@@ -185,6 +187,7 @@ export class Kiosk {
     this.currentRun?.abort();
     await this.loop;
     await this.keeper.stop();
+    await this.deps.sessions.close?.();
     clearTimeout(this.progressTimer);
     for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
     this.update({ phase: 'stopped', prompt: 'stopped', transport: null, role: null, outcome: null, error: null });
@@ -286,7 +289,7 @@ export class Kiosk {
         this.update({ ...base, phase: 'connecting', prompt: 'connecting', error: null });
         break;
       case 'offline':
-        this.update({ ...base, phase: 'offline', prompt: 'offline', error: { code: 'backend_unavailable', detail: status.detail, retryable: true } });
+        this.update({ ...base, phase: 'offline', prompt: 'offline', error: { code: status.code ?? 'backend_unavailable', detail: status.detail, retryable: true } });
         break;
       case 'config_error':
         this.update({ ...base, phase: 'config_error', prompt: 'config_error', error: { code: 'config_error', detail: status.detail, retryable: false } });

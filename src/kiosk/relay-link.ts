@@ -43,6 +43,8 @@ export type HandshakeFailureKind =
   | 'forbidden' // 403
   | 'http' // any other non-101 answer
   | 'network'
+  /** The backend's certificate is not trusted (or the TLS handshake failed): named for staff, retried slowly. */
+  | 'tls'
   | 'timeout'
   | 'aborted';
 

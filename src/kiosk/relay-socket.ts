@@ -9,6 +9,7 @@
  *   socket behind a NAT or load balancer that dropped it — before a customer's tap does: no pong by the
  *   next beat and the socket is destroyed, which re-arms the session.
  */
+import { describeTlsFailure, type TlsTrust } from './tls-trust.js';
 import WebSocket from 'ws';
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { BackendEndpoints } from './backend-endpoints.js';
@@ -29,6 +30,8 @@ export interface WsRelayConnectorOptions {
   readonly maxMessageBytes: number;
   /** Interval of the ping heartbeat; 0 turns it off. */
   readonly heartbeatMs: number;
+  /** The backend's TLS trust (extra CAs, pins); default: Node's bundled roots. */
+  readonly tls?: TlsTrust;
 }
 
 /** RFC 6455 §5.5: a close reason is at most 123 bytes of UTF-8. */
@@ -144,6 +147,7 @@ export class WsRelayConnector implements RelayConnector {
         maxPayload: this.options.maxMessageBytes,
         perMessageDeflate: false,
         followRedirects: false,
+        ...(this.options.tls ? { ...(this.options.tls.ca ? { ca: [...this.options.tls.ca] } : {}), checkServerIdentity: this.options.tls.checkServerIdentity } : {}),
       });
       let settled = false;
       const fail = (error: RelayHandshakeError): void => {
@@ -170,6 +174,11 @@ export class WsRelayConnector implements RelayConnector {
         // After the handshake, errors (oversized or invalid frames) are followed by 'close', handled below.
         if (settled) {
           if (error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') handlers.onFrame({ kind: 'oversize' });
+          return;
+        }
+        const tls = describeTlsFailure(error.code ?? '');
+        if (tls !== undefined) {
+          fail(new RelayHandshakeError('tls', `WebSocket: ${tls}`));
           return;
         }
         const timedOut = /timed out|timeout/i.test(error.message);

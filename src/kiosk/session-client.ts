@@ -3,8 +3,10 @@
  * as a bearer token. Failures become a {@link SessionApiError} with a kind the caller can act on; neither
  * the key nor response bodies ever appear in an error message.
  */
+import { Agent, fetch as undiciFetch } from 'undici';
 import { SessionCreated, SessionResult } from '../common/protocol/messages.js';
 import type { BackendEndpoints } from './backend-endpoints.js';
+import { describeTlsFailure, type TlsTrust } from './tls-trust.js';
 
 export type SessionApiErrorKind =
   | 'unauthorized' // 401: wrong or missing API key
@@ -14,7 +16,8 @@ export type SessionApiErrorKind =
   | 'rate_limited' // 429
   | 'server' // 5xx
   | 'client' // other 4xx
-  | 'network' // no HTTP answer (DNS, refused, reset, TLS)
+  | 'network' // no HTTP answer (DNS, refused, reset)
+  | 'tls' // the backend's certificate is not trusted (or the handshake failed): staff must act
   | 'timeout' // no answer in time
   | 'bad_response' // 2xx whose body is not what the spec shows
   | 'aborted'; // the caller gave up
@@ -50,8 +53,8 @@ export interface SessionClientOptions {
   readonly timeoutMs: number;
   readonly createBody?: Record<string, unknown>;
   readonly now?: () => number;
-  /** Injected for tests; defaults to the global `fetch`. */
-  readonly fetch?: typeof fetch;
+  /** The backend's TLS trust (extra CAs, pins); default: Node's bundled roots. */
+  readonly tls?: TlsTrust;
 }
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -62,13 +65,18 @@ const MAX_BODY_BYTES = 16 * 1024 * 1024;
  * Authorization header holds the API key.
  */
 function networkCause(e: unknown): string {
+  return causeCode(e) ?? 'request failed before an HTTP answer';
+}
+
+/** The system or TLS error code of a failed fetch (undici puts it on `cause`), when it looks like one. */
+function causeCode(e: unknown): string | undefined {
   const cause = e instanceof Error ? e.cause : undefined;
   const code = typeof cause === 'object' && cause !== null && 'code' in cause ? (cause).code : undefined;
-  return typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code) ? code : 'request failed before an HTTP answer';
+  return typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code) ? code : undefined;
 }
 
 /** Reads the body as UTF-8, refusing more than `max` bytes without buffering them. */
-async function readCapped(response: Response, max: number): Promise<string> {
+async function readCapped(response: Awaited<ReturnType<typeof undiciFetch>>, max: number): Promise<string> {
   const declared = Number(response.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > max) throw new SessionApiError('bad_response', 'response too large');
   if (!response.body) return '';
@@ -101,12 +109,21 @@ function retryAfterMs(header: string | null): number | undefined {
 }
 
 export class SessionClient {
-  private readonly fetchImpl: typeof fetch;
   private readonly now: () => number;
+  /** undici's own fetch and connection pool, so the TLS policy applies to every request (keep-alive too). */
+  private readonly dispatcher: Agent;
 
   constructor(private readonly options: SessionClientOptions) {
-    this.fetchImpl = options.fetch ?? fetch;
     this.now = options.now ?? Date.now;
+    const tls = options.tls;
+    this.dispatcher = new Agent({
+      connect: tls ? { ...(tls.ca ? { ca: [...tls.ca] } : {}), checkServerIdentity: tls.checkServerIdentity } : {},
+    });
+  }
+
+  /** Closes the connection pool (idempotent). */
+  async close(): Promise<void> {
+    await this.dispatcher.close().catch(() => undefined);
   }
 
   /** `POST /sessions`. */
@@ -160,9 +177,9 @@ export class SessionClient {
     signal: AbortSignal | undefined,
     body?: unknown,
   ): Promise<unknown> {
-    let response: Response;
+    let response: Awaited<ReturnType<typeof undiciFetch>>;
     try {
-      response = await this.fetchImpl(url, {
+      response = await undiciFetch(url, {
         method,
         headers: {
           authorization: `Bearer ${this.options.apiKey}`,
@@ -172,10 +189,13 @@ export class SessionClient {
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: requestSignal,
         redirect: 'error', // a redirect could carry the bearer token to another host
+        dispatcher: this.dispatcher,
       });
     } catch (e) {
       if (signal?.aborted) throw new SessionApiError('aborted', `${what}: cancelled`);
       if (timedOut()) throw new SessionApiError('timeout', `${what}: no answer within ${this.options.timeoutMs} ms`);
+      const tls = describeTlsFailure(causeCode(e) ?? '');
+      if (tls !== undefined) throw new SessionApiError('tls', `${what}: ${tls}`);
       throw new SessionApiError('network', `${what}: ${networkCause(e)}`);
     }
     let text: string;

@@ -37,7 +37,8 @@ export interface ArmedSession {
 export type KeeperStatus =
   | { readonly state: 'arming' }
   | { readonly state: 'armed' }
-  | { readonly state: 'offline'; readonly detail: string }
+  /** `backend_tls`: the backend's certificate is not trusted; staff must act, so retries are slow. */
+  | { readonly state: 'offline'; readonly detail: string; readonly code?: 'backend_tls' }
   | { readonly state: 'config_error'; readonly detail: string }
   | { readonly state: 'stopped' };
 
@@ -310,17 +311,20 @@ export class SessionKeeper {
       return;
     }
     const retryAfter = e instanceof SessionApiError || e instanceof RelayHandshakeError ? e.retryAfterMs : undefined;
-    this.scheduleRetry(detail, retryAfter);
+    const tls = (e instanceof SessionApiError || e instanceof RelayHandshakeError) && e.kind === 'tls';
+    // A certificate problem does not fix itself in a second: retry at the slowest pace, not from the fastest.
+    if (tls) this.scheduleRetry(detail, this.options.config.session.offlineBackoffMaxMs, 'backend_tls');
+    else this.scheduleRetry(detail, retryAfter);
   }
 
   /** Backs off exponentially before the next attempt, so a failing backend is not hammered. */
-  private scheduleRetry(detail: string, atLeastMs?: number): void {
+  private scheduleRetry(detail: string, atLeastMs?: number, code?: 'backend_tls'): void {
     this.failures++;
     const { offlineBackoffMinMs, offlineBackoffMaxMs } = this.options.config.session;
     let delay = Math.min(offlineBackoffMaxMs, offlineBackoffMinMs * 2 ** Math.min(this.failures - 1, 20));
     if (atLeastMs !== undefined) delay = Math.max(delay, atLeastMs);
-    this.options.log.warn({ event: 'backend_unavailable', detail, retryInMs: delay, failures: this.failures }, 'cannot keep a session ready');
-    if (!this.idle || !this.usable(this.idle)) this.setStatus({ state: 'offline', detail });
+    this.options.log.warn({ event: code ?? 'backend_unavailable', detail, retryInMs: delay, failures: this.failures }, 'cannot keep a session ready');
+    if (!this.idle || !this.usable(this.idle)) this.setStatus(code === undefined ? { state: 'offline', detail } : { state: 'offline', detail, code });
     this.wake();
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => {

@@ -5,6 +5,7 @@
  * of its own, under src/sim.)
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -139,6 +140,10 @@ export interface FakeBackendOptions {
   readonly apiKey?: string;
   /** Body for `POST /sessions` beyond id/client_secret/iframe_url (e.g. unknown fields). */
   readonly extraSessionFields?: Record<string, unknown>;
+  /** Serve HTTPS and WSS with this key and certificate chain (PEM) instead of plain HTTP. */
+  readonly tls?: { readonly key: string; readonly cert: string };
+  /** Host name in `baseUrl` (default 127.0.0.1; `localhost` to test a certificate's DNS name). */
+  readonly host?: string;
 }
 
 export class FakeBackend {
@@ -167,11 +172,12 @@ export class FakeBackend {
 
   static async start(options: FakeBackendOptions = {}): Promise<FakeBackend> {
     const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
-    const server = createServer();
+    const server = options.tls ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }) : createServer();
     const backend = new FakeBackend(server, wss, options);
     server.on('request', (req, res) => backend.onRequest(req, res));
     server.on('upgrade', (req, socket, head) => backend.onUpgrade(req, socket, head));
-    server.on('connection', (socket) => {
+    // With TLS the raw TCP sockets still arrive on 'connection' (https.Server is a tls.Server, itself a net.Server).
+    server.on('connection', (socket: Duplex) => {
       backend.sockets.add(socket);
       socket.on('close', () => backend.sockets.delete(socket));
     });
@@ -184,7 +190,7 @@ export class FakeBackend {
   }
 
   get baseUrl(): string {
-    return `http://127.0.0.1:${this.port}/v1`;
+    return `${this.options.tls ? 'https' : 'http'}://${this.options.host ?? '127.0.0.1'}:${this.port}/v1`;
   }
 
   get apiKey(): string {

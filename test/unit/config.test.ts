@@ -41,6 +41,7 @@ describe('defaults', () => {
       allowInsecure: false,
       createSessionBody: {},
       maxMessageBytes: 16 * 1024 * 1024,
+      tls: {},
     });
     expect(config.session).toEqual({
       lifetimeMs: 600_000,

@@ -268,6 +268,7 @@ export const commonEn = {
       cancelled: 'cancelled',
       internal_error: 'internal error',
       backend_unavailable: 'backend unavailable',
+      backend_tls: 'backend certificate not trusted',
       config_error: 'configuration problem',
     },
     countScan: 'Scans ({{source}}): {{result}}',

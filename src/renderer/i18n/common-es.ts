@@ -270,6 +270,7 @@ export const commonEs: CommonStrings = {
       cancelled: 'cancelada',
       internal_error: 'error interno',
       backend_unavailable: 'servidor no disponible',
+      backend_tls: 'certificado del servidor no fiable',
       config_error: 'problema de configuración',
     },
     countScan: 'Lecturas ({{source}}): {{result}}',

@@ -270,6 +270,7 @@ export const commonFr: CommonStrings = {
       cancelled: 'annulée',
       internal_error: 'erreur interne',
       backend_unavailable: 'serveur indisponible',
+      backend_tls: 'certificat du serveur non fiable',
       config_error: 'problème de configuration',
     },
     countScan: 'Lectures ({{source}}) : {{result}}',
