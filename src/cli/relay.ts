@@ -345,7 +345,8 @@ async function main(): Promise<number> {
     return 0;
   }
   const timeoutSeconds = args.timeout === undefined ? DEFAULT_TIMEOUT_S : Number(args.timeout);
-  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) fail('--timeout takes a positive number of seconds');
+  // Bounded: a timer longer than 2^31 − 1 ms fires at once (2147484 s ended the run immediately).
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0 || timeoutSeconds > 86_400) fail('--timeout takes a number of seconds from above 0 to 86400 (24 h)');
 
   // ---------------------------------------------------------------- devices and input
   const log = createLogger({ level: config.log.level, name: 'mdl-kiosk-relay' }, process.stderr);

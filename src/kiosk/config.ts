@@ -12,7 +12,18 @@ import { z } from 'zod';
 import { BleRoles, Language } from '../common/kiosk-api.js';
 import { HeaderToken, Namespaces } from '../common/protocol/messages.js';
 
-const ms = (def: number) => z.number().int().positive().default(def);
+/**
+ * Every duration is bounded: Node's timers take at most 2^31 − 1 ms and fire at once beyond it (so a
+ * lifetime of 1e10 ms renewed the session in a loop), and no kiosk wait needs more than a day.
+ */
+export const MAX_DURATION_MS = 86_400_000;
+const ms = (def: number, max = MAX_DURATION_MS) =>
+  z
+    .number()
+    .int()
+    .positive()
+    .max(max, { error: `at most ${max} ms (${max >= 3_600_000 ? `${max / 3_600_000} h` : `${max / 60_000} min`})` })
+    .default(def);
 
 export const RequestProfileConfig = z.object({
   label: z.string().min(1).optional(),
@@ -154,7 +165,7 @@ export const KioskConfigShape = z.object({
   session: z
     .object({
       /** Session lifetime from `POST /sessions` (spec §8). */
-      lifetimeMs: ms(600_000),
+      lifetimeMs: ms(600_000, 3_600_000),
       /** Renew an idle pre-warmed session when this little time is left. */
       renewBeforeExpiryMs: ms(240_000),
       /** Never start a verification on a session with less time left than this. */
@@ -196,7 +207,7 @@ export const KioskConfigShape = z.object({
       /** Closing handshake of the WebSocket before the socket is destroyed. */
       socketCloseMs: ms(2_000),
       /** WebSocket ping interval; a socket without a pong by the next ping is dropped (half-open connections). */
-      heartbeatMs: z.number().int().min(0).default(20_000),
+      heartbeatMs: z.number().int().min(0).max(MAX_DURATION_MS, { error: `at most ${MAX_DURATION_MS} ms (24 h)` }).default(20_000),
       /** How long to wait for an armed session when a tap arrives while none is ready. */
       armWaitMs: ms(15_000),
       /** Polling `GET /sessions/{id}` for a result after the socket dropped at the end of a transfer. */

@@ -4,6 +4,9 @@
  * ends first, and `--timeout` gives up on a verification that does not end. Each case exits 2 instead of
  * waiting for a verification that can never happen.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli as runCliProcess, type CliRun } from '../support/cli-run.js';
 import { FakeBackend, type FakeConnection } from '../support/fake-backend.js';
@@ -136,4 +139,27 @@ describe('npm run relay: the run ends when its input or its time runs out', () =
     expect(run.stderr.split('\n').filter((line) => line.startsWith('[relay] result'))).toEqual([]);
     expect(run.stderr).not.toContain('\u001b');
   });
+
+  it('--timeout longer than a day is refused up front (2147484 s once ended the run at once: the timer overflowed)', async () => {
+    const b = await untouchedBackend();
+    const run = await runCli(['--backend', b.baseUrl, '--qr', QR, '--timeout', '2147484'], { MDL_KIOSK_API_KEY: b.apiKey });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/--timeout takes a number of seconds from above 0 to 86400/);
+    expectUntouched(b);
+  });
+
+  it('a config file with an absurd session lifetime is refused with the key named, before any session is created', async () => {
+    const b = await untouchedBackend();
+    const dir = mkdtempSync(join(tmpdir(), 'mdl-cfg-'));
+    try {
+      writeFileSync(join(dir, 'c.json'), JSON.stringify({ session: { lifetimeMs: 1e10 } }));
+      const run = await runCli(['--backend', b.baseUrl, '--qr', QR, '--config', join(dir, 'c.json')], { MDL_KIOSK_API_KEY: b.apiKey });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(/session\.lifetimeMs: at most 3600000 ms/);
+      expectUntouched(b);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
+

@@ -376,3 +376,24 @@ describe('timeout consistency rules', () => {
     expect(error.message).toContain('session.minRemainingToStartMs');
   });
 });
+
+describe('every duration is bounded', () => {
+  // Node's timers take at most 2^31 − 1 ms and fire at once beyond it: a lifetime of 1e10 ms renewed the
+  // pre-warmed session in a loop (about 100 POST /sessions a second).
+  it('lifetimeMs: 1e10 is refused with a message naming the key and the bound', () => {
+    expect(() => parseConfig({ session: { lifetimeMs: 1e10 } })).toThrow(/session\.lifetimeMs: at most 3600000 ms \(1 h\)/);
+  });
+
+  it('each timeout, back-off and display time refuses more than a day, and 2^31 ms', () => {
+    const defaults = parseConfig({});
+    const sections = { timeouts: defaults.timeouts, session: defaults.session, pcsc: defaults.pcsc, qr: defaults.qr, staff: defaults.staff } as const;
+    for (const [section, values] of Object.entries(sections)) {
+      for (const [key, value] of Object.entries(values)) {
+        if (!key.endsWith('Ms') || typeof value !== 'number') continue;
+        for (const tooLong of [86_400_001, 2 ** 31]) {
+          expect(() => parseConfig({ [section]: { [key]: tooLong } }), `${section}.${key} = ${tooLong}`).toThrow(new RegExp(`${section}\\.${key}: at most`));
+        }
+      }
+    }
+  });
+});
