@@ -209,6 +209,7 @@ const SCENES: readonly Scene[] = [
   customerScene('result_portrait_undecodable'),
   customerScene('result_rejected'),
   customerScene('result_rejected_reasons', { main: true }),
+  customerScene('result_undetermined'),
   customerScene('result_hostile'),
   customerScene('error', { main: true }),
   customerScene('error_timeout'),

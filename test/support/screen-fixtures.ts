@@ -41,6 +41,7 @@ export const FIXTURE_NAMES = [
   'result_age_no',
   'result_age_unknown',
   'result_rejected_reasons',
+  'result_undetermined',
   'result_portrait_undecodable',
   'result_hostile',
   'error',
@@ -72,6 +73,7 @@ export function screenOf(name: FixtureName): string {
     case 'result_age_no':
     case 'result_age_unknown':
     case 'result_rejected_reasons':
+    case 'result_undetermined':
     case 'result_portrait_undecodable':
     case 'result_hostile':
       return 'result';
@@ -345,6 +347,12 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
       return { ...view({ phase: 'result', prompt: 'verified', transport: 'qr', role: 'central', progress: { step: 4, apdus: 0, bleMessages: 21 }, outcome: ageOutcome({ age_over_18: true }) }), clearsAt: now + 30_000 };
     case 'result_rejected_reasons':
       return { ...view({ phase: 'result', prompt: 'rejected', transport: 'qr', role: 'central', profile: 'identity', progress: { step: 4, apdus: 0, bleMessages: 52 }, outcome: rejectedWithReasons() }), clearsAt: now + 30_000 };
+    case 'result_undetermined':
+      // A result recovered with GET /sessions/{id} that does not say whether the document is authentic.
+      return {
+        ...view({ phase: 'result', prompt: 'undetermined', transport: 'qr', role: 'central', profile: 'age_over_21', progress: { step: 4, apdus: 0, bleMessages: 48 }, outcome: { ...ageOutcome({ age_over_21: true }), verdict: 'undetermined', reasons: ['issuer_authentication_not_reported', 'device_authentication_not_reported'], issuerAuthentication: null, deviceAuthentication: null, source: 'recovered' } }),
+        clearsAt: now + 30_000,
+      };
     case 'result_portrait_undecodable':
       return identityResult(base, now, undecodablePortraitBase64());
     case 'result_hostile':

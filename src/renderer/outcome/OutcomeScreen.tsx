@@ -177,7 +177,7 @@ export function OutcomeScreen(props: OutcomeScreenProps): ReactNode {
           <div className="outcome-details">
             {verdict === 'verified' ? null : (
               <section className="outcome-section outcome-reasons" aria-labelledby="outcome-reasons">
-                <h2 id="outcome-reasons">{t('reasonsTitle')}</h2>
+                <h2 id="outcome-reasons">{t(verdict === 'undetermined' ? 'reasonsTitleUndetermined' : 'reasonsTitle')}</h2>
                 <ul className="outcome-reason-list">
                   {model.reasons.map((key, index) => (
                     <li key={index}>{reasonLabel(key)}</li>
