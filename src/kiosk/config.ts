@@ -7,6 +7,7 @@
  * Every timeout the relay waits on lives in `timeouts`, so no wait is unbounded and each one can be tuned
  * per site.
  */
+import { TIME_WINDOW } from './time-window.js';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { BleRoles, Language } from '../common/kiosk-api.js';
@@ -33,7 +34,7 @@ export const RequestProfileConfig = z.object({
 });
 
 /** `HH:MM-HH:MM`, local time; the window may wrap midnight (`23:00-01:30`). */
-export const MAINTENANCE_WINDOW = /^([01][0-9]|2[0-3]):([0-5][0-9])-([01][0-9]|2[0-3]):([0-5][0-9])$/;
+export const MAINTENANCE_WINDOW = TIME_WINDOW;
 
 /** Hosts an update feed may reach over plain http (a local mirror on this machine). */
 function isLoopbackHost(hostname: string): boolean {
@@ -176,6 +177,19 @@ export const KioskConfigShape = z.object({
       /** Backoff bounds while the backend is unreachable. */
       offlineBackoffMinMs: ms(1_000),
       offlineBackoffMaxMs: ms(30_000),
+      /**
+       * When a session is kept pre-warmed (created, socket open, `engage` sent) so a tap goes straight to
+       * the first APDU: `always` (renewed before each expiry: with the defaults about 240 sessions a day per
+       * idle kiosk); `business_hours` (inside `businessHours`, local time); `on_demand` (created when a
+       * customer taps or scans, then kept warm for `keepWarmAfterUseMs`). Outside, a tap waits for a new
+       * session (one HTTP round trip, a WebSocket and `engage`): fewer sessions, a slower first tap.
+       */
+      prewarm: z.enum(['always', 'business_hours', 'on_demand']).default('always'),
+      businessHours: z
+        .string()
+        .regex(TIME_WINDOW, { error: 'must be HH:MM-HH:MM in local time, e.g. 08:00-18:30 (it may wrap midnight: 22:00-02:00)' })
+        .default('07:00-20:00'),
+      keepWarmAfterUseMs: ms(600_000),
     })
     .prefault({}),
   timeouts: z

@@ -83,6 +83,7 @@ export class Kiosk {
   private currentRun: AbortController | undefined;
   private readonly viewListeners = new Set<(view: KioskView) => void>();
   private readonly reportListeners = new Set<(report: VerificationReport) => void>();
+  private readonly sessionListeners = new Set<() => void>();
   private readonly unsubscribers: (() => void)[] = [];
   private readonly now: () => number;
   private devices: KioskView['devices'];
@@ -101,6 +102,9 @@ export class Kiosk {
       log: deps.log,
       now: this.now,
       showBackendErrorText: deps.config.privacy.backendErrorText,
+      onSessionCreated: () => {
+        for (const listener of this.sessionListeners) listener();
+      },
     });
     this.triggers = new TriggerSource({
       nfc: deps.devices.nfc,
@@ -149,6 +153,12 @@ export class Kiosk {
   onVerification(listener: (report: VerificationReport) => void): () => void {
     this.reportListeners.add(listener);
     return () => this.reportListeners.delete(listener);
+  }
+
+  /** After each session created with `POST /sessions` (diagnostics count them per day). */
+  onSessionCreated(listener: () => void): () => void {
+    this.sessionListeners.add(listener);
+    return () => this.sessionListeners.delete(listener);
   }
 
   start(): void {
@@ -283,6 +293,7 @@ export class Kiosk {
     const base = { transport: null, role: null, outcome: null, progress: { step: 0, apdus: 0, bleMessages: 0 }, profile: this.profile.name };
     switch (status.state) {
       case 'armed':
+      case 'standby':
         this.update({ ...base, phase: 'ready', prompt: 'tap_or_scan', error: null });
         break;
       case 'arming':

@@ -16,6 +16,7 @@
 import type { Namespaces } from '../common/protocol/messages.js';
 import { AbortedError, sleep } from './async-tools.js';
 import type { KioskConfig } from './config.js';
+import { insideWindow } from './time-window.js';
 import type { Logger } from './log.js';
 import { RelayChannel, type Arrival } from './relay-channel.js';
 import { CloseCode, RelayHandshakeError, type RelayConnector } from './relay-link.js';
@@ -37,6 +38,8 @@ export interface ArmedSession {
 export type KeeperStatus =
   | { readonly state: 'arming' }
   | { readonly state: 'armed' }
+  /** No session kept warm by policy (`session.prewarm`): a tap or scan creates one. The kiosk is ready. */
+  | { readonly state: 'standby' }
   /** `backend_tls`: the backend's certificate is not trusted; staff must act, so retries are slow. */
   | { readonly state: 'offline'; readonly detail: string; readonly code?: 'backend_tls' }
   | { readonly state: 'config_error'; readonly detail: string }
@@ -60,7 +63,12 @@ export interface SessionKeeperOptions {
   readonly now?: () => number;
   /** See `privacy.backendErrorText` in the configuration. */
   readonly showBackendErrorText?: boolean;
+  /** Called after each successful `POST /sessions` (diagnostics count them: a fleet owner may pay per session). */
+  readonly onSessionCreated?: () => void;
 }
+
+/** How often the business-hours policy looks at the clock while no session is warm. */
+const POLICY_CHECK_MS = 60_000;
 
 export class ArmTimeoutError extends Error {
   override readonly name = 'ArmTimeoutError';
@@ -90,6 +98,9 @@ export class SessionKeeper {
   /** Idle sessions lost soon after arming, in a row. */
   private quickFailures = 0;
   private retryTimer: NodeJS.Timeout | undefined;
+  private policyTimer: NodeJS.Timeout | undefined;
+  /** A customer tapped or scanned: sessions are kept warm until then, whatever the policy. */
+  private demandUntil = Number.NEGATIVE_INFINITY;
   private renewTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   private readonly stopController = new AbortController();
@@ -176,6 +187,8 @@ export class SessionKeeper {
    */
   async acquire(timeoutMs: number, signal: AbortSignal): Promise<ArmedSession> {
     const deadline = this.now() + timeoutMs;
+    // Customers come in bursts: after one, sessions stay warm for a while (session.keepWarmAfterUseMs).
+    this.demandUntil = Math.max(this.demandUntil, this.now() + this.options.config.session.keepWarmAfterUseMs);
     for (;;) {
       if (signal.aborted || this.stopped) throw new AbortedError('acquire aborted');
       // Nothing changes until staff act: fail at once instead of keeping the customer waiting.
@@ -241,6 +254,7 @@ export class SessionKeeper {
     this.stopped = true;
     this.stopController.abort();
     clearTimeout(this.retryTimer);
+    clearTimeout(this.policyTimer);
     clearTimeout(this.renewTimer);
     clearTimeout(this.expiryTimer);
     const idle = this.idle;
@@ -264,6 +278,10 @@ export class SessionKeeper {
     if (this.statusValue.state === 'config_error') return;
     const idle = this.idle;
     if (idle && this.fresh(idle)) return;
+    if (!this.wantsWarm()) {
+      this.standBy(idle);
+      return;
+    }
     if (idle && !this.usable(idle)) {
       // Expired, closed or engaged with an old profile: it cannot serve a tap any more.
       this.idle = undefined;
@@ -277,6 +295,38 @@ export class SessionKeeper {
       // What happened meanwhile (e.g. the new session ended at once) may call for another attempt.
       this.ensure();
     });
+  }
+
+  /** Whether a session should be kept warm now (`session.prewarm`, or a recent customer). */
+  private wantsWarm(): boolean {
+    const { prewarm, businessHours } = this.options.config.session;
+    if (prewarm === 'always' || this.now() < this.demandUntil) return true;
+    return prewarm === 'business_hours' && insideWindow(businessHours, new Date(this.now()));
+  }
+
+  /**
+   * Policy says no warm session: a usable idle one serves until its expiry timer retires it (it is not
+   * renewed); otherwise none is prepared and the kiosk waits, ready, for a tap or scan to ask for one.
+   */
+  private standBy(idle: ArmedSession | undefined): void {
+    if (idle && this.usable(idle)) {
+      clearTimeout(this.renewTimer);
+    } else {
+      if (idle) {
+        this.idle = undefined;
+        void this.closeIdle(idle, CloseCode.normal, 'no session kept warm (session.prewarm)');
+      }
+      if (this.statusValue.state !== 'standby') this.options.log.info({ event: 'session_standby', policy: this.options.config.session.prewarm }, 'no session kept warm until a customer comes');
+      this.setStatus({ state: 'standby' });
+      this.wake();
+    }
+    // Business hours open by the clock: look again now and then (demand itself calls ensure()).
+    if (this.options.config.session.prewarm === 'business_hours' && this.policyTimer === undefined) {
+      this.policyTimer = setTimeout(() => {
+        this.policyTimer = undefined;
+        this.ensure();
+      }, POLICY_CHECK_MS);
+    }
   }
 
   private async prepare(): Promise<void> {
@@ -414,6 +464,7 @@ export class SessionKeeper {
     try {
       const session = await this.options.sessions.createSession(signal);
       this.options.log.info({ event: 'session_created', sessionId: session.id }, 'session created');
+      this.callListener(() => this.options.onSessionCreated?.());
       return session;
     } catch (e) {
       if (e instanceof SessionApiError) {

@@ -12,7 +12,8 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { AppUpdater } from 'electron-updater';
-import { MAINTENANCE_WINDOW, type KioskConfig } from '../kiosk/config.js';
+import type { KioskConfig } from '../kiosk/config.js';
+import { insideWindow } from '../kiosk/time-window.js';
 import type { Logger } from '../kiosk/log.js';
 import type { UpdateStatus } from '../common/kiosk-api.js';
 
@@ -37,18 +38,8 @@ export const QUIET_MS = 60_000;
 export const INSTALL_POLL_MS = 10_000;
 const MAX_ERROR = 300;
 
-/**
- * Whether `date` (local time) is inside `window` (`HH:MM-HH:MM`; start included, end excluded). A window
- * whose end is before its start wraps midnight: `23:00-01:00` holds 23:30 and 00:30.
- */
-export function insideWindow(window: string, date: Date): boolean {
-  const m = MAINTENANCE_WINDOW.exec(window);
-  if (!m) throw new RangeError(`not a maintenance window (HH:MM-HH:MM): ${window.slice(0, 40)}`);
-  const start = Number(m[1]) * 60 + Number(m[2]);
-  const end = Number(m[3]) * 60 + Number(m[4]);
-  const now = date.getHours() * 60 + date.getMinutes();
-  return start < end ? now >= start && now < end : now >= start || now < end;
-}
+// The window rule is shared with the pre-warm policy's business hours.
+export { insideWindow } from '../kiosk/time-window.js';
 
 // eslint-disable-next-line no-control-regex -- removing control characters is the point
 const CONTROL = /\u001B\[[0-?]*[ -/]*[@-~]|[\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]/g;

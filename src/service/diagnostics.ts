@@ -42,6 +42,8 @@ const SAFE_TEXT = /^[A-Za-z0-9_.:-]{1,64}$/;
 const SAFE_EVENT = /^[A-Za-z][A-Za-z0-9_.-]{0,99}$/;
 const MAX_DETAIL = 300;
 const MAX_COUNT_KEYS = 200;
+const DAY_MS = 86_400_000;
+const MAX_SESSION_TIMES = 100_000;
 
 function safeValue(value: unknown): string | undefined {
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : undefined;
@@ -76,6 +78,8 @@ function levelName(level: unknown): DiagnosticEvent['level'] | undefined {
 export class DiagnosticsLog {
   private readonly events: DiagnosticEvent[] = [];
   private readonly counts = new Map<string, number>();
+  /** When sessions were created, for the count over the last 24 hours (pruned as it is read). */
+  private readonly sessionTimes: number[] = [];
   /** Where the logger writes (pino writes one JSON line per call). */
   readonly stream: Writable;
 
@@ -144,7 +148,24 @@ export class DiagnosticsLog {
     return [...this.events];
   }
 
-  snapshot(version: string, startedAt: number): Diagnostics {
-    return { version, startedAt, events: this.recentEvents().reverse(), counts: Object.fromEntries(this.counts) };
+  /**
+   * A session was created (`POST /sessions`). Counted in total and over the last 24 hours, the figure a
+   * fleet owner paying per session looks at (`session.prewarm` changes it most).
+   */
+  sessionCreated(at: number): void {
+    this.count('sessionsCreated');
+    this.sessionTimes.push(at);
+    // At most one a second is plausible; the bound keeps a runaway loop from growing the list.
+    if (this.sessionTimes.length > MAX_SESSION_TIMES) this.sessionTimes.splice(0, this.sessionTimes.length - MAX_SESSION_TIMES);
+  }
+
+  snapshot(version: string, startedAt: number, now: number = Date.now()): Diagnostics {
+    const dayAgo = now - DAY_MS;
+    const firstInDay = this.sessionTimes.findIndex((t) => t > dayAgo);
+    if (firstInDay > 0) this.sessionTimes.splice(0, firstInDay);
+    else if (firstInDay < 0) this.sessionTimes.length = 0;
+    const counts = Object.fromEntries(this.counts);
+    if (this.counts.has('sessionsCreated')) counts.sessionsCreatedLastDay = this.sessionTimes.length;
+    return { version, startedAt, events: this.recentEvents().reverse(), counts };
   }
 }

@@ -589,6 +589,7 @@ export class KioskService implements KioskApiHandlers {
         this.diagnostics.countVerification(report);
         for (const listener of this.reportListeners) this.safeCall(listener, report);
       }),
+      kiosk.onSessionCreated(() => this.diagnostics.sessionCreated(this.now())),
     ];
     kiosk.start();
     this.setView(kiosk.currentView);
@@ -831,7 +832,7 @@ export class KioskService implements KioskApiHandlers {
 
   readonly getDiagnostics = (): Diagnostics => {
     this.staff.touch();
-    return { ...this.diagnostics.snapshot(this.version, this.startedAt), app: this.appStatus() };
+    return { ...this.diagnostics.snapshot(this.version, this.startedAt, this.now()), app: this.appStatus() };
   };
 
   /** The application's status for diagnostics: the shell's report, completed with what the service knows. */

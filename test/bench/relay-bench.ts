@@ -121,7 +121,7 @@ const MEM_RUNS = intArg('mem-runs', 1_000);
 const HEAP_SNAPSHOTS = process.argv.includes('--heap-snapshots');
 const MEM_CHECKPOINTS = 4; // RSS/heap after GC at each quarter, to tell steady growth from a one-off step
 
-const PHASES = ['memory', 'apdu', 'tap', 'flood'] as const;
+const PHASES = ['memory', 'apdu', 'tap', 'tap_on_demand', 'flood'] as const;
 type PhaseName = (typeof PHASES)[number];
 
 // ---------------------------------------------------------------- protocol fixtures
@@ -203,11 +203,11 @@ interface Rig extends KioskRig {
 }
 
 /** Builds the kiosk for the backend at `baseUrl`; `start()` it once the caller's listeners are in place. */
-function createBenchKiosk(baseUrl: string, apiKey: string): KioskRig {
+function createBenchKiosk(baseUrl: string, apiKey: string, session: Record<string, unknown> = {}): KioskRig {
   const config = parseConfig({
     backend: { baseUrl, apiKey },
     // Session lifetimes stay at their defaults (they satisfy the schema's rules); only the backoffs shrink.
-    session: { conflictBackoffMs: 2, offlineBackoffMinMs: 20, offlineBackoffMaxMs: 200 },
+    session: { conflictBackoffMs: 2, offlineBackoffMinMs: 20, offlineBackoffMaxMs: 200, ...session },
     timeouts: {
       backendReplyMs: 5_000,
       apduMs: 1_000,
@@ -238,9 +238,9 @@ function createBenchKiosk(baseUrl: string, apiKey: string): KioskRig {
   return { kiosk, nfc, central, phases, reports };
 }
 
-function startRig(backend: FakeBackend): Rig {
+function startRig(backend: FakeBackend, session: Record<string, unknown> = {}): Rig {
   const rig: Rig = {
-    ...createBenchKiosk(backend.baseUrl, backend.apiKey),
+    ...createBenchKiosk(backend.baseUrl, backend.apiKey, session),
     backend,
     kioskPeers: new Mailbox<BackendPeer>(),
     floorPeers: new Mailbox<BackendPeer>(),
@@ -804,6 +804,61 @@ async function tapPhase(rig: Rig): Promise<TapResult> {
   };
 }
 
+/**
+ * The same tap with `session.prewarm: on_demand` and nothing kept warm after a customer: the kiosk shows
+ * Ready with no session, so the tap waits for a connection and `engage` (and `POST /sessions` when the
+ * previous session is spent) before `nfc_card_present`. Reported beside the pre-warmed figure: what a
+ * fleet owner trades for fewer sessions (issue: idle session churn).
+ */
+async function tapOnDemandPhase(): Promise<TapResult & { readonly postsPerTap: number }> {
+  // A backend of its own: a rig takes over its backend's connection handler.
+  const backend = await FakeBackend.start();
+  const rig = startRig(backend, { prewarm: 'on_demand', keepWarmAfterUseMs: 1 });
+  try {
+    const raw: number[] = [];
+    let posts = 0;
+    const taps = Math.max(20, Math.round(TAPS / 4));
+    for (let t = 0; t < TAP_WARMUP + taps; t++) {
+      await rig.phases.reach('ready', 10_000);
+      const postsBefore = rig.backend.http.filter((r) => r.method === 'POST').length;
+      let transmitAt = 0;
+      const tapAt = performance.now();
+      rig.nfc.tap((command) => {
+        if (transmitAt === 0) transmitAt = performance.now();
+        return instantCard(command);
+      });
+      const peer = await rig.kioskPeers.take(10_000, 'kiosk WebSocket connection after the tap');
+      check((await peer.next(5_000)).op === 'engage', 'first message of the on-demand session was not engage');
+      check((await peer.next(5_000)).op === 'nfc_card_present', 'no nfc_card_present after engage');
+      peer.sendText(apduText(0));
+      check((await peer.next(5_000)).op === 'nfc_rapdu', 'no nfc_rapdu');
+      peer.sendText(RESET);
+      await nextReport(rig, 'backend_error');
+      rig.nfc.lift();
+      check(transmitAt > 0, 'tap did not reach the card');
+      if (t < TAP_WARMUP) continue;
+      raw.push(transmitAt - tapAt);
+      posts += rig.backend.http.filter((r) => r.method === 'POST').length - postsBefore;
+    }
+    const kiosk = summarize(raw);
+    const postsPerTap = posts / taps;
+    return {
+      kiosk,
+      httpBetween: posts,
+      postsPerTap,
+      lines: [
+        `  ${taps} taps after ${TAP_WARMUP} warm-up with no session kept warm (session.prewarm on_demand, keepWarmAfterUseMs 1)`,
+        `  tap → transmit, raw (ms)     ${describeSummary(kiosk)}   (the pre-warmed figure above excludes the backend's own time)`,
+        `  POST /sessions per tap: ${ms(postsPerTap, 2)} (a session given back after an error is reconnected, not recreated)`,
+        `  the fake backend is in this process on loopback: on a real network add one HTTP round trip and a WebSocket handshake`,
+      ],
+    };
+  } finally {
+    await rig.kiosk.stop();
+    await backend.stop();
+  }
+}
+
 // ---------------------------------------------------------------- ble_notified flood
 
 interface FloodResult {
@@ -922,12 +977,13 @@ interface Figures {
   memory?: MemoryResult;
   apdu?: ApduResult;
   tap?: TapResult;
+  tapOnDemand?: TapResult;
   flood?: FloodResult;
 }
 
 function resultLine(f: Figures): string {
   const field = (value: number | undefined, digits: number): string => (value === undefined ? 'NaN' : ms(value, digits));
-  return `RESULT apdu_ratio=${field(f.apdu?.ratio, 3)} apdu_p99_ms=${field(f.apdu?.kiosk.p99, 3)} notified_per_s=${field(f.flood?.perSecond, 0)} tap_to_apdu_ms=${field(f.tap?.kiosk.median, 3)} rss_growth_mb=${field(f.memory?.rssGrowthMb, 2)}`;
+  return `RESULT apdu_ratio=${field(f.apdu?.ratio, 3)} apdu_p99_ms=${field(f.apdu?.kiosk.p99, 3)} notified_per_s=${field(f.flood?.perSecond, 0)} tap_to_apdu_ms=${field(f.tap?.kiosk.median, 3)} tap_to_apdu_on_demand_ms=${field(f.tapOnDemand?.kiosk.median, 3)} rss_growth_mb=${field(f.memory?.rssGrowthMb, 2)}`;
 }
 
 /** The apdu, tap and flood phases, on the in-process fake backend. */
@@ -941,6 +997,11 @@ async function runPhases(rig: Rig, phases: Set<PhaseName>, figures: Figures, fai
     console.log('\n[tap] tap → first APDU at the card, pre-warmed session');
     figures.tap = await tapPhase(rig);
     for (const line of figures.tap.lines) console.log(line);
+  }
+  if (phases.has('tap_on_demand')) {
+    console.log('\n[tap_on_demand] tap → first APDU at the card, no session kept warm (session.prewarm on_demand)');
+    figures.tapOnDemand = await tapOnDemandPhase();
+    for (const line of figures.tapOnDemand.lines) console.log(line);
   }
   if (phases.has('flood')) {
     console.log('\n[flood] ble_notified forwarding rate, central mode');
@@ -969,7 +1030,7 @@ async function main(): Promise<void> {
       figures.memory = await memoryPhase();
       for (const line of figures.memory.lines) console.log(line);
     }
-    if (phases.has('apdu') || phases.has('tap') || phases.has('flood')) {
+    if (phases.has('apdu') || phases.has('tap') || phases.has('tap_on_demand') || phases.has('flood')) {
       const backend = await FakeBackend.start();
       try {
         const rig = startRig(backend);

@@ -236,7 +236,7 @@ export const commonEn = {
       error: 'error',
       not_reported: 'not reported yet',
     },
-    countName: { verifications: 'Verifications' },
+    countName: { verifications: 'Verifications', sessionsCreated: 'Sessions created (since start)', sessionsCreatedLastDay: 'Sessions created (last 24 hours)' },
     countFormat: '{{group}}: {{name}}',
     countGroup: { result: 'Result', transport: 'Transport', verdict: 'Verdict', reason: 'Reason', error: 'Error', renderer: 'Screen errors' },
     countRenderer: { error: 'script error', unhandledrejection: 'unhandled rejection', render: 'display failed', dropped: 'not logged (too many)' },

@@ -238,7 +238,7 @@ export const commonEs: CommonStrings = {
       error: 'error',
       not_reported: 'sin informar todavía',
     },
-    countName: { verifications: 'Verificaciones' },
+    countName: { verifications: 'Verificaciones', sessionsCreated: 'Sesiones creadas (desde el inicio)', sessionsCreatedLastDay: 'Sesiones creadas (últimas 24 horas)' },
     countFormat: '{{group}}: {{name}}',
     countGroup: { result: 'Resultado', transport: 'Transporte', verdict: 'Veredicto', reason: 'Motivo', error: 'Error', renderer: 'Errores de pantalla' },
     countRenderer: { error: 'error de script', unhandledrejection: 'rechazo no gestionado', render: 'fallo de visualización', dropped: 'no registrados (demasiados)' },

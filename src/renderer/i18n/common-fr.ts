@@ -238,7 +238,7 @@ export const commonFr: CommonStrings = {
       error: 'erreur',
       not_reported: 'pas encore signalé',
     },
-    countName: { verifications: 'Vérifications' },
+    countName: { verifications: 'Vérifications', sessionsCreated: 'Sessions créées (depuis le démarrage)', sessionsCreatedLastDay: 'Sessions créées (dernières 24 heures)' },
     countFormat: '{{group}} : {{name}}',
     countGroup: { result: 'Résultat', transport: 'Transport', verdict: 'Verdict', reason: 'Motif', error: 'Erreur', renderer: 'Erreurs d’affichage' },
     countRenderer: { error: 'erreur de script', unhandledrejection: 'rejet non géré', render: 'échec de l’affichage', dropped: 'non journalisées (trop nombreuses)' },
