@@ -26,6 +26,8 @@ export function openPhoneWindow(options: PhoneWindowOptions): BrowserWindow {
     autoHideMenuBar: true,
     webPreferences: {
       partition: PHONE_PAGE_PARTITION,
+      // Spelled out in each window on purpose (not a shared constant): Electronegativity checks the
+      // literal options of every BrowserWindow, and a spread hides them from it.
       contextIsolation: true,
       sandbox: true,
       nodeIntegration: false,

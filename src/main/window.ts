@@ -54,6 +54,8 @@ export function createKioskWindow(options: KioskWindowOptions): BrowserWindow {
     backgroundColor: '#000000',
     webPreferences: {
       preload: options.preloadPath,
+      // Spelled out in each window on purpose (not a shared constant): Electronegativity checks the
+      // literal options of every BrowserWindow, and a spread hides them from it.
       contextIsolation: true,
       sandbox: true,
       nodeIntegration: false,
