@@ -51,6 +51,9 @@ describe('defaults', () => {
       conflictBackoffMs: 250,
       offlineBackoffMinMs: 1_000,
       offlineBackoffMaxMs: 30_000,
+      prewarm: 'always',
+      businessHours: '07:00-20:00',
+      keepWarmAfterUseMs: 600_000,
     });
     expect(config.timeouts.httpMs).toBe(5_000);
     expect(config.timeouts.connectMs).toBe(5_000);
@@ -395,5 +398,13 @@ describe('every duration is bounded', () => {
         }
       }
     }
+  });
+});
+
+describe('the pre-warm policy', () => {
+  it('takes always, business_hours or on_demand, and business hours as HH:MM-HH:MM, naming the key otherwise', () => {
+    expect(parseConfig({ session: { prewarm: 'business_hours', businessHours: '22:00-02:00' } }).session).toMatchObject({ prewarm: 'business_hours', businessHours: '22:00-02:00' });
+    expect(() => parseConfig({ session: { prewarm: 'sometimes' } })).toThrow(/session\.prewarm/);
+    expect(() => parseConfig({ session: { businessHours: '9-5' } })).toThrow(/session\.businessHours: must be HH:MM-HH:MM/);
   });
 });
