@@ -288,8 +288,9 @@ export class SessionKeeper {
       void this.closeIdle(idle, CloseCode.normal, 'session renewed');
     }
     this.preparing = true;
-    // During an offline backoff the status stays `offline` until an attempt succeeds.
-    if (!this.idle && this.failures === 0) this.setStatus({ state: 'arming' });
+    // No session to hand out: the screen must not say "ready". During an offline backoff the status stays
+    // `offline` until an attempt succeeds (failures counted in an earlier outage do not keep it `armed`).
+    if (!this.idle && this.statusValue.state !== 'offline') this.setStatus({ state: 'arming' });
     void this.prepare().finally(() => {
       this.preparing = false;
       // What happened meanwhile (e.g. the new session ended at once) may call for another attempt.

@@ -533,6 +533,23 @@ describe('backend offline (DESIGN §4, kiosk policy: offline view and exponentia
     expect(delays).toEqual([20, 40, 80, 160]);
   });
 
+  it('after an outage, a profile change shows connecting until the new engage: never ready without an armed session', async () => {
+    // Found by the soak: the failures counted during the outage kept the status at `armed` while the
+    // idle session was closed and re-engaged, so the screen said "tap or scan" with no session ready.
+    const backend = await backendWith((b) => b.createStatuses.push(503, 503));
+    const harness = await start({ backend, config: { session: { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 100 } } });
+    const conn1 = await armed(harness);
+    const from = harness.views.length;
+    harness.kiosk.setProfile('identity');
+    expect(harness.kiosk.currentView.phase).toBe('connecting');
+    const conn2 = await harness.backend.nextConnection();
+    expect(conn2.session.id).toBe(conn1.session.id);
+    await conn2.expect('engage');
+    await viewAfter(harness, from, (v) => v.phase === 'ready' && v.profile === 'identity');
+    const phases = harness.views.slice(from).map((v) => v.phase);
+    expect(phases.filter((p, i) => p !== phases[i - 1])).toEqual(['connecting', 'ready']);
+  });
+
   it('the offline backoff doubles from offlineBackoffMinMs and is capped at offlineBackoffMaxMs', async () => {
     const backend = await backendWith((b) => b.createStatuses.push(503, 503, 503, 503, 503, 503));
     const harness = await start({ backend, config: { session: { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 100 } } });

@@ -10,7 +10,7 @@ import { VpcdCard } from '../../src/qa/sim/vpcd/vpcd-card.js';
 import type { PcscdReader } from '../../tools/pcscd/pcscd-daemon.js';
 import { createLogger } from '../../src/kiosk/log.js';
 import { startE2e, type E2eOptions, type E2eStack } from './e2e-stack.js';
-import { availabilityWhen } from './availability-wait.js';
+import { availabilityWhen, waitForEmptyReader } from './availability-wait.js';
 import { LogCapture } from './harness.js';
 
 export interface PcscStackOptions extends E2eOptions {
@@ -40,13 +40,7 @@ export async function startPcscStack(options: PcscStackOptions): Promise<PcscSta
   const adapterLogs = new LogCapture();
   const log = createLogger({ level: 'debug' }, adapterLogs).child({ component: 'pcsc' });
   const reader = new PcscNfcReader({ serviceRetryMinMs: 50, serviceRetryMaxMs: 500, log, ...options.adapter, reader: options.readerSelector ?? options.slot.name });
-  await readerAvailability(reader, (a) => a.usable);
-  // A card lifted just before (the previous test) is still "present" until pcscd's next poll, and a card
-  // inserted before that poll would be swapped in silently (pcsc.md pitfall 2): start from an empty reader.
-  for (const started = performance.now(); reader.cardPresent !== false; ) {
-    if (performance.now() - started > 3_000) throw new Error(`a card stays on ${options.slot.name}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitForEmptyReader(reader, options.slot.name);
   const card = new VpcdCard({ host: options.slot.host, port: options.slot.port });
   let stack: E2eStack;
   try {

@@ -14,7 +14,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
-import { chmod, mkdir, open, rm } from 'node:fs/promises';
+import { chmod, mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isMainThread } from 'node:worker_threads';
@@ -25,6 +25,7 @@ import {
   assertReachableByOthers,
   installCopy,
   pcscSocketPathForProcess,
+  readerConfEntryName,
   removeStaleDirs,
   writeConfig,
   type Layout,
@@ -86,6 +87,17 @@ export interface PrivatePcscd {
   kill(): Promise<void>;
   /** Stop if running, then start again with the same socket path, readers and ports. */
   restart(): Promise<void>;
+  /**
+   * The reader taken off the machine, as far as pcscd can tell: pcscd restarts without the reader.conf
+   * entry of `readerName` (vpcd's readers come in pairs, so its sibling goes too). vpcd readers are static
+   * while pcscd runs — vpcd never reports a communication error, and pcscd's rescan neither removes a
+   * serial reader that answers nor accepts a changed configuration — so a restart is the only way.
+   */
+  unplug(readerName: string): Promise<void>;
+  /** Every unplugged reader back (pcscd restarts with the whole configuration). */
+  replug(): Promise<void>;
+  /** The readers pcscd serves now (all of `readers` but the unplugged ones). */
+  readonly pluggedReaders: readonly PcscdReader[];
 }
 
 const DEFAULT_NAME = 'Virtual PCD';
@@ -114,6 +126,8 @@ class Daemon implements PrivatePcscd {
   private stopping: Promise<void> | undefined;
   private follower: LogFollower | undefined;
   private lastPid = 0;
+  /** reader.conf entries (one per pair of readers) moved out of the configuration by unplug(). */
+  private readonly unplugged = new Set<number>();
 
   constructor(
     private readonly tools: PcscdTools,
@@ -140,6 +154,9 @@ class Daemon implements PrivatePcscd {
   }
   get dir(): string {
     return this.layout.dir;
+  }
+  get pluggedReaders(): readonly PcscdReader[] {
+    return this.readers.filter((_, i) => !this.unplugged.has(Math.floor(i / 2)));
   }
 
   /** Spawns pcscd and waits until every vpcd port listens on loopback. */
@@ -201,7 +218,7 @@ class Daemon implements PrivatePcscd {
 
   private async waitReady(pid: number, logOffset: number): Promise<void> {
     const deadline = Date.now() + (this.options.startTimeoutMs ?? 10_000);
-    const ports = this.readers.map((r) => r.port);
+    const ports = this.pluggedReaders.map((r) => r.port);
     const failure = (why: string): Error =>
       new Error(`private pcscd (pid ${pid}): ${why}\n--- ${this.logFile}:\n${tail(this.logFile, logOffset)}`);
     for (;;) {
@@ -266,6 +283,39 @@ class Daemon implements PrivatePcscd {
     if (this.running) await this.stop();
     claim(this);
     await this.start();
+  }
+
+  async unplug(readerName: string): Promise<void> {
+    const index = this.readers.findIndex((r) => r.name === readerName);
+    if (index < 0) throw new Error(`private pcscd: no reader named ${JSON.stringify(readerName)}`);
+    const entry = Math.floor(index / 2);
+    if (this.unplugged.has(entry)) return;
+    if (this.running) await this.stop();
+    await rename(this.entryFile(entry), this.parkedFile(entry));
+    this.unplugged.add(entry);
+    claim(this);
+    await this.start();
+  }
+
+  async replug(): Promise<void> {
+    if (this.unplugged.size === 0) return;
+    if (this.running) await this.stop();
+    for (const entry of [...this.unplugged]) {
+      await rename(this.parkedFile(entry), this.entryFile(entry));
+      this.unplugged.delete(entry);
+    }
+    claim(this);
+    await this.start();
+  }
+
+  /** The reader.conf file of entry `entry` (writeConfig's naming). */
+  private entryFile(entry: number): string {
+    return path.join(this.layout.confDir, readerConfEntryName(entry));
+  }
+
+  /** Where an unplugged entry waits, outside the directory pcscd reads. */
+  private parkedFile(entry: number): string {
+    return path.join(this.layout.dir, `unplugged-${readerConfEntryName(entry)}`);
   }
 
   /** process 'exit' hook: synchronous, best effort. */

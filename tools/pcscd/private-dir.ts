@@ -72,6 +72,11 @@ export async function installCopy(from: string, to: string): Promise<void> {
  * both "00 00" readers then wait on the second entry's port). Each extra entry therefore loads its
  * own copy of the driver (a different file, so dlopen loads it again).
  */
+/** The reader.conf.d file of entry `index` (0-based; one entry per pair of readers). */
+export function readerConfEntryName(index: number): string {
+  return `vpcd-${index + 1}`;
+}
+
 export async function writeConfig(layout: Layout, name: string, ports: readonly number[]): Promise<PcscdReader[]> {
   await rm(layout.confDir, { recursive: true, force: true });
   await mkdir(layout.confDir, { mode: 0o755 });
@@ -84,7 +89,7 @@ export async function writeConfig(layout: Layout, name: string, ports: readonly 
       await installCopy(VPCD_DRIVER_PATH, driver);
     }
     const entry = `FRIENDLYNAME "${friendly}"\nDEVICENAME /dev/null:${port}\nLIBPATH ${driver}\nCHANNELID ${port}\n`;
-    await writeFile(path.join(layout.confDir, `vpcd-${i + 1}`), entry, { mode: 0o644 });
+    await writeFile(path.join(layout.confDir, readerConfEntryName(i)), entry, { mode: 0o644 });
     readers.push(
       { name: `${friendly} 00 00`, host: '127.0.0.1', port },
       { name: `${friendly} 00 01`, host: '127.0.0.1', port: port + 1 },

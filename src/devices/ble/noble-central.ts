@@ -16,6 +16,7 @@ import type { AdapterState, Noble, Peripheral } from '@stoprocent/noble';
 import { BleSetupError, type Availability, type BleCentral, type BleCentralHandlers, type BleCentralLink, type GattProfile } from '../ports.js';
 import { DeviceAbortError, abortedError, errorMessage } from '../shared/abort.js';
 import { AvailabilityNotifier } from '../shared/availability.js';
+import { forgetPeripheral } from './noble-cache.js';
 import { NobleCentralLink } from './noble-link.js';
 import { scanFor } from './noble-scan.js';
 import { nextAvailability } from './adapter-state.js';
@@ -115,7 +116,8 @@ export class NobleCentral implements BleCentral {
     const peripheral = await this.scanAndConnect(serviceUuid, profile.serviceUuid, signal);
     const { binding } = this;
     const { gattTimeoutMs, closeTimeoutMs } = this.settings;
-    const link = new NobleCentralLink(peripheral, profile, handlers, { binding, gattTimeoutMs, closeTimeoutMs });
+    const forget = (): void => forgetPeripheral(this.noble, peripheral.id);
+    const link = new NobleCentralLink(peripheral, profile, handlers, { binding, gattTimeoutMs, closeTimeoutMs, forget });
     try {
       await link.setUp(signal);
       return link;
@@ -139,6 +141,8 @@ export class NobleCentral implements BleCentral {
         await this.connectOnce(peripheral, signal);
         return peripheral;
       } catch (e) {
+        // Not ours to keep: a later attempt scans afresh (noble's cache must not grow per phone, noble-cache.ts).
+        forgetPeripheral(this.noble, peripheral.id);
         if (signal.aborted) throw abortedError('BLE central connect');
         if (!this.availability().usable || attempt >= connectAttempts) throw this.connectError(e, peripheral, attempt);
       }

@@ -16,6 +16,8 @@ export interface NobleLinkOptions {
   readonly gattTimeoutMs: number;
   /** Bound on close(): unsubscribing, then waiting for the disconnect. */
   readonly closeTimeoutMs: number;
+  /** Called once the link is released, to drop the peripheral from noble's cache (noble-cache.ts). */
+  readonly forget?: () => void;
 }
 
 interface Target {
@@ -159,6 +161,8 @@ export class NobleCentralLink implements BleCentralLink {
       await this.disconnect(Math.max(0, this.options.closeTimeoutMs - (Date.now() - started)));
     } catch {
       // close() never rejects (port contract); the peripheral is abandoned at worst.
+    } finally {
+      this.options.forget?.();
     }
   }
 

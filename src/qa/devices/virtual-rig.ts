@@ -54,7 +54,7 @@ export interface VirtualRig {
   lift(): void;
   /**
    * Another phone comes to the counter on the same radio (a new credential or phone profile): the current
-   * one leaves the reader, is stopped and powered off; the kiosk's ports stay the same.
+   * one leaves the reader, is stopped and taken off the radio; the kiosk's ports stay the same.
    */
   replacePhone(next: VirtualPhone): Promise<void>;
   stop(): Promise<void>;
@@ -109,7 +109,8 @@ export async function createVirtualRig(options: VirtualRigOptions = {}): Promise
       lastTag = undefined;
       phone = next;
       await old.stop();
-      old.device.setPowered(false);
+      // Off the air for good (a radio kept every phone it had seen: a long QA session grew with each).
+      radio.removeDevice(old.device);
     },
     stop: async () => {
       nfc.lift();

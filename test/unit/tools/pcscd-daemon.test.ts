@@ -306,4 +306,37 @@ describe('private pcscd with more than two readers', () => {
     }
     expect(client.errors).toEqual([]);
   });
+
+  it('unplug(): pcscd comes back without that reader pair (its vpcd ports closed); replug() brings it back', async () => {
+    const daemon = await started;
+    const ports = daemon.readers.map((r) => r.port);
+    const sorted = (list: readonly number[]): number[] => [...list].sort((a, b) => a - b);
+    await daemon.unplug('Virtual PCD 2 00 00');
+    expect(daemon.pluggedReaders.map((r) => r.name)).toEqual(['Virtual PCD 00 00', 'Virtual PCD 00 01']);
+    expect(sorted((await listeningSocketsOf(daemon.pid)).map((s) => s.port))).toEqual(sorted(ports.slice(0, 2)));
+    const without = new Client();
+    try {
+      await without.reader('Virtual PCD 00 01');
+      expect([...without.readers.keys()].sort()).toEqual(['Virtual PCD 00 00', 'Virtual PCD 00 01']);
+    } finally {
+      without.close();
+    }
+    await daemon.unplug('Virtual PCD 2 00 01'); // already out: nothing to do
+    await daemon.replug();
+    expect(daemon.pluggedReaders).toEqual(daemon.readers);
+    expect(sorted((await listeningSocketsOf(daemon.pid)).map((s) => s.port))).toEqual(sorted(ports));
+    const back = new Client();
+    try {
+      const reader = await back.reader('Virtual PCD 2 00 00');
+      const card = await insertCard(daemon.readers[2]?.port ?? 0);
+      try {
+        await back.status(reader.name, reader.SCARD_STATE_PRESENT);
+      } finally {
+        card.destroy();
+      }
+    } finally {
+      back.close();
+    }
+    await expect(daemon.unplug('No Such Reader')).rejects.toThrow(/no reader named/);
+  });
 });

@@ -27,8 +27,10 @@ import {
   type ProtocolFault,
 } from './wire.js';
 
-/** Longer than any PC/SC stack carries (pcsc-lite: 65,544 bytes at most). */
+/** Longer than an ISO/IEC 7816-4 extended-length command can be (65,544 bytes): a hostile-backend fault the kiosk must refuse. */
 const OVERSIZE_APDU_BYTES = 70_000;
+/** The longest delay `setTimeout` honours (2^31 − 1 ms); longer ones fire at once. */
+const MAX_TIMER_MS = 0x7fffffff;
 
 export interface RelaySessionOptions {
   readonly engineFactory: ReaderEngineFactory;
@@ -56,6 +58,7 @@ export class RelaySession {
   /** Messages are handled one at a time, in arrival order. */
   private chain: Promise<void> = Promise.resolve();
   private closeTimer: NodeJS.Timeout | undefined;
+  private expiryTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly ws: WebSocket,
@@ -65,7 +68,20 @@ export class RelaySession {
     ws.on('message', (data: Buffer, isBinary: boolean) => this.onFrame(data, isBinary));
     ws.on('close', () => this.onClose());
     ws.on('error', () => undefined); // followed by 'close'
+    this.watchExpiry();
     this.enter('socket_open');
+  }
+
+  /** With the `closeAtExpiry` fault, the socket is closed when the session's lifetime ends. */
+  private watchExpiry(): void {
+    const left = this.session.expiresAt - Date.now();
+    // Beyond Node's timer range (about 24.8 days) the timer would fire at once.
+    if (left > MAX_TIMER_MS) return;
+    this.expiryTimer = setTimeout(() => {
+      if (!this.options.faults.current.closeAtExpiry || this.ws.readyState !== this.ws.OPEN) return;
+      this.options.log.event('expiry_close', { session: this.session.id });
+      this.ws.close(1001, 'session expired');
+    }, Math.max(0, left));
   }
 
   get phase(): State {
@@ -343,7 +359,13 @@ export class RelaySession {
 
   private enter(phase: Phase): void {
     this.state = phase;
-    if (this.options.faults.current.closeAtPhase === phase) {
+    const plan = this.options.faults.current;
+    if (plan.terminateAtPhase === phase) {
+      this.options.log.event('fault_terminate', { session: this.session.id, phase });
+      this.ws.terminate();
+      return;
+    }
+    if (plan.closeAtPhase === phase) {
       this.options.log.event('fault_close', { session: this.session.id, phase });
       this.ws.close(1011, `injected fault: close at ${phase}`);
     }
@@ -359,6 +381,7 @@ export class RelaySession {
 
   private onClose(): void {
     clearTimeout(this.closeTimer);
+    clearTimeout(this.expiryTimer);
     this.state = 'closed';
     this.session.connected = false;
     this.disposeEngine();

@@ -20,7 +20,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { ZodError } from 'zod';
 import type { ReaderEngineFactory } from './engine.js';
-import { FaultController, type FaultPlanInput } from './faults.js';
+import { FaultController, type FaultPlanInput, type HttpExchange, type HttpFailure } from './faults.js';
 import { ProtocolLog, type ProtocolLogSink } from './protocol-log.js';
 import { RelaySession } from './relay-session.js';
 import { SessionStore, secretMatches, type StoredSession } from './session-store.js';
@@ -53,6 +53,11 @@ export interface MockBackend {
   readonly sessions: SessionStore;
   /** Changes the lifetime of sessions created from now on (QA "short expiry"). */
   setLifetime(ms: number): void;
+  /**
+   * Ends every open session socket now (QA "the connection dropped"): `close` with 1011 and a close
+   * frame, or `terminate` the TCP connection without one. Returns how many were open.
+   */
+  dropConnections(how: 'close' | 'terminate'): number;
   stop(): Promise<void>;
 }
 
@@ -71,9 +76,22 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-function refuseUpgrade(socket: Duplex, status: number, text: string): void {
-  socket.write(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(JSON.stringify({ error: text }))}\r\n\r\n${JSON.stringify({ error: text })}`);
+function refuseUpgrade(socket: Duplex, status: number, text: string, retryAfterS?: number): void {
+  const retryAfter = retryAfterS === undefined ? '' : `Retry-After: ${retryAfterS}\r\n`;
+  socket.write(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n${retryAfter}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(JSON.stringify({ error: text }))}\r\n\r\n${JSON.stringify({ error: text })}`);
   socket.destroy();
+}
+
+/** An injected HTTP failure, with `Retry-After` when the plan gives one. */
+function failHttp(res: ServerResponse, failure: HttpFailure): void {
+  const text = JSON.stringify({ error: `injected fault: HTTP ${failure.status}` });
+  res.writeHead(failure.status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    ...(failure.retryAfterS === undefined ? {} : { 'retry-after': String(failure.retryAfterS) }),
+  });
+  res.end(text);
 }
 
 export async function startMockBackend(options: MockBackendOptions): Promise<MockBackend> {
@@ -89,6 +107,21 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 16 * 1024 * 1024 });
   const server: Server = createServer();
   const sockets = new Set<Socket>();
+  /** Requests held back by an `httpDelayMs` fault, cleared on stop so none outlives the server. */
+  const delayed = new Set<NodeJS.Timeout>();
+  /** Runs `answer` now, or after the planned delay for `exchange`. */
+  const afterDelay = (exchange: HttpExchange, answer: () => void): void => {
+    const ms = faults.current.httpDelayMs[exchange] ?? 0;
+    if (ms === 0) {
+      answer();
+      return;
+    }
+    const timer = setTimeout(() => {
+      delayed.delete(timer);
+      answer();
+    }, ms);
+    delayed.add(timer);
+  };
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -116,12 +149,20 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
           json(res, 405, { error: 'use POST' });
           return;
         }
-        const session = sessions.create();
-        log.event('session_created', { session: session.id, expiresAt: new Date(session.expiresAt).toISOString() });
-        json(res, 201, {
-          id: session.id,
-          client_secret: session.clientSecret,
-          iframe_url: `${url.protocol}//${req.headers.host ?? host}${base}/iframe/${encodeURIComponent(session.id)}`,
+        afterDelay('create', () => {
+          const failure = faults.takeHttpFailure('create');
+          if (failure) {
+            log.event('fault_http', { exchange: 'create', status: failure.status });
+            failHttp(res, failure);
+            return;
+          }
+          const session = sessions.create();
+          log.event('session_created', { session: session.id, expiresAt: new Date(session.expiresAt).toISOString() });
+          json(res, 201, {
+            id: session.id,
+            client_secret: session.clientSecret,
+            iframe_url: `${url.protocol}//${req.headers.host ?? host}${base}/iframe/${encodeURIComponent(session.id)}`,
+          });
         });
         return;
       }
@@ -131,12 +172,21 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
           json(res, 405, { error: 'use GET' });
           return;
         }
-        const session = sessions.get(safeDecode(match[1]));
-        if (!session) {
-          json(res, 404, { error: 'session unknown or expired' });
-          return;
-        }
-        json(res, 200, resultBody(session));
+        const id = safeDecode(match[1]);
+        afterDelay('result', () => {
+          const failure = faults.takeHttpFailure('result');
+          if (failure) {
+            log.event('fault_http', { exchange: 'result', status: failure.status });
+            failHttp(res, failure);
+            return;
+          }
+          const session = sessions.get(id);
+          if (!session) {
+            json(res, 404, { error: 'session unknown or expired' });
+            return;
+          }
+          json(res, 200, resultBody(session));
+        });
         return;
       }
       if (url.pathname === `${base}/__mock/faults`) {
@@ -167,9 +217,9 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
     const match = socketPath.exec(url.pathname);
     const id = match?.[1] ? safeDecode(match[1]) : undefined;
     const session = id === undefined ? undefined : sessions.get(id);
-    const refuse = (status: number, text: string): void => {
+    const refuse = (status: number, text: string, retryAfterS?: number): void => {
       log.event('ws_refused', { session: id ?? null, status, reason: text });
-      refuseUpgrade(socket, status, text);
+      refuseUpgrade(socket, status, text, retryAfterS);
     };
     if (!session) {
       refuse(404, 'session unknown or expired');
@@ -180,6 +230,15 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
     const auth = header !== undefined ? 'header' : 'query';
     if (!secretMatches(session.clientSecret, header ?? token)) {
       refuse(401, 'wrong or missing client secret');
+      return;
+    }
+    const failure = faults.takeHttpFailure('upgrade');
+    if (failure) {
+      refuse(failure.status, `injected fault: HTTP ${failure.status}`, failure.retryAfterS);
+      return;
+    }
+    if (faults.takeNotFound()) {
+      refuse(404, 'injected fault: session unknown');
       return;
     }
     if (faults.takeConflict()) {
@@ -225,7 +284,18 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
     faults,
     sessions,
     setLifetime: (ms) => sessions.setLifetime(ms),
+    dropConnections: (how) => {
+      const open = [...wss.clients];
+      log.event('fault_drop', { how, connections: open.length });
+      for (const client of open) {
+        if (how === 'terminate') client.terminate();
+        else client.close(1011, 'injected fault: connection dropped');
+      }
+      return open.length;
+    },
     stop: async () => {
+      for (const timer of delayed) clearTimeout(timer);
+      delayed.clear();
       for (const client of wss.clients) client.terminate();
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => wss.close(() => resolve()));

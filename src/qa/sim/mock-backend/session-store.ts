@@ -18,6 +18,7 @@ export interface StoredSession {
 
 export class SessionStore {
   private readonly sessions = new Map<string, StoredSession>();
+  private readonly createdListeners = new Set<(session: StoredSession) => void>();
 
   constructor(
     private lifetimeMs: number,
@@ -40,7 +41,21 @@ export class SessionStore {
       connected: false,
     };
     this.sessions.set(session.id, session);
+    for (const listener of this.createdListeners) {
+      // An observer (QA: the soak collecting client secrets to search the logs for) must not break creation.
+      try {
+        listener(session);
+      } catch {
+        /* ignored */
+      }
+    }
     return session;
+  }
+
+  /** Calls `listener` with every session created from now on; returns the unsubscribe function. */
+  onCreated(listener: (session: StoredSession) => void): () => void {
+    this.createdListeners.add(listener);
+    return () => this.createdListeners.delete(listener);
   }
 
   /** The live session with this id, or undefined when unknown or expired. */

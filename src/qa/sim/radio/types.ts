@@ -163,6 +163,7 @@ export interface RadioFaults {
 
 export type RadioLogEvent =
   | 'device_added'
+  | 'device_removed'
   | 'power'
   | 'advertising_start'
   | 'advertising_stop'

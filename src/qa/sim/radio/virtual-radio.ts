@@ -204,6 +204,15 @@ export class VirtualRadio {
     return this.air.find(idOrAddress);
   }
 
+  /**
+   * Takes a device off the air for good (a phone that left the counter): it is powered off — its links
+   * drop, its scans and advertising stop — and forgotten, so a long QA session that keeps bringing new
+   * phones does not keep every old one. Its address is never given to another device.
+   */
+  removeDevice(device: RadioDevice): void {
+    this.air.removeDevice(device);
+  }
+
   onLog(listener: (entry: RadioLogEntry) => void): () => void {
     this.air.logListeners.add(listener);
     return () => this.air.logListeners.delete(listener);
@@ -242,6 +251,8 @@ class Air {
   private readonly seed: number;
   private readonly started: number;
   private seq = 0;
+  /** Devices ever added: addresses come from it, so a removed device's address is never reused. */
+  private deviceCounter = 0;
   private linkCounter = 0;
   private adSetCounter = 0;
 
@@ -278,13 +289,23 @@ class Air {
   }
 
   addDevice(options: DeviceOptions): DeviceImpl {
-    const n = this.devices.length + 1;
-    if (n > 0xffff) throw new RadioError('invalid_argument', 'too many devices on one radio');
-    const address = `c0:de:${hex2(this.seed)}:00:${hex2(n >> 8)}:${hex2(n)}`;
+    const n = this.deviceCounter + 1;
+    if (n > 0xffffff) throw new RadioError('invalid_argument', 'too many devices on one radio');
+    this.deviceCounter = n;
+    const address = `c0:de:${hex2(this.seed)}:${hex2(n >> 16)}:${hex2(n >> 8)}:${hex2(n)}`;
     const device = new DeviceImpl(this, options.name ?? `device-${n}`, address, validMtu(options.mtu ?? DEFAULT_MTU, 'device'));
     this.devices.push(device);
     this.log('device_added', { device: device.label, mtu: device.preferredMtu });
     return device;
+  }
+
+  removeDevice(device: RadioDevice): void {
+    const index = this.devices.findIndex((d) => d === device);
+    if (index < 0) return;
+    const impl = this.devices[index] as DeviceImpl;
+    impl.setPowered(false);
+    this.devices.splice(index, 1);
+    this.log('device_removed', { device: impl.label });
   }
 
   find(idOrAddress: string): DeviceImpl | undefined {

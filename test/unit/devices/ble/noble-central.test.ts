@@ -560,3 +560,50 @@ describe('availability', () => {
     radio.shutdown();
   });
 });
+
+describe("noble's peripheral cache (a new phone address with nearly every customer)", () => {
+  /** noble's own per-peripheral state, keyed by peripheral id (stoprocent noble.js `_createPeripheral`). */
+  const cached = (noble: Noble): { peripherals: number; services: number; characteristics: number } => {
+    const inner = noble as unknown as { _peripherals: Map<string, unknown>; _services: object; _characteristics: object };
+    return { peripherals: inner._peripherals.size, services: Object.keys(inner._services).length, characteristics: Object.keys(inner._characteristics).length };
+  };
+  const EMPTY = { peripherals: 0, services: 0, characteristics: 0 };
+
+  it('each phone is forgotten once its link is closed, however it ended: 20 customers leave nothing behind', async () => {
+    // Found by the soak: noble kept every phone it had met (Peripheral, services, characteristics) while
+    // the adapter stayed on, so the kiosk's heap grew with the number of customers.
+    const s = await setup();
+    const first = await s.central.connect(profile(), new Recorder(), signal());
+    expect(cached(s.noble).peripherals).toBe(1);
+    await first.close();
+    expect(cached(s.noble)).toEqual(EMPTY);
+    s.phone.device.setPowered(false);
+    for (let i = 0; i < 20; i++) {
+      const phone = new PhoneServer(s.radio, { serviceUuid: SERVICE.toLowerCase(), name: `customer-${i}` });
+      await phone.start();
+      const handlers = new Recorder();
+      const link = await s.central.connect(profile(), handlers, signal());
+      if (i % 2 === 0) {
+        await phone.disconnect('the customer walked away'); // the phone leaves first, the kiosk closes after
+        await until(() => handlers.disconnects.length === 1);
+      }
+      await link.close();
+      phone.device.setPowered(false);
+    }
+    expect(cached(s.noble)).toEqual(EMPTY);
+  });
+
+  it('a phone whose setup failed, or that refused every connection, is forgotten too', async () => {
+    const s = await setup({ start: false });
+    const lacking = new PhoneServer(s.radio, { serviceUuid: SERVICE, characteristics: [{ uuid: SERVER_MODE.state, properties: ['notify', 'writeWithoutResponse'] }] });
+    await lacking.start();
+    await expect(s.central.connect(profile(), new Recorder(), signal())).rejects.toBeInstanceOf(BleSetupError);
+    expect(cached(s.noble)).toEqual(EMPTY);
+    lacking.device.setPowered(false);
+    const refusing = new PhoneServer(s.radio, { serviceUuid: SERVICE, name: 'refusing' });
+    await refusing.start();
+    refusing.device.setFaults({ refuseConnections: 3 });
+    await expect(s.central.connect(profile(), new Recorder(), signal())).rejects.toMatchObject({ reason: expect.stringMatching(/^connect_failed: /) as unknown });
+    expect(cached(s.noble)).toEqual(EMPTY);
+  });
+});

@@ -446,3 +446,114 @@ describe('protocol log', () => {
     expect(messages.filter((m) => m.direction === 'out').length).toBeGreaterThanOrEqual(4);
   });
 });
+
+describe('fault injection for the soak (QA)', () => {
+  /** The handshake's status and Retry-After, or `open` when it was accepted. */
+  function handshake(id: string, secret: string): Promise<{ status: number | 'open'; retryAfter?: string }> {
+    if (!backend) throw new Error('no backend');
+    const ws = new WebSocket(`${backend.url.replace('http', 'ws')}/sessions/${encodeURIComponent(id)}/mdoc-proximity/ws`, { headers: { authorization: `Bearer ${secret}` } });
+    sockets.push(ws);
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve({ status: 'open' }));
+      ws.once('unexpected-response', (_req, res) => {
+        const retryAfter = res.headers['retry-after'];
+        resolve({ status: res.statusCode ?? 0, ...(typeof retryAfter === 'string' ? { retryAfter } : {}) });
+      });
+      ws.once('error', reject);
+    });
+  }
+
+  it('terminateAtPhase drops the connection without a close frame; dropConnections closes (1011) or terminates (1006) every open socket', async () => {
+    const mock = await start();
+    mock.faults.set({ terminateAtPhase: 'nfc_handover' });
+    const terminated = await engaged();
+    terminated.client.step('nfc_card_present');
+    expect((await terminated.client.closed).code).toBe(1006);
+
+    mock.faults.clear();
+    const a = await engaged();
+    const b = await engaged();
+    await new Promise((r) => setTimeout(r, 20)); // both handshakes registered on the server side
+    expect(mock.dropConnections('close')).toBe(2);
+    expect((await a.client.closed).code).toBe(1011);
+    expect((await b.client.closed).code).toBe(1011);
+    const c = await engaged();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(mock.dropConnections('terminate')).toBe(1);
+    expect((await c.client.closed).code).toBe(1006);
+  });
+
+  it('conflictConnects answers that many handshakes with 409; notFoundNextConnect one with 404; both clear themselves', async () => {
+    const mock = await start();
+    const { id, secret } = await createSession();
+    mock.faults.set({ conflictConnects: 2, notFoundNextConnect: true });
+    expect(await handshake(id, secret)).toEqual({ status: 404 });
+    expect(await handshake(id, secret)).toEqual({ status: 409 });
+    expect(await handshake(id, secret)).toEqual({ status: 409 });
+    expect(mock.faults.current.conflictConnects).toBe(0);
+    expect(mock.faults.current.notFoundNextConnect).toBe(false);
+    expect(await handshake(id, secret)).toEqual({ status: 'open' });
+  });
+
+  it('httpFailures answer POST /sessions, GET /sessions/{id} and the handshake with the planned status (and Retry-After) the planned number of times', async () => {
+    const mock = await start();
+    const { id, secret } = await createSession();
+    mock.faults.set({
+      httpFailures: { create: { status: 503, times: 2, retryAfterS: 1 }, result: { status: 500, times: 1 }, upgrade: { status: 502, times: 1, retryAfterS: 2 } },
+    });
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(`${mock.url}/sessions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` } });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+    }
+    expect((await http('POST', '/sessions')).status).toBe(201);
+    expect((await http('GET', `/sessions/${id}`)).status).toBe(500);
+    expect((await http('GET', `/sessions/${id}`)).status).toBe(200);
+    expect(await handshake(id, secret)).toEqual({ status: 502, retryAfter: '2' });
+    expect(await handshake(id, secret)).toEqual({ status: 'open' });
+    expect(mock.faults.current.httpFailures).toEqual({});
+    // The API key is still checked first: a wrong key is 401 whatever the plan.
+    mock.faults.set({ httpFailures: { create: { status: 500, times: 1 } } });
+    expect((await http('POST', '/sessions', 'wrong')).status).toBe(401);
+    expect(mock.faults.current.httpFailures.create?.times).toBe(1);
+  });
+
+  it('httpDelayMs holds the answer back; stop() leaves no delayed answer behind', async () => {
+    const mock = await start();
+    mock.faults.set({ httpDelayMs: { create: 150 } });
+    const sentAt = Date.now();
+    expect((await http('POST', '/sessions')).status).toBe(201);
+    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(140);
+    mock.faults.set({ httpDelayMs: { create: 60_000 } });
+    const pending = fetch(`${mock.url}/sessions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` } }).then(
+      (r) => r.status,
+      () => 'failed' as const,
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    await mock.stop();
+    backend = undefined;
+    expect(await pending).toBe('failed');
+  });
+
+  it('closeAtExpiry closes an open socket (1001) when its session expires; without it the socket stays open', async () => {
+    const mock = await start({ lifetimeMs: 150 });
+    const open = await engaged();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(open.client.ws.readyState).toBe(WebSocket.OPEN);
+    mock.faults.set({ closeAtExpiry: true });
+    const closing = await engaged();
+    const closed = await closing.client.closed;
+    expect(closed).toEqual({ code: 1001, reason: 'session expired' });
+  });
+
+  it('sessions.onCreated reports every new session until unsubscribed', async () => {
+    const mock = await start();
+    const seen: string[] = [];
+    const stop = mock.sessions.onCreated((s) => seen.push(s.clientSecret));
+    const a = await createSession();
+    const b = await createSession();
+    stop();
+    await createSession();
+    expect(seen).toEqual([a.secret, b.secret]);
+  });
+});

@@ -24,6 +24,30 @@ describe('identities', () => {
     expect(a.findDevice('c0de00000001')?.name).toBe('x');
   });
 
+  it('removeDevice powers a device off and forgets it; its address is never given to another device', async () => {
+    const p = await setup({ onWrite: () => undefined });
+    const link = await connected(p);
+    const before = p.radio.devices.length;
+    const dropped = new Promise<DisconnectInfo>((resolve) => link.onDisconnect(resolve));
+    p.radio.removeDevice(p.phone);
+    expect((await dropped).reason).toMatch(/powered off/);
+    expect(p.phone.powered).toBe(false);
+    expect(p.radio.devices).toHaveLength(before - 1);
+    expect(p.radio.findDevice(p.phone.address)).toBeUndefined();
+    const next = p.radio.addDevice({ name: 'next' });
+    expect(next.address).not.toBe(p.phone.address);
+    expect(p.radio.devices.map((d) => d.address)).not.toContain(p.phone.address);
+    p.radio.removeDevice(p.phone); // already gone: nothing happens
+    expect(p.radio.devices).toHaveLength(before);
+  });
+
+  it('addresses count past 65,535 devices ever added into the fourth byte', () => {
+    const radio = new VirtualRadio();
+    for (let i = 0; i < 0x10000; i++) radio.removeDevice(radio.addDevice());
+    expect(radio.addDevice().address).toBe('c0:de:00:01:00:01');
+    expect(radio.devices).toHaveLength(1);
+  });
+
   it('log entries name devices as name@address and carry link ids, never payload bytes', async () => {
     const p = await setup({ onWrite: () => undefined }, { logPackets: true });
     const link = await connected(p);

@@ -1,0 +1,122 @@
+/**
+ * The soak's secrets search must find what it looks for in every spelling a log could use (hex, base64 at
+ * any alignment, URL-safe base64, a decimal byte list; a client secret inside a longer token), count hits
+ * without keeping the matched text, and not cry wolf on ordinary log lines. The resource tracker's figures:
+ * growth from the early baseline, slope per 1,000 runs, counts judged on medians after warm-up.
+ */
+import { describe, expect, it } from 'vitest';
+import { ResourceTracker, slope, type ResourceSample } from '../../../tools/soak/resources.js';
+import { byteSpellings, middleSlice, SecretScanner } from '../../../tools/soak/secrets.js';
+
+/** Bytes with no repeated slice (a linear congruential sequence's high bytes), like an image's entropy-coded data. */
+const PORTRAIT = (() => {
+  let x = 12345;
+  return Uint8Array.from({ length: 600 }, () => {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    return x >>> 24;
+  });
+})();
+const SECRET = 'q8Yt3nP0-ZxWv_7Lm2Kd9sRf4GhJ1aBc';
+
+function scanner(): SecretScanner {
+  const s = new SecretScanner();
+  s.addText('API key', 'kX9_apikey_Qz71');
+  s.addText('holder name', '"Doe"');
+  s.addText('document number', 'D1234567');
+  s.addBytes('portrait bytes', middleSlice(PORTRAIT));
+  return s;
+}
+
+describe('SecretScanner', () => {
+  it('passes its own self-test', () => {
+    expect(scanner().selfTest(middleSlice(PORTRAIT), SECRET)).toEqual([]);
+  });
+
+  it('finds a portrait slice as base64 (all alignments, both alphabets), hex and a decimal list inside longer text', () => {
+    const encodings: ((b: Buffer) => string)[] = [(b) => b.toString('base64'), (b) => b.toString('base64url'), (b) => b.toString('hex').toUpperCase(), (b) => JSON.stringify(Array.from(b))];
+    for (const encode of encodings) {
+      for (const start of [0, 1, 2, 100, 101, 102]) {
+        const s = scanner();
+        s.scan('log', `{"event":"x","data":"${encode(Buffer.from(PORTRAIT.subarray(start)))}"}`);
+        expect(s.hits, `${encode.toString()} from byte ${start}`).toBe(1);
+      }
+    }
+  });
+
+  it('finds client secrets by window, however many are known, and counts hits by label and source without their values', () => {
+    const s = scanner();
+    for (let i = 0; i < 5_000; i++) s.addSecret(`${String(i).padStart(8, '0')}${SECRET.slice(8)}`);
+    s.addSecret(SECRET);
+    expect(s.secretsKnown).toBe(5_001);
+    s.scan('kiosk log', `{"msg":"GET /ws?token=${SECRET}&x=1"}`);
+    s.scan('kiosk log', `{"authorization":"Bearer ${SECRET}"}`);
+    s.scan('pcscd log', SECRET);
+    expect(s.hits).toBe(3);
+    expect(s.hitSummary).toEqual(['client secret in kiosk log: 2', 'client secret in pcscd log: 1']);
+    expect(s.hitSummary.join()).not.toContain(SECRET);
+  });
+
+  it('stays silent on ordinary log lines and counts the bytes it searched per source', () => {
+    const s = scanner();
+    s.addSecret(SECRET);
+    const line = '{"level":30,"event":"session_armed","sessionId":"0b7c5a6e-3f1d-4c2a-9e8b-7d6c5b4a3f2e","remainingMs":29998,"msg":"session engaged"}';
+    s.scan('kiosk log', line);
+    s.scan('kiosk log', line);
+    expect(s.hits).toBe(0);
+    expect(s.bytesPerSource.get('kiosk log')).toBe(2 * Buffer.byteLength(line));
+    expect(s.searchedBytes).toBe(2 * Buffer.byteLength(line));
+  });
+
+  it('byteSpellings gives hex both cases, a decimal list and base64 at each alignment', () => {
+    const spellings = byteSpellings(Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
+    expect(spellings).toContain('0102030405060708090a');
+    expect(spellings).toContain('0102030405060708090A');
+    expect(spellings).toContain('1,2,3,4,5,6,7,8,9,10');
+    expect(spellings).toContain(Buffer.from([1, 2, 3, 4, 5, 6, 7, 8, 9]).toString('base64'));
+    expect(spellings).toContain(Buffer.from([2, 3, 4, 5, 6, 7, 8, 9, 10]).toString('base64'));
+    expect(() => new SecretScanner().addText('x', 'ab')).toThrow(RangeError);
+  });
+});
+
+describe('ResourceTracker', () => {
+  const sample = (runs: number, patch: Partial<ResourceSample> = {}): ResourceSample => ({ runs, rssMb: 100, heapMb: 20, fds: 30, listeners: 10, timers: 4, sockets: 3, ...patch });
+
+  it('slope() is the least-squares slope', () => {
+    expect(slope([[0, 1], [1, 3], [2, 5]])).toBeCloseTo(2);
+    expect(slope([[5, 1]])).toBeNaN();
+  });
+
+  it('a steady heap passes; a heap growing with the runs fails with its slope per 1,000', () => {
+    const steady = new ResourceTracker(100);
+    const leaking = new ResourceTracker(100);
+    for (let runs = 0; runs <= 2_000; runs += 20) {
+      steady.add(sample(runs, { heapMb: 20 + (runs < 100 ? runs / 50 : 2) }));
+      leaking.add(sample(runs, { heapMb: 20 + runs * 0.01 }));
+    }
+    expect(steady.report({ rssMbPer1000: 20, heapMbPer1000: 5, fds: 2, listeners: 2, timers: 2, sockets: 2 }).problems).toEqual([]);
+    const report = leaking.report({ rssMbPer1000: 20, heapMbPer1000: 5, fds: 2, listeners: 2, timers: 2, sockets: 2 });
+    expect(report.slopePer1000.heapMb).toBeCloseTo(10, 5);
+    expect(report.growth.heapMb).toBeCloseTo(20, 5);
+    expect(report.problems).toEqual([expect.stringMatching(/^heap grows 10\.00 MB per 1,000/)]);
+  });
+
+  it('counts are judged on medians after warm-up: a one-off spike passes, a steady climb fails', () => {
+    const spike = new ResourceTracker(0);
+    const climb = new ResourceTracker(0);
+    for (let runs = 0; runs <= 400; runs += 20) {
+      spike.add(sample(runs, { timers: runs === 400 ? 12 : 4 }));
+      climb.add(sample(runs, { fds: 30 + runs / 20 }));
+    }
+    const bounds = { rssMbPer1000: 20, heapMbPer1000: 5, fds: 2, listeners: 2, timers: 2, sockets: 2 };
+    expect(spike.report(bounds).problems).toEqual([]);
+    expect(climb.report(bounds).problems).toEqual([expect.stringMatching(/^fds: \+16 when idle after warm-up/)]);
+  });
+
+  it('keeps a bounded number of points over a long soak', () => {
+    const tracker = new ResourceTracker(0, 64);
+    for (let runs = 0; runs < 100_000; runs += 10) tracker.add(sample(runs, { rssMb: 100 + runs / 1_000 }));
+    const report = tracker.report({ rssMbPer1000: 20, heapMbPer1000: 5, fds: 2, listeners: 2, timers: 2, sockets: 2 });
+    expect(report.samples).toBeLessThanOrEqual(64);
+    expect(report.slopePer1000.rssMb).toBeCloseTo(1, 5);
+  });
+});
