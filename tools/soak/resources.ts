@@ -90,10 +90,30 @@ export function slope(points: readonly (readonly [number, number])[]): number {
 }
 
 /**
+ * Theil–Sen slope (the median of the slopes between every pair of points): a few samples taken while the
+ * process held something for a moment do not tilt it, where they would tilt a least-squares line.
+ */
+export function robustSlope(points: readonly (readonly [number, number])[]): number {
+  const slopes: number[] = [];
+  for (let i = 0; i < points.length; i++) {
+    for (let j = i + 1; j < points.length; j++) {
+      const [x1, y1] = points[i] as readonly [number, number];
+      const [x2, y2] = points[j] as readonly [number, number];
+      if (x2 !== x1) slopes.push((y2 - y1) / (x2 - x1));
+    }
+  }
+  if (slopes.length === 0) return Number.NaN;
+  slopes.sort((a, b) => a - b);
+  const mid = Math.floor(slopes.length / 2);
+  return slopes.length % 2 === 1 ? (slopes[mid] ?? Number.NaN) : ((slopes[mid - 1] ?? 0) + (slopes[mid] ?? 0)) / 2;
+}
+
+/**
  * Thresholds for a leak. RSS and heap: the slope after warm-up, per 1,000 verifications (a step that
  * stops growing is not a leak). File descriptors, listeners, timers and sockets must come back: the median
- * of the last few idle samples against the median of the first few after warm-up (a median, because an
- * idle kiosk may hold one more for a moment: the socket of a session being replaced, a retry timer).
+ * of the last few idle samples against the median of the first few after warm-up (a median, because the
+ * process may hold one more for a moment when a sample is taken: the socket of a session being replaced,
+ * a simulator's timer still running), and over a long soak their slope must stay near zero.
  */
 export interface LeakBounds {
   readonly rssMbPer1000: number;
@@ -102,6 +122,8 @@ export interface LeakBounds {
   readonly listeners: number;
   readonly timers: number;
   readonly sockets: number;
+  /** Counts (fds, listeners, timers, sockets) per 1,000 verifications after warm-up. */
+  readonly countPer1000: number;
 }
 
 export const DEFAULT_LEAK_BOUNDS: LeakBounds = {
@@ -109,8 +131,10 @@ export const DEFAULT_LEAK_BOUNDS: LeakBounds = {
   heapMbPer1000: 5,
   fds: 2,
   listeners: 2,
-  timers: 2,
+  // The timers are the whole process's: the mock backend's and the virtual phone's come and go with the runs.
+  timers: 4,
   sockets: 2,
+  countPer1000: 5,
 };
 
 export interface ResourceReport {
@@ -119,7 +143,7 @@ export interface ResourceReport {
   readonly last: ResourceSample | undefined;
   /** Last − early baseline, per metric (the RESULT line's figures). */
   readonly growth: Readonly<Record<Metric, number>>;
-  /** Per 1,000 verifications over the samples after warm-up. */
+  /** Per 1,000 verifications over the samples after warm-up (least squares for MB, Theil–Sen for counts). */
   readonly slopePer1000: Readonly<Record<Metric, number>>;
   /** Median of the last samples − median of the first samples after warm-up (what the count bounds judge). */
   readonly settledGrowth: Readonly<Record<Metric, number>>;
@@ -181,17 +205,21 @@ export class ResourceTracker {
     const settled = {} as Record<Metric, number>;
     for (const metric of METRICS) {
       growth[metric] = this.latest && this.early ? this.latest[metric] - this.early[metric] : Number.NaN;
-      slopes[metric] = slope(this.points.map((p) => [p.runs, p[metric]] as const)) * 1_000;
+      const series = this.points.map((p) => [p.runs, p[metric]] as const);
+      slopes[metric] = ((COUNT_METRICS as readonly Metric[]).includes(metric) ? robustSlope(series) : slope(series)) * 1_000;
       settled[metric] = median(this.tail.map((p) => p[metric])) - median(this.head.map((p) => p[metric]));
     }
     const problems: string[] = [];
     // A slope from a handful of points over a few hundred runs is noise: judged only with enough behind it.
     const span = (this.points.at(-1)?.runs ?? 0) - (this.points[0]?.runs ?? 0);
     const enough = this.points.length >= 8 && span >= 200;
+    // The medians compare two windows that must not overlap.
+    const apart = this.seen >= 2 * MEDIAN_OF;
     if (enough && slopes.rssMb > bounds.rssMbPer1000) problems.push(`RSS grows ${slopes.rssMb.toFixed(1)} MB per 1,000 verifications after warm-up (bound ${bounds.rssMbPer1000})`);
     if (enough && slopes.heapMb > bounds.heapMbPer1000) problems.push(`heap grows ${slopes.heapMb.toFixed(2)} MB per 1,000 verifications after warm-up (bound ${bounds.heapMbPer1000})`);
     for (const metric of COUNT_METRICS) {
-      if (settled[metric] > bounds[metric]) problems.push(`${metric}: +${settled[metric]} when idle after warm-up (median of the last ${MEDIAN_OF} samples against the first ${MEDIAN_OF}; bound ${bounds[metric]})`);
+      if (enough && slopes[metric] > bounds.countPer1000) problems.push(`${metric} grow ${slopes[metric].toFixed(1)} per 1,000 verifications after warm-up (bound ${bounds.countPer1000})`);
+      if (apart && settled[metric] > bounds[metric]) problems.push(`${metric}: +${settled[metric]} when idle after warm-up (median of the last ${MEDIAN_OF} samples against the first ${MEDIAN_OF}; bound ${bounds[metric]})`);
     }
     return { baseline: this.early, last: this.latest, growth, slopePer1000: slopes, settledGrowth: settled, samples: this.points.length, problems };
   }

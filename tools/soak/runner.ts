@@ -48,7 +48,7 @@ export interface SoakOptions {
 export const DEFAULT_SOAK_OPTIONS = {
   from: 1,
   logLevel: 'debug',
-  sampleEvery: 20,
+  sampleEvery: 10,
   readyBoundMs: 15_000,
   leakBounds: DEFAULT_LEAK_BOUNDS,
   maxFailures: 5,

@@ -5,7 +5,7 @@
  * growth from the early baseline, slope per 1,000 runs, counts judged on medians after warm-up.
  */
 import { describe, expect, it } from 'vitest';
-import { ResourceTracker, slope, type ResourceSample } from '../../../tools/soak/resources.js';
+import { ResourceTracker, robustSlope, slope, type ResourceSample } from '../../../tools/soak/resources.js';
 import { byteSpellings, middleSlice, SecretScanner } from '../../../tools/soak/secrets.js';
 
 /** Bytes with no repeated slice (a linear congruential sequence's high bytes), like an image's entropy-coded data. */
@@ -81,9 +81,13 @@ describe('SecretScanner', () => {
 describe('ResourceTracker', () => {
   const sample = (runs: number, patch: Partial<ResourceSample> = {}): ResourceSample => ({ runs, rssMb: 100, heapMb: 20, fds: 30, listeners: 10, timers: 4, sockets: 3, ...patch });
 
-  it('slope() is the least-squares slope', () => {
+  it('slope() is the least-squares slope; robustSlope() the Theil–Sen one, which a lone outlier does not tilt', () => {
     expect(slope([[0, 1], [1, 3], [2, 5]])).toBeCloseTo(2);
     expect(slope([[5, 1]])).toBeNaN();
+    const flatWithSpike = Array.from({ length: 20 }, (_, i) => [i * 10, i === 19 ? 12 : 4] as const);
+    expect(robustSlope(flatWithSpike)).toBe(0);
+    expect(slope(flatWithSpike)).toBeGreaterThan(0.01); // 11 per 1,000 runs from one sample
+    expect(robustSlope([[0, 0], [10, 1], [20, 2], [30, 3]])).toBeCloseTo(0.1);
   });
 
   it('a steady heap passes; a heap growing with the runs fails with its slope per 1,000', () => {
@@ -93,8 +97,8 @@ describe('ResourceTracker', () => {
       steady.add(sample(runs, { heapMb: 20 + (runs < 100 ? runs / 50 : 2) }));
       leaking.add(sample(runs, { heapMb: 20 + runs * 0.01 }));
     }
-    expect(steady.report({ rssMbPer1000: 20, heapMbPer1000: 5, fds: 2, listeners: 2, timers: 2, sockets: 2 }).problems).toEqual([]);
-    const report = leaking.report({ rssMbPer1000: 20, heapMbPer1000: 5, fds: 2, listeners: 2, timers: 2, sockets: 2 });
+    expect(steady.report({ rssMbPer1000: 20, heapMbPer1000: 5, fds: 2, listeners: 2, timers: 2, sockets: 2, countPer1000: 5 }).problems).toEqual([]);
+    const report = leaking.report({ rssMbPer1000: 20, heapMbPer1000: 5, fds: 2, listeners: 2, timers: 2, sockets: 2, countPer1000: 5 });
     expect(report.slopePer1000.heapMb).toBeCloseTo(10, 5);
     expect(report.growth.heapMb).toBeCloseTo(20, 5);
     expect(report.problems).toEqual([expect.stringMatching(/^heap grows 10\.00 MB per 1,000/)]);
@@ -107,15 +111,15 @@ describe('ResourceTracker', () => {
       spike.add(sample(runs, { timers: runs === 400 ? 12 : 4 }));
       climb.add(sample(runs, { fds: 30 + runs / 20 }));
     }
-    const bounds = { rssMbPer1000: 20, heapMbPer1000: 5, fds: 2, listeners: 2, timers: 2, sockets: 2 };
+    const bounds = { rssMbPer1000: 20, heapMbPer1000: 5, fds: 2, listeners: 2, timers: 2, sockets: 2, countPer1000: 5 };
     expect(spike.report(bounds).problems).toEqual([]);
-    expect(climb.report(bounds).problems).toEqual([expect.stringMatching(/^fds: \+16 when idle after warm-up/)]);
+    expect(climb.report(bounds).problems).toEqual([expect.stringMatching(/^fds grow 50\.0 per 1,000/), expect.stringMatching(/^fds: \+16 when idle after warm-up/)]);
   });
 
   it('keeps a bounded number of points over a long soak', () => {
     const tracker = new ResourceTracker(0, 64);
     for (let runs = 0; runs < 100_000; runs += 10) tracker.add(sample(runs, { rssMb: 100 + runs / 1_000 }));
-    const report = tracker.report({ rssMbPer1000: 20, heapMbPer1000: 5, fds: 2, listeners: 2, timers: 2, sockets: 2 });
+    const report = tracker.report({ rssMbPer1000: 20, heapMbPer1000: 5, fds: 2, listeners: 2, timers: 2, sockets: 2, countPer1000: 5 });
     expect(report.samples).toBeLessThanOrEqual(64);
     expect(report.slopePer1000.rssMb).toBeCloseTo(1, 5);
   });
