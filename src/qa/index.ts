@@ -6,7 +6,7 @@
  */
 
 // ---------------------------------------------------------------- a counter with no hardware
-export { createVirtualCounter } from './wiring/virtual-counter.js';
+export { createVirtualCounter, summarisePhoneOutcome } from './wiring/virtual-counter.js';
 export type { KioskBleRoles, PhoneAction, PhoneActivity, PhoneOutcomeSummary, VirtualCounter, VirtualCounterOptions } from './wiring/virtual-counter.js';
 export { DEFAULT_PHONE_SETTINGS, MAX_CONSENT_DELAY_MS, PhoneSettingsChangeSchema, PhoneSettingsSchema, fromPhoneBehaviour, toPhoneBehaviour } from './wiring/phone-settings.js';
 export type { PhoneSettings, PhoneSettingsChange } from './wiring/phone-settings.js';

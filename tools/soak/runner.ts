@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { writeHeapSnapshot } from 'node:v8';
 import type { KioskView } from '../../src/common/kiosk-view.js';
 import type { VerificationReport } from '../../src/kiosk/kiosk.js';
-import { DEFAULT_HOLDER_DATA, type PhoneOutcomeSummary, type PhoneSettingsChange, type PresentationOutcome, type VirtualNfcTag } from '../../src/qa/index.js';
+import { DEFAULT_HOLDER_DATA, summarisePhoneOutcome, type PhoneOutcomeSummary, type PhoneSettingsChange, type VirtualNfcTag } from '../../src/qa/index.js';
 import { drawPortraitJpeg, drawPortraitJpeg2000 } from '../../src/qa/sim/virtual-wallet/index.js';
 import { availabilityWhen } from '../../test/support/availability-wait.js';
 import { judge, NO_FACTS, type HolderTruth, type RunFacts } from './oracle.js';
@@ -91,17 +91,6 @@ interface RunResult {
   readonly report?: VerificationReport;
 }
 
-/** What the phone did, without the holder's data (element names only). */
-function summarise(outcome: PresentationOutcome): PhoneOutcomeSummary {
-  return {
-    kind: outcome.kind,
-    engagement: outcome.engagement,
-    bleMode: outcome.bleMode,
-    reason: outcome.kind === 'aborted' ? outcome.reason : undefined,
-    detail: outcome.kind === 'aborted' ? outcome.detail : undefined,
-    sharedElements: outcome.kind === 'shared' ? Object.entries(outcome.shared).flatMap(([ns, elements]) => elements.map((e) => `${ns}/${e}`)) : [],
-  };
-}
 
 function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -629,7 +618,7 @@ export class Soak {
       const presentation = phone.presentation;
       const needPhone = report?.outcome != null || fault.kind === 'ble_drop' || fault.kind === 'radio_drop' || fault.kind === 'wrong_ident';
       phoneOutcome = presentation
-        ? await Promise.race([presentation.outcome.then(summarise), sleep(needPhone ? PHONE_OUTCOME_MS : 200).then(() => undefined)])
+        ? await Promise.race([presentation.outcome.then(summarisePhoneOutcome), sleep(needPhone ? PHONE_OUTCOME_MS : 200).then(() => undefined)])
         : undefined;
       if (phoneOutcome) this.note(`  phone ${phoneOutcome.kind}${phoneOutcome.reason ? ` ${phoneOutcome.reason}` : ''}`);
     } finally {

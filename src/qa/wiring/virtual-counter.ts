@@ -84,7 +84,8 @@ export interface VirtualCounter {
   stop(): Promise<void>;
 }
 
-function summarise(outcome: PresentationOutcome): PhoneOutcomeSummary {
+/** What the phone did, without the holder's data (element names only). */
+export function summarisePhoneOutcome(outcome: PresentationOutcome): PhoneOutcomeSummary {
   return {
     kind: outcome.kind,
     engagement: outcome.engagement,
@@ -151,7 +152,7 @@ export async function createVirtualCounter(options: VirtualCounterOptions = {}):
     const presentation = base.phone.presentation;
     if (!watch || presentation === undefined) return;
     void presentation.outcome.then((outcome) => {
-      entry.outcome = summarise(outcome);
+      entry.outcome = summarisePhoneOutcome(outcome);
       // Replaced records stay as they were; the latest one is what QA sees.
       if (last === entry) last = { ...entry };
     });
