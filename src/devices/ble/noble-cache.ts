@@ -20,3 +20,57 @@ export function forgetPeripheral(noble: Noble, id: string): void {
     // Housekeeping must never fail a verification.
   }
 }
+
+/**
+ * noble's handlers for GATT results index its tables by peripheral, service (and characteristic) without
+ * checking that the entry still exists (lib/noble.js `_onNotify`, `_onRead`, `_onValueRead`, …): a result
+ * that arrives after the peripheral was forgotten — the unsubscribe confirmation racing the disconnect,
+ * or a peer's stray packet — throws a TypeError from the bindings' event and ends the process. Event name
+ * → the table the handler reads and how many of its leading arguments must name existing entries.
+ */
+const LOOKUPS: Readonly<Record<string, readonly ['_services' | '_characteristics' | '_descriptors', number]>> = {
+  includedServicesDiscover: ['_services', 1],
+  characteristicsDiscover: ['_services', 1],
+  characteristicsDiscovered: ['_services', 2], // emits on the service without checking it
+  read: ['_characteristics', 2],
+  write: ['_characteristics', 2],
+  broadcast: ['_characteristics', 2],
+  notify: ['_characteristics', 2],
+  descriptorsDiscover: ['_characteristics', 2],
+  valueRead: ['_descriptors', 3],
+  valueWrite: ['_descriptors', 3],
+};
+
+const guardedBindings = new WeakSet<object>();
+
+function knows(noble: Noble, table: string, keys: readonly unknown[]): boolean {
+  let node: unknown = Reflect.get(noble, table);
+  for (const key of keys) {
+    if (typeof node !== 'object' || node === null || typeof key !== 'string') return false;
+    node = Reflect.get(node, key);
+  }
+  return typeof node === 'object' && node !== null;
+}
+
+/**
+ * Makes noble drop (with a `warning`, as it does for unknown handles) every GATT result for a peripheral,
+ * service or characteristic it no longer knows, instead of throwing. Installed once per bindings object;
+ * a no-op when noble's internals are not where this version keeps them. Never throws.
+ */
+export function dropEventsForForgottenPeripherals(noble: Noble): void {
+  const bindings: unknown = Reflect.get(noble, '_bindings');
+  if (typeof bindings !== 'object' || bindings === null || guardedBindings.has(bindings)) return;
+  const emit: unknown = Reflect.get(bindings, 'emit');
+  if (typeof emit !== 'function') return;
+  guardedBindings.add(bindings);
+  const guardedEmit = function (this: unknown, name: unknown, ...args: unknown[]): unknown {
+    const lookup = typeof name === 'string' ? LOOKUPS[name] : undefined;
+    if (lookup !== undefined && !knows(noble, lookup[0], args.slice(0, lookup[1]))) {
+      // No id in the text: a phone's address is the customer's, and the warning reaches the log.
+      noble.emit('warning', `dropped a late ${String(name)} result for a peripheral that is no longer known`);
+      return false;
+    }
+    return Reflect.apply(emit, this, [name, ...args]);
+  };
+  Reflect.set(bindings, 'emit', guardedEmit);
+}

@@ -16,7 +16,7 @@ import type { AdapterState, Noble, Peripheral } from '@stoprocent/noble';
 import { BleSetupError, type Availability, type BleCentral, type BleCentralHandlers, type BleCentralLink, type GattProfile } from '../ports.js';
 import { DeviceAbortError, abortedError, errorMessage } from '../shared/abort.js';
 import { AvailabilityNotifier } from '../shared/availability.js';
-import { forgetPeripheral } from './noble-cache.js';
+import { dropEventsForForgottenPeripherals, forgetPeripheral } from './noble-cache.js';
 import { NobleCentralLink } from './noble-link.js';
 import { scanFor } from './noble-scan.js';
 import { nextAvailability } from './adapter-state.js';
@@ -85,6 +85,8 @@ export class NobleCentral implements BleCentral {
       closeTimeoutMs: pick('closeTimeoutMs'),
       mtu: pick('mtu'),
     };
+    // Forgetting peripherals (noble-cache.ts) must not turn a late GATT result into a crash.
+    dropEventsForForgottenPeripherals(noble);
     // The first stateChange listener starts noble's bindings (on the next tick); state is 'unknown' till then.
     noble.on('stateChange', this.onStateChange);
     this.notifier = new AvailabilityNotifier(availabilityOf(noble.state, this.binding));
