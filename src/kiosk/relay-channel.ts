@@ -61,6 +61,7 @@ export class RelayChannel {
   private readonly queueSizes: number[] = [];
   private queuedChars = 0;
   private flooded = false;
+  private readonly closeWaiters = new Set<(closed: LinkClosed) => void>();
   /** Count of frames received, for diagnostics. */
   received = 0;
 
@@ -123,7 +124,26 @@ export class RelayChannel {
     this.closedInfo = closed;
     this.arrive({ kind: 'closed', closed });
     this.timer.dispose();
+    for (const waiter of [...this.closeWaiters]) waiter(closed);
   };
+
+  /**
+   * The close, once it is known, waiting up to `ms` for it. A send fails as soon as the peer's close frame
+   * is in (the socket is closing) but the close event with its code comes only after the closing
+   * handshake; a failure reported in between would otherwise lose the code the backend gave.
+   */
+  closedWithin(ms: number): Promise<LinkClosed | undefined> {
+    if (this.closedInfo || this.link === undefined) return Promise.resolve(this.closedInfo);
+    return new Promise((resolve) => {
+      const done = (closed: LinkClosed | undefined): void => {
+        clearTimeout(timer);
+        this.closeWaiters.delete(done);
+        resolve(closed);
+      };
+      const timer = setTimeout(() => done(undefined), ms);
+      this.closeWaiters.add(done);
+    });
+  }
 
   /** Removes and returns the queued arrivals (for a consumer that takes over with an interceptor). */
   takePending(): Arrival[] {

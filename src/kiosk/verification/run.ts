@@ -42,6 +42,10 @@ export async function runVerification(ctx: RunContext, trigger: Trigger): Promis
   }
   // A failure recorded first (e.g. by the phone's side in peripheral mode) wins over what the main flow saw later.
   result = attempt.stopResult ?? result;
+  if (result.kind === 'dropped' && result.closed === undefined) {
+    // A send that failed on a closing socket: the backend's close code follows within the closing handshake.
+    result = { ...result, closed: await ctx.channel.closedWithin(ctx.timeouts.socketCloseMs) };
+  }
   attempt.stopWith(result);
   await attempt.teardown();
   // Counted to the end: messages after the last progress update (e.g. before a link loss) count too.
