@@ -50,6 +50,7 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
       '/dist/app/main.js',
       '/dist/app/main.js.map',
       '/dist/app/preload.cjs',
+      '/dist/renderer/THIRD-PARTY-NOTICES.txt',
       '/dist/renderer/index.html',
       '/package.json',
     ]);
