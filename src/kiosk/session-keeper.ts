@@ -101,6 +101,8 @@ export class SessionKeeper {
   private policyTimer: NodeJS.Timeout | undefined;
   /** A customer tapped or scanned: sessions are kept warm until then, whatever the policy. */
   private demandUntil = Number.NEGATIVE_INFINITY;
+  /** Customers waiting in `acquire()` right now: demand that holds however short keepWarmAfterUseMs is. */
+  private waitingCustomers = 0;
   private renewTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   private readonly stopController = new AbortController();
@@ -189,6 +191,15 @@ export class SessionKeeper {
     const deadline = this.now() + timeoutMs;
     // Customers come in bursts: after one, sessions stay warm for a while (session.keepWarmAfterUseMs).
     this.demandUntil = Math.max(this.demandUntil, this.now() + this.options.config.session.keepWarmAfterUseMs);
+    this.waitingCustomers++;
+    try {
+      return await this.acquireLoop(deadline, timeoutMs, signal);
+    } finally {
+      this.waitingCustomers--;
+    }
+  }
+
+  private async acquireLoop(deadline: number, timeoutMs: number, signal: AbortSignal): Promise<ArmedSession> {
     for (;;) {
       if (signal.aborted || this.stopped) throw new AbortedError('acquire aborted');
       // Nothing changes until staff act: fail at once instead of keeping the customer waiting.
@@ -301,7 +312,7 @@ export class SessionKeeper {
   /** Whether a session should be kept warm now (`session.prewarm`, or a recent customer). */
   private wantsWarm(): boolean {
     const { prewarm, businessHours } = this.options.config.session;
-    if (prewarm === 'always' || this.now() < this.demandUntil) return true;
+    if (prewarm === 'always' || this.waitingCustomers > 0 || this.now() < this.demandUntil) return true;
     return prewarm === 'business_hours' && insideWindow(businessHours, new Date(this.now()));
   }
 

@@ -58,6 +58,18 @@ describe('session.prewarm', () => {
     expect(posts(h)).toBe(1);
   });
 
+  it('on_demand: the waiting customer is demand in itself, however short keepWarmAfterUseMs is (the bench once saw a tap time out when the clock ticked past a 1 ms window before the session was asked for)', async () => {
+    // A clock that moves on 2 ms at every reading: the keep-warm window of 1 ms is over before anyone looks.
+    let t = Date.now();
+    const now = (): number => (t += 2);
+    h = await startHarness({ config: { session: { prewarm: 'on_demand', keepWarmAfterUseMs: 1 } }, now });
+    await h.view((v) => v.phase === 'ready');
+    await scanWithoutWarmSession(h);
+    await h.view((v) => v.phase === 'ready');
+    await scanWithoutWarmSession(h);
+    expect(posts(h)).toBe(2);
+  });
+
   it('on_demand: after a customer the next session is kept warm (keepWarmAfterUseMs), so the next tap needs no new round trip first', async () => {
     h = await startHarness({ config: { session: { prewarm: 'on_demand', keepWarmAfterUseMs: 60_000 } } });
     await h.view((v) => v.phase === 'ready');
