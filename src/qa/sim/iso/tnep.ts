@@ -31,7 +31,10 @@ export const DEFAULT_T_WAIT_MS = 8;
 export interface ServiceParameter {
   readonly tnepVersion: number;
   readonly serviceName: string;
-  /** Fields after the name are optional on parse: a truncated Tp leaves them undefined (isomdl tolerates it). */
+  /**
+   * Fields after the name are optional on parse: a truncated Tp leaves them undefined, and one a single byte
+   * short of the layout (isomdl's holder) leaves `maxNdefMessageSize` undefined (isomdl tolerates both).
+   */
   readonly communicationMode?: number;
   /** WT, "minimum waiting time" exponent: t_wait = 2^(WT/4 − 1) ms. */
   readonly minimumWaitingTime?: number;
@@ -103,7 +106,12 @@ export function parseServiceParameterPayload(payload: Uint8Array): ServiceParame
   const minimumWaitingTime = cursor.u8('WT');
   if (cursor.atEnd()) return { tnepVersion, serviceName, communicationMode, minimumWaitingTime };
   const maxWaitingTimeExtensions = cursor.u8('N_wait');
-  if (cursor.atEnd()) {
+  // One byte short of the TNEP layout: isomdl's holder writes `00 0F FF FF` after the name where TNEP has
+  // five bytes (spruceid/isomdl @ fcb49d15ad9d54afa028a12183ee7fab1e46a5dc, ndef_handover.rs
+  // `generate_tp_ndef()`), and isomdl's reader accepts it, reading only the name and the WT byte
+  // (ndef_handover_reader.rs `detect_tp_service()`). Read positionally as isomdl does and drop the lone
+  // byte where the 2-byte maximum NDEF size would start: without it the CC's file size bounds writes.
+  if (cursor.atEnd() || cursor.remaining === 1) {
     return { tnepVersion, serviceName, communicationMode, minimumWaitingTime, maxWaitingTimeExtensions };
   }
   const maxNdefMessageSize = cursor.uint(2, 'max NDEF message size');

@@ -15,10 +15,14 @@
  * Writes follow the T4T rule of §1.4 step 4.1 (`ndefWriteCommands`): NLEN||message in one UPDATE BINARY
  * below 254 bytes, otherwise 0000, the data in ≤255-byte pieces, then the real NLEN.
  *
- * The reader's Handover Request (§1.8, Multipaz/isomdl layout): `Hr` with `ac` "0" (BLE) and "nfc", the
- * ReaderEngagement record `{0: "1.0"}`, the BLE OOB record with LE role 03 (both modes) and a fresh UUID
- * (the one an mdoc in central client mode connects to, §1.7 UUID rule), and the full 6-byte NFC carrier
- * record (§1.6: Google Wallet parses all of it).
+ * The reader's Handover Request (§1.8, Multipaz/isomdl layout minus NFC): `Hr` with one `ac`, "0" (BLE), the
+ * ReaderEngagement record `{0: "1.0"}`, and the BLE OOB record with LE role 03 (both modes) and a fresh UUID
+ * (the one an mdoc in central client mode connects to, §1.7 UUID rule). No NFC carrier: the relay carries
+ * data over BLE only, and a phone that picked NFC would wait for NFC data transfer that never comes.
+ *
+ * The HS must select BLE: an `ac` record naming the BLE OOB record (CH 1.5: the `ac` records of an HS are
+ * the carriers it selected). Anything else — NFC only, no carrier, a BLE record no `ac` selects — fails
+ * with the named reason `NO_USABLE_CARRIER`.
  *
  * Re-taps: after a recoverable PC/SC error the relay session resends the failed APDU once the card is back
  * (spec §3). A phone whose NFC stack restarted answers it with an error status word, so a status-word
@@ -48,10 +52,13 @@ import {
 } from '../../iso/apdu.js';
 import { canonicalUuid } from '../../iso/ble-uuids.js';
 import {
+  BLE_CARRIER_ID,
   LeRole,
-  MULTIPAZ_NFC_CARRIER,
+  NFC_CARRIER_ID,
+  NFC_CARRIER_TYPE,
   buildHandoverRequest,
   parseHandoverSelect,
+  type ParsedHandoverSelect,
   type SelectedBleCarrier,
 } from '../../iso/handover.js';
 import { parseNdefMessage } from '../../iso/ndef.js';
@@ -79,6 +86,9 @@ export interface NfcHandoverOptions {
 
 export type HandoverKind = 'static' | 'negotiated';
 
+/** Names the failure when the HS selects no carrier the kiosk can carry (BLE); it starts the reason text. */
+export const NO_USABLE_CARRIER = 'no usable carrier';
+
 export interface HandoverResult {
   readonly kind: HandoverKind;
   /** The HS NDEF message exactly as read, without NLEN (§1.9). */
@@ -87,7 +97,10 @@ export interface HandoverResult {
   readonly handoverRequest: Uint8Array | null;
   /** DeviceEngagement record payload, verbatim (§1.6, §1.9). */
   readonly deviceEngagement: Uint8Array;
-  /** The BLE carrier the mdoc selected (LE role from the mdoc's point of view), if any. */
+  /**
+   * The BLE carrier the mdoc selected (LE role from the mdoc's point of view). A completed handover always
+   * has one (see NO_USABLE_CARRIER); the type keeps `undefined` for callers written before that rule.
+   */
   readonly ble: SelectedBleCarrier | undefined;
   /** The UUID offered in our HR (negotiated handover only): used when the HS carries none (§1.7). */
   readonly readerBleUuid: string | undefined;
@@ -231,10 +244,8 @@ export class NfcHandoverDriver {
     if (status !== TNEP_STATUS_SUCCESS) {
       throw new HandoverError(`TNEP status 0x${status.toString(16).padStart(2, '0')}: the phone refused the handover service`);
     }
-    const handoverRequest = buildHandoverRequest({
-      ble: { leRole: LeRole.BOTH_CENTRAL_PREFERRED, uuid: this.#readerBleUuid },
-      nfc: MULTIPAZ_NFC_CARRIER,
-    });
+    // BLE only (no `nfc` carrier): the relay has no NFC data transfer (issue 13).
+    const handoverRequest = buildHandoverRequest({ ble: { leRole: LeRole.BOTH_CENTRAL_PREFERRED, uuid: this.#readerBleUuid } });
     yield* this.#writeMessage(handoverRequest, writeChunk, maxMessage, 'Handover Request');
     const handoverSelect = yield* this.#readMessage(cc, readChunk, 'Handover Select', tWait, tWait);
     return selected('negotiated', handoverSelect, handoverRequest, this.#readerBleUuid);
@@ -325,7 +336,21 @@ function selected(kind: HandoverKind, handoverSelect: Uint8Array, handoverReques
     const what = kind === 'static' ? 'the NDEF message (no Tp record, so static handover)' : "the phone's answer to the Handover Request";
     throw new HandoverError(`${what} is not a usable Handover Select: ${message(error)}`);
   }
-  return { kind, handoverSelect, handoverRequest, deviceEngagement: parsed.deviceEngagement, ble: parsed.ble, readerBleUuid };
+  const ble = parsed.ble;
+  if (ble?.alternativeCarrier === undefined) throw new HandoverError(`${NO_USABLE_CARRIER}: ${unusableCarriers(parsed)}; the kiosk carries data over BLE only`);
+  return { kind, handoverSelect, handoverRequest, deviceEngagement: parsed.deviceEngagement, ble, readerBleUuid };
+}
+
+/** What the HS selected instead of BLE, in words for the failure reason. */
+function unusableCarriers(hs: ParsedHandoverSelect): string {
+  const refs = hs.alternativeCarriers.map((ac) => ac.carrierDataReference);
+  if (refs.length === 0) return 'the Handover Select selects no carrier (no ac record)';
+  const names = refs.map((ref) => {
+    if (ref === NFC_CARRIER_ID) return `NFC (${NFC_CARRIER_TYPE})`;
+    if (ref === BLE_CARRIER_ID) return 'BLE without a BLE OOB record';
+    return `carrier "${ref}"`;
+  });
+  return `the Handover Select selects ${names.join(' and ')} only`;
 }
 
 function message(error: unknown): string {

@@ -20,7 +20,7 @@ import {
   type CapabilityContainer,
 } from '../../../../../src/qa/sim/iso/apdu.js';
 import { bytesEqual } from '../../../../../src/qa/sim/iso/cbor.js';
-import { LeRole, buildHandoverSelect, parseHandoverRequest } from '../../../../../src/qa/sim/iso/handover.js';
+import { LeRole, buildHandoverRequest, buildHandoverSelect, parseHandoverRequest } from '../../../../../src/qa/sim/iso/handover.js';
 import { Tnf, findRecord, parseNdefMessage } from '../../../../../src/qa/sim/iso/ndef.js';
 import { APPLE_WALLET_SERVICE_PARAMETER, MULTIPAZ_SERVICE_PARAMETER, buildServiceParameterMessage, buildTnepStatusMessage, type ServiceParameter } from '../../../../../src/qa/sim/iso/tnep.js';
 import { NfcHandoverDriver, type HandoverResult, type HandoverStep, type NfcHandoverOptions } from '../../../../../src/qa/sim/mock-backend/reader/nfc-handover.js';
@@ -60,11 +60,17 @@ function drive(d: NfcHandoverDriver, answer: (command: Uint8Array, index: number
   return { commands, delays, end: step };
 }
 
+/** Our HR offers BLE only (issue 13), so the HR write of the Multipaz negotiated transcript is ours, not Multipaz's. */
+const OUR_HR_HEX = toHex(buildHandoverRequest({ ble: { leRole: LeRole.BOTH_CENTRAL_PREFERRED, uuid: MULTIPAZ_BLE_UUID } }));
+const HR_WRITE_INDEX = 9;
+const ourHrWrite = (): string => toHex(Uint8Array.of(0x00, 0xd6, 0x00, 0x00, OUR_HR_HEX.length / 2 + 2, 0x00, OUR_HR_HEX.length / 2)) + OUR_HR_HEX;
+
 function replay(transcript: readonly Exchange[], options: NfcHandoverOptions = {}): Trace {
   return drive(driver(options), (command, index) => {
     const exchange = transcript[index];
     if (exchange === undefined) throw new Error(`the driver sent command ${index} beyond the transcript`);
-    expect(toHex(command), `command ${index}`).toBe(exchange.command.toLowerCase());
+    const expected = transcript === MULTIPAZ_NEGOTIATED_TRANSCRIPT && index === HR_WRITE_INDEX ? ourHrWrite() : exchange.command.toLowerCase();
+    expect(toHex(command), `command ${index}`).toBe(expected);
     return hex(exchange.response);
   });
 }
@@ -93,7 +99,7 @@ describe('the §1.5 transcripts, byte-exact', () => {
     expect(result.readerBleUuid).toBeUndefined();
   });
 
-  it('negotiated handover: Ts, Te, the 168-byte HR, HS; waits t_wait (WT 0 → 1 ms) before each read after a write', () => {
+  it('negotiated handover: Ts, Te, our BLE-only HR (Multipaz wrote 168 bytes with NFC), HS; waits t_wait (WT 0 → 1 ms) before each read after a write', () => {
     const trace = replay(MULTIPAZ_NEGOTIATED_TRANSCRIPT);
     expect(trace.commands).toHaveLength(MULTIPAZ_NEGOTIATED_TRANSCRIPT.length);
     // Reads of NLEN right after the Ts write (index 7) and the HR write (index 10) wait t_wait.
@@ -101,7 +107,7 @@ describe('the §1.5 transcripts, byte-exact', () => {
     const result = done(trace);
     expect(result.kind).toBe('negotiated');
     expect(toHex(result.handoverSelect)).toBe(MULTIPAZ_NEGOTIATED_HS_HEX);
-    expect(toHex(result.handoverRequest ?? new Uint8Array())).toBe(MULTIPAZ_HR_HEX);
+    expect(toHex(result.handoverRequest ?? new Uint8Array())).toBe(OUR_HR_HEX);
     expect(toHex(result.deviceEngagement)).toBe(MULTIPAZ_DEVICE_ENGAGEMENT_HEX);
     // The mdoc picked central client mode without a UUID: ours from the HR applies (§1.7).
     expect(result.ble).toMatchObject({ leRole: LeRole.CENTRAL_ONLY, modes: { peripheralServer: false, centralClient: true } });
@@ -109,11 +115,14 @@ describe('the §1.5 transcripts, byte-exact', () => {
     expect(result.readerBleUuid).toBe(MULTIPAZ_BLE_UUID);
   });
 
-  it('the HR offers BLE for both modes with our UUID and the full 6-byte NFC carrier record (§1.6, §1.8)', () => {
+  it('the HR offers BLE for both modes with our UUID and no NFC carrier: the relay carries BLE only (issue 13)', () => {
     const result = done(replay(MULTIPAZ_NEGOTIATED_TRANSCRIPT));
     const hr = parseHandoverRequest(result.handoverRequest ?? new Uint8Array());
     expect(hr.ble).toMatchObject({ leRole: LeRole.BOTH_CENTRAL_PREFERRED, uuid: MULTIPAZ_BLE_UUID });
-    expect(hr.nfc).toMatchObject({ layout: 'typed', maxCommandDataLength: 0xffff, maxResponseDataLength: 0x10000 });
+    expect(hr.alternativeCarriers.map((ac) => ac.carrierDataReference)).toEqual(['0']);
+    expect(hr.nfc).toBeUndefined();
+    // Apart from the NFC carrier, the layout is Multipaz's HR (§1.8).
+    expect(OUR_HR_HEX.length).toBeLessThan(MULTIPAZ_HR_HEX.length);
     expect(toHex(hr.readerEngagement ?? new Uint8Array())).toBe('a10063312e30');
   });
 
@@ -225,10 +234,10 @@ describe('T4T write rule for messages of 254 bytes or more (§1.4 step 4.1)', ()
     const result = done(drive(driver(), (c, i) => t.answer(c, i)));
     const hrWrites = t.writes.slice(1).map(toHex); // the first write is the 27-byte Ts, in one piece
     expect(hrWrites[0]).toBe('00d60000020000');
-    expect(hrWrites.slice(1, -1).map((w) => w.slice(4, 8))).toEqual(['0002', '0042', '0082']); // offsets 2, 66, 130
-    expect(hrWrites.at(-1)).toBe('00d600000200a8');
-    expect(toHex(t.received[1] ?? new Uint8Array())).toBe(MULTIPAZ_HR_HEX);
-    expect(toHex(result.handoverRequest ?? new Uint8Array())).toBe(MULTIPAZ_HR_HEX);
+    expect(hrWrites.slice(1, -1).map((w) => w.slice(4, 8))).toEqual(['0002', '0042']); // offsets 2, 66 (the BLE-only HR is 123 bytes)
+    expect(hrWrites.at(-1)).toBe('00d6000002007b');
+    expect(toHex(t.received[1] ?? new Uint8Array())).toBe(OUR_HR_HEX);
+    expect(toHex(result.handoverRequest ?? new Uint8Array())).toBe(OUR_HR_HEX);
   });
 });
 
