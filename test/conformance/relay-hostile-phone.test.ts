@@ -6,11 +6,12 @@
  */
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ATT_MAX_VALUE_BYTES } from '../../src/devices/ports.js';
+import { ATT_MAX_VALUE_BYTES, type BleCentralHandlers } from '../../src/devices/ports.js';
 import { MAX_EARLY_NOTIFICATIONS, MAX_OUTBOUND_BUFFERED_BYTES, MAX_QUEUED_PHONE_EVENTS } from '../../src/kiosk/verification/ble-transfer.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import {
   CENTRAL_CHARS,
+  Latch,
   PERIPHERAL_CHARS,
   armed,
   b64,
@@ -19,6 +20,7 @@ import {
   connectPeripheral,
   expectFailure,
   expectRecoveryOnSameSession,
+  receiveMany,
   scanQr,
   stackSpelling,
   u8,
@@ -183,5 +185,45 @@ describe('floods', () => {
     await conn.closed;
     const next = await h.backend.nextConnection();
     await next.expect('engage');
+  });
+});
+
+describe('central: notifications before ble_connected are held, then forwarded in order', () => {
+  it('notifications that arrive while connect() is still pending reach the backend only after ble_connected, in the phone’s order, before any later one', async () => {
+    h = await startHarness();
+    const harness = h;
+    // connect() is held open by the test: the phone notifies while the kiosk is still setting up.
+    const setup = new Latch<BleCentralHandlers>();
+    const finish = new Latch();
+    const connect = harness.central.connect.bind(harness.central);
+    harness.central.connect = async (profile, handlers, signal) => {
+      setup.open(handlers);
+      await finish.promise;
+      return connect(profile, handlers, signal);
+    };
+    const conn = await armed(harness);
+    await scanQr(harness, conn);
+    conn.stepRequest('ble_exchange', { modes: [centralMode()] });
+    const handlers = await setup.promise;
+    const early: [string, number[]][] = [
+      [CENTRAL_CHARS.state, [0x01]],
+      [CENTRAL_CHARS.s2c, [0xa1]],
+      [CENTRAL_CHARS.s2c, [0xa2, 0xa3]],
+      [CENTRAL_CHARS.state, [0x01]],
+    ];
+    for (const [uuid, data] of early) handlers.onNotification(stackSpelling(uuid), Uint8Array.from(data));
+    // Held: nothing reaches the backend while ble_connected has not been sent.
+    await conn.expectSilence(300);
+    expect(conn.pending).toEqual([]);
+    finish.open(undefined);
+    const link = await harness.central.nextLink();
+    link.notify(stackSpelling(CENTRAL_CHARS.s2c), u8(0xb0)); // after ble_connected: forwarded at once, after the held ones
+    expect(await receiveMany(conn, early.length + 2)).toEqual([
+      { type: 'step_result', op: 'ble_connected', status: 'ok', role: 'central' },
+      ...early.map(([uuid, data]) => ({ type: 'step_result', op: 'ble_notified', char: uuid, data: b64(data) })),
+      { type: 'step_result', op: 'ble_notified', char: CENTRAL_CHARS.s2c, data: b64([0xb0]) },
+    ]);
+    // Each held notification went out once: nothing more follows.
+    await conn.expectSilence(100);
   });
 });

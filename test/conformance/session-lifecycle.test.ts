@@ -17,7 +17,7 @@ import { FakeBackend, type FakeConnection } from '../support/fake-backend.js';
 import type { FakeCentralLink } from '../support/fake-devices.js';
 import { startHarness, type Harness, type HarnessOptions } from '../support/harness.js';
 import { CENTRAL_CHARS, connectCentral, endTransfer, freshQr } from '../support/relay-fixtures.js';
-import { TcpGate, startClockedHarness, until, viewAfter } from '../support/session-harness.js';
+import { TcpGate, TestClock, startClockedHarness, until, viewAfter } from '../support/session-harness.js';
 
 // ---------------------------------------------------------------- fixtures
 
@@ -324,6 +324,48 @@ describe('renewal before expiry (spec §8 session lifetime, DESIGN §4)', () => 
     // A tap now uses the replacement.
     harness.nfc.tap(() => Uint8Array.from([0x90, 0x00]));
     await conn2.expect('nfc_card_present');
+  });
+
+  it('the lifetime counts from the moment POST /sessions was sent: a session whose answer took most of its lifetime is renewed at once', async () => {
+    const lifetimeMs = 600_000;
+    const renewBeforeExpiryMs = 240_000;
+    // The wall clock jumps while the first POST is in flight (after the request left, before the answer):
+    // counted from the request, the session arrives with less than renewBeforeExpiryMs left (but more than
+    // minRemainingToStartMs), so it is renewed straight away; counted from the answer it would look new.
+    const inFlightMs = lifetimeMs - renewBeforeExpiryMs + 10_000;
+    const clock = new TestClock();
+    const backend = await backendWith((b) => {
+      let advanced = false;
+      const push = b.http.push.bind(b.http);
+      b.http.push = (...records) => {
+        // Recorded when the request has arrived and before it is answered.
+        if (!advanced && records.some((r) => r.method === 'POST')) {
+          advanced = true;
+          clock.advance(inFlightMs);
+        }
+        return push(...records);
+      };
+    });
+    const harness = await start({
+      backend,
+      now: clock.now,
+      config: { session: { lifetimeMs, renewBeforeExpiryMs, minRemainingToStartMs: 180_000 } },
+    });
+    const conn1 = await armed(harness);
+    // The replacement is created and engaged at once (no clock moves after the first POST), then the old one closes.
+    const conn2 = await harness.backend.nextConnection();
+    expect(conn2.session.id).not.toBe(conn1.session.id);
+    await conn2.expect('engage');
+    expect((await conn1.closed).code).toBe(1000);
+    expect(posts(backend)).toBe(2);
+    // What the kiosk computed for the first session (its log): the time in flight counted against it.
+    const armedLog = harness.logs.records.find((r) => r.event === 'session_armed' && r.sessionId === conn1.session.id);
+    expect(armedLog?.remainingMs).toBeLessThanOrEqual(lifetimeMs - inFlightMs);
+    expect(armedLog?.remainingMs).toBeGreaterThan(lifetimeMs - inFlightMs - 60_000);
+    // The replacement's lifetime was not eaten by a slow answer: it is kept, not renewed again.
+    await sleep(300);
+    expect(posts(backend)).toBe(2);
+    expect(conn2.isClosed).toBe(false);
   });
 
   it('an idle session that cannot be renewed is retired before less than minRemainingToStartMs is left', async () => {

@@ -193,9 +193,24 @@ describe('connect', () => {
     const s = await setup({ central: { scanTimeoutMs: 100 } });
     const baseline = listeners(s.noble);
     const timersBefore = timers();
-    const started = performance.now();
-    const error = await s.central.connect(profile('C0FFEE00-1234-4321-ABCD-00000000AA02'), new Recorder(), signal()).catch((e: unknown) => e);
-    expect(performance.now() - started).toBeLessThan(1_000);
+    // Which timer ends the scan: the scan's own timers are traced (the signal never aborts, so nothing else can).
+    const timeline: string[] = [];
+    const realSetTimeout = globalThis.setTimeout;
+    const traced = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+      if (!(new Error().stack ?? '').includes('noble-scan')) return realSetTimeout(callback, ms, ...args);
+      timeline.push(`scan timer armed: ${String(ms)} ms`);
+      return realSetTimeout(() => {
+        timeline.push('scan timer fired');
+        callback(...args);
+      }, ms);
+    }) as typeof setTimeout);
+    const error = await s.central
+      .connect(profile('C0FFEE00-1234-4321-ABCD-00000000AA02'), new Recorder(), signal())
+      .catch((e: unknown) => e)
+      .finally(() => timeline.push('connect settled'));
+    traced.mockRestore();
+    // One scan, bounded by scanTimeoutMs: its timer firing is what ended the connect (no wall-clock bound).
+    expect(timeline).toEqual(['scan timer armed: 100 ms', 'scan timer fired', 'connect settled']);
     expect(error).toBeInstanceOf(BleSetupError);
     expect((error as BleSetupError).reason).toBe('scan_timeout: no phone advertising C0FFEE00-1234-4321-ABCD-00000000AA02 within 100 ms');
     await expectNothingLeft(s, baseline);

@@ -1,0 +1,139 @@
+/**
+ * The session keeper's lifetime rules on a fake clock (vitest fake timers for `setTimeout` and `Date`), with
+ * the in-memory backend (test/support/memory-backend.ts) as session service and connector: renewal when
+ * `session.renewBeforeExpiryMs` is left (not later, not earlier), and no session handed out with less than
+ * `session.minRemainingToStartMs` left. The conformance tests (session-lifecycle.test.ts) check the same
+ * rules through HTTP and the WebSocket on real timers; these pin the exact moments.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { parseConfig, type KioskConfig } from '../../src/kiosk/config.js';
+import { createLogger } from '../../src/kiosk/log.js';
+import { SessionKeeper, type KeeperStatus } from '../../src/kiosk/session-keeper.js';
+import { MemoryBackend } from '../support/memory-backend.js';
+
+const T0 = Date.UTC(2030, 0, 1, 9, 0, 0);
+const LIFETIME_MS = 600_000;
+const RENEW_BEFORE_EXPIRY_MS = 240_000;
+const MIN_REMAINING_TO_START_MS = 180_000;
+
+/** Real event-loop turns (setImmediate is not faked): the in-memory backend answers one turn after a call. */
+async function turns(n = 20): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+interface Rig {
+  readonly keeper: SessionKeeper;
+  readonly backend: MemoryBackend;
+  readonly statuses: KeeperStatus['state'][];
+  readonly config: KioskConfig;
+}
+
+let keeper: SessionKeeper | undefined;
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'], now: T0 });
+});
+
+afterEach(async () => {
+  await keeper?.stop();
+  keeper = undefined;
+  vi.useRealTimers();
+});
+
+function rig(): Rig {
+  const config = parseConfig({
+    session: { lifetimeMs: LIFETIME_MS, renewBeforeExpiryMs: RENEW_BEFORE_EXPIRY_MS, minRemainingToStartMs: MIN_REMAINING_TO_START_MS },
+  });
+  const backend = new MemoryBackend();
+  keeper = new SessionKeeper({
+    sessions: backend,
+    connector: backend,
+    config,
+    namespaces: () => ({ 'org.iso.18013.5.1': ['age_over_21'] }),
+    log: createLogger({ level: 'silent' }),
+  });
+  const statuses: KeeperStatus['state'][] = [];
+  keeper.onStatus((s) => statuses.push(s.state));
+  return { keeper, backend, statuses, config };
+}
+
+/** Starts the keeper and waits (in real turns, the fake clock standing still) for its first armed session. */
+async function started(r: Rig): Promise<void> {
+  r.keeper.start();
+  await turns();
+  expect(r.keeper.status.state).toBe('armed');
+  expect(r.backend.createCount).toBe(1);
+  expect(r.backend.connections[0]?.received.map((f) => f.op)).toEqual(['engage']);
+  expect(r.backend.sessions.get('mem-1')?.createdAt).toBe(T0);
+}
+
+describe('renewal before expiry (session.renewBeforeExpiryMs), on a fake clock', () => {
+  it('the idle session is replaced once less than renewBeforeExpiryMs is left — not a millisecond before — while the old one stays armed until the new one is engaged', async () => {
+    const r = rig();
+    await started(r);
+    const renewDueAt = LIFETIME_MS - RENEW_BEFORE_EXPIRY_MS; // 360 s after creation: 240 s left
+
+    // Exactly renewBeforeExpiryMs left: still fresh, nothing is created.
+    await vi.advanceTimersByTimeAsync(renewDueAt);
+    await turns();
+    expect(r.backend.createCount).toBe(1);
+    expect(r.backend.connections[0]?.isOpen).toBe(true);
+
+    // One millisecond later (less than renewBeforeExpiryMs left): the replacement is created and engaged.
+    await vi.advanceTimersByTimeAsync(1);
+    await turns();
+    expect(r.backend.createCount).toBe(2);
+    const [old, renewed] = r.backend.connections;
+    expect(renewed?.session.id).toBe('mem-2');
+    expect(renewed?.received.map((f) => f.op)).toEqual(['engage']);
+    // … and only then the old socket is closed, by the kiosk, normally.
+    expect(old?.closeInfo).toEqual({ code: 1000, reason: 'session renewed', by: 'kiosk' });
+    // Renewal happened behind the ready screen: the keeper never stopped being armed.
+    expect(r.statuses.filter((s) => s !== 'armed')).toEqual([]);
+    // The renewed session is the one handed out now, well before the old one would have expired.
+    const lent = await r.keeper.acquire(1_000, new AbortController().signal);
+    expect(lent.session.id).toBe('mem-2');
+  });
+
+  it('the replacement is renewed in its turn, renewBeforeExpiryMs before its own expiry (counted from its creation)', async () => {
+    const r = rig();
+    await started(r);
+    await vi.advanceTimersByTimeAsync(LIFETIME_MS - RENEW_BEFORE_EXPIRY_MS + 1);
+    await turns();
+    expect(r.backend.createCount).toBe(2);
+    expect(r.backend.sessions.get('mem-2')?.createdAt).toBe(T0 + LIFETIME_MS - RENEW_BEFORE_EXPIRY_MS + 1);
+    await vi.advanceTimersByTimeAsync(LIFETIME_MS - RENEW_BEFORE_EXPIRY_MS - 1);
+    await turns();
+    expect(r.backend.createCount).toBe(2);
+    await vi.advanceTimersByTimeAsync(2);
+    await turns();
+    expect(r.backend.createCount).toBe(3);
+  });
+});
+
+describe('minimum remaining lifetime to start (session.minRemainingToStartMs), on a fake clock', () => {
+  // The clock is set, not advanced: the keeper's timers (renewal, retirement) do not run, so acquire() alone
+  // decides whether the idle session may still serve a customer.
+  it('a session with exactly minRemainingToStartMs left is still handed out', async () => {
+    const r = rig();
+    await started(r);
+    vi.setSystemTime(T0 + LIFETIME_MS - MIN_REMAINING_TO_START_MS);
+    const lent = await r.keeper.acquire(1_000, new AbortController().signal);
+    expect(lent.session.id).toBe('mem-1');
+    expect(r.backend.createCount).toBe(1);
+  });
+
+  it('a session with 1 ms less than minRemainingToStartMs left is not handed out: it is closed unused and a new one serves', async () => {
+    const r = rig();
+    await started(r);
+    vi.setSystemTime(T0 + LIFETIME_MS - MIN_REMAINING_TO_START_MS + 1);
+    const acquiring = r.keeper.acquire(1_000, new AbortController().signal);
+    await turns();
+    const lent = await acquiring;
+    expect(lent.session.id).toBe('mem-2');
+    expect(r.backend.createCount).toBe(2);
+    const old = r.backend.connections[0];
+    expect(old?.received.map((f) => f.op)).toEqual(['engage']); // it never carried the customer's verification
+    expect(old?.closeInfo).toMatchObject({ code: 1000, by: 'kiosk' });
+  });
+});
