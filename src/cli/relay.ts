@@ -21,6 +21,8 @@ import {
   createVirtualCounter,
   defaultQaPkiDir,
   createVirtualNoble,
+  describePhoneProfiles,
+  PHONE_PROFILE_NAMES,
   type CustomerHands,
   type Engagement,
   parseHostPort,
@@ -82,7 +84,9 @@ Options:
 
 Virtual devices (a counter with no hardware: NFC reader, camera and Bluetooth wired to a virtual phone):
   --devices virtual      use them; the phone's mDL is issued under the QA PKI (${defaultQaPkiDir()})
-  --phone NAME           android (static handover, both BLE modes) or iphone (negotiated, central client)
+  --phone NAME           the virtual phone's profile (default android), one of:
+${describePhoneProfiles('                           ')}
+                         (docs/wallet-profiles.md: what each does and the captures it rests on)
   --engage HOW           qr (default) or nfc
   --kiosk-ble ROLES      both (default), central or peripheral: the roles the kiosk's Bluetooth can take
                          (with --ble noble too: which of noble and bleno are set up)
@@ -171,7 +175,7 @@ function phoneBehaviour(args: Args): PhoneBehaviour {
 /** A virtual counter (the QA room's), with the embedded mock backend when no backend is configured. */
 function virtualCounter(args: Args, embeddedBackend: boolean): Promise<VirtualCounter> {
   return createVirtualCounter({
-    phone: oneOf<'android' | 'iphone'>('phone', args.phone, ['android', 'iphone'], 'android'),
+    phone: oneOf('phone', args.phone, PHONE_PROFILE_NAMES, 'android'),
     behaviour: phoneBehaviour(args),
     kioskBle: kioskBleRoles(args),
     backend: embeddedBackend,

@@ -8,10 +8,14 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import {
   defaultQaPkiDir,
+  describePhoneProfiles,
+  isPhoneProfileName,
   issueTestCredential,
   loadOrCreateQaPki,
   parseHostPort,
+  PHONE_PROFILE_NAMES,
   type PhoneBehaviour,
+  type PhoneProfileName,
   type PresentationInfo,
   RadioLinkServer,
   type VirtualNfcTag,
@@ -33,7 +37,9 @@ Commands on stdin, one per line; one line per event on stdout. End of input quit
 
 Options:
   --vpcd HOST:PORT       the vpcd reader (default 127.0.0.1:35963, slot 0; slot 1 is 35964)
-  --profile NAME         android (static handover, default) or iphone (negotiated handover); --phone too
+  --profile NAME         the phone's profile (default android; --phone too), one of:
+${describePhoneProfiles('                           ')}
+                         (docs/wallet-profiles.md: what each does and the captures it rests on)
   --tap                  tap at start
   --away-ms MS           how long a re-tap keeps the phone off the reader, and the least time between a
                          removal and the next tap, so pcscd notices the removal (default ${DEFAULT_AWAY_MS})
@@ -106,10 +112,10 @@ function vpcdAddress(value: string | undefined): VpcdReaderAddress {
   }
 }
 
-function profileName(args: ReturnType<typeof parse>): 'android' | 'iphone' {
+function profileName(args: ReturnType<typeof parse>): PhoneProfileName {
   if (args.profile !== undefined && args.phone !== undefined && args.profile !== args.phone) fail('--profile and --phone say different things');
   const name = args.profile ?? args.phone ?? 'android';
-  if (name !== 'android' && name !== 'iphone') fail('--profile takes android | iphone');
+  if (!isPhoneProfileName(name)) fail(`--profile takes ${PHONE_PROFILE_NAMES.join(' | ')}`);
   return name;
 }
 

@@ -16,7 +16,7 @@ import { createLogger } from '../kiosk/log.js';
 import { startHost } from '../host/server.js';
 import { KioskService } from '../service/kiosk-service.js';
 import { hashPin } from '../service/staff-pin.js';
-import { randomStaffPin, startEmbeddedCounter } from './index.js';
+import { PHONE_PROFILE_NAMES, isPhoneProfileName, randomStaffPin, startEmbeddedCounter } from './index.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const RENDERER_DIR = join(REPO, 'dist', 'renderer');
@@ -29,7 +29,8 @@ no backend, no configuration needed. Open the two printed URLs in a browser.
 Options:
   --port PORT          the kiosk screen's port (default: a free one)
   --phone-port PORT    the virtual phone page's port (default: a free one)
-  --phone NAME         android (default) or iphone: the virtual phone's profile (changeable on its page)
+  --phone NAME         the virtual phone's profile (changeable on its page): android (default), iphone,
+                       apple-wallet, google-wallet, samsung-wallet or multipaz (docs/wallet-profiles.md)
   --pin DIGITS         the staff PIN for this run (4 to 12 digits; default: 6 random digits, printed)
   --data-dir DIR       where the kiosk keeps its settings (default: a fresh directory under the OS temp
                        directory, removed on exit)
@@ -78,7 +79,7 @@ async function main(): Promise<void> {
   const kioskPort = port('port', args.port);
   const phonePort = port('phone-port', args['phone-port']);
   const phone = args.phone ?? 'android';
-  if (phone !== 'android' && phone !== 'iphone') fail('--phone takes android or iphone');
+  if (!isPhoneProfileName(phone)) fail(`--phone takes ${PHONE_PROFILE_NAMES.join(', ')}`);
   const logLevel = (args['log-level'] ?? 'warn') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) fail(`--log-level takes ${LOG_LEVELS.join(' | ')}`);
   const pin = args.pin ?? randomStaffPin();

@@ -35,6 +35,8 @@ export type { FaultPlan, FaultPlanInput } from './sim/mock-backend/faults.js';
 export { VirtualRadio } from './sim/radio/virtual-radio.js';
 export { VirtualPhone } from './sim/virtual-wallet/virtual-phone.js';
 export type { PhoneBehaviour, PresentationInfo, PresentationOutcome } from './sim/virtual-wallet/virtual-phone.js';
+export { PHONE_PROFILE_NAMES, describePhoneProfiles, isPhoneProfileName } from './sim/virtual-wallet/profiles.js';
+export type { PhoneProfileName } from './sim/virtual-wallet/profiles.js';
 export { issueTestCredential, DEFAULT_HOLDER_DATA } from './sim/virtual-wallet/credential.js';
 export { drawPortraitRgb } from './sim/virtual-wallet/portrait.js';
 export type { TestCredential } from './sim/virtual-wallet/credential.js';

@@ -97,6 +97,26 @@ describe('npm run virtual-wallet', () => {
     expect(wallet.stdout).toContain('terminated: taking the phone away');
   }, 60_000);
 
+  it('--profile samsung-wallet: the card answers with Samsung\'s captured CC (read-only: static handover)', async () => {
+    const wallet = startWallet(['--vpcd', vpcd.address, '--profile', 'samsung-wallet', '--tap']);
+    const card = await vpcd.nextCard(30_000);
+    expect(toHex(await card.transmit(SELECT_NDEF))).toBe('9000');
+    expect(toHex(await card.transmit('00A4000C02E103'))).toBe('9000');
+    expect(toHex(await card.transmit('00B000000F'))).toBe('000F207FFF7FFF0406E1047FFF00FF9000');
+    await wallet.waitFor(/APDU #3/);
+    wallet.send('quit');
+    expect(await wallet.exited).toBe(0);
+  }, 60_000);
+
+  it('--help lists every profile; an unknown --profile exits 2 naming them', async () => {
+    const help = startWallet(['--help']);
+    expect(await help.exited).toBe(0);
+    for (const name of ['android', 'iphone', 'apple-wallet', 'google-wallet', 'samsung-wallet', 'multipaz']) expect(help.stdout).toMatch(new RegExp(`^ +${name} +\\S`, 'm'));
+    const wrong = startWallet(['--vpcd', vpcd.address, '--profile', 'nokia']);
+    expect(await wrong.exited).toBe(2);
+    expect(wrong.stderr).toContain('--profile takes android | iphone | apple-wallet | google-wallet | samsung-wallet | multipaz');
+  }, 60_000);
+
   it('a bad --vpcd value: exit 2 with a clear message', async () => {
     const wallet = startWallet(['--vpcd', '127.0.0.1:99999']);
     expect(await wallet.exited).toBe(2);

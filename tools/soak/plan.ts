@@ -9,7 +9,15 @@ export const REQUEST_PROFILES = ['age_over_18', 'age_over_21', 'identity', 'full
 export type RequestProfileName = (typeof REQUEST_PROFILES)[number];
 
 export type Engagement = 'qr' | 'nfc';
-export type PhoneProfile = 'android' | 'iphone';
+/** Every phone profile of the virtual wallet (src/qa/sim/virtual-wallet/profiles.ts) is in the mix. */
+export const PHONE_PROFILES = ['android', 'iphone', 'apple-wallet', 'google-wallet', 'samsung-wallet', 'multipaz'] as const;
+export type PhoneProfile = (typeof PHONE_PROFILES)[number];
+/**
+ * Profiles that run mdoc central client mode only, whatever the engagement (QR, static or negotiated
+ * handover), so the phone always reads the kiosk's Ident: the only ones a wrong-Ident fault bites.
+ * Profiles with both modes (android, google-wallet, multipaz) may connect as peripheral and never read it.
+ */
+export const CENTRAL_CLIENT_ONLY_PROFILES: readonly PhoneProfile[] = ['iphone', 'apple-wallet', 'samsung-wallet'];
 export type DropHow = 'close' | 'terminate';
 /** Backend phases of a verification in which the socket can drop (the mock backend's names). */
 export type RunPhase = 'nfc_handover' | 'awaiting_card' | 'ble_exchange' | 'ble_transfer' | 'complete';
@@ -69,7 +77,7 @@ export type Fault =
   | { readonly kind: 'phone_slow'; readonly delayMs: number }
   /** The holder takes `delayMs` to approve (above the kiosk's BLE idle timeout). */
   | { readonly kind: 'phone_too_slow'; readonly delayMs: number }
-  /** iPhone-like central client: the phone expects another Ident and leaves. */
+  /** A central-client-only phone (CENTRAL_CLIENT_ONLY_PROFILES) expects another Ident and leaves. */
   | { readonly kind: 'wrong_ident' }
   | { readonly kind: 'credential'; readonly variant: 'expired' | 'tampered' }
   /** The idle session expires on the backend (which then closes its socket): reconnect → 404 → a new session. */
@@ -199,8 +207,8 @@ export function planRun(seed: number, index: number, limits: PlanLimits, weights
   const fault = drawFault(rng, kind, limits);
   const nfcOnly = NFC_ONLY.has(kind) || (fault.kind === 'socket_drop' && (fault.phase === 'nfc_handover' || fault.phase === 'awaiting_card'));
   const engagement: Engagement = nfcOnly ? 'nfc' : rng.chance(0.5) ? 'nfc' : 'qr';
-  // Only the iPhone-like phone is the BLE central that reads the kiosk's Ident.
-  const phone: PhoneProfile = kind === 'wrong_ident' ? 'iphone' : rng.chance(0.5) ? 'android' : 'iphone';
+  // Only a central-client-only phone is sure to be the BLE central that reads the kiosk's Ident.
+  const phone: PhoneProfile = rng.pick(kind === 'wrong_ident' ? CENTRAL_CLIENT_ONLY_PROFILES : PHONE_PROFILES);
   const flow: Flow = {
     engagement,
     phone,

@@ -4,13 +4,14 @@
  * variant, the portrait format and the profile need a new phone (see virtual-counter.ts), the rest does not.
  */
 import { z } from 'zod';
+import { PHONE_PROFILE_NAMES } from '../sim/virtual-wallet/profiles.js';
 import type { PhoneBehaviour } from '../sim/virtual-wallet/virtual-phone.js';
 
 /** Bounds keep a typo from freezing a demo for hours or building an absurd tag. */
 export const MAX_CONSENT_DELAY_MS = 120_000;
 
 export const PhoneSettingsSchema = z.strictObject({
-  profile: z.enum(['android', 'iphone']),
+  profile: z.enum(PHONE_PROFILE_NAMES),
   consent: z.enum(['approve', 'decline']),
   consentDelayMs: z.number().int().min(0).max(MAX_CONSENT_DELAY_MS),
   credential: z.enum(['valid', 'expired', 'tampered']),

@@ -4,7 +4,8 @@
  * inside the bounds that make its expected outcome definite.
  */
 import { describe, expect, it } from 'vitest';
-import { FAULT_WEIGHTS, planRun, type FaultKind, type PlanLimits, type RunPlan } from '../../../tools/soak/plan.js';
+import { PHONE_PROFILE_NAMES, PHONE_PROFILES as PHONE_PROFILES_BY_NAME } from '../../../src/qa/sim/virtual-wallet/profiles.js';
+import { CENTRAL_CLIENT_ONLY_PROFILES, FAULT_WEIGHTS, PHONE_PROFILES, planRun, type FaultKind, type PlanLimits, type RunPlan } from '../../../tools/soak/plan.js';
 import { Prng } from '../../../tools/soak/prng.js';
 
 const LIMITS: PlanLimits = { backendReplyMs: 3_000, bleIdleMs: 4_000, httpMs: 3_000, armWaitMs: 4_000, renewAfterIdleMs: 5_000 };
@@ -50,11 +51,11 @@ describe('planRun', () => {
     expect(planRun(12346, 3_217, LIMITS)).not.toEqual(plans[3_216]);
   });
 
-  it('meets every fault, both engagements, both phones and every request profile in 5,000 runs', () => {
+  it('meets every fault, both engagements, every phone profile and every request profile in 5,000 runs', () => {
     const kinds = new Set(plans.map((p) => p.fault.kind));
     expect([...kinds].sort()).toEqual((Object.keys(FAULT_WEIGHTS) as FaultKind[]).sort());
     const flows = new Set(plans.map((p) => `${p.flow.engagement}/${p.flow.phone}`));
-    expect([...flows].sort()).toEqual(['nfc/android', 'nfc/iphone', 'qr/android', 'qr/iphone']);
+    expect([...flows].sort()).toEqual(PHONE_PROFILE_NAMES.flatMap((phone) => [`nfc/${phone}`, `qr/${phone}`]).sort());
     expect(new Set(plans.map((p) => p.flow.profile)).size).toBe(4);
     expect(plans.some((p) => p.flow.deviceAuth === 'mac')).toBe(true);
     expect(plans.some((p) => p.flow.portrait === 'jpeg2000')).toBe(true);
@@ -66,7 +67,7 @@ describe('planRun', () => {
     for (const { flow, fault } of plans) {
       if (fault.kind === 'field_drop' || fault.kind === 'card_lifted' || fault.kind === 'pcscd_restart_run') expect(flow.engagement).toBe('nfc');
       if (fault.kind === 'socket_drop' && (fault.phase === 'nfc_handover' || fault.phase === 'awaiting_card')) expect(flow.engagement).toBe('nfc');
-      if (fault.kind === 'wrong_ident') expect(flow.phone).toBe('iphone');
+      if (fault.kind === 'wrong_ident') expect(CENTRAL_CLIENT_ONLY_PROFILES).toContain(flow.phone);
       if (fault.kind === 'backend_slow') expect(fault.delayMs).toBeLessThanOrEqual(LIMITS.backendReplyMs / 10);
       if (fault.kind === 'backend_stall') expect(fault.delayMs).toBeGreaterThan(LIMITS.backendReplyMs);
       if (fault.kind === 'phone_slow') expect(fault.delayMs).toBeLessThan(LIMITS.bleIdleMs);
@@ -74,5 +75,21 @@ describe('planRun', () => {
       if (fault.kind === 'backend_offline_tap') expect(fault.forMs).toBeGreaterThan(LIMITS.armWaitMs);
       if (fault.kind === 'backend_slow_http') expect(fault.delayMs).toBeLessThan(LIMITS.httpMs);
     }
+  });
+});
+
+describe('the soak\'s phone mix', () => {
+  it('holds every profile of the virtual wallet', () => {
+    expect([...PHONE_PROFILES].sort()).toEqual([...PHONE_PROFILE_NAMES].sort());
+  });
+
+  it('sends a wrong-Ident fault only to phones whose every engagement ends in mdoc central client mode', () => {
+    const centralOnly = PHONE_PROFILE_NAMES.filter((name) => {
+      const { peripheralServer, centralClient } = PHONE_PROFILES_BY_NAME[name].bleModes;
+      return centralClient && !peripheralServer;
+    });
+    expect([...CENTRAL_CLIENT_ONLY_PROFILES].sort()).toEqual(centralOnly.sort());
+    const wrongIdentPhones = new Set(Array.from({ length: 5_000 }, (_, i) => planRun(777, i + 1, LIMITS)).flatMap((p) => (p.fault.kind === 'wrong_ident' ? [p.flow.phone] : [])));
+    expect([...wrongIdentPhones].sort()).toEqual([...CENTRAL_CLIENT_ONLY_PROFILES].sort());
   });
 });

@@ -53,6 +53,9 @@ export const AdType = {
   COMPLETE_128_BIT_UUIDS: 0x07,
   LE_BLUETOOTH_DEVICE_ADDRESS: 0x1b,
   LE_ROLE: 0x1c,
+  /** Bluetooth Appearance and Complete Local Name (Samsung Wallet's HS carries both). */
+  APPEARANCE: 0x19,
+  COMPLETE_LOCAL_NAME: 0x09,
   /** Multipaz-only, "not yet allocated": L2CAP PSM as u32 BE (§1.6). */
   MULTIPAZ_L2CAP_PSM: 0x77,
 } as const;
@@ -290,6 +293,11 @@ export interface BleCarrierConfig {
   readonly macAddress?: BleMacAddress;
   /** Multipaz-only L2CAP PSM (AD 0x77, u32 BE). L2CAP stays off by default (§2.6). */
   readonly psm?: number;
+  /**
+   * AD structures written after the ones above, verbatim (Samsung Wallet's static HS adds Appearance 0x19
+   * and Complete Local Name 0x09: isomdl `apdu_handover_reader.rs` test `samsung_wallet`).
+   */
+  readonly extraAdStructures?: readonly AdStructure[];
 }
 
 export interface ParsedBleCarrier {
@@ -303,7 +311,7 @@ export interface ParsedBleCarrier {
   readonly adStructures: readonly AdStructure[];
 }
 
-/** AD structures in Multipaz's order: LE role, UUID, MAC, PSM (§1.7 static HS, §1.8 HR). */
+/** AD structures in Multipaz's order: LE role, UUID, MAC, PSM (§1.7 static HS, §1.8 HR), then any extras. */
 export function encodeBleCarrierPayload(config: BleCarrierConfig): Uint8Array {
   if (!isLeRole(config.leRole)) throw fail(`LE role ${String(config.leRole)} is not 0..3`);
   const structures: AdStructure[] = [{ type: AdType.LE_ROLE, data: Uint8Array.of(config.leRole) }];
@@ -321,6 +329,7 @@ export function encodeBleCarrierPayload(config: BleCarrierConfig): Uint8Array {
     if (!isUint(config.psm, 0xffff_ffff)) throw fail(`L2CAP PSM ${String(config.psm)} does not fit 4 bytes`);
     structures.push({ type: AdType.MULTIPAZ_L2CAP_PSM, data: uintBytes(config.psm, 4) });
   }
+  structures.push(...(config.extraAdStructures ?? []));
   return encodeAdStructures(structures);
 }
 

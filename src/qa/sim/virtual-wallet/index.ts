@@ -14,7 +14,19 @@ export type {
   SessionEnding,
   VirtualPhoneOptions,
 } from './virtual-phone.js';
-export { ANDROID_PROFILE, IPHONE_PROFILE, PHONE_PROFILES, resolvePhoneProfile } from './profiles.js';
+export {
+  ANDROID_PROFILE,
+  APPLE_WALLET_PROFILE,
+  GOOGLE_WALLET_PROFILE,
+  IPHONE_PROFILE,
+  MULTIPAZ_PROFILE,
+  PHONE_PROFILE_NAMES,
+  PHONE_PROFILES,
+  SAMSUNG_WALLET_PROFILE,
+  describePhoneProfiles,
+  isPhoneProfileName,
+  resolvePhoneProfile,
+} from './profiles.js';
 export type { PhoneProfile, PhoneProfileName } from './profiles.js';
 export { HandoverTag, NfcFieldLostError, TagSw, TNEP_STATUS_PROTOCOL_ERROR } from './nfc-tag.js';
 export type { CompletedHandover, HandoverTagOptions, VirtualNfcTag } from './nfc-tag.js';

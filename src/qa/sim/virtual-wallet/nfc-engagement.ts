@@ -9,8 +9,9 @@
  * Negotiated: the HR's BLE offer is read with the reader as sender (LE roles invert, §1.6). The phone picks
  * mdoc central client mode when the reader offers it with a UUID and the profile runs it (Multipaz's picker
  * takes it first; Apple Wallet only does it): HS LE role 01 **without** a UUID — the reader keeps its HR
- * UUID (§1.7). Otherwise peripheral server mode when both allow it: HS LE role 00 with the phone's own UUID
- * (an mdoc picking peripheral server mode shall put a UUID in its HS, §1.7). With nothing in common the HS
+ * UUID (§1.7) — or, for a profile that writes its own (Google Wallet's captured HS), role 01 with the
+ * phone's UUID, which it then scans for. Otherwise peripheral server mode when both allow it: HS LE
+ * role 00 with the phone's own UUID (an mdoc picking peripheral server mode shall put a UUID in its HS, §1.7). With nothing in common the HS
  * selects no carrier (`Hs` payload is the version byte alone) and no BLE follows.
  */
 import {
@@ -36,7 +37,7 @@ export function staticHandoverSelect(profile: PhoneProfile, deviceEngagement: Ui
   const { peripheralServer, centralClient } = profile.bleModes;
   const handoverSelect = buildHandoverSelect({
     deviceEngagement,
-    ble: { leRole: mdocModesToLeRole({ peripheralServer, centralClient }, 'mdoc'), uuid: serviceUuid },
+    ble: { leRole: mdocModesToLeRole({ peripheralServer, centralClient }, 'mdoc'), uuid: serviceUuid, ...extraAd(profile) },
     ...(profile.nfcCarrier === undefined ? {} : { nfc: profile.nfcCarrier }),
     recordOrder: profile.handoverSelectRecordOrder,
   });
@@ -44,6 +45,10 @@ export function staticHandoverSelect(profile: PhoneProfile, deviceEngagement: Ui
     handoverSelect,
     ble: { ...(peripheralServer ? { peripheralServerUuid: serviceUuid } : {}), ...(centralClient ? { centralClientUuid: serviceUuid } : {}) },
   };
+}
+
+function extraAd(profile: PhoneProfile): { extraAdStructures?: PhoneProfile['extraAdStructures'] } {
+  return profile.extraAdStructures === undefined ? {} : { extraAdStructures: profile.extraAdStructures };
 }
 
 export interface NegotiatedAnswer {
@@ -67,8 +72,16 @@ export function answerHandoverRequest(profile: PhoneProfile, deviceEngagement: U
     return { handoverSelect: noCarrierHandoverSelect(deviceEngagement), ble: undefined, mode: undefined, reason: `unreadable Handover Request: ${error instanceof Error ? error.message : String(error)}` };
   }
   const build = (leRole: LeRole, uuid: string | undefined): Uint8Array =>
-    buildHandoverSelect({ deviceEngagement, ble: { leRole, ...(uuid === undefined ? {} : { uuid }) }, recordOrder: profile.handoverSelectRecordOrder.filter((kind) => kind !== 'nfc') });
+    buildHandoverSelect({
+      deviceEngagement,
+      ble: { leRole, ...(uuid === undefined ? {} : { uuid }), ...extraAd(profile) },
+      recordOrder: profile.handoverSelectRecordOrder.filter((kind) => kind !== 'nfc'),
+    });
   if (offer?.modes.centralClient === true && offer.uuid !== undefined && profile.bleModes.centralClient) {
+    // Google Wallet writes its own UUID next to LE role 01 and scans for it (profiles.ts); the others omit it.
+    if (profile.negotiatedCentralClientUuid === 'own') {
+      return { handoverSelect: build(LeRole.CENTRAL_ONLY, serviceUuid), ble: { centralClientUuid: serviceUuid }, mode: 'centralClient' };
+    }
     return { handoverSelect: build(LeRole.CENTRAL_ONLY, undefined), ble: { centralClientUuid: offer.uuid }, mode: 'centralClient' };
   }
   if (offer?.modes.peripheralServer === true && profile.bleModes.peripheralServer) {

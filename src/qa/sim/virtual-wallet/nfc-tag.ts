@@ -5,7 +5,8 @@
  *
  *   SELECT AID D2760000850101 → 9000 (other AIDs, e.g. the mdoc data-transfer AID, → 6A82)   §1.1, §1.2
  *   SELECT E103 / NDEF file (from the CC) → 9000; unknown file → 6A82
- *   READ BINARY → bytes of the selected file from the offset (CC: 15 bytes, §1.3; NDEF: NLEN||message)
+ *   READ BINARY → bytes of the selected file from the offset, at most MLe of them (CC: 15 bytes, §1.3;
+ *     NDEF: NLEN||message)
  *   UPDATE BINARY → negotiated handover only (CC write access 00); static tags answer 6982
  *
  * Static handover (§1.4 step 4, §1.5): read-only CC (write access FF); the NDEF file holds the Handover
@@ -226,8 +227,10 @@ export class HandoverTag implements VirtualNfcTag {
     }
   }
 
-  #read(offset: number, length: number): Uint8Array {
+  #read(offset: number, requested: number): Uint8Array {
     if (this.#selected === undefined) return response(TagSw.NO_CURRENT_EF);
+    // A tag answers at most MLe bytes (its CC's max R-APDU data size, reference §1.3), whatever Le asks.
+    const length = Math.min(requested, this.#options.capabilityContainer.maxResponseDataSize);
     if (this.#selected === 'cc') {
       if (offset > this.#cc.length) return response(TagSw.WRONG_P1P2);
       return response(Sw.OK, this.#cc.slice(offset, offset + length));

@@ -26,7 +26,8 @@
  *   requested element changed after signing (its digest no longer matches; the first requested element
  *   the phone holds, the portrait only when nothing else is asked for — see holder-session.ts).
  * - `portrait: 'jpeg2000'`: the credential's portrait is a lossless JPEG 2000 JP2 file instead of a JPEG.
- * - `deviceAuth: 'mac'`: deviceMac (COSE_Mac0 with EMacKey) instead of deviceSignature (§4.3).
+ * - `deviceAuth: 'mac'`: deviceMac (COSE_Mac0 with EMacKey) instead of deviceSignature (§4.3); unset, the
+ *   profile's kind (profiles.ts; `multipaz` answers with deviceMac, the others sign).
  */
 import type { KeyObject } from 'node:crypto';
 import type { MdocContext } from '@owf/mdoc';
@@ -59,7 +60,7 @@ export interface PhoneBehaviour {
   readonly credential?: 'valid' | 'expired' | 'tampered';
   /** Its portrait's encoding when none is given (default `jpeg`). */
   readonly portrait?: 'jpeg' | 'jpeg2000';
-  /** Default `signature`. */
+  /** Default: the profile's (`signature` unless it says otherwise). */
   readonly deviceAuth?: DeviceAuthMethod;
 }
 
@@ -230,8 +231,15 @@ class Presentation implements PresentationInfo {
       },
     });
     this.#transport = transport;
+    const delayMs = this.phone.profile.bleStartDelayMs ?? 0;
     this.previousClosed
-      .then(() => transport.start())
+      .then(async () => {
+        // The profile's pause before the phone's BLE comes up (wallet-captures.ts); a presentation that
+        // ended meanwhile never starts its transport.
+        if (delayMs > 0) await this.#sleep(delayMs);
+        if (this.#isDone()) return;
+        await transport.start();
+      })
       .catch((error: unknown) => {
         this.finish({ kind: 'aborted', reason: 'transport_error', detail: `BLE could not start: ${error instanceof Error ? error.message : String(error)}` });
       });
@@ -249,7 +257,7 @@ class Presentation implements PresentationInfo {
       deviceEngagement: this.deviceEngagement,
       handover: () => this.handover ?? { type: 'qr' },
       credential: this.phone.credential,
-      deviceAuth: this.phone.behaviour.deviceAuth ?? 'signature',
+      deviceAuth: this.phone.behaviour.deviceAuth ?? this.phone.profile.deviceAuth ?? 'signature',
       consent: async () => {
         const behaviour = this.phone.behaviour;
         if ((behaviour.consentDelayMs ?? 0) > 0) await this.#sleep(behaviour.consentDelayMs ?? 0);
