@@ -13,30 +13,23 @@
  *
  * The Apple Wallet and Multipaz CC/Tp constants live in iso/apdu.ts and iso/tnep.ts (same captures).
  */
-import { CC_MAPPING_VERSION_2_0, CcAccess, FILE_ID_NDEF_DEFAULT, type CapabilityContainer } from '../iso/apdu.js';
+import { multipazCapabilityContainer, type CapabilityContainer } from '../iso/apdu.js';
 import { utf8 } from '../iso/byte-cursor.js';
 import { AdType, type AdStructure } from '../iso/handover.js';
 import { TNEP_COMM_MODE_SINGLE_RESPONSE, TNEP_HANDOVER_SERVICE, TNEP_VERSION_1_0, type ServiceParameter } from '../iso/tnep.js';
 
 /**
  * Google Wallet CC: `000F 20 7FFF 7FFF 0406 E104 7FFF 00 00` — MLe/MLc/max file 7FFF like Multipaz, write
- * access 00 = negotiated handover (isomdl test `google_wallet`, rapdu 3).
+ * access 00 = negotiated handover (isomdl test `google_wallet`, rapdu 3): byte for byte the Multipaz
+ * holder's negotiated CC, so it is built by the same function.
  */
-export const GOOGLE_WALLET_CAPABILITY_CONTAINER: CapabilityContainer = {
-  mappingVersion: CC_MAPPING_VERSION_2_0,
-  maxResponseDataSize: 0x7fff,
-  maxCommandDataSize: 0x7fff,
-  ndefFileId: FILE_ID_NDEF_DEFAULT,
-  maxNdefFileSize: 0x7fff,
-  readAccess: CcAccess.GRANTED,
-  writeAccess: CcAccess.GRANTED,
-};
+export const GOOGLE_WALLET_CAPABILITY_CONTAINER: CapabilityContainer = multipazCapabilityContainer('negotiated');
 
 /**
  * Samsung Wallet CC: `000F 20 7FFF 7FFF 0406 E104 7FFF 00 FF` — read-only = static handover (isomdl test
- * `samsung_wallet`, rapdu 3).
+ * `samsung_wallet`, rapdu 3); the Multipaz holder's static CC.
  */
-export const SAMSUNG_WALLET_CAPABILITY_CONTAINER: CapabilityContainer = { ...GOOGLE_WALLET_CAPABILITY_CONTAINER, writeAccess: CcAccess.DENIED };
+export const SAMSUNG_WALLET_CAPABILITY_CONTAINER: CapabilityContainer = multipazCapabilityContainer('static');
 
 /**
  * Google Wallet Tp: `D1021A5470 10 13 "urn:nfc:sn:handover" 00 10 0F FFFF` — full-length record, WT 0x10
