@@ -415,7 +415,18 @@ export function fixtureDiagnostics(now = Date.now()): Diagnostics {
       { at: now - 120_000, level: 'error', event: 'backend_unavailable', detail: 'connect ECONNREFUSED' },
       { at: now - 60_000, level: 'info', event: 'staff_unlocked' },
     ],
-    counts: { verifications: 14, verified: 11, rejected: 2, errors: 1, qr_scans: 9, nfc_taps: 5 },
+    // The names the service counts (src/service/diagnostics.ts), so the screenshots show what staff see.
+    counts: {
+      verifications: 14,
+      'verdict.verified': 11,
+      'verdict.rejected': 2,
+      'reason.issuer_authentication_invalid': 2,
+      'error.backend_error': 1,
+      'transport.qr': 9,
+      'transport.nfc': 5,
+      sessionsCreated: 16,
+      sessionsCreatedLastDay: 16,
+    },
     app: {
       flavour: 'production',
       secretsProtection: 'os-encrypted',

@@ -18,6 +18,12 @@ const message = (e: unknown): string => (e instanceof Error ? e.message : String
 /** At most this many events are listed. */
 export const MAX_EVENTS_SHOWN = 200;
 
+/** `backend_unavailable` may wrap after its underscores, so the detail column keeps room for its words. */
+export function breakAfterUnderscores(name: string): ReactNode[] {
+  const parts = name.split('_');
+  return parts.flatMap((part, i) => (i < parts.length - 1 ? [`${part}_`, <wbr key={i} />] : [part]));
+}
+
 /**
  * The events as listed: newest first. The host already sends them newest first; sorting by time (stable,
  * so equal times keep the host's order) keeps that true whatever order a host uses.
@@ -172,7 +178,7 @@ export function DiagnosticsScreen(props: { api: KioskApi; language: string; came
                   <tr key={`${e.at}-${i}`} className={`event--${e.level}`}>
                     <td>{time(e.at)}</td>
                     <td>{levelName(e.level)}</td>
-                    <td>{e.event}</td>
+                    <td>{breakAfterUnderscores(e.event)}</td>
                     <td>{e.detail ?? ''}</td>
                   </tr>
                 ))}

@@ -4,7 +4,7 @@
  * PIN change (current PIN asked, the host's field errors placed), and the settings form without the
  * request profile (which applies at once through `setProfile`).
  */
-import { createElement } from 'react';
+import { createElement, Fragment } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { I18nextProvider } from 'react-i18next';
 import { describe, expect, it, vi } from 'vitest';
@@ -14,7 +14,7 @@ import { runSelfTest } from '../../../src/service/self-test.js';
 import { createI18n } from '../../../src/renderer/i18n/index.js';
 import { probeCamera, type CameraReport, type ProbeDevices } from '../../../src/renderer/staff/camera-probe.js';
 import { countLabel, selfTestStatusText } from '../../../src/renderer/staff/diagnostic-texts.js';
-import { eventsForDisplay, MAX_EVENTS_SHOWN } from '../../../src/renderer/staff/DiagnosticsScreen.js';
+import { breakAfterUnderscores, eventsForDisplay, MAX_EVENTS_SHOWN } from '../../../src/renderer/staff/DiagnosticsScreen.js';
 import { PinChange, pinChangeErrors, pinHostErrors } from '../../../src/renderer/staff/PinChange.js';
 import { buildUpdate, valuesFrom } from '../../../src/renderer/staff/settings-form.js';
 import { fixtureSettings } from '../../support/screen-fixtures.js';
@@ -149,6 +149,13 @@ describe('diagnostics', () => {
     const shown = eventsForDisplay(many);
     expect(shown.length).toBe(MAX_EVENTS_SHOWN);
     expect(shown[0]?.event).toBe('e499');
+  });
+
+  it('lets an event name wrap after its underscores only, so the detail column keeps room for its words', () => {
+    const markup = (name: string): string => renderToStaticMarkup(createElement(Fragment, null, ...breakAfterUnderscores(name)));
+    expect(markup('backend_unavailable')).toBe('backend_<wbr/>unavailable');
+    expect(markup('verification_outcome_x')).toBe('verification_<wbr/>outcome_<wbr/>x');
+    expect(markup('staff')).toBe('staff');
   });
 
   it('says every self-test status the service and the device adapters produce in words, in every language', () => {
