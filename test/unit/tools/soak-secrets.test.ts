@@ -116,6 +116,23 @@ describe('ResourceTracker', () => {
     expect(climb.report(bounds).problems).toEqual([expect.stringMatching(/^fds grow 50\.0 per 1,000/), expect.stringMatching(/^fds: \+16 when idle after warm-up/)]);
   });
 
+  it('counts are judged on their floor: busier moments at the end pass, a rising floor fails (CI once failed on timers of work in flight)', () => {
+    const busy = new ResourceTracker(0);
+    const leak = new ResourceTracker(0);
+    const head = [4, 4, 5, 4, 4];
+    const tail = [9, 4, 9, 9, 5]; // median +5, floor +0
+    const all = [...head, 6, 5, 7, ...tail];
+    all.forEach((timers, i) => {
+      busy.add(sample(i * 10, { timers }));
+      leak.add(sample(i * 10, { timers: timers + (i >= all.length - tail.length ? 5 : 0) }));
+    });
+    const bounds = { rssMbPer1000: 20, heapMbPer1000: 5, fds: 2, listeners: 2, timers: 4, sockets: 2, countPer1000: 5 };
+    const quiet = busy.report(bounds);
+    expect(quiet.settledGrowth.timers).toBe(0);
+    expect(quiet.problems).toEqual([]);
+    expect(leak.report(bounds).problems).toEqual([expect.stringMatching(/^timers: \+5 when idle after warm-up \(lowest of the last 5/)]);
+  });
+
   it('keeps a bounded number of points over a long soak', () => {
     const tracker = new ResourceTracker(0, 64);
     for (let runs = 0; runs < 100_000; runs += 10) tracker.add(sample(runs, { rssMb: 100 + runs / 1_000 }));
