@@ -97,11 +97,8 @@ export interface HandoverResult {
   readonly handoverRequest: Uint8Array | null;
   /** DeviceEngagement record payload, verbatim (§1.6, §1.9). */
   readonly deviceEngagement: Uint8Array;
-  /**
-   * The BLE carrier the mdoc selected (LE role from the mdoc's point of view). A completed handover always
-   * has one (see NO_USABLE_CARRIER); the type keeps `undefined` for callers written before that rule.
-   */
-  readonly ble: SelectedBleCarrier | undefined;
+  /** The BLE carrier the mdoc selected (LE role from the mdoc's point of view); without one the handover fails (NO_USABLE_CARRIER). */
+  readonly ble: SelectedBleCarrier;
   /** The UUID offered in our HR (negotiated handover only): used when the HS carries none (§1.7). */
   readonly readerBleUuid: string | undefined;
 }
@@ -337,7 +334,7 @@ function selected(kind: HandoverKind, handoverSelect: Uint8Array, handoverReques
     throw new HandoverError(`${what} is not a usable Handover Select: ${message(error)}`);
   }
   const ble = parsed.ble;
-  if (ble?.alternativeCarrier === undefined) throw new HandoverError(`${NO_USABLE_CARRIER}: ${unusableCarriers(parsed)}; the kiosk carries data over BLE only`);
+  if (ble === undefined || ble.alternativeCarrier === undefined) throw new HandoverError(`${NO_USABLE_CARRIER}: ${unusableCarriers(parsed)}; the kiosk carries data over BLE only`);
   return { kind, handoverSelect, handoverRequest, deviceEngagement: parsed.deviceEngagement, ble, readerBleUuid };
 }
 
