@@ -125,9 +125,9 @@ describe.each(CAPTURE_NAMES.map((name) => ({ name, capture: loadCapture(name) })
     expect(toHex(result.deviceEngagement)).toBe(toHex(de));
     expect(toHex(hs)).toContain(toHex(result.deviceEngagement));
     expect(decodeDeviceEngagement(result.deviceEngagement).version).toBe(expected.deVersion);
-    expect(result.ble?.leRole).toBe(expected.leRole);
-    expect(result.ble?.uuid).toBe(expected.hsUuid);
-    expect(result.ble?.alternativeCarrier?.carrierDataReference).toBe('0');
+    expect(result.ble.leRole).toBe(expected.leRole);
+    expect(result.ble.uuid).toBe(expected.hsUuid);
+    expect(result.ble.alternativeCarrier?.carrierDataReference).toBe('0');
   });
 
   it('waits t_wait from the Tp before reads after a write and between not-ready polls', () => {

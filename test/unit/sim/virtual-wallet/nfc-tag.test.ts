@@ -134,9 +134,9 @@ describe('the phone profiles against the mock backend reader driver', () => {
       expect(result.kind).toBe('static');
       expect(result.handoverRequest).toBeNull();
       const info = phone.presentation;
-      expect(result.ble?.leRole).toBe(LeRole.BOTH_CENTRAL_PREFERRED);
-      expect(result.ble?.uuid).toBe(info?.serviceUuid);
-      expect(result.ble?.modes).toMatchObject({ peripheralServer: true, centralClient: true });
+      expect(result.ble.leRole).toBe(LeRole.BOTH_CENTRAL_PREFERRED);
+      expect(result.ble.uuid).toBe(info?.serviceUuid);
+      expect(result.ble.modes).toMatchObject({ peripheralServer: true, centralClient: true });
       expect(parseHandoverSelect(result.handoverSelect).nfc?.maxCommandDataLength).toBe(0xffff);
       const de = decodeDeviceEngagement(result.deviceEngagement);
       expect(de.version).toBe('1.0');
@@ -166,8 +166,8 @@ describe('the phone profiles against the mock backend reader driver', () => {
       expect(commands.slice(hrWrite + 1, hrWrite + 3)).toEqual(['00b0000002', '00b0000002']);
       const records = parseNdefMessage(result.handoverSelect).map(recordTypeText);
       expect(records).toEqual(['Hs', 'application/vnd.bluetooth.le.oob', 'iso.org:18013:deviceengagement']);
-      expect(result.ble?.leRole).toBe(LeRole.CENTRAL_ONLY);
-      expect(result.ble?.uuid).toBeUndefined();
+      expect(result.ble.leRole).toBe(LeRole.CENTRAL_ONLY);
+      expect(result.ble.uuid).toBeUndefined();
       expect(offeredFromHandover(result.ble, result.readerBleUuid)).toEqual({ centralClient: readerUuid });
       const de = decodeDeviceEngagement(result.deviceEngagement);
       expect(de.version).toBe('1.1');

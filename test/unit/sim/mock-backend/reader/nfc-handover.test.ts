@@ -111,7 +111,7 @@ describe('the §1.5 transcripts, byte-exact', () => {
     expect(toHex(result.deviceEngagement)).toBe(MULTIPAZ_DEVICE_ENGAGEMENT_HEX);
     // The mdoc picked central client mode without a UUID: ours from the HR applies (§1.7).
     expect(result.ble).toMatchObject({ leRole: LeRole.CENTRAL_ONLY, modes: { peripheralServer: false, centralClient: true } });
-    expect(result.ble?.uuid).toBeUndefined();
+    expect(result.ble.uuid).toBeUndefined();
     expect(result.readerBleUuid).toBe(MULTIPAZ_BLE_UUID);
   });
 
