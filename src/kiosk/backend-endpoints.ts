@@ -8,10 +8,14 @@ export class InsecureBackendError extends Error {
   override readonly name = 'InsecureBackendError';
 }
 
-/** True for `localhost`, 127.0.0.0/8 and ::1: traffic that never leaves the machine. */
+/**
+ * True for `localhost`, 127.0.0.0/8 and ::1: traffic that never leaves the machine. Only these literal
+ * names: `*.localhost` is loopback by RFC 6761 only where the resolver honours it, and Node asks the
+ * system's resolver, which may ask a DNS server that answers with any address.
+ */
 export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (host === 'localhost') return true;
   if (isIP(host) === 4) return host.startsWith('127.');
   if (isIP(host) === 6) return host === '::1' || host === '0:0:0:0:0:0:0:1';
   return false;

@@ -7,11 +7,13 @@
  * Every timeout the relay waits on lives in `timeouts`, so no wait is unbounded and each one can be tuned
  * per site.
  */
-import { TIME_WINDOW } from './time-window.js';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { BleRoles, Language } from '../common/kiosk-api.js';
 import { HeaderToken, Namespaces } from '../common/protocol/messages.js';
+// Hosts an update feed may reach over plain http (a local mirror on this machine): the backend's rule.
+import { isLoopbackHost } from './backend-endpoints.js';
+import { TIME_WINDOW } from './time-window.js';
 
 /**
  * Every duration is bounded: Node's timers take at most 2^31 − 1 ms and fire at once beyond it (so a
@@ -35,12 +37,6 @@ export const RequestProfileConfig = z.object({
 
 /** `HH:MM-HH:MM`, local time; the window may wrap midnight (`23:00-01:30`). */
 export const MAINTENANCE_WINDOW = TIME_WINDOW;
-
-/** Hosts an update feed may reach over plain http (a local mirror on this machine). */
-function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return host === 'localhost' || host === '::1' || /^127(\.[0-9]{1,3}){3}$/.test(host);
-}
 
 /** The URL, or undefined when it does not parse (zod runs every check; `z.url()` reports that case itself). */
 function parsedUrl(value: string): URL | undefined {

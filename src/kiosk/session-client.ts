@@ -28,7 +28,7 @@ export class SessionApiError extends Error {
     readonly kind: SessionApiErrorKind,
     message: string,
     readonly status?: number,
-    /** From `Retry-After` on 429/503, when given. */
+    /** From `Retry-After` on any error answer (409, 429, 503 …), when given. */
     readonly retryAfterMs?: number,
   ) {
     super(message);

@@ -384,7 +384,9 @@ export class SessionKeeper {
     this.failures++;
     const { offlineBackoffMinMs, offlineBackoffMaxMs } = this.options.config.session;
     let delay = Math.min(offlineBackoffMaxMs, offlineBackoffMinMs * 2 ** Math.min(this.failures - 1, 20));
-    if (atLeastMs !== undefined) delay = Math.max(delay, atLeastMs);
+    // The backend's Retry-After is honoured when it asks for longer, but never beyond the longest backoff:
+    // a backend (or whatever answers in its name) must not park the kiosk for minutes per failure.
+    if (atLeastMs !== undefined) delay = Math.max(delay, Math.min(atLeastMs, offlineBackoffMaxMs));
     this.options.log.warn({ event: code ?? 'backend_unavailable', detail, retryInMs: delay, failures: this.failures }, 'cannot keep a session ready');
     if (!this.idle || !this.usable(this.idle)) this.setStatus(code === undefined ? { state: 'offline', detail } : { state: 'offline', detail, code });
     this.wake();

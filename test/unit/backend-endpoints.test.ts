@@ -76,6 +76,7 @@ describe('backendEndpoints: transport security', () => {
     'http://128.0.0.1/v1',
     'http://127.0.0.1.nip.io/v1',
     'http://localhost.example.com/v1',
+    'http://kiosk.localhost:8080/v1',
     'http://[2001:db8::1]/v1',
   ])('refuses plain http to a non-loopback host: %s', (base) => {
     expect(() => backendEndpoints(base, secure)).toThrow(InsecureBackendError);
@@ -118,6 +119,10 @@ describe('backendEndpoints: transport security', () => {
     ['example.com', false],
     ['127.0.0.1.example.com', false],
     ['[::2]', false],
+    // Loopback by RFC 6761 only if the resolver says so; the system resolver may ask DNS, which answers anything.
+    ['kiosk.localhost', false],
+    ['evil.example.localhost', false],
+    ['localhost.example.com', false],
   ])('isLoopbackHost(%s) = %s', (host, expected) => {
     expect(isLoopbackHost(host)).toBe(expected);
   });

@@ -171,6 +171,14 @@ describe('typed HTTP failures', () => {
     expect(error.retryAfterMs).toBe(7_000);
   });
 
+  it('409 with Retry-After in seconds → conflict with retryAfterMs (the keeper waits for it)', async () => {
+    const server = await serve(json(409, { error: 'busy' }, { 'retry-after': '3' }));
+    const error = await failure(clientFor(server.url('/v1')).createSession());
+    expect(error.kind).toBe('conflict');
+    expect(error.status).toBe(409);
+    expect(error.retryAfterMs).toBe(3_000);
+  });
+
   it('503 with Retry-After as an HTTP date → retryAfterMs', async () => {
     const at = new Date(Date.now() + 60_000).toUTCString();
     const server = await serve(json(503, { error: 'maintenance' }, { 'retry-after': at }));

@@ -137,3 +137,62 @@ describe('minimum remaining lifetime to start (session.minRemainingToStartMs), o
     expect(old?.closeInfo).toMatchObject({ code: 1000, by: 'kiosk' });
   });
 });
+
+describe('POST /sessions refused (409, 429, 503) and Retry-After, on a fake clock', () => {
+  const OFFLINE_MIN_MS = 1_000; // session.offlineBackoffMinMs default
+  const OFFLINE_MAX_MS = 30_000; // session.offlineBackoffMaxMs default
+
+  /** Starts the keeper with the first POST /sessions failing as given; returns when that POST was made. */
+  async function refusedOnce(failure: MemoryBackend['createFailures'][number]): Promise<Rig> {
+    const r = rig();
+    r.backend.createFailures.push(failure);
+    r.keeper.start();
+    await turns();
+    expect(r.backend.createCount).toBe(1);
+    expect(r.keeper.status.state).toBe('offline');
+    return r;
+  }
+
+  /** Advances the fake clock to `ms` after T0 and lets the keeper run. */
+  async function at(ms: number): Promise<void> {
+    await vi.advanceTimersByTimeAsync(T0 + ms - Date.now());
+    await turns();
+  }
+
+  it('a 409 answer to POST /sessions is not retried at once: the next POST waits for the backoff', async () => {
+    const r = await refusedOnce({ kind: 'conflict', status: 409 });
+    // Many event-loop turns at the same instant: a keeper that retried in a loop would have posted again.
+    await turns(200);
+    expect(r.backend.createCount).toBe(1);
+    await at(OFFLINE_MIN_MS - 1);
+    expect(r.backend.createCount).toBe(1);
+    await at(OFFLINE_MIN_MS);
+    expect(r.backend.createCount).toBe(2);
+    expect(r.backend.createTimes[1]).toBe(T0 + OFFLINE_MIN_MS);
+    expect(r.keeper.status.state).toBe('armed');
+  });
+
+  for (const [kind, status] of [
+    ['conflict', 409],
+    ['rate_limited', 429],
+    ['server', 503],
+  ] as const) {
+    it(`Retry-After on a ${status} answer to POST /sessions is honoured: no POST before it`, async () => {
+      const r = await refusedOnce({ kind, status, retryAfterMs: 7_000 });
+      await at(6_999);
+      expect(r.backend.createCount).toBe(1);
+      await at(7_000);
+      expect(r.backend.createCount).toBe(2);
+      expect(r.backend.createTimes[1]).toBe(T0 + 7_000);
+    });
+  }
+
+  it('a Retry-After longer than session.offlineBackoffMaxMs is capped by it (a backend cannot park the kiosk for minutes)', async () => {
+    const r = await refusedOnce({ kind: 'server', status: 503, retryAfterMs: 300_000 });
+    await at(OFFLINE_MAX_MS - 1);
+    expect(r.backend.createCount).toBe(1);
+    await at(OFFLINE_MAX_MS);
+    expect(r.backend.createCount).toBe(2);
+    expect(r.backend.createTimes[1]).toBe(T0 + OFFLINE_MAX_MS);
+  });
+});
