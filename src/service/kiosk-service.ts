@@ -45,6 +45,7 @@ import { KioskConfigSchema, mergeConfig, mergeConfigSources, parseConfig, readAp
 import { stripScannerTerminator, type Kiosk, type VerificationReport } from '../kiosk/kiosk.js';
 import { createLogger, type Logger } from '../kiosk/log.js';
 import { availableProfiles } from '../kiosk/profiles.js';
+import { bindingProblem, decodeStoredApiKey, encodeStoredApiKey, originOf, type KeyBindings, type MachineKey, type StoredApiKey } from './api-key-binding.js';
 import { DiagnosticsLog } from './diagnostics.js';
 import { managedKeys, type ManagedConfig } from './managed-config.js';
 import { RendererErrorLog } from './renderer-errors.js';
@@ -52,6 +53,7 @@ import { API_KEY_SECRET, FileSecretStore, type SecretStore } from './secret-stor
 import { runSelfTest } from './self-test.js';
 import {
   applyUpdate,
+  backendUrlTiedToKey,
   lockedErrors,
   lockSources,
   PersistedSettings,
@@ -178,16 +180,6 @@ function serviceView(phase: 'starting' | 'config_error' | 'stopped', profile: st
   };
 }
 
-function originOf(baseUrl: string | undefined): string | null {
-  if (baseUrl === undefined) return null;
-  try {
-    const origin = new URL(baseUrl).origin;
-    return origin === 'null' ? null : origin.slice(0, 300);
-  } catch {
-    return null;
-  }
-}
-
 /** The part of a configuration a running Kiosk depends on (the screen's and staff's keys are live). */
 function kioskPart(config: KioskConfig): Json {
   const { backend, session, timeouts, profiles, qr, pcsc, ble, privacy } = config;
@@ -222,6 +214,8 @@ export class KioskService implements KioskApiHandlers {
   readonly startedAt: number;
   private readonly locked: readonly string[];
   private readonly lockedBy: ReadonlyMap<string, LockSource>;
+  /** The backend address is locked because the API key's source is. */
+  private readonly urlTiedToKey: boolean;
   private readonly rendererErrors: RendererErrorLog;
   private readonly staff: StaffGate;
   private log: Logger;
@@ -232,7 +226,10 @@ export class KioskService implements KioskApiHandlers {
   private readonly managedProblem: string | undefined;
   /** The stored API key cannot be read; the kiosk still runs when the key comes from another source. */
   private secretsProblem: string | undefined;
-  private apiKey: string | undefined;
+  /** The key saved on the settings screen, with the origin it was entered for. */
+  private stored: StoredApiKey | undefined;
+  /** Origin of the machine configuration's key at start, when that configuration gives no address. */
+  private machineStartOrigin: string | null | undefined;
   private devices: DeviceSet | undefined;
   private kiosk: Kiosk | undefined;
   private kioskUnsubscribers: (() => void)[] = [];
@@ -271,12 +268,14 @@ export class KioskService implements KioskApiHandlers {
     this.version = options.version ?? packageVersion();
     this.startedAt = this.now();
     this.log = createLogger({ level: 'silent' });
-    this.lockedBy = lockSources({
+    const lockSourceLayers = {
       env: this.env,
       ...(options.overrides ? { overrides: options.overrides } : {}),
       ...(options.managed ? { managed: options.managed.layer } : {}),
       backendOverride: options.backendOverride !== undefined,
-    });
+    };
+    this.lockedBy = lockSources(lockSourceLayers);
+    this.urlTiedToKey = backendUrlTiedToKey(lockSourceLayers);
     this.locked = [...this.lockedBy.keys()];
     this.managedProblem = options.managed?.problem;
     this.rendererErrors = new RendererErrorLog({ log: () => this.log, count: (key) => this.diagnostics.count(key), now: this.now });
@@ -314,17 +313,32 @@ export class KioskService implements KioskApiHandlers {
     const loaded = await this.store.load();
     this.staff.replaceRecord(loaded.staff);
     this.settingsProblem = loaded.problems[0];
+    let legacyKey: string | undefined;
     try {
-      this.apiKey = await this.secrets.get(API_KEY_SECRET);
+      const text = await this.secrets.get(API_KEY_SECRET);
+      const decoded = text === undefined ? undefined : decodeStoredApiKey(text);
+      if (decoded?.origin !== undefined) this.stored = { key: decoded.key, origin: decoded.origin };
+      else legacyKey = decoded?.key;
     } catch (e) {
       // Not fatal by itself: the kiosk runs on a key from another source (managed file, environment),
       // staff see the problem, and saving a key on the settings screen replaces the unreadable one.
       this.secretsProblem = `the stored API key cannot be read: ${errorText(e)}`.slice(0, 500);
     }
-    const resolved = this.resolve(this.store.currentSettings, this.apiKey);
+    if (legacyKey !== undefined) {
+      // Stored before keys were bound: bound now to the backend it has been used with.
+      const unbound = this.resolve(this.store.currentSettings, legacyKey);
+      this.stored = { key: legacyKey, origin: unbound.problem === undefined ? originOf(unbound.config.backend.baseUrl) : null };
+    }
+    const atStart = this.resolve(this.store.currentSettings, this.stored?.key);
+    const machine = this.machineKey(this.store.currentSettings);
+    if (machine.origin === null && machine.key !== undefined && atStart.problem === undefined && atStart.config.backend.apiKey === machine.key) {
+      this.machineStartOrigin = originOf(atStart.config.backend.baseUrl);
+    }
+    const resolved = this.resolveBound(this.store.currentSettings, this.stored);
     this.effective = resolved.config;
     this.configProblem = resolved.problem;
     this.log = this.createLog(this.effective.log.level);
+    if (legacyKey !== undefined && this.stored) await this.storeKey(this.stored);
     if (this.managedProblem !== undefined) this.log.error({ event: 'managed_config_invalid' }, this.managedProblem);
     if (this.secretsProblem !== undefined) this.log.warn({ event: 'secret_store_failed' }, this.secretsProblem);
     for (const problem of loaded.problems) this.log.warn({ event: 'settings_file_invalid' }, problem);
@@ -536,9 +550,53 @@ export class KioskService implements KioskApiHandlers {
     }
   }
 
-  /** Field errors of a candidate configuration beyond its schema: the TLS rule and the profile's existence. */
-  private candidateErrors(config: KioskConfig): FieldError[] {
+  /** The configuration with these saved settings, refused when its key would go to another backend. */
+  private resolveBound(settings: PersistedSettings, stored: StoredApiKey | undefined): { config: KioskConfig; problem?: string; errors: FieldError[] } {
+    const resolved = this.resolve(settings, stored?.key);
+    if (resolved.problem !== undefined) return resolved;
+    const problem = bindingProblem(resolved.config.backend.apiKey, resolved.config.backend.baseUrl, this.bindings(stored, settings));
+    return problem === undefined ? resolved : { config: resolved.config, problem, errors: [{ key: 'apiKey', message: problem }] };
+  }
+
+  private bindings(stored: StoredApiKey | undefined, settings: PersistedSettings): KeyBindings {
+    return { stored, machine: this.machineKey(settings), machineStartOrigin: this.machineStartOrigin };
+  }
+
+  /** The key and address the machine's configuration gives: every source but the settings screen. */
+  private machineKey(settings: PersistedSettings): MachineKey {
+    const { backendUrl: _ignored, ...withoutBackend } = settings;
+    const resolved = this.resolve(withoutBackend, undefined);
+    const sources: Partial<Record<LockSource, string>> = {
+      environment: 'the environment',
+      command_line: 'the command line',
+      managed: 'the managed configuration file',
+      test_setup: 'the test setup',
+    };
+    const lockedBy = this.lockedBy.get('apiKey');
+    return {
+      key: resolved.problem === undefined ? resolved.config.backend.apiKey : undefined,
+      origin: resolved.problem === undefined ? originOf(resolved.config.backend.baseUrl) : null,
+      source: (lockedBy && sources[lockedBy]) ?? 'the configuration file',
+    };
+  }
+
+  /** Stores the key in its bound form; a store that refuses is reported, the key still works this run. */
+  private async storeKey(stored: StoredApiKey): Promise<void> {
+    try {
+      await this.secrets.set(API_KEY_SECRET, encodeStoredApiKey(stored));
+    } catch (e) {
+      this.log.warn({ event: 'secret_store_failed' }, `the API key could not be stored again with its backend: ${errorText(e)}`.slice(0, 500));
+    }
+  }
+
+  /**
+   * Field errors of a candidate configuration beyond its schema: the TLS rule, the profile's existence and
+   * the API key's binding to its backend.
+   */
+  private candidateErrors(config: KioskConfig, stored: StoredApiKey | undefined, settings: PersistedSettings): FieldError[] {
     const errors: FieldError[] = [];
+    const keyProblem = bindingProblem(config.backend.apiKey, config.backend.baseUrl, this.bindings(stored, settings));
+    if (keyProblem !== undefined) errors.push({ key: 'apiKey', message: keyProblem.slice(0, 1_000) });
     if (config.backend.baseUrl !== undefined) {
       try {
         backendEndpoints(config.backend.baseUrl, { allowInsecure: config.backend.allowInsecure });
@@ -684,7 +742,7 @@ export class KioskService implements KioskApiHandlers {
       this.kiosk.dismiss();
     } else if (this.phase === 'running') {
       // No kiosk (configuration error): read the configuration again, it may have been fixed.
-      const resolved = this.resolve(this.store.currentSettings, this.apiKey);
+      const resolved = this.resolveBound(this.store.currentSettings, this.stored);
       this.effective = resolved.config;
       this.configProblem = resolved.problem;
       this.requestRebuild('kiosk');
@@ -759,7 +817,7 @@ export class KioskService implements KioskApiHandlers {
 
   private async save(update: Args<'saveSettings'>): Promise<SaveResult> {
     this.staff.touch();
-    const refused = lockedErrors(update, this.locked, this.lockedBy, this.options.managed?.path);
+    const refused = lockedErrors(update, this.locked, this.lockedBy, this.options.managed?.path, this.urlTiedToKey);
     if (refused.length > 0) return { ok: false, errors: refused };
     if (update.apiKey !== undefined && update.clearApiKey) {
       return { ok: false, errors: [{ key: 'apiKey', message: 'give a new API key or clear it, not both' }] };
@@ -772,19 +830,17 @@ export class KioskService implements KioskApiHandlers {
     if (!nextSettings.success) {
       return { ok: false, errors: nextSettings.error.issues.slice(0, 20).map((i) => ({ key: i.path.map(String).join('.'), message: i.message })) };
     }
-    const nextKey = update.clearApiKey ? undefined : (update.apiKey ?? this.apiKey);
-    const candidate = this.resolve(nextSettings.data, nextKey);
-    // The stored key belongs to the backend it was entered for: it is never sent to another one, so a new
+    const candidate = this.resolve(nextSettings.data, update.clearApiKey ? undefined : (update.apiKey ?? this.stored?.key));
+    // A new key is bound to the backend it is entered with; any other key keeps its binding, so a new
     // backend address needs its key in the same save (else whoever may edit the address could collect it).
-    if (update.apiKey === undefined && !update.clearApiKey && this.apiKey !== undefined && originOf(candidate.config.backend.baseUrl) !== originOf(this.effective.backend.baseUrl)) {
-      return { ok: false, errors: [{ key: 'apiKey', message: 'the backend address changed: enter the API key for the new backend (the stored key is only ever sent to the backend it was entered for)' }] };
-    }
-    const errors = candidate.problem === undefined ? this.candidateErrors(candidate.config) : candidate.errors;
+    const nextStored: StoredApiKey | undefined =
+      update.apiKey !== undefined ? { key: update.apiKey, origin: originOf(candidate.config.backend.baseUrl) } : update.clearApiKey ? undefined : this.stored;
+    const errors = candidate.problem === undefined ? this.candidateErrors(candidate.config, nextStored, nextSettings.data) : candidate.errors;
     if (errors.length > 0) return { ok: false, errors };
 
     // The key first: a secret store that refuses it (no OS keyring, say) leaves everything as it was.
     try {
-      if (update.apiKey !== undefined) await this.secrets.set(API_KEY_SECRET, update.apiKey);
+      if (update.apiKey !== undefined && nextStored) await this.secrets.set(API_KEY_SECRET, encodeStoredApiKey(nextStored));
       else if (update.clearApiKey) await this.secrets.delete(API_KEY_SECRET);
     } catch (e) {
       const message = `the API key could not be stored: ${errorText(e)}`.slice(0, 1_000);
@@ -793,7 +849,7 @@ export class KioskService implements KioskApiHandlers {
     }
     if (update.apiKey !== undefined || update.clearApiKey) this.secretsProblem = undefined;
     await this.store.saveSettings(nextSettings.data);
-    this.apiKey = nextKey;
+    this.stored = nextStored;
     this.settingsProblem = undefined;
     this.configProblem = undefined;
     const before = this.runningConfig;

@@ -174,9 +174,25 @@ export interface LockSources {
 
 /**
  * Keys the staff cannot change here and the source that sets each: the one whose value is in effect
- * (the demo's backend, then the managed file, the command line, the environment).
+ * (the demo's backend, then the managed file, the command line, the environment). An API key from one of
+ * these locks the backend address too (src/service/api-key-binding.ts): the key belongs to the backend it
+ * was configured with, so the address is changed where the key is.
  */
 export function lockSources(sources: LockSources): Map<SettingKey, LockSource> {
+  const found = setSources(sources);
+  const keySource = found.get('apiKey');
+  if (keySource !== undefined && !found.has('backendUrl')) found.set('backendUrl', keySource);
+  return new Map(SETTING_KEYS.filter((k) => found.has(k)).map((k) => [k, found.get(k) as LockSource]));
+}
+
+/** The backend address is locked only because the API key's source is (it does not set the address itself). */
+export function backendUrlTiedToKey(sources: LockSources): boolean {
+  const found = setSources(sources);
+  return found.has('apiKey') && !found.has('backendUrl');
+}
+
+/** The keys each locking source sets, the highest source's name winning. */
+function setSources(sources: LockSources): Map<SettingKey, LockSource> {
   const env = environmentLayer(sources.env);
   const layers: [LockSource, Json | undefined][] = [
     ['environment', env],
@@ -193,7 +209,7 @@ export function lockSources(sources: LockSources): Map<SettingKey, LockSource> {
     found.set('backendUrl', 'test_setup');
     found.set('apiKey', 'test_setup');
   }
-  return new Map(SETTING_KEYS.filter((k) => found.has(k)).map((k) => [k, found.get(k) as LockSource]));
+  return found;
 }
 
 /** Keys the staff cannot change here, because a higher source sets them. */
@@ -262,7 +278,13 @@ const LOCK_REASONS: Record<LockSource, string> = {
  * Field errors for keys the update may not change; empty when none. Each names the source that sets the
  * key (and the managed file's path), so staff know where it must be changed instead.
  */
-export function lockedErrors(update: SettingsUpdate, locked: readonly string[], lockedBy?: ReadonlyMap<string, LockSource>, managedPath?: string): FieldError[] {
+export function lockedErrors(
+  update: SettingsUpdate,
+  locked: readonly string[],
+  lockedBy?: ReadonlyMap<string, LockSource>,
+  managedPath?: string,
+  urlTiedToKey = false,
+): FieldError[] {
   return updatedKeys(update)
     .filter((k) => locked.includes(k))
     .map((key) => {
@@ -273,7 +295,11 @@ export function lockedErrors(update: SettingsUpdate, locked: readonly string[], 
           : source === 'managed' && managedPath !== undefined
             ? `${LOCK_REASONS.managed}, ${managedPath}`
             : LOCK_REASONS[source];
-      return { key, message: `${key} is set by ${where}, and cannot be changed here`.slice(0, 1_000) };
+      const message =
+        key === 'backendUrl' && urlTiedToKey
+          ? `backendUrl belongs to the API key set by ${where}: a key is only sent to the backend it was configured with, so change the address there, with the key`
+          : `${key} is set by ${where}, and cannot be changed here`;
+      return { key, message: message.slice(0, 1_000) };
     });
 }
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppStatus, Diagnostics, dispatchIntent, KioskApiError, Settings } from '../../../src/common/kiosk-api.js';
 import { SafeStorageSecretStore } from '../../../src/main/safe-storage-secret-store.js';
+import { readStoredApiKey } from '../../../src/service/api-key-binding.js';
 import type { ManagedConfig } from '../../../src/service/managed-config.js';
 import { MAX_PER_WINDOW } from '../../../src/service/renderer-errors.js';
 import { MemorySecretStore, type SecretStore } from '../../../src/service/secret-store.js';
@@ -137,7 +138,7 @@ describe('a secret store that cannot decrypt', () => {
 
     expect(await call(f, 'saveSettings', { backendUrl: f.backend.url, apiKey: API_KEY })).toMatchObject({ ok: true });
     await f.waitState((s) => s.view.phase === 'ready', 15_000, 'ready after saving a new key');
-    expect(await store.get('backend.apiKey')).toBe(API_KEY);
+    expect((await readStoredApiKey(store))?.key).toBe(API_KEY);
     expect((await diagnostics(f)).app?.secretsProblem).toBeUndefined();
     expect(await readFile(join(dir, 'secrets.enc.json'), 'utf8')).not.toContain(API_KEY);
   });

@@ -2,6 +2,7 @@ import { stat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dispatchIntent, KioskApiError, Settings } from '../../../src/common/kiosk-api.js';
+import { readStoredApiKey } from '../../../src/service/api-key-binding.js';
 import { KioskService } from '../../../src/service/kiosk-service.js';
 import { FileSecretStore, MemorySecretStore } from '../../../src/service/secret-store.js';
 import { hashPin } from '../../../src/service/staff-pin.js';
@@ -190,7 +191,7 @@ describe('KioskService: settings', () => {
     expect(saved.ok).toBe(true);
     expect(saved.settings).toMatchObject({ backendUrl: f.backend.url, apiKeySet: true, locked: [] });
     await f.waitState((s) => s.view.phase === 'ready', 10_000, 'ready after saving');
-    expect(await secrets.get('backend.apiKey')).toBe(API_KEY);
+    expect((await readStoredApiKey(secrets))?.key).toBe(API_KEY);
     const settings = await call(f, 'getSettings', {});
     expect(JSON.stringify(settings)).not.toContain(API_KEY);
     // The key is in no state, no log line, no diagnostics and not in settings.json.
@@ -322,12 +323,12 @@ describe('KioskService: settings', () => {
     const moved = (await call(f, 'saveSettings', { backendUrl: 'https://collector.example' })) as { ok: boolean; errors: { key: string; message: string }[] };
     expect(moved.ok).toBe(false);
     expect(moved.errors[0]?.key).toBe('apiKey');
-    expect(moved.errors[0]?.message).toMatch(/backend address changed/);
+    expect(moved.errors[0]?.message).toMatch(/entered for .*enter the API key for this backend/);
     expect(((await call(f, 'getSettings', {})) as { backendUrl: string }).backendUrl).toBe(f.backend.url);
     // The same origin with another path keeps the key; a new origin with its own key is accepted.
     expect(await call(f, 'saveSettings', { backendUrl: `${f.backend.url}/` })).toMatchObject({ ok: true });
     expect(await call(f, 'saveSettings', { backendUrl: 'https://other.example', apiKey: 'other-key' })).toMatchObject({ ok: true });
-    expect(await secrets.get('backend.apiKey')).toBe('other-key');
+    expect((await readStoredApiKey(secrets))?.key).toBe('other-key');
   });
 
   it('runs concurrent saves one after another, so neither loses the other\'s API key', async () => {
@@ -341,7 +342,7 @@ describe('KioskService: settings', () => {
     ]);
     expect(first).toMatchObject({ ok: true });
     expect(second).toMatchObject({ ok: true, settings: { apiKeySet: true, defaultLanguage: 'fr', backendUrl: f.backend.url } });
-    expect(await secrets.get('backend.apiKey')).toBe(API_KEY);
+    expect((await readStoredApiKey(secrets))?.key).toBe(API_KEY);
   });
 });
 

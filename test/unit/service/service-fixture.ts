@@ -41,12 +41,15 @@ export class RecordingQrQueue extends QrScanQueue {
   }
 }
 
+/** A value, or one made from the mock backend's base URL (known only once it listens). */
+type WithBackend<T> = T | ((backendUrl: string) => T);
+
 export interface ServiceFixtureOptions {
   /** The config file's content besides SERVICE_TIMEOUTS. */
-  readonly config?: Record<string, unknown>;
+  readonly config?: WithBackend<Record<string, unknown>>;
   /** Command-line values (locked in the settings). */
-  readonly overrides?: Record<string, unknown>;
-  readonly env?: NodeJS.ProcessEnv;
+  readonly overrides?: WithBackend<Record<string, unknown>>;
+  readonly env?: WithBackend<NodeJS.ProcessEnv>;
   /** Use the mock backend as the demo does (locked), or configure nothing (config_error). */
   readonly backend?: 'override' | 'none';
   readonly secrets?: SecretStore;
@@ -78,11 +81,12 @@ export async function startServiceFixture(options: ServiceFixtureOptions = {}): 
     apiKeys: [API_KEY],
     engineFactory: createIsoReaderEngineFactory({ trustedIacaCertificates: [rig.phone.credential.pki.iaca.der] }),
   });
+  const given = <T,>(value: WithBackend<T> | undefined): T | undefined => (typeof value === 'function' ? (value as (url: string) => T)(backend.url) : value);
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'mdl-kiosk-service-')));
   // Test timeouts come from a config file: a lower layer than saved settings, so nothing is locked by them.
   const configFile = join(await mkdtemp(join(tmpdir(), 'mdl-kiosk-service-config-')), 'config.json');
-  await writeFile(configFile, JSON.stringify({ timeouts: SERVICE_TIMEOUTS, log: { level: 'debug' }, ...options.config }));
+  await writeFile(configFile, JSON.stringify({ timeouts: SERVICE_TIMEOUTS, log: { level: 'debug' }, ...given(options.config) }));
   const logs = new LogCapture();
   const secrets = options.secrets ?? new MemorySecretStore();
   const deviceBuilds: KioskConfig[] = [];
@@ -105,9 +109,9 @@ export async function startServiceFixture(options: ServiceFixtureOptions = {}): 
   const service = new KioskService({
     devices,
     dataDir,
-    env: options.env ?? {},
+    env: given(options.env) ?? {},
     configFile,
-    ...(options.overrides ? { overrides: options.overrides } : {}),
+    ...(options.overrides ? { overrides: given(options.overrides) } : {}),
     secrets,
     ...(options.backend === 'none' ? {} : { backendOverride: { baseUrl: backend.url, apiKey: API_KEY } }),
     testMode: true,

@@ -2,7 +2,7 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { applyUpdate, lockedKeys, SettingsStore, settingKeyFor } from '../../../src/service/settings-store.js';
+import { applyUpdate, backendUrlTiedToKey, lockedKeys, lockSources, SettingsStore, settingKeyFor } from '../../../src/service/settings-store.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -42,7 +42,13 @@ describe('SettingsStore', () => {
 describe('settings map', () => {
   it('locks keys set by the environment, the command line or the demo backend', () => {
     expect(lockedKeys({ env: {} })).toEqual([]);
-    expect(lockedKeys({ env: { MDL_KIOSK_API_KEY_FILE: '/run/key', MDL_KIOSK_PROFILE: 'identity' } })).toEqual(['apiKey', 'profile']);
+    // A key from a locked source locks the backend address too: the key belongs to its backend.
+    expect(lockedKeys({ env: { MDL_KIOSK_API_KEY_FILE: '/run/key', MDL_KIOSK_PROFILE: 'identity' } })).toEqual(['backendUrl', 'apiKey', 'profile']);
+    expect(lockSources({ env: { MDL_KIOSK_API_KEY: 'k' }, managed: { backend: { baseUrl: 'https://a.example' } } }).get('backendUrl')).toBe('managed');
+    expect(lockSources({ env: { MDL_KIOSK_API_KEY: 'k' } }).get('backendUrl')).toBe('environment');
+    expect(backendUrlTiedToKey({ env: { MDL_KIOSK_API_KEY: 'k' } })).toBe(true);
+    expect(backendUrlTiedToKey({ env: { MDL_KIOSK_API_KEY: 'k', MDL_KIOSK_BACKEND_URL: 'https://a.example' } })).toBe(false);
+    expect(backendUrlTiedToKey({ env: {} })).toBe(false);
     expect(lockedKeys({ env: {}, overrides: { ble: { roles: 'none' }, timeouts: { errorDisplayMs: 9_000 } } })).toEqual(['bleRoles', 'timeouts.errorDisplayMs']);
     expect(lockedKeys({ env: {}, backendOverride: true })).toEqual(['backendUrl', 'apiKey']);
   });
