@@ -27,15 +27,21 @@ import {
   type ScreenState,
 } from '../common/kiosk-api.js';
 import type { Logger } from '../kiosk/log.js';
+import { loopbackPeerUser, type PeerUser } from './peer-user.js';
 import { applySecurityHeaders, securityHeaders } from './security-headers.js';
 import { serveStatic } from './static-files.js';
 
-/** What the host needs of the main side (KioskService satisfies it). */
-export type HostedService = KioskApiHandlers & {
-  state(): ScreenState;
+/** One connected screen: the API with a staff session of its own (KioskService.connectScreen). */
+export type HostedScreen = KioskApiHandlers & {
   onState(listener: (state: ScreenState) => void): () => void;
   staffUnlocked(): boolean;
+  close(): void;
 };
+
+/** What the host needs of the main side (KioskService satisfies it). */
+export interface HostedService {
+  connectScreen(): HostedScreen;
+}
 
 export interface HostOptions {
   readonly service: HostedService;
@@ -48,6 +54,11 @@ export interface HostOptions {
   readonly log: Logger;
   /** Calls per second one connection may make before it is closed with 1008 (default 50). */
   readonly maxCallsPerSecond?: number;
+  /**
+   * Who is at the other end of a connection (default on Linux: src/host/peer-user.ts; elsewhere not
+   * known). A screen of another OS user than the host's is refused.
+   */
+  readonly peerUser?: (serverPort: number, clientPort: number) => PeerUser;
 }
 
 export interface RunningHost {
@@ -113,6 +124,10 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   const rendererDir = options.rendererDir ?? defaultRendererDir();
   const maxCalls = options.maxCallsPerSecond ?? DEFAULT_MAX_CALLS_PER_SECOND;
   const token = randomBytes(32).toString('base64url');
+  const ownUid = process.getuid?.();
+  // Only where the kernel tells (Linux); elsewhere the token alone admits a screen (docs/browser-host.md).
+  const peerUser = options.peerUser ?? (process.platform === 'linux' && ownUid !== undefined ? loopbackPeerUser : undefined);
+  let peerUnknownLogged = false;
   let port = 0;
   const allowedHosts = (): Set<string> => new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
   const allowedOrigins = (): Set<string> => new Set([`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`]);
@@ -181,6 +196,15 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
       refuseUpgrade(socket, 400, `bad request: the subprotocol ${API_SUBPROTOCOL} is required`);
       return;
     }
+    const peer = peerUser?.(port, req.socket.remotePort ?? 0);
+    if (peer !== undefined && 'uid' in peer && peer.uid !== ownUid) {
+      refuseUpgrade(socket, 403, 'forbidden: the screen runs as another user than the kiosk host (run the browser as the host\'s user)');
+      return;
+    }
+    if (peer !== undefined && 'unknown' in peer && !peerUnknownLogged) {
+      peerUnknownLogged = true;
+      log.warn({ event: 'host_peer_user_unknown' }, `the user of a screen connection cannot be told: ${peer.unknown}`);
+    }
     wss.handleUpgrade(req, socket, head, (ws) => {
       onConnection(ws);
     });
@@ -198,27 +222,20 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     ws.send(typeof message === 'string' ? message : JSON.stringify(message));
   }
 
-  // One serialisation per state for every screen.
-  let lastState: ScreenState | undefined;
-  let lastStateText = '';
-  function stateText(state: ScreenState): string {
-    if (state !== lastState) {
-      lastState = state;
-      lastStateText = JSON.stringify({ type: 'state', state } satisfies HostMessage);
-    }
-    return lastStateText;
-  }
-
   function onConnection(ws: WebSocket): void {
     connections.add(ws);
     log.info({ event: 'host_screen_connected', count: connections.size }, 'a screen connected');
     let windowStart = Date.now();
     let calls = 0;
     let closing = false;
-    const unsubscribe = service.onState((state) => send(ws, stateText(state)));
+    // Each socket is a screen of its own: a staff session opened here is this socket's only, and ends
+    // with it (another tab, or another program holding the token, sees the staff screens locked).
+    const screen = service.connectScreen();
+    const unsubscribe = screen.onState((state) => send(ws, JSON.stringify({ type: 'state', state } satisfies HostMessage)));
     ws.on('close', () => {
       connections.delete(ws);
       unsubscribe();
+      screen.close();
       log.info({ event: 'host_screen_disconnected', count: connections.size }, 'a screen disconnected');
     });
     ws.on('error', (e: Error & { code?: string }) => {
@@ -242,11 +259,11 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
         send(ws, { type: 'refused', error: errorBody('invalid_message', 'binary frames are not accepted: send JSON text') });
         return;
       }
-      void handleText(ws, Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8'));
+      void handleText(ws, screen, Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8'));
     });
   }
 
-  async function handleText(ws: WebSocket, text: string): Promise<void> {
+  async function handleText(ws: WebSocket, screen: HostedScreen, text: string): Promise<void> {
     let raw: unknown;
     try {
       raw = JSON.parse(text);
@@ -265,7 +282,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
     }
     const { id, intent, args } = parsed.data;
     try {
-      const result = await dispatchIntent(service, intent, args, () => service.staffUnlocked());
+      const result = await dispatchIntent(screen, intent, args, () => screen.staffUnlocked());
       send(ws, { type: 'reply', id, ok: true, result });
     } catch (e) {
       if (e instanceof KioskApiError) {

@@ -239,8 +239,13 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
   });
   parts.window = kioskWindow;
   registry.setKioskScreen(kioskWindow.webContents);
-  const ipc = registerKioskIpc({ ipcMain, contents: kioskWindow.webContents, service, log });
-  stops.push(() => ipc.dispose());
+  // The kiosk window is one screen of the service: its staff session is its own.
+  const screen = service.connectScreen();
+  const ipc = registerKioskIpc({ ipcMain, contents: kioskWindow.webContents, service: screen, log });
+  stops.push(() => {
+    ipc.dispose();
+    screen.close();
+  });
   stops.push(
     watchRenderer({
       window: kioskWindow,

@@ -65,6 +65,15 @@ import {
 } from './settings-store.js';
 import { ManagedPinError, StaffGate, type ScryptParams } from './staff-pin.js';
 
+/** One screen connected to the service: the `KioskApi` with its own staff session and state stream. */
+export type ScreenConnection = KioskApiHandlers & {
+  state(): ScreenState;
+  onState(listener: (state: ScreenState) => void): () => void;
+  staffUnlocked(): boolean;
+  /** The screen is gone: its staff session ends. */
+  close(): void;
+};
+
 /** The devices one kiosk runtime uses; `qr` is the queue the screen's scans are pushed into. */
 export interface DeviceSet {
   readonly ports: DevicePorts;
@@ -132,6 +141,8 @@ const WAITING_PHASES: ReadonlySet<KioskView['phase']> = new Set(['ready', 'conne
 /** Phases with no customer at the counter. */
 const IDLE_PHASES: ReadonlySet<KioskView['phase']> = new Set(['ready', 'connecting', 'offline', 'config_error']);
 const MDOC_PREFIX = /^mdoc:/i;
+/** The connection id of the service's own handlers. */
+const SERVICE_SCREEN = 'service';
 const DEFAULT_LANGUAGE_RESET_MS = 60_000;
 const DEFAULT_SESSION_REFRESH_MS = 5_000;
 
@@ -393,8 +404,14 @@ export class KioskService implements KioskApiHandlers {
     return () => this.stateListeners.delete(listener);
   }
 
+  /** The service's own screen (see `own`) has a staff session. */
   staffUnlocked(): boolean {
-    return this.staff.unlocked();
+    return this.staff.unlocked(SERVICE_SCREEN);
+  }
+
+  /** Some screen has a staff session open. */
+  staffUnlockedAnywhere(): boolean {
+    return this.staff.anyUnlocked();
   }
 
   /**
@@ -402,7 +419,7 @@ export class KioskService implements KioskApiHandlers {
    * staff session is open. The updater installs only while this holds.
    */
   isIdle(): boolean {
-    return this.phase === 'running' && IDLE_PHASES.has(this.view.phase) && !this.staff.unlocked();
+    return this.phase === 'running' && IDLE_PHASES.has(this.view.phase) && !this.staff.anyUnlocked();
   }
 
   /** Every finished verification of whichever kiosk runs (it holds disclosed data: QA and tests only). */
@@ -437,7 +454,7 @@ export class KioskService implements KioskApiHandlers {
       },
       clearsAt: this.clearsAt,
       session: this.freshness,
-      staff: this.staff.state(),
+      staff: this.staff.state(SERVICE_SCREEN),
       testMode: this.options.testMode ?? false,
       backendOrigin: originOf(config.backend.baseUrl),
     };
@@ -564,7 +581,8 @@ export class KioskService implements KioskApiHandlers {
 
   /** The key and address the machine's configuration gives: every source but the settings screen. */
   private machineKey(settings: PersistedSettings): MachineKey {
-    const { backendUrl: _ignored, ...withoutBackend } = settings;
+    const withoutBackend: PersistedSettings = { ...settings };
+    delete withoutBackend.backendUrl;
     const resolved = this.resolve(withoutBackend, undefined);
     const sources: Partial<Record<LockSource, string>> = {
       environment: 'the environment',
@@ -780,15 +798,88 @@ export class KioskService implements KioskApiHandlers {
 
   // ------------------------------------------------------------ intents: staff
 
-  readonly unlock = (args: Args<'unlock'>): Promise<UnlockResult> => this.staff.unlock(args.pin);
+  /**
+   * The `KioskApi` of one screen connection: the customer intents are the kiosk's; the staff session is
+   * the connection's own (src/service/staff-pin.ts), and each staff action extends only that session.
+   */
+  private handlersFor(connection: string): KioskApiHandlers {
+    const staffAction =
+      <A extends unknown[], R>(run: (...args: A) => R) =>
+      (...args: A): R => {
+        this.staff.touch(connection);
+        return run(...args);
+      };
+    return {
+      qrScanned: (args) => this.qrScanned(args),
+      next: () => this.next(),
+      retry: () => this.retry(),
+      setLanguage: (args) => this.setLanguage(args),
+      reportCamera: (args) => this.reportCamera(args),
+      reportError: (args) => this.reportError(args),
+      unlock: (args) => this.staff.unlock(args.pin, connection),
+      lock: () => {
+        this.staff.lock(connection);
+        return { ok: true };
+      },
+      setProfile: staffAction((args: Args<'setProfile'>) => this.applyProfile(args)),
+      getSettings: staffAction(() => settingsView(this.effective, this.locked, this.lockedBy)),
+      saveSettings: staffAction((update: Args<'saveSettings'>) => this.queueSave(update)),
+      changePin: (args) => this.changePinOn(connection, args),
+      getDiagnostics: staffAction(() => ({ ...this.diagnostics.snapshot(this.version, this.startedAt, this.now()), app: this.appStatus() })),
+      selfTest: staffAction(() => this.runSelfTest()),
+    };
+  }
 
+  /**
+   * A screen connected to the kiosk (the Electron kiosk window, a browser-host socket): the `KioskApi`
+   * with a staff session of its own, and the state stream as this screen sees it. `close()` ends its
+   * staff session.
+   */
+  connectScreen(): ScreenConnection {
+    const id = `screen-${++this.screenCount}`;
+    const handlers = this.handlersFor(id);
+    const listeners = new Set<(state: ScreenState) => void>();
+    const view = (state: ScreenState): ScreenState => ({ ...state, staff: this.staff.state(id) });
+    const off = this.onState((state) => {
+      for (const listener of listeners) this.safeCall(listener, view(state));
+    });
+    let closed = false;
+    return {
+      ...handlers,
+      state: () => view(this.current),
+      onState: (listener) => {
+        listeners.add(listener);
+        this.safeCall(listener, view(this.current));
+        return () => listeners.delete(listener);
+      },
+      staffUnlocked: () => !closed && this.staff.unlocked(id),
+      close: () => {
+        if (closed) return;
+        closed = true;
+        off();
+        listeners.clear();
+        this.staff.lock(id);
+      },
+    };
+  }
+
+  private screenCount = 0;
+  /** The service's own handlers (tests, the QA demo's scanner link) act as one screen of their own. */
+  private readonly own = this.handlersFor(SERVICE_SCREEN);
+
+  readonly unlock = (args: Args<'unlock'>): Promise<UnlockResult> => this.staff.unlock(args.pin, SERVICE_SCREEN);
   readonly lock = (): Ok => {
-    this.staff.lock();
+    this.staff.lock(SERVICE_SCREEN);
     return { ok: true };
   };
+  readonly setProfile = (args: Args<'setProfile'>): Promise<Ok> => this.own.setProfile(args) as Promise<Ok>;
+  readonly getSettings = (): Settings => this.own.getSettings({}) as Settings;
+  readonly saveSettings = (update: Args<'saveSettings'>): Promise<SaveResult> => this.own.saveSettings(update) as Promise<SaveResult>;
+  readonly changePin = (args: Args<'changePin'>): Promise<Ok | { ok: false; errors: FieldError[] }> => this.changePinOn(SERVICE_SCREEN, args);
+  readonly getDiagnostics = (): Diagnostics => this.own.getDiagnostics({}) as Diagnostics;
+  readonly selfTest = (): { checks: SelfTestCheck[] } => this.own.selfTest({}) as { checks: SelfTestCheck[] };
 
-  readonly setProfile = async (args: Args<'setProfile'>): Promise<Ok> => {
-    this.staff.touch();
+  private async applyProfile(args: Args<'setProfile'>): Promise<Ok> {
     if (this.locked.includes('profile')) {
       const refused = lockedErrors({ profile: args.name }, this.locked, this.lockedBy, this.options.managed?.path)[0];
       throw new KioskApiError('invalid_args', `setProfile: ${refused?.message ?? 'the profile cannot be changed here'}`);
@@ -802,21 +893,15 @@ export class KioskService implements KioskApiHandlers {
     if (!this.kiosk) this.view = { ...this.view, profile: args.name };
     this.publish();
     return { ok: true };
-  };
+  }
 
-  readonly getSettings = (): Settings => {
-    this.staff.touch();
-    return settingsView(this.effective, this.locked, this.lockedBy);
-  };
-
-  readonly saveSettings = (update: Args<'saveSettings'>): Promise<SaveResult> => {
+  private queueSave(update: Args<'saveSettings'>): Promise<SaveResult> {
     const run = this.saving.then(() => this.save(update));
     this.saving = run.catch(() => undefined);
     return run;
-  };
+  }
 
   private async save(update: Args<'saveSettings'>): Promise<SaveResult> {
-    this.staff.touch();
     const refused = lockedErrors(update, this.locked, this.lockedBy, this.options.managed?.path, this.urlTiedToKey);
     if (refused.length > 0) return { ok: false, errors: refused };
     if (update.apiKey !== undefined && update.clearApiKey) {
@@ -868,11 +953,11 @@ export class KioskService implements KioskApiHandlers {
     return { ok: true, settings: settingsView(candidate.config, this.locked, this.lockedBy) };
   }
 
-  readonly changePin = async (args: Args<'changePin'>): Promise<Ok | { ok: false; errors: FieldError[] }> => {
+  private async changePinOn(connection: string, args: Args<'changePin'>): Promise<Ok | { ok: false; errors: FieldError[] }> {
     // The current PIN again: an unlocked screen left alone must not let the next person take the PIN over.
-    const check = await this.staff.unlock(args.current);
+    const check = await this.staff.unlock(args.current, connection);
     if (!check.ok) {
-      if (check.reason === 'locked_out') this.staff.lock();
+      if (check.reason === 'locked_out') this.staff.lock(connection);
       const message = check.reason === 'wrong_pin' ? `wrong PIN (${check.attemptsLeft ?? 0} attempts left)` : check.reason === 'locked_out' ? 'too many wrong PINs: the staff screens are locked' : 'no staff PIN is set';
       return { ok: false, errors: [{ key: 'current', message }] };
     }
@@ -882,14 +967,9 @@ export class KioskService implements KioskApiHandlers {
       const why = e instanceof ManagedPinError ? e.message : `the PIN could not be stored: ${errorText(e)}`;
       return { ok: false, errors: [{ key: 'next', message: why.slice(0, 1_000) }] };
     }
-    this.staff.touch();
+    this.staff.touch(connection);
     return { ok: true };
-  };
-
-  readonly getDiagnostics = (): Diagnostics => {
-    this.staff.touch();
-    return { ...this.diagnostics.snapshot(this.version, this.startedAt, this.now()), app: this.appStatus() };
-  };
+  }
 
   /** The application's status for diagnostics: the shell's report, completed with what the service knows. */
   appStatus(): AppStatus {
@@ -918,11 +998,10 @@ export class KioskService implements KioskApiHandlers {
     return { ok: true };
   };
 
-  readonly selfTest = (): { checks: SelfTestCheck[] } => {
-    this.staff.touch();
+  private runSelfTest(): { checks: SelfTestCheck[] } {
     const camera = this.cameraProblem ?? this.cameraReport;
     const checks = runSelfTest({ view: this.view, ports: this.devices?.ports ?? EMPTY_DEVICES, camera: camera && { ...camera, worked: this.cameraWorked } });
     this.log.info({ event: 'self_test', count: checks.filter((c) => !c.ok).length }, 'self-test run');
     return { checks };
-  };
+  }
 }

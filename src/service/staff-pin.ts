@@ -2,8 +2,11 @@
  * The staff PIN: stored only as a salted scrypt hash (`scrypt$N$r$p$saltB64$hashB64`), compared in
  * constant time, with a lockout after `staff.maxAttempts` wrong PINs in a row that doubles with each
  * further lockout (up to an hour). The counter and the lockout are persisted, so restarting the kiosk
- * does not buy an attacker fresh attempts. An unlocked staff session ends after `staff.unlockMs` without
- * a staff action.
+ * does not buy an attacker fresh attempts.
+ *
+ * A staff session belongs to the screen connection that entered the PIN (the Electron kiosk window, or
+ * one browser-host socket): other connections stay locked, and the session ends when its connection
+ * closes, locks, or goes `staff.unlockMs` without a staff action.
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import type { StaffState, UnlockResult } from '../common/kiosk-api.js';
@@ -86,10 +89,16 @@ export class ManagedPinError extends Error {
   override readonly name = 'ManagedPinError';
 }
 
+/** One connection's unlocked staff session. */
+interface StaffSession {
+  until: number;
+  timer: NodeJS.Timeout;
+}
+
 export class StaffGate {
   private record: StaffRecord;
-  private unlockedUntil: number | null = null;
-  private expiryTimer: NodeJS.Timeout | undefined;
+  /** Unlocked sessions by connection. */
+  private readonly sessions = new Map<string, StaffSession>();
   /** Checks run one at a time: parallel guesses cannot overtake the counter. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -110,24 +119,34 @@ export class StaffGate {
     return this.pinHash !== undefined;
   }
 
-  unlocked(): boolean {
-    return this.unlockedUntil !== null && this.options.now() < this.unlockedUntil;
+  /** The connection has an unlocked staff session. */
+  unlocked(connection: string): boolean {
+    const session = this.sessions.get(connection);
+    return session !== undefined && this.options.now() < session.until;
   }
 
-  state(): StaffState {
+  /** Some connection has an unlocked staff session (the updater waits for none). */
+  anyUnlocked(): boolean {
+    for (const connection of this.sessions.keys()) if (this.unlocked(connection)) return true;
+    return false;
+  }
+
+  /** The staff state as `connection` sees it: its own session, the kiosk-wide PIN and lockout. */
+  state(connection: string): StaffState {
     const now = this.options.now();
     const lockedOutUntil = this.record.lockedOutUntil !== null && this.record.lockedOutUntil > now ? this.record.lockedOutUntil : null;
-    const unlocked = this.unlocked();
-    return { pinConfigured: this.pinConfigured, unlocked, unlockedUntil: unlocked ? this.unlockedUntil : null, lockedOutUntil };
+    const unlocked = this.unlocked(connection);
+    return { pinConfigured: this.pinConfigured, unlocked, unlockedUntil: unlocked ? (this.sessions.get(connection)?.until ?? null) : null, lockedOutUntil };
   }
 
-  unlock(pin: string): Promise<UnlockResult> {
-    const run = this.queue.then(() => this.check(pin));
+  /** Checks the PIN; a match opens a staff session for `connection` only. */
+  unlock(pin: string, connection: string): Promise<UnlockResult> {
+    const run = this.queue.then(() => this.check(pin, connection));
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async check(pin: string): Promise<UnlockResult> {
+  private async check(pin: string, connection: string): Promise<UnlockResult> {
     const stored = this.pinHash;
     if (stored === undefined) return { ok: false, reason: 'no_pin' };
     const now = this.options.now();
@@ -146,10 +165,10 @@ export class StaffGate {
     const { maxAttempts, lockoutMs } = this.options.config();
     if (match) {
       await this.save({ ...this.record, failures: 0, lockouts: 0, lockedOutUntil: null });
-      this.extend();
+      const until = this.extend(connection);
       this.options.onEvent?.('staff_unlocked');
       this.options.onChange();
-      return { ok: true, unlockedUntil: this.unlockedUntil ?? this.options.now() };
+      return { ok: true, unlockedUntil: until };
     }
     const failures = this.record.failures + 1;
     if (failures >= maxAttempts) {
@@ -171,39 +190,43 @@ export class StaffGate {
     await this.options.persist(record);
   }
 
-  /** A staff action: the unlocked session lasts `unlockMs` from now. No-op while locked. */
-  touch(): void {
-    if (this.unlocked()) this.extend();
+  /** A staff action on `connection`: its unlocked session lasts `unlockMs` from now. No-op while locked. */
+  touch(connection: string): void {
+    if (this.unlocked(connection)) this.extend(connection);
   }
 
-  private extend(): void {
-    this.unlockedUntil = this.options.now() + this.options.config().unlockMs;
-    clearTimeout(this.expiryTimer);
-    this.expiryTimer = setTimeout(() => this.expire(), this.options.config().unlockMs + 5);
-    this.expiryTimer.unref();
+  private extend(connection: string): number {
+    const { unlockMs } = this.options.config();
+    const until = this.options.now() + unlockMs;
+    clearTimeout(this.sessions.get(connection)?.timer);
+    const timer = setTimeout(() => this.expire(connection), unlockMs + 5);
+    timer.unref();
+    this.sessions.set(connection, { until, timer });
+    return until;
   }
 
-  private expire(): void {
-    if (this.unlockedUntil === null) return;
-    if (this.unlocked()) {
+  private expire(connection: string): void {
+    const session = this.sessions.get(connection);
+    if (session === undefined) return;
+    if (this.unlocked(connection)) {
       // Extended meanwhile by a clock the timer does not know (tests move `now`).
-      this.expiryTimer = setTimeout(() => this.expire(), Math.max(5, this.unlockedUntil - this.options.now()));
-      this.expiryTimer.unref();
+      session.timer = setTimeout(() => this.expire(connection), Math.max(5, session.until - this.options.now()));
+      session.timer.unref();
       return;
     }
-    this.unlockedUntil = null;
+    this.sessions.delete(connection);
     this.options.onEvent?.('staff_locked');
     this.options.onChange();
   }
 
-  lock(): void {
-    clearTimeout(this.expiryTimer);
-    const was = this.unlockedUntil !== null;
-    this.unlockedUntil = null;
-    if (was) {
-      this.options.onEvent?.('staff_locked');
-      this.options.onChange();
-    }
+  /** Ends `connection`'s staff session (Lock, or the connection closed). */
+  lock(connection: string): void {
+    const session = this.sessions.get(connection);
+    if (session === undefined) return;
+    clearTimeout(session.timer);
+    this.sessions.delete(connection);
+    this.options.onEvent?.('staff_locked');
+    this.options.onChange();
   }
 
   /** Sets a new PIN (staff, or `--set-pin`); clears the wrong-PIN counter and any lockout. */
@@ -217,6 +240,7 @@ export class StaffGate {
   }
 
   dispose(): void {
-    clearTimeout(this.expiryTimer);
+    for (const session of this.sessions.values()) clearTimeout(session.timer);
+    this.sessions.clear();
   }
 }

@@ -56,12 +56,12 @@ describe('keyboard only', () => {
     await page.keyboard.type(stack.pin ?? '');
     await page.keyboard.press('Enter');
     await stack.waitForScreen('settings');
-    expect(stack.service.staffUnlocked()).toBe(true);
+    expect(stack.service.staffUnlockedAnywhere()).toBe(true);
     await checkScreen(stack, 'keyboard-settings');
     await tabTo(page, (f) => f.text === 'Lock');
     await page.keyboard.press('Enter');
     await stack.waitForScreen('ready');
-    await expect.poll(() => stack.service.staffUnlocked()).toBe(false);
+    await expect.poll(() => stack.service.staffUnlockedAnywhere()).toBe(false);
   });
 
   it('"Next customer" is reached and used by keyboard', async () => {

@@ -33,7 +33,7 @@ describe('staff settings and languages', () => {
     await pinField.fill('000000');
     await page.getByRole('button', { name: 'Unlock' }).click();
     await expect.poll(() => page.getByText('Wrong PIN.').count()).toBeGreaterThan(0);
-    expect(stack.service.staffUnlocked()).toBe(false);
+    expect(stack.service.staffUnlockedAnywhere()).toBe(false);
     await pinField.fill(stack.pin ?? '');
     await page.getByRole('button', { name: 'Unlock' }).click();
     await stack.waitForScreen('settings');
@@ -66,7 +66,7 @@ describe('staff settings and languages', () => {
     await fillPins(stack.pin ?? '');
     await expect.poll(() => pinForm.locator('[data-field="pin.next"] [data-testid="field-error"]').textContent(), { timeout: 10_000 }).toContain('cannot be changed here');
     expect(await pinForm.locator('[data-field="pin.current"] [data-testid="field-error"]').count()).toBe(0);
-    expect(stack.service.staffUnlocked()).toBe(true);
+    expect(stack.service.staffUnlockedAnywhere()).toBe(true);
 
     await page.getByRole('button', { name: 'Diagnostics' }).click();
     await stack.waitForScreen('diagnostics');
@@ -92,12 +92,12 @@ describe('staff settings and languages', () => {
     await checkScreen(stack, 'diagnostics-self-test');
 
     await page.getByRole('button', { name: 'Lock' }).click();
-    await expect.poll(() => stack.service.staffUnlocked()).toBe(false);
+    await expect.poll(() => stack.service.staffUnlockedAnywhere()).toBe(false);
 
     // A staff session opened elsewhere while a customer screen shows is locked by the screen at once.
     const unlocked = UnlockResult.parse(await dispatchIntent(stack.service, 'unlock', { pin: stack.pin ?? '' }, () => false));
     expect(unlocked.ok).toBe(true);
-    await expect.poll(() => stack.service.staffUnlocked(), { timeout: 5_000 }).toBe(false);
+    await expect.poll(() => stack.service.staffUnlockedAnywhere(), { timeout: 5_000 }).toBe(false);
     // With the key the kiosk connects by itself.
     await stack.waitForScreen('ready', 30_000);
   }, 60_000);

@@ -63,12 +63,7 @@ afterEach(async () => {
 
 async function start(options: ServiceFixtureOptions): Promise<ServiceFixture> {
   const pinHash = await hashPin(PIN, TEST_SCRYPT);
-  const overrides = options.overrides;
-  fixture = await startServiceFixture({
-    backend: 'none',
-    ...options,
-    overrides: (url: string) => ({ staff: { pinHash }, ...(typeof overrides === 'function' ? overrides(url) : overrides) }),
-  });
+  fixture = await startServiceFixture({ backend: 'none', ...options, overrides: { staff: { pinHash }, ...options.overrides } });
   return fixture;
 }
 
@@ -133,18 +128,20 @@ describe('a URL change without a key for the new origin is refused, for every ke
     });
   }
 
-  for (const [name, options] of [
+  for (const [name, options, sourceName] of [
     ['MDL_KIOSK_API_KEY', { env: { MDL_KIOSK_API_KEY: API_KEY } }, 'the environment'],
-    ['MDL_KIOSK_API_KEY_FILE', { env: () => ({ MDL_KIOSK_API_KEY_FILE: join(dir, 'env-key.txt') }) }, 'the environment'],
+    ['MDL_KIOSK_API_KEY_FILE', { envKeyFile: true }, 'the environment'],
     ['the command line', { overrides: { backend: { apiKeyFile: '' } } }, 'the command line'],
     ['the managed file', { managedKeyFile: true }, 'the managed configuration file'],
   ] as const) {
     it(`${name}: the key's source locks the backend address too (with the URL from the config file)`, async () => {
+      const source = sourceName;
       const file = await keyFile('env-key.txt');
       const managed = 'managedKeyFile' in options ? { path: join(dir, 'managed.json'), layer: { backend: { apiKeyFile: file } } } : undefined;
       const f = await start({
         config: (url) => ({ backend: { baseUrl: url } }),
         ...('env' in options ? { env: options.env } : {}),
+        ...('envKeyFile' in options ? { env: { MDL_KIOSK_API_KEY_FILE: file } } : {}),
         ...('overrides' in options ? { overrides: { backend: { apiKeyFile: file } } } : {}),
         ...(managed ? { service: { managed } } : {}),
       });
@@ -154,7 +151,7 @@ describe('a URL change without a key for the new origin is refused, for every ke
       expect(settings.locked).toContain('backendUrl');
       const moved = await save(f, { backendUrl: collector.url });
       expect(moved).toMatchObject({ ok: false, errors: [{ key: 'backendUrl' }] });
-      expect(JSON.stringify(moved)).toContain('belongs to the API key set by');
+      expect(JSON.stringify(moved)).toContain(`belongs to the API key set by ${source}`);
       await stillOnItsOwnBackend(f);
     });
   }

@@ -48,8 +48,8 @@ export interface ServiceFixtureOptions {
   /** The config file's content besides SERVICE_TIMEOUTS. */
   readonly config?: WithBackend<Record<string, unknown>>;
   /** Command-line values (locked in the settings). */
-  readonly overrides?: WithBackend<Record<string, unknown>>;
-  readonly env?: WithBackend<NodeJS.ProcessEnv>;
+  readonly overrides?: Record<string, unknown>;
+  readonly env?: NodeJS.ProcessEnv;
   /** Use the mock backend as the demo does (locked), or configure nothing (config_error). */
   readonly backend?: 'override' | 'none';
   readonly secrets?: SecretStore;
@@ -109,9 +109,9 @@ export async function startServiceFixture(options: ServiceFixtureOptions = {}): 
   const service = new KioskService({
     devices,
     dataDir,
-    env: given(options.env) ?? {},
+    env: options.env ?? {},
     configFile,
-    ...(options.overrides ? { overrides: given(options.overrides) } : {}),
+    ...(options.overrides ? { overrides: options.overrides } : {}),
     secrets,
     ...(options.backend === 'none' ? {} : { backendOverride: { baseUrl: backend.url, apiKey: API_KEY } }),
     testMode: true,

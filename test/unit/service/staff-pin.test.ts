@@ -54,37 +54,37 @@ describe('StaffGate', () => {
 
   it('unlocks with the right PIN for unlockMs, extended by staff actions', async () => {
     const { staff, clock } = await gate();
-    expect(staff.state()).toEqual({ pinConfigured: true, unlocked: false, unlockedUntil: null, lockedOutUntil: null });
-    expect(await staff.unlock('4321')).toEqual({ ok: true, unlockedUntil: clock.now + STAFF.unlockMs });
+    expect(staff.state('screen-a')).toEqual({ pinConfigured: true, unlocked: false, unlockedUntil: null, lockedOutUntil: null });
+    expect(await staff.unlock('4321', 'screen-a')).toEqual({ ok: true, unlockedUntil: clock.now + STAFF.unlockMs });
     clock.now += 100_000;
-    staff.touch();
+    staff.touch('screen-a');
     clock.now += 100_000;
-    expect(staff.unlocked()).toBe(true);
+    expect(staff.unlocked('screen-a')).toBe(true);
     clock.now += 30_000;
-    expect(staff.unlocked()).toBe(false);
-    staff.touch(); // no effect once expired
-    expect(staff.unlocked()).toBe(false);
+    expect(staff.unlocked('screen-a')).toBe(false);
+    staff.touch('screen-a'); // no effect once expired
+    expect(staff.unlocked('screen-a')).toBe(false);
     staff.dispose();
   });
 
   it('locks out after maxAttempts wrong PINs, doubling per lockout; the counter survives a restart', async () => {
     const { staff, store, clock, make } = await gate();
-    expect(await staff.unlock('0000')).toEqual({ ok: false, reason: 'wrong_pin', attemptsLeft: 2 });
-    expect(await staff.unlock('abc')).toEqual({ ok: false, reason: 'wrong_pin', attemptsLeft: 1 });
-    expect(await staff.unlock('1111')).toEqual({ ok: false, reason: 'locked_out', retryAfterMs: 60_000 });
+    expect(await staff.unlock('0000', 'screen-a')).toEqual({ ok: false, reason: 'wrong_pin', attemptsLeft: 2 });
+    expect(await staff.unlock('abc', 'screen-a')).toEqual({ ok: false, reason: 'wrong_pin', attemptsLeft: 1 });
+    expect(await staff.unlock('1111', 'screen-a')).toEqual({ ok: false, reason: 'locked_out', retryAfterMs: 60_000 });
     // Even the right PIN is refused during the lockout, without being checked.
-    expect(await staff.unlock('4321')).toMatchObject({ ok: false, reason: 'locked_out' });
+    expect(await staff.unlock('4321', 'screen-a')).toMatchObject({ ok: false, reason: 'locked_out' });
     // A restart reads the persisted lockout.
     const reloaded = new SettingsStore(store.path.replace(/\/settings\.json$/, ''));
     const { staff: record } = await reloaded.load();
     expect(record).toMatchObject({ failures: 0, lockouts: 1, lockedOutUntil: clock.now + 60_000 });
     const restarted = make(record);
-    expect(await restarted.unlock('4321')).toMatchObject({ ok: false, reason: 'locked_out', retryAfterMs: 60_000 });
+    expect(await restarted.unlock('4321', 'screen-a')).toMatchObject({ ok: false, reason: 'locked_out', retryAfterMs: 60_000 });
     clock.now += 60_001;
-    for (let i = 0; i < 3; i++) await restarted.unlock('9999');
-    expect(restarted.state().lockedOutUntil).toBe(clock.now + 120_000);
+    for (let i = 0; i < 3; i++) await restarted.unlock('9999', 'screen-a');
+    expect(restarted.state('screen-a').lockedOutUntil).toBe(clock.now + 120_000);
     clock.now += 120_001;
-    expect(await restarted.unlock('4321')).toMatchObject({ ok: true });
+    expect(await restarted.unlock('4321', 'screen-a')).toMatchObject({ ok: true });
     const file = JSON.parse(await readFile(store.path, 'utf8')) as { staff: StaffRecord };
     expect(file.staff).toMatchObject({ failures: 0, lockouts: 0, lockedOutUntil: null });
     restarted.dispose();
@@ -93,23 +93,45 @@ describe('StaffGate', () => {
 
   it('caps the lockout at one hour', async () => {
     const { staff } = await gate({ lockouts: 20 });
-    for (let i = 0; i < 3; i++) await staff.unlock('0000');
-    expect(await staff.unlock('4321')).toMatchObject({ reason: 'locked_out', retryAfterMs: MAX_LOCKOUT_MS });
+    for (let i = 0; i < 3; i++) await staff.unlock('0000', 'screen-a');
+    expect(await staff.unlock('4321', 'screen-a')).toMatchObject({ reason: 'locked_out', retryAfterMs: MAX_LOCKOUT_MS });
   });
 
   it('parallel guesses are checked one at a time', async () => {
     const { staff } = await gate();
-    const results = await Promise.all(['1', '2', '3', '4', '5'].map((d) => staff.unlock(d.repeat(4))));
+    const results = await Promise.all(['1', '2', '3', '4', '5'].map((d) => staff.unlock(d.repeat(4), 'screen-a')));
     expect(results.map((r) => (r.ok ? 'ok' : r.reason))).toEqual(['wrong_pin', 'wrong_pin', 'locked_out', 'locked_out', 'locked_out']);
   });
 
   it('without a PIN every unlock says no_pin; setPin sets one and clears a lockout', async () => {
     const { staff } = await gate({ pinHash: undefined, lockouts: 2, lockedOutUntil: 9e15 });
     const noPin = new StaffGate({ config: () => STAFF, record: { failures: 0, lockouts: 0, lockedOutUntil: null }, persist: () => Promise.resolve(), now: Date.now, onChange: () => undefined });
-    expect(await noPin.unlock('1234')).toEqual({ ok: false, reason: 'no_pin' });
+    expect(await noPin.unlock('1234', 'screen-a')).toEqual({ ok: false, reason: 'no_pin' });
     await noPin.setPin('24680');
-    expect(await noPin.unlock('24680')).toMatchObject({ ok: true });
+    expect(await noPin.unlock('24680', 'screen-a')).toMatchObject({ ok: true });
     noPin.dispose();
     await expect(staff.setPin('12a4')).rejects.toThrow();
+  });
+
+  it('a staff session belongs to the connection that entered the PIN: others stay locked; lock and expiry end only that one', async () => {
+    const { staff, clock } = await gate();
+    expect(await staff.unlock('4321', 'screen-a')).toMatchObject({ ok: true });
+    expect(staff.unlocked('screen-a')).toBe(true);
+    expect(staff.unlocked('screen-b')).toBe(false);
+    expect(staff.state('screen-b')).toMatchObject({ unlocked: false, unlockedUntil: null });
+    expect(staff.anyUnlocked()).toBe(true);
+    // A staff action of another connection extends nothing of A's (and opens nothing for B).
+    clock.now += 100_000;
+    staff.touch('screen-b');
+    expect(staff.unlocked('screen-b')).toBe(false);
+    expect(await staff.unlock('4321', 'screen-b')).toMatchObject({ ok: true });
+    // B locks: A is still unlocked.
+    staff.lock('screen-b');
+    expect(staff.unlocked('screen-b')).toBe(false);
+    expect(staff.unlocked('screen-a')).toBe(true);
+    clock.now += 30_000;
+    expect(staff.unlocked('screen-a')).toBe(false);
+    expect(staff.anyUnlocked()).toBe(false);
+    staff.dispose();
   });
 });
