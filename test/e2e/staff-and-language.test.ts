@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UnlockResult, dispatchIntent } from '../../src/common/kiosk-api.js';
-import { HOLDER_NEEDLES, base64Slice, checkScreen, pageTraces, personalDataLeft, startBrowserStack, stopBrowserStack, type BrowserStack } from '../support/e2e-browser.js';
+import { join } from 'node:path';
+import { HOLDER_NEEDLES, SCREENSHOT_DIR, base64Slice, checkScreen, pageTraces, personalDataLeft, startBrowserStack, stopBrowserStack, type BrowserStack } from '../support/e2e-browser.js';
 
 const READY_EN = 'Tap your phone or show your QR code';
 
@@ -94,12 +95,50 @@ describe('staff settings and languages', () => {
     await page.getByRole('button', { name: 'Lock' }).click();
     await expect.poll(() => stack.service.staffUnlockedAnywhere()).toBe(false);
 
-    // A staff session opened elsewhere while a customer screen shows is locked by the screen at once.
+    // A staff session opened elsewhere is that connection's own: this screen stays locked and shows nothing
+    // of it (and does not lock it either: that would be another screen's business).
     const unlocked = UnlockResult.parse(await dispatchIntent(stack.service, 'unlock', { pin: stack.pin ?? '' }, () => false));
     expect(unlocked.ok).toBe(true);
-    await expect.poll(() => stack.service.staffUnlockedAnywhere(), { timeout: 5_000 }).toBe(false);
     // With the key the kiosk connects by itself.
     await stack.waitForScreen('ready', 30_000);
+    expect(stack.service.staffUnlocked()).toBe(true);
+    expect(await stack.screen()).toBe('ready');
+    stack.service.lock();
+    expect(stack.service.staffUnlockedAnywhere()).toBe(false);
+  }, 60_000);
+
+  it('a second tab neither sees nor ends the staff session of the first: the PIN does not bounce back to Ready', async () => {
+    const { page } = stack;
+    await stack.waitForScreen('ready', 30_000);
+    const second = await stack.context.newPage();
+    try {
+      await second.goto(stack.host.url);
+      await second.waitForSelector('main[data-screen="ready"]', { timeout: 15_000 });
+      await page.getByTestId('staff-button').click();
+      await stack.waitForScreen('staff_pin');
+      await page.getByLabel('PIN', { exact: true }).fill(stack.pin ?? '');
+      await page.getByRole('button', { name: 'Unlock' }).click();
+      await stack.waitForScreen('settings');
+      // The second tab shows the customer screen and is told nothing of the session …
+      expect(await second.locator('main[data-screen]').getAttribute('data-screen')).toBe('ready');
+      // … and the first stays in its settings (before, the second tab locked the kiosk-wide session at once).
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(await stack.screen()).toBe('settings');
+      expect(stack.service.staffUnlockedAnywhere()).toBe(true);
+      await stack.shot('staff-two-tabs-first');
+      await second.screenshot({ path: join(SCREENSHOT_DIR, 'staff-two-tabs-second.png') });
+      // The second tab's own staff button asks for the PIN: it does not open the first tab's settings.
+      await second.getByTestId('staff-button').click();
+      await second.waitForSelector('main[data-screen="staff_pin"]', { timeout: 5_000 });
+      await second.getByRole('button', { name: 'Cancel' }).click();
+      await second.waitForSelector('main[data-screen="ready"]', { timeout: 5_000 });
+      expect(await stack.screen()).toBe('settings');
+    } finally {
+      await second.close();
+    }
+    await page.getByRole('button', { name: 'Lock' }).click();
+    await stack.waitForScreen('ready');
+    await expect.poll(() => stack.service.staffUnlockedAnywhere()).toBe(false);
   }, 60_000);
 
   it('a customer switches to Spanish; after "Next" the next customer gets English and no trace of them', async () => {
