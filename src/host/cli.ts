@@ -1,18 +1,20 @@
 /**
  * `npm run host -- [options]`: the production browser host on this machine's configured devices (PC/SC
  * reader, Bluetooth, the screen's camera and scanners). Prints the page URL (with its per-launch token)
- * on stdout; open it in Chromium on the same machine. SIGINT / SIGTERM stop everything.
+ * on stdout; open it in Chromium on the same machine. With `--url-file` the token goes only into that
+ * file (0600): stdout of a service ends up in the journal, which other users may read. SIGINT / SIGTERM
+ * stop everything.
  *
  * `--set-pin` sets the staff PIN and exits: from `MDL_KIOSK_STAFF_PIN` (provisioning scripts) or typed
  * twice without echo (or one line on a non-terminal stdin).
  */
-import { chmod, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { configuredDeviceFactory } from '../devices/configured-devices.js';
 import { createLogger } from '../kiosk/log.js';
+import { writeFileAtomic } from '../service/atomic-file.js';
 import { HealthRecorder } from '../service/health-record.js';
 import { KioskService } from '../service/kiosk-service.js';
 import { PinFormatError, provisionStaffPin } from '../service/provision-pin.js';
@@ -23,6 +25,8 @@ const USAGE = `Usage: npm run host -- [options]
 Runs the kiosk on this machine's devices and serves its screen on http://127.0.0.1 (loopback only).
 Prints the screen's URL (with a per-launch token) on stdout; open it in Chromium on this machine, e.g.
   chromium --kiosk --app="<URL>"
+With --url-file the URL with its token is written to that file only, and stdout gets the address
+without the token (a service's stdout goes to the system journal).
 
 Options:
   --config FILE      JSON configuration file (or MDL_KIOSK_CONFIG)
@@ -30,7 +34,8 @@ Options:
                      (default $XDG_CONFIG_HOME/mdl-kiosk, else ~/.config/mdl-kiosk)
   --port N           port on 127.0.0.1 (default 0: a free port)
   --nfc KIND         pcsc (default): the PC/SC contactless reader; none: no NFC
-  --url-file FILE    also write the screen's URL to FILE (mode 0600), for a kiosk session script
+  --url-file FILE    write the screen's URL with its token to FILE (mode 0600), for a kiosk session
+                     script, instead of printing the token
   --health-file FILE keep a health record (JSON, no personal data) in FILE for a monitoring agent,
                      rewritten every app.health.everySeconds and after each verification
   --log-level LEVEL  fatal|error|warn|info|debug|trace|silent (default info); JSON logs on stderr
@@ -170,11 +175,14 @@ async function main(): Promise<void> {
     await health?.stop();
     fail(`cannot listen: ${(e as Error).message}`);
   }
-  if (args['url-file'] !== undefined) {
-    await writeFile(args['url-file'], `${host.url}\n`, { mode: 0o600 });
-    await chmod(args['url-file'], 0o600);
+  const urlFile = args['url-file'] === undefined ? undefined : resolvePath(args['url-file']);
+  if (urlFile === undefined) {
+    process.stdout.write(`${host.url}\n`);
+  } else {
+    // Written whole and 0600 before anyone can read it (a temporary file renamed over the old one).
+    await writeFileAtomic(urlFile, `${host.url}\n`);
+    process.stdout.write(`host: the screen is at ${host.origin}/ ; its address with the token is in ${urlFile} (readable by this user only)\n`);
   }
-  process.stdout.write(`${host.url}\n`);
 
   const stop = async (): Promise<void> => {
     await host.stop();

@@ -1,8 +1,11 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { createConfiguredDevices } from '../../../src/devices/configured-devices.js';
 import { parseConfig } from '../../../src/kiosk/config.js';
 import { createLogger } from '../../../src/kiosk/log.js';
@@ -63,6 +66,108 @@ describe('npm run host', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
   });
+});
+
+describe('npm run host: the token stays out of every output, and the API key stays with its backend', () => {
+  /** A server on loopback that records the Authorization header of every request and answers 503. */
+  async function recorder(): Promise<{ url: string; seen: string[]; stop(): Promise<void> }> {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(`${req.method ?? ''} ${req.url ?? ''} ${req.headers.authorization ?? '(none)'}`);
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end('{}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    return {
+      url: `http://127.0.0.1:${port}/api`,
+      seen,
+      stop: () => new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+    };
+  }
+
+  it('the README\'s systemd set-up: --url-file keeps the token off stdout and stderr (trace logs too); a staff save of another backend URL is refused and the other server never gets the fleet key', async () => {
+    const dir = await tempDir();
+    const fleet = await recorder();
+    const other = await recorder();
+    try {
+      const apiKey = 'fleet-key-4f1c9d2e7a';
+      const keyFile = join(dir, 'api-key');
+      await writeFile(keyFile, `${apiKey}\n`, { mode: 0o600 });
+      const config = join(dir, 'config.json');
+      await writeFile(config, JSON.stringify({ backend: { baseUrl: fleet.url }, ble: { roles: 'none' } }));
+      const pin = '735091';
+      expect((await runCli('src/host/cli.ts', ['--set-pin', '--data-dir', join(dir, 'data')], { env: { MDL_KIOSK_STAFF_PIN: pin } })).code).toBe(0);
+      const urlFile = join(dir, 'run', 'url');
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'src/host/cli.ts', '--data-dir', join(dir, 'data'), '--nfc', 'none', '--log-level', 'trace', '--url-file', urlFile, '--health-file', join(dir, 'health.json')],
+        {
+          env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MDL_KIOSK_'))), MDL_KIOSK_CONFIG: config, MDL_KIOSK_API_KEY_FILE: keyFile },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      try {
+        await expect.poll(() => stdout, { timeout: 30_000 }).toContain('its address with the token is in');
+        const url = (await readFile(urlFile, 'utf8')).trim();
+        expect((await stat(urlFile)).mode & 0o777).toBe(0o600);
+        const token = /#token=([A-Za-z0-9_-]{43})$/.exec(url)?.[1] ?? '';
+        expect(token).toHaveLength(43);
+        expect(stdout).toMatch(new RegExp(`^host: the screen is at http://127\\.0\\.0\\.1:\\d+/ ; its address with the token is in ${urlFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'm'));
+        // The kiosk uses the fleet key with the fleet backend.
+        await expect.poll(() => fleet.seen.length, { timeout: 15_000 }).toBeGreaterThan(0);
+        expect(fleet.seen[0]).toBe(`POST /api/sessions Bearer ${apiKey}`);
+
+        const origin = new URL(url).origin;
+        const ws = new WebSocket(`${origin.replace('http', 'ws')}/api`, ['mdl-kiosk.v1', `auth.${token}`], { origin });
+        const replies = new Map<number, (m: { ok: boolean; result?: unknown; error?: unknown }) => void>();
+        ws.on('message', (data: Buffer) => {
+          const m = JSON.parse(data.toString()) as { type: string; id: number; ok: boolean };
+          if (m.type === 'reply') replies.get(m.id)?.(m);
+        });
+        await new Promise((resolve, reject) => {
+          ws.once('open', resolve);
+          ws.once('error', reject);
+        });
+        let id = 0;
+        const call = (intent: string, args: unknown): Promise<{ ok: boolean; result?: unknown; error?: unknown }> =>
+          new Promise((resolve) => {
+            replies.set(++id, resolve);
+            ws.send(JSON.stringify({ type: 'call', id, intent, args }));
+          });
+        expect(await call('unlock', { pin })).toMatchObject({ ok: true, result: { ok: true } });
+        const saved = await call('saveSettings', { backendUrl: other.url });
+        expect(saved).toMatchObject({ ok: true, result: { ok: false, errors: [{ key: 'backendUrl' }] } });
+        expect(JSON.stringify(saved)).toContain('belongs to the API key set by the environment');
+        ws.close();
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        expect(other.seen).toEqual([]);
+      } finally {
+        child.kill('SIGTERM');
+      }
+      expect(await exited).toBe(0);
+      const token = /#token=([A-Za-z0-9_-]{43})/.exec(await readFile(urlFile, 'utf8'))?.[1] ?? 'missing';
+      // Every output: stdout, stderr (JSON logs at trace level), the health record and the data folder.
+      const files = await readdir(join(dir, 'data'));
+      const written = await Promise.all([join(dir, 'health.json'), ...files.map((f) => join(dir, 'data', f))].map((f) => readFile(f, 'utf8')));
+      for (const [where, text] of [['stdout', stdout], ['stderr', stderr], ...written.map((t, i) => [`file ${i}`, t] as const)] as const) {
+        expect(text, where).not.toContain(token);
+        expect(text, where).not.toContain('fleet-key-4f1c9d2e7a');
+      }
+      expect(stderr).toContain('"event":"host_started"'); // the JSON log was written, and searched
+    } finally {
+      await fleet.stop();
+      await other.stop();
+    }
+  }, 60_000);
 });
 
 describe('configured devices', () => {
