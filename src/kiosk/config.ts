@@ -364,6 +364,45 @@ export function mergeConfig(base: Json, over: Json): Json {
   return out;
 }
 
+/**
+ * Keys a packaged production kiosk takes only from the managed machine file: they loosen the lockdown,
+ * change where updates or trust come from, or weaken the staff PIN's protection, and every other source
+ * (a config file in the kiosk user's folder, the environment, the launcher's command line) can be changed
+ * by whoever may edit the kiosk user's files or its shortcut. A path names a key or a whole section.
+ * docs/installer-guide.md lists them with the reason for each.
+ */
+export const MANAGED_ONLY_KEYS: readonly string[] = [
+  'app.kioskMode',
+  'app.devTools',
+  'app.allowBasicTextSecrets',
+  'app.updates',
+  'backend.allowInsecure',
+  'backend.tls.caFile',
+  'privacy.backendErrorText',
+  'staff.pinHash',
+  'staff.maxAttempts',
+  'staff.lockoutMs',
+  'staff.unlockMs',
+];
+
+/** A layer without the given dotted paths, and which of them it set. */
+export function withoutPaths(layer: Json, paths: readonly string[]): { layer: Json; removed: string[] } {
+  const removed: string[] = [];
+  const out = structuredClone(layer);
+  for (const path of paths) {
+    const keys = path.split('.');
+    let node: unknown = out;
+    for (const key of keys.slice(0, -1)) node = isJsonObject(node) ? node[key] : undefined;
+    const last = keys.at(-1) ?? '';
+    if (isJsonObject(node) && node[last] !== undefined) {
+      removed.push(path);
+      // eslint-disable-next-line @typescript-eslint/no-dynamic-delete -- removing a key named by the policy list
+      delete node[last];
+    }
+  }
+  return { layer: out, removed };
+}
+
 export interface LoadConfigOptions {
   /** Path of a JSON config file; falls back to `env.MDL_KIOSK_CONFIG`. */
   readonly file?: string;
@@ -380,6 +419,12 @@ export interface LoadConfigOptions {
    * command line, because it is the fleet's policy and a local shortcut or script must not undo it.
    */
   readonly managed?: Json;
+  /**
+   * Paths honoured only from the managed layer ({@link MANAGED_ONLY_KEYS} in a packaged production app):
+   * every other layer's values for them are dropped, and `onIgnored` hears of each.
+   */
+  readonly managedOnly?: readonly string[];
+  readonly onIgnored?: (source: 'config file' | 'saved settings' | 'environment' | 'command line', path: string) => void;
 }
 
 /**
@@ -449,12 +494,18 @@ export function environmentLayer(env: NodeJS.ProcessEnv): Json {
 /** Every source merged in precedence order, not yet validated (the settings screen validates a candidate). */
 export function mergeConfigSources(options: LoadConfigOptions = {}): Json {
   const env = options.env ?? process.env;
+  const below = (source: Parameters<NonNullable<LoadConfigOptions['onIgnored']>>[0], layer: Json): Json => {
+    if (!options.managedOnly) return layer;
+    const stripped = withoutPaths(layer, options.managedOnly);
+    for (const path of stripped.removed) options.onIgnored?.(source, path);
+    return stripped.layer;
+  };
   let merged: Json = {};
   const file = options.file ?? env.MDL_KIOSK_CONFIG;
-  if (file) merged = applyLayer(merged, readJsonFile(file));
-  if (options.persisted) merged = applyLayer(merged, options.persisted);
-  merged = applyLayer(merged, environmentLayer(env));
-  if (options.overrides) merged = applyLayer(merged, options.overrides);
+  if (file) merged = applyLayer(merged, below('config file', readJsonFile(file)));
+  if (options.persisted) merged = applyLayer(merged, below('saved settings', options.persisted));
+  merged = applyLayer(merged, below('environment', environmentLayer(env)));
+  if (options.overrides) merged = applyLayer(merged, below('command line', options.overrides));
   if (options.managed) merged = applyLayer(merged, options.managed);
   return merged;
 }

@@ -12,6 +12,8 @@ export interface EarlyConfigSources {
   readonly env: NodeJS.ProcessEnv;
   readonly overrides?: Record<string, unknown>;
   readonly managed?: Record<string, unknown>;
+  /** Keys honoured only from the managed file (a packaged production app). */
+  readonly managedOnly?: readonly string[];
 }
 
 export interface EarlyConfig {
@@ -32,6 +34,7 @@ export function readEarlyConfig(sources: EarlyConfigSources): EarlyConfig {
       ...(sources.file === undefined ? {} : { file: sources.file }),
       ...(sources.overrides ? { overrides: sources.overrides } : {}),
       ...(sources.managed ? { managed: sources.managed } : {}),
+      ...(sources.managedOnly ? { managedOnly: sources.managedOnly } : {}),
     });
   } catch {
     // An unreadable file: the service names it on screen; the shell runs on the defaults.

@@ -15,6 +15,7 @@ import { app, ipcMain, powerSaveBlocker, protocol, safeStorage, session, type Br
 import type { DestinationStream } from 'pino';
 import type { AppStatus, UpdateStatus } from '../common/kiosk-api.js';
 import { configuredDeviceFactory } from '../devices/configured-devices.js';
+import { MANAGED_ONLY_KEYS } from '../kiosk/config.js';
 import { createLogger, type Logger } from '../kiosk/log.js';
 import { HealthRecorder } from '../service/health-record.js';
 import { KioskService, type DeviceFactory, type KioskServiceOptions } from '../service/kiosk-service.js';
@@ -27,6 +28,7 @@ import { registerAppScheme, serveAppScheme } from './app-scheme.js';
 import { readEarlyConfig } from './app-settings.js';
 import { startAppUpdates } from './app-updates.js';
 import { appArguments, parseCommandLine, USAGE } from './command-line.js';
+import { dangerousSwitches } from './dangerous-switches.js';
 import { embeddedBanner, kioskLink, type EmbeddedDefault, type EmbeddedSetup } from './embedded-default.js';
 import { showFatalScreen } from './fatal-screen.js';
 import { registerKioskIpc } from './ipc.js';
@@ -40,6 +42,10 @@ import type { AppUpdaterLike, Updater } from './updater.js';
 import { createKioskWindow, loadKioskScreen } from './window.js';
 
 type Flavour = 'production' | 'qa';
+
+/** Exit status of a production app that refuses a dangerous command-line switch (EX_CONFIG: a supervisor
+ *  should not restart it in a loop; systemd: `RestartPreventExitStatus=78`). */
+export const EXIT_REFUSED_SWITCH = 78;
 
 /** Seams for tests and the QA entry; every one has the production default. */
 export interface KioskAppDependencies {
@@ -113,12 +119,27 @@ async function savedBackend(dataDir: string): Promise<boolean> {
 export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningKioskApp | null> {
   const deps = defaults(options.dependencies);
   const { flavour } = options;
-  const cli = parseCommandLine(appArguments(options.argv ?? process.argv, deps.defaultApp));
+  const args = appArguments(options.argv ?? process.argv, deps.defaultApp);
+  const cli = parseCommandLine(args);
   if (cli.help) {
     deps.stdout.write(`${USAGE}\n`);
     app.exit(0);
     return null;
   }
+  // A packaged production app is locked down whatever its launcher or the kiosk user's files say; the QA
+  // flavour and unpackaged runs keep the debugging switches and every config source.
+  const development = flavour === 'qa' || !app.isPackaged;
+  if (!development) {
+    const dangerous = dangerousSwitches(args, deps.platform, (name) => app.commandLine.hasSwitch(name));
+    if (dangerous.length > 0) {
+      deps.stderr.write(
+        `mdl-kiosk: refusing to start: ${dangerous.map((n) => `--${n}`).join(', ')} ${dangerous.length === 1 ? 'is' : 'are'} not allowed in a production kiosk (remote debugging, or security switched off). Remove ${dangerous.length === 1 ? 'it' : 'them'} from the shortcut or service that starts the app; the QA build accepts ${dangerous.length === 1 ? 'it' : 'them'}.\n`,
+      );
+      app.exit(EXIT_REFUSED_SWITCH);
+      return null;
+    }
+  }
+  const managedOnly = development ? undefined : MANAGED_ONLY_KEYS;
   // The data folder first: the single-instance lock lives in it.
   if (cli.dataDir !== undefined) app.setPath('userData', resolve(cli.dataDir));
   if (!claimSingleInstance(app)) return null;
@@ -126,7 +147,6 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
 
   const problems = [...cli.problems];
   await app.whenReady();
-  const development = flavour === 'qa' || !app.isPackaged;
   if (cli.noKiosk && !development) problems.push('--no-kiosk is only honoured in the QA flavour or an unpackaged run (ignored)');
   for (const problem of problems) deps.stderr.write(`mdl-kiosk: ${problem}\n`);
 
@@ -139,7 +159,13 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     ...(cli.logLevel === undefined ? {} : { log: { level: cli.logLevel } }),
     ...(cli.noKiosk && development ? { app: { kioskMode: false } } : {}),
   };
-  const early = readEarlyConfig({ env: deps.env, overrides, managed: managed.layer, ...(configFile === undefined ? {} : { file: configFile }) });
+  const early = readEarlyConfig({
+    env: deps.env,
+    overrides,
+    managed: managed.layer,
+    ...(configFile === undefined ? {} : { file: configFile }),
+    ...(managedOnly ? { managedOnly } : {}),
+  });
 
   let logFiles: LogFiles | undefined;
   try {
@@ -213,6 +239,7 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     secrets: new SafeStorageSecretStore({ safeStorage, dataDir, platform: deps.platform, allowBasicText: managedAllowsBasicTextSecrets(managed) }),
     ...(embedded ? { backendOverride: embedded.backendOverride } : {}),
     testMode: flavour === 'qa',
+    ...(managedOnly ? { managedOnlyKeys: managedOnly } : {}),
     logDestination: destination,
     version: app.getVersion(),
     appStatus,

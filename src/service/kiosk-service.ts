@@ -129,6 +129,11 @@ export interface KioskServiceOptions {
   readonly sessionRefreshMs?: number;
   /** scrypt cost of new PIN hashes (tests use a cheaper one). */
   readonly pinScrypt?: ScryptParams;
+  /**
+   * Keys honoured only from the managed file (a packaged production app passes MANAGED_ONLY_KEYS): their
+   * values from any other source are ignored, and each one ignored is logged once.
+   */
+  readonly managedOnlyKeys?: readonly string[];
   readonly now?: () => number;
 }
 
@@ -349,6 +354,7 @@ export class KioskService implements KioskApiHandlers {
     this.effective = resolved.config;
     this.configProblem = resolved.problem;
     this.log = this.createLog(this.effective.log.level);
+    for (const key of this.ignoredKeys) this.logIgnoredKey(...(key.split('|') as [string, string]));
     if (legacyKey !== undefined && this.stored) await this.storeKey(this.stored);
     if (this.managedProblem !== undefined) this.log.error({ event: 'managed_config_invalid' }, this.managedProblem);
     if (this.secretsProblem !== undefined) this.log.warn({ event: 'secret_store_failed' }, this.secretsProblem);
@@ -548,6 +554,7 @@ export class KioskService implements KioskApiHandlers {
         persisted: settingsLayer(settings, apiKey),
         ...(overrides ? { overrides } : {}),
         ...(top ? { managed: top } : {}),
+        ...(this.options.managedOnlyKeys ? { managedOnly: this.options.managedOnlyKeys, onIgnored: (source, path) => this.ignoredKey(source, path) } : {}),
       });
     } catch (e) {
       const problem = errorText(e);
@@ -566,6 +573,23 @@ export class KioskService implements KioskApiHandlers {
       return { config: parseConfig({}), problem, errors: [{ key: 'apiKey', message: problem }] };
     }
   }
+
+  /** A managed-only key set elsewhere: logged once (it shows in the diagnostics' events). */
+  private ignoredKey(source: string, path: string): void {
+    const key = `${source}|${path}`;
+    if (this.ignoredKeys.has(key)) return;
+    this.ignoredKeys.add(key);
+    if (this.phase !== 'new') this.logIgnoredKey(source, path);
+  }
+
+  private logIgnoredKey(source: string, path: string): void {
+    this.log.warn(
+      { event: 'config_key_ignored', keys: [path], source: source.replace(/ /g, '_') },
+      `${path} from the ${source} is ignored: a production kiosk takes it only from the managed configuration file`,
+    );
+  }
+
+  private readonly ignoredKeys = new Set<string>();
 
   /** The configuration with these saved settings, refused when its key would go to another backend. */
   private resolveBound(settings: PersistedSettings, stored: StoredApiKey | undefined): { config: KioskConfig; problem?: string; errors: FieldError[] } {

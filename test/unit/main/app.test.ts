@@ -12,7 +12,9 @@ import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { allInvokeChannels, intentChannel, STATE_REQUEST_CHANNEL } from '../../../src/common/ipc-contract.js';
 import { QrScanQueue } from '../../../src/devices/qr/qr-scan-queue.js';
-import { runKioskApp, type KioskAppDependencies, type RunKioskAppOptions, type RunningKioskApp } from '../../../src/main/app.js';
+import { parseConfig, type KioskConfig } from '../../../src/kiosk/config.js';
+import { EXIT_REFUSED_SWITCH, runKioskApp, type KioskAppDependencies, type RunKioskAppOptions, type RunningKioskApp } from '../../../src/main/app.js';
+import { DANGEROUS_SWITCHES } from '../../../src/main/dangerous-switches.js';
 import type { EmbeddedDefault, EmbeddedKioskLink } from '../../../src/main/embedded-default.js';
 import { PHONE_PAGE_PARTITION } from '../../../src/main/phone-window.js';
 import type { DeviceFactory } from '../../../src/service/kiosk-service.js';
@@ -355,3 +357,133 @@ describe('QA flavour', () => {
     expect(deviceBuilds).toBe(1);
   });
 });
+
+describe('a packaged production app is locked down whatever its launcher or the kiosk user\'s files say', () => {
+  const PACKAGED = { argv: ['/opt/mdl-kiosk'], deps: { defaultApp: false } } as const;
+
+  function at(value: unknown, path: string): unknown {
+    let node = value;
+    for (const key of path.split('.')) node = typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[key] : undefined;
+    return node;
+  }
+
+  /** Each managed-only key, as the kiosk user's config.json would set it, and what would show it honoured. */
+  const ATTEMPTS: readonly (readonly [string, Record<string, unknown>])[] = [
+    ['app.kioskMode', { app: { kioskMode: false } }],
+    ['app.devTools', { app: { devTools: true } }],
+    ['app.allowBasicTextSecrets', { app: { allowBasicTextSecrets: true } }],
+    ['app.updates', { app: { updates: { enabled: true, url: 'https://updates.attacker.example/feed/', channel: 'evil' } } }],
+    ['backend.allowInsecure', { backend: { allowInsecure: true } }],
+    ['backend.tls.caFile', { backend: { tls: { caFile: '/tmp/attacker-ca.pem' } } }],
+    ['privacy.backendErrorText', { privacy: { backendErrorText: true } }],
+    ['staff.pinHash', { staff: { pinHash: 'scrypt$1024$8$1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g=' } }],
+    ['staff.maxAttempts', { staff: { maxAttempts: 20 } }],
+    ['staff.lockoutMs', { staff: { lockoutMs: 1_000 } }],
+    ['staff.unlockMs', { staff: { unlockMs: 86_400_000 } }],
+  ];
+
+  it.each(ATTEMPTS)('%s from <userData>/config.json is ignored, logged, and honoured from the managed file', async (path, layer) => {
+    await mkdir(userData, { recursive: true });
+    await writeFile(join(userData, 'config.json'), JSON.stringify(layer));
+    const loadUpdater = vi.fn(() => Promise.reject(new Error('the updater must not load from a user file')));
+    app.isPackaged = true;
+    const r = await boot({ ...PACKAGED, deps: { ...PACKAGED.deps, loadUpdater } });
+    const defaults = r?.service.config;
+    expect(at(defaults, path), `${path} is still the default`).toEqual(at(defaultsOf(), path));
+    expect(BrowserWindow.instances[0]?.options.kiosk).toBe(true);
+    expect(BrowserWindow.instances[0]?.options.webPreferences?.devTools).toBe(false);
+    expect(loadUpdater).not.toHaveBeenCalled();
+    expect(r?.service.state().staff.pinConfigured).toBe(false);
+    await quit();
+    const log = await logText();
+    expect(log).toContain('"event":"config_key_ignored"');
+    expect(log).toContain(`${path} from the config file is ignored`);
+    running?.lifecycle.dispose();
+    running = null;
+
+    // The same value from the managed file is the fleet's policy, and honoured.
+    resetFakeElectron();
+    app.paths.set('userData', userData);
+    app.paths.set('logs', logsDir);
+    await rm(join(userData, 'config.json'));
+    await mkdir(join(root, 'managed'), { recursive: true });
+    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify(layer));
+    app.isPackaged = true;
+    const managed = await boot({ ...PACKAGED, deps: { ...PACKAGED.deps, loadUpdater: () => Promise.reject(new Error('no updater in this test')) } });
+    expect(at(managed?.service.config, path)).toEqual(at(parseConfig(layer), path));
+  });
+
+  it('the QA flavour and unpackaged runs honour the same keys from the user\'s config.json', async () => {
+    await mkdir(userData, { recursive: true });
+    await writeFile(join(userData, 'config.json'), JSON.stringify({ app: { kioskMode: false }, staff: { maxAttempts: 9 } }));
+    const r = await boot();
+    expect(r?.service.config.staff.maxAttempts).toBe(9);
+    expect(BrowserWindow.instances[0]?.options.kiosk).toBe(false);
+  });
+
+  it('developer tools never open in a packaged production app, even when the managed file asks for them', async () => {
+    await mkdir(join(root, 'managed'), { recursive: true });
+    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { devTools: true } }));
+    app.isPackaged = true;
+    const r = await boot(PACKAGED);
+    expect(r?.service.config.app.devTools).toBe(true);
+    const window = BrowserWindow.instances[0];
+    expect(window?.options.webPreferences?.devTools).toBe(false);
+    // The inspector shortcuts stay blocked too.
+    expect(window?.webContents.keyEvent({ type: 'keyDown', key: 'I', control: true, shift: true }).defaultPrevented).toBe(true);
+    expect(window?.webContents.keyEvent({ type: 'keyDown', key: 'F12' }).defaultPrevented).toBe(true);
+  });
+
+  it('the QA flavour is never auto-updated, even when the managed file turns updates on', async () => {
+    await mkdir(join(root, 'managed'), { recursive: true });
+    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/' } } }));
+    const loadUpdater = vi.fn(() => Promise.reject(new Error('must not load')));
+    app.isPackaged = true;
+    const r = await boot({ flavour: 'qa', ...PACKAGED, deps: { ...PACKAGED.deps, env: { MDL_KIOSK_BACKEND_URL: 'https://verifier.example/' }, loadUpdater } });
+    expect(r?.service.config.app.updates.enabled).toBe(true);
+    expect(loadUpdater).not.toHaveBeenCalled();
+    expect(r?.service.appStatus().updates).toEqual({ state: 'disabled' });
+  });
+
+  describe('dangerous command-line switches stop a packaged production app before anything starts', () => {
+    it.each(DANGEROUS_SWITCHES)('--%s', async (name) => {
+      app.isPackaged = true;
+      const r = await boot({ argv: ['/opt/mdl-kiosk', `--${name}=1`], deps: { defaultApp: false } });
+      expect(r).toBeNull();
+      expect(app.exitCode).toBe(EXIT_REFUSED_SWITCH);
+      expect(app.lockRequested).toBe(false);
+      expect(BrowserWindow.instances).toHaveLength(0);
+      expect(stderr.text).toContain(`mdl-kiosk: refusing to start: --${name} is not allowed in a production kiosk`);
+    });
+
+    it('in any spelling Chromium reads (-name, =value), and when Chromium got it some other way', async () => {
+      for (const argv of [['-remote-debugging-port', '9222'], ['--inspect-brk=9229'], ['--no-kiosk', '--disable-web-security']]) {
+        resetFakeElectron();
+        app.isPackaged = true;
+        stderr.text = '';
+        expect(await boot({ argv: ['/opt/mdl-kiosk', ...argv], deps: { defaultApp: false } })).toBeNull();
+        expect(app.exitCode).toBe(EXIT_REFUSED_SWITCH);
+      }
+      resetFakeElectron();
+      app.isPackaged = true;
+      app.commandLine.switches.add('remote-debugging-pipe');
+      expect(await boot(PACKAGED)).toBeNull();
+      expect(stderr.text).toContain('--remote-debugging-pipe');
+    });
+
+    it('the QA flavour and an unpackaged run keep them (debugging)', async () => {
+      expect(await boot({ argv: ['/opt/electron', 'dist/app-dev', '--remote-debugging-port=9222'] })).not.toBeNull();
+      await quit();
+      running?.lifecycle.dispose();
+      resetFakeElectron();
+      app.paths.set('userData', userData);
+      app.paths.set('logs', logsDir);
+      app.isPackaged = true;
+      expect(await boot({ flavour: 'qa', argv: ['/opt/mdl-kiosk-qa', '--remote-debugging-port=9222'], deps: { defaultApp: false, env: { MDL_KIOSK_BACKEND_URL: 'https://verifier.example/' } } })).not.toBeNull();
+    });
+  });
+});
+
+function defaultsOf(): KioskConfig {
+  return parseConfig({});
+}

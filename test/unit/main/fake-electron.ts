@@ -418,6 +418,13 @@ export const protocol = {
 class FakeApp extends EventEmitter {
   ready = false;
   isPackaged = false;
+  /** Chromium's own parse of the command line (`app.commandLine`): the test puts switches here. */
+  readonly commandLine = {
+    switches: new Set<string>(),
+    hasSwitch(name: string): boolean {
+      return this.switches.has(name);
+    },
+  };
   name = 'mdl-kiosk';
   lockResult = true;
   lockRequested = false;
@@ -498,6 +505,7 @@ class FakeApp extends EventEmitter {
     this.removeAllListeners();
     this.ready = false;
     this.isPackaged = false;
+    this.commandLine.switches.clear();
     this.lockResult = true;
     this.lockRequested = false;
     this.relaunched = 0;
