@@ -52,6 +52,14 @@ const BAD_BASE64: Record<string, string> = {
 /** 3 MiB of bytes, 4 MiB of valid base64: under the 16 MiB frame cap, far over any field's bound. */
 const HUGE_B64 = Buffer.alloc(3 * 1024 * 1024, 0x5a).toString('base64');
 
+/** The outcome without one of its fields. */
+function withoutField<T extends object>(outcome: T, field: keyof T): Partial<T> {
+  const copy: Partial<T> = { ...outcome };
+  // eslint-disable-next-line @typescript-eslint/no-dynamic-delete -- the field under test
+  delete copy[field];
+  return copy;
+}
+
 /** A `complete` whose response nests `levels` arrays (as text: building it as an object would be slow). */
 function deepComplete(levels: number): string {
   const outcome = JSON.stringify({ ...OUTCOME, response: { 'org.iso.18013.5.1.mDL': { deep: '@' } } });
@@ -147,6 +155,11 @@ const CASES: Case[] = [
   { name: 'ble_write with a char that is not a UUID', phase: 'ble_transfer', send: step('ble_write', { char: 'state', data: GOOD_B64 }), kind: 'invalid_fields', closeCode: 1002 },
   { name: 'error without message', phase: 'nfc_handover', send: (conn) => conn.send({ type: 'error', text: MARKER }), kind: 'invalid_fields', closeCode: 1002 },
   { name: 'complete with a mistyped outcome', phase: 'ble_transfer', send: (conn) => conn.send({ type: 'complete', outcome: { ...OUTCOME, issuer_authentication: MARKER } }), kind: 'invalid_fields', closeCode: 1002 },
+  // Without the authentication results a `complete` says nothing about authenticity: never verified.
+  ...(['issuer_authentication', 'device_authentication'] as const).map(
+    (field): Case => ({ name: `complete without ${field}`, phase: 'ble_transfer', send: (conn) => conn.send({ type: 'complete', outcome: withoutField(OUTCOME, field) }), kind: 'invalid_fields', closeCode: 1002 }),
+  ),
+  { name: 'complete without either authentication result', phase: 'ble_transfer', send: (conn) => conn.send({ type: 'complete', outcome: withoutField(withoutField(OUTCOME, 'issuer_authentication'), 'device_authentication') }), kind: 'invalid_fields', closeCode: 1002 },
   // Invalid base64 (spec §4.2: standard base64 with padding).
   ...Object.entries(BAD_BASE64).flatMap(([what, data]): Case[] => [
     { name: `invalid base64 in nfc_apdu: ${what}`, phase: 'nfc_handover', send: step('nfc_apdu', { data }), kind: 'invalid_base64', closeCode: 1007 },
@@ -194,6 +207,9 @@ describe('Bad input from the backend', () => {
     const from = mark(h);
     c.send(conn);
 
+    // Whatever the backend sent, the kiosk never showed a verified outcome for it (fail closed).
+    const verifiedViews = (): number => h?.views.filter((v) => v.outcome?.verdict === 'verified').length ?? 0;
+    const verifiedBefore = verifiedViews();
     if (c.phase === 'idle') {
       // No verification runs: the kiosk closes the engaged socket, says so, and re-arms.
       expect((await conn.closed).code).toBe(c.closeCode);
@@ -204,6 +220,7 @@ describe('Bad input from the backend', () => {
       expect(report.error?.detail).toContain(c.kind);
     }
     if (read) await expect(read).rejects.toThrow();
+    expect(verifiedViews()).toBe(verifiedBefore);
 
     const warnings = violationLogs(h);
     expect(warnings).toHaveLength(1);
