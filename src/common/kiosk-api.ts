@@ -174,10 +174,15 @@ export type UpdateStatus = z.infer<typeof UpdateStatus>;
 export const AppStatus = z.object({
   /** `qa` ships the simulators and always shows TEST MODE. */
   flavour: z.enum(['production', 'qa']),
-  /** How the API key is kept at rest. */
-  secretsProtection: z.enum(['os-encrypted', 'file-permissions', 'memory']),
+  /**
+   * How the API key is kept at rest. `basic-text`: Electron's Linux fallback without a keyring, which
+   * only obfuscates with a fixed key (allowed by the managed file): unprotected.
+   */
+  secretsProtection: z.enum(['os-encrypted', 'basic-text', 'file-permissions', 'memory']),
   /** Why the secret store could not be read (staff can save the key again). */
   secretsProblem: z.string().max(500).optional(),
+  /** Files holding the PIN hash or the API key that other users could read (found, and tightened, at start). */
+  permissionProblems: z.array(z.string().max(500)).max(10).optional(),
   /** The managed machine configuration file, when there is one. */
   managedConfigPath: z.string().max(1_000).optional(),
   /** Every key the managed file sets (dotted paths): locked everywhere else. */

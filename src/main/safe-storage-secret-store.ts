@@ -47,7 +47,6 @@ function errorText(e: unknown): string {
 }
 
 export class SafeStorageSecretStore implements SecretStore {
-  readonly protection = 'os-encrypted' as const;
   readonly path: string;
   readonly legacyPath: string;
   private readonly safeStorage: SafeStorageLike;
@@ -63,6 +62,21 @@ export class SafeStorageSecretStore implements SecretStore {
     this.allowBasicText = options.allowBasicText;
     this.path = join(options.dataDir, ENCRYPTED_SECRETS_FILE);
     this.legacyPath = join(options.dataDir, LEGACY_SECRETS_FILE);
+  }
+
+  /**
+   * `basic-text` when Linux fell back to Electron's obfuscation with a fixed key (the managed file allowed
+   * it): staff must not read "encrypted by the operating system" then.
+   */
+  get protection(): 'os-encrypted' | 'basic-text' {
+    if (this.platform !== 'linux') return 'os-encrypted';
+    try {
+      const backend = this.safeStorage.getSelectedStorageBackend();
+      return backend === 'basic_text' || backend === 'unknown' ? 'basic-text' : 'os-encrypted';
+    } catch {
+      // Before the app is ready the backend is not chosen yet; what will be used is not known.
+      return 'os-encrypted';
+    }
   }
 
   /** Throws, with what to do about it, when values cannot be protected by the OS here. */

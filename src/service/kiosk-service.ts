@@ -48,6 +48,7 @@ import { availableProfiles } from '../kiosk/profiles.js';
 import { bindingProblem, decodeStoredApiKey, encodeStoredApiKey, originOf, type KeyBindings, type MachineKey, type StoredApiKey } from './api-key-binding.js';
 import { DiagnosticsLog } from './diagnostics.js';
 import { managedKeys, type ManagedConfig } from './managed-config.js';
+import { tightenPrivateFiles } from './private-files.js';
 import { RendererErrorLog } from './renderer-errors.js';
 import { API_KEY_SECRET, FileSecretStore, type SecretStore } from './secret-store.js';
 import { runSelfTest } from './self-test.js';
@@ -355,6 +356,8 @@ export class KioskService implements KioskApiHandlers {
     this.configProblem = resolved.problem;
     this.log = this.createLog(this.effective.log.level);
     for (const key of this.ignoredKeys) this.logIgnoredKey(...(key.split('|') as [string, string]));
+    this.permissionProblems = await tightenPrivateFiles([this.store.path, ...(this.secrets.path === undefined ? [] : [this.secrets.path])]);
+    for (const problem of this.permissionProblems) this.log.warn({ event: 'private_file_exposed' }, problem);
     if (legacyKey !== undefined && this.stored) await this.storeKey(this.stored);
     if (this.managedProblem !== undefined) this.log.error({ event: 'managed_config_invalid' }, this.managedProblem);
     if (this.secretsProblem !== undefined) this.log.warn({ event: 'secret_store_failed' }, this.secretsProblem);
@@ -590,6 +593,8 @@ export class KioskService implements KioskApiHandlers {
   }
 
   private readonly ignoredKeys = new Set<string>();
+  /** Private files found readable by others at start (see private-files.ts). */
+  private permissionProblems: string[] = [];
 
   /** The configuration with these saved settings, refused when its key would go to another backend. */
   private resolveBound(settings: PersistedSettings, stored: StoredApiKey | undefined): { config: KioskConfig; problem?: string; errors: FieldError[] } {
@@ -1014,6 +1019,7 @@ export class KioskService implements KioskApiHandlers {
     };
     if (managedPath !== undefined) status.managedConfigPath = managedPath.slice(0, 1_000);
     if (secretsProblem !== undefined) status.secretsProblem = secretsProblem.slice(0, 500);
+    if (this.permissionProblems.length > 0) status.permissionProblems = this.permissionProblems.slice(0, 10).map((p) => p.slice(0, 500));
     return status;
   }
 

@@ -13,7 +13,9 @@ export interface SecretStore {
   set(name: string, value: string): Promise<void>;
   delete(name: string): Promise<void>;
   /** How the values are protected at rest (shown to staff in diagnostics). */
-  readonly protection: 'os-encrypted' | 'file-permissions' | 'memory';
+  readonly protection: 'os-encrypted' | 'basic-text' | 'file-permissions' | 'memory';
+  /** The file the values are kept in, when there is one (its permissions are checked at start). */
+  readonly path?: string;
 }
 
 /** The name under which the backend API key is kept. */

@@ -18,6 +18,8 @@ export function AppStatusCard(props: { app: AppStatus; dateTime: (at: number) =>
     switch (app.secretsProtection) {
       case 'os-encrypted':
         return t('diagnostics.app.secretsValue.osEncrypted');
+      case 'basic-text':
+        return t('diagnostics.app.secretsValue.basicText');
       case 'file-permissions':
         return t('diagnostics.app.secretsValue.filePermissions');
       case 'memory':
@@ -51,10 +53,20 @@ export function AppStatusCard(props: { app: AppStatus; dateTime: (at: number) =>
           <dt>{t('diagnostics.app.flavour')}</dt>
           <dd data-app="flavour">{flavour}</dd>
         </div>
-        <div className="fact-row">
+        <div className={app.secretsProtection === 'basic-text' ? 'fact-row fact-row--problem' : 'fact-row'}>
           <dt>{t('diagnostics.app.secrets')}</dt>
           <dd data-app="secrets">{secrets}</dd>
         </div>
+        {app.permissionProblems !== undefined && app.permissionProblems.length > 0 ? (
+          <div className="fact-row fact-row--problem">
+            <dt>{t('diagnostics.app.permissionProblems')}</dt>
+            <dd data-app="permission-problems">
+              {app.permissionProblems.map((problem) => (
+                <p key={problem}>{problem}</p>
+              ))}
+            </dd>
+          </div>
+        ) : null}
         {app.secretsProblem !== undefined ? (
           <div className="fact-row fact-row--problem">
             <dt>{t('diagnostics.app.secretsProblem')}</dt>

@@ -99,12 +99,16 @@ describe('SafeStorageSecretStore', () => {
       const allowed = store(dir, safeStorage, { allowBasicText: true });
       await allowed.set('backend.apiKey', KEY);
       expect(await allowed.get('backend.apiKey')).toBe(KEY);
+      // Allowed is not protected: diagnostics must not say "encrypted by the operating system".
+      expect(allowed.protection).toBe('basic-text');
     }
+    expect(store(dir).protection).toBe('os-encrypted');
     // Elsewhere the backend question does not exist (DPAPI, Keychain).
     for (const platform of ['win32', 'darwin'] as const) {
       const safeStorage = new FakeSafeStorage();
       safeStorage.backend = 'basic_text';
       await store(dir, safeStorage, { platform }).set('k', 'v');
+      expect(store(dir, safeStorage, { platform }).protection).toBe('os-encrypted');
     }
     // A real keyring backend is fine.
     for (const backend of ['gnome_libsecret', 'kwallet5'] as const) {

@@ -158,6 +158,21 @@ describe('the Application card', () => {
     expect(html('fr', createElement(AppStatusCard, { app: { ...bare, secretsProtection: 'memory' }, dateTime }))).toContain('en mémoire seulement');
   });
 
+  it('says plainly when the key is only obfuscated (basic_text) and which private files others could read', () => {
+    const exposed: AppStatus = {
+      flavour: 'production',
+      secretsProtection: 'basic-text',
+      managedKeys: ['app.allowBasicTextSecrets'],
+      permissionProblems: ['/home/kiosk/.config/mDL Kiosk/settings.json was readable by other users (mode 0644); set to 0600 — the staff PIN hash may have been read: change the PIN'],
+    };
+    const out = html('en', createElement(AppStatusCard, { app: exposed, dateTime }));
+    expect(out).toMatch(/fact-row--problem"><dt>API key storage<\/dt><dd data-app="secrets">NOT protected: obfuscated with a fixed key/);
+    expect(out).not.toContain('encrypted by the operating system');
+    expect(out).toContain('data-app="permission-problems"><p>/home/kiosk/.config/mDL Kiosk/settings.json was readable by other users (mode 0644)');
+    expect(html('es', createElement(AppStatusCard, { app: exposed, dateTime }))).toContain('SIN protección');
+    expect(html('fr', createElement(AppStatusCard, { app: exposed, dateTime }))).toContain('Fichiers lisibles par d’autres utilisateurs');
+  });
+
   it('names the screen\'s error counts', () => {
     const t = createI18n('en').t.bind(createI18n('en'));
     expect(countLabel('renderer.render', t)).toBe('Screen errors: display failed');
