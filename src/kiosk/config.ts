@@ -65,6 +65,24 @@ const UpdateFeedUrl = z
     { error: 'must not carry a user name or password' },
   );
 
+const ProxyUrl = z
+  .url({ error: 'must be the proxy\'s address, e.g. http://proxy.example:3128' })
+  .refine(
+    (value) => {
+      const url = parsedUrl(value);
+      return url === undefined || url.protocol === 'http:' || url.protocol === 'https:';
+    },
+    { error: 'must be an http:// or https:// proxy' },
+  )
+  .refine(
+    (value) => {
+      const url = parsedUrl(value);
+      return url === undefined || (url.username === '' && url.password === '');
+    },
+    // It would be shown on the settings screen and could reach a log: credentials go in a file of their own.
+    { error: 'must not carry a user name or password: put them in backend.proxy.credentialsFile' },
+  );
+
 export const AppConfig = z
   .object({
     /** Full-screen kiosk window (BrowserWindow `kiosk` + `fullscreen`). */
@@ -147,6 +165,20 @@ export const KioskConfigShape = z.object({
        * besides the bundled roots (enterprise TLS inspection); `pinSha256`, accepted SHA-256 pins of the
        * server's SubjectPublicKeyInfo (base64), one of which must match a certificate of its chain.
        */
+      /**
+       * The forward proxy to the backend (src/kiosk/backend-proxy.ts): `url` (http:// or https://, no user
+       * or password in it), `credentialsFile` (first line `user:password`), `noProxy` (hosts reached
+       * directly); without `url`, `HTTPS_PROXY` / `NO_PROXY` from the environment unless `useEnvironment`
+       * is false.
+       */
+      proxy: z
+        .object({
+          url: ProxyUrl.optional(),
+          credentialsFile: z.string().min(1).max(4_096).optional(),
+          noProxy: z.array(z.string().min(1).max(300)).max(100).optional(),
+          useEnvironment: z.boolean().default(true),
+        })
+        .prefault({}),
       tls: z
         .object({
           caFile: z.string().min(1).max(4_096).optional(),

@@ -681,7 +681,7 @@ export class KioskService implements KioskApiHandlers {
     }
     let kiosk: Kiosk;
     try {
-      kiosk = createKiosk(this.effective, ports, this.log.child({ component: 'kiosk' }), { now: this.now });
+      kiosk = createKiosk(this.effective, ports, this.log.child({ component: 'kiosk' }), { now: this.now, env: this.env });
     } catch (e) {
       this.showConfigError(errorText(e));
       return;
