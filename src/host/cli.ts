@@ -38,6 +38,8 @@ Options:
                      script, instead of printing the token
   --health-file FILE keep a health record (JSON, no personal data) in FILE for a monitoring agent,
                      rewritten every app.health.everySeconds and after each verification
+  --metrics-file FILE the same figures as Prometheus text in FILE (mode 0644), for node_exporter's
+                     textfile collector (or app.health.metricsFile in the config)
   --log-level LEVEL  fatal|error|warn|info|debug|trace|silent (default info); JSON logs on stderr
   --set-pin          set the staff PIN and exit: from MDL_KIOSK_STAFF_PIN, or typed without echo
   -h, --help         this text`;
@@ -49,6 +51,7 @@ const OPTIONS = {
   nfc: { type: 'string' },
   'url-file': { type: 'string' },
   'health-file': { type: 'string' },
+  'metrics-file': { type: 'string' },
   'log-level': { type: 'string' },
   'set-pin': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -160,8 +163,20 @@ async function main(): Promise<void> {
     ...(healthFile === undefined ? {} : { appStatus: () => ({ flavour: 'production' as const, secretsProtection: 'file-permissions' as const, managedKeys: [], healthFile }) }),
   });
   await service.start();
+  const metricsOption = args['metrics-file'] ?? service.config.app.health.metricsFile;
+  const metricsFile = metricsOption === undefined ? undefined : resolvePath(metricsOption);
   const health =
-    healthFile === undefined ? undefined : new HealthRecorder({ service, file: healthFile, flavour: 'production', everySeconds: service.config.app.health.everySeconds });
+    healthFile === undefined && metricsFile === undefined
+      ? undefined
+      : new HealthRecorder({
+          service,
+          ...(healthFile === undefined ? {} : { file: healthFile }),
+          ...(metricsFile === undefined ? {} : { metricsFile }),
+          flavour: 'production',
+          everySeconds: service.config.app.health.everySeconds,
+          // The same shape as the desktop app's record: the host has no updater.
+          updates: () => ({ state: 'disabled' as const, error: 'the browser host does not update itself' }),
+        });
   health?.start();
   const state = service.state();
   if (state.view.phase === 'config_error') process.stderr.write(`host: the kiosk needs staff: ${state.view.error?.detail ?? 'configuration error'}\n`);

@@ -134,6 +134,11 @@ export const AppConfig = z
       .object({
         /** How often `health.json` is rewritten (it is also rewritten after each verification). */
         everySeconds: z.number().int().min(5).max(3_600).default(30),
+        /**
+         * The same figures as Prometheus text, for node_exporter's textfile collector (a `.prom` file in its
+         * `--collector.textfile.directory`); unset: not written.
+         */
+        metricsFile: z.string().min(1).max(4_096).optional(),
       })
       .prefault({}),
   })

@@ -295,7 +295,14 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     else openPhoneWindow({ url: embedded.phonePageUrl, confine: (c: WebContents) => registry.confine(c, phoneOrigin), log });
   }
 
-  parts.health = new HealthRecorder({ service, file: healthFile, flavour, everySeconds: config.health.everySeconds, updates: () => updateStatus });
+  parts.health = new HealthRecorder({
+    service,
+    file: healthFile,
+    flavour,
+    everySeconds: config.health.everySeconds,
+    ...(config.health.metricsFile === undefined ? {} : { metricsFile: config.health.metricsFile }),
+    updates: () => updateStatus,
+  });
   parts.health.start();
 
   parts.updater = await startAppUpdates({

@@ -18,6 +18,7 @@ import { KioskView } from '../common/kiosk-view.js';
 import { UpdateStatus } from '../common/kiosk-api.js';
 import type { VerificationReport } from '../kiosk/kiosk.js';
 import { writeFileAtomic } from './atomic-file.js';
+import { healthMetricsText } from './health-metrics.js';
 import type { KioskService } from './kiosk-service.js';
 
 const CODE = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -71,10 +72,15 @@ export type HealthSource = Pick<KioskService, 'state' | 'onState' | 'onVerificat
 
 export interface HealthRecorderOptions {
   readonly service: HealthSource;
-  /** Where the record is written (usually `<data dir>/health.json`). */
-  readonly file: string;
+  /** Where the record is written (usually `<data dir>/health.json`); unset: only the metrics file. */
+  readonly file?: string;
   readonly flavour: 'production' | 'qa';
   readonly everySeconds: number;
+  /**
+   * Also write the figures as Prometheus text here (node_exporter's textfile collector: a `.prom` file in
+   * its directory), mode 0644 so the collector's user can read it; unset: not written.
+   */
+  readonly metricsFile?: string;
   readonly updates?: () => UpdateStatus;
   readonly now?: () => number;
 }
@@ -195,13 +201,28 @@ export class HealthRecorder {
   }
 
   private async writeOnce(): Promise<void> {
+    let record: HealthRecord;
+    const file = this.options.file;
     try {
-      await writeFileAtomic(this.options.file, `${JSON.stringify(this.record(), null, 2)}\n`);
+      record = this.record();
+      if (file !== undefined) await writeFileAtomic(file, `${JSON.stringify(record, null, 2)}\n`);
       this.failing = false;
     } catch (e) {
       // Monitoring must never stop the kiosk; a record that cannot be written just goes stale (said once).
-      if (!this.failing) process.stderr.write(`mdl-kiosk: the health record ${this.options.file} could not be written: ${e instanceof Error ? e.message : String(e)}\n`);
+      if (!this.failing) process.stderr.write(`mdl-kiosk: the health record ${file ?? ''} could not be written: ${e instanceof Error ? e.message : String(e)}\n`);
       this.failing = true;
+      return;
+    }
+    const metricsFile = this.options.metricsFile;
+    if (metricsFile === undefined) return;
+    try {
+      await writeFileAtomic(metricsFile, healthMetricsText(record), 0o644);
+      this.metricsFailing = false;
+    } catch (e) {
+      if (!this.metricsFailing) process.stderr.write(`mdl-kiosk: the metrics file ${metricsFile} could not be written: ${e instanceof Error ? e.message : String(e)}\n`);
+      this.metricsFailing = true;
     }
   }
+
+  private metricsFailing = false;
 }

@@ -284,6 +284,17 @@ describe('managed configuration and updates', () => {
     expect(r?.service.appStatus()).toMatchObject({ flavour: 'production', secretsProtection: 'os-encrypted', logDir: logsDir, healthFile: join(userData, 'health.json'), updates: { state: 'disabled' } });
   });
 
+  it('app.health.metricsFile: the health figures as Prometheus text for node_exporter, beside health.json', async () => {
+    await mkdir(join(root, 'managed'), { recursive: true });
+    const metricsFile = join(root, 'textfile', 'mdl_kiosk.prom');
+    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { health: { metricsFile } } }));
+    await boot();
+    await quit();
+    const text = await readFile(metricsFile, 'utf8');
+    expect(text).toContain('# TYPE mdl_kiosk_verifications_total counter');
+    expect(text).toMatch(/^mdl_kiosk_info\{version="0\.1\.0-test",flavour="production"\} 1$/m);
+  });
+
   it('updates off (the default): electron-updater is never loaded', async () => {
     const loadUpdater = vi.fn(() => Promise.reject(new Error('must not load')));
     await boot({ deps: { loadUpdater } });
