@@ -7,7 +7,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { healthMetricsText } from '../../../src/service/health-metrics.js';
 import { HealthRecorder, HealthRecordSchema, type HealthRecord, type HealthSource } from '../../../src/service/health-record.js';
 import { screenState } from '../../support/screen-fixtures.js';
