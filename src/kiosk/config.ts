@@ -13,6 +13,7 @@ import { BleRoles, Language } from '../common/kiosk-api.js';
 import { HeaderToken, Namespaces } from '../common/protocol/messages.js';
 // Hosts an update feed may reach over plain http (a local mirror on this machine): the backend's rule.
 import { isLoopbackHost } from './backend-endpoints.js';
+import { parsePinHash } from './pin-hash-format.js';
 import { TIME_WINDOW } from './time-window.js';
 
 /**
@@ -319,7 +320,18 @@ export const KioskConfigShape = z.object({
   staff: z
     .object({
       /** `scrypt$N$r$p$salt$hash` (base64 salt and hash) of the staff PIN; unset: staff screens stay locked. */
-      pinHash: z.string().max(300).optional(),
+      pinHash: z
+        .string()
+        .max(300)
+        .superRefine((value, ctx) => {
+          try {
+            parsePinHash(value);
+          } catch (e) {
+            // The message names what is wrong with the form, never the value.
+            ctx.addIssue({ code: 'custom', message: `${e instanceof Error ? e.message : 'unusable'}; make one with --set-pin (installer guide §5.4)` });
+          }
+        })
+        .optional(),
       /** Wrong PINs in a row before a lockout. */
       maxAttempts: z.number().int().min(1).max(20).default(5),
       /** Lockout after `maxAttempts` wrong PINs (doubles with each further lockout, up to 1 hour). */
