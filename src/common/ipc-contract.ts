@@ -21,6 +21,7 @@ export const IPC_INTENT_NAMES = [
   'changePin',
   'getDiagnostics',
   'selfTest',
+  'writeSupportBundle',
   'reportError',
 ] as const;
 

@@ -285,6 +285,8 @@ export const KIOSK_INTENTS = {
   },
   getDiagnostics: { args: Empty, result: Diagnostics, staff: true },
   selfTest: { args: Empty, result: z.object({ checks: z.array(SelfTestCheck).max(20) }), staff: true },
+  /** Writes a support bundle (no personal data, no secrets) into the kiosk's support folder; says where. */
+  writeSupportBundle: { args: Empty, result: z.object({ path: z.string().max(4_096), bytes: z.number().int().min(0) }), staff: true },
   /** The screen hit an error (a script error, an unhandled rejection, a component that failed to render). */
   reportError: { args: RendererError, result: Ok, staff: false },
 } as const;

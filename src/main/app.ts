@@ -29,6 +29,7 @@ import { readEarlyConfig } from './app-settings.js';
 import { startAppUpdates } from './app-updates.js';
 import { appArguments, parseCommandLine, USAGE } from './command-line.js';
 import { dangerousSwitches } from './dangerous-switches.js';
+import { answerSupportBundleLaunches, appSupportFiles, runSupportBundleCommand } from './support-bundle-command.js';
 import { embeddedBanner, kioskLink, type EmbeddedDefault, type EmbeddedSetup } from './embedded-default.js';
 import { showFatalScreen } from './fatal-screen.js';
 import { registerKioskIpc } from './ipc.js';
@@ -142,6 +143,37 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
   const managedOnly = development ? undefined : MANAGED_ONLY_KEYS;
   // The data folder first: the single-instance lock lives in it.
   if (cli.dataDir !== undefined) app.setPath('userData', resolve(cli.dataDir));
+  if (cli.supportBundle !== undefined) {
+    await runSupportBundleCommand({
+      app,
+      target: cli.supportBundle,
+      stdout: deps.stdout,
+      stderr: deps.stderr,
+      service: () => {
+        const dataDir = app.getPath('userData');
+        const managed = readManagedConfig(deps.managedConfigFile);
+        const userConfig = join(dataDir, 'config.json');
+        const configFile = cli.configFile ?? (deps.env.MDL_KIOSK_CONFIG || !existsSync(userConfig) ? undefined : userConfig);
+        return new KioskService({
+          devices: () => Promise.reject(new Error('no devices for a support bundle')),
+          runKiosk: false,
+          dataDir,
+          env: deps.env,
+          ...(configFile === undefined ? {} : { configFile }),
+          overrides: { log: { level: cli.logLevel ?? 'silent' } },
+          managed,
+          secrets: new SafeStorageSecretStore({ safeStorage, dataDir, platform: deps.platform, allowBasicText: managedAllowsBasicTextSecrets(managed) }),
+          ...(managedOnly ? { managedOnlyKeys: managedOnly } : {}),
+          testMode: flavour === 'qa',
+          version: app.getVersion(),
+          appStatus: () => ({ flavour, secretsProtection: 'os-encrypted', managedKeys: [] }),
+          support: () => appSupportFiles(dataDir, app.getPath('logs')),
+          ...deps.serviceOptions,
+        });
+      },
+    });
+    return null;
+  }
   if (!claimSingleInstance(app)) return null;
   registerAppScheme(protocol);
 
@@ -243,9 +275,11 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     logDestination: destination,
     version: app.getVersion(),
     appStatus,
+    support: () => appSupportFiles(dataDir, logsDir),
     ...deps.serviceOptions,
   });
   parts.service = service;
+  answerSupportBundleLaunches(app, () => parts.service, deps.defaultApp, log);
   await service.start();
   const config = service.config.app;
 

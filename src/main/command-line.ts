@@ -16,6 +16,10 @@ Options:
   --data-dir DIR     the app's data folder (settings, secrets, health.json); default: the OS's app data folder
   --log-level LEVEL  ${LOG_LEVELS.join('|')}
   --no-kiosk         a normal window instead of kiosk mode (QA flavour and development runs only)
+  --support-bundle FILE
+                     write a support bundle (.tar.gz, no personal data, no secrets) to FILE and exit:
+                     the running kiosk writes it (live device states and self-test); when none runs,
+                     it is made from the configuration and the records on disk
   -h, --help         this text`;
 
 const Values = z
@@ -24,6 +28,7 @@ const Values = z
     'data-dir': z.string().min(1, { error: '--data-dir takes a directory' }).optional(),
     'log-level': z.enum(LOG_LEVELS, { error: `--log-level takes ${LOG_LEVELS.join(' | ')}` }).optional(),
     'no-kiosk': z.boolean({ error: '--no-kiosk takes no value' }).optional(),
+    'support-bundle': z.string().min(1, { error: '--support-bundle takes a file name' }).optional(),
     help: z.boolean({ error: '--help takes no value' }).optional(),
   })
   .strip();
@@ -34,6 +39,8 @@ export interface CommandLine {
   readonly logLevel?: (typeof LOG_LEVELS)[number];
   readonly noKiosk: boolean;
   readonly help: boolean;
+  /** `--support-bundle FILE`: write a support bundle there and exit. */
+  readonly supportBundle?: string;
   /** What was not understood, in words for stderr and the log. */
   readonly problems: readonly string[];
 }
@@ -58,10 +65,11 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
       'data-dir': { type: 'string' },
       'log-level': { type: 'string' },
       'no-kiosk': { type: 'boolean' },
+      'support-bundle': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
-  const known = new Set(['config', 'data-dir', 'log-level', 'no-kiosk', 'help', 'h']);
+  const known = new Set(['config', 'data-dir', 'log-level', 'no-kiosk', 'support-bundle', 'help', 'h']);
   for (const token of tokens) {
     // Chromium and Electron read their own switches (--ozone-platform, --password-store, …) from the same
     // command line: not ours, so not used here, but not necessarily ignored by the app.
@@ -86,6 +94,7 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
     ...(parsed['log-level'] === undefined ? {} : { logLevel: parsed['log-level'] }),
     noKiosk: parsed['no-kiosk'] === true,
     help: parsed.help === true,
+    ...(parsed['support-bundle'] === undefined ? {} : { supportBundle: parsed['support-bundle'] }),
     problems,
   };
 }

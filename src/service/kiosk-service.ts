@@ -13,6 +13,7 @@
  * policy is never silently skipped — see managed-config.ts).
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { multistream, type DestinationStream, type Level } from 'pino';
 import type { z } from 'zod';
@@ -49,6 +50,8 @@ import { bindingProblem, decodeStoredApiKey, encodeStoredApiKey, originOf, type 
 import { DiagnosticsLog } from './diagnostics.js';
 import { managedKeys, type ManagedConfig } from './managed-config.js';
 import { tightenPrivateFiles } from './private-files.js';
+import { runtimeVersions, writeSupportBundle, type SupportBundle } from './support-bundle.js';
+import { supportReport } from './support-report.js';
 import { RendererErrorLog } from './renderer-errors.js';
 import { API_KEY_SECRET, FileSecretStore, type SecretStore } from './secret-store.js';
 import { runSelfTest } from './self-test.js';
@@ -135,6 +138,17 @@ export interface KioskServiceOptions {
    * values from any other source are ignored, and each one ignored is logged once.
    */
   readonly managedOnlyKeys?: readonly string[];
+  /**
+   * What the shell adds to a support bundle: its log folder, files such as the health and relaunch
+   * records (by name in the bundle), secrets of its own to scrub (the browser host's token), and where
+   * the staff screen's bundles go (default `<dataDir>/support`).
+   */
+  /**
+   * false: load the configuration, settings and secrets but open no device and start no kiosk (a support
+   * bundle made while another copy of the kiosk owns the reader and the radio, and must not be disturbed).
+   */
+  readonly runKiosk?: boolean;
+  readonly support?: () => { readonly logDir?: string; readonly files?: Record<string, string>; readonly secrets?: readonly string[]; readonly dir?: string };
   readonly now?: () => number;
 }
 
@@ -363,6 +377,12 @@ export class KioskService implements KioskApiHandlers {
     if (this.secretsProblem !== undefined) this.log.warn({ event: 'secret_store_failed' }, this.secretsProblem);
     for (const problem of loaded.problems) this.log.warn({ event: 'settings_file_invalid' }, problem);
     this.language = this.effective.ui.defaultLanguage;
+    if (this.options.runKiosk === false) {
+      this.phase = 'running';
+      this.setView(serviceView('stopped', this.effective.profile, deviceStatus(EMPTY_DEVICES), this.now()));
+      this.log.info({ event: 'service_started', state: 'stopped' }, 'kiosk service started without devices or kiosk');
+      return;
+    }
     this.devices = await this.buildDevices();
     if (this.isStopped()) return; // stopped meanwhile
     this.phase = 'running';
@@ -416,6 +436,56 @@ export class KioskService implements KioskApiHandlers {
   /** The service's own screen (see `own`) has a staff session. */
   staffUnlocked(): boolean {
     return this.staff.unlocked(SERVICE_SCREEN);
+  }
+
+  /**
+   * Writes a support bundle (src/service/support-bundle.ts) to `target`, or into the support folder with a
+   * name of its time: versions, the configuration without secrets and each key's source, state, devices,
+   * self-test, diagnostics, the shell's records and recent logs — scrubbed of every secret the kiosk knows.
+   */
+  async writeSupportBundleTo(target?: string): Promise<SupportBundle> {
+    const shell = this.options.support?.() ?? {};
+    const machine = this.machineKey(this.store.currentSettings);
+    const report = supportReport({
+      version: this.version,
+      flavour: this.appStatus().flavour,
+      config: this.effective,
+      layers: {
+        ...(this.options.configFile === undefined ? {} : { configFile: this.options.configFile }),
+        env: this.env,
+        settings: settingsLayer(this.store.currentSettings, this.stored?.key),
+        ...(this.options.overrides ? { overrides: this.options.overrides } : {}),
+        ...(this.options.managed ? { managed: this.options.managed.layer } : {}),
+        ...(this.options.backendOverride ? { testSetup: { backend: { baseUrl: this.options.backendOverride.baseUrl, apiKey: this.options.backendOverride.apiKey } } } : {}),
+      },
+      ignoredKeys: [...this.ignoredKeys].map((k) => k.replace('|', ': ')),
+      problems: { managed: this.managedProblem, settings: this.settingsProblem, config: this.configProblem, secrets: this.secretsProblem },
+      state: this.current,
+      diagnostics: { ...this.diagnostics.snapshot(this.version, this.startedAt, this.now()), app: this.appStatus() },
+      selfTest: this.runSelfTest().checks,
+      secrets: [
+        this.effective.backend.apiKey,
+        this.stored?.key,
+        machine.key,
+        this.options.backendOverride?.apiKey,
+        this.effective.staff.pinHash,
+        this.store.currentStaff.pinHash,
+        managedPinHash(this.options.managed?.layer, this.options.overrides),
+        ...(shell.secrets ?? []),
+      ],
+      versions: runtimeVersions(),
+    });
+    const stamp = new Date(this.now()).toISOString().replace(/[:.]/g, '-');
+    const path = target ?? join(shell.dir ?? join(this.options.dataDir, 'support'), `mdl-kiosk-support-${stamp}.tar.gz`);
+    const bundle = await writeSupportBundle(path, {
+      parts: report.parts,
+      ...(shell.files ? { files: shell.files } : {}),
+      ...(shell.logDir === undefined ? {} : { logDir: shell.logDir }),
+      secrets: report.secrets,
+      now: this.now,
+    });
+    this.log.info({ event: 'support_bundle_written', count: bundle.bytes }, `support bundle written to ${bundle.path}`);
+    return bundle;
   }
 
   /** Some screen has a staff session open. */
@@ -856,6 +926,7 @@ export class KioskService implements KioskApiHandlers {
       changePin: (args) => this.changePinOn(connection, args),
       getDiagnostics: staffAction(() => ({ ...this.diagnostics.snapshot(this.version, this.startedAt, this.now()), app: this.appStatus() })),
       selfTest: staffAction(() => this.runSelfTest()),
+      writeSupportBundle: staffAction(() => this.supportBundleIntent()),
     };
   }
 
@@ -907,6 +978,12 @@ export class KioskService implements KioskApiHandlers {
   readonly changePin = (args: Args<'changePin'>): Promise<Ok | { ok: false; errors: FieldError[] }> => this.changePinOn(SERVICE_SCREEN, args);
   readonly getDiagnostics = (): Diagnostics => this.own.getDiagnostics({}) as Diagnostics;
   readonly selfTest = (): { checks: SelfTestCheck[] } => this.own.selfTest({}) as { checks: SelfTestCheck[] };
+  readonly writeSupportBundle = (): Promise<{ path: string; bytes: number }> => this.own.writeSupportBundle({}) as Promise<{ path: string; bytes: number }>;
+
+  private async supportBundleIntent(): Promise<{ path: string; bytes: number }> {
+    const bundle = await this.writeSupportBundleTo();
+    return { path: bundle.path, bytes: bundle.bytes };
+  }
 
   private async applyProfile(args: Args<'setProfile'>): Promise<Ok> {
     if (this.locked.includes('profile')) {

@@ -196,6 +196,7 @@ export const commonEs: CommonStrings = {
     selfTest: 'Ejecutar la autoprueba',
     selfTestRunning: 'Probando los dispositivos…',
     selfTestFailed: 'La autoprueba falló: {{message}}',
+    support: { title: 'Paquete de soporte', explain: 'Un archivo para soporte: versiones, ajustes sin secretos, estado de los dispositivos, la autoprueba, eventos y registros recientes. Sin datos de clientes ni claves.', write: 'Crear un paquete de soporte', writing: 'Creando el paquete de soporte…', written: 'Paquete de soporte creado ({{size}} KB):', failed: 'No se pudo crear el paquete de soporte: {{message}}' },
     checks: 'Resultados de la autoprueba',
     check: { backend: 'Servidor', nfc: 'Lector NFC', bleCentral: 'Bluetooth central', blePeripheral: 'Bluetooth periférico', camera: 'Cámara' },
     pass: 'correcto',

@@ -196,6 +196,7 @@ export const commonFr: CommonStrings = {
     selfTest: 'Lancer l’autotest',
     selfTestRunning: 'Test des appareils…',
     selfTestFailed: 'L’autotest a échoué : {{message}}',
+    support: { title: 'Dossier pour le support', explain: 'Un fichier pour le support : versions, réglages sans secrets, état des appareils, l’autotest, événements et journaux récents. Aucune donnée client, aucune clé.', write: 'Créer un dossier pour le support', writing: 'Création du dossier pour le support…', written: 'Dossier pour le support créé ({{size}} Ko) :', failed: 'Le dossier pour le support n’a pas pu être créé : {{message}}' },
     checks: 'Résultats de l’autotest',
     check: { backend: 'Serveur', nfc: 'Lecteur NFC', bleCentral: 'Bluetooth central', blePeripheral: 'Bluetooth périphérique', camera: 'Caméra' },
     pass: 'réussi',

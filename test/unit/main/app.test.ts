@@ -9,6 +9,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { extract } from 'tar';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { allInvokeChannels, intentChannel, STATE_REQUEST_CHANNEL } from '../../../src/common/ipc-contract.js';
 import { QrScanQueue } from '../../../src/devices/qr/qr-scan-queue.js';
@@ -498,3 +499,52 @@ describe('a packaged production app is locked down whatever its launcher or the 
 function defaultsOf(): KioskConfig {
   return parseConfig({});
 }
+
+describe('--support-bundle', () => {
+  async function unpack(file: string): Promise<Map<string, string>> {
+    const dir = join(root, `unpacked-${Math.random().toString(36).slice(2)}`);
+    await mkdir(dir);
+    await extract({ file, cwd: dir });
+    const out = new Map<string, string>();
+    for (const entry of await readdir(join(dir, 'mdl-kiosk-support'), { recursive: true, withFileTypes: true })) {
+      if (entry.isFile()) out.set(join(entry.parentPath, entry.name).slice(join(dir, 'mdl-kiosk-support').length + 1), await readFile(join(entry.parentPath, entry.name), 'utf8'));
+    }
+    return out;
+  }
+
+  it('a later launch with --support-bundle has the running kiosk write it: live state, its logs and records', async () => {
+    const r = await boot();
+    expect(r).not.toBeNull();
+    app.emit('second-instance', {}, ['/opt/electron', 'dist/app-dev', '--support-bundle', 'bundle.tar.gz'], root);
+    const target = join(root, 'bundle.tar.gz');
+    await vi.waitFor(async () => expect((await readdir(root)).includes('bundle.tar.gz')).toBe(true), { timeout: 10_000 });
+    const files = await unpack(target);
+    expect([...files.keys()]).toEqual(expect.arrayContaining(['config.json', 'state.json', 'self-test.json', 'diagnostics.json', 'versions.json', 'health.json']));
+    expect([...files.keys()].some((n) => /^logs\/mdl-kiosk\..*\.log$/.test(n))).toBe(true);
+    expect(JSON.parse(files.get('versions.json') ?? '{}')).toMatchObject({ app: '0.1.0-test', flavour: 'production' });
+    // The running kiosk's own state (not a fresh copy's).
+    expect(JSON.parse(files.get('state.json') ?? '{}')).toMatchObject({ phase: r?.service.state().view.phase });
+  });
+
+  it('with no kiosk running, the launch writes it from the records on disk, opens no device and no window, and exits 0', async () => {
+    const target = join(root, 'out', 'offline.tar.gz');
+    const r = await boot({ argv: ['/opt/electron', 'dist/app-dev', '--support-bundle', target] });
+    expect(r).toBeNull();
+    expect(app.exitCode).toBe(0);
+    expect(deviceBuilds).toBe(0);
+    expect(BrowserWindow.instances).toHaveLength(0);
+    expect(stdout.text).toContain(`no kiosk is running; support bundle written from the records on disk to ${target}`);
+    const files = await unpack(target);
+    expect(JSON.parse(files.get('state.json') ?? '{}')).toMatchObject({ phase: 'stopped' });
+  });
+
+  it('with a kiosk running elsewhere, the launch waits for the file that kiosk writes', async () => {
+    app.lockResult = false;
+    const target = join(root, 'from-running.tar.gz');
+    setTimeout(() => void writeFile(target, 'written by the running kiosk'), 300);
+    const r = await boot({ argv: ['/opt/electron', 'dist/app-dev', '--support-bundle', target] });
+    expect(r).toBeNull();
+    expect(app.exitCode).toBe(0);
+    expect(stdout.text).toContain(`the running kiosk wrote its support bundle to ${target}`);
+  });
+});

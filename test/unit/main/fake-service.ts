@@ -55,6 +55,7 @@ const RESULTS: Partial<Record<IntentName, unknown>> = {
   changePin: { ok: true },
   getDiagnostics: { version: '1', startedAt: 1, events: [], counts: {} },
   selfTest: { checks: [] },
+  writeSupportBundle: { path: '/data/support/mdl-kiosk-support.tar.gz', bytes: 4096 },
 };
 
 export function fakeService(): KioskApiHandlers & {
