@@ -41,6 +41,7 @@ describe('defaults', () => {
       allowInsecure: false,
       createSessionBody: {},
       maxMessageBytes: 16 * 1024 * 1024,
+      proxy: { useEnvironment: true },
       tls: {},
     });
     expect(config.session).toEqual({

@@ -515,6 +515,8 @@ describe('--support-bundle', () => {
   it('a later launch with --support-bundle has the running kiosk write it: live state, its logs and records', async () => {
     const r = await boot();
     expect(r).not.toBeNull();
+    // The health record's first write is asynchronous: the bundle takes what is on disk.
+    await vi.waitFor(async () => expect((await readdir(userData)).includes('health.json')).toBe(true), { timeout: 10_000 });
     app.emit('second-instance', {}, ['/opt/electron', 'dist/app-dev', '--support-bundle', 'bundle.tar.gz'], root);
     const target = join(root, 'bundle.tar.gz');
     await vi.waitFor(async () => expect((await readdir(root)).includes('bundle.tar.gz')).toBe(true), { timeout: 10_000 });
