@@ -141,8 +141,12 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     }
   }
   const managedOnly = development ? undefined : MANAGED_ONLY_KEYS;
-  // The data folder first: the single-instance lock lives in it.
-  if (cli.dataDir !== undefined) app.setPath('userData', resolve(cli.dataDir));
+  // The single-instance lock first, in the account's default data folder: Electron keeps the lock in the
+  // data folder current when it is asked for, so after a --data-dir two launches with different folders
+  // would both run and fight over the reader and the radio. The data folder moves only after the lock.
+  const moveDataFolder = (): void => {
+    if (cli.dataDir !== undefined) app.setPath('userData', resolve(cli.dataDir));
+  };
   if (cli.supportBundle !== undefined) {
     await runSupportBundleCommand({
       app,
@@ -150,6 +154,7 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
       stdout: deps.stdout,
       stderr: deps.stderr,
       service: () => {
+        moveDataFolder();
         const dataDir = app.getPath('userData');
         const managed = readManagedConfig(deps.managedConfigFile);
         const userConfig = join(dataDir, 'config.json');
@@ -175,6 +180,7 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     return null;
   }
   if (!claimSingleInstance(app)) return null;
+  moveDataFolder();
   registerAppScheme(protocol);
 
   const problems = [...cli.problems];

@@ -212,10 +212,11 @@ describe('a second launch', () => {
 });
 
 describe('command line', () => {
-  it('--data-dir moves the data folder before the lock is taken (the lock lives in it)', async () => {
+  it('--data-dir moves the data folder only after the single-instance lock is taken (one kiosk per account, whatever its folder)', async () => {
     const dataDir = join(root, 'elsewhere');
     await boot({ argv: ['/opt/electron', 'dist/app-dev', '--data-dir', dataDir] });
-    expect(calls.slice(0, 2)).toEqual(['app.setPath userData', 'app.requestSingleInstanceLock']);
+    expect(calls.slice(0, 2)).toEqual(['app.requestSingleInstanceLock', 'app.setPath userData']);
+    expect(app.lockDirs).toEqual([userData]);
     expect(app.getPath('userData')).toBe(dataDir);
     await quit();
     expect(JSON.parse(await readFile(join(dataDir, 'health.json'), 'utf8'))).toMatchObject({ flavour: 'production' });

@@ -456,9 +456,12 @@ class FakeApp extends EventEmitter {
   getVersion(): string {
     return '0.1.0-test';
   }
+  /** The data folder each lock was taken in: like Electron, the lock lives in the current userData. */
+  lockDirs: string[] = [];
   requestSingleInstanceLock(): boolean {
     calls.push('app.requestSingleInstanceLock');
     this.lockRequested = true;
+    this.lockDirs.push(this.getPath('userData'));
     return this.lockResult;
   }
   whenReady(): Promise<void> {
@@ -508,6 +511,7 @@ class FakeApp extends EventEmitter {
     this.commandLine.switches.clear();
     this.lockResult = true;
     this.lockRequested = false;
+    this.lockDirs = [];
     this.relaunched = 0;
     this.exitCode = undefined;
     this.quitRequests = 0;
