@@ -100,6 +100,11 @@ export const AppConfig = z
     /** Developer tools: honoured only in the QA flavour or an unpackaged run. */
     devTools: z.boolean().default(false),
     /**
+     * The GPU for drawing the screen. `false` for a kiosk PC whose GPU driver shows a black or frozen window
+     * (Chromium then draws in software); read before the app is ready, so a restart applies it.
+     */
+    hardwareAcceleration: z.boolean().default(true),
+    /**
      * Linux: accept Electron's `basic_text` secret backend (obfuscation with a fixed key, no keyring). Honoured
      * only from the managed machine file, so a user-writable file cannot weaken how the API key is kept.
      */

@@ -184,12 +184,9 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
   registerAppScheme(protocol);
 
   const problems = [...cli.problems];
-  await app.whenReady();
-  if (cli.noKiosk && !development) problems.push('--no-kiosk is only honoured in the QA flavour or an unpackaged run (ignored)');
-  for (const problem of problems) deps.stderr.write(`mdl-kiosk: ${problem}\n`);
-
+  // The configuration is read before Electron is ready: some of it (hardware acceleration) only takes
+  // effect then.
   const dataDir = app.getPath('userData');
-  const logsDir = app.getPath('logs');
   const managed = readManagedConfig(deps.managedConfigFile);
   const userConfig = join(dataDir, 'config.json');
   const configFile = cli.configFile ?? (deps.env.MDL_KIOSK_CONFIG || !existsSync(userConfig) ? undefined : userConfig);
@@ -204,6 +201,13 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     ...(configFile === undefined ? {} : { file: configFile }),
     ...(managedOnly ? { managedOnly } : {}),
   });
+  // A kiosk PC whose GPU driver is broken shows a black window: the fleet can turn the GPU off.
+  if (!early.app.hardwareAcceleration) app.disableHardwareAcceleration();
+
+  await app.whenReady();
+  if (cli.noKiosk && !development) problems.push('--no-kiosk is only honoured in the QA flavour or an unpackaged run (ignored)');
+  for (const problem of problems) deps.stderr.write(`mdl-kiosk: ${problem}\n`);
+  const logsDir = app.getPath('logs');
 
   let logFiles: LogFiles | undefined;
   try {

@@ -297,6 +297,23 @@ describe('managed configuration and updates', () => {
     expect(text).toMatch(/^mdl_kiosk_info\{version="0\.1\.0-test",flavour="production"\} 1$/m);
   });
 
+  it('app.hardwareAcceleration: false from the managed file turns the GPU off before Electron is ready (a black window otherwise)', async () => {
+    await mkdir(join(root, 'managed'), { recursive: true });
+    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { hardwareAcceleration: false } }));
+    const r = await boot();
+    expect(app.hardwareAccelerationDisabled).toBe(true);
+    expect(r?.service.config.app.hardwareAcceleration).toBe(false);
+    await quit();
+    running?.lifecycle.dispose();
+    running = null;
+    resetFakeElectron();
+    app.paths.set('userData', userData);
+    app.paths.set('logs', logsDir);
+    await rm(join(root, 'managed', 'config.json'));
+    await boot();
+    expect(app.hardwareAccelerationDisabled).toBe(false);
+  });
+
   it('updates off (the default): electron-updater is never loaded', async () => {
     const loadUpdater = vi.fn(() => Promise.reject(new Error('must not load')));
     await boot({ deps: { loadUpdater } });

@@ -458,6 +458,12 @@ class FakeApp extends EventEmitter {
   }
   /** The data folder each lock was taken in: like Electron, the lock lives in the current userData. */
   lockDirs: string[] = [];
+  hardwareAccelerationDisabled = false;
+  disableHardwareAcceleration(): void {
+    calls.push('app.disableHardwareAcceleration');
+    if (this.ready) throw new Error('app.disableHardwareAcceleration() can only be called before app is ready');
+    this.hardwareAccelerationDisabled = true;
+  }
   requestSingleInstanceLock(): boolean {
     calls.push('app.requestSingleInstanceLock');
     this.lockRequested = true;
@@ -512,6 +518,7 @@ class FakeApp extends EventEmitter {
     this.lockResult = true;
     this.lockRequested = false;
     this.lockDirs = [];
+    this.hardwareAccelerationDisabled = false;
     this.relaunched = 0;
     this.exitCode = undefined;
     this.quitRequests = 0;
