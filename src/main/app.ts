@@ -9,7 +9,7 @@
  * QA entry injects, and opens the virtual phone page in a second, ordinary window).
  */
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { app, ipcMain, powerSaveBlocker, protocol, safeStorage, session, type BrowserWindow, type WebContents } from 'electron';
 import type { DestinationStream } from 'pino';
@@ -354,6 +354,8 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     config: config.updates,
     loadUpdater: deps.loadUpdater,
     isIdle: () => service.isIdle(),
+    platform: deps.platform,
+    installDir: dirname(app.getPath('exe')),
     log: log.child({ component: 'updater' }),
     onStatus: (status) => {
       updateStatus = status;

@@ -273,6 +273,29 @@ describe('managed configuration and updates', () => {
     expect(fakeUpdater.allowDowngrade).toBe(false);
   });
 
+  it('Windows: an install folder this account cannot write (per-machine, standard account) turns updates off with the reason, and the updater is never loaded', async () => {
+    await mkdir(join(root, 'managed'), { recursive: true });
+    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/' } } }));
+    const loadUpdater = vi.fn(() => Promise.reject(new Error('must not load')));
+    app.paths.set('exe', join(root, 'Program Files', 'mDL Kiosk', 'mDL Kiosk.exe')); // a folder that is not there: cannot be written
+    const r = await boot({ deps: { platform: 'win32', loadUpdater } });
+    expect(loadUpdater).not.toHaveBeenCalled();
+    expect(r?.service.appStatus().updates).toEqual({ state: 'disabled', error: expect.stringContaining('updates are off: this account cannot write') as string });
+    await quit();
+    expect(await logText()).toContain('"event":"updates_unsupported"');
+  });
+
+  it('Windows: a per-user install (a folder this account writes) keeps updates on', async () => {
+    await mkdir(join(root, 'managed'), { recursive: true });
+    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/' } } }));
+    await mkdir(join(root, 'LocalAppData', 'Programs', 'mdl-kiosk'), { recursive: true });
+    app.paths.set('exe', join(root, 'LocalAppData', 'Programs', 'mdl-kiosk', 'mDL Kiosk.exe'));
+    const loadUpdater = vi.fn(() => Promise.reject(new Error('no updater in this test')));
+    await boot({ deps: { platform: 'win32', loadUpdater } });
+    expect(loadUpdater).toHaveBeenCalledTimes(1);
+    expect((await readdir(join(root, 'LocalAppData', 'Programs', 'mdl-kiosk'))).filter((n) => n.startsWith('.mdl-kiosk-write-check'))).toEqual([]);
+  });
+
   it('an updater that cannot load is a status for staff, not a crash', async () => {
     await mkdir(join(root, 'managed'), { recursive: true });
     await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/' } } }));

@@ -436,6 +436,7 @@ class FakeApp extends EventEmitter {
     ['userData', '/fake/userData'],
     ['logs', '/fake/logs'],
     ['temp', '/fake/temp'],
+    ['exe', '/fake/install/mdl-kiosk'],
   ]);
   private readyResolve: (() => void) | undefined;
   private readyPromise: Promise<void> = this.freshReady();
@@ -525,6 +526,7 @@ class FakeApp extends EventEmitter {
     this.loginItemSettings = [];
     this.paths.set('userData', '/fake/userData');
     this.paths.set('logs', '/fake/logs');
+    this.paths.set('exe', '/fake/install/mdl-kiosk');
     this.readyPromise = this.freshReady();
   }
 }
