@@ -191,6 +191,8 @@ export const AppStatus = z.object({
   updates: UpdateStatus.optional(),
   /** The health record a monitoring agent reads. */
   healthFile: z.string().max(1_000).optional(),
+  /** The operating system's camera consent (macOS, Windows; `not_applicable` on Linux). */
+  cameraAccess: z.enum(['granted', 'denied', 'restricted', 'not_determined', 'unknown', 'not_applicable']).optional(),
 });
 export type AppStatus = z.infer<typeof AppStatus>;
 

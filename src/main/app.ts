@@ -11,11 +11,11 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { app, ipcMain, powerSaveBlocker, protocol, safeStorage, session, type BrowserWindow, type WebContents } from 'electron';
+import { app, ipcMain, powerSaveBlocker, protocol, safeStorage, session, systemPreferences, type BrowserWindow, type WebContents } from 'electron';
 import type { DestinationStream } from 'pino';
 import type { AppStatus, UpdateStatus } from '../common/kiosk-api.js';
 import { configuredDeviceFactory } from '../devices/configured-devices.js';
-import { MANAGED_ONLY_KEYS } from '../kiosk/config.js';
+import { MANAGED_ONLY_KEYS, parseConfig } from '../kiosk/config.js';
 import { createLogger, type Logger } from '../kiosk/log.js';
 import { HealthRecorder } from '../service/health-record.js';
 import { KioskService, type DeviceFactory, type KioskServiceOptions } from '../service/kiosk-service.js';
@@ -29,6 +29,7 @@ import { readEarlyConfig } from './app-settings.js';
 import { startAppUpdates } from './app-updates.js';
 import { appArguments, parseCommandLine, USAGE } from './command-line.js';
 import { dangerousSwitches } from './dangerous-switches.js';
+import { ensureCameraAccess, runProvisioning, type CameraAccess } from './os-consent.js';
 import { answerSupportBundleLaunches, appSupportFiles, runSupportBundleCommand } from './support-bundle-command.js';
 import { embeddedBanner, kioskLink, type EmbeddedDefault, type EmbeddedSetup } from './embedded-default.js';
 import { showFatalScreen } from './fatal-screen.js';
@@ -147,6 +148,25 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
   const moveDataFolder = (): void => {
     if (cli.dataDir !== undefined) app.setPath('userData', resolve(cli.dataDir));
   };
+  if (cli.provision) {
+    const log = createLogger({ level: cli.logLevel ?? 'warn', name: 'mdl-kiosk-provision' }, deps.stderr);
+    await runProvisioning({
+      app,
+      prefs: systemPreferences,
+      platform: deps.platform,
+      log,
+      stdout: deps.stdout,
+      stderr: deps.stderr,
+      bluetooth: async () => {
+        moveDataFolder();
+        const devices = await deps.devices(parseConfig({ ble: { roles: 'both' } }), log);
+        const status = (port: { availability(): { usable: boolean; reason?: string } } | undefined): { usable: boolean; reason?: string } =>
+          port ? port.availability() : { usable: false, reason: 'not_available' };
+        return { roles: () => ({ central: status(devices.ports.bleCentral), peripheral: status(devices.ports.blePeripheral) }), close: () => devices.close() };
+      },
+    });
+    return null;
+  }
   if (cli.supportBundle !== undefined) {
     await runSupportBundleCommand({
       app,
@@ -260,6 +280,8 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     }
   }
 
+  // Before the kiosk window can cover the system prompt (macOS asks here; the answer goes to diagnostics).
+  const cameraAccess: CameraAccess = await ensureCameraAccess(systemPreferences, deps.platform, log);
   let updateStatus: UpdateStatus = { state: 'disabled' };
   const healthFile = join(dataDir, 'health.json');
   const appStatus = (): AppStatus => ({
@@ -269,6 +291,7 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     ...(logFiles ? { logDir: logFiles.dir } : {}),
     updates: updateStatus,
     healthFile,
+    cameraAccess,
   });
   const { embedded } = parts;
   const service = new KioskService({

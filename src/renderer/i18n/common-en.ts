@@ -177,6 +177,8 @@ export const commonEn = {
       secrets: 'API key storage',
       secretsValue: { osEncrypted: 'encrypted by the operating system', basicText: 'NOT protected: obfuscated with a fixed key (basic_text, no keyring; allowed by the managed file)', filePermissions: 'in a file only this user can read', memory: 'in memory only (lost at restart)' },
       secretsProblem: 'Secret store problem',
+      cameraAccess: 'Camera permission (operating system)',
+      cameraAccessValue: { granted: 'allowed', denied: 'denied: allow it in the system privacy settings', restricted: 'restricted by a device-management profile', notDetermined: 'not asked yet: run mdl-kiosk --provision', unknown: 'unknown' },
       permissionProblems: 'Files readable by other users',
       managedFile: 'Managed configuration file',
       managedKeys: 'Keys set by the managed file',

@@ -179,6 +179,8 @@ export const commonEs: CommonStrings = {
       secrets: 'Almacenamiento de la clave de API',
       secretsValue: { osEncrypted: 'cifrada por el sistema operativo', basicText: 'SIN protección: solo ofuscada con una clave fija (basic_text, sin llavero; permitido por el archivo gestionado)', filePermissions: 'en un archivo que solo este usuario puede leer', memory: 'solo en memoria (se pierde al reiniciar)' },
       secretsProblem: 'Problema del almacén de secretos',
+      cameraAccess: 'Permiso de cámara (sistema operativo)',
+      cameraAccessValue: { granted: 'permitido', denied: 'denegado: permítalo en los ajustes de privacidad del sistema', restricted: 'restringido por un perfil de gestión de dispositivos', notDetermined: 'aún no solicitado: ejecute mdl-kiosk --provision', unknown: 'desconocido' },
       permissionProblems: 'Archivos legibles por otros usuarios',
       managedFile: 'Archivo de configuración gestionada',
       managedKeys: 'Claves definidas por el archivo gestionado',

@@ -179,6 +179,8 @@ export const commonFr: CommonStrings = {
       secrets: 'Stockage de la clé d’API',
       secretsValue: { osEncrypted: 'chiffrée par le système d’exploitation', basicText: 'NON protégée : seulement masquée avec une clé fixe (basic_text, sans trousseau ; autorisé par le fichier géré)', filePermissions: 'dans un fichier lisible par ce seul utilisateur', memory: 'en mémoire seulement (perdue au redémarrage)' },
       secretsProblem: 'Problème du stockage des secrets',
+      cameraAccess: 'Autorisation de la caméra (système)',
+      cameraAccessValue: { granted: 'autorisée', denied: 'refusée : autorisez-la dans les réglages de confidentialité du système', restricted: 'restreinte par un profil de gestion des appareils', notDetermined: 'pas encore demandée : lancez mdl-kiosk --provision', unknown: 'inconnue' },
       permissionProblems: 'Fichiers lisibles par d’autres utilisateurs',
       managedFile: 'Fichier de configuration géré',
       managedKeys: 'Clés définies par le fichier géré',

@@ -20,7 +20,7 @@ import type { EmbeddedDefault, EmbeddedKioskLink } from '../../../src/main/embed
 import { PHONE_PAGE_PARTITION } from '../../../src/main/phone-window.js';
 import type { DeviceFactory } from '../../../src/service/kiosk-service.js';
 import { TEST_SCRYPT } from '../service/service-fixture.js';
-import { BrowserWindow, app, calls, ipcMain, powerSaveBlocker, protocol, resetFakeElectron } from './fake-electron.js';
+import { BrowserWindow, app, calls, ipcMain, powerSaveBlocker, protocol, resetFakeElectron, systemPreferences } from './fake-electron.js';
 
 vi.mock('electron', () => import('./fake-electron.js'));
 
@@ -589,5 +589,78 @@ describe('--support-bundle', () => {
     expect(r).toBeNull();
     expect(app.exitCode).toBe(0);
     expect(stdout.text).toContain(`the running kiosk wrote its support bundle to ${target}`);
+  });
+});
+
+describe('the operating system\'s camera and Bluetooth consent', () => {
+  it('macOS: the camera is asked for before the kiosk window exists, and diagnostics show the answer', async () => {
+    systemPreferences.camera = 'not-determined';
+    systemPreferences.answer = 'granted';
+    const r = await boot({ deps: { platform: 'darwin' } });
+    expect(systemPreferences.asked).toBe(1);
+    const at = (entry: string): number => calls.findIndex((c) => c.startsWith(entry));
+    expect(at('systemPreferences.askForMediaAccess camera')).toBeGreaterThanOrEqual(0);
+    expect(at('systemPreferences.askForMediaAccess camera')).toBeLessThan(at('new BrowserWindow'));
+    expect(r?.service.appStatus().cameraAccess).toBe('granted');
+  });
+
+  it('macOS: denied or restricted is not asked again (nothing can), and staff see which', async () => {
+    for (const state of ['denied', 'restricted'] as const) {
+      resetFakeElectron();
+      app.paths.set('userData', userData);
+      app.paths.set('logs', logsDir);
+      systemPreferences.camera = state;
+      const r = await boot({ deps: { platform: 'darwin' } });
+      expect(systemPreferences.asked).toBe(0);
+      expect(r?.service.appStatus().cameraAccess).toBe(state);
+      await quit();
+      running?.lifecycle.dispose();
+      running = null;
+    }
+  });
+
+  it('Windows reports the consent without asking; Linux has none', async () => {
+    systemPreferences.camera = 'denied';
+    const win = await boot({ deps: { platform: 'win32' } });
+    expect(win?.service.appStatus().cameraAccess).toBe('denied');
+    expect(systemPreferences.asked).toBe(0);
+    await quit();
+    running?.lifecycle.dispose();
+    resetFakeElectron();
+    app.paths.set('userData', userData);
+    app.paths.set('logs', logsDir);
+    const linux = await boot({ deps: { platform: 'linux' } });
+    expect(linux?.service.appStatus().cameraAccess).toBe('not_applicable');
+    expect(calls.some((c) => c.startsWith('systemPreferences.'))).toBe(false);
+  });
+
+  it('--provision asks for the camera, starts Bluetooth so the OS asks for it, says what each answered, and exits without a kiosk', async () => {
+    systemPreferences.camera = 'not-determined';
+    const bleDevices: DeviceFactory = () => {
+      deviceBuilds++;
+      const qr = new QrScanQueue({ freshMs: 10_000 });
+      let calls2 = 0;
+      const central = { availability: () => (++calls2 < 3 ? { usable: false, reason: 'starting' } : { usable: true }) };
+      const peripheral = { availability: () => ({ usable: false, reason: 'unauthorized' }) };
+      return Promise.resolve({ ports: { qr, bleCentral: central, blePeripheral: peripheral } as never, qr, close: () => Promise.resolve() });
+    };
+    const r = await boot({ argv: ['/opt/electron', 'dist/app-dev', '--provision'], deps: { platform: 'darwin', devices: bleDevices } });
+    expect(r).toBeNull();
+    expect(systemPreferences.asked).toBe(1);
+    expect(deviceBuilds).toBe(1);
+    expect(BrowserWindow.instances).toHaveLength(0);
+    expect(stdout.text).toContain('camera: granted');
+    expect(stdout.text).toContain('bluetooth central: usable');
+    expect(stdout.text).toContain('bluetooth peripheral: unauthorized');
+    expect(app.exitCode).toBe(0);
+  });
+
+  it('--provision exits 1 and says where to allow it when the camera is denied', async () => {
+    systemPreferences.camera = 'not-determined';
+    systemPreferences.answer = 'denied';
+    await boot({ argv: ['/opt/electron', 'dist/app-dev', '--provision'], deps: { platform: 'darwin' } });
+    expect(stdout.text).toContain('camera: denied');
+    expect(stdout.text).toContain('Privacy & Security → Camera');
+    expect(app.exitCode).toBe(1);
   });
 });

@@ -592,8 +592,29 @@ export const safeStorage = {
   },
 };
 
+/** macOS/Windows media consent, as `systemPreferences` reports and asks for it. */
+export const systemPreferences = {
+  camera: 'not-determined' as 'not-determined' | 'granted' | 'denied' | 'restricted' | 'unknown',
+  /** What the person answers at the system prompt. */
+  answer: 'granted' as 'granted' | 'denied',
+  asked: 0,
+  getMediaAccessStatus(mediaType: 'microphone' | 'camera' | 'screen'): string {
+    calls.push(`systemPreferences.getMediaAccessStatus ${mediaType}`);
+    return systemPreferences.camera;
+  },
+  askForMediaAccess(mediaType: 'microphone' | 'camera'): Promise<boolean> {
+    calls.push(`systemPreferences.askForMediaAccess ${mediaType}`);
+    systemPreferences.asked++;
+    systemPreferences.camera = systemPreferences.answer;
+    return Promise.resolve(systemPreferences.answer === 'granted');
+  },
+};
+
 export function resetFakeElectron(): void {
   calls.length = 0;
+  systemPreferences.camera = 'not-determined';
+  systemPreferences.answer = 'granted';
+  systemPreferences.asked = 0;
   sessions.clear();
   BrowserWindow.instances.length = 0;
   ipcMain.handlers.clear();
