@@ -48,6 +48,12 @@ function parsedUrl(value: string): URL | undefined {
   }
 }
 
+/** No user name or password in the URL (one that does not parse is reported by `z.url()` itself). */
+function withoutCredentials(value: string): boolean {
+  const url = parsedUrl(value);
+  return url === undefined || (url.username === '' && url.password === '');
+}
+
 const UpdateFeedUrl = z
   .url({ error: 'must be an absolute URL, e.g. https://updates.example.com/mdl-kiosk/' })
   .refine(
@@ -57,14 +63,8 @@ const UpdateFeedUrl = z
     },
     { error: 'must be an https:// address (plain http only to a loopback host such as 127.0.0.1, for a local mirror)' },
   )
-  .refine(
-    (value) => {
-      const url = parsedUrl(value);
-      return url === undefined || (url.username === '' && url.password === '');
-    },
-    // It would be logged and shown with the update status; a feed needing credentials belongs behind a proxy.
-    { error: 'must not carry a user name or password' },
-  );
+  // It would be logged and shown with the update status; a feed needing credentials belongs behind a proxy.
+  .refine(withoutCredentials, { error: 'must not carry a user name or password' });
 
 const ProxyUrl = z
   .url({ error: 'must be the proxy\'s address, e.g. http://proxy.example:3128' })
@@ -75,14 +75,8 @@ const ProxyUrl = z
     },
     { error: 'must be an http:// or https:// proxy' },
   )
-  .refine(
-    (value) => {
-      const url = parsedUrl(value);
-      return url === undefined || (url.username === '' && url.password === '');
-    },
-    // It would be shown on the settings screen and could reach a log: credentials go in a file of their own.
-    { error: 'must not carry a user name or password: put them in backend.proxy.credentialsFile' },
-  );
+  // It would be shown on the settings screen and could reach a log: credentials go in a file of their own.
+  .refine(withoutCredentials, { error: 'must not carry a user name or password: put them in backend.proxy.credentialsFile' });
 
 export const AppConfig = z
   .object({

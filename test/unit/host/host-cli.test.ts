@@ -1,7 +1,5 @@
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,6 +10,7 @@ import { parseConfig } from '../../../src/kiosk/config.js';
 import { createLogger } from '../../../src/kiosk/log.js';
 import { verifyPin } from '../../../src/service/staff-pin.js';
 import { runCli } from '../../support/cli-run.js';
+import { startRecordingServer } from '../../support/recording-server.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -70,30 +69,10 @@ describe('npm run host', () => {
 });
 
 describe('npm run host: the token stays out of every output, and the API key stays with its backend', () => {
-  /** A server on loopback that records the Authorization header of every request and answers 503. */
-  async function recorder(): Promise<{ url: string; seen: string[]; stop(): Promise<void> }> {
-    const seen: string[] = [];
-    const server = createServer((req, res) => {
-      seen.push(`${req.method ?? ''} ${req.url ?? ''} ${req.headers.authorization ?? '(none)'}`);
-      res.writeHead(503, { 'content-type': 'application/json' });
-      res.end('{}');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    return {
-      url: `http://127.0.0.1:${port}/api`,
-      seen,
-      stop: () => new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-    };
-  }
-
   it('the README\'s systemd set-up: --url-file keeps the token off stdout and stderr (trace logs too); a staff save of another backend URL is refused and the other server never gets the fleet key', async () => {
     const dir = await tempDir();
-    const fleet = await recorder();
-    const other = await recorder();
+    const fleet = await startRecordingServer();
+    const other = await startRecordingServer();
     try {
       const apiKey = 'fleet-key-4f1c9d2e7a';
       const keyFile = join(dir, 'api-key');
