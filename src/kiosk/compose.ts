@@ -14,6 +14,8 @@ import { buildTlsTrust } from './tls-trust.js';
 export interface ComposeOptions {
   /** Wall clock for session ages (defaults to `Date.now`); tests move it to age sessions without waiting. */
   readonly now?: () => number;
+  /** See {@link KioskDeps.readinessGate}: the counter's hosts turn it on; the headless CLI leaves it off. */
+  readonly readinessGate?: boolean;
 }
 
 export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logger, options: ComposeOptions = {}): Kiosk {
@@ -44,5 +46,5 @@ export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logg
     { event: 'kiosk_configured', backend: endpoints.origin, wsAuth: config.backend.wsAuth, profile: config.profile, customCas: tls?.summary.customCas ?? 0, pins: tls?.summary.pins ?? 0 },
     'kiosk configured',
   );
-  return new Kiosk({ config, devices, sessions, connector, log, ...(options.now ? { now: options.now } : {}) });
+  return new Kiosk({ config, devices, sessions, connector, log, ...(options.now ? { now: options.now } : {}), ...(options.readinessGate ? { readinessGate: true } : {}) });
 }
