@@ -98,8 +98,13 @@ describe('KioskService: state stream and a verification', () => {
     expect(await call(f, 'qrScanned', { text: 'https://example.com/mdoc:', source: 'camera' })).toEqual({ accepted: false, reason: 'not_mdoc' });
     expect(await call(f, 'qrScanned', { text: ' mdoc:abc', source: 'camera' })).toEqual({ accepted: false, reason: 'not_mdoc' });
     expect(f.qr().pushed).toEqual([]);
-    expect(await call(f, 'qrScanned', { text: 'MDOC:owBjMS4w', source: 'paste' })).toEqual({ accepted: true });
-    expect(f.qr().pushed).toEqual(['MDOC:owBjMS4w']);
+    // A code cut short (the CBOR item ends early) or not base64: "could not be read", no session spent.
+    expect(await call(f, 'qrScanned', { text: 'mdoc:owBjMS4wAYIB2BhYS6QBAiABIVgg', source: 'scanner' })).toEqual({ accepted: false, reason: 'unreadable' });
+    expect(await call(f, 'qrScanned', { text: 'mdoc:owBj MS4w', source: 'scanner' })).toEqual({ accepted: false, reason: 'unreadable' });
+    expect(f.qr().pushed).toEqual([]);
+    // A whole one ({0: "1.0"}), the scheme in any case.
+    expect(await call(f, 'qrScanned', { text: 'MDOC:oQBjMS4w', source: 'paste' })).toEqual({ accepted: true });
+    expect(f.qr().pushed).toEqual(['MDOC:oQBjMS4w']);
     await expect(call(f, 'qrScanned', { text: 'x'.repeat(9_000), source: 'paste' })).rejects.toMatchObject({ code: 'invalid_args' });
   });
 
@@ -401,7 +406,9 @@ describe('KioskService: diagnostics and self-test', () => {
     const pinHash = await hashPin(PIN, TEST_SCRYPT);
     fixture = await startServiceFixture({ overrides: { staff: { pinHash } }, service: { devices: () => Promise.reject(new Error('bluetooth exploded')) } });
     const f = fixture;
-    const state = await f.waitState((s) => s.view.phase === 'ready', 10_000, 'ready');
+    // Without Bluetooth nothing can be verified: Needs staff naming the cause, not Ready.
+    const state = await f.waitState((s) => s.view.phase === 'cannot_verify', 10_000, 'cannot_verify');
+    expect(state.view.error).toMatchObject({ code: 'ble_unavailable', retryable: false });
     expect(state.view.devices.nfc).toEqual({ usable: false, reason: 'not_configured' });
     expect(state.view.devices.qr.usable).toBe(true);
     await call(f, 'unlock', { pin: PIN });
