@@ -349,6 +349,8 @@ export class Kiosk {
   /** Why a customer cannot be served by these devices now (readinessGate), as the error the screen shows. */
   private deviceRefusal(): ErrorView | undefined {
     if (!this.deps.readinessGate) return undefined;
+    // Read afresh: a port need not announce every change of its availability.
+    this.devices = this.deviceStatus();
     const readiness = readinessOf(this.devices);
     if (readiness.blocker) return { code: readiness.blocker, detail: readiness.detail, retryable: false };
     if (!readiness.canVerify) return { code: 'starting', detail: readiness.detail, retryable: true };
