@@ -365,6 +365,11 @@ describe('KioskService: diagnostics and self-test', () => {
     await call(f, 'unlock', { pin: PIN });
     const diagnostics = (await call(f, 'getDiagnostics', {})) as { counts: Record<string, number>; events: { event: string }[] };
     expect(diagnostics.counts).toMatchObject({ verifications: 1, 'verdict.verified': 1, 'result.complete': 1, 'scan.camera.accepted': 1 });
+    // The answer to the request is counted too, and named in the event (a code, never a value).
+    const answer = f.reports[0]?.outcome?.answer.result;
+    expect(answer).toBeDefined();
+    expect(diagnostics.counts[`answer.${answer ?? ''}`]).toBe(1);
+    expect(diagnostics.events.find((e) => e.event === 'verification_outcome')?.detail).toContain(`answer=${answer ?? ''}`);
     expect(diagnostics.events.map((e) => e.event)).toContain('verification_outcome');
     const diagText = JSON.stringify(diagnostics);
     const logText = f.logs.text();
