@@ -1,7 +1,8 @@
 /**
  * `npm run relay -- [options]`: runs verifications headless against a backend with the device ports that
  * exist, prints progress lines on stderr and one JSON line per verification on stdout.
- * Exit status: 0 all verified, 1 a credential rejected, 2 an error (nothing verified or rejected).
+ * Exit status: 0 all verified and met, 1 a credential rejected, 2 an error (nothing verified or rejected),
+ * 3 authentic but the request not met (e.g. under age).
  */
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
@@ -42,7 +43,7 @@ import { ConfigError, loadConfig, mergeConfigSources, type KioskConfig } from '.
 import type { VerificationReport } from '../kiosk/kiosk.js';
 import { createLogger } from '../kiosk/log.js';
 import { availableProfiles } from '../kiosk/profiles.js';
-import { PROMPT_TEXT, verdictExitCode, worstExitCode } from './relay-output.js';
+import { PROMPT_TEXT, resultText, verdictExitCode, worstExitCode } from './relay-output.js';
 import { escapePeerText } from '../common/peer-text.js';
 
 const DEFAULT_TIMEOUT_S = 300;
@@ -50,7 +51,9 @@ const DEFAULT_TIMEOUT_S = 300;
 const USAGE = `Usage: npm run relay -- [options]
 
 Runs verifications against the backend and prints the outcome of each as one JSON line on stdout.
-Progress goes to stderr. Exit status: 0 verified, 1 rejected, 2 error (with --loop: the worst of all).
+Progress goes to stderr. Exit status: 0 verified and the request met, 1 rejected (or nothing shared),
+2 error or undetermined, 3 verified but the request NOT met (an age answered no or not answered, a required
+element not shared); with --loop the worst of all (2, then 1, then 3, then 0).
 
 Options:
   --backend URL          backend base URL (or MDL_KIOSK_BACKEND_URL, or backend.baseUrl in the config file);
@@ -464,7 +467,10 @@ async function main(): Promise<number> {
     lastPhase = view.phase;
     // The detail may quote what a peer sent (field names): escaped, so it cannot start a line of its own.
     const extra = view.error ? ` (${escapePeerText(view.error.code, 60)}: ${escapePeerText(view.error.detail, 300)})` : '';
-    process.stderr.write(`[relay] ${view.phase}: ${PROMPT_TEXT[view.prompt]}${extra}\n`);
+    // The result line carries the answer to the request, not only the verdict (element names are the
+    // request's own; peer text never reaches it).
+    const said = view.phase === 'result' && view.outcome ? escapePeerText(resultText(view.outcome), 400) : PROMPT_TEXT[view.prompt];
+    process.stderr.write(`[relay] ${view.phase}: ${said}${extra}\n`);
     // The backend refused the credentials: waiting would not help a headless run.
     if (view.phase === 'config_error') finish('the backend refused the configuration');
     if (view.phase === 'ready') feeder?.kioskReady();

@@ -222,7 +222,8 @@ const Ok = z.object({ ok: z.literal(true) });
 
 export const QrScannedResult = z.union([
   z.object({ accepted: z.literal(true) }),
-  z.object({ accepted: z.literal(false), reason: z.enum(['empty', 'not_mdoc', 'not_waiting']) }),
+  /** `unreadable`: an `mdoc:` code whose engagement is cut short or damaged (a scanner dropped characters). */
+  z.object({ accepted: z.literal(false), reason: z.enum(['empty', 'not_mdoc', 'unreadable', 'not_waiting']) }),
 ]);
 export type QrScannedResult = z.infer<typeof QrScannedResult>;
 
@@ -270,6 +271,11 @@ export const KIOSK_INTENTS = {
   next: { args: Empty, result: Ok, staff: false },
   /** "Try again": re-arm now after an error, or retry the backend while offline. */
   retry: { args: Empty, result: Ok, staff: false },
+  /**
+   * "Cancel" on "Tap your phone again": the customer gives up the verification that waits for the re-tap.
+   * Only then (`cancelled: false` otherwise): other screens of a verification run to their own end.
+   */
+  cancel: { args: Empty, result: z.object({ cancelled: z.boolean() }), staff: false },
   /** The customer's language for this visit; back to the default for the next customer. */
   setLanguage: { args: z.object({ language: Language }).strict(), result: Ok, staff: false },
   /** The renderer reports what its camera is doing (for the status bar, self-test and diagnostics). */

@@ -17,6 +17,8 @@ export interface ComposeOptions {
   readonly now?: () => number;
   /** Where `HTTPS_PROXY` / `NO_PROXY` are read (defaults to `process.env`). */
   readonly env?: NodeJS.ProcessEnv;
+  /** See {@link KioskDeps.readinessGate}: the counter's hosts turn it on; the headless CLI leaves it off. */
+  readonly readinessGate?: boolean;
 }
 
 export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logger, options: ComposeOptions = {}): Kiosk {
@@ -58,5 +60,5 @@ export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logg
     },
     'kiosk configured',
   );
-  return new Kiosk({ config, devices, sessions, connector, log, ...(options.now ? { now: options.now } : {}) });
+  return new Kiosk({ config, devices, sessions, connector, log, ...(options.now ? { now: options.now } : {}), ...(options.readinessGate ? { readinessGate: true } : {}) });
 }

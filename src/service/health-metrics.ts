@@ -66,6 +66,11 @@ export function healthMetricsText(record: HealthRecord): string {
     [{ result: 'undetermined' }, o.undetermined],
     [{ result: 'failed' }, o.failed],
   ]);
+  out.metric('mdl_kiosk_request_answers_total', 'counter', 'Answers to the request (age met or not, elements missing) of verified documents since the app started.', [
+    [{ answer: 'met' }, o.answers.met],
+    [{ answer: 'not_met' }, o.answers.notMet],
+    [{ answer: 'undetermined' }, o.answers.undetermined],
+  ]);
   out.metric(
     'mdl_kiosk_rejection_reasons_total',
     'counter',

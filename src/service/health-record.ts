@@ -6,7 +6,8 @@
  *
  * It holds: the app and version, the flavour, pid, start and update times and uptime, the kiosk's phase,
  * TEST MODE, the backend's origin (never a path, key or token), each device's usability, counts of
- * outcomes by verdict, rejection reason and error code since start, the last error code, and the updater's
+ * outcomes by verdict, by the answer to the request, by rejection reason and error code since start, the
+ * last error code, and the updater's
  * status. It never holds a session id, a client secret, the API key, disclosed data or a portrait: the
  * schema below is strict, and every count key must look like a code.
  *
@@ -54,6 +55,12 @@ export const HealthRecordSchema = z
         undetermined: z.number().int().min(0),
         /** Ended without a verdict (an error). */
         failed: z.number().int().min(0),
+        /**
+         * The answer to the request, of the verifications with an outcome: `met` (e.g. 21 or older), `notMet`
+         * (authentic but under age, or a required element withheld), `undetermined` (not verified, or the
+         * age statement absent or contradictory).
+         */
+        answers: z.object({ met: z.number().int().min(0), notMet: z.number().int().min(0), undetermined: z.number().int().min(0) }).strict(),
         /** Rejection reasons (one rejection may have several). */
         reasons: Counts,
         /** Error codes of the verifications that failed. */
@@ -95,6 +102,7 @@ export class HealthRecorder {
   private readonly options: HealthRecorderOptions;
   private readonly now: () => number;
   private readonly outcomes = { total: 0, verified: 0, rejected: 0, undetermined: 0, failed: 0, reasons: {} as Record<string, number>, errors: {} as Record<string, number> };
+  private readonly answers = { met: 0, notMet: 0, undetermined: 0 };
   private lastError: string | undefined;
   private lastScreenError: string | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -150,6 +158,10 @@ export class HealthRecorder {
       for (const reason of report.outcome.reasons.slice(0, 10)) bump(o.reasons, reason);
     } else if (report.outcome?.verdict === 'undetermined') o.undetermined++;
     else o.failed++;
+    const answer = report.outcome?.answer.result;
+    if (answer === 'met') this.answers.met++;
+    else if (answer === 'not_met') this.answers.notMet++;
+    else if (answer === 'undetermined') this.answers.undetermined++;
     if (report.error) {
       bump(o.errors, report.error.code);
       if (CODE.test(report.error.code)) this.lastError = report.error.code;
@@ -179,7 +191,7 @@ export class HealthRecorder {
       testMode: state.testMode,
       backendOrigin: state.backendOrigin,
       devices: { nfc: device(devices.nfc), qr: device(devices.qr), bleCentral: device(devices.bleCentral), blePeripheral: device(devices.blePeripheral) },
-      outcomes: { total: o.total, verified: o.verified, rejected: o.rejected, undetermined: o.undetermined, failed: o.failed, reasons: { ...o.reasons }, errors: { ...o.errors } },
+      outcomes: { total: o.total, verified: o.verified, rejected: o.rejected, undetermined: o.undetermined, failed: o.failed, answers: { ...this.answers }, reasons: { ...o.reasons }, errors: { ...o.errors } },
       ...(this.lastError === undefined ? {} : { lastError: this.lastError }),
       ...(updates === undefined ? {} : { updates }),
     });

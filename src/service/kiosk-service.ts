@@ -42,6 +42,7 @@ import type { Availability, AvailabilitySource, DevicePorts } from '../devices/p
 import { QrScanQueue } from '../devices/qr/qr-scan-queue.js';
 import { backendEndpoints } from '../kiosk/backend-endpoints.js';
 import { createKiosk } from '../kiosk/compose.js';
+import { engagementTextProblem } from '../kiosk/engagement-text.js';
 import { KioskConfigSchema, mergeConfig, mergeConfigSources, parseConfig, readApiKeyFile, type KioskConfig } from '../kiosk/config.js';
 import { stripScannerTerminator, type Kiosk, type VerificationReport } from '../kiosk/kiosk.js';
 import { createLogger, type Logger } from '../kiosk/log.js';
@@ -159,7 +160,7 @@ const VISIT_END_PHASES: ReadonlySet<KioskView['phase']> = new Set(['result', 'er
 /** Phases in which a scan is taken (the core waits `armWaitMs` for a session while connecting or offline). */
 const WAITING_PHASES: ReadonlySet<KioskView['phase']> = new Set(['ready', 'connecting', 'offline']);
 /** Phases with no customer at the counter. */
-const IDLE_PHASES: ReadonlySet<KioskView['phase']> = new Set(['ready', 'connecting', 'offline', 'config_error']);
+const IDLE_PHASES: ReadonlySet<KioskView['phase']> = new Set(['ready', 'connecting', 'offline', 'config_error', 'cannot_verify']);
 const MDOC_PREFIX = /^mdoc:/i;
 /** The connection id of the service's own handlers. */
 const SERVICE_SCREEN = 'service';
@@ -207,6 +208,7 @@ function serviceView(phase: 'starting' | 'config_error' | 'stopped', profile: st
     error: phase === 'config_error' ? { code: 'config_error', detail: detail ?? 'the kiosk is not configured', retryable: false } : null,
     profile,
     devices,
+    backend: phase === 'config_error' ? 'needs_staff' : phase === 'stopped' ? 'stopped' : 'connecting',
     at,
   };
 }
@@ -266,6 +268,10 @@ export class KioskService implements KioskApiHandlers {
   private kioskUnsubscribers: (() => void)[] = [];
   private view: KioskView;
   private language: Language = 'en';
+  /** "Try again" on an error: the same customer goes on, so the visit's end keeps their language once. */
+  private keepLanguageOnce = false;
+  /** The staff session as last published: opening or closing it ends the customer's visit (language). */
+  private staffWasUnlocked = false;
   private clearsAt: number | null = null;
   private cameraReport: { state: CameraState; detail?: string } | undefined;
   /**
@@ -315,7 +321,7 @@ export class KioskService implements KioskApiHandlers {
       record: this.store.currentStaff,
       persist: (record) => this.store.saveStaff(record),
       now: this.now,
-      onChange: () => this.publish(),
+      onChange: () => this.onStaffChange(),
       onEvent: (event, fields) => {
         const level = event === 'staff_locked_out' || event === 'staff_pin_hash_invalid' ? 'warn' : 'info';
         this.log[level]({ event, ...fields }, event.replace(/_/g, ' '));
@@ -549,9 +555,11 @@ export class KioskService implements KioskApiHandlers {
     if (view.phase !== previous) {
       const { resultDisplayMs, errorDisplayMs } = this.kioskTimeouts();
       this.clearsAt = view.phase === 'result' ? this.now() + resultDisplayMs : view.phase === 'error' ? this.now() + errorDisplayMs : null;
-      // The visit's screen ended and the kiosk waits for the next customer: back to the default language.
-      if (VISIT_END_PHASES.has(previous) && !VISIT_END_PHASES.has(view.phase) && !BUSY_PHASES.has(view.phase)) {
-        this.language = this.effective.ui.defaultLanguage;
+      // The visit's screen ended and the kiosk waits for the next customer: back to the default language
+      // (unless the customer pressed "Try again": the same person goes on).
+      if (VISIT_END_PHASES.has(previous) && !VISIT_END_PHASES.has(view.phase)) {
+        if (!BUSY_PHASES.has(view.phase) && !this.keepLanguageOnce) this.language = this.effective.ui.defaultLanguage;
+        this.keepLanguageOnce = false;
       }
     }
     this.view = view;
@@ -583,6 +591,22 @@ export class KioskService implements KioskApiHandlers {
       this.publish();
     }, this.options.languageResetMs ?? DEFAULT_LANGUAGE_RESET_MS);
     this.languageTimer.unref();
+  }
+
+  /**
+   * The staff session opened or closed: the customer's visit is over (staff took the counter), so the
+   * staff screens and the next customer get the default language, not the last customer's.
+   */
+  private onStaffChange(): void {
+    // Any screen's session: staff at the counter end the customer's visit, whichever screen they use.
+    const unlocked = this.staff.anyUnlocked();
+    if (unlocked !== this.staffWasUnlocked) {
+      this.staffWasUnlocked = unlocked;
+      this.language = this.effective.ui.defaultLanguage;
+      this.keepLanguageOnce = false;
+      this.scheduleLanguageReset();
+    }
+    this.publish();
   }
 
   private refreshSession(): void {
@@ -751,7 +775,8 @@ export class KioskService implements KioskApiHandlers {
     }
     let kiosk: Kiosk;
     try {
-      kiosk = createKiosk(this.effective, ports, this.log.child({ component: 'kiosk' }), { now: this.now, env: this.env });
+      // The counter never invites a customer its devices cannot serve (Needs staff instead of Ready).
+      kiosk = createKiosk(this.effective, ports, this.log.child({ component: 'kiosk' }), { now: this.now, env: this.env, readinessGate: true });
     } catch (e) {
       this.showConfigError(errorText(e));
       return;
@@ -842,6 +867,8 @@ export class KioskService implements KioskApiHandlers {
     const stripped = stripScannerTerminator(text);
     if (stripped.trim() === '') return { accepted: false, reason: 'empty' };
     if (this.effective.qr.requireMdocPrefix && !MDOC_PREFIX.test(stripped)) return { accepted: false, reason: 'not_mdoc' };
+    // Cut short or damaged (a scanner dropped characters): say so, rather than spend a session on it.
+    if (this.effective.qr.requireMdocPrefix && engagementTextProblem(stripped) !== undefined) return { accepted: false, reason: 'unreadable' };
     if (!this.kiosk || !this.devices || !WAITING_PHASES.has(this.view.phase)) return { accepted: false, reason: 'not_waiting' };
     // Unmodified: the core strips a scanner's terminator itself (spec §4.3).
     this.devices.qr.push(text);
@@ -854,6 +881,7 @@ export class KioskService implements KioskApiHandlers {
   };
 
   readonly retry = (): Ok => {
+    if (VISIT_END_PHASES.has(this.view.phase)) this.keepLanguageOnce = true;
     if (this.kiosk) {
       this.kiosk.retry();
       this.kiosk.dismiss();
@@ -866,6 +894,8 @@ export class KioskService implements KioskApiHandlers {
     }
     return { ok: true };
   };
+
+  readonly cancel = (): { cancelled: boolean } => ({ cancelled: this.kiosk?.cancelTapAgain() ?? false });
 
   readonly setLanguage = (args: Args<'setLanguage'>): Ok => {
     this.language = args.language;
@@ -912,6 +942,7 @@ export class KioskService implements KioskApiHandlers {
       qrScanned: (args) => this.qrScanned(args),
       next: () => this.next(),
       retry: () => this.retry(),
+      cancel: () => this.cancel(),
       setLanguage: (args) => this.setLanguage(args),
       reportCamera: (args) => this.reportCamera(args),
       reportError: (args) => this.reportError(args),

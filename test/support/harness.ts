@@ -150,6 +150,8 @@ export interface HarnessOptions {
   readonly now?: () => number;
   /** The environment the kiosk reads `HTTPS_PROXY` / `NO_PROXY` from (default: none, so tests are hermetic). */
   readonly env?: NodeJS.ProcessEnv;
+  /** The counter's gate: no customer invited that the devices cannot serve (the hosts turn it on). */
+  readonly readinessGate?: boolean;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -176,7 +178,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(want.peripheral ? { blePeripheral: peripheral } : {}),
     },
     log,
-    { env: options.env ?? {}, ...(options.now ? { now: options.now } : {}) },
+    { env: options.env ?? {}, ...(options.now ? { now: options.now } : {}), ...(options.readinessGate ? { readinessGate: true } : {}) },
   );
   const observed = observeKiosk(kiosk);
   if (options.start !== false) kiosk.start();

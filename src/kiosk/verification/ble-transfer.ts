@@ -30,6 +30,18 @@ const STATE_END = 0x02;
  *   request, so a few hundred of either is far past any honest phone.
  */
 export const MAX_OUTBOUND_BUFFERED_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The largest ATT_MTU phones negotiate (Android asks 517: a 512-byte value plus the 5-byte header of a
+ * Prepare Write). A value from the phone is relayed when one ATT PDU of such a link can carry it
+ * (ATT_MTU − 3 = 514 bytes), even above the 512-byte attribute maximum: Android before 13 and early wallet
+ * builds sent ATT_MTU − 3 anyway, and judging the data is the backend's job (docs/ble-limits.md). The
+ * bound does not use the MTU a stack reports for the link: a value the stack delivered did fit the link,
+ * and a reported MTU can be late or normalised differently per platform.
+ */
+export const MAX_PHONE_ATT_MTU = 517;
+/** The longest value from the phone that is relayed (one PDU of the largest link). */
+export const MAX_PHONE_VALUE_BYTES = MAX_PHONE_ATT_MTU - 3;
 export const MAX_QUEUED_PHONE_EVENTS = 1_024;
 export const MAX_EARLY_NOTIFICATIONS = 256;
 
@@ -69,6 +81,7 @@ export class BleTransfer {
   private answerSeen = false;
   private completion: Outcome | undefined;
   private lastActivity = 0;
+  private warnedAboveMaximum = false;
   readonly pendingRead: PendingRead = { current: undefined };
 
   constructor(readonly attempt: Attempt) {}
@@ -180,13 +193,25 @@ export class BleTransfer {
   }
 
   /**
-   * Why a value from the phone is not relayed, if it is not: longer than any attribute value (Core 5.x
-   * Vol 3 Part F §3.2.9). The caller ends the transfer (or the setup) with it.
+   * Why a value from the phone is not relayed, if it is not: more than one ATT PDU of any phone's link
+   * carries ({@link MAX_PHONE_VALUE_BYTES}). A value above the 512-byte attribute maximum (Core 5.x Vol 3
+   * Part F §3.2.9) that fits is relayed with a warning, once per transfer. The caller ends the transfer (or
+   * the setup) with the problem.
    */
   phoneValueProblem(what: 'notified' | 'wrote', uuid: string, data: Uint8Array): string | undefined {
     if (data.length <= ATT_MAX_VALUE_BYTES) return undefined;
     const name = this.specFor(uuid)?.name ?? 'a characteristic';
-    return `the phone ${what} ${data.length} bytes on ${name}; an ATT value is at most ${ATT_MAX_VALUE_BYTES} bytes`;
+    if (data.length > MAX_PHONE_VALUE_BYTES) {
+      return `the phone ${what} ${data.length} bytes on ${name}; one ATT PDU carries at most ${MAX_PHONE_VALUE_BYTES} bytes (ATT_MTU ${MAX_PHONE_ATT_MTU} − 3)`;
+    }
+    if (!this.warnedAboveMaximum) {
+      this.warnedAboveMaximum = true;
+      this.attempt.ctx.log.warn(
+        { event: 'ble_value_above_att_maximum', bytes: data.length, characteristic: name, op: what },
+        `the phone ${what} ${data.length} bytes, above the ${ATT_MAX_VALUE_BYTES}-byte attribute maximum; relayed (older Android stacks send ATT_MTU − 3)`,
+      );
+    }
+    return undefined;
   }
 
   /**

@@ -25,7 +25,7 @@ const RECORD: HealthRecord = HealthRecordSchema.parse({
   testMode: false,
   backendOrigin: 'https://verifier.example.com',
   devices: { nfc: { usable: false, reason: 'not_configured' }, qr: { usable: true }, bleCentral: { usable: true }, blePeripheral: { usable: false, reason: 'unsupported' } },
-  outcomes: { total: 9, verified: 5, rejected: 2, undetermined: 1, failed: 1, reasons: { issuer_authentication_invalid: 2, errors_reported: 1 }, errors: { ble_timeout: 1 } },
+  outcomes: { total: 9, verified: 5, rejected: 2, undetermined: 1, failed: 1, answers: { met: 3, notMet: 2, undetermined: 0 }, reasons: { issuer_authentication_invalid: 2, errors_reported: 1 }, errors: { ble_timeout: 1 } },
   lastError: 'ble_timeout',
   updates: { state: 'downloaded', version: '1.2.4' },
 });
@@ -49,6 +49,7 @@ describe('health metrics (Prometheus text)', () => {
       ['mdl_kiosk_phase', 'GAUGE'],
       ['mdl_kiosk_device_usable', 'GAUGE'],
       ['mdl_kiosk_verifications_total', 'COUNTER'],
+      ['mdl_kiosk_request_answers_total', 'COUNTER'],
       ['mdl_kiosk_rejection_reasons_total', 'COUNTER'],
       ['mdl_kiosk_errors_total', 'COUNTER'],
       ['mdl_kiosk_update_state', 'GAUGE'],
@@ -67,6 +68,8 @@ describe('health metrics (Prometheus text)', () => {
     for (const result of ['verified', 'rejected', 'undetermined', 'failed'] as const) {
       expect(value(families, 'mdl_kiosk_verifications_total', { result })).toBe(RECORD.outcomes[result]);
     }
+    expect(value(families, 'mdl_kiosk_request_answers_total', { answer: 'met' })).toBe(3);
+    expect(value(families, 'mdl_kiosk_request_answers_total', { answer: 'not_met' })).toBe(2);
     expect(value(families, 'mdl_kiosk_rejection_reasons_total', { reason: 'issuer_authentication_invalid' })).toBe(2);
     expect(value(families, 'mdl_kiosk_errors_total', { code: 'ble_timeout' })).toBe(1);
     expect(value(families, 'mdl_kiosk_update_state', { state: 'downloaded' })).toBe(1);
