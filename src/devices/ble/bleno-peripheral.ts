@@ -46,9 +46,8 @@ import {
   type PeripheralEvent,
 } from '../ports.js';
 import { abortable, abortedError, errorMessage, isAborted } from '../shared/abort.js';
-import { AvailabilityNotifier } from '../shared/availability.js';
 import { safeCall } from '../shared/safe-call.js';
-import { nextAvailability } from './adapter-state.js';
+import { AdapterAvailability } from './adapter-state.js';
 import { awaitEvent, blenoAvailability, blenoUuid } from './bleno-support.js';
 import type {
   Bleno,
@@ -83,16 +82,16 @@ export interface BlenoPeripheralOptions {
 }
 
 export class BlenoPeripheral implements BlePeripheral {
-  private readonly state: AvailabilityNotifier;
+  private readonly state: AdapterAvailability;
   private session: BlenoSession | undefined;
   private closed = false;
-  private readonly onStateChange = (): void => this.state.set(nextAvailability(this.state.current, this.current()));
+  private readonly onStateChange = (): void => this.state.update();
 
   constructor(
     private readonly bleno: Bleno,
     private readonly options: BlenoPeripheralOptions = {},
   ) {
-    this.state = new AvailabilityNotifier(this.current());
+    this.state = new AdapterAvailability(() => this.current());
     // Adding the first `stateChange` listener is what makes bleno call its bindings' init().
     bleno.on('stateChange', this.onStateChange);
   }
@@ -141,6 +140,7 @@ export class BlenoPeripheral implements BlePeripheral {
   async close(): Promise<void> {
     this.closed = true;
     this.bleno.removeListener('stateChange', this.onStateChange);
+    this.state.dispose();
     await this.session?.close();
   }
 }

@@ -33,6 +33,13 @@ export const MAX_OUTBOUND_BUFFERED_BYTES = 8 * 1024 * 1024;
 export const MAX_QUEUED_PHONE_EVENTS = 1_024;
 export const MAX_EARLY_NOTIFICATIONS = 256;
 
+/**
+ * How long a verification waits for an offered role whose adapter is still coming up (`starting`) before it
+ * picks a mode. The adapters settle within 3 s (ADAPTER_SETTLE_MS: an adapter still off then is
+ * `powered_off`); this bound is above that, and also bounded by `bleSetupMs`.
+ */
+export const ADAPTER_STARTING_WAIT_MS = 4_000;
+
 type CharacteristicName = 'state' | 'c2s' | 's2c' | 'ident';
 export interface KnownCharacteristic {
   readonly name: CharacteristicName;
@@ -76,8 +83,9 @@ export class BleTransfer {
   async run(modes: BleMode[]): Promise<RunResult> {
     const { attempt } = this;
     attempt.progress('ble_connecting', 'connecting_phone', 2);
-    const chosen = modes.find((mode) => this.usable(mode.role).usable);
     attempt.quiet('ble_connected not sent yet');
+    await this.whileStarting(modes);
+    const chosen = modes.find((mode) => this.usable(mode.role).usable);
     if (!chosen) {
       const first = modes[0] as BleMode; // the schema requires at least one mode
       const why = (['central', 'peripheral'] as const).map((role) => `${role} ${this.usable(role).reason}`).join(', ');
@@ -87,6 +95,41 @@ export class BleTransfer {
     attempt.role = chosen.role;
     attempt.ctx.log.info({ event: 'ble_mode_chosen', role: chosen.role, offered: modes.length }, 'BLE mode chosen');
     return chosen.role === 'central' ? centralTransfer(this, chosen) : peripheralTransfer(this, chosen);
+  }
+
+  /**
+   * An adapter that is coming up is neither usable nor unusable yet: wait (bounded) until no offered role
+   * is `starting`, so that a scan landing while the adapter starts is not refused as `powered_off` or
+   * passed to a later mode.
+   */
+  private async whileStarting(modes: readonly BleMode[]): Promise<void> {
+    const { attempt } = this;
+    const { timeouts } = attempt.ctx;
+    const starting = (): boolean => modes.some((m) => this.usable(m.role).reason === 'starting');
+    if (!starting()) return;
+    const waitMs = Math.min(ADAPTER_STARTING_WAIT_MS, timeouts.bleSetupMs);
+    attempt.ctx.log.info({ event: 'ble_adapter_starting', waitMs }, 'a Bluetooth adapter is coming up: waiting for it');
+    let poll: NodeJS.Timeout | undefined;
+    try {
+      // Polled, not only listened to: change notifications are optional on the ports.
+      await attempt.device(
+        () =>
+          new Promise<void>((resolve) => {
+            const check = (): void => {
+              if (starting()) return;
+              clearInterval(poll);
+              resolve();
+            };
+            poll = setInterval(check, 10);
+          }),
+        waitMs,
+        'BLE adapter start',
+      );
+    } catch (e) {
+      if (!(e instanceof TimeoutError)) throw e; // still starting at the bound: the choice below says so
+    } finally {
+      clearInterval(poll);
+    }
   }
 
   private usable(role: BleRole): { usable: boolean; reason: string } {

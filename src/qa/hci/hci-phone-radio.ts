@@ -201,16 +201,16 @@ class BlenoPeripheralSide implements PhonePeripheral {
     const attCode = (error: unknown): number => (error instanceof AttError ? error.code : AttErrorCode.UNLIKELY_ERROR);
     return new this.bleno.Characteristic({
       uuid: blenoUuid(uuid),
-      properties: properties.filter((p) => GATT_PROPERTIES.includes(p)) as BlenoProperty[],
+      properties: properties.filter((p): p is GattProperty & BlenoProperty => GATT_PROPERTIES.includes(p)),
       onReadRequest: (handle, offset, callback) => {
         const base = request(Number(handle));
-        const onRead = this.handlers.onRead;
-        if (!base || !onRead) {
+        const { handlers } = this;
+        if (!base || !handlers.onRead) {
           callback(base ? AttErrorCode.READ_NOT_PERMITTED : AttErrorCode.UNLIKELY_ERROR);
           return;
         }
         Promise.resolve()
-          .then(() => onRead({ ...base, offset }))
+          .then(() => handlers.onRead?.({ ...base, offset }) ?? new Uint8Array())
           .then(
             (value) => callback(0, Buffer.from(value)),
             (error: unknown) => callback(attCode(error)),
@@ -252,7 +252,7 @@ class BlenoPeripheralSide implements PhonePeripheral {
       timeoutMs: this.ms,
       what: 'phone advertising',
     });
-    if (error) throw error instanceof Error ? error : new Error(`phone advertising failed: ${String(error)}`);
+    if (error) throw error instanceof Error ? error : new Error('phone advertising failed');
   }
 
   async stopAdvertising(): Promise<void> {
@@ -320,7 +320,7 @@ class NobleCentralSide implements PhoneCentral {
         this.seen.set(peripheral.id, peripheral);
         const ad = peripheral.advertisement;
         resolve({
-          peripheral: { name: ad.localName ?? '', address: peripheral.address, id: peripheral.id },
+          peripheral: { name: ad.localName, address: peripheral.address, id: peripheral.id },
           localName: ad.localName,
           serviceUuids: ad.serviceUuids,
           rssi: peripheral.rssi,
