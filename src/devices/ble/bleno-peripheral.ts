@@ -26,6 +26,9 @@
  *   the stack through the subscription's own update callback (`Characteristic.notify(data, 0)` would go
  *   to every connection: handle 0 is falsy) and resolves on the next turn; calls run one at a time, in
  *   call order;
+ * - flush: resolves once every notification handed to bleno has left its hci ACL queue and the controller
+ *   completed it (hci-acl.ts); the core calls it after `complete`, before teardown, so the end byte is not
+ *   overtaken by the disconnect;
  * - teardown: stop advertising, disconnect the phone, `setServices([])`, remove every listener; each
  *   step bounded, so a dead adapter cannot hang `close()`. The next session re-advertises on the same
  *   bleno instance.
@@ -49,6 +52,7 @@ import { abortable, abortedError, errorMessage, isAborted } from '../shared/abor
 import { safeCall } from '../shared/safe-call.js';
 import { AdapterAvailability } from './adapter-state.js';
 import { awaitEvent, blenoAvailability, blenoUuid } from './bleno-support.js';
+import { hciOf, whenAclDrained } from './hci-acl.js';
 import type {
   Bleno,
   BlenoCharacteristic,
@@ -433,6 +437,17 @@ class BlenoSession implements BlePeripheralSession {
     // Handed to the stack (hci queues it for the controller; there is no completion to wait for).
     // The next turn lets the phone's packets in between two notifications of a long message.
     await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+
+  /**
+   * Everything notified so far has left bleno: its `update` call only queues (hci's ACL queue waits for
+   * the controller's buffers), and a disconnect would overtake that queue.
+   */
+  async flush(signal: AbortSignal): Promise<void> {
+    await this.notifyChain;
+    const phone = this.phone;
+    if (this.closed || typeof phone !== 'number') return;
+    await whenAclDrained(hciOf(this.bleno), phone, signal);
   }
 
   close(): Promise<void> {

@@ -119,7 +119,7 @@ export class NobleCentral implements BleCentral {
     const { binding } = this;
     const { gattTimeoutMs, closeTimeoutMs } = this.settings;
     const forget = (): void => forgetPeripheral(this.noble, peripheral.id);
-    const link = new NobleCentralLink(peripheral, profile, handlers, { binding, gattTimeoutMs, closeTimeoutMs, forget });
+    const link = new NobleCentralLink(peripheral, profile, handlers, { binding, gattTimeoutMs, closeTimeoutMs, forget, noble: this.noble });
     try {
       await link.setUp(signal);
       return link;

@@ -8,6 +8,7 @@ import { BleSetupError, BleValueTooLargeError, type BleCentralHandlers, type Ble
 import { abortedError } from '../shared/abort.js';
 import { NOBLE_PROPERTY_OF, disconnectReasonText, normaliseMtu, profileEntries, type NobleBindingKind } from './noble-support.js';
 import { nobleUuid, sameUuid, uuidKey } from './uuid.js';
+import { hciOf, whenAclDrained } from './hci-acl.js';
 import { bounded, settleWithin } from './wait.js';
 
 export interface NobleLinkOptions {
@@ -18,6 +19,8 @@ export interface NobleLinkOptions {
   readonly closeTimeoutMs: number;
   /** Called once the link is released, to drop the peripheral from noble's cache (noble-cache.ts). */
   readonly forget?: () => void;
+  /** The noble instance, for its hci binding's ACL queue (hci-acl.ts); absent: flush only awaits the writes. */
+  readonly noble?: object;
 }
 
 interface Target {
@@ -135,6 +138,17 @@ export class NobleCentralLink implements BleCentralLink {
         },
       );
     });
+  }
+
+  /** Every write taken so far has left noble (hci: out of its ACL queue, completed by the controller). */
+  async flush(signal: AbortSignal): Promise<void> {
+    await this.tail;
+    const { noble } = this.options;
+    if (this.closed || noble === undefined || this.peripheral.state !== 'connected') return;
+    const bindings: unknown = Reflect.get(noble, '_bindings');
+    const handles: unknown = typeof bindings === 'object' && bindings !== null ? Reflect.get(bindings, '_handles') : undefined;
+    const handle: unknown = typeof handles === 'object' && handles !== null ? Reflect.get(handles, this.peripheral.id) : undefined;
+    await whenAclDrained(hciOf(noble), typeof handle === 'number' ? handle : undefined, signal);
   }
 
   async close(): Promise<void> {
