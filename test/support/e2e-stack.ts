@@ -31,6 +31,8 @@ export interface E2eOptions extends VirtualRigOptions {
   readonly backend?: MockBackend;
   /** Collect the kiosk's logs (tests); off for benchmarks. */
   readonly captureLogs?: boolean;
+  /** The address the kiosk uses for the backend, e.g. a throttling proxy in front of it (default: the backend's). */
+  readonly via?: (backendUrl: string) => Promise<string>;
   /** Every protocol message the mock backend sends and receives, payloads in full (byte-exact checks). */
   readonly backendMessages?: (entry: ProtocolLogEntry) => void;
   /** Replaces or wraps the rig's device ports before the kiosk starts (fault tests). */
@@ -92,7 +94,7 @@ export async function startE2eOn<Rig extends CounterRig>(rig: Rig, options: Omit
   const logs = new LogCapture();
   const log = createLogger({ level: options.captureLogs === false ? 'silent' : 'debug' }, logs);
   const config = parseConfig(
-    mergeConfig({ backend: { baseUrl: backend.url, apiKey: E2E_API_KEY }, timeouts: E2E_TIMEOUTS }, options.config ?? {}),
+    mergeConfig({ backend: { baseUrl: options.via ? await options.via(backend.url) : backend.url, apiKey: E2E_API_KEY }, timeouts: E2E_TIMEOUTS }, options.config ?? {}),
   );
   const kiosk = createKiosk(config, options.devices ? options.devices() : rig.devices, log);
   const observed = observeKiosk(kiosk);

@@ -81,7 +81,13 @@ export class HciPhoneRadio implements PhoneRadio {
       if (this.trace.length >= 100_000) this.trace.shift();
       this.trace.push(value);
     };
-    this.central = options.noble ? new NobleCentralSide(options.noble, options.mtu ?? 517, ms, record) : unavailableCentral();
+    // Its two controllers share the air: its own scan must not find its own advertisement (the in-memory
+    // radio never reports a device's advertisement to itself; here they are two controllers).
+    const ownAddress = (): string | undefined => {
+      const address: unknown = options.bleno ? Reflect.get(options.bleno, 'address') : undefined;
+      return typeof address === 'string' ? address.toLowerCase() : undefined;
+    };
+    this.central = options.noble ? new NobleCentralSide(options.noble, options.mtu ?? 517, ms, record, ownAddress) : unavailableCentral();
     this.peripheral = options.bleno ? new BlenoPeripheralSide(options.bleno, ms, record) : unavailablePeripheral();
   }
 
@@ -294,6 +300,7 @@ class NobleCentralSide implements PhoneCentral {
     private readonly mtu: number,
     private readonly ms: number,
     private readonly record: (value: TracedValue) => void,
+    private readonly ownAddress: () => string | undefined,
   ) {
     noble.on('stateChange', this.stateListener); // the first one starts noble's bindings
   }
@@ -316,6 +323,7 @@ class NobleCentralSide implements PhoneCentral {
       };
       const onDiscover = (peripheral: Peripheral): void => {
         if ((peripheral.connectable as boolean | undefined) === false) return;
+        if (peripheral.address.toLowerCase() === this.ownAddress()) return;
         finish();
         this.seen.set(peripheral.id, peripheral);
         const ad = peripheral.advertisement;

@@ -67,6 +67,8 @@ export interface BleHolderOptions {
   readonly localName?: string;
   /** Behaviour: expect a wrong Ident (the phone then aborts in central client mode). */
   readonly wrongIdent?: boolean;
+  /** Behaviour: in central client mode, stay connected after the Ident read and never subscribe (nor write State 0x01). */
+  readonly neverSubscribe?: boolean;
   /** Behaviour: drop the link after this many chunks of our message. */
   readonly dropAfterChunks?: number;
   readonly events: BleTransportEvents;
@@ -342,6 +344,7 @@ export class BleHolder {
       await link.disconnect('Ident mismatch');
       return;
     }
+    if (this.#options.neverSubscribe === true) return; // connected and silent: the reader's timers must end it
     await link.subscribe(uuid, chars.state.uuid);
     await link.subscribe(uuid, chars.server2Client.uuid);
     if (this.#isClosed()) return;

@@ -20,6 +20,8 @@
  * - `nfcFieldDropAtApdu`: the n-th APDU (1-based) gets no answer; the reader port reports the field lost
  *   (`RemovedCard` / `NotTransacted`) and the phone must be tapped again; the tag restarts on the new field.
  * - `bleDropAfterChunks`: the phone ends the BLE link after sending k chunks of its answer.
+ * - `neverSubscribe`: in mdoc central client mode the phone connects and reads the Ident, then does nothing
+ *   more (no subscription, no State 0x01): the reader's timers must end it.
  * - `wrongIdent`: in mdoc central client mode the phone expects another Ident, so it disconnects after
  *   reading the reader's (correct) Ident, before writing State 0x01.
  * - `credential: 'expired' | 'tampered'`: the answer carries an MSO whose validity ended yesterday, or a
@@ -57,6 +59,8 @@ export interface PhoneBehaviour {
   readonly bleDropAfterChunks?: number;
   /** Expect a wrong Ident in mdoc central client mode (→ the phone aborts). */
   readonly wrongIdent?: boolean;
+  /** Connect and read the Ident, then never subscribe (central client mode). */
+  readonly neverSubscribe?: boolean;
   /** Which cached test credential to hold when none is given (default `valid`). */
   readonly credential?: 'valid' | 'expired' | 'tampered';
   /** Its portrait's encoding when none is given (default `jpeg`). */
@@ -219,6 +223,7 @@ class Presentation implements PresentationInfo {
       eDeviceKeyBytes: this.keys.eDeviceKeyBytes,
       localName: this.phone.profile.localName,
       ...(behaviour.wrongIdent === true ? { wrongIdent: true } : {}),
+      ...(behaviour.neverSubscribe === true ? { neverSubscribe: true } : {}),
       ...(behaviour.bleDropAfterChunks === undefined ? {} : { dropAfterChunks: behaviour.bleDropAfterChunks }),
       events: {
         onConnected: (mode) => {
