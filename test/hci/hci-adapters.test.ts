@@ -209,6 +209,72 @@ describe('completion over HCI: what the backend sent is delivered before the lin
   }, 60_000);
 });
 
+describe('conformance over HCI: MTU, order, size limits', () => {
+  it('peripheral: 500 ble_writes of 1–253 bytes reach the phone as notifications in order, unchanged; MTU 256 as bleno grants it', async () => {
+    const r = await startRig();
+    const conn = await armedScan(r);
+    const mode = peripheralMode();
+    conn.stepRequest('ble_exchange', { modes: [mode] });
+    const phoneReady = phoneAsClient(r, mode.service_uuid);
+    await conn.expect('ble_connected');
+    await conn.receive(); // ble_read_request
+    conn.stepRequest('ble_read_response', { data: b64(IDENT) });
+    const phone = await phoneReady;
+    await receiveMany(conn, 1);
+    expect(phone.link.mtu).toBe(256);
+    const sent = Array.from({ length: 500 }, (_, i) => chunk(i, 1 + ((i * 37) % 253)));
+    for (const data of sent) conn.stepRequest('ble_write', { char: PERIPHERAL_CHARS.s2c, data: b64(data) });
+    const s2c = uuidKey(PERIPHERAL_CHARS.s2c);
+    await expect.poll(() => phone.received.filter((n) => n.characteristic === s2c).length, { timeout: 15_000 }).toBe(sent.length);
+    expect(phone.received.filter((n) => n.characteristic === s2c).map((n) => n.data)).toEqual(sent.map(hex));
+    conn.stepRequest('ble_write', { char: PERIPHERAL_CHARS.state, data: b64([0x02]) });
+    conn.send({ type: 'complete', outcome: { ...VERIFIED } });
+    expect((await r.nextReport(10_000)).result).toBe('complete');
+  });
+
+  it('peripheral: a 254-byte ble_write on a link of ATT_MTU 256 is refused before anything is sent: ble_transfer_failed, close 1009', async () => {
+    const r = await startRig();
+    const conn = await armedScan(r);
+    const mode = peripheralMode();
+    conn.stepRequest('ble_exchange', { modes: [mode] });
+    const phoneReady = phoneAsClient(r, mode.service_uuid);
+    await conn.expect('ble_connected');
+    await conn.receive();
+    conn.stepRequest('ble_read_response', { data: b64(IDENT) });
+    const phone = await phoneReady;
+    await receiveMany(conn, 1);
+    conn.stepRequest('ble_write', { char: PERIPHERAL_CHARS.s2c, data: b64(chunk(1, 253)) });
+    conn.stepRequest('ble_write', { char: PERIPHERAL_CHARS.s2c, data: b64(chunk(2, 254)) });
+    const report = await r.nextReport(10_000);
+    expect(report.result).toBe('ble_transfer_failed');
+    expect(report.error?.detail ?? '').toContain('254 bytes exceeds the notification limit of 253 bytes (ATT_MTU 256 − 3)');
+    expect((await conn.closed).code).toBe(1009);
+    // Nothing of the refused write (bleno would have cut it to 253 bytes silently); the 253-byte one before
+    // it may be lost with the link, as the failed transfer's teardown does not flush.
+    expect([[], [hex(chunk(1, 253))]]).toContainEqual(phone.received.map((n) => n.data));
+  });
+
+  it('central: a 254-byte ble_write on a link of ATT_MTU 256 (bleno caps it) is refused before anything is sent: ble_transfer_failed, close 1009', async () => {
+    const r = await startRig();
+    const conn = await armedScan(r);
+    const mode = centralMode();
+    const phone = await phoneAsServer(r, mode.service_uuid);
+    conn.stepRequest('ble_exchange', { modes: [mode] });
+    await conn.expect('ble_connected');
+    expect(r.logs.records.some((x) => x.event === 'ble_connected' && x.mtu === 256)).toBe(true);
+    conn.stepRequest('ble_write', { char: CENTRAL_CHARS.c2s, data: b64(chunk(1, 253)) });
+    conn.stepRequest('ble_write', { char: CENTRAL_CHARS.c2s, data: b64(chunk(2, 254)) });
+    const report = await r.nextReport(10_000);
+    expect(report.result).toBe('ble_transfer_failed');
+    expect(report.error?.detail ?? '').toContain('254 bytes exceeds the write-without-response limit of 253 bytes (ATT_MTU 256 − 3)');
+    expect((await conn.closed).code).toBe(1009);
+    await expect.poll(() => r.phone.peripheral.connections.length, { timeout: 5_000 }).toBe(0);
+    await r.phone.peripheral.stopAdvertising();
+    r.phone.peripheral.setServices([]);
+    expect(phone.writes.map((w) => w.data)).toEqual([hex(chunk(1, 253))]);
+  });
+});
+
 const IDENT = Uint8Array.from({ length: 16 }, (_, i) => 0xa0 + i);
 
 const VERIFIED = {
