@@ -7,6 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BlenoPeripheral } from '../../src/devices/ble/bleno-peripheral.js';
+import { hciOf, MAX_UNSENT_ACL_PACKETS, unsentAclPackets } from '../../src/devices/ble/hci-acl.js';
 import { NobleCentral } from '../../src/devices/ble/noble-central.js';
 import { uuidKey } from '../../src/devices/ble/uuid.js';
 import { QrScanQueue } from '../../src/devices/qr/qr-scan-queue.js';
@@ -272,6 +273,81 @@ describe('conformance over HCI: MTU, order, size limits', () => {
     await r.phone.peripheral.stopAdvertising();
     r.phone.peripheral.setServices([]);
     expect(phone.writes.map((w) => w.data)).toEqual([hex(chunk(1, 253))]);
+  });
+});
+
+describe('backpressure over HCI: the relay does not pour its queue into the stack', () => {
+  /** The one ACL connection the library's hci binding has (the phone's). */
+  function onlyHandle(hci: object): number | undefined {
+    const nobleConnections: unknown = Reflect.get(hci, '_aclConnections');
+    if (nobleConnections instanceof Map) return [...nobleConnections.keys()].find((k): k is number => typeof k === 'number');
+    const inProgress: unknown = Reflect.get(hci, '_handleAclsInProgress');
+    const key = typeof inProgress === 'object' && inProgress !== null ? Object.keys(inProgress)[0] : undefined;
+    return key === undefined ? undefined : Number(key);
+  }
+
+  /** Samples the connection's unsent ACL packets in the kiosk's stack every millisecond until stopped. */
+  function sampleUnsent(library: object): { stop(): number } {
+    let max = 0;
+    const timer = setInterval(() => {
+      const hci = hciOf(library);
+      const handle = hci ? onlyHandle(hci) : undefined;
+      if (hci && handle !== undefined) max = Math.max(max, unsentAclPackets(hci, handle) ?? 0);
+    }, 1);
+    return {
+      stop: () => {
+        clearInterval(timer);
+        return max;
+      },
+    };
+  }
+
+  it('central: with 300 ble_writes queued behind the state write, noble never holds more than a few packets of the link (the first c2s write is not stuck behind 600 queued packets)', async () => {
+    const r = await startRig();
+    const conn = await armedScan(r);
+    const mode = centralMode();
+    const C = CENTRAL_CHARS;
+    const phone = await phoneAsServer(r, mode.service_uuid);
+    conn.stepRequest('ble_exchange', { modes: [mode] });
+    await conn.expect('ble_connected');
+    const sampler = sampleUnsent(radio.stacks.kioskNoble);
+    conn.stepRequest('ble_write', { char: C.state, data: b64([0x01]) });
+    const sent = Array.from({ length: 300 }, (_, i) => chunk(i));
+    for (const data of sent) conn.stepRequest('ble_write', { char: C.c2s, data: b64(data) });
+    await expect.poll(() => phone.writes.length, { timeout: 15_000 }).toBe(301);
+    const max = sampler.stop();
+    // A 240-byte write is two ACL fragments; the adapter waits for room before each write.
+    expect(max).toBeLessThanOrEqual(MAX_UNSENT_ACL_PACKETS + 2);
+    expect(phone.writes.slice(1).map((w) => w.data)).toEqual(sent.map(hex));
+    conn.stepRequest('ble_write', { char: C.state, data: b64([0x02]) });
+    conn.send({ type: 'complete', outcome: { ...VERIFIED } });
+    expect((await r.nextReport(10_000)).result).toBe('complete');
+    await expect.poll(() => r.phone.peripheral.connections.length, { timeout: 5_000 }).toBe(0);
+    await r.phone.peripheral.stopAdvertising();
+    r.phone.peripheral.setServices([]);
+  });
+
+  it('peripheral: with 300 ble_writes queued, bleno never holds more than a few packets for the phone', async () => {
+    const r = await startRig();
+    const conn = await armedScan(r);
+    const mode = peripheralMode();
+    conn.stepRequest('ble_exchange', { modes: [mode] });
+    const phoneReady = phoneAsClient(r, mode.service_uuid);
+    await conn.expect('ble_connected');
+    await conn.receive();
+    conn.stepRequest('ble_read_response', { data: b64(IDENT) });
+    const phone = await phoneReady;
+    await receiveMany(conn, 1);
+    const sampler = sampleUnsent(radio.stacks.kioskBleno);
+    const sent = Array.from({ length: 300 }, (_, i) => chunk(i));
+    for (const data of sent) conn.stepRequest('ble_write', { char: PERIPHERAL_CHARS.s2c, data: b64(data) });
+    const s2c = uuidKey(PERIPHERAL_CHARS.s2c);
+    await expect.poll(() => phone.received.filter((n) => n.characteristic === s2c).length, { timeout: 15_000 }).toBe(300);
+    expect(sampler.stop()).toBeLessThanOrEqual(MAX_UNSENT_ACL_PACKETS + 2);
+    expect(phone.received.filter((n) => n.characteristic === s2c).map((n) => n.data)).toEqual(sent.map(hex));
+    conn.stepRequest('ble_write', { char: PERIPHERAL_CHARS.state, data: b64([0x02]) });
+    conn.send({ type: 'complete', outcome: { ...VERIFIED } });
+    expect((await r.nextReport(10_000)).result).toBe('complete');
   });
 });
 

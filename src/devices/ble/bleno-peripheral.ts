@@ -52,7 +52,7 @@ import { abortable, abortedError, errorMessage, isAborted } from '../shared/abor
 import { safeCall } from '../shared/safe-call.js';
 import { AdapterAvailability } from './adapter-state.js';
 import { awaitEvent, blenoAvailability, blenoUuid } from './bleno-support.js';
-import { hciOf, whenAclDrained } from './hci-acl.js';
+import { hciOf, MAX_UNSENT_ACL_PACKETS, whenAclBelow, whenAclDrained } from './hci-acl.js';
 import type {
   Bleno,
   BlenoCharacteristic,
@@ -227,6 +227,15 @@ class BlenoSession implements BlePeripheralSession {
   /** Read afresh after an await (TypeScript keeps an earlier narrowing). */
   private get isClosed(): boolean {
     return this.closed;
+  }
+
+  /** Closed (a method: a check after an await must not be narrowed away). */
+  private stoppedSince(): boolean {
+    return this.closed;
+  }
+
+  private get currentPhone(): BlenoConnection | undefined {
+    return this.phone;
   }
 
   async start(signal: AbortSignal): Promise<void> {
@@ -429,6 +438,10 @@ class BlenoSession implements BlePeripheralSession {
     // bleno's subscription gives ATT_MTU − 3; hci would truncate a longer value silently (ble.md §3.2).
     const tooLarge = BleValueTooLargeError.check('notification', data.length, subscription.maxValueSize + 3);
     if (tooLarge) throw tooLarge;
+    // Room in the stack first (hci: a few packets queued for the phone at most, hci-acl.ts).
+    const phone = this.phone;
+    if (typeof phone === 'number') await whenAclBelow(hciOf(this.bleno), phone, MAX_UNSENT_ACL_PACKETS, signal);
+    if (this.stoppedSince() || this.currentPhone === undefined || !this.subscriptions.has(served.key)) throw new Error('BLE peripheral session closed');
     try {
       subscription.update(Buffer.from(data));
     } catch (e) {

@@ -51,30 +51,45 @@ export function unsentAclPackets(hci: object, handle: number): number | undefine
   return undefined;
 }
 
-const POLL_MS = 2;
+const POLL_MS = 1;
 
 /**
- * Resolves once `handle` has nothing left in the host's ACL queue and the controller has completed every
- * packet given to it (or at once when the layout is unknown); rejects when `signal` aborts. Polled: the
- * libraries emit nothing when a packet completes.
+ * How many ACL packets of one connection the adapters let wait in the host before they take the next
+ * write: a few PDUs' worth keeps the controller busy, while an unbounded queue let the relay loop hand
+ * noble hundreds of writes in one go — starving the event loop of the controller's completion events, so
+ * the first write after the state write reached the phone 150 ms late with 300 writes queued.
  */
-export function whenAclDrained(hci: object | undefined, handle: number | undefined, signal: AbortSignal): Promise<void> {
-  if (hci === undefined || handle === undefined || !unsentAclPackets(hci, handle)) return Promise.resolve();
+export const MAX_UNSENT_ACL_PACKETS = 8;
+
+/**
+ * Resolves once `handle` has at most `limit` ACL packets unsent (0: drained, everything completed by the
+ * controller), at once when the layout is unknown or the handle gone; rejects when `signal` aborts. Polled
+ * on a short timer: the libraries emit nothing when a packet completes, and a timer lets the socket's
+ * completion events in.
+ */
+export function whenAclBelow(hci: object | undefined, handle: number | undefined, limit: number, signal: AbortSignal | undefined): Promise<void> {
+  const over = (): boolean => hci !== undefined && handle !== undefined && (unsentAclPackets(hci, handle) ?? 0) > limit;
+  if (!over()) return Promise.resolve();
   return new Promise<void>((resolve, reject) => {
     const done = (): void => {
       clearInterval(poll);
-      signal.removeEventListener('abort', onAbort);
+      signal?.removeEventListener('abort', onAbort);
     };
     const onAbort = (): void => {
       done();
-      reject(new Error('BLE flush aborted'));
+      reject(new Error('BLE wait for the controller aborted'));
     };
     const poll = setInterval(() => {
-      if (unsentAclPackets(hci, handle)) return;
+      if (over()) return;
       done();
       resolve();
     }, POLL_MS);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** Everything of `handle` has left the host and been completed by the controller (see whenAclBelow). */
+export function whenAclDrained(hci: object | undefined, handle: number | undefined, signal: AbortSignal): Promise<void> {
+  return whenAclBelow(hci, handle, 0, signal);
 }
