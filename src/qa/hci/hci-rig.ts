@@ -11,6 +11,8 @@
  * The four library instances live as long as the process (bleno cannot be stopped safely, and a tty is
  * held by the instance that opened it); rigs come and go on them.
  */
+import os from 'node:os';
+import path from 'node:path';
 import type { Noble } from '@stoprocent/noble';
 import { BlenoPeripheral, type BlenoPeripheralOptions } from '../../devices/ble/bleno-peripheral.js';
 import type { Bleno } from '../../devices/ble/bleno-types.js';
@@ -20,7 +22,7 @@ import { QrScanQueue } from '../../devices/qr/qr-scan-queue.js';
 import type { TestCredential } from '../sim/virtual-wallet/credential.js';
 import type { VirtualNfcTag } from '../sim/virtual-wallet/nfc-tag.js';
 import { resolvePhoneProfile, type PhoneProfileName } from '../sim/virtual-wallet/profiles.js';
-import { VirtualPhone, type PhoneBehaviour } from '../sim/virtual-wallet/virtual-phone.js';
+import { VirtualPhone, type PhoneBehaviour, type PhoneSetup } from '../sim/virtual-wallet/virtual-phone.js';
 import { VirtualNfcReader, type VirtualNfcReaderOptions } from '../devices/virtual-nfc-reader.js';
 import { createHciBleno, createHciNoble } from './hci-libraries.js';
 import { HciPhoneRadio } from './hci-phone-radio.js';
@@ -34,6 +36,11 @@ export interface HciTtys {
 }
 
 export const HCI_CONTROLLER_NAMES = { kioskCentral: 'kiosk-central', kioskPeripheral: 'kiosk-peripheral', phoneCentral: 'phone-central', phonePeripheral: 'phone-peripheral' } as const;
+
+/** Where `npm run btvirt -- start` makes the ttys by default (tools/btvirt/emulated-radio.ts). */
+export function defaultHciDir(): string {
+  return path.join(os.tmpdir(), 'mdl-kiosk-btvirt');
+}
 
 /** The ttys tools/btvirt makes in `dir` under its default controller names. */
 export function hciTtysIn(dir: string): HciTtys {
@@ -75,7 +82,15 @@ export interface HciRigOptions {
   readonly peripheral?: BlenoPeripheralOptions;
 }
 
+/** A virtual phone whose wallet runs on the phone's two controllers (noble and bleno of `stacks`). */
+export async function createHciPhone(stacks: HciStacks, setup: PhoneSetup): Promise<VirtualPhone<HciPhoneRadio>> {
+  const profile = resolvePhoneProfile(setup.profile);
+  const radio = new HciPhoneRadio({ noble: stacks.phoneNoble, bleno: stacks.phoneBleno, mtu: profile.mtu });
+  return VirtualPhone.createOn(radio, { ...setup, profile });
+}
+
 export interface HciRig {
+  /** The phone at the counter now (see `replacePhone`). */
   readonly phone: VirtualPhone<HciPhoneRadio>;
   readonly devices: DevicePorts;
   readonly nfc: VirtualNfcReader;
@@ -86,16 +101,16 @@ export interface HciRig {
   tap(): void;
   retap(): void;
   lift(): void;
+  /** Another phone comes to the counter (on the same controllers); the current one is stopped. */
+  replacePhone(next: VirtualPhone<HciPhoneRadio>): Promise<void>;
   stop(): Promise<void>;
 }
 
 const NOT_CONFIGURED: Availability = { usable: false, reason: 'not_configured' };
 
 export async function createHciRig(stacks: HciStacks, options: HciRigOptions = {}): Promise<HciRig> {
-  const profile = resolvePhoneProfile(options.profile ?? 'android');
-  const radio = new HciPhoneRadio({ noble: stacks.phoneNoble, bleno: stacks.phoneBleno, mtu: profile.mtu });
-  const phone = await VirtualPhone.createOn(radio, {
-    profile,
+  let phone = await createHciPhone(stacks, {
+    profile: options.profile ?? 'android',
     ...(options.behaviour ? { behaviour: options.behaviour } : {}),
     ...(options.credential ? { credential: options.credential } : {}),
     ...(options.phoneEndTimeoutMs === undefined ? {} : { endTimeoutMs: options.phoneEndTimeoutMs }),
@@ -107,7 +122,9 @@ export async function createHciRig(stacks: HciStacks, options: HciRigOptions = {
   const notConfigured = { availability: () => NOT_CONFIGURED };
   let lastTag: VirtualNfcTag | undefined;
   return {
-    phone,
+    get phone() {
+      return phone;
+    },
     devices: {
       nfc,
       qr,
@@ -132,13 +149,22 @@ export async function createHciRig(stacks: HciStacks, options: HciRigOptions = {
       nfc.tap(lastTag ?? phone.tag());
     },
     lift: () => nfc.lift(),
+    replacePhone: async (next) => {
+      const old = phone;
+      if (next === old) return;
+      nfc.lift();
+      lastTag = undefined;
+      phone = next;
+      await old.stop();
+      old.device.dispose();
+    },
     stop: async () => {
       nfc.lift();
       await phone.stop();
       await nfc.close();
       central?.dispose();
       await peripheral?.close();
-      radio.dispose();
+      phone.device.dispose();
     },
   };
 }
