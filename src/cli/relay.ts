@@ -79,9 +79,9 @@ Options:
   --ble KIND             noble: the noble (central) and bleno (peripheral) adapters, on this machine's
                          Bluetooth stack, or with --devices virtual on bindings that reach the virtual
                          phone's radio; virtual: the virtual ports (the default with --devices virtual);
-                         none (the default otherwise)
-                         hci: with --devices virtual, the noble and bleno adapters on BlueZ's emulated
-                         controllers and the virtual phone's wallet on two more (npm run btvirt -- start)
+                         hci: with --devices virtual, the noble and bleno adapters on their real HCI stacks
+                         over BlueZ's emulated controllers, the virtual phone's wallet on two more
+                         (npm run btvirt -- start first); none (the default otherwise)
   --hci-dir DIR          with --ble hci: where npm run btvirt made the ttys (default ${defaultHciDir()})
   --radio-link HOST:PORT with --ble noble: noble and bleno reach a virtual phone's radio in another process
                          over this loopback link (npm run virtual-wallet -- --radio-link PORT)

@@ -34,7 +34,8 @@ export interface HciFigures {
   readonly failures: readonly string[];
 }
 
-function profile(serviceUuid: string): GattProfile {
+/** The kiosk's profile in mdoc peripheral server mode (the phone is the GATT server); ble-bench.ts uses it too. */
+export function serverModeProfile(serviceUuid: string): GattProfile {
   return {
     serviceUuid,
     characteristics: {
@@ -112,7 +113,7 @@ async function notifyFigures(stacks: HciStacks, failures: string[]): Promise<{ a
     const service = '11111111-2222-4333-8444-5555555555a1';
     const server = await phoneServer(phone, service);
     const viaAdapter = { expected: 0, failures: [] as string[] };
-    link = await central.connect(profile(service), { onNotification: (_u, d) => receiver(viaAdapter)(d), onDisconnect: () => undefined }, new AbortController().signal);
+    link = await central.connect(serverModeProfile(service), { onNotification: (_u, d) => receiver(viaAdapter)(d), onDisconnect: () => undefined }, new AbortController().signal);
     await until(() => { try { server.handle(); return true; } catch { return false; } }, 'the adapter subscribed'); // prettier-ignore
     const adapter = await stream(phone, server.handle(), service, viaAdapter);
     await link.close();

@@ -19,12 +19,12 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { NobleCentral } from '../../src/devices/ble/noble-central.js';
-import type { BleCentralLink, GattProfile } from '../../src/devices/ports.js';
+import type { BleCentralLink } from '../../src/devices/ports.js';
 import { createVirtualNoble } from '../../src/qa/devices/noble-radio-bindings.js';
 import { VirtualRadio, type RadioLink } from '../../src/qa/sim/radio/virtual-radio.js';
 import { PhoneServer, SERVER_MODE } from '../support/radio-phone.js';
 import { describeSummary, finishBench, ms, summarize } from './bench-tools.js';
-import { hciFigures } from './ble-bench-hci.js';
+import { hciFigures, serverModeProfile as profile } from './ble-bench-hci.js';
 
 const WARMUP = 200;
 const ROUNDS = 10;
@@ -34,17 +34,6 @@ const PAYLOAD_BYTES = 180; // within the default ATT MTU (247) − 3
 
 const SERVICE_NOBLE = '11111111-2222-4333-8444-555555555501';
 const SERVICE_DIRECT = '11111111-2222-4333-8444-555555555502';
-
-function profile(serviceUuid: string): GattProfile {
-  return {
-    serviceUuid,
-    characteristics: {
-      state: { uuid: SERVER_MODE.state, operations: ['notify', 'write_without_response'], permissions: ['writeable'] },
-      c2s: { uuid: SERVER_MODE.c2s, operations: ['write_without_response'], permissions: ['writeable'] },
-      s2c: { uuid: SERVER_MODE.s2c, operations: ['notify'], permissions: [] },
-    },
-  };
-}
 
 function payload(i: number): Uint8Array {
   const out = new Uint8Array(PAYLOAD_BYTES).fill(0x5a);

@@ -121,6 +121,23 @@ async function phoneAsClient(r: Rig, serviceUuid: string): Promise<PhoneClientRe
   return { link, received, disconnected };
 }
 
+/**
+ * Peripheral role up to the transfer: ble_exchange, the scripted phone connects; ble_connected on its Ident
+ * read, answered by the backend; then the phone's State 0x01 as ble_written.
+ */
+async function peripheralTransferStarted(r: Rig): Promise<{ conn: FakeConnection; phone: PhoneClientRecord }> {
+  const conn = await armedScan(r);
+  const mode = peripheralMode();
+  conn.stepRequest('ble_exchange', { modes: [mode] });
+  const phoneReady = phoneAsClient(r, mode.service_uuid);
+  expect(await conn.expect('ble_connected')).toMatchObject({ status: 'ok', role: 'peripheral' });
+  expect(await conn.receive()).toMatchObject({ op: 'ble_read_request' });
+  conn.stepRequest('ble_read_response', { data: b64(IDENT) });
+  const phone = await phoneReady;
+  expect(await receiveMany(conn, 1)).toMatchObject([{ op: 'ble_written', data: b64([0x01]) }]);
+  return { conn, phone };
+}
+
 /** The phone as mdoc GATT server (bleno), recording each write and how many had come when the link went down. */
 async function phoneAsServer(r: Rig, serviceUuid: string): Promise<{ writes: { characteristic: string; data: string }[]; goneAfter: () => number }> {
   const C = CENTRAL_CHARS;
@@ -174,16 +191,7 @@ async function centralCompletion(count: number, config: Record<string, unknown> 
 describe('completion over HCI: what the backend sent is delivered before the link is torn down', () => {
   it('peripheral (bleno): complete right behind 20 × 240 B ble_writes and the end byte — the phone gets all 20 and 0x02 before the disconnect', async () => {
     const r = await startRig();
-    const conn = await armedScan(r);
-    const mode = peripheralMode();
-    conn.stepRequest('ble_exchange', { modes: [mode] });
-    const phoneReady = phoneAsClient(r, mode.service_uuid);
-    // ble_connected on the Ident read, answered by the backend; then the phone's State 0x01 as ble_written.
-    expect(await conn.expect('ble_connected')).toMatchObject({ status: 'ok', role: 'peripheral' });
-    expect(await conn.receive()).toMatchObject({ op: 'ble_read_request' });
-    conn.stepRequest('ble_read_response', { data: b64(IDENT) });
-    const phone = await phoneReady;
-    expect(await receiveMany(conn, 1)).toMatchObject([{ op: 'ble_written', data: b64([0x01]) }]);
+    const { conn, phone } = await peripheralTransferStarted(r);
     const sent = Array.from({ length: 20 }, (_, i) => chunk(i));
     for (const data of sent) conn.stepRequest('ble_write', { char: PERIPHERAL_CHARS.s2c, data: b64(data) });
     conn.stepRequest('ble_write', { char: PERIPHERAL_CHARS.state, data: b64([0x02]) });
@@ -213,15 +221,7 @@ describe('completion over HCI: what the backend sent is delivered before the lin
 describe('conformance over HCI: MTU, order, size limits', () => {
   it('peripheral: 500 ble_writes of 1–253 bytes reach the phone as notifications in order, unchanged; MTU 256 as bleno grants it', async () => {
     const r = await startRig();
-    const conn = await armedScan(r);
-    const mode = peripheralMode();
-    conn.stepRequest('ble_exchange', { modes: [mode] });
-    const phoneReady = phoneAsClient(r, mode.service_uuid);
-    await conn.expect('ble_connected');
-    await conn.receive(); // ble_read_request
-    conn.stepRequest('ble_read_response', { data: b64(IDENT) });
-    const phone = await phoneReady;
-    await receiveMany(conn, 1);
+    const { conn, phone } = await peripheralTransferStarted(r);
     expect(phone.link.mtu).toBe(256);
     const sent = Array.from({ length: 500 }, (_, i) => chunk(i, 1 + ((i * 37) % 253)));
     for (const data of sent) conn.stepRequest('ble_write', { char: PERIPHERAL_CHARS.s2c, data: b64(data) });
@@ -233,17 +233,33 @@ describe('conformance over HCI: MTU, order, size limits', () => {
     expect((await r.nextReport(10_000)).result).toBe('complete');
   });
 
-  it('peripheral: a 254-byte ble_write on a link of ATT_MTU 256 is refused before anything is sent: ble_transfer_failed, close 1009', async () => {
+  it('peripheral: a 600-byte Ident is one ble_read_request; noble’s long read (Read, then Read Blobs at MTU 256) gets it whole', async () => {
     const r = await startRig();
     const conn = await armedScan(r);
     const mode = peripheralMode();
+    const P = PERIPHERAL_CHARS;
     conn.stepRequest('ble_exchange', { modes: [mode] });
-    const phoneReady = phoneAsClient(r, mode.service_uuid);
+    const report = await r.phone.central.scanFor(mode.service_uuid);
+    const link = await r.phone.central.connect(report.peripheral.id);
+    await link.discover([mode.service_uuid]);
+    const ident = Uint8Array.from({ length: 600 }, (_, i) => (i * 13) & 0xff);
+    const read = link.read(mode.service_uuid, P.ident);
     await conn.expect('ble_connected');
-    await conn.receive();
-    conn.stepRequest('ble_read_response', { data: b64(IDENT) });
-    const phone = await phoneReady;
-    await receiveMany(conn, 1);
+    expect(await conn.receive()).toMatchObject({ op: 'ble_read_request' });
+    conn.stepRequest('ble_read_response', { data: b64(ident) });
+    expect(hex(await read)).toBe(hex(ident));
+    // The blobs were answered from the one value: nothing more reached the backend.
+    await link.disconnect();
+    const after = await conn.receive(3_000).then(
+      (m) => m.op,
+      () => undefined,
+    );
+    expect(after).not.toBe('ble_read_request');
+  });
+
+  it('peripheral: a 254-byte ble_write on a link of ATT_MTU 256 is refused before anything is sent: ble_transfer_failed, close 1009', async () => {
+    const r = await startRig();
+    const { conn, phone } = await peripheralTransferStarted(r);
     conn.stepRequest('ble_write', { char: PERIPHERAL_CHARS.s2c, data: b64(chunk(1, 253)) });
     conn.stepRequest('ble_write', { char: PERIPHERAL_CHARS.s2c, data: b64(chunk(2, 254)) });
     const report = await r.nextReport(10_000);
@@ -329,15 +345,7 @@ describe('backpressure over HCI: the relay does not pour its queue into the stac
 
   it('peripheral: with 300 ble_writes queued, bleno never holds more than a few packets for the phone', async () => {
     const r = await startRig();
-    const conn = await armedScan(r);
-    const mode = peripheralMode();
-    conn.stepRequest('ble_exchange', { modes: [mode] });
-    const phoneReady = phoneAsClient(r, mode.service_uuid);
-    await conn.expect('ble_connected');
-    await conn.receive();
-    conn.stepRequest('ble_read_response', { data: b64(IDENT) });
-    const phone = await phoneReady;
-    await receiveMany(conn, 1);
+    const { conn, phone } = await peripheralTransferStarted(r);
     const sampler = sampleUnsent(radio.stacks.kioskBleno);
     const sent = Array.from({ length: 300 }, (_, i) => chunk(i));
     for (const data of sent) conn.stepRequest('ble_write', { char: PERIPHERAL_CHARS.s2c, data: b64(data) });

@@ -20,9 +20,9 @@ import { NobleCentral, type NobleCentralOptions } from '../../devices/ble/noble-
 import type { Availability, DevicePorts } from '../../devices/ports.js';
 import { QrScanQueue } from '../../devices/qr/qr-scan-queue.js';
 import type { TestCredential } from '../sim/virtual-wallet/credential.js';
-import type { VirtualNfcTag } from '../sim/virtual-wallet/nfc-tag.js';
 import { resolvePhoneProfile, type PhoneProfileName } from '../sim/virtual-wallet/profiles.js';
 import { VirtualPhone, type PhoneBehaviour, type PhoneSetup } from '../sim/virtual-wallet/virtual-phone.js';
+import { customerHands } from '../devices/customer-hands.js';
 import { VirtualNfcReader, type VirtualNfcReaderOptions } from '../devices/virtual-nfc-reader.js';
 import { createHciBleno, createHciNoble } from './hci-libraries.js';
 import { HciPhoneRadio } from './hci-phone-radio.js';
@@ -120,7 +120,7 @@ export async function createHciRig(stacks: HciStacks, options: HciRigOptions = {
   const nfc = new VirtualNfcReader(options.nfc ?? {});
   const qr = new QrScanQueue({ freshMs: 60_000 });
   const notConfigured = { availability: () => NOT_CONFIGURED };
-  let lastTag: VirtualNfcTag | undefined;
+  const hands = customerHands(() => phone, nfc, qr);
   return {
     get phone() {
       return phone;
@@ -135,25 +135,14 @@ export async function createHciRig(stacks: HciStacks, options: HciRigOptions = {
     qr,
     central,
     peripheral,
-    showQr: () => {
-      const text = phone.presentQr();
-      qr.push(text);
-      return text;
-    },
-    tap: () => {
-      lastTag = phone.tag();
-      nfc.tap(lastTag);
-    },
-    retap: () => {
-      nfc.lift();
-      nfc.tap(lastTag ?? phone.tag());
-    },
-    lift: () => nfc.lift(),
+    showQr: hands.showQr,
+    tap: hands.tap,
+    retap: hands.retap,
+    lift: hands.lift,
     replacePhone: async (next) => {
       const old = phone;
       if (next === old) return;
-      nfc.lift();
-      lastTag = undefined;
+      hands.newPhone();
       phone = next;
       await old.stop();
       old.device.dispose();
