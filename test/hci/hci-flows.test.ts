@@ -11,7 +11,7 @@ import { startPrivatePcscd, type PrivatePcscd } from '../../tools/pcscd/pcscd-da
 import { waitForEmptyReader } from '../support/availability-wait.js';
 import { expectVerified } from '../support/ble-fixtures.js';
 import { startSlowProxy, type SlowProxy } from '../support/slow-proxy.js';
-import { expectByteExact, startHciRadio, startHciStack, type HciRadio, type HciStack } from '../support/hci-stack.js';
+import { expectByteExact, startHciRadio, startHciStack, type HciRadio, type HciStack, type HciStackOptions } from '../support/hci-stack.js';
 
 let radio: HciRadio;
 let stack: HciStack | undefined;
@@ -62,21 +62,22 @@ describe('NFC (pcscd + vpcd) → BLE over HCI', () => {
     await pcscd?.stop();
   });
 
-  it('NFC static handover through the pcsclite adapter → kiosk central (noble) and a bleno phone, byte-exact', async () => {
-    pcscd = await startPrivatePcscd({ readers: 2 });
+  /** A tap through the pcsclite adapter, on a private pcscd whose vpcd reader holds the phone's tag. */
+  async function tapThroughPcscd(options: HciStackOptions, role: 'central' | 'peripheral', minApdus: number): Promise<void> {
+    pcscd ??= await startPrivatePcscd({ readers: 2 });
     const slot = pcscd.readers[0];
     if (!slot) throw new Error('no vpcd reader');
     const reader = new PcscNfcReader({ serviceRetryMinMs: 50, serviceRetryMaxMs: 500, reader: slot.name });
     await waitForEmptyReader(reader, slot.name);
     const card = new VpcdCard({ host: slot.host, port: slot.port });
     try {
-      stack = await startHciStack(radio, { profile: 'android', ble: { peripheral: false }, config: { profile: 'identity' }, nfcReader: reader });
+      stack = await startHciStack(radio, { ...options, config: { profile: 'identity' }, nfcReader: reader });
       await stack.ready();
       await card.insert(stack.rig.phone.tag());
       const report = await stack.nextReport(30_000);
       expectVerified(report);
-      expect(report.apdus).toBeGreaterThanOrEqual(6);
-      expect(stack.views.some((v) => v.role === 'central')).toBe(true);
+      expect(report.apdus).toBeGreaterThanOrEqual(minApdus);
+      expect(stack.views.some((v) => v.role === role)).toBe(true);
       expectByteExact(stack);
     } finally {
       await card.remove();
@@ -84,6 +85,14 @@ describe('NFC (pcscd + vpcd) → BLE over HCI', () => {
       stack = undefined;
       await reader.close();
     }
+  }
+
+  it('NFC static handover through the pcsclite adapter → kiosk central (noble) and a bleno phone, byte-exact', async () => {
+    await tapThroughPcscd({ profile: 'android', ble: { peripheral: false } }, 'central', 6);
+  });
+
+  it('NFC negotiated handover through the pcsclite adapter → kiosk peripheral (bleno) and a noble phone, byte-exact', async () => {
+    await tapThroughPcscd({ profile: 'iphone' }, 'peripheral', 10);
   });
 });
 
