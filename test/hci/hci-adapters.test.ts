@@ -233,7 +233,7 @@ describe('conformance over HCI: MTU, order, size limits', () => {
     expect((await r.nextReport(10_000)).result).toBe('complete');
   });
 
-  it('peripheral: a 600-byte Ident is one ble_read_request; noble’s long read (Read, then Read Blobs at MTU 256) gets it whole', async () => {
+  it('peripheral: a 500-byte Ident is one ble_read_request; noble’s long read (Read, then Read Blobs at MTU 256) gets it whole', async () => {
     const r = await startRig();
     const conn = await armedScan(r);
     const mode = peripheralMode();
@@ -242,7 +242,7 @@ describe('conformance over HCI: MTU, order, size limits', () => {
     const report = await r.phone.central.scanFor(mode.service_uuid);
     const link = await r.phone.central.connect(report.peripheral.id);
     await link.discover([mode.service_uuid]);
-    const ident = Uint8Array.from({ length: 600 }, (_, i) => (i * 13) & 0xff);
+    const ident = Uint8Array.from({ length: 500 }, (_, i) => (i * 13) & 0xff);
     const read = link.read(mode.service_uuid, P.ident);
     await conn.expect('ble_connected');
     expect(await conn.receive()).toMatchObject({ op: 'ble_read_request' });
@@ -250,7 +250,7 @@ describe('conformance over HCI: MTU, order, size limits', () => {
     expect(hex(await read)).toBe(hex(ident));
     // The blobs were answered from the one value: nothing more reached the backend.
     await link.disconnect();
-    const after = await conn.receive(3_000).then(
+    const after = await conn.receive(1_000).then(
       (m) => m.op,
       () => undefined,
     );
