@@ -47,7 +47,8 @@ export { VpcdAddressError, VpcdCard, parseHostPort } from './sim/vpcd/vpcd-card.
 export type { VpcdCardEvent, VpcdReaderAddress } from './sim/vpcd/vpcd-card.js';
 
 // ---------------------------------------------------------------- the counter on BlueZ's emulated controllers (tools/btvirt)
-export { createHciRig, createHciStacks, defaultHciDir, hciTtysIn, HCI_CONTROLLER_NAMES } from './hci/hci-rig.js';
+export { createHciPhone, createHciRig, createHciStacks, defaultHciDir, hciTtysIn, HCI_CONTROLLER_NAMES } from './hci/hci-rig.js';
+export type { PhoneRadio } from './sim/virtual-wallet/phone-radio.js';
 export type { HciRig, HciStacks, HciTtys } from './hci/hci-rig.js';
 
 // ---------------------------------------------------------------- virtual Bluetooth for noble and bleno
