@@ -1,18 +1,49 @@
 /**
- * `npm run relay -- --devices virtual --ble hci` as a process: the kiosk's noble and bleno adapters on
- * BlueZ's emulated controllers (tools/btvirt, started here as `npm run btvirt -- start` would) and the
- * virtual phone's wallet on the other two, against the embedded mock backend.
+ * The QA commands over BlueZ's emulated controllers (tools/btvirt, started here as `npm run btvirt -- start`
+ * would), as processes: `npm run relay -- --devices virtual --ble hci` (the kiosk's noble and bleno adapters
+ * and the virtual phone's wallet in one process, the embedded mock backend), and three processes — mock
+ * backend, `npm run virtual-wallet -- --hci-dir`, and the kiosk on its production Bluetooth path
+ * (`--ble noble`: the libraries' default bindings, which take the UART controller of
+ * BLUETOOTH_HCI_SOCKET_UART_PORT).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HCI_CONTROLLER_NAMES } from '../../src/qa/hci/hci-rig.js';
 import { startEmulatedRadio, type EmulatedRadio } from '../../tools/btvirt/emulated-radio.js';
 import { runCli } from '../support/cli-run.js';
 
 const pkiDir = mkdtempSync(join(tmpdir(), 'mdl-qa-pki-'));
 const env = { MDL_KIOSK_QA_PKI: pkiDir };
+const keyFile = join(pkiDir, 'key.txt');
+writeFileSync(keyFile, 'cli-key\n');
+const children: ChildProcessWithoutNullStreams[] = [];
+
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+/** A QA command as a process, its stdout collected for `printed`. */
+function start(script: string, args: string[]): { child: ChildProcessWithoutNullStreams; printed: (pattern: RegExp) => Promise<string> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  children.push(child);
+  let text = '';
+  child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+  const printed = (pattern: RegExp): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const deadline = Date.now() + 30_000;
+      const check = (): void => {
+        const match = pattern.exec(text);
+        if (match) resolve(match[1] ?? '');
+        else if (Date.now() > deadline) reject(new Error(`no ${String(pattern)} in: ${text}`));
+        else setTimeout(check, 20);
+      };
+      check();
+    });
+  return { child, printed };
+}
 let radio: EmulatedRadio;
 
 beforeAll(async () => {
@@ -60,4 +91,25 @@ describe('npm run relay -- --devices virtual --ble hci', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it.each([
+    ['android', 'central', 'kiosk-central'],
+    ['iphone', 'peripheral', 'kiosk-peripheral'],
+  ] as const)('three processes: %s phone in virtual-wallet --hci-dir, relay --ble noble --kiosk-ble %s on BLUETOOTH_HCI_SOCKET_UART_PORT: verified', async (phone, role, tty) => {
+    const backend = start('src/cli/mock-backend.ts', ['--port', '0', '--api-key', 'cli-key', '--protocol-log', 'off']);
+    const url = await backend.printed(/^(http:\/\/127\.0\.0\.1:\d+)\s*$/m);
+    const wallet = start('src/cli/virtual-wallet.ts', ['--hci-dir', radio.dir, '--profile', phone]);
+    await wallet.printed(/(ready): /);
+    wallet.child.stdin.write('qr\n');
+    const qr = await wallet.printed(/qr: (mdoc:\S+)/);
+    const relay = await runCli('src/cli/relay.ts', ['--ble', 'noble', '--kiosk-ble', role, '--qr', qr, '--backend', url, '--api-key-file', keyFile], {
+      env: { ...env, BLUETOOTH_HCI_SOCKET_UART_PORT: join(radio.dir, tty) },
+      stdin: '',
+      killAfterMs: 60_000,
+    });
+    expect(relay.code, relay.stderr).toBe(0);
+    expect(results(relay.stdout)).toEqual(['complete/verified']);
+    expect(await wallet.printed(/presentation ended: (\w+)/)).toBe('shared');
+    wallet.child.stdin.end('quit\n');
+  }, 90_000);
 });
