@@ -71,10 +71,13 @@ describe('ready only when the kiosk can verify', () => {
 
   it('no Bluetooth adapter and no NFC (`--nfc none` on such a machine): Needs staff naming Bluetooth, scans refused; a tap never says "hold still"; Ready again when Bluetooth is back', async () => {
     const { page, counter } = stack;
+    // The kiosk's Bluetooth adapters of the in-memory radio (the emulated HCI radio has no such switch).
+    const radio = counter.radioRig;
+    if (!radio) throw new Error('this test needs the counter on the in-memory radio');
     await recordScreens(page);
     counter.rig.nfc.setAvailability({ usable: false, reason: 'no_reader' });
-    counter.rig.central.setAvailability({ usable: false, reason: 'no_adapter' });
-    counter.rig.peripheral.setAvailability({ usable: false, reason: 'no_adapter' });
+    radio.central.setAvailability({ usable: false, reason: 'no_adapter' });
+    radio.peripheral.setAvailability({ usable: false, reason: 'no_adapter' });
     await stack.waitForScreen('cannot_verify', 10_000);
     expect(await page.getByTestId('needs-staff-cause').getAttribute('data-cause')).toBe('ble_unavailable');
     expect(await page.getByTestId('needs-staff-cause').textContent()).toBe('Bluetooth is not working on this kiosk.');
@@ -91,8 +94,8 @@ describe('ready only when the kiosk can verify', () => {
     expect(stack.reports.at(-1)).toMatchObject({ result: 'not_ready', error: { code: 'ble_unavailable', retryable: false } });
     expect(await screensSeen(page)).not.toContain('engaging');
     counter.rig.lift();
-    counter.rig.central.setAvailability({ usable: true });
-    counter.rig.peripheral.setAvailability({ usable: true });
+    radio.central.setAvailability({ usable: true });
+    radio.peripheral.setAvailability({ usable: true });
     const retry = page.getByTestId('retry-button');
     if ((await stack.screen()) === 'error') await retry.click();
     await stack.waitForScreen('ready', 20_000);
