@@ -556,6 +556,7 @@ const FAKE_KIOSK_SOURCE = String.raw`
     changePin: function (a) { record('changePin', {}); return Promise.resolve(ok); },
     getDiagnostics: function (a) { record('getDiagnostics', a); return Promise.resolve(config.diagnostics); },
     reportError: function (a) { record('reportError', { kind: a.kind }); return Promise.resolve(ok); },
+    writeSupportBundle: function (a) { record('writeSupportBundle', a); return Promise.resolve({ path: '/home/kiosk/.config/mDL Kiosk/support/mdl-kiosk-support-2026-11-27T09-30-00-000Z.tar.gz', bytes: 48213 }); },
     selfTest: function (a) { record('selfTest', a); return Promise.resolve({ checks: [
       { name: 'backend', ok: true, status: 'reachable', detail: 'http://127.0.0.1:8443 answered in 12 ms' },
       { name: 'nfc', ok: true, status: 'usable', detail: 'Virtual PC/SC reader 00 00' },
