@@ -13,6 +13,8 @@ import { join, resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import type { Configuration } from 'electron-builder';
 import yaml from 'js-yaml';
+import { HOOK_OUTPUT } from './hook-build.js';
+import { leftOutPattern, loadProductionModules } from './production-modules.js';
 
 export type Flavour = 'production' | 'qa';
 
@@ -117,6 +119,15 @@ export function policyProblems(root: string, flavour: Flavour, config: Configura
         problems.push(`${name}: the production package must not include ${p}`);
       }
     }
+  }
+  // What ships and how it is checked (docs/packaging.md "Native addons", "What ships").
+  if (config.npmRebuild !== false) problems.push(`${name}: npmRebuild must be false: every addon is N-API, and a rebuild at packaging would ship a binary no test ran`);
+  if (config.afterPack !== `./${HOOK_OUTPUT}`) problems.push(`${name}: afterPack must be ./${HOOK_OUTPUT} (the native-addon and node_modules checks)`);
+  const leftOut = leftOutPattern(loadProductionModules(root));
+  if (!patterns.includes(leftOut)) problems.push(`${name}: files must exclude the packages tools/package/production-modules.json leaves out, as one pattern: ${leftOut}`);
+  for (const platform of ['win', 'mac', 'linux'] as const) {
+    // A platform-level `files` turns the top-level list into a file set and every project file gets in.
+    if (config[platform]?.files != null) problems.push(`${name}: ${platform}.files must not be set (put the pattern in the top-level files)`);
   }
   const unpack = asList(config.asarUnpack);
   for (const needed of ['**/*.node', '**/*.wasm']) {

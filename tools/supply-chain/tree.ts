@@ -326,6 +326,21 @@ export interface ShippedOptions {
   readonly screenDir?: string | null;
   /** Runtime packages (default ['electron']). */
   readonly runtime?: readonly string[];
+  /**
+   * The packaging's lists of what the desktop package carries (default: `<root>/tools/package/production-modules.json`
+   * when it exists; null: none). Packages it leaves out are not in the node_modules group, and a production
+   * package it does not classify is an error.
+   */
+  readonly productionModules?: { readonly ships: Readonly<Record<string, string>>; readonly leftOut: Readonly<Record<string, string>> } | null;
+}
+
+const PRODUCTION_MODULES = 'tools/package/production-modules.json';
+const ProductionModulesLists = z.looseObject({ ships: z.record(z.string(), z.string()), leftOut: z.record(z.string(), z.string()) });
+
+async function productionModulesOf(root: string, options: ShippedOptions): Promise<ShippedOptions['productionModules']> {
+  if (options.productionModules !== undefined) return options.productionModules;
+  const file = join(root, PRODUCTION_MODULES);
+  return existsSync(file) ? readJson(file, ProductionModulesLists, PRODUCTION_MODULES) : null;
 }
 
 /** Everything above, checked against node_modules (versions installed = versions locked). */
@@ -353,7 +368,14 @@ export async function collectShipped(root: string, options: ShippedOptions = {})
   const production = walk(lock, ['']);
   for (const m of production.missing) errors.push(`package-lock.json has nothing for ${m.name}, which ${m.from || 'the project'} needs`);
   for (const m of production.absentOptional) notes.push(`optional ${m.name} (of ${m.from || 'the project'}) is not in the lockfile: not shipped`);
-  for (const node of production.nodes.values()) add(node.location, 'node_modules', node.optional);
+  const lists = await productionModulesOf(root, options);
+  for (const node of production.nodes.values()) {
+    if (lists != null) {
+      if (node.name in lists.leftOut) continue; // electron-builder.yml excludes it: it does not ship
+      if (!(node.name in lists.ships)) errors.push(`${node.name} is in the production dependency tree but ${PRODUCTION_MODULES} neither ships it nor leaves it out`);
+    }
+    add(node.location, 'node_modules', node.optional);
+  }
 
   const screenDir = options.screenDir === undefined ? 'src/renderer' : options.screenDir;
   const screen = screenDir === null ? { packages: [], files: [] } : await screenImports(root, screenDir);
