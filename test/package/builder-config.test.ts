@@ -99,3 +99,35 @@ describe('electron-builder configuration, both flavours', () => {
     ]);
   });
 });
+
+describe('icons and the Linux desktop name', () => {
+  it('both flavours name their .desktop file after desktopName, which follows the executable', async () => {
+    const production = await loadWithElectronBuilder(REPO, 'electron-builder.yml');
+    const qa = await loadWithElectronBuilder(REPO, 'electron-builder.qa.yml');
+    expect(production.extraMetadata).toMatchObject({ desktopName: 'mdl-kiosk.desktop' });
+    expect(qa.extraMetadata).toMatchObject({ desktopName: 'mdl-kiosk-qa.desktop' });
+    expect(production.linux).toMatchObject({ syncDesktopName: true, icon: 'build/icons' });
+    expect([production.win?.icon, production.mac?.icon]).toEqual(['build/icon.ico', 'build/icon.icns']);
+  });
+
+  it('the policy names a missing or wrong icon and a desktop name that does not follow the executable', async () => {
+    const config = await loadWithElectronBuilder(REPO, 'electron-builder.yml');
+    const broken: Configuration = {
+      ...config,
+      extraMetadata: { ...(config.extraMetadata as object), desktopName: 'kiosk.desktop' },
+      win: { ...config.win, icon: 'build/icon.svg' },
+      mac: { ...config.mac, icon: 'build/nowhere.icns' },
+      linux: { ...config.linux, icon: 'build/icon.png', syncDesktopName: false },
+    };
+    const problems = policyProblems(REPO, 'production', broken);
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^electron-builder\.yml: Windows icon build\/icon\.svg cannot be read \(not an \.ico file\)$/),
+        'electron-builder.yml: macOS icon build/nowhere.icns does not exist',
+        'electron-builder.yml: Linux icon build/icon.png must be a folder of NxN.png files',
+        'electron-builder.yml: extraMetadata.desktopName must be mdl-kiosk.desktop (is kiosk.desktop)',
+        'electron-builder.yml: linux.syncDesktopName must be true (the .desktop file named after desktopName)',
+      ]),
+    );
+  });
+});

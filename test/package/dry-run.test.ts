@@ -65,7 +65,7 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
     const wasm = production.files.filter((f) => f.path.startsWith('/dist/renderer/') && f.path.endsWith('.wasm'));
     expect(wasm.map((f) => f.path)).toEqual(expect.arrayContaining([expect.stringMatching(/zxing_reader-.*\.wasm$/)]));
     expect(wasm.every((f) => !f.unpacked)).toBe(true);
-    expect(production.packageJson).toMatchObject({ main: 'dist/app/main.js', productName: 'mDL Kiosk' });
+    expect(production.packageJson).toMatchObject({ main: 'dist/app/main.js', productName: 'mDL Kiosk', desktopName: 'mdl-kiosk.desktop' });
     expect(production.packageJson).not.toHaveProperty('devDependencies');
   });
 
@@ -128,7 +128,7 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
 
   it('the QA flavour adds its entry, the phone page and the codec wasm, and starts from main-qa.js', () => {
     expect(own(qa)).toEqual(expect.arrayContaining(['/dist/app/main-qa.js', '/dist/app/main.js', '/dist/app/preload.cjs', '/dist/app/assets/index.html', '/dist/app/openjpegwasm.wasm']));
-    expect(qa.packageJson).toMatchObject({ main: 'dist/app/main-qa.js', name: 'mdl-kiosk-qa', productName: 'mDL Kiosk QA' });
+    expect(qa.packageJson).toMatchObject({ main: 'dist/app/main-qa.js', name: 'mdl-kiosk-qa', productName: 'mDL Kiosk QA', desktopName: 'mdl-kiosk-qa.desktop' });
     // The simulators are inlined in main-qa.js: their packages are not shipped in QA either.
     for (const sim of SIMULATOR_PACKAGES) expect(paths(qa).some((f) => f.startsWith(`/node_modules/${sim}/`))).toBe(false);
   });
