@@ -52,6 +52,7 @@ export async function afterPack(raw: unknown): Promise<void> {
     packages: packagedPackages(files, (file) => asar.extractFile(archive, file)),
     target,
     modules: parseProductionModules(JSON.stringify(productionModules)),
+    extract: (file) => asar.extractFile(archive, file),
     label,
   });
   if (report.problems.length > 0) {

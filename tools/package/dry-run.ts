@@ -361,13 +361,14 @@ export async function runProductionLoadSmoke(root: string, packed: PackedFlavour
 }
 
 /** The packed-app checks of the afterPack hook, again, on a flavour's output (the target is this machine's Linux x64). */
-export function packedAppReport(packed: PackedFlavour, context: ProblemContext): Promise<PackedAppReport> {
+export function packedAppReport(root: string, packed: PackedFlavour, context: ProblemContext): Promise<PackedAppReport> {
   return checkPackedApp({
     resourcesDir: join(packed.appOutDir, 'resources'),
     files: packed.files,
     packages: packed.packages,
     target: { platform: 'linux', cpus: ['x64'], electronVersion: context.electronVersion },
     modules: context.modules,
+    extract: (file) => loadAsar(root).extractFile(packed.asar, file),
     label: packed.flavour,
   });
 }
@@ -425,7 +426,7 @@ export async function dryRun(options: DryRunOptions): Promise<DryRunResult> {
     const problems = packed.flatMap((p) => flavourProblems(p, context));
     const reports = new Map<Flavour, PackedAppReport>();
     for (const p of packed) {
-      const report = await packedAppReport(p, context);
+      const report = await packedAppReport(root, p, context);
       reports.set(p.flavour, report);
       problems.push(...report.problems);
     }

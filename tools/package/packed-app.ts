@@ -52,6 +52,56 @@ export function packagedPackages(files: readonly PackEntry[], extract: (file: st
   return ids;
 }
 
+const Dependencies = z.looseObject({
+  name: z.string().optional(),
+  version: z.string().optional(),
+  dependencies: z.record(z.string(), z.string()).optional(),
+  optionalDependencies: z.record(z.string(), z.string()).optional(),
+});
+
+/**
+ * Package folders of the archive that nothing reaches: starting from the app's own package.json, each
+ * package's `dependencies` and `optionalDependencies` are resolved as Node resolves them (the nearest
+ * node_modules up the tree), left-out names not followed. A folder no path reaches is a copy only a left-out
+ * package uses (or junk): it should not ship.
+ */
+export function unreachablePackages(files: readonly PackEntry[], extract: (file: string) => Buffer, leftOut: ReadonlySet<string>): string[] {
+  const dirs = new Set<string>();
+  for (const f of files) {
+    const m = PACKAGE_MANIFEST.exec(f.path);
+    if (m?.[1] !== undefined) dirs.add(m[1]);
+  }
+  const manifest = (dir: string): z.infer<typeof Dependencies> => Dependencies.parse(JSON.parse(extract(`${dir}/package.json`.slice(1)).toString('utf8')));
+  const resolveFrom = (from: string, name: string): string | undefined => {
+    for (let dir = from; ; ) {
+      const candidate = `${dir}/node_modules/${name}`;
+      if (dirs.has(candidate)) return candidate;
+      if (dir === '') return undefined;
+      const at = dir.lastIndexOf('/node_modules/');
+      dir = at < 0 ? '' : dir.slice(0, at);
+    }
+  };
+  const reached = new Set<string>();
+  const queue: string[] = [];
+  const follow = (from: string, deps: Record<string, string>): void => {
+    for (const name of Object.keys(deps)) {
+      if (leftOut.has(name)) continue;
+      const target = resolveFrom(from, name);
+      if (target !== undefined && !reached.has(target)) {
+        reached.add(target);
+        queue.push(target);
+      }
+    }
+  };
+  const root = manifest('');
+  follow('', { ...root.dependencies, ...root.optionalDependencies });
+  for (let dir = queue.shift(); dir !== undefined; dir = queue.shift()) {
+    const m = manifest(dir);
+    follow(dir, { ...m.dependencies, ...m.optionalDependencies });
+  }
+  return [...dirs].filter((d) => !reached.has(d)).sort();
+}
+
 /** `name` of `name@version` (scoped names keep their first `@`). */
 export const nameOfId = (id: string): string => id.slice(0, id.lastIndexOf('@'));
 
@@ -86,6 +136,8 @@ export interface CheckPackedAppOptions {
   readonly packages: readonly string[];
   readonly target: AddonTarget;
   readonly modules: ProductionModules;
+  /** Reads a file of the archive (`node_modules/x/package.json`). */
+  readonly extract: (file: string) => Buffer;
   /** For the messages: `production`, `qa`. */
   readonly label: string;
 }
@@ -112,5 +164,8 @@ export async function checkPackedApp(options: CheckPackedAppOptions): Promise<Pa
   }
   const names = options.packages.map(nameOfId);
   problems.push(...packagedModuleProblems(names, options.modules, label));
+  for (const dir of unreachablePackages(options.files, options.extract, new Set(Object.keys(options.modules.leftOut)))) {
+    problems.push(`${label}: ${dir.slice(1)} is packaged, but nothing that ships depends on it (a copy only a left-out package uses): exclude it in electron-builder.yml`);
+  }
   return { addons, packages: [...options.packages].sort(), problems };
 }

@@ -37,7 +37,14 @@ export function packagedModuleProblems(packaged: Iterable<string>, modules: Prod
         : `${label}: unexpected package node_modules/${name}: the kiosk's package carries only what ${PRODUCTION_MODULES_FILE} lists under "ships"; list it there with what needs it, or under "leftOut" and exclude it in electron-builder.yml`,
     );
   }
-  for (const name of Object.keys(modules.ships).sort()) if (!have.has(name)) problems.push(`${label}: node_modules/${name} is missing (${modules.ships[name] ?? ''})`);
+  for (const name of Object.keys(modules.ships).sort()) {
+    if (have.has(name)) continue;
+    // npm ci drops an optional package whose install script failed (no PC/SC headers, no compiler, Node's
+    // headers out of reach) and still exits 0: the most likely cause.
+    problems.push(
+      `${label}: node_modules/${name} is missing (${modules.ships[name] ?? ''}); if npm ci could not build it, it left it out and still succeeded: run npm ci --foreground-scripts to see why (docs/installer-guide.md §2)`,
+    );
+  }
   return problems;
 }
 
