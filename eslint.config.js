@@ -92,7 +92,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cli/**', 'test/bench/**', 'tools/pcscd/cli.ts'],
+    files: ['src/cli/**', 'test/bench/**', 'tools/pcscd/cli.ts', 'tools/btvirt/cli.ts'],
     rules: { 'no-console': 'off' },
   },
   {

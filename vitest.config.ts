@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-// Three projects: the Node tests run files in parallel; the browser end-to-end tests each drive a Chromium
-// against a whole in-process stack, so on a 2-core machine their files run one after another; the
+// Four projects: the Node tests run files in parallel; the browser end-to-end tests each drive a Chromium
+// against a whole in-process stack, so on a 2-core machine their files run one after another (and so do the
+// emulated-Bluetooth tests, below); the
 // packaging tests run electron-builder (a few seconds a flavour) and the Electronegativity scan, one file
 // after another as they share dist/app.
 export default defineConfig({
@@ -13,7 +14,13 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'node', include: ['test/**/*.test.ts'], exclude: ['test/e2e/**', 'test/package/**'], environment: 'node' },
+        test: { name: 'node', include: ['test/**/*.test.ts'], exclude: ['test/e2e/**', 'test/package/**', 'test/hci/**'], environment: 'node' },
+      },
+      {
+        // BlueZ's emulated controllers (tools/btvirt): btvirt's socket paths are fixed, one per machine, so
+        // these files run one after another, each with its own btvirt.
+        extends: true,
+        test: { name: 'hci', include: ['test/hci/**/*.test.ts'], environment: 'node', fileParallelism: false, testTimeout: 60_000, hookTimeout: 60_000 },
       },
       {
         extends: true,

@@ -1,8 +1,11 @@
 /**
  * `npm run relay -- [options]`: runs verifications headless against a backend with the device ports that
  * exist, prints progress lines on stderr and one JSON line per verification on stdout.
- * Exit status: 0 all verified, 1 a credential rejected, 2 an error (nothing verified or rejected).
+ * Exit status: 0 all verified and met, 1 a credential rejected, 2 an error (nothing verified or rejected),
+ * 3 authentic but the request not met (e.g. under age).
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import type { KioskView } from '../common/kiosk-view.js';
@@ -30,6 +33,11 @@ import {
   RemoteBlenoBindings,
   RemoteNobleBindings,
   ScanFeeder,
+  createHciStacks,
+  defaultHciDir,
+  hciTtysIn,
+  type CounterRig,
+  type HciStacks,
   type VirtualCounter,
   VirtualCustomer,
   type VirtualNfcTag,
@@ -42,7 +50,7 @@ import { ConfigError, loadConfig, mergeConfigSources, type KioskConfig } from '.
 import type { VerificationReport } from '../kiosk/kiosk.js';
 import { createLogger } from '../kiosk/log.js';
 import { availableProfiles } from '../kiosk/profiles.js';
-import { PROMPT_TEXT, verdictExitCode, worstExitCode } from './relay-output.js';
+import { PROMPT_TEXT, resultText, verdictExitCode, worstExitCode } from './relay-output.js';
 import { escapePeerText } from '../common/peer-text.js';
 
 const DEFAULT_TIMEOUT_S = 300;
@@ -50,7 +58,9 @@ const DEFAULT_TIMEOUT_S = 300;
 const USAGE = `Usage: npm run relay -- [options]
 
 Runs verifications against the backend and prints the outcome of each as one JSON line on stdout.
-Progress goes to stderr. Exit status: 0 verified, 1 rejected, 2 error (with --loop: the worst of all).
+Progress goes to stderr. Exit status: 0 verified and the request met, 1 rejected (or nothing shared),
+2 error or undetermined, 3 verified but the request NOT met (an age answered no or not answered, a required
+element not shared); with --loop the worst of all (2, then 1, then 3, then 0).
 
 Options:
   --backend URL          backend base URL (or MDL_KIOSK_BACKEND_URL, or backend.baseUrl in the config file);
@@ -72,7 +82,10 @@ Options:
   --ble KIND             noble: the noble (central) and bleno (peripheral) adapters, on this machine's
                          Bluetooth stack, or with --devices virtual on bindings that reach the virtual
                          phone's radio; virtual: the virtual ports (the default with --devices virtual);
-                         none (the default otherwise)
+                         hci: with --devices virtual, the noble and bleno adapters on their real HCI stacks
+                         over BlueZ's emulated controllers, the virtual phone's wallet on two more
+                         (npm run btvirt -- start first); none (the default otherwise)
+  --hci-dir DIR          with --ble hci: where npm run btvirt made the ttys (default ${defaultHciDir()})
   --radio-link HOST:PORT with --ble noble: noble and bleno reach a virtual phone's radio in another process
                          over this loopback link (npm run virtual-wallet -- --radio-link PORT)
   --vpcd HOST:PORT       with --devices virtual --nfc pcsc: the virtual customer lays the phone on this vpcd
@@ -128,6 +141,7 @@ const OPTIONS = {
   reader: { type: 'string' },
   vpcd: { type: 'string' },
   ble: { type: 'string' },
+  'hci-dir': { type: 'string' },
   'radio-link': { type: 'string' },
   phone: { type: 'string' },
   engage: { type: 'string' },
@@ -173,17 +187,26 @@ function phoneBehaviour(args: Args): PhoneBehaviour {
 }
 
 /** A virtual counter (the QA room's), with the embedded mock backend when no backend is configured. */
-function virtualCounter(args: Args, embeddedBackend: boolean): Promise<VirtualCounter> {
+function virtualCounter(args: Args, embeddedBackend: boolean, hci: HciStacks | undefined): Promise<VirtualCounter> {
   return createVirtualCounter({
     phone: oneOf('phone', args.phone, PHONE_PROFILE_NAMES, 'android'),
     behaviour: phoneBehaviour(args),
     kioskBle: kioskBleRoles(args),
     backend: embeddedBackend,
+    ...(hci ? { hci } : {}),
   });
 }
 
+/** noble and bleno on the emulated controllers' ttys in `dir` (tools/btvirt), or a clear failure. */
+function hciStacksIn(dir: string): HciStacks {
+  const ttys = hciTtysIn(dir);
+  const missing = [ttys.kioskCentral, ttys.kioskPeripheral, ttys.phoneCentral, ttys.phonePeripheral].filter((tty) => !existsSync(tty));
+  if (missing.length > 0) fail(`--ble hci: no emulated controller at ${missing.join(', ')}; start them with: npm run btvirt -- start${dir === defaultHciDir() ? '' : ` --dir ${dir}`}`);
+  return createHciStacks(ttys);
+}
+
 /** The customer's phone on a real reader through vpcd; failures are reported, never thrown. */
-function vpcdHands(rig: VirtualRig, card: VpcdCard): CustomerHands {
+function vpcdHands(rig: CounterRig, card: VpcdCard): CustomerHands {
   let last: VirtualNfcTag | undefined;
   const report = (what: string) => (e: unknown) => process.stderr.write(`[relay] vpcd ${what} failed: ${(e as Error).message}\n`);
   return {
@@ -310,8 +333,10 @@ async function main(): Promise<number> {
   const nfcKind = oneOf<'pcsc' | 'virtual' | 'none'>('nfc', args.nfc, ['pcsc', 'virtual', 'none'], devicesKind === 'virtual' ? 'virtual' : 'none');
   if (nfcKind === 'virtual' && devicesKind !== 'virtual') fail('--nfc virtual needs --devices virtual');
   if (args.reader !== undefined && nfcKind !== 'pcsc') fail('--reader goes with --nfc pcsc');
-  const bleKind = oneOf<'noble' | 'virtual' | 'none'>('ble', args.ble, ['noble', 'virtual', 'none'], devicesKind === 'virtual' ? 'virtual' : 'none');
+  const bleKind = oneOf<'noble' | 'virtual' | 'hci' | 'none'>('ble', args.ble, ['noble', 'virtual', 'hci', 'none'], devicesKind === 'virtual' ? 'virtual' : 'none');
   if (bleKind === 'virtual' && devicesKind !== 'virtual') fail('--ble virtual needs --devices virtual');
+  if (bleKind === 'hci' && devicesKind !== 'virtual') fail('--ble hci needs --devices virtual (the virtual phone plays the wallet on the emulated radio)');
+  if (args['hci-dir'] !== undefined && bleKind !== 'hci') fail('--hci-dir goes with --ble hci');
   if (args['radio-link'] !== undefined && (bleKind !== 'noble' || devicesKind === 'virtual')) fail('--radio-link goes with --ble noble (and not with --devices virtual, whose phone shares the kiosk\'s radio)');
   let linkAddress: VpcdReaderAddress | undefined;
   try {
@@ -355,7 +380,7 @@ async function main(): Promise<number> {
   // ---------------------------------------------------------------- devices and input
   const log = createLogger({ level: config.log.level, name: 'mdl-kiosk-relay' }, process.stderr);
   let devices: DevicePorts;
-  let rig: VirtualRig | undefined;
+  let rig: CounterRig | undefined;
   let feeder: ScanFeeder | undefined;
   let customer: VirtualCustomer | undefined;
   let counter: VirtualCounter | undefined;
@@ -371,9 +396,15 @@ async function main(): Promise<number> {
       }
     }
     if (args.qr?.length || args['qr-stdin']) fail('--qr and --qr-stdin do not go with --devices virtual (the virtual phone presents itself)');
-    counter = await virtualCounter(args, config.backend.baseUrl === undefined);
+    const hci = bleKind === 'hci' ? hciStacksIn(path.resolve(args['hci-dir'] ?? defaultHciDir())) : undefined;
+    // What noble and bleno print on hci goes to the log while they live: stdout is one JSON line per verification.
+    const unroute = hci ? routeLibraryConsole(log.child({ component: 'ble' })) : undefined;
+    counter = await virtualCounter(args, config.backend.baseUrl === undefined, hci);
     rig = counter.rig;
-    ble = bleKind === 'virtual' ? undefined : bleKind === 'noble' ? virtualBleThroughLibraries(rig, kioskBleRoles(args), log.child({ component: 'ble' })) : { close: () => Promise.resolve() };
+    const radioRig = counter.radioRig;
+    if (bleKind === 'noble' && radioRig) ble = virtualBleThroughLibraries(radioRig, kioskBleRoles(args), log.child({ component: 'ble' }));
+    else if (bleKind === 'none') ble = { close: () => Promise.resolve() };
+    else if (bleKind === 'hci') ble = { ...(rig.devices.bleCentral ? { central: rig.devices.bleCentral } : {}), ...(rig.devices.blePeripheral ? { peripheral: rig.devices.blePeripheral } : {}), close: () => Promise.resolve(unroute?.()) };
     devices = withBle(withNfc(rig.devices, nfcKind === 'none' ? undefined : (pcsc ?? rig.devices.nfc)), bleKind === 'virtual' ? undefined : ble);
     let hands: CustomerHands = rig;
     if (vpcdAddress) {
@@ -428,7 +459,7 @@ async function main(): Promise<number> {
     devices = withBle(configured.ports, ble);
   }
   for (const [role, port] of [['central', devices.bleCentral], ['peripheral', devices.blePeripheral]] as const) {
-    if (!port || bleKind === 'virtual') continue;
+    if (!port || bleKind === 'virtual' || port.availability().reason === 'not_configured') continue;
     const say = (a: Availability): void => {
       process.stderr.write(`[relay] BLE ${role}: ${escapePeerText(a.usable ? 'usable' : `${a.reason ?? 'unusable'}${a.detail ? ` (${a.detail})` : ''}`)}\n`);
     };
@@ -464,7 +495,10 @@ async function main(): Promise<number> {
     lastPhase = view.phase;
     // The detail may quote what a peer sent (field names): escaped, so it cannot start a line of its own.
     const extra = view.error ? ` (${escapePeerText(view.error.code, 60)}: ${escapePeerText(view.error.detail, 300)})` : '';
-    process.stderr.write(`[relay] ${view.phase}: ${PROMPT_TEXT[view.prompt]}${extra}\n`);
+    // The result line carries the answer to the request, not only the verdict (element names are the
+    // request's own; peer text never reaches it).
+    const said = view.phase === 'result' && view.outcome ? escapePeerText(resultText(view.outcome), 400) : PROMPT_TEXT[view.prompt];
+    process.stderr.write(`[relay] ${view.phase}: ${said}${extra}\n`);
     // The backend refused the credentials: waiting would not help a headless run.
     if (view.phase === 'config_error') finish('the backend refused the configuration');
     if (view.phase === 'ready') feeder?.kioskReady();

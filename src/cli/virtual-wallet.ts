@@ -4,10 +4,17 @@
  * NFC engagement and handover against it. Commands on stdin, one per line; one line per event on stdout.
  * Exit status: 0 after quit, end of input, SIGINT or SIGTERM; 2 on a usage error or a failed start.
  */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import {
+  createHciPhone,
+  createHciStacks,
+  defaultHciDir,
   defaultQaPkiDir,
+  hciTtysIn,
+  type PhoneRadio,
   describePhoneProfiles,
   isPhoneProfileName,
   issueTestCredential,
@@ -47,6 +54,10 @@ ${describePhoneProfiles('                           ')}
   --portrait FORMAT      the mDL portrait as jpeg (default) or jpeg2000 (a lossless JP2 file)
   --radio-link PORT      serve the phone's radio on 127.0.0.1:PORT (0: a free port) so that a kiosk in another
                          process reaches it over Bluetooth: npm run relay -- --ble noble --radio-link HOST:PORT
+  --hci-dir DIR          the phone's Bluetooth on BlueZ's emulated controllers instead (its wallet on noble and
+                         bleno over the ttys phone-central and phone-peripheral that npm run btvirt -- start
+                         makes in DIR, default ${defaultHciDir()}); a kiosk on the kiosk-central tty reaches it:
+                         BLUETOOTH_HCI_SOCKET_UART_PORT=DIR/kiosk-central npm run relay -- --ble noble --kiosk-ble central …
   -h, --help             this text
 
 The phone's mDL is issued under the QA PKI (${defaultQaPkiDir()}).
@@ -79,6 +90,7 @@ const OPTIONS = {
   'field-drop-at': { type: 'string' },
   portrait: { type: 'string' },
   'radio-link': { type: 'string' },
+  'hci-dir': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -144,11 +156,22 @@ async function main(): Promise<number> {
 
   const linkPort = wholeNumber('radio-link', args['radio-link'], 0);
   if (linkPort !== undefined && linkPort > 65_535) fail('--radio-link takes a port number');
-  if (linkPort === undefined) process.stderr.write(NOTE);
+  const hciDir = args['hci-dir'] === undefined ? undefined : resolve(args['hci-dir']);
+  if (hciDir !== undefined && linkPort !== undefined) fail('--hci-dir and --radio-link exclude each other');
+  if (linkPort === undefined && hciDir === undefined) process.stderr.write(NOTE);
   const { pki } = await loadOrCreateQaPki(defaultQaPkiDir());
   const credential = await issueTestCredential({ pki, validity: 'valid', portraitFormat: portrait });
   const radio = new VirtualRadio();
-  const phone = await VirtualPhone.create({ profile, radio, behaviour, credential });
+  let phone: VirtualPhone<PhoneRadio>;
+  if (hciDir === undefined) {
+    phone = await VirtualPhone.create({ profile, radio, behaviour, credential });
+  } else {
+    const ttys = hciTtysIn(hciDir);
+    const missing = [ttys.phoneCentral, ttys.phonePeripheral].filter((tty) => !existsSync(tty));
+    if (missing.length > 0) fail(`--hci-dir: no emulated controller at ${missing.join(', ')}; start them with: npm run btvirt -- start --dir ${hciDir}`);
+    phone = await createHciPhone(createHciStacks(ttys), { profile, behaviour, credential });
+    out(`the phone's Bluetooth: noble on ${ttys.phoneCentral}, bleno on ${ttys.phonePeripheral} (a kiosk: BLUETOOTH_HCI_SOCKET_UART_PORT=${ttys.kioskCentral})`);
+  }
   let link: RadioLinkServer | undefined;
   try {
     link = linkPort === undefined ? undefined : await RadioLinkServer.start({ radio, port: linkPort });
@@ -163,7 +186,7 @@ async function main(): Promise<number> {
     const info = phone.presentation;
     if (event.type === 'apdu' && info?.handover?.type === 'nfc' && handoverReported !== info) {
       handoverReported = info;
-      out('handover done: the phone now starts BLE, which needs the kiosk on its radio (see the note at start)');
+      out(`handover done: the phone now starts BLE${linkPort === undefined && hciDir === undefined ? ', which needs the kiosk on its radio (see the note at start)' : ''}`);
     }
   };
   const card = new VpcdCard({ ...address, minAwayMs: awayMs, log: out, onEvent });

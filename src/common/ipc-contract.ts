@@ -11,6 +11,7 @@ export const IPC_INTENT_NAMES = [
   'qrScanned',
   'next',
   'retry',
+  'cancel',
   'setLanguage',
   'reportCamera',
   'unlock',
@@ -21,6 +22,7 @@ export const IPC_INTENT_NAMES = [
   'changePin',
   'getDiagnostics',
   'selfTest',
+  'writeSupportBundle',
   'reportError',
 ] as const;
 

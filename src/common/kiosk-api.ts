@@ -191,6 +191,8 @@ export const AppStatus = z.object({
   updates: UpdateStatus.optional(),
   /** The health record a monitoring agent reads. */
   healthFile: z.string().max(1_000).optional(),
+  /** The operating system's camera consent (macOS, Windows; `not_applicable` on Linux). */
+  cameraAccess: z.enum(['granted', 'denied', 'restricted', 'not_determined', 'unknown', 'not_applicable']).optional(),
 });
 export type AppStatus = z.infer<typeof AppStatus>;
 
@@ -220,7 +222,8 @@ const Ok = z.object({ ok: z.literal(true) });
 
 export const QrScannedResult = z.union([
   z.object({ accepted: z.literal(true) }),
-  z.object({ accepted: z.literal(false), reason: z.enum(['empty', 'not_mdoc', 'not_waiting']) }),
+  /** `unreadable`: an `mdoc:` code whose engagement is cut short or damaged (a scanner dropped characters). */
+  z.object({ accepted: z.literal(false), reason: z.enum(['empty', 'not_mdoc', 'unreadable', 'not_waiting']) }),
 ]);
 export type QrScannedResult = z.infer<typeof QrScannedResult>;
 
@@ -268,6 +271,11 @@ export const KIOSK_INTENTS = {
   next: { args: Empty, result: Ok, staff: false },
   /** "Try again": re-arm now after an error, or retry the backend while offline. */
   retry: { args: Empty, result: Ok, staff: false },
+  /**
+   * "Cancel" on "Tap your phone again": the customer gives up the verification that waits for the re-tap.
+   * Only then (`cancelled: false` otherwise): other screens of a verification run to their own end.
+   */
+  cancel: { args: Empty, result: z.object({ cancelled: z.boolean() }), staff: false },
   /** The customer's language for this visit; back to the default for the next customer. */
   setLanguage: { args: z.object({ language: Language }).strict(), result: Ok, staff: false },
   /** The renderer reports what its camera is doing (for the status bar, self-test and diagnostics). */
@@ -285,6 +293,8 @@ export const KIOSK_INTENTS = {
   },
   getDiagnostics: { args: Empty, result: Diagnostics, staff: true },
   selfTest: { args: Empty, result: z.object({ checks: z.array(SelfTestCheck).max(20) }), staff: true },
+  /** Writes a support bundle (no personal data, no secrets) into the kiosk's support folder; says where. */
+  writeSupportBundle: { args: Empty, result: z.object({ path: z.string().max(4_096), bytes: z.number().int().min(0) }), staff: true },
   /** The screen hit an error (a script error, an unhandled rejection, a component that failed to render). */
   reportError: { args: RendererError, result: Ok, staff: false },
 } as const;

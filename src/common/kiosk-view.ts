@@ -11,6 +11,7 @@ export const KioskPhase = z.enum([
   'connecting', // creating a session / opening its socket / sending engage
   'offline', // backend unreachable; retrying with backoff
   'config_error', // credentials refused or configuration invalid; needs staff
+  'cannot_verify', // the devices cannot finish a verification (no usable Bluetooth role, no way in); needs staff
   'ready', // pre-warmed session engaged, waiting for a tap or a QR scan
   'engaging', // transport fixed: QR sent or NFC handover running
   'awaiting_card', // backend asked for a re-tap (nfc_await_card)
@@ -29,6 +30,8 @@ export const PromptKey = z.enum([
   'connecting',
   'offline',
   'config_error',
+  /** The kiosk's devices cannot finish a verification; `error.code` names the cause. */
+  'cannot_verify',
   'tap_or_scan',
   'hold_still',
   'tap_again',
@@ -41,6 +44,8 @@ export const PromptKey = z.enum([
   'undetermined',
   'try_again',
   'remove_phone',
+  /** The phone still lies on the reader after a failed attempt: lift it, then tap again. */
+  'remove_to_retry',
   'stopped',
 ]);
 export type PromptKey = z.infer<typeof PromptKey>;
@@ -55,10 +60,34 @@ export type Transport = z.infer<typeof Transport>;
 export const Verdict = z.enum(['verified', 'rejected', 'undetermined']);
 export type Verdict = z.infer<typeof Verdict>;
 
+/**
+ * The answer to what the active request asked, as the core judges it: only a verified document answers
+ * (anything else is `undetermined`). `met` is the one a counter may act on.
+ */
+export const RequirementResult = z.enum(['met', 'not_met', 'undetermined']);
+export type RequirementResult = z.infer<typeof RequirementResult>;
+
+/** A requested element the response does not hold; `required` ones decide `not_met`. */
+export const MissingElement = z.object({ namespace: z.string().max(200), identifier: z.string().max(200), required: z.boolean() });
+export type MissingElement = z.infer<typeof MissingElement>;
+
+export const RequestAnswer = z.discriminatedUnion('kind', [
+  /** An age request (`age_over_NN` and at most the portrait): is the holder `threshold` or older? */
+  z.object({ kind: z.literal('age'), threshold: z.number().int().min(0).max(200), result: RequirementResult, missing: z.array(MissingElement).max(200) }),
+  /** Any other request: were the required elements disclosed? */
+  z.object({ kind: z.literal('elements'), result: RequirementResult, missing: z.array(MissingElement).max(200) }),
+]);
+export type RequestAnswer = z.infer<typeof RequestAnswer>;
+
 export const OutcomeView = z.object({
   verdict: Verdict,
-  /** Why a credential was rejected (empty when verified): stable keys, e.g. `errors_reported`. */
+  /**
+   * Why a credential was rejected (empty when verified): stable keys, e.g. `errors_reported`;
+   * `nothing_shared` first when no document was checked and nothing disclosed (the holder declined).
+   */
   reasons: z.array(z.string()),
+  /** The answer to the request that was asked (src/kiosk/request-answer.ts). */
+  answer: RequestAnswer,
   response: z.record(z.string(), z.record(z.string(), z.unknown())),
   docTypes: z.array(z.string()),
   issuerAuthentication: AuthenticationResult.nullable(),
@@ -82,6 +111,14 @@ export type ErrorView = z.infer<typeof ErrorView>;
 
 export const DeviceStatusView = z.object({ usable: z.boolean(), reason: z.string().optional() });
 
+/**
+ * The backend as far as the kiosk knows it: `connected` only after a successful exchange (a session
+ * engaged), `on_demand` when policy keeps no session and none has been made yet, `needs_staff` when it
+ * refused the credentials or the kiosk is not configured to reach one.
+ */
+export const BackendState = z.enum(['connecting', 'connected', 'on_demand', 'offline', 'needs_staff', 'stopped']);
+export type BackendState = z.infer<typeof BackendState>;
+
 export const KioskView = z.object({
   phase: KioskPhase,
   prompt: PromptKey,
@@ -102,6 +139,7 @@ export const KioskView = z.object({
     bleCentral: DeviceStatusView,
     blePeripheral: DeviceStatusView,
   }),
+  backend: BackendState,
   /** Milliseconds since the epoch of this view. */
   at: z.number(),
 });

@@ -172,6 +172,12 @@ export interface BleCentralLink {
   write(characteristicUuid: string, data: Uint8Array, signal?: AbortSignal): Promise<void>;
   /** Negotiated ATT MTU, normalised to the ATT_MTU value, when the platform reports one. */
   readonly mtu?: number;
+  /**
+   * Resolves once every write taken so far has left the kiosk's Bluetooth stack (on hci: out of the host's
+   * ACL queue and completed by the controller). `write` resolving only means the stack *took* it; the core
+   * flushes before it tears the link down after `complete`. Absent or immediate where the stack says nothing.
+   */
+  flush?(signal: AbortSignal): Promise<void>;
   /** Disconnects and releases everything. Idempotent; never rejects. */
   close(): Promise<void>;
 }
@@ -216,6 +222,8 @@ export interface BlePeripheralSession {
    * An aborted `signal` rejects the wait promptly.
    */
   notify(characteristicUuid: string, data: Uint8Array, signal?: AbortSignal): Promise<void>;
+  /** As {@link BleCentralLink.flush}, for the notifications taken so far. */
+  flush?(signal: AbortSignal): Promise<void>;
   /** Stops advertising, disconnects the phone and removes the service. Idempotent; never rejects. */
   close(): Promise<void>;
 }

@@ -38,8 +38,15 @@ Options:
                      script, instead of printing the token
   --health-file FILE keep a health record (JSON, no personal data) in FILE for a monitoring agent,
                      rewritten every app.health.everySeconds and after each verification
+  --metrics-file FILE the same figures as Prometheus text in FILE (mode 0644), for node_exporter's
+                     textfile collector (or app.health.metricsFile in the config)
   --log-level LEVEL  fatal|error|warn|info|debug|trace|silent (default info); JSON logs on stderr
   --set-pin          set the staff PIN and exit: from MDL_KIOSK_STAFF_PIN, or typed without echo
+  --support-bundle FILE
+                     write a support bundle (.tar.gz: versions, settings without secrets and each
+                     key's source, the health record, diagnostics; no personal data) and exit, without
+                     touching the reader or the radio (for live device states use the staff screen's
+                     button in a running kiosk)
   -h, --help         this text`;
 
 const OPTIONS = {
@@ -49,8 +56,10 @@ const OPTIONS = {
   nfc: { type: 'string' },
   'url-file': { type: 'string' },
   'health-file': { type: 'string' },
+  'metrics-file': { type: 'string' },
   'log-level': { type: 'string' },
   'set-pin': { type: 'boolean' },
+  'support-bundle': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -127,6 +136,25 @@ async function setPin(dataDir: string): Promise<void> {
   process.stderr.write(`host: staff PIN set in ${join(dataDir, 'settings.json')}\n`);
 }
 
+/** `--support-bundle FILE`: the service without devices or kiosk, one bundle, and out. */
+async function supportBundle(target: string, options: { dataDir: string; healthFile: string | undefined; configFile: string | undefined; logLevel: string | undefined }): Promise<void> {
+  const service = new KioskService({
+    devices: () => Promise.reject(new Error('no devices for a support bundle')),
+    runKiosk: false,
+    dataDir: options.dataDir,
+    ...(options.configFile === undefined ? {} : { configFile: options.configFile }),
+    overrides: { log: { level: options.logLevel ?? 'silent' } },
+    support: () => ({ ...(options.healthFile === undefined ? {} : { files: { 'health.json': options.healthFile } }), dir: options.dataDir }),
+  });
+  await service.start();
+  try {
+    const bundle = await service.writeSupportBundleTo(target);
+    process.stdout.write(`host: support bundle written to ${bundle.path} (${bundle.bytes} bytes)\n`);
+  } finally {
+    await service.stop();
+  }
+}
+
 async function main(): Promise<void> {
   let args: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict: true; allowPositionals: false }>>['values'];
   try {
@@ -151,6 +179,10 @@ async function main(): Promise<void> {
   if (args['log-level'] !== undefined && !levels.includes(args['log-level'])) fail(`--log-level takes ${levels.join(' | ')}`);
 
   const healthFile = args['health-file'] === undefined ? undefined : resolvePath(args['health-file']);
+  if (args['support-bundle'] !== undefined) {
+    await supportBundle(resolvePath(args['support-bundle']), { dataDir, healthFile, configFile: args.config, logLevel: args['log-level'] });
+    return;
+  }
   const service = new KioskService({
     devices: configuredDeviceFactory({ nfc }),
     dataDir,
@@ -160,8 +192,20 @@ async function main(): Promise<void> {
     ...(healthFile === undefined ? {} : { appStatus: () => ({ flavour: 'production' as const, secretsProtection: 'file-permissions' as const, managedKeys: [], healthFile }) }),
   });
   await service.start();
+  const metricsOption = args['metrics-file'] ?? service.config.app.health.metricsFile;
+  const metricsFile = metricsOption === undefined ? undefined : resolvePath(metricsOption);
   const health =
-    healthFile === undefined ? undefined : new HealthRecorder({ service, file: healthFile, flavour: 'production', everySeconds: service.config.app.health.everySeconds });
+    healthFile === undefined && metricsFile === undefined
+      ? undefined
+      : new HealthRecorder({
+          service,
+          ...(healthFile === undefined ? {} : { file: healthFile }),
+          ...(metricsFile === undefined ? {} : { metricsFile }),
+          flavour: 'production',
+          everySeconds: service.config.app.health.everySeconds,
+          // The same shape as the desktop app's record: the host has no updater.
+          updates: () => ({ state: 'disabled' as const, error: 'the browser host does not update itself' }),
+        });
   health?.start();
   const state = service.state();
   if (state.view.phase === 'config_error') process.stderr.write(`host: the kiosk needs staff: ${state.view.error?.detail ?? 'configuration error'}\n`);

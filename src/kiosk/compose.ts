@@ -4,6 +4,7 @@
  */
 import type { DevicePorts } from '../devices/ports.js';
 import { backendEndpoints } from './backend-endpoints.js';
+import { proxyForLog, resolveBackendProxy } from './backend-proxy.js';
 import { ConfigError, type KioskConfig } from './config.js';
 import { Kiosk } from './kiosk.js';
 import type { Logger } from './log.js';
@@ -14,6 +15,10 @@ import { buildTlsTrust } from './tls-trust.js';
 export interface ComposeOptions {
   /** Wall clock for session ages (defaults to `Date.now`); tests move it to age sessions without waiting. */
   readonly now?: () => number;
+  /** Where `HTTPS_PROXY` / `NO_PROXY` are read (defaults to `process.env`). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** See {@link KioskDeps.readinessGate}: the counter's hosts turn it on; the headless CLI leaves it off. */
+  readonly readinessGate?: boolean;
 }
 
 export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logger, options: ComposeOptions = {}): Kiosk {
@@ -23,12 +28,14 @@ export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logg
   const endpoints = backendEndpoints(baseUrl, { allowInsecure: config.backend.allowInsecure });
   // A CA file that cannot be read is a configuration error (the screen names backend.tls.caFile).
   const tls = config.backend.tls.caFile === undefined && config.backend.tls.pinSha256 === undefined ? undefined : buildTlsTrust(config.backend.tls);
+  const proxy = resolveBackendProxy(config.backend, endpoints.sessionsUrl(), options.env ?? process.env);
   const sessions = new SessionClient({
     endpoints,
     apiKey,
     ...(tls ? { tls } : {}),
     timeoutMs: config.timeouts.httpMs,
     createBody: config.backend.createSessionBody,
+    ...(proxy ? { proxy } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
   const connector = new WsRelayConnector({
@@ -39,10 +46,19 @@ export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logg
     maxMessageBytes: config.backend.maxMessageBytes,
     heartbeatMs: config.timeouts.heartbeatMs,
     ...(tls ? { tls } : {}),
+    ...(proxy ? { proxy } : {}),
   });
   log.info(
-    { event: 'kiosk_configured', backend: endpoints.origin, wsAuth: config.backend.wsAuth, profile: config.profile, customCas: tls?.summary.customCas ?? 0, pins: tls?.summary.pins ?? 0 },
+    {
+      event: 'kiosk_configured',
+      backend: endpoints.origin,
+      wsAuth: config.backend.wsAuth,
+      profile: config.profile,
+      customCas: tls?.summary.customCas ?? 0,
+      pins: tls?.summary.pins ?? 0,
+      ...proxyForLog(proxy),
+    },
     'kiosk configured',
   );
-  return new Kiosk({ config, devices, sessions, connector, log, ...(options.now ? { now: options.now } : {}) });
+  return new Kiosk({ config, devices, sessions, connector, log, ...(options.now ? { now: options.now } : {}), ...(options.readinessGate ? { readinessGate: true } : {}) });
 }

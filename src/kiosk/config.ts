@@ -13,6 +13,7 @@ import { BleRoles, Language } from '../common/kiosk-api.js';
 import { HeaderToken, Namespaces } from '../common/protocol/messages.js';
 // Hosts an update feed may reach over plain http (a local mirror on this machine): the backend's rule.
 import { isLoopbackHost } from './backend-endpoints.js';
+import { parsePinHash } from './pin-hash-format.js';
 import { TIME_WINDOW } from './time-window.js';
 
 /**
@@ -47,6 +48,12 @@ function parsedUrl(value: string): URL | undefined {
   }
 }
 
+/** No user name or password in the URL (one that does not parse is reported by `z.url()` itself). */
+function withoutCredentials(value: string): boolean {
+  const url = parsedUrl(value);
+  return url === undefined || (url.username === '' && url.password === '');
+}
+
 const UpdateFeedUrl = z
   .url({ error: 'must be an absolute URL, e.g. https://updates.example.com/mdl-kiosk/' })
   .refine(
@@ -56,14 +63,20 @@ const UpdateFeedUrl = z
     },
     { error: 'must be an https:// address (plain http only to a loopback host such as 127.0.0.1, for a local mirror)' },
   )
+  // It would be logged and shown with the update status; a feed needing credentials belongs behind a proxy.
+  .refine(withoutCredentials, { error: 'must not carry a user name or password' });
+
+const ProxyUrl = z
+  .url({ error: 'must be the proxy\'s address, e.g. http://proxy.example:3128' })
   .refine(
     (value) => {
       const url = parsedUrl(value);
-      return url === undefined || (url.username === '' && url.password === '');
+      return url === undefined || url.protocol === 'http:' || url.protocol === 'https:';
     },
-    // It would be logged and shown with the update status; a feed needing credentials belongs behind a proxy.
-    { error: 'must not carry a user name or password' },
-  );
+    { error: 'must be an http:// or https:// proxy' },
+  )
+  // It would be shown on the settings screen and could reach a log: credentials go in a file of their own.
+  .refine(withoutCredentials, { error: 'must not carry a user name or password: put them in backend.proxy.credentialsFile' });
 
 export const AppConfig = z
   .object({
@@ -80,6 +93,11 @@ export const AppConfig = z
     restartBy: z.enum(['self', 'supervisor']).default('self'),
     /** Developer tools: honoured only in the QA flavour or an unpackaged run. */
     devTools: z.boolean().default(false),
+    /**
+     * The GPU for drawing the screen. `false` for a kiosk PC whose GPU driver shows a black or frozen window
+     * (Chromium then draws in software); read before the app is ready, so a restart applies it.
+     */
+    hardwareAcceleration: z.boolean().default(true),
     /**
      * Linux: accept Electron's `basic_text` secret backend (obfuscation with a fixed key, no keyring). Honoured
      * only from the managed machine file, so a user-writable file cannot weaken how the API key is kept.
@@ -116,6 +134,11 @@ export const AppConfig = z
       .object({
         /** How often `health.json` is rewritten (it is also rewritten after each verification). */
         everySeconds: z.number().int().min(5).max(3_600).default(30),
+        /**
+         * The same figures as Prometheus text, for node_exporter's textfile collector (a `.prom` file in its
+         * `--collector.textfile.directory`); unset: not written.
+         */
+        metricsFile: z.string().min(1).max(4_096).optional(),
       })
       .prefault({}),
   })
@@ -147,6 +170,20 @@ export const KioskConfigShape = z.object({
        * besides the bundled roots (enterprise TLS inspection); `pinSha256`, accepted SHA-256 pins of the
        * server's SubjectPublicKeyInfo (base64), one of which must match a certificate of its chain.
        */
+      /**
+       * The forward proxy to the backend (src/kiosk/backend-proxy.ts): `url` (http:// or https://, no user
+       * or password in it), `credentialsFile` (first line `user:password`), `noProxy` (hosts reached
+       * directly); without `url`, `HTTPS_PROXY` / `NO_PROXY` from the environment unless `useEnvironment`
+       * is false.
+       */
+      proxy: z
+        .object({
+          url: ProxyUrl.optional(),
+          credentialsFile: z.string().min(1).max(4_096).optional(),
+          noProxy: z.array(z.string().min(1).max(300)).max(100).optional(),
+          useEnvironment: z.boolean().default(true),
+        })
+        .prefault({}),
       tls: z
         .object({
           caFile: z.string().min(1).max(4_096).optional(),
@@ -282,7 +319,18 @@ export const KioskConfigShape = z.object({
   staff: z
     .object({
       /** `scrypt$N$r$p$salt$hash` (base64 salt and hash) of the staff PIN; unset: staff screens stay locked. */
-      pinHash: z.string().max(300).optional(),
+      pinHash: z
+        .string()
+        .max(300)
+        .superRefine((value, ctx) => {
+          try {
+            parsePinHash(value);
+          } catch (e) {
+            // The message names what is wrong with the form, never the value.
+            ctx.addIssue({ code: 'custom', message: `${e instanceof Error ? e.message : 'unusable'}; make one with --set-pin (installer guide §5.4)` });
+          }
+        })
+        .optional(),
       /** Wrong PINs in a row before a lockout. */
       maxAttempts: z.number().int().min(1).max(20).default(5),
       /** Lockout after `maxAttempts` wrong PINs (doubles with each further lockout, up to 1 hour). */

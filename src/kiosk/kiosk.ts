@@ -5,7 +5,8 @@
  * after its timeout (privacy) → ready again. Nothing it waits on is unbounded, and nothing a device
  * adapter or a listener throws can end the loop.
  */
-import type { ErrorView, KioskView, OutcomeView, PromptKey, Transport } from '../common/kiosk-view.js';
+import type { BackendState, ErrorView, KioskView, OutcomeView, PromptKey, Transport } from '../common/kiosk-view.js';
+import { readinessOf } from '../common/readiness.js';
 import type { SessionResult } from '../common/protocol/messages.js';
 import type { Availability, DevicePorts, NfcCard } from '../devices/ports.js';
 import { AbortedError, deferred, sleep, withTimeout } from './async-tools.js';
@@ -13,6 +14,7 @@ import type { KioskConfig } from './config.js';
 import type { Logger } from './log.js';
 import { outcomeFromComplete } from './outcome.js';
 import { resolveProfile, type RequestProfile } from './profiles.js';
+import type { AskedRequest } from './request-answer.js';
 import type { RelayConnector } from './relay-link.js';
 import { recoverResult } from './result-recovery.js';
 import { errorViewFor, logResult } from './run-report.js';
@@ -37,6 +39,14 @@ export interface KioskDeps {
   readonly connector: RelayConnector;
   readonly log: Logger;
   readonly now?: () => number;
+  /**
+   * Invite no customer the kiosk cannot serve: while no Bluetooth role is usable (every verification ends
+   * in a BLE transfer) or no way in works, the idle view is `cannot_verify` naming the cause, and a tap or
+   * scan is refused at once (`not_ready`). The counter's hosts turn it on. Off (the headless CLI), a
+   * verification runs to the BLE step, which reports the failure to the backend (spec §4.5); a backend
+   * may still end the session with `complete`.
+   */
+  readonly readinessGate?: boolean;
 }
 
 /** One finished attempt, for the CLI, diagnostics and tests. Holds the disclosed data only in `outcome`. */
@@ -54,7 +64,8 @@ export interface VerificationReport {
 
 type Screen =
   | { readonly kind: 'none' }
-  | { readonly kind: 'timed'; readonly until: number; readonly card: NfcCard | undefined }
+  /** An outcome or an error on screen; what follows it depends on which (`after`). */
+  | { readonly kind: 'timed'; readonly until: number; readonly card: NfcCard | undefined; readonly after: 'result' | 'error' }
   | { readonly kind: 'remove_phone'; readonly until: number; readonly card: NfcCard };
 
 type Next = { kind: 'trigger'; trigger: Trigger } | { kind: 'screen_done' } | { kind: 'screen_changed' };
@@ -81,6 +92,10 @@ export class Kiosk {
   private screenKick = new AbortController();
   private screenChanged = deferred<undefined>();
   private currentRun: AbortController | undefined;
+  /** The run the customer cancelled ("Cancel" on "Tap your phone again"): it ends without an error screen. */
+  private customerCancelled: AbortController | undefined;
+  /** The backend answered since the last failure: in standby (no session kept) it still counts as reached. */
+  private backendOk = false;
   private readonly viewListeners = new Set<(view: KioskView) => void>();
   private readonly reportListeners = new Set<(report: VerificationReport) => void>();
   private readonly sessionListeners = new Set<() => void>();
@@ -124,6 +139,7 @@ export class Kiosk {
       error: null,
       profile: this.profile.name,
       devices: this.devices,
+      backend: 'connecting',
       at: this.now(),
     };
   }
@@ -175,7 +191,9 @@ export class Kiosk {
     for (const port of [this.deps.devices.nfc, this.deps.devices.qr, this.deps.devices.bleCentral, this.deps.devices.blePeripheral]) {
       const unsubscribe = port?.onAvailabilityChange?.(() => {
         this.devices = this.deviceStatus();
-        this.update({});
+        // Idle, what the kiosk may invite depends on its devices (readinessGate).
+        if (this.isIdle()) this.showIdle();
+        else this.update({});
       });
       if (unsubscribe) this.unsubscribers.push(unsubscribe);
     }
@@ -200,7 +218,7 @@ export class Kiosk {
     await this.deps.sessions.close?.();
     clearTimeout(this.progressTimer);
     for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
-    this.update({ phase: 'stopped', prompt: 'stopped', transport: null, role: null, outcome: null, error: null });
+    this.update({ phase: 'stopped', prompt: 'stopped', transport: null, role: null, outcome: null, error: null, backend: 'stopped' });
   }
 
   /**
@@ -229,6 +247,19 @@ export class Kiosk {
   /** Staff: abandon the running verification (also while it waits for a session or recovers a result). */
   cancel(): void {
     this.currentRun?.abort();
+  }
+
+  /**
+   * The customer gives up waiting to tap again ("Cancel" on "Tap your phone again"): the verification is
+   * abandoned (socket closed with 1001, the session re-armed) and the kiosk goes back to waiting without an
+   * error screen — the customer chose it. Only while the kiosk waits for the re-tap; returns whether it did.
+   */
+  cancelTapAgain(): boolean {
+    const run = this.currentRun;
+    if (!run || this.view.phase !== 'awaiting_card') return false;
+    this.customerCancelled = run;
+    run.abort();
+    return true;
   }
 
   // ------------------------------------------------------------ view
@@ -286,16 +317,58 @@ export class Kiosk {
   }
 
   private onKeeperStatus(status: KeeperStatus): void {
-    if (!this.busy && this.screen.kind === 'none') this.showIdle(status);
+    if (status.state === 'armed') this.backendOk = true;
+    else if (status.state === 'offline' || status.state === 'config_error') this.backendOk = false;
+    if (this.isIdle()) this.showIdle(status);
+    else if (this.view.backend !== this.backendFor(status)) this.update({ backend: this.backendFor(status) });
+  }
+
+  /** No verification runs and no outcome, error or "remove your phone" is on screen. */
+  private isIdle(): boolean {
+    return !this.busy && this.screen.kind === 'none';
+  }
+
+  /** What the status bar may say of the backend: connected only after a successful exchange. */
+  private backendFor(status: KeeperStatus): BackendState {
+    switch (status.state) {
+      case 'armed':
+        return 'connected';
+      case 'standby':
+        return this.backendOk ? 'connected' : 'on_demand';
+      case 'arming':
+        return 'connecting';
+      case 'offline':
+        return 'offline';
+      case 'config_error':
+        return 'needs_staff';
+      case 'stopped':
+        return 'stopped';
+    }
+  }
+
+  /** Why a customer cannot be served by these devices now (readinessGate), as the error the screen shows. */
+  private deviceRefusal(): ErrorView | undefined {
+    if (!this.deps.readinessGate) return undefined;
+    // Read afresh: a port need not announce every change of its availability.
+    this.devices = this.deviceStatus();
+    const readiness = readinessOf(this.devices);
+    if (readiness.blocker) return { code: readiness.blocker, detail: readiness.detail, retryable: false };
+    if (!readiness.canVerify) return { code: 'starting', detail: readiness.detail, retryable: true };
+    return undefined;
   }
 
   private showIdle(status: KeeperStatus = this.keeper.status): void {
-    const base = { transport: null, role: null, outcome: null, progress: { step: 0, apdus: 0, bleMessages: 0 }, profile: this.profile.name };
+    const base = { transport: null, role: null, outcome: null, progress: { step: 0, apdus: 0, bleMessages: 0 }, profile: this.profile.name, backend: this.backendFor(status) };
     switch (status.state) {
       case 'armed':
-      case 'standby':
-        this.update({ ...base, phase: 'ready', prompt: 'tap_or_scan', error: null });
+      case 'standby': {
+        // Ready only when a verification can run to the end: never a prompt the kiosk cannot honour.
+        const refusal = this.deviceRefusal();
+        if (refusal === undefined) this.update({ ...base, phase: 'ready', prompt: 'tap_or_scan', error: null });
+        else if (refusal.code === 'starting') this.update({ ...base, phase: 'connecting', prompt: 'connecting', error: null });
+        else this.update({ ...base, phase: 'cannot_verify', prompt: 'cannot_verify', error: refusal });
         break;
+      }
       case 'arming':
         this.update({ ...base, phase: 'connecting', prompt: 'connecting', error: null });
         break;
@@ -314,12 +387,12 @@ export class Kiosk {
   private showResult(outcome: OutcomeView, card: NfcCard | undefined): void {
     const prompt: PromptKey = outcome.verdict;
     this.update({ phase: 'result', prompt, outcome, error: null, progress: { ...this.view.progress, step: 4 } });
-    this.setScreen({ kind: 'timed', until: this.now() + this.deps.config.timeouts.resultDisplayMs, card });
+    this.setScreen({ kind: 'timed', until: this.now() + this.deps.config.timeouts.resultDisplayMs, card, after: 'result' });
   }
 
   private showError(error: ErrorView, card: NfcCard | undefined): void {
     this.update({ phase: 'error', prompt: 'try_again', outcome: null, error });
-    this.setScreen({ kind: 'timed', until: this.now() + this.deps.config.timeouts.errorDisplayMs, card });
+    this.setScreen({ kind: 'timed', until: this.now() + this.deps.config.timeouts.errorDisplayMs, card, after: 'error' });
   }
 
   private setScreen(screen: Screen): void {
@@ -415,12 +488,21 @@ export class Kiosk {
   private afterScreen(): void {
     const screen = this.screen;
     if (screen.kind === 'timed' && screen.card?.present) {
-      this.screen = { kind: 'remove_phone', until: this.now() + this.deps.config.timeouts.removePhoneMs, card: screen.card };
-      this.update({ phase: 'remove_phone', prompt: 'remove_phone', outcome: null, error: null });
+      this.askToRemove(screen.card, screen.after);
       return;
     }
     this.screen = { kind: 'none' };
     this.showIdle();
+  }
+
+  /**
+   * The phone still lies on the reader, and each presence is read once. After an outcome that is the
+   * goodbye; after a failure the customer is told to lift it and tap again (a "thank you" would read as
+   * success).
+   */
+  private askToRemove(card: NfcCard, after: 'result' | 'error'): void {
+    this.screen = { kind: 'remove_phone', until: this.now() + this.deps.config.timeouts.removePhoneMs, card };
+    this.update({ phase: 'remove_phone', prompt: after === 'result' ? 'remove_phone' : 'remove_to_retry', outcome: null, error: null });
   }
 
   // ------------------------------------------------------------ one verification
@@ -440,7 +522,43 @@ export class Kiosk {
     }
   }
 
+  /**
+   * Why this tap or scan cannot start a verification at all, decided before the customer is told to hold
+   * still: the devices cannot finish one (readinessGate), the backend is known to be unreachable (the
+   * offline message at once, not a wait of `armWaitMs` on "hold still"), or it refused the credentials.
+   */
+  private refusal(): ErrorView | undefined {
+    const devices = this.deviceRefusal();
+    if (devices) return devices;
+    const status = this.keeper.status;
+    if (status.state === 'offline') {
+      // A customer is waiting: try the backend now rather than at the end of the backoff.
+      this.keeper.retryNow();
+      return { code: 'backend_unavailable', detail: `the backend is unreachable: ${status.detail}`.slice(0, 500), retryable: true };
+    }
+    if (status.state === 'config_error') return { code: 'config_error', detail: status.detail, retryable: false };
+    return undefined;
+  }
+
+  /** Ends a tap or scan that got no session: the card is let go, the code cooled down, the error shown. */
+  private async notReady(trigger: Trigger, started: number, error: ErrorView): Promise<void> {
+    const { timeouts } = this.deps.config;
+    if (trigger.kind === 'nfc') await this.releaseCard(trigger.card);
+    this.triggers.ignoreInputDuringRun();
+    if (trigger.kind === 'qr') this.triggers.qrFailed(trigger.text, timeouts.errorDisplayMs);
+    if (this.isStopping()) return;
+    this.deps.log.warn({ event: 'verification_not_ready', code: error.code }, 'no session ready for the tap');
+    this.showError(error, trigger.kind === 'nfc' ? trigger.card : undefined);
+    this.emit({ transport: trigger.kind, sessionId: null, result: 'not_ready', outcome: null, error, durationMs: this.now() - started, apdus: 0, bleMessages: 0 });
+  }
+
   private async verifyOn(trigger: Trigger, started: number, transport: Transport, signal: AbortSignal): Promise<void> {
+    const refused = this.refusal();
+    if (refused) {
+      this.deps.log.info({ event: 'verification_start', transport }, 'tap or scan received');
+      await this.notReady(trigger, started, refused);
+      return;
+    }
     this.update({ phase: 'engaging', prompt: 'hold_still', transport, role: null, outcome: null, error: null, progress: { step: 1, apdus: 0, bleMessages: 0 } });
     this.deps.log.info({ event: 'verification_start', transport }, 'tap or scan received');
     const { timeouts } = this.deps.config;
@@ -449,21 +567,17 @@ export class Kiosk {
     try {
       armed = await this.keeper.acquire(timeouts.armWaitMs, signal);
     } catch (e) {
-      if (trigger.kind === 'nfc') await this.releaseCard(trigger.card);
-      this.triggers.ignoreInputDuringRun();
-      if (trigger.kind === 'qr') this.triggers.qrFailed(trigger.text, timeouts.errorDisplayMs);
-      if (this.isStopping()) return;
       const status = this.keeper.status;
       const error: ErrorView = signal.aborted
         ? { code: 'cancelled', detail: 'verification cancelled', retryable: true }
         : status.state === 'config_error'
           ? { code: 'config_error', detail: status.detail, retryable: false }
           : { code: 'backend_unavailable', detail: e instanceof ArmTimeoutError ? e.message : 'no session available', retryable: true };
-      this.deps.log.warn({ event: 'verification_not_ready', code: error.code }, 'no session ready for the tap');
-      this.showError(error, trigger.kind === 'nfc' ? trigger.card : undefined);
-      this.emit({ transport, sessionId: null, result: 'not_ready', outcome: null, error, durationMs: this.now() - started, apdus: 0, bleMessages: 0 });
+      await this.notReady(trigger, started, error);
       return;
     }
+    // What this session asked (the keeper hands out only sessions engaged with the current profile).
+    const asked = this.askedBy(armed);
 
     const log = this.deps.log.child({ sessionId: armed.session.id });
     let counters = { apdus: 0, bleMessages: 0 };
@@ -493,7 +607,7 @@ export class Kiosk {
     let outcome: OutcomeView | undefined;
     let kind: VerificationReport['result'] = result.kind;
     if (result.kind === 'complete') {
-      outcome = outcomeFromComplete(result.outcome);
+      outcome = outcomeFromComplete(result.outcome, asked);
     } else if (result.kind === 'dropped' && !signal.aborted) {
       outcome = await recoverResult(this.deps.sessions, armed.session.id, {
         transferFinished: result.transferFinished,
@@ -501,6 +615,7 @@ export class Kiosk {
         signal,
         log,
         now: this.now,
+        asked,
       });
       if (outcome) kind = 'recovered';
     }
@@ -510,18 +625,39 @@ export class Kiosk {
     }
     const base = { transport, sessionId: armed.session.id, durationMs: this.now() - started, ...counters };
     if (outcome) {
-      log.info({ event: 'verification_outcome', verdict: outcome.verdict, reasons: outcome.reasons, source: outcome.source }, 'verification finished');
+      // The answer and which elements are missing are codes (never a disclosed value).
+      const missing = outcome.answer.missing.filter((m) => m.required).map((m) => m.identifier);
+      log.info({ event: 'verification_outcome', verdict: outcome.verdict, answer: outcome.answer.result, missing, reasons: outcome.reasons, source: outcome.source }, 'verification finished');
       this.showResult(outcome, report.card);
       this.emit({ ...base, result: kind, outcome, error: null });
     } else if (result.kind !== 'complete') {
       const error = errorViewFor(result, showText);
-      if (result.kind !== 'cancelled' || !this.isStopping()) this.showError(error, report.card);
+      if (result.kind === 'cancelled' && this.customerCancelled === this.currentRun) this.afterCustomerCancel(report.card);
+      else if (result.kind !== 'cancelled' || !this.isStopping()) this.showError(error, report.card);
       this.emit({ ...base, result: kind, outcome: null, error });
     }
     await closing;
     // A transfer that ended (end byte sent) but could not be recovered is not retried on this session.
     const spent = outcome !== undefined || (result.kind === 'dropped' && result.transferFinished);
     this.keeper.release(armed, spent ? 'spent' : 'retry');
+  }
+
+  /** What `armed` asked for, with the profile's required elements when the profile asked the same. */
+  private askedBy(armed: ArmedSession): AskedRequest {
+    const profile = this.profile;
+    const same = JSON.stringify(profile.namespaces) === JSON.stringify(armed.namespaces);
+    return same && profile.required !== undefined ? { namespaces: armed.namespaces, required: profile.required } : { namespaces: armed.namespaces };
+  }
+
+  /** Back to waiting after the customer's own cancel; a phone still on the reader must leave first. */
+  private afterCustomerCancel(card: NfcCard | undefined): void {
+    this.customerCancelled = undefined;
+    if (card?.present) {
+      this.askToRemove(card, 'error');
+      return;
+    }
+    this.screen = { kind: 'none' };
+    this.showIdle();
   }
 
   private async releaseCard(card: NfcCard): Promise<void> {

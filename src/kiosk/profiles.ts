@@ -12,6 +12,11 @@ export interface RequestProfile {
   readonly name: string;
   readonly label: string;
   readonly namespaces: Namespaces;
+  /**
+   * The elements whose absence means the request was not met (src/kiosk/request-answer.ts); absent:
+   * every element asked for.
+   */
+  readonly required?: Namespaces;
 }
 
 /**
@@ -61,6 +66,24 @@ export const ALL_MDL_ELEMENTS: readonly string[] = [
 
 const mdl = (elements: readonly string[]): Namespaces => ({ [MDL_NAMESPACE]: [...elements] });
 
+/**
+ * The elements every mDL carries (ISO/IEC 18013-5 §7.2.1, Table 5, presence "M"); the others are optional
+ * and a document without them is not wanting.
+ */
+export const MANDATORY_MDL_ELEMENTS: readonly string[] = [
+  'family_name',
+  'given_name',
+  'birth_date',
+  'issue_date',
+  'expiry_date',
+  'issuing_country',
+  'issuing_authority',
+  'document_number',
+  'portrait',
+  'driving_privileges',
+  'un_distinguishing_sign',
+];
+
 /** Age checks carry the portrait so staff can match the face to the person at the counter. */
 export const BUILT_IN_PROFILES: Readonly<Record<string, RequestProfile>> = {
   age_over_18: { name: 'age_over_18', label: 'Age 18+', namespaces: mdl(['age_over_18', 'portrait']) },
@@ -79,7 +102,8 @@ export const BUILT_IN_PROFILES: Readonly<Record<string, RequestProfile>> = {
       'issuing_country',
     ]),
   },
-  full: { name: 'full', label: 'Full mDL', namespaces: mdl(ALL_MDL_ELEMENTS) },
+  // Everything a document may hold: met when it holds what every mDL must.
+  full: { name: 'full', label: 'Full mDL', namespaces: mdl(ALL_MDL_ELEMENTS), required: mdl(MANDATORY_MDL_ELEMENTS) },
 };
 
 /** Built-ins plus the custom profiles of the configuration (a custom profile may replace a built-in). */

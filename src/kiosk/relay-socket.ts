@@ -12,7 +12,9 @@
 import { describeTlsFailure, type TlsTrust } from './tls-trust.js';
 import WebSocket from 'ws';
 import type { ClientRequest, IncomingMessage } from 'node:http';
+import { HttpsProxyAgent } from 'https-proxy-agent';
 import type { BackendEndpoints } from './backend-endpoints.js';
+import type { BackendProxy } from './backend-proxy.js';
 import {
   RelayHandshakeError,
   type HandshakeFailureKind,
@@ -32,6 +34,8 @@ export interface WsRelayConnectorOptions {
   readonly heartbeatMs: number;
   /** The backend's TLS trust (extra CAs, pins); default: Node's bundled roots. */
   readonly tls?: TlsTrust;
+  /** A forward proxy to tunnel through (HTTP CONNECT); the TLS trust applies inside the tunnel. */
+  readonly proxy?: BackendProxy;
 }
 
 /** RFC 6455 §5.5: a close reason is at most 123 bytes of UTF-8. */
@@ -128,7 +132,13 @@ class WsRelayLink implements RelayLink {
 }
 
 export class WsRelayConnector implements RelayConnector {
-  constructor(private readonly options: WsRelayConnectorOptions) {}
+  /** One tunnel agent for every socket: it opens a CONNECT tunnel per connection, TLS runs inside it. */
+  private readonly agent: HttpsProxyAgent<string> | undefined;
+
+  constructor(private readonly options: WsRelayConnectorOptions) {
+    const proxy = options.proxy;
+    this.agent = proxy ? new HttpsProxyAgent(proxy.url, proxy.authorization === undefined ? {} : { headers: { 'Proxy-Authorization': proxy.authorization } }) : undefined;
+  }
 
   connect(session: Session, handlers: RelayLinkHandlers, signal: AbortSignal): Promise<RelayLink> {
     const url = this.options.endpoints.relaySocketUrl(session.id);
@@ -147,6 +157,7 @@ export class WsRelayConnector implements RelayConnector {
         maxPayload: this.options.maxMessageBytes,
         perMessageDeflate: false,
         followRedirects: false,
+        ...(this.agent ? { agent: this.agent } : {}),
         ...(this.options.tls ? { ...(this.options.tls.ca ? { ca: [...this.options.tls.ca] } : {}), checkServerIdentity: this.options.tls.checkServerIdentity } : {}),
       });
       let settled = false;

@@ -9,6 +9,7 @@ import { sleep } from './async-tools.js';
 import type { SessionService } from './kiosk.js';
 import type { Logger } from './log.js';
 import { outcomeFromResult } from './outcome.js';
+import type { AskedRequest } from './request-answer.js';
 import { SessionApiError } from './session-client.js';
 
 const POLL_MS = 500;
@@ -16,13 +17,13 @@ const POLL_MS = 500;
 export async function recoverResult(
   sessions: SessionService,
   sessionId: string,
-  options: { transferFinished: boolean; pollForMs: number; signal: AbortSignal; log: Logger; now: () => number },
+  options: { transferFinished: boolean; pollForMs: number; signal: AbortSignal; log: Logger; now: () => number; asked: AskedRequest },
 ): Promise<OutcomeView | undefined> {
   const { transferFinished, signal, log, now } = options;
   const deadline = now() + (transferFinished ? options.pollForMs : 0);
   for (let attempt = 1; ; attempt++) {
     try {
-      const outcome = outcomeFromResult(await sessions.getResult(sessionId, signal));
+      const outcome = outcomeFromResult(await sessions.getResult(sessionId, signal), options.asked);
       if (outcome) {
         log.info({ event: 'result_recovered', attempt }, 'result recovered after the socket dropped');
         return outcome;

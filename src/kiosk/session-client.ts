@@ -3,9 +3,10 @@
  * as a bearer token. Failures become a {@link SessionApiError} with a kind the caller can act on; neither
  * the key nor response bodies ever appear in an error message.
  */
-import { Agent, fetch as undiciFetch } from 'undici';
+import { Agent, ProxyAgent, fetch as undiciFetch, type Dispatcher } from 'undici';
 import { SessionCreated, SessionResult } from '../common/protocol/messages.js';
 import type { BackendEndpoints } from './backend-endpoints.js';
+import { describeProxyRefusal, proxyRefusalStatus, type BackendProxy } from './backend-proxy.js';
 import { describeTlsFailure, type TlsTrust } from './tls-trust.js';
 
 export type SessionApiErrorKind =
@@ -55,6 +56,8 @@ export interface SessionClientOptions {
   readonly now?: () => number;
   /** The backend's TLS trust (extra CAs, pins); default: Node's bundled roots. */
   readonly tls?: TlsTrust;
+  /** A forward proxy to tunnel through (src/kiosk/backend-proxy.ts); the TLS trust applies inside the tunnel. */
+  readonly proxy?: BackendProxy;
 }
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -111,14 +114,22 @@ function retryAfterMs(header: string | null): number | undefined {
 export class SessionClient {
   private readonly now: () => number;
   /** undici's own fetch and connection pool, so the TLS policy applies to every request (keep-alive too). */
-  private readonly dispatcher: Agent;
+  private readonly dispatcher: Dispatcher;
 
   constructor(private readonly options: SessionClientOptions) {
     this.now = options.now ?? Date.now;
     const tls = options.tls;
-    this.dispatcher = new Agent({
-      connect: tls ? { ...(tls.ca ? { ca: [...tls.ca] } : {}), checkServerIdentity: tls.checkServerIdentity } : {},
-    });
+    const backendTls = tls ? { ...(tls.ca ? { ca: [...tls.ca] } : {}), checkServerIdentity: tls.checkServerIdentity } : {};
+    const proxy = options.proxy;
+    this.dispatcher = proxy
+      ? new ProxyAgent({
+          uri: proxy.url.href,
+          ...(proxy.authorization === undefined ? {} : { token: proxy.authorization }),
+          // A tunnel even to a plain-http lab backend: the proxy then relays bytes, it does not rewrite requests.
+          proxyTunnel: true,
+          requestTls: backendTls,
+        })
+      : new Agent({ connect: backendTls });
   }
 
   /** Closes the connection pool (idempotent). */
@@ -196,6 +207,8 @@ export class SessionClient {
       if (timedOut()) throw new SessionApiError('timeout', `${what}: no answer within ${this.options.timeoutMs} ms`);
       const tls = describeTlsFailure(causeCode(e) ?? '');
       if (tls !== undefined) throw new SessionApiError('tls', `${what}: ${tls}`);
+      const refused = proxyRefusalStatus(e);
+      if (refused !== undefined) throw new SessionApiError('network', `${what}: ${describeProxyRefusal(refused)}`);
       throw new SessionApiError('network', `${what}: ${networkCause(e)}`);
     }
     let text: string;

@@ -9,13 +9,13 @@
  * QA entry injects, and opens the virtual phone page in a second, ordinary window).
  */
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { app, ipcMain, powerSaveBlocker, protocol, safeStorage, session, type BrowserWindow, type WebContents } from 'electron';
+import { app, ipcMain, powerSaveBlocker, protocol, safeStorage, session, systemPreferences, type BrowserWindow, type WebContents } from 'electron';
 import type { DestinationStream } from 'pino';
 import type { AppStatus, UpdateStatus } from '../common/kiosk-api.js';
 import { configuredDeviceFactory } from '../devices/configured-devices.js';
-import { MANAGED_ONLY_KEYS } from '../kiosk/config.js';
+import { MANAGED_ONLY_KEYS, parseConfig } from '../kiosk/config.js';
 import { createLogger, type Logger } from '../kiosk/log.js';
 import { HealthRecorder } from '../service/health-record.js';
 import { KioskService, type DeviceFactory, type KioskServiceOptions } from '../service/kiosk-service.js';
@@ -29,6 +29,8 @@ import { readEarlyConfig } from './app-settings.js';
 import { startAppUpdates } from './app-updates.js';
 import { appArguments, parseCommandLine, USAGE } from './command-line.js';
 import { dangerousSwitches } from './dangerous-switches.js';
+import { ensureCameraAccess, runProvisioning, type CameraAccess } from './os-consent.js';
+import { answerSupportBundleLaunches, appSupportFiles, runSupportBundleCommand } from './support-bundle-command.js';
 import { embeddedBanner, kioskLink, type EmbeddedDefault, type EmbeddedSetup } from './embedded-default.js';
 import { showFatalScreen } from './fatal-screen.js';
 import { registerKioskIpc } from './ipc.js';
@@ -140,18 +142,71 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     }
   }
   const managedOnly = development ? undefined : MANAGED_ONLY_KEYS;
-  // The data folder first: the single-instance lock lives in it.
-  if (cli.dataDir !== undefined) app.setPath('userData', resolve(cli.dataDir));
+  // The single-instance lock first, in the account's default data folder: Electron keeps the lock in the
+  // data folder current when it is asked for, so after a --data-dir two launches with different folders
+  // would both run and fight over the reader and the radio. The data folder moves only after the lock.
+  const moveDataFolder = (): void => {
+    if (cli.dataDir !== undefined) app.setPath('userData', resolve(cli.dataDir));
+  };
+  if (cli.provision) {
+    const log = createLogger({ level: cli.logLevel ?? 'warn', name: 'mdl-kiosk-provision' }, deps.stderr);
+    await runProvisioning({
+      app,
+      prefs: systemPreferences,
+      platform: deps.platform,
+      log,
+      stdout: deps.stdout,
+      stderr: deps.stderr,
+      bluetooth: async () => {
+        moveDataFolder();
+        const devices = await deps.devices(parseConfig({ ble: { roles: 'both' } }), log);
+        const status = (port: { availability(): { usable: boolean; reason?: string } } | undefined): { usable: boolean; reason?: string } =>
+          port ? port.availability() : { usable: false, reason: 'not_available' };
+        return { roles: () => ({ central: status(devices.ports.bleCentral), peripheral: status(devices.ports.blePeripheral) }), close: () => devices.close() };
+      },
+    });
+    return null;
+  }
+  if (cli.supportBundle !== undefined) {
+    await runSupportBundleCommand({
+      app,
+      target: cli.supportBundle,
+      stdout: deps.stdout,
+      stderr: deps.stderr,
+      service: () => {
+        moveDataFolder();
+        const dataDir = app.getPath('userData');
+        const managed = readManagedConfig(deps.managedConfigFile);
+        const userConfig = join(dataDir, 'config.json');
+        const configFile = cli.configFile ?? (deps.env.MDL_KIOSK_CONFIG || !existsSync(userConfig) ? undefined : userConfig);
+        return new KioskService({
+          devices: () => Promise.reject(new Error('no devices for a support bundle')),
+          runKiosk: false,
+          dataDir,
+          env: deps.env,
+          ...(configFile === undefined ? {} : { configFile }),
+          overrides: { log: { level: cli.logLevel ?? 'silent' } },
+          managed,
+          secrets: new SafeStorageSecretStore({ safeStorage, dataDir, platform: deps.platform, allowBasicText: managedAllowsBasicTextSecrets(managed) }),
+          ...(managedOnly ? { managedOnlyKeys: managedOnly } : {}),
+          testMode: flavour === 'qa',
+          version: app.getVersion(),
+          appStatus: () => ({ flavour, secretsProtection: 'os-encrypted', managedKeys: [] }),
+          support: () => appSupportFiles(dataDir, app.getPath('logs')),
+          ...deps.serviceOptions,
+        });
+      },
+    });
+    return null;
+  }
   if (!claimSingleInstance(app)) return null;
+  moveDataFolder();
   registerAppScheme(protocol);
 
   const problems = [...cli.problems];
-  await app.whenReady();
-  if (cli.noKiosk && !development) problems.push('--no-kiosk is only honoured in the QA flavour or an unpackaged run (ignored)');
-  for (const problem of problems) deps.stderr.write(`mdl-kiosk: ${problem}\n`);
-
+  // The configuration is read before Electron is ready: some of it (hardware acceleration) only takes
+  // effect then.
   const dataDir = app.getPath('userData');
-  const logsDir = app.getPath('logs');
   const managed = readManagedConfig(deps.managedConfigFile);
   const userConfig = join(dataDir, 'config.json');
   const configFile = cli.configFile ?? (deps.env.MDL_KIOSK_CONFIG || !existsSync(userConfig) ? undefined : userConfig);
@@ -166,6 +221,13 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     ...(configFile === undefined ? {} : { file: configFile }),
     ...(managedOnly ? { managedOnly } : {}),
   });
+  // A kiosk PC whose GPU driver is broken shows a black window: the fleet can turn the GPU off.
+  if (!early.app.hardwareAcceleration) app.disableHardwareAcceleration();
+
+  await app.whenReady();
+  if (cli.noKiosk && !development) problems.push('--no-kiosk is only honoured in the QA flavour or an unpackaged run (ignored)');
+  for (const problem of problems) deps.stderr.write(`mdl-kiosk: ${problem}\n`);
+  const logsDir = app.getPath('logs');
 
   let logFiles: LogFiles | undefined;
   try {
@@ -218,6 +280,8 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     }
   }
 
+  // Before the kiosk window can cover the system prompt (macOS asks here; the answer goes to diagnostics).
+  const cameraAccess: CameraAccess = await ensureCameraAccess(systemPreferences, deps.platform, log);
   let updateStatus: UpdateStatus = { state: 'disabled' };
   const healthFile = join(dataDir, 'health.json');
   const appStatus = (): AppStatus => ({
@@ -227,6 +291,7 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     ...(logFiles ? { logDir: logFiles.dir } : {}),
     updates: updateStatus,
     healthFile,
+    cameraAccess,
   });
   const { embedded } = parts;
   const service = new KioskService({
@@ -243,9 +308,11 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     logDestination: destination,
     version: app.getVersion(),
     appStatus,
+    support: () => appSupportFiles(dataDir, logsDir),
     ...deps.serviceOptions,
   });
   parts.service = service;
+  answerSupportBundleLaunches(app, () => parts.service, deps.defaultApp, log);
   await service.start();
   const config = service.config.app;
 
@@ -295,7 +362,14 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     else openPhoneWindow({ url: embedded.phonePageUrl, confine: (c: WebContents) => registry.confine(c, phoneOrigin), log });
   }
 
-  parts.health = new HealthRecorder({ service, file: healthFile, flavour, everySeconds: config.health.everySeconds, updates: () => updateStatus });
+  parts.health = new HealthRecorder({
+    service,
+    file: healthFile,
+    flavour,
+    everySeconds: config.health.everySeconds,
+    ...(config.health.metricsFile === undefined ? {} : { metricsFile: config.health.metricsFile }),
+    updates: () => updateStatus,
+  });
   parts.health.start();
 
   parts.updater = await startAppUpdates({
@@ -303,6 +377,8 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     config: config.updates,
     loadUpdater: deps.loadUpdater,
     isIdle: () => service.isIdle(),
+    platform: deps.platform,
+    installDir: dirname(app.getPath('exe')),
     log: log.child({ component: 'updater' }),
     onStatus: (status) => {
       updateStatus = status;

@@ -16,6 +16,12 @@ Options:
   --data-dir DIR     the app's data folder (settings, secrets, health.json); default: the OS's app data folder
   --log-level LEVEL  ${LOG_LEVELS.join('|')}
   --no-kiosk         a normal window instead of kiosk mode (QA flavour and development runs only)
+  --provision        ask the operating system's camera and Bluetooth consents once (run as the kiosk
+                     account, with no kiosk running), say what each answered, and exit
+  --support-bundle FILE
+                     write a support bundle (.tar.gz, no personal data, no secrets) to FILE and exit:
+                     the running kiosk writes it (live device states and self-test); when none runs,
+                     it is made from the configuration and the records on disk
   -h, --help         this text`;
 
 const Values = z
@@ -24,6 +30,8 @@ const Values = z
     'data-dir': z.string().min(1, { error: '--data-dir takes a directory' }).optional(),
     'log-level': z.enum(LOG_LEVELS, { error: `--log-level takes ${LOG_LEVELS.join(' | ')}` }).optional(),
     'no-kiosk': z.boolean({ error: '--no-kiosk takes no value' }).optional(),
+    'support-bundle': z.string().min(1, { error: '--support-bundle takes a file name' }).optional(),
+    provision: z.boolean({ error: '--provision takes no value' }).optional(),
     help: z.boolean({ error: '--help takes no value' }).optional(),
   })
   .strip();
@@ -34,6 +42,10 @@ export interface CommandLine {
   readonly logLevel?: (typeof LOG_LEVELS)[number];
   readonly noKiosk: boolean;
   readonly help: boolean;
+  /** `--support-bundle FILE`: write a support bundle there and exit. */
+  readonly supportBundle?: string;
+  /** `--provision`: ask the OS consents (camera, Bluetooth) and exit. */
+  readonly provision: boolean;
   /** What was not understood, in words for stderr and the log. */
   readonly problems: readonly string[];
 }
@@ -58,15 +70,17 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
       'data-dir': { type: 'string' },
       'log-level': { type: 'string' },
       'no-kiosk': { type: 'boolean' },
+      'support-bundle': { type: 'string' },
+      provision: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
-  const known = new Set(['config', 'data-dir', 'log-level', 'no-kiosk', 'help', 'h']);
+  const known = new Set(['config', 'data-dir', 'log-level', 'no-kiosk', 'support-bundle', 'provision', 'help', 'h']);
   for (const token of tokens) {
     // Chromium and Electron read their own switches (--ozone-platform, --password-store, …) from the same
     // command line: not ours, so not used here, but not necessarily ignored by the app.
     if (token.kind === 'option' && !known.has(token.name)) problems.push(`${token.rawName.slice(0, 60)} is not an mDL Kiosk option (left to Electron/Chromium)`);
-    if (token.kind === 'option' && known.has(token.name) && token.name !== 'no-kiosk' && token.name !== 'help' && token.name !== 'h' && token.value === undefined) {
+    if (token.kind === 'option' && known.has(token.name) && !['no-kiosk', 'provision', 'help', 'h'].includes(token.name) && token.value === undefined) {
       problems.push(`${token.rawName} needs a value (ignored)`);
     }
     if (token.kind === 'positional') problems.push(`unexpected argument ${JSON.stringify(token.value.slice(0, 60))} (ignored)`);
@@ -86,6 +100,8 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
     ...(parsed['log-level'] === undefined ? {} : { logLevel: parsed['log-level'] }),
     noKiosk: parsed['no-kiosk'] === true,
     help: parsed.help === true,
+    provision: parsed.provision === true,
+    ...(parsed['support-bundle'] === undefined ? {} : { supportBundle: parsed['support-bundle'] }),
     problems,
   };
 }

@@ -16,7 +16,8 @@ import { createLogger } from '../kiosk/log.js';
 import { startHost } from '../host/server.js';
 import { KioskService } from '../service/kiosk-service.js';
 import { hashPin } from '../service/staff-pin.js';
-import { PHONE_PROFILE_NAMES, isPhoneProfileName, randomStaffPin, startEmbeddedCounter } from './index.js';
+import { routeLibraryConsole } from '../devices/ble/library-console.js';
+import { PHONE_PROFILE_NAMES, createHciStacks, defaultHciDir, hciTtysIn, isPhoneProfileName, randomStaffPin, startEmbeddedCounter, type HciStacks } from './index.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const RENDERER_DIR = join(REPO, 'dist', 'renderer');
@@ -35,6 +36,9 @@ Options:
   --data-dir DIR       where the kiosk keeps its settings (default: a fresh directory under the OS temp
                        directory, removed on exit)
   --log-level LEVEL    the kiosk's JSON log on stderr: fatal|error|warn|info|debug|trace|silent (default warn)
+  --ble hci            the kiosk's noble and bleno adapters and the phone's wallet on BlueZ's emulated
+                       Bluetooth controllers (start them first: npm run btvirt -- start; docs/qa-demo.md)
+  --hci-dir DIR        with --ble hci: where npm run btvirt made the ttys (default ${defaultHciDir()})
   -h, --help           this text`;
 
 const OPTIONS = {
@@ -44,6 +48,8 @@ const OPTIONS = {
   pin: { type: 'string' },
   'data-dir': { type: 'string' },
   'log-level': { type: 'string' },
+  ble: { type: 'string' },
+  'hci-dir': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -88,15 +94,29 @@ async function main(): Promise<void> {
     fail(`the kiosk screen is not built (${RENDERER_DIR} has no index.html): run \`npm run build:renderer\`, or start the demo with \`npm run demo\`, which builds it first`);
   }
 
+  if (args.ble !== undefined && args.ble !== 'hci') fail('--ble takes hci (the default is the in-memory radio)');
+  if (args['hci-dir'] !== undefined && args.ble !== 'hci') fail('--hci-dir goes with --ble hci');
+  let hci: HciStacks | undefined;
+  if (args.ble === 'hci') {
+    const dir = resolve(args['hci-dir'] ?? defaultHciDir());
+    const ttys = hciTtysIn(dir);
+    const missing = [ttys.kioskCentral, ttys.kioskPeripheral, ttys.phoneCentral, ttys.phonePeripheral].filter((tty) => !existsSync(tty));
+    if (missing.length > 0) fail(`--ble hci: no emulated controller at ${missing.join(', ')}; start them with: npm run btvirt -- start${dir === defaultHciDir() ? '' : ` --dir ${dir}`}`);
+    hci = createHciStacks(ttys);
+  }
+
   const ownDataDir = args['data-dir'] === undefined;
   const dataDir = args['data-dir'] ?? (await mkdtemp(join(tmpdir(), 'mdl-kiosk-demo-')));
   const log = createLogger({ level: logLevel, name: 'mdl-kiosk-demo' }, process.stderr);
 
   // The phone page starts first; its callbacks reach the service once it exists.
   const kiosk: { service?: KioskService } = {};
+  // On hci, noble and bleno print to stdout: into the log instead, while they live (the process).
+  if (hci) routeLibraryConsole(log.child({ component: 'ble' }));
   const embedded = await startEmbeddedCounter({
     phone,
     phonePort,
+    ...(hci ? { hci } : {}),
     // Through the same dispatcher as the screen's own scans: same validation, same rules.
     scan: async (text) => {
       const service = kiosk.service;
@@ -120,7 +140,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     [
       '',
-      'mDL Kiosk demo (TEST MODE: embedded mock backend, virtual phone)',
+      `mDL Kiosk demo (TEST MODE: embedded mock backend, virtual phone${hci ? ', Bluetooth over HCI on the emulated controllers' : ''})`,
       '',
       `  Kiosk screen:   ${host.url}`,
       `  Virtual phone:  ${phonePage.url}   (QA only)`,

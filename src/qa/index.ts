@@ -7,7 +7,7 @@
 
 // ---------------------------------------------------------------- a counter with no hardware
 export { createVirtualCounter, summarisePhoneOutcome } from './wiring/virtual-counter.js';
-export type { KioskBleRoles, PhoneAction, PhoneActivity, PhoneOutcomeSummary, VirtualCounter, VirtualCounterOptions } from './wiring/virtual-counter.js';
+export type { CounterRig, KioskBleRoles, PhoneAction, PhoneActivity, PhoneOutcomeSummary, VirtualCounter, VirtualCounterOptions } from './wiring/virtual-counter.js';
 export { DEFAULT_PHONE_SETTINGS, MAX_CONSENT_DELAY_MS, PhoneSettingsChangeSchema, PhoneSettingsSchema, fromPhoneBehaviour, toPhoneBehaviour } from './wiring/phone-settings.js';
 export type { PhoneSettings, PhoneSettingsChange } from './wiring/phone-settings.js';
 export { createVirtualRig } from './devices/virtual-rig.js';
@@ -45,6 +45,11 @@ export { getTestPki } from './sim/virtual-wallet/pki.js';
 export type { TestPki } from './sim/virtual-wallet/pki.js';
 export { VpcdAddressError, VpcdCard, parseHostPort } from './sim/vpcd/vpcd-card.js';
 export type { VpcdCardEvent, VpcdReaderAddress } from './sim/vpcd/vpcd-card.js';
+
+// ---------------------------------------------------------------- the counter on BlueZ's emulated controllers (tools/btvirt)
+export { createHciPhone, createHciRig, createHciStacks, defaultHciDir, hciTtysIn, HCI_CONTROLLER_NAMES } from './hci/hci-rig.js';
+export type { PhoneRadio } from './sim/virtual-wallet/phone-radio.js';
+export type { HciRig, HciStacks, HciTtys } from './hci/hci-rig.js';
 
 // ---------------------------------------------------------------- virtual Bluetooth for noble and bleno
 export { createVirtualBleno } from './devices/bleno-radio-bindings.js';

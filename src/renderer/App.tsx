@@ -8,6 +8,7 @@ import type { CameraState, KioskApi, Language, ScanSource, ScreenState } from '.
 import { useKiosk } from './api/KioskContext.js';
 import { LiveRegion } from './components/announcer.js';
 import { useScannerWedge } from './qr/scanner-wedge.js';
+import { useCameraStatus, type CameraStatus } from './qr/camera-status.js';
 import { BleConnectingScreen } from './screens/BleConnectingScreen.js';
 import { ConnectingScreen } from './screens/ConnectingScreen.js';
 import { DisconnectedScreen } from './screens/DisconnectedScreen.js';
@@ -48,7 +49,9 @@ function useLanguage(language: Language): void {
 }
 
 /** Sends a scanned text unmodified; a text that is not an `mdoc:` engagement shows a hint for a while. */
-function useScans(api: KioskApi | null): { hint: ScanHint | null; scan: (text: string, source: ScanSource) => Promise<'accepted' | 'not_mdoc' | 'empty' | 'not_waiting' | 'failed'> } {
+type ScanOutcome = 'accepted' | 'not_mdoc' | 'empty' | 'unreadable' | 'not_waiting' | 'failed';
+
+function useScans(api: KioskApi | null): { hint: ScanHint | null; scan: (text: string, source: ScanSource) => Promise<ScanOutcome> } {
   const [hint, setHint] = useState<ScanHint | null>(null);
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   useEffect(() => () => clearTimeout(timer.current), []);
@@ -58,7 +61,7 @@ function useScans(api: KioskApi | null): { hint: ScanHint | null; scan: (text: s
       try {
         const result = await api.qrScanned({ text, source });
         if (result.accepted) return 'accepted' as const;
-        if (result.reason === 'not_mdoc' || result.reason === 'empty') {
+        if (result.reason === 'not_mdoc' || result.reason === 'empty' || result.reason === 'unreadable') {
           setHint(result.reason);
           clearTimeout(timer.current);
           timer.current = setTimeout(() => setHint(null), SCAN_HINT_MS);
@@ -74,13 +77,11 @@ function useScans(api: KioskApi | null): { hint: ScanHint | null; scan: (text: s
   return { hint, scan };
 }
 
-function CustomerScreen(props: { state: ScreenState; api: KioskApi; hint: ScanHint | null; onScan: (text: string) => void }): ReactNode {
+function CustomerScreen(props: { state: ScreenState; api: KioskApi; hint: ScanHint | null; onScan: (text: string) => void; camera: CameraStatus; onCameraState: (state: CameraState, detail?: string) => void }): ReactNode {
   const { state, api } = props;
   const next = (): void => void api.next({}).catch(() => undefined);
   const retry = (): void => void api.retry({}).catch(() => undefined);
-  const reportCamera = useCallback((camera: CameraState, detail?: string) => {
-    void api.reportCamera(detail === undefined ? { state: camera } : { state: camera, detail: detail.slice(0, 300) }).catch(() => undefined);
-  }, [api]);
+  const cancel = (): void => void api.cancel({}).catch(() => undefined);
   const chooseLanguage = (language: Language): void => void api.setLanguage({ language }).catch(() => undefined);
   switch (state.view.phase) {
     case 'starting':
@@ -90,13 +91,14 @@ function CustomerScreen(props: { state: ScreenState; api: KioskApi; hint: ScanHi
     case 'offline':
       return <OfflineScreen state={state} onRetry={retry} />;
     case 'config_error':
+    case 'cannot_verify':
       return <NeedsStaffScreen state={state} />;
     case 'ready':
-      return <ReadyScreen state={state} scanHint={props.hint} onScan={props.onScan} onCameraState={reportCamera} onLanguage={chooseLanguage} />;
+      return <ReadyScreen state={state} camera={props.camera.shown} scanHint={props.hint} onScan={props.onScan} onCameraState={props.onCameraState} onLanguage={chooseLanguage} />;
     case 'engaging':
       return <EngagingScreen state={state} />;
     case 'awaiting_card':
-      return <TapAgainScreen state={state} />;
+      return <TapAgainScreen state={state} onCancel={cancel} />;
     case 'ble_connecting':
       return <BleConnectingScreen state={state} />;
     case 'transferring':
@@ -107,7 +109,7 @@ function CustomerScreen(props: { state: ScreenState; api: KioskApi; hint: ScanHi
       // "Try again" re-arms now (and dismisses the error), as `retry` does on the host.
       return <ErrorScreen state={state} onTryAgain={retry} />;
     case 'remove_phone':
-      return <RemovePhoneScreen />;
+      return <RemovePhoneScreen afterFailure={state.view.prompt === 'remove_to_retry'} />;
     case 'stopped':
       return <StoppedScreen />;
   }
@@ -119,6 +121,16 @@ export function App(): ReactNode {
   const [staffView, setStaffView] = useState<StaffView | null>(null);
   useLanguage(state?.language ?? 'en');
   const { hint, scan } = useScans(api);
+  // This screen's own camera: what the status bar and Ready say, whatever another browser reported.
+  const camera = useCameraStatus();
+  const reportLocalCamera = camera.report;
+  const reportCamera = useCallback(
+    (state: CameraState, detail?: string) => {
+      reportLocalCamera(state);
+      void api?.reportCamera(detail === undefined ? { state } : { state, detail: detail.slice(0, 300) }).catch(() => undefined);
+    },
+    [api, reportLocalCamera],
+  );
 
   // An unlocked staff session never outlives the staff screens: leaving them (Lock, Cancel on the PIN
   // pad) locks, and so does finding the host unlocked while a customer screen shows (a reconnection, a
@@ -161,9 +173,14 @@ export function App(): ReactNode {
   const pasteScan = async (text: string): Promise<string> => {
     switch (await scan(text, 'paste')) {
       case 'accepted':
+        // Staff asked for this verification: they see it on the customer screen, not "code sent" behind
+        // the settings while the outcome comes and goes unseen. Leaving the staff screens locks them.
+        leaveStaff();
         return t('settings.paste.accepted');
       case 'not_mdoc':
         return t('settings.paste.notMdoc');
+      case 'unreadable':
+        return t('settings.paste.unreadable');
       case 'not_waiting':
         return t('settings.paste.notWaiting');
       case 'empty':
@@ -197,7 +214,7 @@ export function App(): ReactNode {
     content = <WaitingScreen connection={connection} />;
   } else {
     name = customerScreenFor(state);
-    content = <CustomerScreen state={state} api={api} hint={hint} onScan={onCameraScan} />;
+    content = <CustomerScreen state={state} api={api} hint={hint} onScan={onCameraScan} camera={camera} onCameraState={reportCamera} />;
   }
 
   return (
@@ -210,7 +227,13 @@ export function App(): ReactNode {
           {content}
         </div>
       </main>
-      <StatusBar state={state} staffEnabled={api !== null && state !== null} onStaff={() => setStaffView(unlocked ? 'settings' : 'pin')} />
+      <StatusBar
+        state={state}
+        camera={camera.shown}
+        staffView={staffView === 'settings' || staffView === 'diagnostics'}
+        staffEnabled={api !== null && state !== null}
+        onStaff={() => setStaffView(unlocked ? 'settings' : 'pin')}
+      />
     </div>
   );
 }

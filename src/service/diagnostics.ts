@@ -15,6 +15,8 @@ const DETAIL_KEYS = [
   'reason',
   'reasons',
   'verdict',
+  'answer',
+  'missing',
   'result',
   'transport',
   'role',
@@ -132,13 +134,15 @@ export class DiagnosticsLog {
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
   }
 
-  /** Counts of a finished verification by result, verdict, rejection reasons and error code. */
+  /** Counts of a finished verification by result, verdict, the request's answer, rejection reasons and error code. */
   countVerification(report: VerificationReport): void {
     this.count('verifications');
     this.count(`result.${report.result}`);
     this.count(`transport.${report.transport}`);
     if (report.outcome) {
       this.count(`verdict.${report.outcome.verdict}`);
+      // "Authentic but not met" (an under-age customer, an element withheld) is what staff act on.
+      this.count(`answer.${report.outcome.answer.result}`);
       for (const reason of report.outcome.reasons.slice(0, 10)) if (SAFE_TEXT.test(reason)) this.count(`reason.${reason}`);
     }
     if (report.error && SAFE_TEXT.test(report.error.code)) this.count(`error.${report.error.code}`);

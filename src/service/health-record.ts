@@ -6,7 +6,8 @@
  *
  * It holds: the app and version, the flavour, pid, start and update times and uptime, the kiosk's phase,
  * TEST MODE, the backend's origin (never a path, key or token), each device's usability, counts of
- * outcomes by verdict, rejection reason and error code since start, the last error code, and the updater's
+ * outcomes by verdict, by the answer to the request, by rejection reason and error code since start, the
+ * last error code, and the updater's
  * status. It never holds a session id, a client secret, the API key, disclosed data or a portrait: the
  * schema below is strict, and every count key must look like a code.
  *
@@ -18,6 +19,7 @@ import { KioskView } from '../common/kiosk-view.js';
 import { UpdateStatus } from '../common/kiosk-api.js';
 import type { VerificationReport } from '../kiosk/kiosk.js';
 import { writeFileAtomic } from './atomic-file.js';
+import { healthMetricsText } from './health-metrics.js';
 import type { KioskService } from './kiosk-service.js';
 
 const CODE = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -53,6 +55,12 @@ export const HealthRecordSchema = z
         undetermined: z.number().int().min(0),
         /** Ended without a verdict (an error). */
         failed: z.number().int().min(0),
+        /**
+         * The answer to the request, of the verifications with an outcome: `met` (e.g. 21 or older), `notMet`
+         * (authentic but under age, or a required element withheld), `undetermined` (not verified, or the
+         * age statement absent or contradictory).
+         */
+        answers: z.object({ met: z.number().int().min(0), notMet: z.number().int().min(0), undetermined: z.number().int().min(0) }).strict(),
         /** Rejection reasons (one rejection may have several). */
         reasons: Counts,
         /** Error codes of the verifications that failed. */
@@ -71,10 +79,15 @@ export type HealthSource = Pick<KioskService, 'state' | 'onState' | 'onVerificat
 
 export interface HealthRecorderOptions {
   readonly service: HealthSource;
-  /** Where the record is written (usually `<data dir>/health.json`). */
-  readonly file: string;
+  /** Where the record is written (usually `<data dir>/health.json`); unset: only the metrics file. */
+  readonly file?: string;
   readonly flavour: 'production' | 'qa';
   readonly everySeconds: number;
+  /**
+   * Also write the figures as Prometheus text here (node_exporter's textfile collector: a `.prom` file in
+   * its directory), mode 0644 so the collector's user can read it; unset: not written.
+   */
+  readonly metricsFile?: string;
   readonly updates?: () => UpdateStatus;
   readonly now?: () => number;
 }
@@ -89,6 +102,7 @@ export class HealthRecorder {
   private readonly options: HealthRecorderOptions;
   private readonly now: () => number;
   private readonly outcomes = { total: 0, verified: 0, rejected: 0, undetermined: 0, failed: 0, reasons: {} as Record<string, number>, errors: {} as Record<string, number> };
+  private readonly answers = { met: 0, notMet: 0, undetermined: 0 };
   private lastError: string | undefined;
   private lastScreenError: string | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -144,6 +158,10 @@ export class HealthRecorder {
       for (const reason of report.outcome.reasons.slice(0, 10)) bump(o.reasons, reason);
     } else if (report.outcome?.verdict === 'undetermined') o.undetermined++;
     else o.failed++;
+    const answer = report.outcome?.answer.result;
+    if (answer === 'met') this.answers.met++;
+    else if (answer === 'not_met') this.answers.notMet++;
+    else if (answer === 'undetermined') this.answers.undetermined++;
     if (report.error) {
       bump(o.errors, report.error.code);
       if (CODE.test(report.error.code)) this.lastError = report.error.code;
@@ -173,7 +191,7 @@ export class HealthRecorder {
       testMode: state.testMode,
       backendOrigin: state.backendOrigin,
       devices: { nfc: device(devices.nfc), qr: device(devices.qr), bleCentral: device(devices.bleCentral), blePeripheral: device(devices.blePeripheral) },
-      outcomes: { total: o.total, verified: o.verified, rejected: o.rejected, undetermined: o.undetermined, failed: o.failed, reasons: { ...o.reasons }, errors: { ...o.errors } },
+      outcomes: { total: o.total, verified: o.verified, rejected: o.rejected, undetermined: o.undetermined, failed: o.failed, answers: { ...this.answers }, reasons: { ...o.reasons }, errors: { ...o.errors } },
       ...(this.lastError === undefined ? {} : { lastError: this.lastError }),
       ...(updates === undefined ? {} : { updates }),
     });
@@ -195,13 +213,28 @@ export class HealthRecorder {
   }
 
   private async writeOnce(): Promise<void> {
+    let record: HealthRecord;
+    const file = this.options.file;
     try {
-      await writeFileAtomic(this.options.file, `${JSON.stringify(this.record(), null, 2)}\n`);
+      record = this.record();
+      if (file !== undefined) await writeFileAtomic(file, `${JSON.stringify(record, null, 2)}\n`);
       this.failing = false;
     } catch (e) {
       // Monitoring must never stop the kiosk; a record that cannot be written just goes stale (said once).
-      if (!this.failing) process.stderr.write(`mdl-kiosk: the health record ${this.options.file} could not be written: ${e instanceof Error ? e.message : String(e)}\n`);
+      if (!this.failing) process.stderr.write(`mdl-kiosk: the health record ${file ?? ''} could not be written: ${e instanceof Error ? e.message : String(e)}\n`);
       this.failing = true;
+      return;
+    }
+    const metricsFile = this.options.metricsFile;
+    if (metricsFile === undefined) return;
+    try {
+      await writeFileAtomic(metricsFile, healthMetricsText(record), 0o644);
+      this.metricsFailing = false;
+    } catch (e) {
+      if (!this.metricsFailing) process.stderr.write(`mdl-kiosk: the metrics file ${metricsFile} could not be written: ${e instanceof Error ? e.message : String(e)}\n`);
+      this.metricsFailing = true;
     }
   }
+
+  private metricsFailing = false;
 }

@@ -13,6 +13,7 @@
  * policy is never silently skipped — see managed-config.ts).
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { multistream, type DestinationStream, type Level } from 'pino';
 import type { z } from 'zod';
@@ -41,6 +42,7 @@ import type { Availability, AvailabilitySource, DevicePorts } from '../devices/p
 import { QrScanQueue } from '../devices/qr/qr-scan-queue.js';
 import { backendEndpoints } from '../kiosk/backend-endpoints.js';
 import { createKiosk } from '../kiosk/compose.js';
+import { engagementTextProblem } from '../kiosk/engagement-text.js';
 import { KioskConfigSchema, mergeConfig, mergeConfigSources, parseConfig, readApiKeyFile, type KioskConfig } from '../kiosk/config.js';
 import { stripScannerTerminator, type Kiosk, type VerificationReport } from '../kiosk/kiosk.js';
 import { createLogger, type Logger } from '../kiosk/log.js';
@@ -49,6 +51,8 @@ import { bindingProblem, decodeStoredApiKey, encodeStoredApiKey, originOf, type 
 import { DiagnosticsLog } from './diagnostics.js';
 import { managedKeys, type ManagedConfig } from './managed-config.js';
 import { tightenPrivateFiles } from './private-files.js';
+import { runtimeVersions, writeSupportBundle, type SupportBundle } from './support-bundle.js';
+import { supportReport } from './support-report.js';
 import { RendererErrorLog } from './renderer-errors.js';
 import { API_KEY_SECRET, FileSecretStore, type SecretStore } from './secret-store.js';
 import { runSelfTest } from './self-test.js';
@@ -135,6 +139,17 @@ export interface KioskServiceOptions {
    * values from any other source are ignored, and each one ignored is logged once.
    */
   readonly managedOnlyKeys?: readonly string[];
+  /**
+   * What the shell adds to a support bundle: its log folder, files such as the health and relaunch
+   * records (by name in the bundle), secrets of its own to scrub (the browser host's token), and where
+   * the staff screen's bundles go (default `<dataDir>/support`).
+   */
+  /**
+   * false: load the configuration, settings and secrets but open no device and start no kiosk (a support
+   * bundle made while another copy of the kiosk owns the reader and the radio, and must not be disturbed).
+   */
+  readonly runKiosk?: boolean;
+  readonly support?: () => { readonly logDir?: string; readonly files?: Record<string, string>; readonly secrets?: readonly string[]; readonly dir?: string };
   readonly now?: () => number;
 }
 
@@ -145,7 +160,7 @@ const VISIT_END_PHASES: ReadonlySet<KioskView['phase']> = new Set(['result', 'er
 /** Phases in which a scan is taken (the core waits `armWaitMs` for a session while connecting or offline). */
 const WAITING_PHASES: ReadonlySet<KioskView['phase']> = new Set(['ready', 'connecting', 'offline']);
 /** Phases with no customer at the counter. */
-const IDLE_PHASES: ReadonlySet<KioskView['phase']> = new Set(['ready', 'connecting', 'offline', 'config_error']);
+const IDLE_PHASES: ReadonlySet<KioskView['phase']> = new Set(['ready', 'connecting', 'offline', 'config_error', 'cannot_verify']);
 const MDOC_PREFIX = /^mdoc:/i;
 /** The connection id of the service's own handlers. */
 const SERVICE_SCREEN = 'service';
@@ -193,6 +208,7 @@ function serviceView(phase: 'starting' | 'config_error' | 'stopped', profile: st
     error: phase === 'config_error' ? { code: 'config_error', detail: detail ?? 'the kiosk is not configured', retryable: false } : null,
     profile,
     devices,
+    backend: phase === 'config_error' ? 'needs_staff' : phase === 'stopped' ? 'stopped' : 'connecting',
     at,
   };
 }
@@ -252,6 +268,10 @@ export class KioskService implements KioskApiHandlers {
   private kioskUnsubscribers: (() => void)[] = [];
   private view: KioskView;
   private language: Language = 'en';
+  /** "Try again" on an error: the same customer goes on, so the visit's end keeps their language once. */
+  private keepLanguageOnce = false;
+  /** The staff session as last published: opening or closing it ends the customer's visit (language). */
+  private staffWasUnlocked = false;
   private clearsAt: number | null = null;
   private cameraReport: { state: CameraState; detail?: string } | undefined;
   /**
@@ -301,7 +321,7 @@ export class KioskService implements KioskApiHandlers {
       record: this.store.currentStaff,
       persist: (record) => this.store.saveStaff(record),
       now: this.now,
-      onChange: () => this.publish(),
+      onChange: () => this.onStaffChange(),
       onEvent: (event, fields) => {
         const level = event === 'staff_locked_out' || event === 'staff_pin_hash_invalid' ? 'warn' : 'info';
         this.log[level]({ event, ...fields }, event.replace(/_/g, ' '));
@@ -363,6 +383,12 @@ export class KioskService implements KioskApiHandlers {
     if (this.secretsProblem !== undefined) this.log.warn({ event: 'secret_store_failed' }, this.secretsProblem);
     for (const problem of loaded.problems) this.log.warn({ event: 'settings_file_invalid' }, problem);
     this.language = this.effective.ui.defaultLanguage;
+    if (this.options.runKiosk === false) {
+      this.phase = 'running';
+      this.setView(serviceView('stopped', this.effective.profile, deviceStatus(EMPTY_DEVICES), this.now()));
+      this.log.info({ event: 'service_started', state: 'stopped' }, 'kiosk service started without devices or kiosk');
+      return;
+    }
     this.devices = await this.buildDevices();
     if (this.isStopped()) return; // stopped meanwhile
     this.phase = 'running';
@@ -416,6 +442,56 @@ export class KioskService implements KioskApiHandlers {
   /** The service's own screen (see `own`) has a staff session. */
   staffUnlocked(): boolean {
     return this.staff.unlocked(SERVICE_SCREEN);
+  }
+
+  /**
+   * Writes a support bundle (src/service/support-bundle.ts) to `target`, or into the support folder with a
+   * name of its time: versions, the configuration without secrets and each key's source, state, devices,
+   * self-test, diagnostics, the shell's records and recent logs — scrubbed of every secret the kiosk knows.
+   */
+  async writeSupportBundleTo(target?: string): Promise<SupportBundle> {
+    const shell = this.options.support?.() ?? {};
+    const machine = this.machineKey(this.store.currentSettings);
+    const report = supportReport({
+      version: this.version,
+      flavour: this.appStatus().flavour,
+      config: this.effective,
+      layers: {
+        ...(this.options.configFile === undefined ? {} : { configFile: this.options.configFile }),
+        env: this.env,
+        settings: settingsLayer(this.store.currentSettings, this.stored?.key),
+        ...(this.options.overrides ? { overrides: this.options.overrides } : {}),
+        ...(this.options.managed ? { managed: this.options.managed.layer } : {}),
+        ...(this.options.backendOverride ? { testSetup: { backend: { baseUrl: this.options.backendOverride.baseUrl, apiKey: this.options.backendOverride.apiKey } } } : {}),
+      },
+      ignoredKeys: [...this.ignoredKeys].map((k) => k.replace('|', ': ')),
+      problems: { managed: this.managedProblem, settings: this.settingsProblem, config: this.configProblem, secrets: this.secretsProblem },
+      state: this.current,
+      diagnostics: { ...this.diagnostics.snapshot(this.version, this.startedAt, this.now()), app: this.appStatus() },
+      selfTest: this.runSelfTest().checks,
+      secrets: [
+        this.effective.backend.apiKey,
+        this.stored?.key,
+        machine.key,
+        this.options.backendOverride?.apiKey,
+        this.effective.staff.pinHash,
+        this.store.currentStaff.pinHash,
+        managedPinHash(this.options.managed?.layer, this.options.overrides),
+        ...(shell.secrets ?? []),
+      ],
+      versions: runtimeVersions(),
+    });
+    const stamp = new Date(this.now()).toISOString().replace(/[:.]/g, '-');
+    const path = target ?? join(shell.dir ?? join(this.options.dataDir, 'support'), `mdl-kiosk-support-${stamp}.tar.gz`);
+    const bundle = await writeSupportBundle(path, {
+      parts: report.parts,
+      ...(shell.files ? { files: shell.files } : {}),
+      ...(shell.logDir === undefined ? {} : { logDir: shell.logDir }),
+      secrets: report.secrets,
+      now: this.now,
+    });
+    this.log.info({ event: 'support_bundle_written', count: bundle.bytes }, `support bundle written to ${bundle.path}`);
+    return bundle;
   }
 
   /** Some screen has a staff session open. */
@@ -479,9 +555,11 @@ export class KioskService implements KioskApiHandlers {
     if (view.phase !== previous) {
       const { resultDisplayMs, errorDisplayMs } = this.kioskTimeouts();
       this.clearsAt = view.phase === 'result' ? this.now() + resultDisplayMs : view.phase === 'error' ? this.now() + errorDisplayMs : null;
-      // The visit's screen ended and the kiosk waits for the next customer: back to the default language.
-      if (VISIT_END_PHASES.has(previous) && !VISIT_END_PHASES.has(view.phase) && !BUSY_PHASES.has(view.phase)) {
-        this.language = this.effective.ui.defaultLanguage;
+      // The visit's screen ended and the kiosk waits for the next customer: back to the default language
+      // (unless the customer pressed "Try again": the same person goes on).
+      if (VISIT_END_PHASES.has(previous) && !VISIT_END_PHASES.has(view.phase)) {
+        if (!BUSY_PHASES.has(view.phase) && !this.keepLanguageOnce) this.language = this.effective.ui.defaultLanguage;
+        this.keepLanguageOnce = false;
       }
     }
     this.view = view;
@@ -513,6 +591,22 @@ export class KioskService implements KioskApiHandlers {
       this.publish();
     }, this.options.languageResetMs ?? DEFAULT_LANGUAGE_RESET_MS);
     this.languageTimer.unref();
+  }
+
+  /**
+   * The staff session opened or closed: the customer's visit is over (staff took the counter), so the
+   * staff screens and the next customer get the default language, not the last customer's.
+   */
+  private onStaffChange(): void {
+    // Any screen's session: staff at the counter end the customer's visit, whichever screen they use.
+    const unlocked = this.staff.anyUnlocked();
+    if (unlocked !== this.staffWasUnlocked) {
+      this.staffWasUnlocked = unlocked;
+      this.language = this.effective.ui.defaultLanguage;
+      this.keepLanguageOnce = false;
+      this.scheduleLanguageReset();
+    }
+    this.publish();
   }
 
   private refreshSession(): void {
@@ -681,7 +775,8 @@ export class KioskService implements KioskApiHandlers {
     }
     let kiosk: Kiosk;
     try {
-      kiosk = createKiosk(this.effective, ports, this.log.child({ component: 'kiosk' }), { now: this.now });
+      // The counter never invites a customer its devices cannot serve (Needs staff instead of Ready).
+      kiosk = createKiosk(this.effective, ports, this.log.child({ component: 'kiosk' }), { now: this.now, env: this.env, readinessGate: true });
     } catch (e) {
       this.showConfigError(errorText(e));
       return;
@@ -772,6 +867,8 @@ export class KioskService implements KioskApiHandlers {
     const stripped = stripScannerTerminator(text);
     if (stripped.trim() === '') return { accepted: false, reason: 'empty' };
     if (this.effective.qr.requireMdocPrefix && !MDOC_PREFIX.test(stripped)) return { accepted: false, reason: 'not_mdoc' };
+    // Cut short or damaged (a scanner dropped characters): say so, rather than spend a session on it.
+    if (this.effective.qr.requireMdocPrefix && engagementTextProblem(stripped) !== undefined) return { accepted: false, reason: 'unreadable' };
     if (!this.kiosk || !this.devices || !WAITING_PHASES.has(this.view.phase)) return { accepted: false, reason: 'not_waiting' };
     // Unmodified: the core strips a scanner's terminator itself (spec §4.3).
     this.devices.qr.push(text);
@@ -784,6 +881,7 @@ export class KioskService implements KioskApiHandlers {
   };
 
   readonly retry = (): Ok => {
+    if (VISIT_END_PHASES.has(this.view.phase)) this.keepLanguageOnce = true;
     if (this.kiosk) {
       this.kiosk.retry();
       this.kiosk.dismiss();
@@ -796,6 +894,8 @@ export class KioskService implements KioskApiHandlers {
     }
     return { ok: true };
   };
+
+  readonly cancel = (): { cancelled: boolean } => ({ cancelled: this.kiosk?.cancelTapAgain() ?? false });
 
   readonly setLanguage = (args: Args<'setLanguage'>): Ok => {
     this.language = args.language;
@@ -842,6 +942,7 @@ export class KioskService implements KioskApiHandlers {
       qrScanned: (args) => this.qrScanned(args),
       next: () => this.next(),
       retry: () => this.retry(),
+      cancel: () => this.cancel(),
       setLanguage: (args) => this.setLanguage(args),
       reportCamera: (args) => this.reportCamera(args),
       reportError: (args) => this.reportError(args),
@@ -856,6 +957,7 @@ export class KioskService implements KioskApiHandlers {
       changePin: (args) => this.changePinOn(connection, args),
       getDiagnostics: staffAction(() => ({ ...this.diagnostics.snapshot(this.version, this.startedAt, this.now()), app: this.appStatus() })),
       selfTest: staffAction(() => this.runSelfTest()),
+      writeSupportBundle: staffAction(() => this.supportBundleIntent()),
     };
   }
 
@@ -907,6 +1009,12 @@ export class KioskService implements KioskApiHandlers {
   readonly changePin = (args: Args<'changePin'>): Promise<Ok | { ok: false; errors: FieldError[] }> => this.changePinOn(SERVICE_SCREEN, args);
   readonly getDiagnostics = (): Diagnostics => this.own.getDiagnostics({}) as Diagnostics;
   readonly selfTest = (): { checks: SelfTestCheck[] } => this.own.selfTest({}) as { checks: SelfTestCheck[] };
+  readonly writeSupportBundle = (): Promise<{ path: string; bytes: number }> => this.own.writeSupportBundle({}) as Promise<{ path: string; bytes: number }>;
+
+  private async supportBundleIntent(): Promise<{ path: string; bytes: number }> {
+    const bundle = await this.writeSupportBundleTo();
+    return { path: bundle.path, bytes: bundle.bytes };
+  }
 
   private async applyProfile(args: Args<'setProfile'>): Promise<Ok> {
     if (this.locked.includes('profile')) {

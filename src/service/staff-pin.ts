@@ -12,26 +12,17 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
 import type { StaffState, UnlockResult } from '../common/kiosk-api.js';
 import { Pin } from '../common/kiosk-api.js';
 import type { KioskConfig } from '../kiosk/config.js';
-import type { StaffRecord } from './settings-store.js';
+import { parsePinHash, PinHashError, type ScryptParams } from '../kiosk/pin-hash-format.js';
 
-export interface ScryptParams {
-  readonly N: number;
-  readonly r: number;
-  readonly p: number;
-}
+export { parsePinHash, PinHashError, type ScryptParams };
+import type { StaffRecord } from './settings-store.js';
 
 /** About 100 ms and 32 MiB per check on a small kiosk PC (OWASP's scrypt minimum is N=2^17 r=8 p=1 for passwords;
  *  a PIN is guarded by the lockout above all, so the cost only has to make an offline guess slow). */
 export const DEFAULT_SCRYPT: ScryptParams = { N: 2 ** 15, r: 8, p: 1 };
 const KEY_BYTES = 32;
 const SALT_BYTES = 16;
-/** Bounds on the parameters read from a file, so a tampered hash cannot make a check eat the machine. */
-const MAX_LOG2_N = 20;
 export const MAX_LOCKOUT_MS = 3_600_000;
-
-export class PinHashError extends Error {
-  override readonly name = 'PinHashError';
-}
 
 function scryptAsync(pin: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
   const options: ScryptOptions = { N: params.N, r: params.r, p: params.p, maxmem: 256 * params.N * params.r + 1024 * 1024 };
@@ -47,19 +38,6 @@ export async function hashPin(pin: string, params: ScryptParams = DEFAULT_SCRYPT
   const salt = randomBytes(SALT_BYTES);
   const hash = await scryptAsync(pin, salt, params);
   return `scrypt$${params.N}$${params.r}$${params.p}$${salt.toString('base64')}$${hash.toString('base64')}`;
-}
-
-export function parsePinHash(stored: string): { params: ScryptParams; salt: Buffer; hash: Buffer } {
-  const parts = stored.split('$');
-  if (parts.length !== 6 || parts[0] !== 'scrypt') throw new PinHashError('the staff PIN hash is not in the form scrypt$N$r$p$salt$hash');
-  const [N, r, p] = parts.slice(1, 4).map((v) => (/^[0-9]{1,10}$/.test(v) ? Number(v) : NaN)) as [number, number, number];
-  const log2N = Math.log2(N);
-  if (!Number.isInteger(log2N) || log2N < 1 || log2N > MAX_LOG2_N) throw new PinHashError(`the staff PIN hash has an unusable N (a power of two up to 2^${MAX_LOG2_N})`);
-  if (!(r >= 1 && r <= 32) || !(p >= 1 && p <= 16)) throw new PinHashError('the staff PIN hash has an unusable r or p');
-  const salt = Buffer.from(parts[4] ?? '', 'base64');
-  const hash = Buffer.from(parts[5] ?? '', 'base64');
-  if (salt.length < 8 || hash.length < 16) throw new PinHashError('the staff PIN hash has a short salt or hash');
-  return { params: { N, r, p }, salt, hash };
 }
 
 /** True when `pin` matches `stored`; a malformed `stored` throws {@link PinHashError}. */

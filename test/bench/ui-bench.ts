@@ -303,7 +303,13 @@ async function measureCamera(bench: Bench): Promise<CameraFigures> {
     const readyMark = previous?.marks.findLast((m) => m.name === 'ready');
     const last = run === CAMERA_RUNS - 1;
     const verified = await bench.tryVerify('camera', 'next', () => filmOnCamera(stack, last ? undefined : stack.counter.presentQr()));
-    const timing = (await cameraTimings(stack.page)).slice(timingsBefore)[0];
+    // This run's measure is the first one whose camera session began after the previous run's result (the
+    // camera is off on the result screen): counting entries raced with a camera quicker than the two page
+    // round trips after "Next" — the scan could land before `timingsBefore` was read, and the run then
+    // seemed to have no measure (seen once in a CI-like run under load).
+    const resultMark = previous?.marks.findLast((m) => m.name === 'result');
+    const timings = await cameraTimings(stack.page);
+    const timing = resultMark === undefined ? timings.slice(timingsBefore)[0] : timings.find((t) => t.startT >= resultMark.t);
     const scan = host.scans.slice(scansBefore).find((s) => s.source === 'camera');
     if (timing === undefined) {
       bench.failures.push(`camera run ${run + 1}: the screen recorded no camera-to-scan measure`);

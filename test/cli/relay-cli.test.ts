@@ -1,6 +1,6 @@
 /**
  * The headless relay CLI as a process: flags, progress on stderr, one JSON line per verification on
- * stdout, exit status 0 verified / 1 rejected / 2 error.
+ * stdout, exit status 0 verified and met / 1 rejected / 2 error / 3 authentic but the request not met.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli as runCliProcess, type CliRun } from '../support/cli-run.js';
@@ -65,6 +65,49 @@ describe('npm run relay', () => {
     expect(report.outcome.verdict).toBe('verified');
     expect(run.stderr).toContain('[relay] engaging');
     expect(run.stderr).not.toContain(backend.apiKey);
+  });
+
+  it('exits 3 when the credential is authentic but the age request is NOT met, and says so on the result line (issue 18: it exited 0)', async () => {
+    backend = await FakeBackend.start();
+    scriptQr(backend, (c) => c.send({ type: 'complete', outcome: { ...outcome(true), response: { 'org.iso.18013.5.1': { age_over_21: false } } } }));
+    const run = await runCli(['--backend', backend.baseUrl, '--qr', QR, '--profile', 'age_over_21'], { MDL_KIOSK_API_KEY: backend.apiKey });
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain('[relay] result: verified; age 21 or older: NOT met');
+    expect(run.stderr).not.toContain('[relay] result: verified\n');
+    const report = JSON.parse(run.stdout.trim()) as { outcome: { verdict: string; answer: { kind: string; threshold: number; result: string } } };
+    expect(report.outcome.verdict).toBe('verified');
+    expect(report.outcome.answer).toMatchObject({ kind: 'age', threshold: 21, result: 'not_met' });
+  });
+
+  it('exits 3 when the credential is authentic but its answer cannot be determined (no age statement shared); exits 0 only when met', async () => {
+    backend = await FakeBackend.start();
+    let n = 0;
+    scriptQr(backend, (c) =>
+      c.send({ type: 'complete', outcome: { ...outcome(true), response: { 'org.iso.18013.5.1': n++ === 0 ? { age_over_18: true } : { age_over_25: true } } } }),
+    );
+    const undetermined = await runCli(['--backend', backend.baseUrl, '--qr', `${QR}A`, '--profile', 'age_over_21'], { MDL_KIOSK_API_KEY: backend.apiKey });
+    expect(undetermined.code).toBe(3);
+    expect(undetermined.stderr).toContain('[relay] result: verified; age 21 or older: could not be determined; not shared: age_over_21');
+    expect((JSON.parse(undetermined.stdout.trim()) as { outcome: { answer: { result: string } } }).outcome.answer.result).toBe('undetermined');
+    // The nearest statement (age_over_25 true) answers a 21+ question: met.
+    const met = await runCli(['--backend', backend.baseUrl, '--qr', `${QR}B`, '--profile', 'age_over_21'], { MDL_KIOSK_API_KEY: backend.apiKey });
+    expect(met.code).toBe(0);
+    expect(met.stderr).toContain('[relay] result: verified; age 21 or older: met');
+  });
+
+  it('--loop: a rejection outranks "not met" (exit 1), "not met" outranks verified (exit 3)', async () => {
+    backend = await FakeBackend.start();
+    const answers = [false, true, 'reject'] as const;
+    let n = 0;
+    scriptQr(backend, (c) => {
+      const next = answers[n++];
+      c.send({ type: 'complete', outcome: next === 'reject' ? outcome(false) : { ...outcome(true), response: { 'org.iso.18013.5.1': { age_over_21: next } } } });
+    });
+    const two = await runCli(['--backend', backend.baseUrl, '--qr-stdin', '--loop', '2'], { MDL_KIOSK_API_KEY: backend.apiKey }, `${QR}C\n${QR}D\n`);
+    expect(two.code).toBe(3);
+    const third = await runCli(['--backend', backend.baseUrl, '--qr', `${QR}E`], { MDL_KIOSK_API_KEY: backend.apiKey });
+    expect(third.code).toBe(1);
+    expect(third.stderr).toContain('[relay] result: not accepted; age 21 or older: could not be determined');
   });
 
   it('exits 1 when the credential is rejected', async () => {

@@ -92,6 +92,35 @@ describe('§3 ble_exchange → BLE exchange / §4.4 ble_exchange mode choice', (
     expect(h.peripheral.sessions).toHaveLength(0);
   });
 
+  it('§4.4 ble_exchange: a central that is still coming up (starting) is waited for, then used — not skipped as unusable', async () => {
+    h = await startHarness();
+    const central = h.central;
+    central.usable = false;
+    central.reason = 'starting';
+    const conn = await armed(h);
+    await scanQr(h, conn);
+    setTimeout(() => {
+      central.usable = true;
+    }, 150);
+    conn.stepRequest('ble_exchange', { modes: [centralMode(), peripheralMode()] });
+    expect(await conn.expect('ble_connected')).toMatchObject({ status: 'ok', role: 'central' });
+    expect(h.peripheral.sessions).toHaveLength(0);
+    expect(h.logs.records.some((r) => r.event === 'ble_adapter_starting')).toBe(true);
+  });
+
+  it('§3 ble_connected error: a role still starting at the bound is reported as starting (the wait is bounded by bleSetupMs)', async () => {
+    h = await startHarness({ config: { timeouts: { bleSetupMs: 300 } } });
+    h.central.usable = false;
+    h.central.reason = 'starting';
+    const conn = await armed(h);
+    await scanQr(h, conn);
+    const started = Date.now();
+    conn.stepRequest('ble_exchange', { modes: [centralMode()] });
+    const reply = await conn.expect('ble_connected');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(reply).toMatchObject({ status: 'error', role: 'central', reason: expect.stringContaining('central starting') as unknown });
+  });
+
   it('§4.4 ble_exchange: modes are taken in the order given (a usable peripheral listed first wins)', async () => {
     h = await startHarness();
     const conn = await armed(h);

@@ -1,5 +1,5 @@
 /**
- * Relay conformance against a hostile phone (issue 12, docs/ble-limits.md): values longer than any ATT value,
+ * Relay conformance against a hostile phone (issue 12, docs/ble-limits.md): values longer than one ATT PDU of any phone link,
  * floods of notifications or writes faster than the backend takes them. Each is bounded, ends the transfer
  * at once with a reason that names the numbers, reaches neither the backend nor the phone past the bound,
  * and the kiosk is ready again on the same session. The ports are the fakes of test/support/fake-devices.ts.
@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ATT_MAX_VALUE_BYTES, type BleCentralHandlers } from '../../src/devices/ports.js';
-import { MAX_EARLY_NOTIFICATIONS, MAX_OUTBOUND_BUFFERED_BYTES, MAX_QUEUED_PHONE_EVENTS } from '../../src/kiosk/verification/ble-transfer.js';
+import { MAX_EARLY_NOTIFICATIONS, MAX_OUTBOUND_BUFFERED_BYTES, MAX_PHONE_VALUE_BYTES, MAX_QUEUED_PHONE_EVENTS } from '../../src/kiosk/verification/ble-transfer.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import {
   CENTRAL_CHARS,
@@ -34,8 +34,8 @@ afterEach(async () => {
 
 const FAILED = { result: 'ble_transfer_failed', code: 'ble_transfer_failed', closeCode: 1000 } as const;
 
-describe('values longer than an ATT value (Core 5.x Vol 3 Part F §3.2.9: 512 bytes)', () => {
-  it('central: a notification of any length up to 512 bytes is relayed whole; a longer one ends the transfer at once and is not relayed (property)', async () => {
+describe('values longer than one ATT PDU of the largest link (ATT_MTU 517 − 3 = 514 bytes)', () => {
+  it('central: a notification of any length up to 514 bytes is relayed whole (above 512 with one warning); a longer one ends the transfer at once and is not relayed (property)', async () => {
     h = await startHarness();
     const harness = h;
     let conn = await armed(harness);
@@ -45,12 +45,12 @@ describe('values longer than an ATT value (Core 5.x Vol 3 Part F §3.2.9: 512 by
       fc.asyncProperty(fc.integer({ min: 0, max: 64 * 1024 }), async (length) => {
         const data = new Uint8Array(length).fill(length & 0xff);
         link.notify(stackSpelling(CENTRAL_CHARS.s2c), data);
-        if (length <= ATT_MAX_VALUE_BYTES) {
+        if (length <= MAX_PHONE_VALUE_BYTES) {
           expect(await conn.expect('ble_notified')).toMatchObject({ data: Buffer.from(data).toString('base64') });
           return;
         }
         const report = await expectFailure(harness, conn, FAILED);
-        expect(report.error?.detail).toBe(`the phone notified ${length} bytes on s2c; an ATT value is at most 512 bytes`);
+        expect(report.error?.detail).toBe(`the phone notified ${length} bytes on s2c; one ATT PDU carries at most 514 bytes (ATT_MTU 517 − 3)`);
         expect(link.closed).toBe(true);
         // The next customer: the same session again, connected afresh.
         conn = await harness.backend.nextConnection();
@@ -58,16 +58,32 @@ describe('values longer than an ATT value (Core 5.x Vol 3 Part F §3.2.9: 512 by
         await scanQr(harness, conn);
         link = await connectCentral(harness, conn);
       }),
-      { numRuns: 30 },
+      // The edges always: the attribute maximum, ATT_MTU − 3 of a 517 link, one past it.
+      { numRuns: 30, examples: [[ATT_MAX_VALUE_BYTES], [ATT_MAX_VALUE_BYTES + 1], [MAX_PHONE_VALUE_BYTES], [MAX_PHONE_VALUE_BYTES + 1]] },
     );
   });
 
-  it('central: a notification of 513 bytes during the setup → ble_connected error naming it, nothing forwarded', async () => {
+  it('central: 513 and 514 bytes (ATT_MTU − 3 of an MTU 517 link, as Android before 13 sent) are relayed whole, with one warning naming the size', async () => {
+    h = await startHarness();
+    const conn = await armed(h);
+    await scanQr(h, conn);
+    const link = await connectCentral(h, conn);
+    for (const length of [513, 514, 514]) {
+      const data = new Uint8Array(length).fill(length & 0xff);
+      link.notify(stackSpelling(CENTRAL_CHARS.s2c), data);
+      expect(await conn.expect('ble_notified')).toMatchObject({ data: Buffer.from(data).toString('base64') });
+    }
+    const warnings = h.logs.records.filter((r) => r.event === 'ble_value_above_att_maximum');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ bytes: 513, characteristic: 's2c', op: 'notified' });
+  });
+
+  it('central: a notification of 515 bytes during the setup → ble_connected error naming it, nothing forwarded', async () => {
     h = await startHarness({ config: { timeouts: { backendReplyMs: 200 } } });
     h.central.behaviour = {
       duringSetup: (handlers) => {
         handlers.onNotification(stackSpelling(CENTRAL_CHARS.s2c), u8(1));
-        handlers.onNotification(stackSpelling(CENTRAL_CHARS.s2c), new Uint8Array(513));
+        handlers.onNotification(stackSpelling(CENTRAL_CHARS.s2c), new Uint8Array(515));
       },
     };
     const conn = await armed(h);
@@ -78,21 +94,21 @@ describe('values longer than an ATT value (Core 5.x Vol 3 Part F §3.2.9: 512 by
       op: 'ble_connected',
       status: 'error',
       role: 'central',
-      reason: 'phone_value_too_large: the phone notified 513 bytes on s2c; an ATT value is at most 512 bytes',
+      reason: 'phone_value_too_large: the phone notified 515 bytes on s2c; one ATT PDU carries at most 514 bytes (ATT_MTU 517 − 3)',
     });
     await expectFailure(h, conn, { result: 'ble_failed', code: 'ble_setup_failed', closeCode: 1000 });
   });
 
-  it('peripheral: a phone write of 513 bytes ends the transfer at once, not forwarded as ble_written; recovery', async () => {
+  it('peripheral: a phone write of 514 bytes is relayed, one of 515 ends the transfer at once, not forwarded as ble_written; recovery', async () => {
     h = await startHarness();
     const conn = await armed(h);
     await scanQr(h, conn);
     const session = await connectPeripheral(h, conn);
-    session.write(stackSpelling(PERIPHERAL_CHARS.c2s), new Uint8Array(512).fill(1));
-    expect(await conn.expect('ble_written')).toMatchObject({ data: Buffer.from(new Uint8Array(512).fill(1)).toString('base64') });
-    session.write(stackSpelling(PERIPHERAL_CHARS.c2s), new Uint8Array(513).fill(2));
+    session.write(stackSpelling(PERIPHERAL_CHARS.c2s), new Uint8Array(514).fill(1));
+    expect(await conn.expect('ble_written')).toMatchObject({ data: Buffer.from(new Uint8Array(514).fill(1)).toString('base64') });
+    session.write(stackSpelling(PERIPHERAL_CHARS.c2s), new Uint8Array(515).fill(2));
     const report = await expectFailure(h, conn, FAILED);
-    expect(report.error?.detail).toBe('the phone wrote 513 bytes on c2s; an ATT value is at most 512 bytes');
+    expect(report.error?.detail).toBe('the phone wrote 515 bytes on c2s; one ATT PDU carries at most 514 bytes (ATT_MTU 517 − 3)');
     expect(session.closed).toBe(true);
     await expectRecoveryOnSameSession(h, conn);
   });

@@ -12,6 +12,7 @@ import type { KioskView } from '../../src/common/kiosk-view.js';
 import type { Outcome, SessionResult } from '../../src/common/protocol/messages.js';
 import { ConfigError } from '../../src/kiosk/config.js';
 import { outcomeFromComplete, outcomeFromResult } from '../../src/kiosk/outcome.js';
+import { NO_REQUEST } from '../../src/kiosk/request-answer.js';
 import { resolveProfile } from '../../src/kiosk/profiles.js';
 import { FakeBackend, type FakeConnection } from '../support/fake-backend.js';
 import type { FakeCentralLink } from '../support/fake-devices.js';
@@ -862,7 +863,7 @@ describe('outcome verdict (spec §2.4, §7.4; outcome.ts)', () => {
       ['errors_reported', 'issuer_authentication_invalid', 'device_authentication_unchecked'],
     ],
   ] as const)('complete: %s', (_name, given, verdict, reasons) => {
-    const view = outcomeFromComplete(given);
+    const view = outcomeFromComplete(given, NO_REQUEST);
     expect(view.verdict).toBe(verdict);
     expect(view.reasons).toEqual(reasons);
     expect(view.source).toBe('complete');
@@ -872,18 +873,18 @@ describe('outcome verdict (spec §2.4, §7.4; outcome.ts)', () => {
 
   it('recovered result: success, empty errors and both authentications Valid → verified; either not reported → undetermined (never verified); errors → rejected; other status → no outcome', () => {
     const base = { status: 'success', response: { [MDL_NS]: { age_over_18: true } }, errors: {}, warnings: {}, issuer_authentication: 'Valid', device_authentication: 'Valid' };
-    expect(outcomeFromResult(base)).toMatchObject({ verdict: 'verified', source: 'recovered', reasons: [] });
-    expect(outcomeFromResult({ ...base, warnings: { w: 1 } })?.verdict).toBe('verified');
+    expect(outcomeFromResult(base, NO_REQUEST)).toMatchObject({ verdict: 'verified', source: 'recovered', reasons: [] });
+    expect(outcomeFromResult({ ...base, warnings: { w: 1 } }, NO_REQUEST)?.verdict).toBe('verified');
     const unauthenticated = { status: base.status, response: base.response, errors: base.errors, warnings: base.warnings };
-    expect(outcomeFromResult(unauthenticated)).toMatchObject({ verdict: 'undetermined', reasons: ['issuer_authentication_not_reported', 'device_authentication_not_reported'] });
-    expect(outcomeFromResult({ ...unauthenticated, issuer_authentication: 'Valid' })).toMatchObject({ verdict: 'undetermined', reasons: ['device_authentication_not_reported'] });
-    expect(outcomeFromResult({ ...base, errors: { e: 1 } })).toMatchObject({ verdict: 'rejected', reasons: ['errors_reported'] });
-    expect(outcomeFromResult({ ...base, status: 'pending' })).toBeUndefined();
-    expect(outcomeFromResult({ status: 'success' })).toBeUndefined();
+    expect(outcomeFromResult(unauthenticated, NO_REQUEST)).toMatchObject({ verdict: 'undetermined', reasons: ['issuer_authentication_not_reported', 'device_authentication_not_reported'] });
+    expect(outcomeFromResult({ ...unauthenticated, issuer_authentication: 'Valid' }, NO_REQUEST)).toMatchObject({ verdict: 'undetermined', reasons: ['device_authentication_not_reported'] });
+    expect(outcomeFromResult({ ...base, errors: { e: 1 } }, NO_REQUEST)).toMatchObject({ verdict: 'rejected', reasons: ['errors_reported'] });
+    expect(outcomeFromResult({ ...base, status: 'pending' }, NO_REQUEST)).toBeUndefined();
+    expect(outcomeFromResult({ status: 'success' }, NO_REQUEST)).toBeUndefined();
     // Authentication metadata, when the backend reports it, is honoured.
-    expect(outcomeFromResult({ ...base, issuer_authentication: 'Unchecked' })?.verdict).toBe('rejected');
-    expect(outcomeFromResult({ ...base, device_authentication: 'Invalid' })?.verdict).toBe('rejected');
-    expect(outcomeFromResult({ ...base, issuer_authentication: 'valid-ish' })?.verdict).toBe('rejected');
+    expect(outcomeFromResult({ ...base, issuer_authentication: 'Unchecked' }, NO_REQUEST)?.verdict).toBe('rejected');
+    expect(outcomeFromResult({ ...base, device_authentication: 'Invalid' }, NO_REQUEST)?.verdict).toBe('rejected');
+    expect(outcomeFromResult({ ...base, issuer_authentication: 'valid-ish' }, NO_REQUEST)?.verdict).toBe('rejected');
   });
 
   it.each([

@@ -134,12 +134,20 @@ describe('the kiosk screen, flow by flow', () => {
     await nextCustomer();
   });
 
-  it('the holder declines on the phone: rejected, nothing disclosed', async () => {
+  it('the holder declines on the phone: a neutral "You declined to share" (not the red "not accepted"), nothing disclosed', async () => {
     await stack.counter.reconfigurePhone({ consent: 'decline' });
     stack.counter.rig.tap();
-    expect(await verdict()).toBe('rejected');
+    expect(await verdict()).toBe('declined');
+    expect(stack.reports.at(-1)?.outcome).toMatchObject({ verdict: 'rejected', reasons: expect.arrayContaining(['nothing_shared']) as unknown });
+    const shown = (await stack.page.locator('main').textContent()) ?? '';
+    expect(shown).toContain('You declined to share');
+    expect(shown).not.toContain('Not accepted');
+    expect(shown).not.toContain('ID not accepted');
     expect(await stack.page.getByTestId('portrait').count()).toBe(0);
     expect(await stack.page.getByTestId('element-row').count()).toBe(0);
+    // The session's status (SessionData 20) is for staff: behind "Details for staff", closed.
+    expect(await stack.page.getByTestId('staff-details').getAttribute('open')).toBeNull();
+    await checkScreen(stack, 'result-declined', { docs: true });
     await stack.counter.reconfigurePhone({ consent: 'approve' });
     await nextCustomer();
   });

@@ -125,10 +125,12 @@ describe('the virtual phone page', () => {
   }, 60_000);
 
   it('a new credential variant (tampered) is a new phone on the same radio; the kiosk rejects it', async () => {
-    const before = counter.rig.phone;
+    // On the in-memory radio, so the phone's radio device can be looked at.
+    const before = counter.radioRig?.phone;
+    expect(before).toBeDefined();
     await counter.reconfigurePhone({ credential: 'tampered' });
     expect(counter.rig.phone).not.toBe(before);
-    expect(before.device.powered).toBe(false);
+    expect(before?.device.powered).toBe(false);
     await observed.view((v) => v.phase === 'ready', 20_000);
     const report = observed.nextReport(40_000);
     counter.rig.tap();

@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QrScannedResult, dispatchIntent, type ScreenState } from '../../src/common/kiosk-api.js';
 import { SCREENSHOT_DIR, axeViolations, checkScreen, scannerTypes, startBrowserStack, stopBrowserStack, type BrowserStack } from '../support/e2e-browser.js';
-import { FIXTURE_HOLDER, installFakeKiosk, openStaffScreen, screenState, setFakeCamera, setFakeState } from '../support/screen-fixtures.js';
+import { FAKE_PIN, FIXTURE_HOLDER, installFakeKiosk, openStaffScreen, screenState, setFakeCamera, setFakeState } from '../support/screen-fixtures.js';
 
 let stack: BrowserStack;
 
@@ -169,6 +169,52 @@ describe('the screen against a fake kiosk', () => {
     await setFakeCamera(page, 'real');
     await page.getByRole('button', { name: 'Lock' }).click();
     await page.locator('main[data-screen="ready"]').waitFor();
+  });
+
+  it('after a PIN lockout ends, the focus is back in the PIN field (the field was disabled meanwhile)', async () => {
+    const ready = screenState('ready');
+    await show({ ...ready, staff: { ...ready.staff, lockedOutUntil: Date.now() + 1_500 } }, 'ready');
+    await openStaffScreen(page, 'staff_pin');
+    const field = page.locator('main[data-screen="staff_pin"] input[type="password"]');
+    expect(await field.isDisabled()).toBe(true);
+    await expect.poll(() => field.isDisabled(), { timeout: 5_000 }).toBe(false);
+    await expect.poll(() => page.evaluate('document.activeElement === document.querySelector(\'main[data-screen="staff_pin"] input[type="password"]\')')).toBe(true);
+    await page.keyboard.type(FAKE_PIN);
+    await page.keyboard.press('Enter');
+    await page.locator('main[data-screen="settings"]').waitFor();
+    await page.getByRole('button', { name: 'Lock' }).click();
+    await page.locator('main[data-screen="ready"]').waitFor();
+  });
+
+  it('the status bar\'s camera is this screen\'s own: a denied camera here stays "access denied" when another screen reports its camera on', async () => {
+    await setFakeCamera(page, 'denied');
+    try {
+      await show(screenState('starting'), 'starting');
+      await show(screenState('ready'), 'ready');
+      await expect.poll(() => page.getByTestId('camera-preview').getAttribute('data-camera-state')).toBe('denied');
+      // Another browser of the kiosk reports a working camera: the host's state says so.
+      await setFakeState(page, { ...screenState('ready'), camera: { ...screenState('ready').camera, state: 'active' } });
+      await openStaffScreen(page, 'settings');
+      await page.evaluate(`(() => { const s = window.__fakeKiosk.getState(); window.__fakeKiosk.setState(Object.assign({}, s, { camera: Object.assign({}, s.camera, { state: 'active' }) })); })()`);
+      await expect.poll(() => page.evaluate('window.__fakeKiosk.getState().camera.state')).toBe('active');
+      await expect.poll(() => page.locator('[data-status="camera"] .status-value').textContent()).toBe('access denied');
+      // For customers the bar is one line; the items are for staff.
+      expect(await page.locator('[data-status="summary"]').count()).toBe(0);
+      await page.getByRole('button', { name: 'Lock' }).click();
+      await page.locator('main[data-screen="ready"]').waitFor();
+      expect(await page.locator('[data-status="camera"]').count()).toBe(0);
+      expect(await page.locator('[data-status="summary"] .status-value').textContent()).toBe('ready');
+    } finally {
+      await setFakeCamera(page, 'real');
+    }
+  });
+
+  it('"Cancel" on "Tap your phone again" sends `cancel`', async () => {
+    await show(screenState('awaiting_card'), 'awaiting_card');
+    const from = (await calls()).length;
+    await page.getByTestId('cancel-button').click();
+    await expect.poll(async () => (await callsSince(from)).map((c) => c.intent)).toEqual(['cancel']);
+    await backToReady();
   });
 
   it('changing the PIN asks for the current PIN first', async () => {

@@ -92,6 +92,17 @@ describe('staff settings and languages', () => {
     expect(stack.service.state().camera.state).toBe('off');
     await checkScreen(stack, 'diagnostics-self-test');
 
+    // One button writes the support bundle and says where it is; nothing of the key is in it.
+    await page.getByTestId('support-bundle-write').click();
+    await expect.poll(() => page.getByTestId('support-bundle-status').textContent(), { timeout: 15_000 }).toContain('Support bundle written');
+    const bundlePath = (await page.getByTestId('support-bundle-path').textContent()) ?? '';
+    expect(bundlePath).toMatch(/\/support\/mdl-kiosk-support-.*\.tar\.gz$/);
+    const { gunzipSync } = await import('node:zlib');
+    const { readFileSync } = await import('node:fs');
+    expect(gunzipSync(readFileSync(bundlePath)).toString('latin1')).not.toContain(apiKey);
+    await page.getByTestId('support-bundle').scrollIntoViewIfNeeded();
+    await checkScreen(stack, 'diagnostics-support-bundle');
+
     await page.getByRole('button', { name: 'Lock' }).click();
     await expect.poll(() => stack.service.staffUnlockedAnywhere()).toBe(false);
 

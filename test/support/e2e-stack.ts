@@ -11,6 +11,7 @@ import { mergeConfig, parseConfig, type KioskConfig } from '../../src/kiosk/conf
 import type { Kiosk } from '../../src/kiosk/kiosk.js';
 import { createLogger } from '../../src/kiosk/log.js';
 import type { FaultPlanInput } from '../../src/qa/sim/mock-backend/faults.js';
+import type { ProtocolLogEntry } from '../../src/qa/sim/mock-backend/protocol-log.js';
 import { createIsoReaderEngineFactory } from '../../src/qa/sim/mock-backend/reader/index.js';
 import { startMockBackend, type MockBackend } from '../../src/qa/sim/mock-backend/server.js';
 import { LogCapture, observeKiosk, type KioskObserver } from './harness.js';
@@ -30,12 +31,23 @@ export interface E2eOptions extends VirtualRigOptions {
   readonly backend?: MockBackend;
   /** Collect the kiosk's logs (tests); off for benchmarks. */
   readonly captureLogs?: boolean;
+  /** The address the kiosk uses for the backend, e.g. a throttling proxy in front of it (default: the backend's). */
+  readonly via?: (backendUrl: string) => Promise<string>;
+  /** Every protocol message the mock backend sends and receives, payloads in full (byte-exact checks). */
+  readonly backendMessages?: (entry: ProtocolLogEntry) => void;
   /** Replaces or wraps the rig's device ports before the kiosk starts (fault tests). */
   readonly devices?: (rig: VirtualRig) => DevicePorts;
 }
 
-export interface E2eStack extends KioskObserver {
-  readonly rig: VirtualRig;
+/** What the stack needs of a counter: the phone's credential (its IACA), the device ports, a stop. */
+export interface CounterRig {
+  readonly phone: { readonly credential: { readonly pki: { readonly iaca: { readonly der: Uint8Array } } } };
+  readonly devices: DevicePorts;
+  stop(): Promise<void>;
+}
+
+export interface E2eStack<Rig extends CounterRig = VirtualRig> extends KioskObserver {
+  readonly rig: Rig;
   readonly backend: MockBackend;
   readonly kiosk: Kiosk;
   readonly config: KioskConfig;
@@ -59,6 +71,12 @@ export const E2E_TIMEOUTS = {
 
 export async function startE2e(options: E2eOptions = {}): Promise<E2eStack> {
   const rig = await createVirtualRig(options);
+  const { devices, ...rest } = options;
+  return startE2eOn(rig, { ...rest, ...(devices ? { devices: () => devices(rig) } : {}) });
+}
+
+/** The stack around a counter built elsewhere (e.g. on the emulated Bluetooth radio, src/qa/hci). */
+export async function startE2eOn<Rig extends CounterRig>(rig: Rig, options: Omit<E2eOptions, keyof VirtualRigOptions | 'devices'> & { readonly devices?: () => DevicePorts } = {}): Promise<E2eStack<Rig>> {
   const trusted = options.trusted ?? [rig.phone.credential.pki.iaca.der];
   const backend =
     options.backend ??
@@ -71,13 +89,14 @@ export async function startE2e(options: E2eOptions = {}): Promise<E2eStack> {
       ...(options.backendFaults ? { faults: options.backendFaults } : {}),
       ...(options.lifetimeMs === undefined ? {} : { lifetimeMs: options.lifetimeMs }),
       ...(options.nfcRetryLimit === undefined ? {} : { nfcRetryLimit: options.nfcRetryLimit }),
+      ...(options.backendMessages ? { protocolLog: options.backendMessages, logPayloads: true } : {}),
     }));
   const logs = new LogCapture();
   const log = createLogger({ level: options.captureLogs === false ? 'silent' : 'debug' }, logs);
   const config = parseConfig(
-    mergeConfig({ backend: { baseUrl: backend.url, apiKey: E2E_API_KEY }, timeouts: E2E_TIMEOUTS }, options.config ?? {}),
+    mergeConfig({ backend: { baseUrl: options.via ? await options.via(backend.url) : backend.url, apiKey: E2E_API_KEY }, timeouts: E2E_TIMEOUTS }, options.config ?? {}),
   );
-  const kiosk = createKiosk(config, options.devices ? options.devices(rig) : rig.devices, log);
+  const kiosk = createKiosk(config, options.devices ? options.devices() : rig.devices, log);
   const observed = observeKiosk(kiosk);
   kiosk.start();
   return {

@@ -148,6 +148,10 @@ export interface HarnessOptions {
   readonly start?: boolean;
   /** Wall clock for session ages (see `TestClock` in session-harness.ts). */
   readonly now?: () => number;
+  /** The environment the kiosk reads `HTTPS_PROXY` / `NO_PROXY` from (default: none, so tests are hermetic). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** The counter's gate: no customer invited that the devices cannot serve (the hosts turn it on). */
+  readonly readinessGate?: boolean;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -174,7 +178,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(want.peripheral ? { blePeripheral: peripheral } : {}),
     },
     log,
-    options.now ? { now: options.now } : {},
+    { env: options.env ?? {}, ...(options.now ? { now: options.now } : {}), ...(options.readinessGate ? { readinessGate: true } : {}) },
   );
   const observed = observeKiosk(kiosk);
   if (options.start !== false) kiosk.start();

@@ -14,6 +14,8 @@ import jpeg from 'jpeg-js';
 import type { Page } from 'playwright-core';
 import type { Diagnostics, ScreenState, Settings } from '../../src/common/kiosk-api.js';
 import type { OutcomeView } from '../../src/common/kiosk-view.js';
+import { BUILT_IN_PROFILES } from '../../src/kiosk/profiles.js';
+import { answerFor, type AskedRequest } from '../../src/kiosk/request-answer.js';
 import { drawPortraitJpeg2000 } from '../../src/qa/sim/virtual-wallet/portrait.js';
 
 /** The PIN the fake kiosk accepts. */
@@ -42,6 +44,8 @@ export const FIXTURE_NAMES = [
   'result_age_unknown',
   'result_rejected_reasons',
   'result_undetermined',
+  'result_declined',
+  'result_identity_missing',
   'result_portrait_undecodable',
   'result_hostile',
   'error',
@@ -49,6 +53,9 @@ export const FIXTURE_NAMES = [
   'error_backend',
   'error_unknown',
   'remove_phone',
+  'remove_to_retry',
+  'cannot_verify',
+  'ready_no_nfc',
   'stopped',
   'staff_pin',
   'settings',
@@ -76,7 +83,13 @@ export function screenOf(name: FixtureName): string {
     case 'result_undetermined':
     case 'result_portrait_undecodable':
     case 'result_hostile':
+    case 'result_declined':
+    case 'result_identity_missing':
       return 'result';
+    case 'remove_to_retry':
+      return 'remove_phone';
+    case 'ready_no_nfc':
+      return 'ready';
     case 'error_timeout':
     case 'error_backend':
     case 'error_unknown':
@@ -108,9 +121,17 @@ export function fixturePortraitBase64(): string {
   return Buffer.from(jpeg.encode({ data, width, height }, 80).data).toString('base64');
 }
 
+const AGE_21: AskedRequest = { namespaces: BUILT_IN_PROFILES.age_over_21?.namespaces ?? {} };
+const IDENTITY: AskedRequest = { namespaces: BUILT_IN_PROFILES.identity?.namespaces ?? {} };
+
+/** The core's answer for an outcome (src/kiosk/request-answer.ts): fixtures answer as the kiosk would. */
+function answered(view: Omit<OutcomeView, 'answer'>, asked: AskedRequest): OutcomeView {
+  return { ...view, answer: answerFor(view, asked) };
+}
+
 function outcome(verdict: 'verified' | 'rejected'): OutcomeView {
   const ns = 'org.iso.18013.5.1';
-  return {
+  return answered({
     verdict,
     reasons: verdict === 'verified' ? [] : ['issuer_authentication_invalid'],
     response: {
@@ -132,7 +153,7 @@ function outcome(verdict: 'verified' | 'rejected'): OutcomeView {
     errors: {},
     warnings: {},
     source: 'complete',
-  };
+  }, AGE_21);
 }
 
 const MDL = 'org.iso.18013.5.1';
@@ -170,7 +191,7 @@ export function identityResponse(portrait: string): OutcomeView['response'] {
 
 /** A verified identity outcome with this portrait (base64 of JPEG or JPEG 2000 bytes, or anything else). */
 export function identityOutcome(portrait: string): OutcomeView {
-  return {
+  return answered({
     verdict: 'verified',
     reasons: [],
     response: identityResponse(portrait),
@@ -180,17 +201,41 @@ export function identityOutcome(portrait: string): OutcomeView {
     errors: {},
     warnings: { validity: ['the document expires within 90 days'] },
     source: 'complete',
-  };
+  }, IDENTITY);
+}
+
+/** A verified identity outcome whose holder withheld the photo and the licence number. */
+function identityMissing(): OutcomeView {
+  const response = identityResponse('');
+  const mdl = { ...(response[MDL] ?? {}) };
+  delete mdl.portrait;
+  delete mdl.document_number;
+  return answered({ ...identityOutcome(''), response: { [MDL]: mdl } }, IDENTITY);
+}
+
+/** The holder declined on the phone: nothing checked, nothing disclosed (the mock backend's shape). */
+function declinedOutcome(): OutcomeView {
+  return answered({
+    verdict: 'rejected',
+    reasons: ['nothing_shared', 'errors_reported', 'issuer_authentication_unchecked', 'device_authentication_unchecked'],
+    response: {},
+    docTypes: [],
+    issuerAuthentication: 'Unchecked',
+    deviceAuthentication: 'Unchecked',
+    errors: { session: ['the holder ended the session without a response (SessionData status 20): declined on the phone, or the wallet failed'] },
+    warnings: {},
+    source: 'complete',
+  }, AGE_21);
 }
 
 /** An age-only disclosure (what the default `age_over_21` profile asks for). */
 function ageOutcome(statements: Record<string, boolean>): OutcomeView {
-  return { ...outcome('verified'), response: { [MDL]: { ...statements, portrait: fixturePortraitBase64() } } };
+  return answered({ ...outcome('verified'), response: { [MDL]: { ...statements, portrait: fixturePortraitBase64() } } }, AGE_21);
 }
 
 /** A rejected identity outcome with several reasons, the backend's errors by category, and a warning. */
 function rejectedWithReasons(): OutcomeView {
-  return {
+  return answered({
     ...identityOutcome(fixturePortraitBase64()),
     verdict: 'rejected',
     reasons: ['errors_reported', 'issuer_authentication_invalid', 'device_authentication_unchecked', 'revocation_status_unknown'],
@@ -203,7 +248,7 @@ function rejectedWithReasons(): OutcomeView {
     },
     warnings: { device_authentication: ['the phone did not sign the session transcript'] },
     source: 'recovered',
-  };
+  }, IDENTITY);
 }
 
 /** The virtual wallet's face as a JPEG 2000 (JP2) file, base64: the screen decodes it in its wasm worker. */
@@ -224,6 +269,10 @@ function undecodablePortraitBase64(): string {
  * identifiers, a portrait that is a number, and a "verified" verdict contradicted by errors.
  */
 export function hostileOutcome(): OutcomeView {
+  return answered(hostileParts(), { namespaces: BUILT_IN_PROFILES.full?.namespaces ?? {} });
+}
+
+function hostileParts(): Omit<OutcomeView, 'answer'> {
   let deep: unknown = 'bottom';
   for (let i = 0; i < 40; i++) deep = { level: deep };
   const longToken = `x${'0123456789abcdef'.repeat(30)}`;
@@ -275,6 +324,7 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
         bleCentral: { usable: true },
         blePeripheral: { usable: false, reason: 'not_configured' },
       },
+      backend: 'connected',
       at: now,
     },
     profiles: [
@@ -296,19 +346,30 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
   switch (name) {
     case 'disconnected':
     case 'starting':
-      return view({ phase: 'starting', prompt: 'starting' });
+      return view({ phase: 'starting', prompt: 'starting', backend: 'connecting' });
     case 'connecting':
-      return { ...view({ phase: 'connecting', prompt: 'connecting' }), session: { state: 'none', createdAt: null, expiresAt: null } };
+      return { ...view({ phase: 'connecting', prompt: 'connecting', backend: 'connecting' }), session: { state: 'none', createdAt: null, expiresAt: null } };
     case 'offline':
       return {
-        ...view({ phase: 'offline', prompt: 'offline', error: { code: 'backend_unavailable', detail: 'POST /sessions: connect ECONNREFUSED 127.0.0.1:8443 (retry in 8 s)', retryable: true } }),
+        ...view({ phase: 'offline', prompt: 'offline', backend: 'offline', error: { code: 'backend_unavailable', detail: 'POST /sessions: connect ECONNREFUSED 127.0.0.1:8443 (retry in 8 s)', retryable: true } }),
         session: { state: 'none', createdAt: null, expiresAt: null },
       };
     case 'config_error':
       return {
-        ...view({ phase: 'config_error', prompt: 'config_error', error: { code: 'config_error', detail: 'the backend refused the API key (401 Unauthorized)', retryable: false } }),
+        ...view({ phase: 'config_error', prompt: 'config_error', backend: 'needs_staff', error: { code: 'config_error', detail: 'the backend refused the API key (401 Unauthorized)', retryable: false } }),
         session: { state: 'none', createdAt: null, expiresAt: null },
       };
+    case 'cannot_verify':
+      // No Bluetooth adapter on this computer: nothing can work, whatever the reader does.
+      return view({
+        phase: 'cannot_verify',
+        prompt: 'cannot_verify',
+        devices: { ...base.view.devices, bleCentral: { usable: false, reason: 'no_adapter' }, blePeripheral: { usable: false, reason: 'no_adapter' } },
+        error: { code: 'ble_unavailable', detail: 'no Bluetooth role is usable (Bluetooth central no_adapter, peripheral no_adapter)', retryable: false },
+      });
+    case 'ready_no_nfc':
+      // No NFC reader: only the QR code is offered.
+      return { ...view({ devices: { ...base.view.devices, nfc: { usable: false, reason: 'no_reader' } } }), camera: { ...base.camera, scanning: true, state: 'active' } };
     case 'ready':
       return { ...base, camera: { ...base.camera, scanning: true, state: 'active' } };
     case 'ready_es':
@@ -350,11 +411,15 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
     case 'result_undetermined':
       // A result recovered with GET /sessions/{id} that does not say whether the document is authentic.
       return {
-        ...view({ phase: 'result', prompt: 'undetermined', transport: 'qr', role: 'central', profile: 'age_over_21', progress: { step: 4, apdus: 0, bleMessages: 48 }, outcome: { ...ageOutcome({ age_over_21: true }), verdict: 'undetermined', reasons: ['issuer_authentication_not_reported', 'device_authentication_not_reported'], issuerAuthentication: null, deviceAuthentication: null, source: 'recovered' } }),
+        ...view({ phase: 'result', prompt: 'undetermined', transport: 'qr', role: 'central', profile: 'age_over_21', progress: { step: 4, apdus: 0, bleMessages: 48 }, outcome: answered({ ...ageOutcome({ age_over_21: true }), verdict: 'undetermined', reasons: ['issuer_authentication_not_reported', 'device_authentication_not_reported'], issuerAuthentication: null, deviceAuthentication: null, source: 'recovered' }, AGE_21) }),
         clearsAt: now + 30_000,
       };
     case 'result_portrait_undecodable':
       return identityResult(base, now, undecodablePortraitBase64());
+    case 'result_declined':
+      return { ...view({ phase: 'result', prompt: 'rejected', transport: 'nfc', role: 'central', progress: { step: 4, apdus: 12, bleMessages: 9 }, outcome: declinedOutcome() }), clearsAt: now + 30_000 };
+    case 'result_identity_missing':
+      return { ...view({ phase: 'result', prompt: 'verified', transport: 'qr', role: 'central', profile: 'identity', progress: { step: 4, apdus: 0, bleMessages: 30 }, outcome: identityMissing() }), clearsAt: now + 30_000 };
     case 'result_hostile':
       return { ...view({ phase: 'result', prompt: 'verified', transport: 'qr', role: 'peripheral', profile: 'full', progress: { step: 4, apdus: 0, bleMessages: 60 }, outcome: hostileOutcome() }), clearsAt: null };
     case 'error_timeout':
@@ -370,8 +435,10 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
       return { ...view({ phase: 'error', prompt: 'try_again', transport: 'qr', error: { code: 'ble_link_lost', detail: 'peripheral disconnected before the response was complete', retryable: true } }), clearsAt: now + 6_000 };
     case 'remove_phone':
       return view({ phase: 'remove_phone', prompt: 'remove_phone', transport: 'nfc' });
+    case 'remove_to_retry':
+      return view({ phase: 'remove_phone', prompt: 'remove_to_retry', transport: 'nfc' });
     case 'stopped':
-      return { ...view({ phase: 'stopped', prompt: 'stopped' }), session: { state: 'none', createdAt: null, expiresAt: null } };
+      return { ...view({ phase: 'stopped', prompt: 'stopped', backend: 'stopped' }), session: { state: 'none', createdAt: null, expiresAt: null } };
     case 'staff_pin':
       return base;
     case 'settings':
@@ -460,6 +527,7 @@ const FAKE_KIOSK_SOURCE = String.raw`
       return Promise.resolve({ accepted: true }); },
     next: function (a) { record('next', a); return Promise.resolve(ok); },
     retry: function (a) { record('retry', a); return Promise.resolve(ok); },
+    cancel: function (a) { record('cancel', a); return Promise.resolve({ cancelled: !!state && state.view.phase === 'awaiting_card' }); },
     setLanguage: function (a) { record('setLanguage', a); if (state) setState(Object.assign({}, state, { language: a.language })); return Promise.resolve(ok); },
     reportCamera: function (a) { record('reportCamera', { state: a.state });
       // As the service does: the status bar shows what the screen last reported of the camera.

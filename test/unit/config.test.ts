@@ -41,6 +41,7 @@ describe('defaults', () => {
       allowInsecure: false,
       createSessionBody: {},
       maxMessageBytes: 16 * 1024 * 1024,
+      proxy: { useEnvironment: true },
       tls: {},
     });
     expect(config.session).toEqual({
@@ -193,6 +194,7 @@ describe('the app section (desktop application)', () => {
       startAtLogin: false,
       restartBy: 'self',
       devTools: false,
+      hardwareAcceleration: true,
       allowBasicTextSecrets: false,
       updates: { enabled: false, channel: 'latest', checkEveryMinutes: 240 },
       logs: { retentionDays: 14, maxFileMegabytes: 10 },
@@ -206,10 +208,11 @@ describe('the app section (desktop application)', () => {
       startAtLogin: true,
       restartBy: 'supervisor',
       devTools: true,
+      hardwareAcceleration: false,
       allowBasicTextSecrets: true,
       updates: { enabled: true, url: 'https://updates.example.com/mdl-kiosk/', channel: 'pilot-2', checkEveryMinutes: 15, maintenanceWindow: '23:30-01:15' },
       logs: { retentionDays: 365, maxFileMegabytes: 100 },
-      health: { everySeconds: 3_600 },
+      health: { everySeconds: 3_600, metricsFile: '/var/lib/node_exporter/textfile_collector/mdl_kiosk.prom' },
     };
     expect(parseConfig({ app }).app).toEqual(app);
   });

@@ -323,6 +323,8 @@ export const PRODUCTION_LOADS: readonly { readonly id: string; readonly how: 'im
   { id: 'pino-roll', how: 'import' },
   { id: 'undici', how: 'import' },
   { id: 'ws', how: 'import' },
+  { id: 'https-proxy-agent', how: 'import' },
+  { id: 'tar', how: 'import' },
   { id: 'electron-updater', how: 'import' },
   { id: 'smartcard', how: 'require' },
   { id: '@stoprocent/noble/lib/noble', how: 'require' },

@@ -14,6 +14,7 @@ import type { VerificationReport } from '../../src/kiosk/kiosk.js';
 import { DEFAULT_HOLDER_DATA, summarisePhoneOutcome, type PhoneOutcomeSummary, type PhoneSettingsChange, type VirtualNfcTag } from '../../src/qa/index.js';
 import { drawPortraitJpeg, drawPortraitJpeg2000 } from '../../src/qa/sim/virtual-wallet/index.js';
 import { availabilityWhen } from '../../test/support/availability-wait.js';
+import { describeHciPlan, HCI_EVERY, HciLane, planHciRun } from './hci-lane.js';
 import { judge, NO_FACTS, type HolderTruth, type RunFacts } from './oracle.js';
 import { describePlan, FAULT_WEIGHTS, planRun, type Fault, type FaultKind, type RunPlan } from './plan.js';
 import { Progress, type Goal } from './progress.js';
@@ -125,6 +126,10 @@ export class Soak {
   private wedged = 0;
   private faults = 0;
   private printedTrails = 0;
+  /** The HCI lane (hci-lane.ts): a second counter on BlueZ's emulated controllers, one run every HCI_EVERY. */
+  private hci: HciLane | undefined;
+  private hciRuns = 0;
+  private hciOk = 0;
   /** The counter came up (else there is nothing to search or stop). */
   private stackStarted = false;
   private snapshotTaken = false;
@@ -232,6 +237,10 @@ export class Soak {
     this.scanner.addBytes('portrait bytes', middleSlice(portraits.jpeg2000));
     const selfTest = this.scanner.selfTest(middleSlice(portraits.jpeg), 'c2VsZi10ZXN0LXNlY3JldC0wMTIzNDU2Nzg5YWI');
     if (selfTest.length > 0) throw new Error(`the secrets search fails its self-test: ${selfTest.join('; ')}`);
+    this.hci = await HciLane.start((line) => this.scanner.scan('hci kiosk log', line));
+    const hciKey = this.hci.apiKey;
+    if (hciKey !== undefined) this.scanner.addText('API key', hciKey);
+    this.hci.onClientSecret((secret) => this.scanner.addSecret(secret));
     await this.watch.ready(30_000);
   }
 
@@ -557,7 +566,7 @@ export class Soak {
           await sleep(fault.afterMs);
           if (this.reported) return;
           this.note('  the radio link drops');
-          phone.device.dropLinks('soak: link dropped');
+          this.stack.counter.radioRig?.phone.device.dropLinks('soak: link dropped');
         })
         .catch(() => undefined);
       background.push(dropped);
@@ -686,6 +695,23 @@ export class Soak {
     for (const line of this.trail.lines()) this.print(`    ${line}`);
   }
 
+  /** One verification on the HCI lane; a wrong outcome is a failed run like any other. */
+  private async runHci(index: number): Promise<void> {
+    const lane = this.hci;
+    if (!lane) return;
+    const plan = planHciRun(this.options.seed, index);
+    this.note(`run #${index} + ${describeHciPlan(plan)}`);
+    const result = await lane.runOne(plan).catch((e: unknown) => ({ ok: false, problem: `the HCI run failed: ${errorText(e)}` }));
+    this.hciRuns++;
+    if (result.ok) {
+      this.hciOk++;
+      return;
+    }
+    this.failed++;
+    this.problems.push(`run #${index} ${describeHciPlan(plan)}: ${result.problem ?? 'failed'}`);
+    this.print(`\nFAILED HCI run after #${index} (seed ${this.options.seed}): ${describeHciPlan(plan)}: ${result.problem ?? 'failed'}`);
+  }
+
   async run(): Promise<SoakSummary> {
     const started = performance.now();
     const onRejection = (reason: unknown): void => {
@@ -721,6 +747,7 @@ export class Soak {
         if (result.wedged) this.wedged++;
         if (result.ok) this.ok++;
         else this.failRun(plan, result.problem ?? 'failed');
+        if (this.hci && index % HCI_EVERY === 0) await this.runHci(index);
         if (this.runs % this.options.sampleEvery === 0) this.sample();
         this.progress.update({ done: this.runs, ok: this.ok, failed: this.failed, faults: this.faults });
         if (this.failed >= this.options.maxFailures) {
@@ -747,6 +774,7 @@ export class Soak {
       this.watch.dispose();
       this.stopSessionWatch?.();
       await this.stack.stop().catch((e: unknown) => this.problems.push(`stopping the stack: ${errorText(e)}`));
+      await this.hci?.stop().catch((e: unknown) => this.problems.push(`stopping the HCI lane: ${errorText(e)}`));
     } else if (aborted !== undefined) {
       this.print(`soak: the counter did not come up: ${aborted}`);
     }
@@ -784,6 +812,7 @@ export class Soak {
         .map(([k, t]) => `${k} ${(t.total / t.n / 1000).toFixed(2)}/${(t.max / 1000).toFixed(1)}`)
         .join(', ')}`,
     );
+    this.print(`HCI lane (BlueZ's emulated controllers, one verification every ${HCI_EVERY} runs): ${this.hciOk} of ${this.hciRuns} as expected`);
     this.print(`results: ${[...this.resultTally].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ')}`);
     this.print(`back to ready (ms): median ${percentile(sorted, 50).toFixed(0)}, p95 ${percentile(sorted, 95).toFixed(0)}, max ${this.maxBackToReady.toFixed(0)} (bound ${this.options.readyBoundMs})`);
     const b = resources.baseline;
@@ -813,7 +842,7 @@ export class Soak {
     this.options.stdout.write(
       `RESULT runs=${this.runs} outcomes_ok=${this.ok} wedged=${this.wedged} max_back_to_ready_ms=${this.maxBackToReady.toFixed(0)} ` +
         `rss_growth_mb=${fmt(g.rssMb, 1)} heap_growth_mb=${fmt(g.heapMb, 1)} fd_growth=${fmt(g.fds, 0)} listener_growth=${fmt(g.listeners, 0)} ` +
-        `timer_growth=${fmt(g.timers, 0)} faults=${this.faults} seed=${seed}\n`,
+        `timer_growth=${fmt(g.timers, 0)} faults=${this.faults} hci_runs=${this.hciRuns} hci_ok=${this.hciOk} seed=${seed}\n`,
     );
     return {
       runs: this.runs,

@@ -7,7 +7,7 @@
  * bound, resources must come back, and nothing it writes may hold a secret or the holder's data.
  * Progress goes to stderr; the last lines on stdout are `SECRETS hits=… searched_bytes=…` and
  * `RESULT runs=… outcomes_ok=… wedged=… max_back_to_ready_ms=… rss_growth_mb=… heap_growth_mb=…
- * fd_growth=… listener_growth=… timer_growth=… faults=… seed=…`. Exit status 1 on a wrong outcome, a
+ * fd_growth=… listener_growth=… timer_growth=… faults=… hci_runs=… hci_ok=… seed=…`. Exit status 1 on a wrong outcome, a
  * wedge, a leak over its bound or a secret found (the seed and the event trail are printed), 2 on bad
  * arguments. What it does, the faults, the bounds and how to run it for a night: docs/soak.md.
  */

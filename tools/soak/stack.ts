@@ -158,7 +158,8 @@ export async function startSoakStack(options: SoakStackOptions): Promise<SoakSta
       log: { level: options.logLevel },
     });
     const log = createLogger({ level: config.log.level, name: 'mdl-kiosk' }, { write: (line: string) => options.onLogLine(line) });
-    const rig = counter.rig;
+    const rig = counter.radioRig;
+    if (!rig) throw new Error('the soak counter is not on the virtual radio');
     const noble = createVirtualNoble(rig.central.device);
     const bleno = createVirtualBleno(rig.peripheral.device);
     const devices = await createConfiguredDevices(config, log, { nfc: 'pcsc', loadBle: (o) => virtualPlatformBle(noble, bleno, o) });

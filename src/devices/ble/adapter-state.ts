@@ -1,5 +1,6 @@
 /** Availability of a BLE adapter, shared by the noble and bleno adapters. */
 import type { Availability } from '../ports.js';
+import { AvailabilityNotifier } from '../shared/availability.js';
 
 const ABSENT = new Set(['no_adapter', 'unsupported_platform']);
 
@@ -10,4 +11,83 @@ const ABSENT = new Set(['no_adapter', 'unsupported_platform']);
  */
 export function nextAvailability(previous: Availability, next: Availability): Availability {
   return next.reason === 'powered_off' && previous.reason !== undefined && ABSENT.has(previous.reason) ? previous : next;
+}
+
+/**
+ * How long an adapter that is coming up may report itself switched off before the kiosk believes it. The
+ * hci bindings report `poweredOff` while the controller has not answered its reset yet (over a UART the
+ * device is down until then: `poweredOff`, then `poweredOn` some 20 ms later), and so does an adapter the
+ * OS is resetting or a USB dongle still enumerating; 3 s is far above those and short enough that a
+ * switched-off adapter is named as such before a customer waits on it.
+ */
+export const ADAPTER_SETTLE_MS = 3_000;
+
+const COMING_UP: Availability = { usable: false, reason: 'starting', detail: 'the Bluetooth adapter is coming up (it reports powered off until its controller answers)' };
+
+/**
+ * An adapter's availability from its library's state, with the start-up rule: until the adapter has
+ * reached a settled state (on, unauthorized, absent, or off for `settleMs`), `powered_off` reads as
+ * `starting`, since it is not yet known to be switched off. Start-up and `resetting` begin such a window.
+ */
+export class AdapterAvailability {
+  private readonly notifier: AvailabilityNotifier;
+  private settled = false;
+  private comingUpSince: number;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    /** The library's current state, mapped (`availabilityOf`, `blenoAvailability`). */
+    private readonly read: () => Availability,
+    private readonly settleMs = ADAPTER_SETTLE_MS,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.comingUpSince = now();
+    this.notifier = new AvailabilityNotifier(this.next(read()));
+  }
+
+  get current(): Availability {
+    return this.notifier.current;
+  }
+
+  onChange(listener: (availability: Availability) => void): () => void {
+    return this.notifier.onChange(listener);
+  }
+
+  /** The library reported a state change. */
+  update(): void {
+    this.notifier.set(this.next(this.read()));
+  }
+
+  /** Stops the settle timer (the adapter is closing). */
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private next(raw: Availability): Availability {
+    const previous = this.notifier as AvailabilityNotifier | undefined;
+    if (raw.reason === 'starting') {
+      // unknown or resetting: a new start-up window
+      this.settled = false;
+      this.comingUpSince = this.now();
+      return raw;
+    }
+    if (raw.reason === 'powered_off' && !this.settled) {
+      const left = this.settleMs - (this.now() - this.comingUpSince);
+      if (left > 0) {
+        if (this.timer === undefined) {
+          this.timer = setTimeout(() => {
+            this.timer = undefined;
+            this.update();
+          }, left);
+          this.timer.unref();
+        }
+        return COMING_UP;
+      }
+    }
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    return previous ? nextAvailability(previous.current, raw) : raw;
+  }
 }

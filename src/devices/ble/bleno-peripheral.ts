@@ -26,6 +26,9 @@
  *   the stack through the subscription's own update callback (`Characteristic.notify(data, 0)` would go
  *   to every connection: handle 0 is falsy) and resolves on the next turn; calls run one at a time, in
  *   call order;
+ * - flush: resolves once every notification handed to bleno has left its hci ACL queue and the controller
+ *   completed it (hci-acl.ts); the core calls it after `complete`, before teardown, so the end byte is not
+ *   overtaken by the disconnect;
  * - teardown: stop advertising, disconnect the phone, `setServices([])`, remove every listener; each
  *   step bounded, so a dead adapter cannot hang `close()`. The next session re-advertises on the same
  *   bleno instance.
@@ -46,10 +49,10 @@ import {
   type PeripheralEvent,
 } from '../ports.js';
 import { abortable, abortedError, errorMessage, isAborted } from '../shared/abort.js';
-import { AvailabilityNotifier } from '../shared/availability.js';
 import { safeCall } from '../shared/safe-call.js';
-import { nextAvailability } from './adapter-state.js';
+import { AdapterAvailability } from './adapter-state.js';
 import { awaitEvent, blenoAvailability, blenoUuid } from './bleno-support.js';
+import { hciOf, MAX_UNSENT_ACL_PACKETS, whenAclBelow, whenAclDrained } from './hci-acl.js';
 import type {
   Bleno,
   BlenoCharacteristic,
@@ -83,16 +86,16 @@ export interface BlenoPeripheralOptions {
 }
 
 export class BlenoPeripheral implements BlePeripheral {
-  private readonly state: AvailabilityNotifier;
+  private readonly state: AdapterAvailability;
   private session: BlenoSession | undefined;
   private closed = false;
-  private readonly onStateChange = (): void => this.state.set(nextAvailability(this.state.current, this.current()));
+  private readonly onStateChange = (): void => this.state.update();
 
   constructor(
     private readonly bleno: Bleno,
     private readonly options: BlenoPeripheralOptions = {},
   ) {
-    this.state = new AvailabilityNotifier(this.current());
+    this.state = new AdapterAvailability(() => this.current());
     // Adding the first `stateChange` listener is what makes bleno call its bindings' init().
     bleno.on('stateChange', this.onStateChange);
   }
@@ -141,6 +144,7 @@ export class BlenoPeripheral implements BlePeripheral {
   async close(): Promise<void> {
     this.closed = true;
     this.bleno.removeListener('stateChange', this.onStateChange);
+    this.state.dispose();
     await this.session?.close();
   }
 }
@@ -223,6 +227,15 @@ class BlenoSession implements BlePeripheralSession {
   /** Read afresh after an await (TypeScript keeps an earlier narrowing). */
   private get isClosed(): boolean {
     return this.closed;
+  }
+
+  /** Closed (a method: a check after an await must not be narrowed away). */
+  private stoppedSince(): boolean {
+    return this.closed;
+  }
+
+  private get currentPhone(): BlenoConnection | undefined {
+    return this.phone;
   }
 
   async start(signal: AbortSignal): Promise<void> {
@@ -425,6 +438,10 @@ class BlenoSession implements BlePeripheralSession {
     // bleno's subscription gives ATT_MTU − 3; hci would truncate a longer value silently (ble.md §3.2).
     const tooLarge = BleValueTooLargeError.check('notification', data.length, subscription.maxValueSize + 3);
     if (tooLarge) throw tooLarge;
+    // Room in the stack first (hci: a few packets queued for the phone at most, hci-acl.ts).
+    const phone = this.phone;
+    if (typeof phone === 'number') await whenAclBelow(hciOf(this.bleno), phone, MAX_UNSENT_ACL_PACKETS, signal);
+    if (this.stoppedSince() || this.currentPhone === undefined || !this.subscriptions.has(served.key)) throw new Error('BLE peripheral session closed');
     try {
       subscription.update(Buffer.from(data));
     } catch (e) {
@@ -433,6 +450,17 @@ class BlenoSession implements BlePeripheralSession {
     // Handed to the stack (hci queues it for the controller; there is no completion to wait for).
     // The next turn lets the phone's packets in between two notifications of a long message.
     await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+
+  /**
+   * Everything notified so far has left bleno: its `update` call only queues (hci's ACL queue waits for
+   * the controller's buffers), and a disconnect would overtake that queue.
+   */
+  async flush(signal: AbortSignal): Promise<void> {
+    await this.notifyChain;
+    const phone = this.phone;
+    if (this.closed || typeof phone !== 'number') return;
+    await whenAclDrained(hciOf(this.bleno), phone, signal);
   }
 
   close(): Promise<void> {

@@ -12,14 +12,13 @@
  *   abort error; either way nothing stays connected, scanning or listening;
  * - the ATT MTU is requested large (517, hci only) and reported as ATT_MTU on every binding.
  */
-import type { AdapterState, Noble, Peripheral } from '@stoprocent/noble';
+import type { Noble, Peripheral } from '@stoprocent/noble';
 import { BleSetupError, type Availability, type BleCentral, type BleCentralHandlers, type BleCentralLink, type GattProfile } from '../ports.js';
 import { DeviceAbortError, abortedError, errorMessage } from '../shared/abort.js';
-import { AvailabilityNotifier } from '../shared/availability.js';
 import { dropEventsForForgottenPeripherals, forgetPeripheral } from './noble-cache.js';
 import { NobleCentralLink } from './noble-link.js';
 import { scanFor } from './noble-scan.js';
-import { nextAvailability } from './adapter-state.js';
+import { AdapterAvailability } from './adapter-state.js';
 import { availabilityOf, defaultBindingKind, type NobleBindingKind } from './noble-support.js';
 import { nobleUuid } from './uuid.js';
 import { bounded, delay } from './wait.js';
@@ -67,8 +66,8 @@ class ConnectTimeout extends Error {}
 export class NobleCentral implements BleCentral {
   private readonly binding: NobleBindingKind;
   private readonly settings: typeof DEFAULTS;
-  private readonly notifier: AvailabilityNotifier;
-  private readonly onStateChange = (state: AdapterState): void => this.notifier.set(nextAvailability(this.notifier.current, availabilityOf(state, this.binding)));
+  private readonly notifier: AdapterAvailability;
+  private readonly onStateChange = (): void => this.notifier.update();
 
   constructor(
     private readonly noble: Noble,
@@ -88,8 +87,8 @@ export class NobleCentral implements BleCentral {
     // Forgetting peripherals (noble-cache.ts) must not turn a late GATT result into a crash.
     dropEventsForForgottenPeripherals(noble);
     // The first stateChange listener starts noble's bindings (on the next tick); state is 'unknown' till then.
+    this.notifier = new AdapterAvailability(() => availabilityOf(this.noble.state, this.binding));
     noble.on('stateChange', this.onStateChange);
-    this.notifier = new AvailabilityNotifier(availabilityOf(noble.state, this.binding));
   }
 
   availability(): Availability {
@@ -103,6 +102,7 @@ export class NobleCentral implements BleCentral {
   /** Stops following noble's state (the only listener the adapter keeps between connects). */
   dispose(): void {
     this.noble.removeListener('stateChange', this.onStateChange);
+    this.notifier.dispose();
   }
 
   async connect(profile: GattProfile, handlers: BleCentralHandlers, signal: AbortSignal): Promise<BleCentralLink> {
@@ -119,7 +119,7 @@ export class NobleCentral implements BleCentral {
     const { binding } = this;
     const { gattTimeoutMs, closeTimeoutMs } = this.settings;
     const forget = (): void => forgetPeripheral(this.noble, peripheral.id);
-    const link = new NobleCentralLink(peripheral, profile, handlers, { binding, gattTimeoutMs, closeTimeoutMs, forget });
+    const link = new NobleCentralLink(peripheral, profile, handlers, { binding, gattTimeoutMs, closeTimeoutMs, forget, noble: this.noble });
     try {
       await link.setUp(signal);
       return link;

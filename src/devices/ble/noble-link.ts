@@ -8,6 +8,7 @@ import { BleSetupError, BleValueTooLargeError, type BleCentralHandlers, type Ble
 import { abortedError } from '../shared/abort.js';
 import { NOBLE_PROPERTY_OF, disconnectReasonText, normaliseMtu, profileEntries, type NobleBindingKind } from './noble-support.js';
 import { nobleUuid, sameUuid, uuidKey } from './uuid.js';
+import { hciOf, MAX_UNSENT_ACL_PACKETS, whenAclBelow, whenAclDrained } from './hci-acl.js';
 import { bounded, settleWithin } from './wait.js';
 
 export interface NobleLinkOptions {
@@ -18,6 +19,8 @@ export interface NobleLinkOptions {
   readonly closeTimeoutMs: number;
   /** Called once the link is released, to drop the peripheral from noble's cache (noble-cache.ts). */
   readonly forget?: () => void;
+  /** The noble instance, for its hci binding's ACL queue (hci-acl.ts); absent: flush only awaits the writes. */
+  readonly noble?: object;
 }
 
 interface Target {
@@ -108,7 +111,10 @@ export class NobleCentralLink implements BleCentralLink {
     if (signal?.aborted) return Promise.reject(abortedError('BLE write'));
     const bytes = Buffer.from(data); // the caller may reuse its buffer once the call returns
     let abandoned = false;
-    const run = this.tail.then(() => {
+    const run = this.tail.then(async () => {
+      // Room in the stack first (hci: a few packets queued for this link at most, hci-acl.ts): noble takes
+      // any number of Write Commands at once, and the relay would hand it every queued ble_write in one go.
+      await whenAclBelow(this.hci, this.handle(), MAX_UNSENT_ACL_PACKETS, signal);
       if (abandoned) throw abortedError('BLE write');
       if (this.closed) throw linkClosed();
       if (this.dropReason !== undefined) throw new Error(`BLE link lost: ${this.dropReason}`);
@@ -135,6 +141,26 @@ export class NobleCentralLink implements BleCentralLink {
         },
       );
     });
+  }
+
+  /** Every write taken so far has left noble (hci: out of its ACL queue, completed by the controller). */
+  async flush(signal: AbortSignal): Promise<void> {
+    await this.tail;
+    if (this.closed || this.peripheral.state !== 'connected') return;
+    await whenAclDrained(this.hci, this.handle(), signal);
+  }
+
+  private get hci(): object | undefined {
+    return this.options.noble === undefined ? undefined : hciOf(this.options.noble);
+  }
+
+  /** The link's HCI connection handle in noble's hci binding (undefined on other bindings). */
+  private handle(): number | undefined {
+    const { noble } = this.options;
+    const bindings: unknown = noble === undefined ? undefined : Reflect.get(noble, '_bindings');
+    const handles: unknown = typeof bindings === 'object' && bindings !== null ? Reflect.get(bindings, '_handles') : undefined;
+    const handle: unknown = typeof handles === 'object' && handles !== null ? Reflect.get(handles, this.peripheral.id) : undefined;
+    return typeof handle === 'number' ? handle : undefined;
   }
 
   async close(): Promise<void> {

@@ -79,5 +79,6 @@ export async function centralTransfer(transfer: BleTransfer, mode: BleMode): Pro
   transfer.connected('central');
   attempt.ctx.log.info({ event: 'ble_connected', role: 'central', mtu: link.mtu ?? null }, 'BLE connected');
   for (const message of early.splice(0)) transfer.sendBle(message);
-  return transfer.transferLoop('central', (uuid, data, signal) => link.write(uuid, data, signal));
+  const flush = link.flush?.bind(link);
+  return transfer.transferLoop('central', (uuid, data, signal) => link.write(uuid, data, signal), flush);
 }

@@ -68,7 +68,8 @@ export async function peripheralTransfer(transfer: BleTransfer, mode: BleMode): 
     return transfer.reportSetupFailure('peripheral', `no phone connected within ${bleSetupMs} ms`);
   }
   const connected = session;
-  return transfer.transferLoop('peripheral', (uuid, data, signal) => connected.notify(uuid, data, signal));
+  const flush = connected.flush?.bind(connected);
+  return transfer.transferLoop('peripheral', (uuid, data, signal) => connected.notify(uuid, data, signal), flush);
 }
 
 /** The phone's GATT events, in order; a read holds the queue until its response is back. */

@@ -30,8 +30,27 @@ const STATE_END = 0x02;
  *   request, so a few hundred of either is far past any honest phone.
  */
 export const MAX_OUTBOUND_BUFFERED_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The largest ATT_MTU phones negotiate (Android asks 517: a 512-byte value plus the 5-byte header of a
+ * Prepare Write). A value from the phone is relayed when one ATT PDU of such a link can carry it
+ * (ATT_MTU − 3 = 514 bytes), even above the 512-byte attribute maximum: Android before 13 and early wallet
+ * builds sent ATT_MTU − 3 anyway, and judging the data is the backend's job (docs/ble-limits.md). The
+ * bound does not use the MTU a stack reports for the link: a value the stack delivered did fit the link,
+ * and a reported MTU can be late or normalised differently per platform.
+ */
+export const MAX_PHONE_ATT_MTU = 517;
+/** The longest value from the phone that is relayed (one PDU of the largest link). */
+export const MAX_PHONE_VALUE_BYTES = MAX_PHONE_ATT_MTU - 3;
 export const MAX_QUEUED_PHONE_EVENTS = 1_024;
 export const MAX_EARLY_NOTIFICATIONS = 256;
+
+/**
+ * How long a verification waits for an offered role whose adapter is still coming up (`starting`) before it
+ * picks a mode. The adapters settle within 3 s (ADAPTER_SETTLE_MS: an adapter still off then is
+ * `powered_off`); this bound is above that, and also bounded by `bleSetupMs`.
+ */
+export const ADAPTER_STARTING_WAIT_MS = 4_000;
 
 type CharacteristicName = 'state' | 'c2s' | 's2c' | 'ident';
 export interface KnownCharacteristic {
@@ -41,6 +60,9 @@ export interface KnownCharacteristic {
 
 /** Delivers one `ble_write` to the phone: a write (central) or a notification (peripheral). */
 export type Deliver = (uuid: string, data: Uint8Array, signal: AbortSignal) => Promise<void>;
+
+/** Waits until what was delivered has left the Bluetooth stack (the port's optional `flush`). */
+export type Flush = (signal: AbortSignal) => Promise<void>;
 
 /** Answers the phone's pending read; set from `ble_read_request` until its response arrives. */
 export interface PendingRead {
@@ -69,6 +91,7 @@ export class BleTransfer {
   private answerSeen = false;
   private completion: Outcome | undefined;
   private lastActivity = 0;
+  private warnedAboveMaximum = false;
   readonly pendingRead: PendingRead = { current: undefined };
 
   constructor(readonly attempt: Attempt) {}
@@ -76,8 +99,10 @@ export class BleTransfer {
   async run(modes: BleMode[]): Promise<RunResult> {
     const { attempt } = this;
     attempt.progress('ble_connecting', 'connecting_phone', 2);
-    const chosen = modes.find((mode) => this.usable(mode.role).usable);
     attempt.quiet('ble_connected not sent yet');
+    // Checked first: with nothing starting the setup begins in this very turn, as it always did.
+    if (this.anyStarting(modes)) await this.whileStarting(modes);
+    const chosen = modes.find((mode) => this.usable(mode.role).usable);
     if (!chosen) {
       const first = modes[0] as BleMode; // the schema requires at least one mode
       const why = (['central', 'peripheral'] as const).map((role) => `${role} ${this.usable(role).reason}`).join(', ');
@@ -87,6 +112,44 @@ export class BleTransfer {
     attempt.role = chosen.role;
     attempt.ctx.log.info({ event: 'ble_mode_chosen', role: chosen.role, offered: modes.length }, 'BLE mode chosen');
     return chosen.role === 'central' ? centralTransfer(this, chosen) : peripheralTransfer(this, chosen);
+  }
+
+  /**
+   * An adapter that is coming up is neither usable nor unusable yet: wait (bounded) until no offered role
+   * is `starting`, so that a scan landing while the adapter starts is not refused as `powered_off` or
+   * passed to a later mode.
+   */
+  private anyStarting(modes: readonly BleMode[]): boolean {
+    return modes.some((m) => this.usable(m.role).reason === 'starting');
+  }
+
+  private async whileStarting(modes: readonly BleMode[]): Promise<void> {
+    const { attempt } = this;
+    const { timeouts } = attempt.ctx;
+    const starting = (): boolean => this.anyStarting(modes);
+    const waitMs = Math.min(ADAPTER_STARTING_WAIT_MS, timeouts.bleSetupMs);
+    attempt.ctx.log.info({ event: 'ble_adapter_starting', waitMs }, 'a Bluetooth adapter is coming up: waiting for it');
+    let poll: NodeJS.Timeout | undefined;
+    try {
+      // Polled, not only listened to: change notifications are optional on the ports.
+      await attempt.device(
+        () =>
+          new Promise<void>((resolve) => {
+            const check = (): void => {
+              if (starting()) return;
+              clearInterval(poll);
+              resolve();
+            };
+            poll = setInterval(check, 10);
+          }),
+        waitMs,
+        'BLE adapter start',
+      );
+    } catch (e) {
+      if (!(e instanceof TimeoutError)) throw e; // still starting at the bound: the choice below says so
+    } finally {
+      clearInterval(poll);
+    }
   }
 
   private usable(role: BleRole): { usable: boolean; reason: string } {
@@ -180,13 +243,25 @@ export class BleTransfer {
   }
 
   /**
-   * Why a value from the phone is not relayed, if it is not: longer than any attribute value (Core 5.x
-   * Vol 3 Part F §3.2.9). The caller ends the transfer (or the setup) with it.
+   * Why a value from the phone is not relayed, if it is not: more than one ATT PDU of any phone's link
+   * carries ({@link MAX_PHONE_VALUE_BYTES}). A value above the 512-byte attribute maximum (Core 5.x Vol 3
+   * Part F §3.2.9) that fits is relayed with a warning, once per transfer. The caller ends the transfer (or
+   * the setup) with the problem.
    */
   phoneValueProblem(what: 'notified' | 'wrote', uuid: string, data: Uint8Array): string | undefined {
     if (data.length <= ATT_MAX_VALUE_BYTES) return undefined;
     const name = this.specFor(uuid)?.name ?? 'a characteristic';
-    return `the phone ${what} ${data.length} bytes on ${name}; an ATT value is at most ${ATT_MAX_VALUE_BYTES} bytes`;
+    if (data.length > MAX_PHONE_VALUE_BYTES) {
+      return `the phone ${what} ${data.length} bytes on ${name}; one ATT PDU carries at most ${MAX_PHONE_VALUE_BYTES} bytes (ATT_MTU ${MAX_PHONE_ATT_MTU} − 3)`;
+    }
+    if (!this.warnedAboveMaximum) {
+      this.warnedAboveMaximum = true;
+      this.attempt.ctx.log.warn(
+        { event: 'ble_value_above_att_maximum', bytes: data.length, characteristic: name, op: what },
+        `the phone ${what} ${data.length} bytes, above the ${ATT_MAX_VALUE_BYTES}-byte attribute maximum; relayed (older Android stacks send ATT_MTU − 3)`,
+      );
+    }
+    return undefined;
   }
 
   /**
@@ -251,14 +326,18 @@ export class BleTransfer {
   /**
    * The socket side of the transfer. `ble_write`s are delivered strictly in arrival order, each one
    * finished before the next. Terminal arrivals (`error`, a close) act at once (see the interceptor);
-   * `complete` waits for the writes queued before it (the 0x02 end byte) for at most `completionFlushMs`.
+   * `complete` waits for the writes queued before it (the 0x02 end byte) to be delivered and flushed out of
+   * the Bluetooth stack, for at most `completionFlushMs`.
    */
-  async transferLoop(role: BleRole, deliver: Deliver): Promise<RunResult> {
+  async transferLoop(role: BleRole, deliver: Deliver, flush?: Flush): Promise<RunResult> {
     const { attempt } = this;
     for (;;) {
       const message = await attempt.nextMessage('ble_transfer', Number.POSITIVE_INFINITY);
       this.touch();
-      if (message.type === 'complete') return { kind: 'complete', outcome: message.outcome };
+      if (message.type === 'complete') {
+        await this.flushBeforeTeardown(flush);
+        return { kind: 'complete', outcome: message.outcome };
+      }
       if (message.op !== 'ble_write') {
         const detail = message.op === 'ble_read_response' ? 'ble_read_response without a pending ble_read_request' : 'not valid during the BLE transfer';
         return attempt.fail({ kind: 'violation', violation: outOfSequence(message, detail) });
@@ -278,6 +357,29 @@ export class BleTransfer {
         attempt.step = 4;
         attempt.publish();
       }
+    }
+  }
+
+  /**
+   * A delivered `ble_write` is one the stack *took*: bleno and noble on hci queue it behind the
+   * controller's buffers, and the teardown's disconnect would overtake that queue (the phone then misses
+   * the end byte while the kiosk says verified). Bounded by `completionFlushMs`; past it the teardown goes on.
+   */
+  private async flushBeforeTeardown(flush: Flush | undefined): Promise<void> {
+    const { attempt } = this;
+    if (!flush || this.linkLost !== undefined) return;
+    const { completionFlushMs } = attempt.ctx.timeouts;
+    const started = attempt.now();
+    try {
+      await attempt.device((signal) => flush(signal), completionFlushMs, 'BLE flush');
+      attempt.ctx.log.debug({ event: 'ble_flushed', ms: attempt.now() - started }, 'BLE data delivered before teardown');
+    } catch (e) {
+      if (e instanceof RunStop) throw e;
+      const timedOut = e instanceof TimeoutError;
+      attempt.ctx.log.warn(
+        { event: 'ble_flush_incomplete', reason: timedOut ? `not flushed within ${completionFlushMs} ms` : 'flush failed' },
+        'BLE data may not all have reached the phone before teardown',
+      );
     }
   }
 

@@ -33,7 +33,7 @@ export type RunResult =
       readonly kind: 'ble_transfer_failed';
       /**
        * `write_too_large`: a `ble_write` above what one ATT PDU carries on this link (docs/ble-limits.md);
-       * `phone_value_too_large`: the phone sent a value above the ATT maximum of 512 bytes;
+       * `phone_value_too_large`: the phone sent a value one ATT PDU of the link cannot carry (above ATT_MTU − 3);
        * `phone_flood`: the phone sent faster than the backend takes it, past the relay's bound.
        */
       readonly cause: 'write_too_large' | 'phone_value_too_large' | 'phone_flood';

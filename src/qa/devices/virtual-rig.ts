@@ -14,7 +14,7 @@ import { VirtualRadio } from '../sim/radio/virtual-radio.js';
 import { VirtualPhone, type PhoneBehaviour } from '../sim/virtual-wallet/virtual-phone.js';
 import type { PhoneProfileName } from '../sim/virtual-wallet/profiles.js';
 import type { TestCredential } from '../sim/virtual-wallet/credential.js';
-import type { VirtualNfcTag } from '../sim/virtual-wallet/nfc-tag.js';
+import { customerHands } from './customer-hands.js';
 import { VirtualBleCentral } from './virtual-ble-central.js';
 import { VirtualBlePeripheral } from './virtual-ble-peripheral.js';
 import { VirtualNfcReader, type VirtualNfcReaderOptions } from './virtual-nfc-reader.js';
@@ -77,7 +77,7 @@ export async function createVirtualRig(options: VirtualRigOptions = {}): Promise
   const peripheral = new VirtualBlePeripheral(kioskDevice, options.ble?.peripheral === false ? { availability: unusable } : {});
   const nfc = new VirtualNfcReader(options.nfc ?? {});
   const qr = new QrScanQueue({ freshMs: 60_000 });
-  let lastTag: VirtualNfcTag | undefined;
+  const hands = customerHands(() => phone, nfc, qr);
   return {
     radio,
     get phone() {
@@ -88,25 +88,14 @@ export async function createVirtualRig(options: VirtualRigOptions = {}): Promise
     qr,
     central,
     peripheral,
-    showQr: () => {
-      const text = phone.presentQr();
-      qr.push(text);
-      return text;
-    },
-    tap: () => {
-      lastTag = phone.tag();
-      nfc.tap(lastTag);
-    },
-    retap: () => {
-      nfc.lift();
-      nfc.tap(lastTag ?? phone.tag());
-    },
-    lift: () => nfc.lift(),
+    showQr: hands.showQr,
+    tap: hands.tap,
+    retap: hands.retap,
+    lift: hands.lift,
     replacePhone: async (next) => {
       const old = phone;
       if (next === old) return;
-      nfc.lift();
-      lastTag = undefined;
+      hands.newPhone();
       phone = next;
       await old.stop();
       // Off the air for good (a radio kept every phone it had seen: a long QA session grew with each).

@@ -9,6 +9,7 @@ import type { DeviceFactory } from '../../service/kiosk-service.js';
 import { startPhonePage, type PhonePage, type ScanIntoKiosk } from '../phone-page/server.js';
 import type { PhoneProfileName } from '../sim/virtual-wallet/profiles.js';
 import type { EmbeddedBackend } from './embedded-backend.js';
+import type { HciStacks } from '../hci/hci-rig.js';
 import { createVirtualCounter, type VirtualCounter } from './virtual-counter.js';
 
 export interface EmbeddedCounterOptions {
@@ -18,6 +19,8 @@ export interface EmbeddedCounterOptions {
   readonly phonePort?: number;
   readonly scan?: ScanIntoKiosk;
   readonly kioskPhase?: () => string | undefined;
+  /** The counter on BlueZ's emulated controllers (src/qa/hci) instead of the in-memory radio. */
+  readonly hci?: HciStacks;
 }
 
 export interface EmbeddedCounter {
@@ -36,7 +39,7 @@ export function randomStaffPin(): string {
 }
 
 export async function startEmbeddedCounter(options: EmbeddedCounterOptions = {}): Promise<EmbeddedCounter> {
-  const counter = await createVirtualCounter({ phone: options.phone ?? 'android' });
+  const counter = await createVirtualCounter({ phone: options.phone ?? 'android', ...(options.hci ? { hci: options.hci } : {}) });
   const backend = counter.backend;
   if (backend === undefined) {
     await counter.stop();

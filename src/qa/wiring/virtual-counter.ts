@@ -16,10 +16,12 @@
  */
 import type { VirtualNfcReaderOptions } from '../devices/virtual-nfc-reader.js';
 import { createVirtualRig, type VirtualRig } from '../devices/virtual-rig.js';
+import { createHciPhone, createHciRig, type HciStacks } from '../hci/hci-rig.js';
+import type { PhoneRadio } from '../sim/virtual-wallet/phone-radio.js';
 import { issueTestCredential, type TestCredential } from '../sim/virtual-wallet/credential.js';
 import type { TestPki } from '../sim/virtual-wallet/pki.js';
 import type { PhoneProfileName } from '../sim/virtual-wallet/profiles.js';
-import { VirtualPhone, type AbortReason, type EngagementKind, type PhoneBehaviour, type PresentationOutcome } from '../sim/virtual-wallet/virtual-phone.js';
+import { VirtualPhone, type AbortReason, type EngagementKind, type PhoneBehaviour, type PhoneSetup, type PresentationOutcome } from '../sim/virtual-wallet/virtual-phone.js';
 import { startEmbeddedBackend, type EmbeddedBackend, type EmbeddedBackendOptions } from './embedded-backend.js';
 import { PhoneSettingsChangeSchema, fromPhoneBehaviour, needsNewPhone, toPhoneBehaviour, type PhoneSettings, type PhoneSettingsChange } from './phone-settings.js';
 import { defaultQaPkiDir, loadOrCreateQaPki } from './qa-pki.js';
@@ -43,6 +45,17 @@ export interface VirtualCounterOptions {
   readonly phoneEndTimeoutMs?: number;
   /** A name for the radio devices (logs). */
   readonly name?: string;
+  /**
+   * Put the counter on an emulated Bluetooth radio instead (src/qa/hci): the kiosk's noble and bleno
+   * adapters on their own controllers, the phone's wallet on noble and bleno on two more.
+   */
+  readonly hci?: HciStacks;
+}
+
+/** The counter's hands and ports, whichever radio it is on. */
+export interface CounterRig extends Pick<VirtualRig, 'devices' | 'nfc' | 'qr' | 'showQr' | 'tap' | 'retap' | 'lift' | 'stop'> {
+  /** The phone at the counter now. */
+  readonly phone: VirtualPhone<PhoneRadio>;
 }
 
 export type PhoneAction = 'tap' | 'retap' | 'lift' | 'show_qr';
@@ -69,7 +82,9 @@ export interface PhoneActivity {
 
 export interface VirtualCounter {
   /** The kiosk's ports and the phone's hands; `rig.phone` is always the current phone. */
-  readonly rig: VirtualRig;
+  readonly rig: CounterRig;
+  /** The in-memory radio's rig (its kiosk device, for noble and bleno on radio bindings); absent on HCI. */
+  readonly radioRig: VirtualRig | undefined;
   /** The embedded mock backend (undefined with `backend: false`). */
   readonly backend: EmbeddedBackend | undefined;
   readonly pki: TestPki;
@@ -127,15 +142,27 @@ export async function createVirtualCounter(options: VirtualCounterOptions = {}):
     ...(options.phoneEndTimeoutMs === undefined ? {} : { endTimeoutMs: options.phoneEndTimeoutMs }),
   });
   const first = await phoneOptions(settings);
-  const base = await createVirtualRig({
-    name,
+  const rigOptions = {
     profile: first.profile,
     behaviour: first.behaviour,
     credential: first.credential,
     ble: { central: roles === 'both' || roles === 'central', peripheral: roles === 'both' || roles === 'peripheral' },
     ...(options.nfc ? { nfc: options.nfc } : {}),
     ...(options.phoneEndTimeoutMs === undefined ? {} : { phoneEndTimeoutMs: options.phoneEndTimeoutMs }),
-  });
+  };
+  const { hci } = options;
+  let base: CounterRig;
+  let radioRig: VirtualRig | undefined;
+  let replacePhone: (next: PhoneSetup) => Promise<void>;
+  if (hci) {
+    const hciRig = await createHciRig(hci, rigOptions);
+    base = hciRig;
+    replacePhone = async (next) => hciRig.replacePhone(await createHciPhone(hci, next));
+  } else {
+    const virtual = await createVirtualRig({ name, ...rigOptions });
+    base = radioRig = virtual;
+    replacePhone = async (next) => virtual.replacePhone(await VirtualPhone.create({ ...next, radio: virtual.radio, name: `${name}-phone-${++phoneCount}` }));
+  }
   let backend: EmbeddedBackend | undefined;
   if (options.backend !== false) {
     backend = await startEmbeddedBackend([pki.iaca.der], typeof options.backend === 'object' ? options.backend : {});
@@ -165,8 +192,11 @@ export async function createVirtualCounter(options: VirtualCounterOptions = {}):
   };
 
   // The rig's hands, with each action recorded for the phone page.
-  const rig: VirtualRig = {
-    ...base,
+  const rig: CounterRig = {
+    devices: base.devices,
+    nfc: base.nfc,
+    qr: base.qr,
+    stop: () => base.stop(),
     get phone() {
       return base.phone;
     },
@@ -194,7 +224,7 @@ export async function createVirtualCounter(options: VirtualCounterOptions = {}):
     if (stopped) throw new Error('the virtual counter was stopped');
     const next: PhoneSettings = { ...settings, ...PhoneSettingsChangeSchema.parse(change) };
     if (needsNewPhone(settings, next)) {
-      await base.replacePhone(await VirtualPhone.create({ ...(await phoneOptions(next)), radio: base.radio, name: `${name}-phone-${++phoneCount}` }));
+      await replacePhone(await phoneOptions(next));
     } else {
       base.phone.setBehaviour(toPhoneBehaviour(next));
     }
@@ -204,6 +234,7 @@ export async function createVirtualCounter(options: VirtualCounterOptions = {}):
 
   return {
     rig,
+    radioRig,
     backend,
     pki,
     get settings() {

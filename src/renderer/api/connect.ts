@@ -49,7 +49,7 @@ export function connectViaPreload(bridge: PreloadKiosk): KioskConnection {
   };
 }
 
-export function connectViaSocket(options: { url: string; token: string; createSocket?: SocketFactory }): KioskConnection {
+export function connectViaSocket(options: { url: string; token: string; createSocket?: SocketFactory; probeHost?: () => Promise<boolean> }): KioskConnection {
   const transport = new SocketTransport(options);
   const api = createKioskApiClient({
     call: (intent, args) => transport.call(intent, args),
@@ -68,5 +68,11 @@ export function connectToKiosk(win: Window): KioskConnection | { readonly missin
   if (bridge) return connectViaPreload(bridge);
   const token = tokenFromHash(win.location.hash);
   if (!token) return { missingToken: true };
-  return connectViaSocket({ url: apiUrlFor(win.location), token });
+  // The page's own address answers when the host runs: then a socket it keeps refusing means a wrong token.
+  const probeHost = (): Promise<boolean> =>
+    fetch(new URL('./', win.location.href), { method: 'HEAD', cache: 'no-store', credentials: 'omit' }).then(
+      (response) => response.ok,
+      () => false,
+    );
+  return connectViaSocket({ url: apiUrlFor(win.location), token, probeHost });
 }

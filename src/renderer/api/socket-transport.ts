@@ -18,10 +18,14 @@ export interface SocketLike {
 }
 export type SocketFactory = (url: string, protocols: string[]) => SocketLike;
 
+/**
+ * `refused`: the host answers this page's origin but keeps refusing its socket — the address (its
+ * per-launch token) is not valid for this kiosk, e.g. a page left open across a restart of the host.
+ */
 export type ConnectionStatus =
-  | { readonly kind: 'connecting'; readonly attempt: number; readonly lastProblem: string | null }
+  | { readonly kind: 'connecting'; readonly attempt: number; readonly lastProblem: string | null; readonly refused?: boolean }
   | { readonly kind: 'open'; readonly lastProblem: string | null }
-  | { readonly kind: 'waiting'; readonly attempt: number; readonly retryAt: number; readonly lastProblem: string | null }
+  | { readonly kind: 'waiting'; readonly attempt: number; readonly retryAt: number; readonly lastProblem: string | null; readonly refused?: boolean }
   | { readonly kind: 'stopped'; readonly lastProblem: string | null };
 
 /** Thrown by a call made while the screen has no connection to the kiosk. */
@@ -42,7 +46,15 @@ export interface SocketTransportOptions {
   /** A call with no reply by then is rejected (the host answers loopback calls in milliseconds). */
   readonly callTimeoutMs?: number;
   readonly now?: () => number;
+  /**
+   * Whether the host's web server answers (the page's own origin). After handshakes that fail in a row,
+   * a host that answers it is refusing this page's token, not away: the screen says the address is wrong.
+   */
+  readonly probeHost?: () => Promise<boolean>;
 }
+
+/** Handshakes failed in a row before the host is probed. */
+const REFUSALS_BEFORE_PROBE = 2;
 
 interface Pending {
   readonly intent: IntentName;
@@ -58,6 +70,9 @@ export class SocketTransport {
   private attempt = 0;
   /** Attempts in a row that failed: the backoff doubles with each. */
   private failures = 0;
+  /** Handshakes in a row that closed before the socket opened. */
+  private handshakeFailures = 0;
+  private refused = false;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
@@ -145,7 +160,7 @@ export class SocketTransport {
 
   private open(): void {
     this.attempt++;
-    this.setStatus({ kind: 'connecting', attempt: this.attempt, lastProblem: this.status.lastProblem });
+    this.setStatus({ kind: 'connecting', attempt: this.attempt, lastProblem: this.status.lastProblem, refused: this.refused });
     let socket: SocketLike;
     try {
       socket = this.createSocket(this.options.url, [SUBPROTOCOL, `auth.${this.options.token}`]);
@@ -154,9 +169,13 @@ export class SocketTransport {
       return;
     }
     this.socket = socket;
+    let opened = false;
     socket.onopen = () => {
+      opened = true;
       this.attempt = 0;
       this.failures = 0;
+      this.handshakeFailures = 0;
+      this.refused = false;
       this.setStatus({ kind: 'open', lastProblem: this.status.lastProblem });
     };
     socket.onmessage = (ev) => {
@@ -172,7 +191,24 @@ export class SocketTransport {
       this.latestState = undefined;
       this.failPending('the connection to the kiosk was lost');
       this.scheduleReconnect(`connection closed (code ${ev.code}${ev.reason ? `: ${ev.reason.slice(0, 120)}` : ''})`);
+      if (!opened) this.handshakeRefused();
     };
+  }
+
+  /** A handshake failed: after a few in a row, ask whether the host is there at all (see `refused`). */
+  private handshakeRefused(): void {
+    this.handshakeFailures++;
+    const probe = this.options.probeHost;
+    if (probe === undefined || this.refused || this.handshakeFailures < REFUSALS_BEFORE_PROBE) return;
+    void probe().then(
+      (answers) => {
+        if (!answers || this.stopped || this.status.kind === 'open' || this.handshakeFailures < REFUSALS_BEFORE_PROBE) return;
+        this.refused = true;
+        const status = this.status;
+        if (status.kind === 'waiting' || status.kind === 'connecting') this.setStatus({ ...status, refused: true });
+      },
+      () => undefined,
+    );
   }
 
   private detach(socket: SocketLike): void {
@@ -187,7 +223,7 @@ export class SocketTransport {
     this.failures++;
     const delay = Math.min(this.maxBackoffMs, this.initialBackoffMs * 2 ** Math.min(this.failures - 1, 20));
     // `attempt` in the status is the number of the attempt that comes next.
-    this.setStatus({ kind: 'waiting', attempt: this.attempt + 1, retryAt: this.now() + delay, lastProblem: problem });
+    this.setStatus({ kind: 'waiting', attempt: this.attempt + 1, retryAt: this.now() + delay, lastProblem: problem, refused: this.refused });
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       this.open();

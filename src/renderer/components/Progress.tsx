@@ -8,7 +8,8 @@ import { useTranslation } from 'react-i18next';
 
 const STEPS = [1, 2, 3, 4] as const;
 
-export function Progress(props: { step: number; apdus: number; bleMessages: number }): ReactNode {
+/** `showMessages: false` leaves the count out (on "tap again" it reads as if something went on). */
+export function Progress(props: { step: number; apdus: number; bleMessages: number; showMessages?: boolean }): ReactNode {
   const { t } = useTranslation();
   const step = Math.max(0, Math.min(4, Math.trunc(props.step)));
   const messages = props.apdus + props.bleMessages;
@@ -22,7 +23,7 @@ export function Progress(props: { step: number; apdus: number; bleMessages: numb
       </div>
       <p className="progress-text">
         {stepText}
-        {messages > 0 ? ` · ${t('progress.messages', { count: messages })}` : ''}
+        {messages > 0 && props.showMessages !== false ? ` · ${t('progress.messages', { count: messages })}` : ''}
       </p>
     </div>
   );

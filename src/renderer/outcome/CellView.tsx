@@ -25,6 +25,9 @@ export function CellView(props: { cell: Cell }): ReactNode {
       const value = formatNumber(cell.value, language);
       return <>{cell.unit === undefined ? value : t(`value.unit.${cell.unit}`, { value })}</>;
     }
+    case 'year':
+      // A year is a name, not a quantity: no digit grouping ("1990", not "1,990" or "1 990").
+      return <>{String(cell.value)}</>;
     case 'code':
       return (
         <>

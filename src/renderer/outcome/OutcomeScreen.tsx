@@ -5,7 +5,12 @@
  *   core's verdict is `verified` and nothing in the outcome contradicts it; "Not accepted" in red
  *   otherwise; an outcome that cannot be read at all is a neutral "ask staff", never green.
  * - For age requests the age answer is the headline (`age-answer`, `data-age`), with the document's
- *   authenticity as a separate, smaller line; an unverified document never yields an age answer.
+ *   authenticity as a separate, smaller line; an unverified document never yields an age answer. The
+ *   answer is the core's (`outcome.answer`), never worked out again here.
+ * - A holder who shared nothing (declined on the phone) gets a neutral "You declined to share", not the
+ *   red "not accepted" of a forged document.
+ * - What the customer needs is in plain words; why a document was not accepted (the core's reasons, the
+ *   backend's own messages) is behind "Details for staff".
  * - The portrait is large (canvas, `portrait`), then every disclosed element with a human label
  *   (`element-row`, `data-element="<namespace>/<identifier>"`), the checks, the reasons and notes.
  * - A countdown to `clearsAt` and "Next customer" (`next-button`).
@@ -18,24 +23,25 @@ import { secondsUntil, useNow } from '../components/use-now.js';
 import { CellView } from './CellView.js';
 import { outcomeResources } from './locales.js';
 import { PortraitCanvas, type PortraitState } from './PortraitCanvas.js';
-import { presentOutcome, type AgeAnswer, type AuthDisplay, type DisplayVerdict, type ElementRow, type Finding, type OutcomeModel } from './present.js';
+import { presentOutcome, type AgeAnswer, type AuthDisplay, type DisplayVerdict, type ElementRow, type Finding, type MissingRow, type OutcomeModel } from './present.js';
 import './outcome.css';
 
 export interface OutcomeScreenProps {
   readonly outcome: OutcomeView;
-  /** The active request profile's name (or name and label): an `age_over_NN` profile makes an age request. */
-  readonly profile: string | { readonly name: string; readonly label?: string };
   /** When the core clears the outcome (ms since the epoch), or null when it does not say. */
   readonly clearsAt: number | null;
   onNext(): void;
 }
 
-function Icon(props: { shape: 'check' | 'cross' | 'question' }): ReactNode {
+type IconShape = 'check' | 'cross' | 'question' | 'dash';
+
+function Icon(props: { shape: IconShape }): ReactNode {
   return (
     <svg className="outcome-icon" viewBox="0 0 48 48" width="48" height="48" aria-hidden="true" focusable="false" fill="none" stroke="currentColor" strokeWidth="6" strokeLinecap="round" strokeLinejoin="round">
       {props.shape === 'check' ? <path d="M10 25l9 9 19-20" /> : null}
       {props.shape === 'cross' ? <path d="M13 13l22 22M35 13L13 35" /> : null}
       {props.shape === 'question' ? <path d="M17 17a7 7 0 1 1 10 6c-2 1-3 2.5-3 5M24 36v.5" /> : null}
+      {props.shape === 'dash' ? <path d="M12 24h24" /> : null}
     </svg>
   );
 }
@@ -43,11 +49,12 @@ function Icon(props: { shape: 'check' | 'cross' | 'question' }): ReactNode {
 /** What the portrait's row says: where the photo is, or that it could not be shown. */
 const PORTRAIT_ROW: Readonly<Record<PortraitState, string>> = { loading: 'portrait.loading', shown: 'portrait.shownAbove', failed: 'portrait.failed' };
 
-const VERDICT_ICON: Readonly<Record<DisplayVerdict, 'check' | 'cross' | 'question'>> = { verified: 'check', rejected: 'cross', undetermined: 'question', unknown: 'question' };
-const AGE_ICON: Readonly<Record<AgeAnswer, 'check' | 'cross' | 'question'>> = { yes: 'check', no: 'cross', unknown: 'question' };
+const VERDICT_ICON: Readonly<Record<DisplayVerdict, IconShape>> = { verified: 'check', rejected: 'cross', declined: 'dash', undetermined: 'question', unknown: 'question' };
+const AGE_ICON: Readonly<Record<AgeAnswer, IconShape>> = { yes: 'check', no: 'cross', unknown: 'question' };
 
 function verdictText(t: (key: string) => string, verdict: DisplayVerdict, asDocumentLine: boolean): string {
   if (verdict === 'unknown') return t('verdict.unknown');
+  if (verdict === 'declined') return t('verdict.declined');
   if (verdict === 'undetermined') return t('verdict.undetermined');
   if (asDocumentLine) return t(verdict === 'verified' ? 'verdict.idVerified' : 'verdict.idRejected');
   return t(verdict === 'verified' ? 'verdict.verified' : 'verdict.rejected');
@@ -67,6 +74,11 @@ function ElementLabel(props: { row: ElementRow }): ReactNode {
       <span className="outcome-ns">{row.namespace}</span>
     </>
   );
+}
+
+/** The labels of missing elements, in the customer's language, joined for one line. */
+function missingList(t: (key: string, options?: Record<string, unknown>) => string, rows: readonly MissingRow[]): string {
+  return rows.map((row) => (row.labelKey === undefined ? row.identifier : t(row.labelKey, row.labelParams))).join(', ');
 }
 
 function Findings(props: { findings: readonly Finding[] }): ReactNode {
@@ -111,8 +123,7 @@ function Checks(props: { model: OutcomeModel }): ReactNode {
 
 export function OutcomeScreen(props: OutcomeScreenProps): ReactNode {
   const { t } = useTranslation('outcome');
-  const profileName = typeof props.profile === 'string' ? props.profile : props.profile.name;
-  const model = useMemo(() => presentOutcome(props.outcome, profileName), [props.outcome, profileName]);
+  const model = useMemo(() => presentOutcome(props.outcome), [props.outcome]);
   const headingId = useId();
   const heading = useRef<HTMLHeadingElement>(null);
   const now = useNow(1_000, props.clearsAt !== null);
@@ -129,7 +140,11 @@ export function OutcomeScreen(props: OutcomeScreenProps): ReactNode {
   const verdictLine = verdictText(t, verdict, age !== undefined);
   const ageLine = age === undefined ? undefined : ageText(t, age);
   const headline = ageLeads && ageLine !== undefined ? ageLine : verdictLine;
-  useAnnounce(ageLine === undefined ? headline : ageLeads ? `${headline}. ${verdictLine}` : `${headline}. ${ageLine}`);
+  const declined = verdict === 'declined';
+  // Age requests read "not determined" from the age line; a declined one needs no age line at all.
+  const showAgeLine = age !== undefined && !ageLeads && !declined;
+  useAnnounce(declined ? `${headline}. ${t('verdict.declinedBody')}` : ageLine === undefined || !showAgeLine ? (ageLeads ? `${headline}. ${verdictLine}` : headline) : `${headline}. ${ageLine}`);
+  const requiredMissing = model.missing.filter((m) => m.required);
 
   const reasonLabel = (key: string): string => (Object.hasOwn(outcomeResources.en.reason, key) && key !== 'other' ? t(`reason.${key}`) : t('reason.other', { key }));
   const showPortrait = model.portrait.state !== 'absent';
@@ -163,12 +178,18 @@ export function OutcomeScreen(props: OutcomeScreenProps): ReactNode {
           </div>
         ) : null}
         {verdictBadge}
-        {age !== undefined && !ageLeads ? (
+        {showAgeLine ? (
           <p className={`outcome-age-line outcome-age-line--${age.answer}`} data-testid="age-answer" data-age={age.answer}>
             {t('age.question', { age: age.threshold })} <strong>{ageLine}</strong>
           </p>
         ) : null}
-        {verdict === 'verified' ? null : <p className="outcome-see-staff">{t('verdict.seeStaff')}</p>}
+        {verdict === 'verified' && requiredMissing.length > 0 ? (
+          <p className={`outcome-missing${model.notMet ? ' outcome-missing--not-met' : ''}`} data-testid="missing" data-not-met={model.notMet}>
+            {model.notMet ? <strong>{t('answer.notMet')}. </strong> : null}
+            {t('answer.notShared', { list: missingList(t, requiredMissing) })}
+          </p>
+        ) : null}
+        {declined ? <p className="outcome-declined-body">{t('verdict.declinedBody')}</p> : verdict === 'verified' ? null : <p className="outcome-see-staff">{t('verdict.seeStaff')}</p>}
       </header>
 
       {model.unreadable ? null : (
@@ -176,15 +197,23 @@ export function OutcomeScreen(props: OutcomeScreenProps): ReactNode {
           {model.portrait.state === 'absent' ? null : <PortraitCanvas source={model.portrait} onState={setPortraitState} />}
           <div className="outcome-details">
             {verdict === 'verified' ? null : (
-              <section className="outcome-section outcome-reasons" aria-labelledby="outcome-reasons">
+              // For staff: the reasons and the backend's own words (digest IDs, SessionData status …) mean
+              // nothing to a customer; closed until staff open it.
+              <details className="outcome-section outcome-reasons" data-testid="staff-details">
+                <summary>{t('staffDetails')}</summary>
                 <h2 id="outcome-reasons">{t(verdict === 'undetermined' ? 'reasonsTitleUndetermined' : 'reasonsTitle')}</h2>
                 <ul className="outcome-reason-list">
                   {model.reasons.map((key, index) => (
                     <li key={index}>{reasonLabel(key)}</li>
                   ))}
                 </ul>
-                {model.errors.length > 0 ? <Findings findings={model.errors} /> : null}
-              </section>
+                {model.errors.length > 0 ? (
+                  <>
+                    <p className="outcome-muted">{t('backendText')}</p>
+                    <Findings findings={model.errors} />
+                  </>
+                ) : null}
+              </details>
             )}
             <section className="outcome-section" aria-labelledby="outcome-elements">
               <h2 id="outcome-elements">{t('details')}</h2>

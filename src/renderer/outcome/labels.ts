@@ -19,7 +19,7 @@ export type Group = (typeof GROUPS)[number];
  * How a value is read: `bytes` a byte string (image or data), `fullDate` a date without time, `sex` ISO/IEC
  * 5218 codes, `present` AAMVA's "1 = yes" flags, `dhs` / `truncation` AAMVA one-letter codes.
  */
-export type ValueHint = 'auto' | 'bytes' | 'sex' | 'height' | 'weight' | 'years' | 'privileges' | 'present' | 'dhs' | 'truncation';
+export type ValueHint = 'auto' | 'bytes' | 'sex' | 'height' | 'weight' | 'years' | 'year' | 'privileges' | 'present' | 'dhs' | 'truncation';
 
 interface KnownElement {
   readonly group: Group;
@@ -35,7 +35,7 @@ const MDL_ELEMENTS: Readonly<Record<string, KnownElement>> = {
   nationality: { group: 'names' },
   birth_date: { group: 'dates' },
   age_in_years: { group: 'dates', hint: 'years' },
-  age_birth_year: { group: 'dates' },
+  age_birth_year: { group: 'dates', hint: 'year' },
   birth_place: { group: 'dates' },
   issue_date: { group: 'dates' },
   expiry_date: { group: 'dates' },

@@ -23,6 +23,8 @@ export type Cell =
   | { readonly kind: 'datetime'; readonly iso: string }
   | { readonly kind: 'boolean'; readonly value: boolean }
   | { readonly kind: 'number'; readonly value: number; readonly unit?: 'cm' | 'kg' | 'years' }
+  /** A calendar year: written without digit grouping ("1990", never "1,990"). */
+  | { readonly kind: 'year'; readonly value: number }
   /** A coded value with a translation key, the code kept for staff. */
   | { readonly kind: 'code'; readonly key: string; readonly code: string }
   | { readonly kind: 'bytes'; readonly length: number; readonly image: ImageKind | undefined }
@@ -55,8 +57,11 @@ export interface ElementRow {
   readonly isPortrait: boolean;
 }
 
-/** `undetermined`: the core could not tell (a recovered result without authentication results). */
-export type DisplayVerdict = 'verified' | 'rejected' | 'undetermined' | 'unknown';
+/**
+ * `undetermined`: the core could not tell (a recovered result without authentication results).
+ * `declined`: nothing was shared (the core's reason `nothing_shared`): neutral, not a forgery.
+ */
+export type DisplayVerdict = 'verified' | 'rejected' | 'declined' | 'undetermined' | 'unknown';
 export type AgeAnswer = 'yes' | 'no' | 'unknown';
 export type AuthDisplay = 'Valid' | 'Invalid' | 'Unchecked' | 'missing';
 
@@ -82,10 +87,23 @@ export interface Finding {
   readonly omitted: number;
 }
 
+/** A requested element that was not disclosed, with its label for staff. */
+export interface MissingRow {
+  readonly namespace: string;
+  readonly identifier: string;
+  readonly labelKey: string | undefined;
+  readonly labelParams: Readonly<Record<string, string | number>>;
+  readonly required: boolean;
+}
+
 export interface OutcomeModel {
   readonly verdict: DisplayVerdict;
-  /** Present for an age request (an age_over_NN in the response or an `age_over_NN` profile). */
+  /** Present for an age request, as the core answered it (the outcome's `answer`). */
   readonly age: { readonly threshold: number; readonly answer: AgeAnswer } | undefined;
+  /** The document is verified but the request is not met (a required element withheld; an age "no" shows in `age`). */
+  readonly notMet: boolean;
+  /** Requested elements that were not disclosed, required ones first. */
+  readonly missing: readonly MissingRow[];
   readonly portrait: PortraitSource;
   readonly rows: readonly ElementRow[];
   readonly omittedRows: number;
@@ -254,6 +272,8 @@ function elementCell(namespace: string, identifier: string, value: unknown): Cel
       return numberCell(value, 'kg');
     case 'years':
       return numberCell(value, 'years');
+    case 'year':
+      return typeof value === 'number' && Number.isInteger(value) ? { kind: 'year', value } : genericCell(value);
     case 'privileges':
       return privilegesCell(value);
     case 'present':
@@ -326,44 +346,30 @@ function rowsOf(response: Response): { rows: ElementRow[]; omitted: number } {
   };
 }
 
-/**
- * Whether this is an age request: the profile is an `age_over_NN` one, or the response holds age
- * statements and nothing else but the portrait (a custom age profile). An identity or full request that
- * happens to include age statements is not: its headline stays the verdict.
- */
-function isAgeRequest(response: Response, profile: string): boolean {
-  if (ageOverThreshold(profile) !== undefined) return true;
-  let ages = 0;
-  for (const [namespace, elements] of Object.entries(response)) {
-    if (!isRecord(elements)) return false;
-    for (const identifier of Object.keys(elements)) {
-      if (namespace === MDL_NAMESPACE && ageOverThreshold(identifier) !== undefined) ages++;
-      else if (!(namespace === MDL_NAMESPACE && identifier === 'portrait')) return false;
-    }
-  }
-  return ages > 0;
+/** The core's answer (outcome.answer), read field by field; anything odd reads as "could not determine". */
+function answerOf(input: Record<string, unknown>): { kind: 'age' | 'elements'; threshold: number | undefined; result: 'met' | 'not_met' | 'undetermined'; missing: unknown[] } | undefined {
+  const answer = input.answer;
+  if (!isRecord(answer) || (answer.kind !== 'age' && answer.kind !== 'elements')) return undefined;
+  const threshold = typeof answer.threshold === 'number' && Number.isInteger(answer.threshold) && answer.threshold >= 0 && answer.threshold <= 200 ? answer.threshold : undefined;
+  const result = answer.result === 'met' || answer.result === 'not_met' ? answer.result : 'undetermined';
+  return { kind: answer.kind, threshold, result, missing: Array.isArray(answer.missing) ? answer.missing.slice(0, MAX_ROWS) : [] };
 }
 
-/**
- * The age answer. `threshold` is the one asked (the profile's, else the smallest in the response); an
- * age_over_NN ≥ threshold that is true means yes, one ≤ threshold that is false means no (§7.2.5 lets
- * the wallet answer with the nearest statement). Only a verified document gives an answer.
- */
-function ageOf(response: Response, profile: string, verdict: DisplayVerdict): OutcomeModel['age'] {
-  const namespace = response[MDL_NAMESPACE];
-  const mdl = isRecord(namespace) ? namespace : {};
-  const statements = Object.entries(mdl)
-    .map(([identifier, value]) => ({ threshold: ageOverThreshold(identifier), value }))
-    .filter((s): s is { threshold: number; value: unknown } => s.threshold !== undefined);
-  if (!isAgeRequest(response, profile)) return undefined;
-  const fromProfile = ageOverThreshold(profile);
-  const threshold = fromProfile ?? (statements.length > 0 ? Math.min(...statements.map((s) => s.threshold)) : undefined);
-  if (threshold === undefined) return undefined;
-  if (verdict !== 'verified') return { threshold, answer: 'unknown' };
-  const yes = statements.some((s) => s.threshold >= threshold && s.value === true);
-  const no = statements.some((s) => s.threshold <= threshold && s.value === false);
-  // Contradicting statements cannot both be true: say nothing rather than pick one.
-  return { threshold, answer: yes && !no ? 'yes' : no && !yes ? 'no' : 'unknown' };
+/** The age answer of an age request. Only a verified document answers (the core says so too). */
+function ageOf(answer: ReturnType<typeof answerOf>, verdict: DisplayVerdict): OutcomeModel['age'] {
+  if (answer?.kind !== 'age' || answer.threshold === undefined) return undefined;
+  if (verdict !== 'verified') return { threshold: answer.threshold, answer: 'unknown' };
+  return { threshold: answer.threshold, answer: answer.result === 'met' ? 'yes' : answer.result === 'not_met' ? 'no' : 'unknown' };
+}
+
+function missingOf(answer: ReturnType<typeof answerOf>): MissingRow[] {
+  const rows: MissingRow[] = [];
+  for (const entry of answer?.missing ?? []) {
+    if (!isRecord(entry) || typeof entry.namespace !== 'string' || typeof entry.identifier !== 'string') continue;
+    const info = elementInfo(entry.namespace, entry.identifier);
+    rows.push({ namespace: bounded(entry.namespace, 120), identifier: bounded(entry.identifier, 120), labelKey: info.labelKey, labelParams: info.labelParams, required: entry.required !== false });
+  }
+  return rows.sort((a, b) => Number(b.required) - Number(a.required));
 }
 
 function findingsOf(value: unknown): Finding[] {
@@ -384,6 +390,8 @@ function findingsOf(value: unknown): Finding[] {
 const UNREADABLE: OutcomeModel = {
   verdict: 'unknown',
   age: undefined,
+  notMet: false,
+  missing: [],
   portrait: { state: 'absent' },
   rows: [],
   omittedRows: 0,
@@ -410,7 +418,7 @@ function authOf(value: unknown): AuthDisplay {
  * contradicts it (no reasons, no errors, every authentication Valid or not reported); a contradiction
  * shows as `unknown`, and so does an outcome without a readable verdict — never as verified.
  */
-export function presentOutcome(input: unknown, profile: string): OutcomeModel {
+export function presentOutcome(input: unknown): OutcomeModel {
   if (!isRecord(input) || (input.verdict !== 'verified' && input.verdict !== 'rejected' && input.verdict !== 'undetermined')) return UNREADABLE;
   const response: Response = isRecord(input.response) ? input.response : {};
   const reasons = Array.isArray(input.reasons) ? input.reasons.slice(0, MAX_MESSAGES + 1).map((r) => shortText(r, 80)) : ['unreadable_reasons'];
@@ -420,16 +428,21 @@ export function presentOutcome(input: unknown, profile: string): OutcomeModel {
   // Only a positive Valid counts: a missing result is the core's `undetermined`, never a pass here either.
   const authOk = (auth: AuthDisplay): boolean => auth === 'Valid';
   const consistent = reasons.length === 0 && errors.length === 0 && authOk(issuer) && authOk(device) && isRecord(input.response);
-  const verdict: DisplayVerdict =
-    input.verdict === 'rejected' ? 'rejected' : input.verdict === 'undetermined' ? 'undetermined' : consistent ? 'verified' : 'unknown';
   const listed = rowsOf(response);
+  // Nothing was shared: the holder declined (or the wallet gave up) — said kindly, still not accepted.
+  const declined = input.verdict === 'rejected' && reasons[0] === 'nothing_shared' && listed.rows.length === 0 && issuer === 'Unchecked' && device === 'Unchecked';
+  const verdict: DisplayVerdict =
+    input.verdict === 'rejected' ? (declined ? 'declined' : 'rejected') : input.verdict === 'undetermined' ? 'undetermined' : consistent ? 'verified' : 'unknown';
+  const answer = answerOf(input);
   const omitted = listed.omitted;
   // Age statements of a document that is not verified are shown as "could not determine", not Yes/No.
   const rows = verdict === 'verified' ? listed.rows : listed.rows.map((row): ElementRow => (row.namespace === MDL_NAMESPACE && ageOverThreshold(row.identifier) !== undefined ? { ...row, value: { kind: 'withheld' } } : row));
   const docTypes = Array.isArray(input.docTypes) ? input.docTypes.filter((d): d is string => typeof d === 'string') : [];
   return {
     verdict,
-    age: ageOf(response, profile, verdict),
+    age: ageOf(answer, verdict),
+    notMet: verdict === 'verified' && answer?.kind === 'elements' && answer.result !== 'met',
+    missing: missingOf(answer),
     portrait: portraitOf(response),
     rows,
     omittedRows: omitted,

@@ -1,17 +1,27 @@
-/** Ready: tap or show the QR code; the request the kiosk will make; the camera; the language switch. */
+/**
+ * Ready: tap or show the QR code; the request the kiosk will make; the camera; the language switch. Only
+ * the ways that work are offered (src/common/readiness.ts): no "hold your phone on the reader" without a
+ * usable reader, no "show the QR code to the camera" with this screen's camera blocked or missing (a
+ * handheld scanner still reads QR codes, and the screen says so).
+ */
 import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { CameraState, Language, ScreenState } from '../../common/kiosk-api.js';
 import { ScreenFrame } from '../components/ScreenFrame.js';
 import { PhoneTapIcon, QrIcon } from '../components/icons.js';
+import { readinessOf } from '../../common/readiness.js';
 import { CameraPreview } from '../qr/CameraPreview.js';
 import { LanguageSwitch } from './LanguageSwitch.js';
 import { customerProfileText } from './profile-label.js';
 
-export type ScanHint = 'not_mdoc' | 'empty';
+export type ScanHint = 'not_mdoc' | 'empty' | 'unreadable';
+
+const HINT_TEXT: Readonly<Record<ScanHint, string>> = { not_mdoc: 'scanHint.notMdoc', empty: 'qr:hint.empty', unreadable: 'scanHint.unreadable' };
 
 export function ReadyScreen(props: {
   state: ScreenState;
+  /** This screen's camera (qr/camera-status.ts). */
+  camera: CameraState;
   scanHint: ScanHint | null;
   onScan: (text: string) => void;
   onCameraState: (state: CameraState, detail?: string) => void;
@@ -20,23 +30,29 @@ export function ReadyScreen(props: {
   const { t } = useTranslation();
   const { state } = props;
   const profile = customerProfileText(state.view.profile, state.profiles.find((p) => p.name === state.view.profile)?.label, t);
+  const { ways } = readinessOf(state.view.devices, props.camera);
+  const qrLine = ways.tap ? (ways.camera ? 'ready.show' : 'ready.showScanner') : ways.camera ? 'ready.showOnly' : 'ready.showScannerOnly';
   return (
-    <ScreenFrame title={t('ready.title')} tone="calm" className="screen--ready">
+    <ScreenFrame title={t(ways.tap ? 'ready.title' : 'ready.titleQr')} tone="calm" className="screen--ready">
       <div className="ready-layout">
         <div className="ready-instructions">
           <p className="lead">{t('ready.body')}</p>
-          <div className="ready-way">
-            <span className="ready-way-icon" aria-hidden="true">
-              <PhoneTapIcon />
-            </span>
-            <p>{t('ready.tap')}</p>
-          </div>
-          <div className="ready-way">
-            <span className="ready-way-icon" aria-hidden="true">
-              <QrIcon />
-            </span>
-            <p>{t('ready.show')}</p>
-          </div>
+          {ways.tap ? (
+            <div className="ready-way" data-testid="way-tap">
+              <span className="ready-way-icon" aria-hidden="true">
+                <PhoneTapIcon />
+              </span>
+              <p>{t('ready.tap')}</p>
+            </div>
+          ) : null}
+          {ways.scanner ? (
+            <div className="ready-way" data-testid="way-qr" data-by={ways.camera ? 'camera' : 'scanner'}>
+              <span className="ready-way-icon" aria-hidden="true">
+                <QrIcon />
+              </span>
+              <p>{t(qrLine)}</p>
+            </div>
+          ) : null}
           <p className="profile-line" data-testid="profile">
             {t('ready.profile', { profile })}
           </p>
@@ -47,7 +63,7 @@ export function ReadyScreen(props: {
             {props.scanHint ? (
               <p className="scan-hint" data-testid="scan-hint" data-hint={props.scanHint}>
                 <span className="scan-hint-mark" aria-hidden="true">!</span>
-                {props.scanHint === 'not_mdoc' ? t('scanHint.notMdoc') : t('qr:hint.empty')}
+                {t(HINT_TEXT[props.scanHint])}
               </p>
             ) : null}
           </div>

@@ -10,11 +10,10 @@ import { OutcomeScreen } from '../outcome/OutcomeScreen.js';
 
 export function ResultScreen(props: { state: ScreenState; onNext: () => void }): ReactNode {
   const { t } = useTranslation();
-  const { outcome, profile } = props.state.view;
+  const { outcome } = props.state.view;
   if (!outcome) {
     // The core never shows `result` without an outcome; say nothing rather than guess.
     return <ScreenFrame title={t('result.waiting')} tone="calm" />;
   }
-  const label = props.state.profiles.find((p) => p.name === profile)?.label ?? profile;
-  return <OutcomeScreen outcome={outcome} profile={{ name: profile, label }} clearsAt={props.state.clearsAt} onNext={props.onNext} />;
+  return <OutcomeScreen outcome={outcome} clearsAt={props.state.clearsAt} onNext={props.onNext} />;
 }

@@ -13,6 +13,10 @@ export function errorLine(code: string, t: (key: string) => string): string {
       return t('error.line.timeout');
     case 'ble_unavailable':
       return t('error.line.bleUnavailable');
+    case 'no_input':
+      return t('error.line.noInput');
+    case 'starting':
+      return t('error.line.starting');
     case 'ble_setup_failed':
       return t('error.line.bleSetupFailed');
     case 'ble_link_lost':

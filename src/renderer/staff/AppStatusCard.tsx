@@ -45,6 +45,23 @@ export function AppStatusCard(props: { app: AppStatus; dateTime: (at: number) =>
     }
   };
   const keys = app.managedKeys.slice(0, MAX_MANAGED_KEYS_SHOWN);
+  const cameraAccess = ((): string | undefined => {
+    switch (app.cameraAccess) {
+      case undefined:
+      case 'not_applicable':
+        return undefined;
+      case 'granted':
+        return t('diagnostics.app.cameraAccessValue.granted');
+      case 'denied':
+        return t('diagnostics.app.cameraAccessValue.denied');
+      case 'restricted':
+        return t('diagnostics.app.cameraAccessValue.restricted');
+      case 'not_determined':
+        return t('diagnostics.app.cameraAccessValue.notDetermined');
+      case 'unknown':
+        return t('diagnostics.app.cameraAccessValue.unknown');
+    }
+  })();
   return (
     <section className="staff-card" aria-labelledby="app-status-title" data-testid="app-status">
       <h2 id="app-status-title">{t('diagnostics.app.title')}</h2>
@@ -57,6 +74,12 @@ export function AppStatusCard(props: { app: AppStatus; dateTime: (at: number) =>
           <dt>{t('diagnostics.app.secrets')}</dt>
           <dd data-app="secrets">{secrets}</dd>
         </div>
+        {cameraAccess !== undefined ? (
+          <div className={app.cameraAccess === 'granted' ? 'fact-row' : 'fact-row fact-row--problem'}>
+            <dt>{t('diagnostics.app.cameraAccess')}</dt>
+            <dd data-app="camera-access">{cameraAccess}</dd>
+          </div>
+        ) : null}
         {app.permissionProblems !== undefined && app.permissionProblems.length > 0 ? (
           <div className="fact-row fact-row--problem">
             <dt>{t('diagnostics.app.permissionProblems')}</dt>

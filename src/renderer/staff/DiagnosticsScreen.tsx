@@ -9,6 +9,7 @@ import { useTranslation } from 'react-i18next';
 import type { DiagnosticEvent, Diagnostics, KioskApi, SelfTestCheck } from '../../common/kiosk-api.js';
 import { AppStatusCard } from './AppStatusCard.js';
 import { probeCamera } from './camera-probe.js';
+import { SupportBundleCard } from './SupportBundleCard.js';
 import { countLabel, selfTestStatusText } from './diagnostic-texts.js';
 
 type Load<T> = { kind: 'loading' } | { kind: 'loaded'; value: T } | { kind: 'failed'; message: string };
@@ -126,6 +127,7 @@ export function DiagnosticsScreen(props: { api: KioskApi; language: string; came
             </table>
           ) : null}
         </section>
+        <SupportBundleCard api={api} onWritten={refresh} />
         {diagnostics.kind === 'loaded' ? (
           <section className="staff-card" aria-labelledby="counts-title">
             <h2 id="counts-title">{t('diagnostics.counts')}</h2>

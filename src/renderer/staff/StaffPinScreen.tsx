@@ -53,6 +53,13 @@ export function StaffPinScreen(props: { api: KioskApi; staff: StaffState; onUnlo
     if (staff.unlocked) onUnlocked();
   }, [staff.unlocked, onUnlocked]);
 
+  // The field was disabled during a lockout, which took the focus away: give it back when the lockout ends.
+  const wasLocked = useRef(locked);
+  useEffect(() => {
+    if (wasLocked.current && !locked) input.current?.focus();
+    wasLocked.current = locked;
+  }, [locked]);
+
   const append = (digit: string): void => {
     setPin((p) => (p.length < MAX_PIN ? p + digit : p));
     input.current?.focus();

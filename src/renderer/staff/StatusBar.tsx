@@ -1,19 +1,22 @@
 /**
- * The staff status bar, always at the bottom: devices, camera, backend, session freshness, the TEST MODE
- * banner when the embedded mock backend is in use, and the Staff button.
+ * The status bar, always at the bottom. Customers see one line (the kiosk is ready, getting ready, or
+ * needs staff) and the Staff button; the staff items (devices, this screen's camera, backend with its
+ * origin, session freshness) show while the staff screens are open, behind the PIN. The TEST MODE banner
+ * is for everyone.
  */
 import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { ScreenState } from '../../common/kiosk-api.js';
+import type { CameraState, ScreenState } from '../../common/kiosk-api.js';
 import { useNow } from '../components/use-now.js';
-import { statusItems, type ItemLevel } from './status-items.js';
+import { statusItems, summaryItem, type ItemLevel } from './status-items.js';
 
 const MARK: Record<ItemLevel, string> = { ok: '✓', warn: '!', problem: '✕', off: '–' };
 
-export function StatusBar(props: { state: ScreenState | null; onStaff: () => void; staffEnabled: boolean }): ReactNode {
+export function StatusBar(props: { state: ScreenState | null; camera: CameraState; staffView: boolean; onStaff: () => void; staffEnabled: boolean }): ReactNode {
   const { t } = useTranslation();
-  const now = useNow(5_000, props.state !== null);
-  const items = props.state ? statusItems(props.state, now, t) : [];
+  const now = useNow(5_000, props.state !== null && props.staffView);
+  const items = props.state && props.staffView ? statusItems(props.state, now, t, props.camera) : [];
+  const summary = props.state && !props.staffView ? summaryItem(props.state, t) : undefined;
   return (
     <footer className="status-bar" data-testid="status-bar" aria-label={t('status.label')}>
       <ul className="status-items">
@@ -25,6 +28,14 @@ export function StatusBar(props: { state: ScreenState | null; onStaff: () => voi
             <span className="status-label">{t('status.kiosk')}:</span> <span className="status-value">{t('status.backendState.connecting')}</span>
           </li>
         )}
+        {summary ? (
+          <li className={`status-item status-item--${summary.level}`} data-status="summary" data-level={summary.level}>
+            <span className="status-mark" aria-hidden="true">
+              {MARK[summary.level]}
+            </span>
+            <span className="status-label">{t('status.kiosk')}:</span> <span className="status-value">{summary.value}</span>
+          </li>
+        ) : null}
         {items.map((item) => (
           <li key={item.id} className={`status-item status-item--${item.level}`} data-status={item.id} data-level={item.level}>
             <span className="status-mark" aria-hidden="true">

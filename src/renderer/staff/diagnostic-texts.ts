@@ -1,7 +1,7 @@
 /**
  * Words for the keys the host sends to the diagnostics screen: self-test status keys (src/service/
  * self-test.ts and the device adapters' availability reasons) and count names (src/service/diagnostics.ts:
- * `verifications`, `result.*`, `transport.*`, `verdict.*`, `reason.*`, `error.*`, `scan.<source>.<result>`,
+ * `verifications`, `result.*`, `transport.*`, `verdict.*`, `answer.*`, `reason.*`, `error.*`, `scan.<source>.<result>`,
  * `renderer.*` for the screen's own forwarded errors).
  * A key the screen has no words for is shown as it came (staff can still look it up).
  */
@@ -26,6 +26,8 @@ function countPart(group: string, item: string, t: T): string | undefined {
       return known(d.countTransport, item) ? t(`diagnostics.countTransport.${item}`) : undefined;
     case 'verdict':
       return known(d.countVerdict, item) ? t(`diagnostics.countVerdict.${item}`) : undefined;
+    case 'answer':
+      return known(d.countAnswer, item) ? t(`diagnostics.countAnswer.${item}`) : undefined;
     case 'reason':
       // The outcome screen's words for the core's rejection reasons.
       return known(outcomeResources.en.reason, item) && item !== 'other' ? t(`outcome:reason.${item}`) : undefined;

@@ -2,7 +2,7 @@
  * The staff status bar's items as plain data (label, status word, ok/problem), so the words are tested
  * without a DOM. Every item says its state in words as well as with a mark: never by colour alone.
  */
-import type { ScreenState } from '../../common/kiosk-api.js';
+import type { CameraState, ScreenState } from '../../common/kiosk-api.js';
 
 type T = (key: string, options?: Record<string, unknown>) => string;
 
@@ -52,8 +52,8 @@ function deviceItem(id: StatusItem['id'], label: string, device: { usable: boole
   return { id, label, value: reasonText(device.reason, t), level: device.reason === 'not_configured' ? 'off' : device.reason === 'starting' ? 'warn' : 'problem' };
 }
 
-export function cameraItem(state: ScreenState, t: T): StatusItem {
-  const camera = state.camera.state;
+/** The camera of this screen (`camera`, qr/camera-status.ts) when known, else as the host last heard it. */
+export function cameraItem(state: ScreenState, t: T, camera: CameraState = state.camera.state): StatusItem {
   const label = t('status.camera');
   switch (camera) {
     case 'off':
@@ -73,21 +73,23 @@ export function cameraItem(state: ScreenState, t: T): StatusItem {
   }
 }
 
+/** The backend as the core knows it (`view.backend`): connected only after a successful exchange. */
 export function backendItem(state: ScreenState, t: T): StatusItem {
   const label = t('status.backend');
   const origin = state.backendOrigin ?? undefined;
   const withOrigin = (item: Omit<StatusItem, 'detail'>): StatusItem => (origin ? { ...item, detail: origin } : item);
-  switch (state.view.phase) {
+  switch (state.view.backend) {
     case 'offline':
       return withOrigin({ id: 'backend', label, value: t('status.backendState.offline'), level: 'problem' });
-    case 'config_error':
+    case 'needs_staff':
       return withOrigin({ id: 'backend', label, value: t('status.backendState.needsStaff'), level: 'problem' });
-    case 'starting':
     case 'connecting':
       return withOrigin({ id: 'backend', label, value: t('status.backendState.connecting'), level: 'warn' });
+    case 'on_demand':
+      return withOrigin({ id: 'backend', label, value: t('status.backendState.onDemand'), level: 'ok' });
     case 'stopped':
       return withOrigin({ id: 'backend', label, value: t('status.backendState.stopped'), level: 'off' });
-    default:
+    case 'connected':
       return withOrigin({ id: 'backend', label, value: t('status.backendState.connected'), level: 'ok' });
   }
 }
@@ -105,14 +107,37 @@ export function sessionItem(state: ScreenState, now: number, t: T): StatusItem {
     : { id: 'session', label, value: t('status.sessionState.busy', { minutes }), level: 'ok' };
 }
 
-export function statusItems(state: ScreenState, now: number, t: T): StatusItem[] {
+export function statusItems(state: ScreenState, now: number, t: T, camera?: CameraState): StatusItem[] {
   const { devices } = state.view;
   return [
     deviceItem('nfc', t('status.nfc'), devices.nfc, t),
     deviceItem('ble_central', t('status.bleCentral'), devices.bleCentral, t),
     deviceItem('ble_peripheral', t('status.blePeripheral'), devices.blePeripheral, t),
-    cameraItem(state, t),
+    cameraItem(state, t, camera),
     backendItem(state, t),
     sessionItem(state, now, t),
   ];
+}
+
+/**
+ * The one line customers see instead of the staff items: whether the kiosk can serve them, in words. The
+ * phase and the backend decide (the core only shows Ready when a verification can run to the end): ready,
+ * getting ready, or needs staff. Which device or backend is at fault is staff detail, behind the Staff
+ * button.
+ */
+export function summaryItem(state: ScreenState, t: T): { readonly value: string; readonly level: ItemLevel } {
+  // The backend as the core knows it counts on every screen (an error screen while offline is not "ready").
+  if (state.view.backend === 'offline' || state.view.backend === 'needs_staff') return { value: t('status.summary.problem'), level: 'problem' };
+  switch (state.view.phase) {
+    case 'offline':
+    case 'config_error':
+    case 'cannot_verify':
+    case 'stopped':
+      return { value: t('status.summary.problem'), level: 'problem' };
+    case 'starting':
+    case 'connecting':
+      return { value: t('status.summary.warn'), level: 'warn' };
+    default:
+      return { value: t('status.summary.ok'), level: 'ok' };
+  }
 }

@@ -1,16 +1,16 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { extract } from 'tar';
 import WebSocket from 'ws';
 import { createConfiguredDevices } from '../../../src/devices/configured-devices.js';
 import { parseConfig } from '../../../src/kiosk/config.js';
 import { createLogger } from '../../../src/kiosk/log.js';
 import { verifyPin } from '../../../src/service/staff-pin.js';
 import { runCli } from '../../support/cli-run.js';
+import { startRecordingServer } from '../../support/recording-server.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -69,30 +69,10 @@ describe('npm run host', () => {
 });
 
 describe('npm run host: the token stays out of every output, and the API key stays with its backend', () => {
-  /** A server on loopback that records the Authorization header of every request and answers 503. */
-  async function recorder(): Promise<{ url: string; seen: string[]; stop(): Promise<void> }> {
-    const seen: string[] = [];
-    const server = createServer((req, res) => {
-      seen.push(`${req.method ?? ''} ${req.url ?? ''} ${req.headers.authorization ?? '(none)'}`);
-      res.writeHead(503, { 'content-type': 'application/json' });
-      res.end('{}');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    return {
-      url: `http://127.0.0.1:${port}/api`,
-      seen,
-      stop: () => new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-    };
-  }
-
   it('the README\'s systemd set-up: --url-file keeps the token off stdout and stderr (trace logs too); a staff save of another backend URL is refused and the other server never gets the fleet key', async () => {
     const dir = await tempDir();
-    const fleet = await recorder();
-    const other = await recorder();
+    const fleet = await startRecordingServer();
+    const other = await startRecordingServer();
     try {
       const apiKey = 'fleet-key-4f1c9d2e7a';
       const keyFile = join(dir, 'api-key');
@@ -168,6 +148,38 @@ describe('npm run host: the token stays out of every output, and the API key sta
       await other.stop();
     }
   }, 60_000);
+});
+
+describe('npm run host -- --support-bundle', () => {
+  it('writes a bundle without the key, the PIN hash or the token, without opening a device, and exits 0', async () => {
+    const dir = await tempDir();
+    const data = join(dir, 'data');
+    expect((await runCli('src/host/cli.ts', ['--set-pin', '--data-dir', data], { env: { MDL_KIOSK_STAFF_PIN: '615243' } })).code).toBe(0);
+    const settings = JSON.parse(await readFile(join(data, 'settings.json'), 'utf8')) as { staff: { pinHash: string } };
+    const apiKey = 'bundle-key-0c9a1e';
+    await writeFile(join(data, 'secrets.json'), JSON.stringify({ version: 1, secrets: { 'backend.apiKey': JSON.stringify({ v: 1, key: apiKey, origin: 'https://verifier.example' }) } }), { mode: 0o600 });
+    const config = join(dir, 'config.json');
+    await writeFile(config, JSON.stringify({ backend: { baseUrl: 'https://verifier.example/api' }, ble: { roles: 'both' } }));
+    const health = join(dir, 'health.json');
+    await writeFile(health, JSON.stringify({ schema: 1, phase: 'ready', devices: { nfc: { usable: true } } }));
+    const target = join(dir, 'out', 'support.tar.gz');
+    const run = await runCli('src/host/cli.ts', ['--data-dir', data, '--config', config, '--health-file', health, '--support-bundle', target], { env: { MDL_KIOSK_CONFIG: '' } });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^host: support bundle written to .+ \(\d+ bytes\)$/m);
+    expect(run.stdout.startsWith(`host: support bundle written to ${target} (`)).toBe(true);
+    const unpacked = join(dir, 'unpacked');
+    await mkdir(unpacked);
+    await extract({ file: target, cwd: unpacked });
+    const names = (await readdir(join(unpacked, 'mdl-kiosk-support'))).sort();
+    expect(names).toEqual(['README.txt', 'config.json', 'diagnostics.json', 'health.json', 'logs', 'self-test.json', 'state.json', 'versions.json']);
+    const config2 = JSON.parse(await readFile(join(unpacked, 'mdl-kiosk-support', 'config.json'), 'utf8')) as { sources: Record<string, string> };
+    expect(config2.sources).toMatchObject({ 'backend.baseUrl': 'config file', 'backend.apiKey': 'saved settings', 'ble.roles': 'config file' });
+    for (const name of names.filter((n) => n.endsWith('.json') || n.endsWith('.txt'))) {
+      const text = await readFile(join(unpacked, 'mdl-kiosk-support', name), 'utf8');
+      expect(text, name).not.toContain(apiKey);
+      expect(text, name).not.toContain(settings.staff.pinHash);
+    }
+  });
 });
 
 describe('configured devices', () => {

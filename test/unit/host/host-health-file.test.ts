@@ -3,9 +3,10 @@
  * start (valid against the published schema), and a final record when it stops.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HealthRecordSchema } from '../../../src/service/health-record.js';
 
@@ -21,7 +22,8 @@ describe('npm run host -- --health-file', () => {
     const config = join(dir, 'config.json');
     await writeFile(config, JSON.stringify({ ble: { roles: 'none' }, app: { health: { everySeconds: 5 } } }));
     const health = join(dir, 'health.json');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/host/cli.ts', '--config', config, '--data-dir', dir, '--nfc', 'none', '--log-level', 'silent', '--health-file', health], {
+    const metrics = join(dir, 'node-exporter', 'mdl_kiosk.prom');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/host/cli.ts', '--config', config, '--data-dir', dir, '--nfc', 'none', '--log-level', 'silent', '--health-file', health, '--metrics-file', metrics], {
       env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MDL_KIOSK_'))),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -41,6 +43,11 @@ describe('npm run host -- --health-file', () => {
     }
     const running = HealthRecordSchema.parse(JSON.parse(text ?? 'null'));
     expect(running).toMatchObject({ app: 'mdl-kiosk', flavour: 'production', phase: 'config_error', lastError: 'config_error', backendOrigin: null, pid: child.pid });
+    // The same shape as the desktop app's record: the updater's state is there too.
+    expect(running.updates).toEqual({ state: 'disabled', error: 'the browser host does not update itself' });
+    const families = parsePrometheusTextFormat(await readFile(metrics, 'utf8'));
+    expect(families.find((f) => f.name === 'mdl_kiosk_phase')?.metrics.find((m) => m.value === '1')?.labels).toEqual({ phase: 'config_error' });
+    expect((await stat(metrics)).mode & 0o777).toBe(0o644);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

@@ -9,6 +9,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { extract } from 'tar';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { allInvokeChannels, intentChannel, STATE_REQUEST_CHANNEL } from '../../../src/common/ipc-contract.js';
 import { QrScanQueue } from '../../../src/devices/qr/qr-scan-queue.js';
@@ -19,7 +20,7 @@ import type { EmbeddedDefault, EmbeddedKioskLink } from '../../../src/main/embed
 import { PHONE_PAGE_PARTITION } from '../../../src/main/phone-window.js';
 import type { DeviceFactory } from '../../../src/service/kiosk-service.js';
 import { TEST_SCRYPT } from '../service/service-fixture.js';
-import { BrowserWindow, app, calls, ipcMain, powerSaveBlocker, protocol, resetFakeElectron } from './fake-electron.js';
+import { BrowserWindow, app, calls, ipcMain, powerSaveBlocker, protocol, resetFakeElectron, systemPreferences } from './fake-electron.js';
 
 vi.mock('electron', () => import('./fake-electron.js'));
 
@@ -211,10 +212,11 @@ describe('a second launch', () => {
 });
 
 describe('command line', () => {
-  it('--data-dir moves the data folder before the lock is taken (the lock lives in it)', async () => {
+  it('--data-dir moves the data folder only after the single-instance lock is taken (one kiosk per account, whatever its folder)', async () => {
     const dataDir = join(root, 'elsewhere');
     await boot({ argv: ['/opt/electron', 'dist/app-dev', '--data-dir', dataDir] });
-    expect(calls.slice(0, 2)).toEqual(['app.setPath userData', 'app.requestSingleInstanceLock']);
+    expect(calls.slice(0, 2)).toEqual(['app.requestSingleInstanceLock', 'app.setPath userData']);
+    expect(app.lockDirs).toEqual([userData]);
     expect(app.getPath('userData')).toBe(dataDir);
     await quit();
     expect(JSON.parse(await readFile(join(dataDir, 'health.json'), 'utf8'))).toMatchObject({ flavour: 'production' });
@@ -271,6 +273,29 @@ describe('managed configuration and updates', () => {
     expect(fakeUpdater.allowDowngrade).toBe(false);
   });
 
+  it('Windows: an install folder this account cannot write (per-machine, standard account) turns updates off with the reason, and the updater is never loaded', async () => {
+    await mkdir(join(root, 'managed'), { recursive: true });
+    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/' } } }));
+    const loadUpdater = vi.fn(() => Promise.reject(new Error('must not load')));
+    app.paths.set('exe', join(root, 'Program Files', 'mDL Kiosk', 'mDL Kiosk.exe')); // a folder that is not there: cannot be written
+    const r = await boot({ deps: { platform: 'win32', loadUpdater } });
+    expect(loadUpdater).not.toHaveBeenCalled();
+    expect(r?.service.appStatus().updates).toEqual({ state: 'disabled', error: expect.stringContaining('updates are off: this account cannot write') as string });
+    await quit();
+    expect(await logText()).toContain('"event":"updates_unsupported"');
+  });
+
+  it('Windows: a per-user install (a folder this account writes) keeps updates on', async () => {
+    await mkdir(join(root, 'managed'), { recursive: true });
+    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/' } } }));
+    await mkdir(join(root, 'LocalAppData', 'Programs', 'mdl-kiosk'), { recursive: true });
+    app.paths.set('exe', join(root, 'LocalAppData', 'Programs', 'mdl-kiosk', 'mDL Kiosk.exe'));
+    const loadUpdater = vi.fn(() => Promise.reject(new Error('no updater in this test')));
+    await boot({ deps: { platform: 'win32', loadUpdater } });
+    expect(loadUpdater).toHaveBeenCalledTimes(1);
+    expect((await readdir(join(root, 'LocalAppData', 'Programs', 'mdl-kiosk'))).filter((n) => n.startsWith('.mdl-kiosk-write-check'))).toEqual([]);
+  });
+
   it('an updater that cannot load is a status for staff, not a crash', async () => {
     await mkdir(join(root, 'managed'), { recursive: true });
     await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/' } } }));
@@ -282,6 +307,34 @@ describe('managed configuration and updates', () => {
   it('diagnostics show the app: flavour, log folder, health file, updates', async () => {
     const r = await boot();
     expect(r?.service.appStatus()).toMatchObject({ flavour: 'production', secretsProtection: 'os-encrypted', logDir: logsDir, healthFile: join(userData, 'health.json'), updates: { state: 'disabled' } });
+  });
+
+  it('app.health.metricsFile: the health figures as Prometheus text for node_exporter, beside health.json', async () => {
+    await mkdir(join(root, 'managed'), { recursive: true });
+    const metricsFile = join(root, 'textfile', 'mdl_kiosk.prom');
+    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { health: { metricsFile } } }));
+    await boot();
+    await quit();
+    const text = await readFile(metricsFile, 'utf8');
+    expect(text).toContain('# TYPE mdl_kiosk_verifications_total counter');
+    expect(text).toMatch(/^mdl_kiosk_info\{version="0\.1\.0-test",flavour="production"\} 1$/m);
+  });
+
+  it('app.hardwareAcceleration: false from the managed file turns the GPU off before Electron is ready (a black window otherwise)', async () => {
+    await mkdir(join(root, 'managed'), { recursive: true });
+    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { hardwareAcceleration: false } }));
+    const r = await boot();
+    expect(app.hardwareAccelerationDisabled).toBe(true);
+    expect(r?.service.config.app.hardwareAcceleration).toBe(false);
+    await quit();
+    running?.lifecycle.dispose();
+    running = null;
+    resetFakeElectron();
+    app.paths.set('userData', userData);
+    app.paths.set('logs', logsDir);
+    await rm(join(root, 'managed', 'config.json'));
+    await boot();
+    expect(app.hardwareAccelerationDisabled).toBe(false);
   });
 
   it('updates off (the default): electron-updater is never loaded', async () => {
@@ -487,3 +540,127 @@ describe('a packaged production app is locked down whatever its launcher or the 
 function defaultsOf(): KioskConfig {
   return parseConfig({});
 }
+
+describe('--support-bundle', () => {
+  async function unpack(file: string): Promise<Map<string, string>> {
+    const dir = join(root, `unpacked-${Math.random().toString(36).slice(2)}`);
+    await mkdir(dir);
+    await extract({ file, cwd: dir });
+    const out = new Map<string, string>();
+    for (const entry of await readdir(join(dir, 'mdl-kiosk-support'), { recursive: true, withFileTypes: true })) {
+      if (entry.isFile()) out.set(join(entry.parentPath, entry.name).slice(join(dir, 'mdl-kiosk-support').length + 1), await readFile(join(entry.parentPath, entry.name), 'utf8'));
+    }
+    return out;
+  }
+
+  it('a later launch with --support-bundle has the running kiosk write it: live state, its logs and records', async () => {
+    const r = await boot();
+    expect(r).not.toBeNull();
+    // The health record's first write is asynchronous: the bundle takes what is on disk.
+    await vi.waitFor(async () => expect((await readdir(userData)).includes('health.json')).toBe(true), { timeout: 10_000 });
+    app.emit('second-instance', {}, ['/opt/electron', 'dist/app-dev', '--support-bundle', 'bundle.tar.gz'], root);
+    const target = join(root, 'bundle.tar.gz');
+    await vi.waitFor(async () => expect((await readdir(root)).includes('bundle.tar.gz')).toBe(true), { timeout: 10_000 });
+    const files = await unpack(target);
+    expect([...files.keys()]).toEqual(expect.arrayContaining(['config.json', 'state.json', 'self-test.json', 'diagnostics.json', 'versions.json', 'health.json']));
+    expect([...files.keys()].some((n) => /^logs\/mdl-kiosk\..*\.log$/.test(n))).toBe(true);
+    expect(JSON.parse(files.get('versions.json') ?? '{}')).toMatchObject({ app: '0.1.0-test', flavour: 'production' });
+    // The running kiosk's own state (not a fresh copy's).
+    expect(JSON.parse(files.get('state.json') ?? '{}')).toMatchObject({ phase: r?.service.state().view.phase });
+  });
+
+  it('with no kiosk running, the launch writes it from the records on disk, opens no device and no window, and exits 0', async () => {
+    const target = join(root, 'out', 'offline.tar.gz');
+    const r = await boot({ argv: ['/opt/electron', 'dist/app-dev', '--support-bundle', target] });
+    expect(r).toBeNull();
+    expect(app.exitCode).toBe(0);
+    expect(deviceBuilds).toBe(0);
+    expect(BrowserWindow.instances).toHaveLength(0);
+    expect(stdout.text).toContain(`no kiosk is running; support bundle written from the records on disk to ${target}`);
+    const files = await unpack(target);
+    expect(JSON.parse(files.get('state.json') ?? '{}')).toMatchObject({ phase: 'stopped' });
+  });
+
+  it('with a kiosk running elsewhere, the launch waits for the file that kiosk writes', async () => {
+    app.lockResult = false;
+    const target = join(root, 'from-running.tar.gz');
+    setTimeout(() => void writeFile(target, 'written by the running kiosk'), 300);
+    const r = await boot({ argv: ['/opt/electron', 'dist/app-dev', '--support-bundle', target] });
+    expect(r).toBeNull();
+    expect(app.exitCode).toBe(0);
+    expect(stdout.text).toContain(`the running kiosk wrote its support bundle to ${target}`);
+  });
+});
+
+describe('the operating system\'s camera and Bluetooth consent', () => {
+  it('macOS: the camera is asked for before the kiosk window exists, and diagnostics show the answer', async () => {
+    systemPreferences.camera = 'not-determined';
+    systemPreferences.answer = 'granted';
+    const r = await boot({ deps: { platform: 'darwin' } });
+    expect(systemPreferences.asked).toBe(1);
+    const at = (entry: string): number => calls.findIndex((c) => c.startsWith(entry));
+    expect(at('systemPreferences.askForMediaAccess camera')).toBeGreaterThanOrEqual(0);
+    expect(at('systemPreferences.askForMediaAccess camera')).toBeLessThan(at('new BrowserWindow'));
+    expect(r?.service.appStatus().cameraAccess).toBe('granted');
+  });
+
+  it('macOS: denied or restricted is not asked again (nothing can), and staff see which', async () => {
+    for (const state of ['denied', 'restricted'] as const) {
+      resetFakeElectron();
+      app.paths.set('userData', userData);
+      app.paths.set('logs', logsDir);
+      systemPreferences.camera = state;
+      const r = await boot({ deps: { platform: 'darwin' } });
+      expect(systemPreferences.asked).toBe(0);
+      expect(r?.service.appStatus().cameraAccess).toBe(state);
+      await quit();
+      running?.lifecycle.dispose();
+      running = null;
+    }
+  });
+
+  it('Windows reports the consent without asking; Linux has none', async () => {
+    systemPreferences.camera = 'denied';
+    const win = await boot({ deps: { platform: 'win32' } });
+    expect(win?.service.appStatus().cameraAccess).toBe('denied');
+    expect(systemPreferences.asked).toBe(0);
+    await quit();
+    running?.lifecycle.dispose();
+    resetFakeElectron();
+    app.paths.set('userData', userData);
+    app.paths.set('logs', logsDir);
+    const linux = await boot({ deps: { platform: 'linux' } });
+    expect(linux?.service.appStatus().cameraAccess).toBe('not_applicable');
+    expect(calls.some((c) => c.startsWith('systemPreferences.'))).toBe(false);
+  });
+
+  it('--provision asks for the camera, starts Bluetooth so the OS asks for it, says what each answered, and exits without a kiosk', async () => {
+    systemPreferences.camera = 'not-determined';
+    const bleDevices: DeviceFactory = () => {
+      deviceBuilds++;
+      const qr = new QrScanQueue({ freshMs: 10_000 });
+      let calls2 = 0;
+      const central = { availability: () => (++calls2 < 3 ? { usable: false, reason: 'starting' } : { usable: true }) };
+      const peripheral = { availability: () => ({ usable: false, reason: 'unauthorized' }) };
+      return Promise.resolve({ ports: { qr, bleCentral: central, blePeripheral: peripheral } as never, qr, close: () => Promise.resolve() });
+    };
+    const r = await boot({ argv: ['/opt/electron', 'dist/app-dev', '--provision'], deps: { platform: 'darwin', devices: bleDevices } });
+    expect(r).toBeNull();
+    expect(systemPreferences.asked).toBe(1);
+    expect(deviceBuilds).toBe(1);
+    expect(BrowserWindow.instances).toHaveLength(0);
+    expect(stdout.text).toContain('camera: granted');
+    expect(stdout.text).toContain('bluetooth central: usable');
+    expect(stdout.text).toContain('bluetooth peripheral: unauthorized');
+    expect(app.exitCode).toBe(0);
+  });
+
+  it('--provision exits 1 and says where to allow it when the camera is denied', async () => {
+    systemPreferences.camera = 'not-determined';
+    systemPreferences.answer = 'denied';
+    await boot({ argv: ['/opt/electron', 'dist/app-dev', '--provision'], deps: { platform: 'darwin' } });
+    expect(stdout.text).toContain('camera: denied');
+    expect(stdout.text).toContain('Privacy & Security → Camera');
+    expect(app.exitCode).toBe(1);
+  });
+});

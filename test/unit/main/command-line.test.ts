@@ -10,16 +10,19 @@ describe('appArguments', () => {
 
 describe('parseCommandLine', () => {
   it('reads every option', () => {
-    expect(parseCommandLine(['--config', '/etc/k.json', '--data-dir=/var/k', '--log-level', 'debug', '--no-kiosk'])).toEqual({
+    expect(parseCommandLine(['--config', '/etc/k.json', '--data-dir=/var/k', '--log-level', 'debug', '--no-kiosk', '--support-bundle', 'out.tar.gz', '--provision'])).toEqual({
       configFile: '/etc/k.json',
       dataDir: '/var/k',
       logLevel: 'debug',
       noKiosk: true,
       help: false,
+      provision: true,
+      supportBundle: 'out.tar.gz',
       problems: [],
     });
     expect(parseCommandLine(['-h']).help).toBe(true);
-    expect(parseCommandLine([])).toEqual({ noKiosk: false, help: false, problems: [] });
+    expect(parseCommandLine([])).toEqual({ noKiosk: false, help: false, provision: false, problems: [] });
+    expect(parseCommandLine(['--support-bundle']).problems).toEqual(['--support-bundle needs a value (ignored)']);
   });
 
   it('unknown options and stray arguments become problems, not a crash', () => {

@@ -436,6 +436,7 @@ class FakeApp extends EventEmitter {
     ['userData', '/fake/userData'],
     ['logs', '/fake/logs'],
     ['temp', '/fake/temp'],
+    ['exe', '/fake/install/mdl-kiosk'],
   ]);
   private readyResolve: (() => void) | undefined;
   private readyPromise: Promise<void> = this.freshReady();
@@ -456,9 +457,18 @@ class FakeApp extends EventEmitter {
   getVersion(): string {
     return '0.1.0-test';
   }
+  /** The data folder each lock was taken in: like Electron, the lock lives in the current userData. */
+  lockDirs: string[] = [];
+  hardwareAccelerationDisabled = false;
+  disableHardwareAcceleration(): void {
+    calls.push('app.disableHardwareAcceleration');
+    if (this.ready) throw new Error('app.disableHardwareAcceleration() can only be called before app is ready');
+    this.hardwareAccelerationDisabled = true;
+  }
   requestSingleInstanceLock(): boolean {
     calls.push('app.requestSingleInstanceLock');
     this.lockRequested = true;
+    this.lockDirs.push(this.getPath('userData'));
     return this.lockResult;
   }
   whenReady(): Promise<void> {
@@ -508,12 +518,15 @@ class FakeApp extends EventEmitter {
     this.commandLine.switches.clear();
     this.lockResult = true;
     this.lockRequested = false;
+    this.lockDirs = [];
+    this.hardwareAccelerationDisabled = false;
     this.relaunched = 0;
     this.exitCode = undefined;
     this.quitRequests = 0;
     this.loginItemSettings = [];
     this.paths.set('userData', '/fake/userData');
     this.paths.set('logs', '/fake/logs');
+    this.paths.set('exe', '/fake/install/mdl-kiosk');
     this.readyPromise = this.freshReady();
   }
 }
@@ -579,8 +592,29 @@ export const safeStorage = {
   },
 };
 
+/** macOS/Windows media consent, as `systemPreferences` reports and asks for it. */
+export const systemPreferences = {
+  camera: 'not-determined' as 'not-determined' | 'granted' | 'denied' | 'restricted' | 'unknown',
+  /** What the person answers at the system prompt. */
+  answer: 'granted' as 'granted' | 'denied',
+  asked: 0,
+  getMediaAccessStatus(mediaType: 'microphone' | 'camera' | 'screen'): string {
+    calls.push(`systemPreferences.getMediaAccessStatus ${mediaType}`);
+    return systemPreferences.camera;
+  },
+  askForMediaAccess(mediaType: 'microphone' | 'camera'): Promise<boolean> {
+    calls.push(`systemPreferences.askForMediaAccess ${mediaType}`);
+    systemPreferences.asked++;
+    systemPreferences.camera = systemPreferences.answer;
+    return Promise.resolve(systemPreferences.answer === 'granted');
+  },
+};
+
 export function resetFakeElectron(): void {
   calls.length = 0;
+  systemPreferences.camera = 'not-determined';
+  systemPreferences.answer = 'granted';
+  systemPreferences.asked = 0;
   sessions.clear();
   BrowserWindow.instances.length = 0;
   ipcMain.handlers.clear();

@@ -16,6 +16,7 @@ export function sampleState(overrides: Partial<ScreenState> = {}): ScreenState {
       error: null,
       profile: 'age_over_18',
       devices: { nfc: { usable: true }, qr: { usable: true }, bleCentral: { usable: true }, blePeripheral: { usable: true } },
+      backend: 'connected',
       at: 1,
     },
     profiles: [{ name: 'age_over_18', label: 'Age over 18' }],
@@ -35,6 +36,7 @@ const RESULTS: Partial<Record<IntentName, unknown>> = {
   qrScanned: { accepted: true },
   next: { ok: true },
   retry: { ok: true },
+  cancel: { cancelled: false },
   setLanguage: { ok: true },
   reportCamera: { ok: true },
   unlock: { ok: false, reason: 'wrong_pin', attemptsLeft: 4 },
@@ -55,6 +57,7 @@ const RESULTS: Partial<Record<IntentName, unknown>> = {
   changePin: { ok: true },
   getDiagnostics: { version: '1', startedAt: 1, events: [], counts: {} },
   selfTest: { checks: [] },
+  writeSupportBundle: { path: '/data/support/mdl-kiosk-support.tar.gz', bytes: 4096 },
 };
 
 export function fakeService(): KioskApiHandlers & {

@@ -170,6 +170,11 @@ describe('the Application card', () => {
     expect(out).not.toContain('encrypted by the operating system');
     expect(out).toContain('data-app="permission-problems"><p>/home/kiosk/.config/mDL Kiosk/settings.json was readable by other users (mode 0644)');
     expect(html('es', createElement(AppStatusCard, { app: exposed, dateTime }))).toContain('SIN protección');
+    expect(out).not.toContain('data-app="camera-access"');
+    const camera = html('en', createElement(AppStatusCard, { app: { ...exposed, cameraAccess: 'restricted' }, dateTime }));
+    expect(camera).toMatch(/fact-row--problem"><dt>Camera permission \(operating system\)<\/dt><dd data-app="camera-access">restricted by a device-management profile</);
+    expect(html('en', createElement(AppStatusCard, { app: { ...exposed, cameraAccess: 'granted' }, dateTime }))).toContain('data-app="camera-access">allowed<');
+    expect(html('en', createElement(AppStatusCard, { app: { ...exposed, cameraAccess: 'not_applicable' }, dateTime }))).not.toContain('camera-access');
     expect(html('fr', createElement(AppStatusCard, { app: exposed, dateTime }))).toContain('Fichiers lisibles par d’autres utilisateurs');
   });
 

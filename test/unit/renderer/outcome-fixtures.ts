@@ -10,10 +10,21 @@ export const JP2_BYTES = Uint8Array.from([0x00, 0x00, 0x00, 0x0c, 0x6a, 0x50, 0x
 
 export const toBase64 = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes));
 
+/** The core's answer to an age_over_21 request (src/kiosk/request-answer.ts decides it; the screen reads it). */
+export function ageAnswer(result: 'met' | 'not_met' | 'undetermined', threshold = 21): OutcomeView['answer'] {
+  return { kind: 'age', threshold, result, missing: [] };
+}
+
+/** An identity-style answer with these elements missing (required unless said). */
+export function elementsAnswer(result: 'met' | 'not_met' | 'undetermined', missing: { identifier: string; required?: boolean }[] = []): OutcomeView['answer'] {
+  return { kind: 'elements', result, missing: missing.map((m) => ({ namespace: NS, identifier: m.identifier, required: m.required ?? true })) };
+}
+
 export function outcome(overrides: Partial<OutcomeView> = {}): OutcomeView {
   return {
     verdict: 'verified',
     reasons: [],
+    answer: ageAnswer(overrides.verdict === undefined || overrides.verdict === 'verified' ? 'met' : 'undetermined'),
     response: { [NS]: { age_over_21: true, portrait: toBase64(JPEG_BYTES) } },
     docTypes: ['org.iso.18013.5.1.mDL'],
     issuerAuthentication: 'Valid',

@@ -5,73 +5,106 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_DEPTH, MAX_ROWS, MAX_TEXT, presentOutcome, shortText, type Cell } from '../../../src/renderer/outcome/present.js';
-import { AAMVA, FULL_IDENTITY, JP2_BYTES, JPEG_BYTES, NS, REJECTED_TAMPERED, outcome, toBase64 } from './outcome-fixtures.js';
+import type { OutcomeView } from '../../../src/common/kiosk-view.js';
+import { AAMVA, FULL_IDENTITY, JP2_BYTES, JPEG_BYTES, NS, REJECTED_TAMPERED, ageAnswer, elementsAnswer, outcome, toBase64 } from './outcome-fixtures.js';
 
 describe('verdict', () => {
   it('verified only when the core says so and nothing contradicts it', () => {
-    expect(presentOutcome(outcome(), 'age_over_21').verdict).toBe('verified');
-    expect(presentOutcome(outcome(REJECTED_TAMPERED), 'age_over_21').verdict).toBe('rejected');
+    expect(presentOutcome(outcome()).verdict).toBe('verified');
+    expect(presentOutcome(outcome(REJECTED_TAMPERED)).verdict).toBe('rejected');
     // Fail closed: the core calls a recovered result without authentication results undetermined, and a
     // "verified" that lacks them reads unknown here too.
-    expect(presentOutcome(outcome({ verdict: 'undetermined', issuerAuthentication: null, deviceAuthentication: null, source: 'recovered' }), 'x').verdict).toBe('undetermined');
-    expect(presentOutcome(outcome({ issuerAuthentication: null, deviceAuthentication: null, source: 'recovered' }), 'x').verdict).toBe('unknown');
+    expect(presentOutcome(outcome({ verdict: 'undetermined', issuerAuthentication: null, deviceAuthentication: null, source: 'recovered' })).verdict).toBe('undetermined');
+    expect(presentOutcome(outcome({ issuerAuthentication: null, deviceAuthentication: null, source: 'recovered' })).verdict).toBe('unknown');
   });
 
   it('a "verified" that the rest of the outcome contradicts reads unknown, never verified', () => {
-    expect(presentOutcome(outcome({ errors: { validity: ['expired'] } }), 'x').verdict).toBe('unknown');
-    expect(presentOutcome(outcome({ reasons: ['errors_reported'] }), 'x').verdict).toBe('unknown');
-    expect(presentOutcome(outcome({ deviceAuthentication: 'Unchecked' }), 'x').verdict).toBe('unknown');
-    expect(presentOutcome({ ...outcome(), issuerAuthentication: 'Maybe' }, 'x').verdict).toBe('unknown');
-    expect(presentOutcome({ ...outcome(), reasons: 'none' }, 'x').verdict).toBe('unknown');
+    expect(presentOutcome(outcome({ errors: { validity: ['expired'] } })).verdict).toBe('unknown');
+    expect(presentOutcome(outcome({ reasons: ['errors_reported'] })).verdict).toBe('unknown');
+    expect(presentOutcome(outcome({ deviceAuthentication: 'Unchecked' })).verdict).toBe('unknown');
+    expect(presentOutcome({ ...outcome(), issuerAuthentication: 'Maybe' }).verdict).toBe('unknown');
+    expect(presentOutcome({ ...outcome(), reasons: 'none' }).verdict).toBe('unknown');
   });
 
   it('an outcome without a readable verdict is unknown and shows nothing of itself', () => {
     for (const input of [null, undefined, 42, 'verified', [], {}, { verdict: 'VERIFIED' }, { verdict: true }]) {
-      const model = presentOutcome(input, 'age_over_21');
+      const model = presentOutcome(input);
       expect(model).toMatchObject({ verdict: 'unknown', unreadable: true, rows: [], age: undefined });
     }
   });
 });
 
-describe('age answer', () => {
-  const age = (response: Record<string, unknown>, profile = 'age_over_21', extra = {}) => presentOutcome(outcome({ response: { [NS]: response }, ...extra }), profile).age;
+describe('age answer (the core\'s, read here)', () => {
+  const age = (answer: OutcomeView['answer'], extra: Partial<OutcomeView> = {}) => presentOutcome(outcome({ answer, ...extra })).age;
 
-  it('yes, no, and could not determine', () => {
-    expect(age({ age_over_21: true })).toEqual({ threshold: 21, answer: 'yes' });
-    expect(age({ age_over_21: false })).toEqual({ threshold: 21, answer: 'no' });
-    expect(age({})).toEqual({ threshold: 21, answer: 'unknown' });
-    expect(age({ age_over_21: 'true' })).toEqual({ threshold: 21, answer: 'unknown' });
-    expect(age({ age_over_21: 1 })).toEqual({ threshold: 21, answer: 'unknown' });
+  it('met, not met and undetermined read as yes, no and could not determine', () => {
+    expect(age(ageAnswer('met'))).toEqual({ threshold: 21, answer: 'yes' });
+    expect(age(ageAnswer('not_met'))).toEqual({ threshold: 21, answer: 'no' });
+    expect(age(ageAnswer('undetermined'))).toEqual({ threshold: 21, answer: 'unknown' });
+    expect(age(ageAnswer('met', 18))).toEqual({ threshold: 18, answer: 'yes' });
   });
 
-  it('an unverified document gives no answer, even if it says true', () => {
-    expect(age({ age_over_21: true }, 'age_over_21', REJECTED_TAMPERED)).toEqual({ threshold: 21, answer: 'unknown' });
-    expect(age({ age_over_21: true }, 'age_over_21', { errors: { x: ['y'] } })).toEqual({ threshold: 21, answer: 'unknown' });
+  it('an unverified document gives no answer, even if the core\'s answer said met (fail closed)', () => {
+    expect(age(ageAnswer('met'), REJECTED_TAMPERED)).toEqual({ threshold: 21, answer: 'unknown' });
+    expect(age(ageAnswer('met'), { errors: { x: ['y'] } })).toEqual({ threshold: 21, answer: 'unknown' });
   });
 
-  it('nearest-statement answers (ISO 18013-5 §7.2.5): age_over_25 true means 21 or older; age_over_18 false means not', () => {
-    expect(age({ age_over_25: true })).toEqual({ threshold: 21, answer: 'yes' });
-    expect(age({ age_over_18: false })).toEqual({ threshold: 21, answer: 'no' });
-    expect(age({ age_over_25: false })).toEqual({ threshold: 21, answer: 'unknown' });
-    expect(age({ age_over_18: true })).toEqual({ threshold: 21, answer: 'unknown' });
-    expect(age({ age_over_25: true, age_over_18: false })).toEqual({ threshold: 21, answer: 'unknown' });
-  });
-
-  it('an age-only response makes an age request under any profile; age statements among identity data do not', () => {
-    expect(age({ age_over_18: true, portrait: 'x' }, 'custom')).toEqual({ threshold: 18, answer: 'yes' });
-    expect(age({ family_name: 'Doe' }, 'identity')).toBeUndefined();
-    expect(age({ family_name: 'Doe', age_over_18: true, age_over_21: true }, 'full')).toBeUndefined();
+  it('no age answer for an elements request; an odd answer shape reads as no answer, never yes', () => {
+    expect(age(elementsAnswer('met'))).toBeUndefined();
+    for (const odd of [undefined, null, 'met', { kind: 'age', threshold: 'x', result: 'met' }, { kind: 'age', threshold: 21, result: 'MET' }, { kind: 'height' }]) {
+      const model = presentOutcome({ ...outcome(), answer: odd });
+      expect(model.age?.answer ?? 'none', JSON.stringify(odd)).not.toBe('yes');
+    }
   });
 
   it('age rows of a document that is not verified are withheld, not Yes/No', () => {
-    const rejected = presentOutcome(outcome({ ...REJECTED_TAMPERED, response: { [NS]: { age_over_21: true, family_name: 'Doe' } } }), 'age_over_21');
+    const rejected = presentOutcome(outcome({ ...REJECTED_TAMPERED, response: { [NS]: { age_over_21: true, family_name: 'Doe' } } }));
     expect(rejected.rows.find((r) => r.identifier === 'age_over_21')?.value).toEqual({ kind: 'withheld' });
     expect(rejected.rows.find((r) => r.identifier === 'family_name')?.value).toEqual({ kind: 'text', text: 'Doe' });
   });
 });
 
+describe('declined and missing elements', () => {
+  const declined = (patch: Partial<OutcomeView> = {}) =>
+    presentOutcome(
+      outcome({
+        verdict: 'rejected',
+        reasons: ['nothing_shared', 'errors_reported', 'issuer_authentication_unchecked', 'device_authentication_unchecked'],
+        response: {},
+        issuerAuthentication: 'Unchecked',
+        deviceAuthentication: 'Unchecked',
+        errors: { session: ['declined'] },
+        ...patch,
+      }),
+    );
+
+  it('nothing shared reads declined; the same reasons beside disclosed data or a checked document stay rejected', () => {
+    expect(declined().verdict).toBe('declined');
+    expect(declined({ response: { [NS]: { family_name: 'Doe' } } }).verdict).toBe('rejected');
+    expect(declined({ issuerAuthentication: 'Invalid' }).verdict).toBe('rejected');
+    expect(declined({ reasons: ['errors_reported', 'nothing_shared'] }).verdict).toBe('rejected');
+  });
+
+  it('missing elements come labelled, required ones first; notMet only for a verified elements request', () => {
+    const model = presentOutcome(outcome({ response: FULL_IDENTITY, answer: elementsAnswer('not_met', [{ identifier: 'weight', required: false }, { identifier: 'portrait' }]) }));
+    expect(model.notMet).toBe(true);
+    expect(model.missing.map((m) => [m.identifier, m.required, m.labelKey])).toEqual([
+      ['portrait', true, 'label.mdl.portrait'],
+      ['weight', false, 'label.mdl.weight'],
+    ]);
+    expect(presentOutcome(outcome({ ...REJECTED_TAMPERED, answer: elementsAnswer('undetermined', [{ identifier: 'portrait' }]) })).notMet).toBe(false);
+    expect(presentOutcome(outcome({ answer: ageAnswer('not_met') })).notMet).toBe(false);
+  });
+
+  it('a year of birth is a year (no grouping), an age a number of years', () => {
+    const model = presentOutcome(outcome({ response: { [NS]: { age_birth_year: 1990, age_in_years: 35 } } }));
+    expect(model.rows.find((r) => r.identifier === 'age_birth_year')?.value).toEqual({ kind: 'year', value: 1990 });
+    expect(model.rows.find((r) => r.identifier === 'age_in_years')?.value).toEqual({ kind: 'number', value: 35, unit: 'years' });
+  });
+});
+
 describe('elements', () => {
-  const model = presentOutcome(outcome({ response: FULL_IDENTITY }), 'full');
+  const model = presentOutcome(outcome({ response: FULL_IDENTITY }));
   const row = (id: string) => model.rows.find((r) => r.id === id);
 
   it('every disclosed element is a row, ordered names, dates, document, address, physical, others', () => {
@@ -119,13 +152,13 @@ describe('elements', () => {
   });
 
   it('no impossible dates: "2023-02-30" stays text', () => {
-    const m = presentOutcome(outcome({ response: { [NS]: { birth_date: '2023-02-30' } } }), 'x');
+    const m = presentOutcome(outcome({ response: { [NS]: { birth_date: '2023-02-30' } } }));
     expect(m.rows[0]?.value).toEqual({ kind: 'text', text: '2023-02-30' });
   });
 });
 
 describe('portrait source', () => {
-  const portrait = (value: unknown) => presentOutcome(outcome({ response: { [NS]: { portrait: value } } }), 'age_over_21').portrait;
+  const portrait = (value: unknown) => presentOutcome(outcome({ response: { [NS]: { portrait: value } } })).portrait;
 
   it('base64, base64url, data: URL, Buffer JSON; JPEG and JPEG 2000 by magic bytes', () => {
     expect(portrait(toBase64(JPEG_BYTES))).toMatchObject({ state: 'image', kind: 'jpeg', bytes: JPEG_BYTES });
@@ -154,7 +187,7 @@ describe('portrait source', () => {
 
   it('anything else is unreadable (the screen says the portrait could not be shown); none when not disclosed', () => {
     for (const value of ['not base64!', toBase64(Uint8Array.of(1, 2, 3, 4)), 42, null, { nested: true }, [300]]) expect(portrait(value)).toEqual({ state: 'unreadable' });
-    expect(presentOutcome(outcome({ response: { [NS]: { age_over_21: true } } }), 'x').portrait).toEqual({ state: 'absent' });
+    expect(presentOutcome(outcome({ response: { [NS]: { age_over_21: true } } })).portrait).toEqual({ state: 'absent' });
   });
 });
 
@@ -171,7 +204,6 @@ describe('hostile shapes', () => {
         response: { [NS]: { family_name: 'x'.repeat(10_000), deep }, 'org.many': many },
         errors: { document: Array.from({ length: 100 }, (_, i) => `problem ${i}`), weird: { nested: { object: 'x'.repeat(5_000) } } },
       }),
-      'x',
     );
     const name = model.rows.find((r) => r.identifier === 'family_name')?.value;
     expect(name).toEqual({ kind: 'text', text: `${'x'.repeat(MAX_TEXT - 1)}…` });
@@ -191,14 +223,14 @@ describe('hostile shapes', () => {
 
   it('markup-looking keys and values stay text; prototype keys are ordinary keys', () => {
     const response = JSON.parse(`{"<img src=x onerror=alert(1)>": {"<script>alert(1)</script>": "<b>bold</b>", "__proto__": {"polluted": true}, "constructor": 1}}`) as Record<string, Record<string, unknown>>;
-    const model = presentOutcome(outcome({ verdict: 'rejected', reasons: ['x'], response }), 'x');
+    const model = presentOutcome(outcome({ verdict: 'rejected', reasons: ['x'], response }));
     expect(model.rows.map((r) => r.identifier)).toEqual(['<script>alert(1)</script>', '__proto__', 'constructor']);
     expect(model.rows[0]?.value).toEqual({ kind: 'text', text: '<b>bold</b>' });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it('a namespace that is not an object is one row, not a crash', () => {
-    const model = presentOutcome({ ...outcome(), response: { [NS]: 'oops', other: [1, 2] } }, 'age_over_21');
+    const model = presentOutcome({ ...outcome(), response: { [NS]: 'oops', other: [1, 2] }, answer: ageAnswer('undetermined') });
     expect(model.rows.map((r) => r.id)).toEqual([`${NS}/`, 'other/']);
     expect(model.age).toEqual({ threshold: 21, answer: 'unknown' });
   });

@@ -15,7 +15,7 @@ import { LABELLED_ELEMENTS, elementInfo } from '../../../src/renderer/outcome/la
 import { outcomeResources } from '../../../src/renderer/outcome/locales.js';
 import { OutcomeScreen } from '../../../src/renderer/outcome/OutcomeScreen.js';
 import { formatDateTime, formatFullDate } from '../../../src/renderer/outcome/format.js';
-import { AAMVA, FULL_IDENTITY, NS, REJECTED_TAMPERED, outcome } from './outcome-fixtures.js';
+import { AAMVA, ageAnswer, elementsAnswer, FULL_IDENTITY, NS, REJECTED_TAMPERED, outcome } from './outcome-fixtures.js';
 
 type Language = keyof typeof outcomeResources;
 const LANGUAGES: Language[] = ['en', 'es', 'fr'];
@@ -36,13 +36,13 @@ function i18nFor(language: Language, missing: string[]): i18n {
   return instance;
 }
 
-function render(view: OutcomeView, options: { profile?: string; language?: Language; clearsAt?: number | null } = {}): { html: string; missing: string[] } {
+function render(view: OutcomeView, options: { language?: Language; clearsAt?: number | null } = {}): { html: string; missing: string[] } {
   const missing: string[] = [];
   const html = renderToStaticMarkup(
     createElement(
       I18nextProvider,
       { i18n: i18nFor(options.language ?? 'en', missing) },
-      createElement(OutcomeScreen, { outcome: view, profile: options.profile ?? 'age_over_21', clearsAt: options.clearsAt === undefined ? Date.now() + 30_000 : options.clearsAt, onNext: () => undefined }),
+      createElement(OutcomeScreen, { outcome: view, clearsAt: options.clearsAt === undefined ? Date.now() + 30_000 : options.clearsAt, onNext: () => undefined }),
     ),
   );
   return { html, missing };
@@ -79,21 +79,81 @@ describe('outcome screen markup', () => {
     expect(shown).toContain('ID not accepted');
     // A document that was not accepted leads with that, not with the (undeterminable) age answer.
     expect(html).toMatch(/<h1[^>]*>ID not accepted<\/h1>/);
+    // Why it was not accepted is for staff: behind "Details for staff", closed.
+    expect(html).toMatch(/<details[^>]*data-testid="staff-details"[^>]*>\s*<summary>Details for staff<\/summary>/);
+    expect(html).not.toMatch(/<details[^>]*data-testid="staff-details"[^>]*open/);
     expect(shown).toContain('The issuer signature is not valid');
     expect(shown).toContain('Data integrity');
+    expect(shown).toContain('As the verification service wrote it (not translated)');
     expect(shown).toContain(`digest mismatch for ${NS}/age_over_21`);
   });
 
-  it('age NOT met: "NOT 21 or older"', () => {
-    const { html } = render(outcome({ response: { [NS]: { age_over_21: false } } }));
+  it('age NOT met: "NOT 21 or older", from the core\'s answer', () => {
+    const { html } = render(outcome({ response: { [NS]: { age_over_21: false } }, answer: ageAnswer('not_met') }));
     expect(attr(html, 'age-answer', 'data-age')).toBe('no');
     expect(html).toMatch(/<h1[^>]*>NOT 21 or older<\/h1>/);
   });
 
+  it('the headline is the core\'s answer, not worked out again from the response', () => {
+    // A response that would read "yes" under the old screen-side rules, and a core that says undetermined.
+    const { html } = render(outcome({ response: { [NS]: { age_over_21: true } }, answer: ageAnswer('undetermined') }));
+    expect(attr(html, 'age-answer', 'data-age')).toBe('unknown');
+    expect(html).toMatch(/<h1[^>]*>Could not determine<\/h1>/);
+  });
+
   it('not an age request: the verdict is the headline and there is no age answer', () => {
-    const { html } = render(outcome({ response: FULL_IDENTITY }), { profile: 'identity' });
+    const { html } = render(outcome({ response: FULL_IDENTITY, answer: elementsAnswer('met') }));
     expect(html).not.toContain('data-testid="age-answer"');
     expect(html).toMatch(/<h1[^>]*>Verified<\/h1>/);
+    expect(html).not.toContain('data-testid="missing"');
+  });
+
+  it('identity request not met: "Verified", then the details that were not shared, in the customer\'s language', () => {
+    for (const language of LANGUAGES) {
+      const { html, missing } = render(outcome({ response: FULL_IDENTITY, answer: elementsAnswer('not_met', [{ identifier: 'portrait' }, { identifier: 'document_number' }, { identifier: 'weight', required: false }]) }), { language });
+      expect(missing, language).toEqual([]);
+      expect(attr(html, 'missing', 'data-not-met'), language).toBe('true');
+      const shown = text(html);
+      expect(shown).toContain(outcomeResources[language].answer.notMet);
+      expect(shown).toContain(outcomeResources[language].label.mdl.portrait);
+      expect(shown).toContain(outcomeResources[language].label.mdl.document_number);
+      // Optional elements a document need not carry are not listed as a problem.
+      expect(shown).not.toContain(`${outcomeResources[language].label.mdl.weight},`);
+    }
+  });
+
+  it('declined on the phone: a neutral "You declined to share", no red "not accepted", no "see staff", no age line', () => {
+    for (const language of LANGUAGES) {
+      const declined = outcome({
+        verdict: 'rejected',
+        reasons: ['nothing_shared', 'errors_reported', 'issuer_authentication_unchecked', 'device_authentication_unchecked'],
+        response: {},
+        issuerAuthentication: 'Unchecked',
+        deviceAuthentication: 'Unchecked',
+        errors: { session: ['the holder ended the session without a response (SessionData status 20)'] },
+        answer: ageAnswer('undetermined'),
+      });
+      const { html, missing } = render(declined, { language });
+      expect(missing, language).toEqual([]);
+      expect(attr(html, 'verdict', 'data-verdict')).toBe('declined');
+      expect(html).toContain(`<h1 id=`);
+      expect(html).toMatch(new RegExp(`<h1[^>]*>${outcomeResources[language].verdict.declined}</h1>`));
+      const shown = text(html);
+      expect(shown).toContain(outcomeResources[language].verdict.declinedBody);
+      expect(shown).not.toContain(outcomeResources[language].verdict.idRejected);
+      expect(shown).not.toContain(outcomeResources[language].verdict.seeStaff);
+      expect(html).not.toContain('data-testid="age-answer"');
+      // The SessionData status is staff detail, closed.
+      expect(html).toMatch(/<details[^>]*data-testid="staff-details"/);
+    }
+  });
+
+  it('a year of birth is written without digit grouping ("1990", not "1,990")', () => {
+    for (const language of LANGUAGES) {
+      const { html } = render(outcome({ response: { [NS]: { age_birth_year: 1990 } }, answer: elementsAnswer('met') }), { language });
+      expect(text(html), language).toContain(' 1990 ');
+      expect(text(html), language).not.toMatch(/1[,.\u00a0\u202f ]990/);
+    }
   });
 
   it('unreadable outcome: neutral "ask staff", nothing else of it', () => {
@@ -105,7 +165,7 @@ describe('outcome screen markup', () => {
 
   it('every element row, labelled, in every language, without a missing key; privileges as a table; dates for the language', () => {
     for (const language of LANGUAGES) {
-      const { html, missing } = render(outcome({ response: FULL_IDENTITY }), { profile: 'full', language });
+      const { html, missing } = render(outcome({ response: FULL_IDENTITY, answer: elementsAnswer('met') }), { language });
       expect(missing, language).toEqual([]);
       const rows = [...html.matchAll(/data-testid="element-row" data-element="([^"]*)"/g)].map((m) => m[1]);
       expect(rows).toHaveLength(Object.values(FULL_IDENTITY).reduce((n, ns) => n + Object.keys(ns).length, 0));

@@ -6,7 +6,7 @@ import { errorLine } from '../../../src/renderer/screens/error-copy.js';
 import { customerProfileText } from '../../../src/renderer/screens/profile-label.js';
 import { isInProgress, progressVariantFor } from '../../../src/renderer/screens/screen-name.js';
 import { buildUpdate, hostErrors, isLocked, timeoutBounds, valuesFrom } from '../../../src/renderer/staff/settings-form.js';
-import { sessionItem, statusItems } from '../../../src/renderer/staff/status-items.js';
+import { backendItem, sessionItem, statusItems, summaryItem } from '../../../src/renderer/staff/status-items.js';
 import { fixtureSettings, screenState } from '../../support/screen-fixtures.js';
 
 const i18n = createI18n('en');
@@ -26,7 +26,7 @@ describe('screen choice', () => {
   });
 
   it('gives every error code of the core its own customer line, and unknown codes a generic one', () => {
-    const codes = ['backend_error', 'timeout', 'ble_unavailable', 'ble_setup_failed', 'ble_link_lost', 'connection_lost', 'cancelled', 'backend_unavailable', 'config_error'];
+    const codes = ['backend_error', 'timeout', 'ble_unavailable', 'no_input', 'starting', 'ble_setup_failed', 'ble_link_lost', 'connection_lost', 'cancelled', 'backend_unavailable', 'config_error'];
     const lines = codes.map((c) => errorLine(c, t));
     expect(new Set(lines).size).toBe(codes.length);
     expect(errorLine('protocol_violation', t)).toBe(errorLine('backend_error', t));
@@ -57,6 +57,30 @@ describe('status bar', () => {
     const offline = statusItems(screenState('offline'), Date.now(), t);
     expect(offline.find((i) => i.id === 'backend')).toMatchObject({ value: 'offline, retrying', level: 'problem', detail: 'http://127.0.0.1:8443' });
     expect(offline.find((i) => i.id === 'session')).toMatchObject({ value: 'none yet' });
+  });
+
+  it('says the backend is connected only when the core says so (view.backend), not because a verification runs', () => {
+    // A verification screen while the backend is unreachable (the old rule read "connected" off the phase).
+    const engaging = screenState('engaging_nfc');
+    expect(backendItem({ ...engaging, view: { ...engaging.view, backend: 'offline' } }, t)).toMatchObject({ value: 'offline, retrying', level: 'problem' });
+    expect(backendItem({ ...engaging, view: { ...engaging.view, backend: 'connecting' } }, t)).toMatchObject({ value: 'connecting', level: 'warn' });
+    expect(backendItem(engaging, t)).toMatchObject({ value: 'connected', level: 'ok' });
+    const ready = screenState('ready');
+    expect(backendItem({ ...ready, view: { ...ready.view, backend: 'on_demand' } }, t).value).toBe('contacted when a customer comes');
+  });
+
+  it('customers get one line: ready, getting ready or needs staff — never ready while the backend is offline', () => {
+    expect(summaryItem(screenState('ready'), t)).toEqual({ value: 'ready', level: 'ok' });
+    expect(summaryItem(screenState('connecting'), t)).toEqual({ value: 'getting ready', level: 'warn' });
+    for (const name of ['offline', 'config_error', 'cannot_verify'] as const) expect(summaryItem(screenState(name), t).level, name).toBe('problem');
+    const error = screenState('error');
+    expect(summaryItem({ ...error, view: { ...error.view, backend: 'offline' } }, t).level).toBe('problem');
+  });
+
+  it('the camera item is the screen\'s own camera when given, else the host\'s', () => {
+    const ready = screenState('ready');
+    expect(statusItems(ready, Date.now(), t, 'denied').find((i) => i.id === 'camera')).toMatchObject({ value: 'access denied', level: 'problem' });
+    expect(statusItems(ready, Date.now(), t).find((i) => i.id === 'camera')).toMatchObject({ value: 'on' });
   });
 
   it('shows an unknown device reason as its key, never blank', () => {

@@ -40,8 +40,8 @@ describe('an unchanged outcome keeps its identity', () => {
   });
 
   it('so the presented portrait keeps its content key, and the outcome screen its memoised model', () => {
-    const a = presentOutcome(overTheWire(result).view.outcome ?? fail(), 'identity');
-    const b = presentOutcome(overTheWire(result).view.outcome ?? fail(), 'identity');
+    const a = presentOutcome(overTheWire(result).view.outcome ?? fail());
+    const b = presentOutcome(overTheWire(result).view.outcome ?? fail());
     expect(a.portrait.state).toBe('image');
     if (a.portrait.state !== 'image' || b.portrait.state !== 'image') return;
     expect(a.portrait).not.toBe(b.portrait);

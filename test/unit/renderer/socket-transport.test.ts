@@ -40,7 +40,7 @@ class FakeSocket implements SocketLike {
   }
 }
 
-function harness(options: { callTimeoutMs?: number } = {}) {
+function harness(options: { callTimeoutMs?: number; probeHost?: () => Promise<boolean> } = {}) {
   const sockets: FakeSocket[] = [];
   const transport = new SocketTransport({
     url: 'ws://127.0.0.1:1/api',
@@ -70,6 +70,51 @@ describe('SocketTransport', () => {
   });
   afterEach(() => {
     vi.useRealTimers();
+  });
+
+  it('handshakes refused in a row while the page\'s host answers: `refused` (a wrong address), not endless "connecting"; a host that does not answer is just away', async () => {
+    let answers = true;
+    const probes: number[] = [];
+    const { transport, current, statuses } = harness({ probeHost: () => { probes.push(1); return Promise.resolve(answers); } });
+    transport.start();
+    current().drop(1006);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(probes).toHaveLength(0); // one failure may be a host restarting
+    current().drop(1006);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(probes).toHaveLength(1);
+    expect(statuses.at(-1)).toMatchObject({ kind: 'waiting', refused: true });
+    // It keeps trying (the address may be fixed by a restart of the page), and keeps saying so.
+    await vi.advanceTimersByTimeAsync(400);
+    expect(statuses.at(-1)).toMatchObject({ kind: 'connecting', refused: true });
+    // Opening clears it.
+    current().open();
+    expect(statuses.at(-1)).toEqual({ kind: 'open', lastProblem: expect.any(String) as unknown });
+    transport.stop();
+
+    answers = false;
+    const away = harness({ probeHost: () => Promise.resolve(answers) });
+    away.transport.start();
+    away.current().drop(1006);
+    await vi.advanceTimersByTimeAsync(100);
+    away.current().drop(1006);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(away.statuses.some((st) => 'refused' in st && st.refused === true)).toBe(false);
+    away.transport.stop();
+  });
+
+  it('a connection that opened and later dropped is not a refusal', async () => {
+    const probes: number[] = [];
+    const { transport, current } = harness({ probeHost: () => { probes.push(1); return Promise.resolve(true); } });
+    transport.start();
+    current().open();
+    current().drop(1006);
+    await vi.advanceTimersByTimeAsync(100);
+    current().open();
+    current().drop(1001);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(probes).toHaveLength(0);
+    transport.stop();
   });
 
   it('opens /api with the version and token subprotocols, never putting the token in the URL', () => {
@@ -270,7 +315,7 @@ describe('page address helpers', () => {
     expect(preloadKiosk({})).toBeNull();
     expect(preloadKiosk({ kiosk: { onState: () => undefined } })).toBeNull();
     const full: Record<string, unknown> = { onState: () => () => undefined };
-    for (const k of ['qrScanned', 'next', 'retry', 'setLanguage', 'reportCamera', 'unlock', 'lock', 'setProfile', 'getSettings', 'saveSettings', 'changePin', 'getDiagnostics', 'selfTest', 'reportError']) full[k] = () => Promise.resolve({});
+    for (const k of ['qrScanned', 'next', 'retry', 'cancel', 'setLanguage', 'reportCamera', 'unlock', 'lock', 'setProfile', 'getSettings', 'saveSettings', 'changePin', 'getDiagnostics', 'selfTest', 'writeSupportBundle', 'reportError']) full[k] = () => Promise.resolve({});
     expect(preloadKiosk({ kiosk: full })).not.toBeNull();
   });
 });

@@ -6,8 +6,6 @@
  * and no request may ever carry the key configured for the real backend (the real-crypto mock backend).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -15,42 +13,17 @@ import { dispatchIntent, type SaveResult } from '../../../src/common/kiosk-api.j
 import { decodeStoredApiKey, encodeStoredApiKey, readStoredApiKey } from '../../../src/service/api-key-binding.js';
 import { MemorySecretStore } from '../../../src/service/secret-store.js';
 import { hashPin } from '../../../src/service/staff-pin.js';
+import { startRecordingServer, type RecordingServer } from '../../support/recording-server.js';
 import { API_KEY, startServiceFixture, TEST_SCRYPT, type ServiceFixture, type ServiceFixtureOptions } from './service-fixture.js';
 
 const PIN = '246810';
 
-interface Collector {
-  readonly url: string;
-  readonly authorizations: string[];
-  stop(): Promise<void>;
-}
-
-async function startCollector(): Promise<Collector> {
-  const authorizations: string[] = [];
-  const server: Server = createServer((req, res) => {
-    authorizations.push(req.headers.authorization ?? '(none)');
-    res.writeHead(503, { 'Content-Type': 'application/json' });
-    res.end('{}');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/api`,
-    authorizations,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 let fixture: ServiceFixture | undefined;
-let collector: Collector;
+let collector: RecordingServer;
 let dir: string;
 
 beforeEach(async () => {
-  collector = await startCollector();
+  collector = await startRecordingServer();
   dir = await mkdtemp(join(tmpdir(), 'mdl-kiosk-key-binding-'));
 });
 

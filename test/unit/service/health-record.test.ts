@@ -57,6 +57,7 @@ function outcome(verdict: 'verified' | 'rejected', reasons: string[] = []): Outc
     errors: {},
     warnings: {},
     source: 'complete',
+    answer: { kind: 'elements', result: verdict === 'verified' ? 'met' : 'undetermined', missing: [] },
   };
 }
 
@@ -133,7 +134,7 @@ describe('HealthRecorder', () => {
         bleCentral: source.current.view.devices.bleCentral,
         blePeripheral: source.current.view.devices.blePeripheral,
       },
-      outcomes: { total: 0, verified: 0, rejected: 0, undetermined: 0, failed: 0, reasons: {}, errors: {} },
+      outcomes: { total: 0, verified: 0, rejected: 0, undetermined: 0, failed: 0, answers: { met: 0, notMet: 0, undetermined: 0 }, reasons: {}, errors: {} },
       updates: { state: 'idle', checkedAt: Date.now() - 1_000 },
     });
 
@@ -146,7 +147,8 @@ describe('HealthRecorder', () => {
       const r = await read(file);
       return r.outcomes.total === 3 ? r : undefined;
     }, 'the three outcomes');
-    expect(counted.outcomes).toEqual({ total: 3, verified: 1, rejected: 1, undetermined: 0, failed: 1, reasons: { issuer_untrusted: 1, expired: 1 }, errors: { timeout: 1 } });
+    // The answer to the request is counted apart from the verdict: a rejected document answers nothing.
+    expect(counted.outcomes).toEqual({ total: 3, verified: 1, rejected: 1, undetermined: 0, failed: 1, answers: { met: 1, notMet: 0, undetermined: 1 }, reasons: { issuer_untrusted: 1, expired: 1 }, errors: { timeout: 1 } });
     expect(counted.lastError).toBe('timeout');
     expect(counted.updatedAt).toBe('2025-06-02T10:00:05.000Z');
 
@@ -224,7 +226,7 @@ describe('HealthRecorder', () => {
       testMode: false,
       backendOrigin: null,
       devices: { nfc: { usable: true }, qr: { usable: true }, bleCentral: { usable: false, reason: 'powered_off' }, blePeripheral: { usable: false } },
-      outcomes: { total: 0, verified: 0, rejected: 0, undetermined: 0, failed: 0, reasons: {}, errors: {} },
+      outcomes: { total: 0, verified: 0, rejected: 0, undetermined: 0, failed: 0, answers: { met: 0, notMet: 0, undetermined: 0 }, reasons: {}, errors: {} },
     };
     expect(HealthRecordSchema.safeParse(valid).success).toBe(true);
     expect(HealthRecordSchema.safeParse({ ...valid, sessionId: SESSION_ID }).success).toBe(false);

@@ -99,8 +99,13 @@ describe('KioskService: state stream and a verification', () => {
     expect(await call(f, 'qrScanned', { text: 'https://example.com/mdoc:', source: 'camera' })).toEqual({ accepted: false, reason: 'not_mdoc' });
     expect(await call(f, 'qrScanned', { text: ' mdoc:abc', source: 'camera' })).toEqual({ accepted: false, reason: 'not_mdoc' });
     expect(f.qr().pushed).toEqual([]);
-    expect(await call(f, 'qrScanned', { text: 'MDOC:owBjMS4w', source: 'paste' })).toEqual({ accepted: true });
-    expect(f.qr().pushed).toEqual(['MDOC:owBjMS4w']);
+    // A code cut short (the CBOR item ends early) or not base64: "could not be read", no session spent.
+    expect(await call(f, 'qrScanned', { text: 'mdoc:owBjMS4wAYIB2BhYS6QBAiABIVgg', source: 'scanner' })).toEqual({ accepted: false, reason: 'unreadable' });
+    expect(await call(f, 'qrScanned', { text: 'mdoc:owBj MS4w', source: 'scanner' })).toEqual({ accepted: false, reason: 'unreadable' });
+    expect(f.qr().pushed).toEqual([]);
+    // A whole one ({0: "1.0"}), the scheme in any case.
+    expect(await call(f, 'qrScanned', { text: 'MDOC:oQBjMS4w', source: 'paste' })).toEqual({ accepted: true });
+    expect(f.qr().pushed).toEqual(['MDOC:oQBjMS4w']);
     await expect(call(f, 'qrScanned', { text: 'x'.repeat(9_000), source: 'paste' })).rejects.toMatchObject({ code: 'invalid_args' });
   });
 
@@ -359,8 +364,13 @@ describe('KioskService: diagnostics and self-test', () => {
     expect(personal.every((v) => v !== undefined)).toBe(true);
     const probes = personal.map((v) => (typeof v === 'string' ? v : JSON.stringify(v)).slice(0, 60));
     await call(f, 'unlock', { pin: PIN });
-    const diagnostics = (await call(f, 'getDiagnostics', {})) as { counts: Record<string, number>; events: { event: string }[] };
+    const diagnostics = (await call(f, 'getDiagnostics', {})) as { counts: Record<string, number>; events: { event: string; detail?: string }[] };
     expect(diagnostics.counts).toMatchObject({ verifications: 1, 'verdict.verified': 1, 'result.complete': 1, 'scan.camera.accepted': 1 });
+    // The answer to the request is counted too, and named in the event (a code, never a value).
+    const answer = f.reports[0]?.outcome?.answer.result;
+    expect(answer).toBeDefined();
+    expect(diagnostics.counts[`answer.${answer ?? ''}`]).toBe(1);
+    expect(diagnostics.events.find((e) => e.event === 'verification_outcome')?.detail).toContain(`answer=${answer ?? ''}`);
     expect(diagnostics.events.map((e) => e.event)).toContain('verification_outcome');
     const diagText = JSON.stringify(diagnostics);
     const logText = f.logs.text();
@@ -402,7 +412,9 @@ describe('KioskService: diagnostics and self-test', () => {
     const pinHash = await hashPin(PIN, TEST_SCRYPT);
     fixture = await startServiceFixture({ overrides: { staff: { pinHash } }, service: { devices: () => Promise.reject(new Error('bluetooth exploded')) } });
     const f = fixture;
-    const state = await f.waitState((s) => s.view.phase === 'ready', 10_000, 'ready');
+    // Without Bluetooth nothing can be verified: Needs staff naming the cause, not Ready.
+    const state = await f.waitState((s) => s.view.phase === 'cannot_verify', 10_000, 'cannot_verify');
+    expect(state.view.error).toMatchObject({ code: 'ble_unavailable', retryable: false });
     expect(state.view.devices.nfc).toEqual({ usable: false, reason: 'not_configured' });
     expect(state.view.devices.qr.usable).toBe(true);
     await call(f, 'unlock', { pin: PIN });

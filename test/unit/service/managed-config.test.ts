@@ -7,6 +7,9 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { KioskConfigShape, mergeConfig } from '../../../src/kiosk/config.js';
+import { hashPin } from '../../../src/service/staff-pin.js';
 import {
   layerKeys,
   managedAllowsBasicTextSecrets,
@@ -53,7 +56,7 @@ describe('readManagedConfig', () => {
       backend: { baseUrl: 'https://fleet.example/v1', apiKeyFile: '/etc/mdl-kiosk/api-key' },
       profile: 'identity',
       profiles: { staff_check: { namespaces: { 'org.iso.18013.5.1': ['family_name'] } } },
-      staff: { pinHash: 'scrypt$16384$8$1$c2FsdA==$aGFzaA==' },
+      staff: { pinHash: 'scrypt$16384$8$1$c2FsdHNhbHRzYWx0c2FsdA==$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g=' },
       app: { allowBasicTextSecrets: true, updates: { enabled: true, url: 'https://updates.example/', channel: 'pilot' } },
     };
     const path = await policy(`\uFEFF${JSON.stringify(layer)}`);
@@ -134,5 +137,64 @@ describe('readManagedConfig', () => {
       await chmod(locked, 0o000);
       expect(readManagedConfig(locked).problem).toBe(`cannot read the managed configuration file ${locked}: EACCES`);
     }
+  });
+});
+
+describe('every managed key with a malformed value is reported, naming the key', () => {
+  type Json = Record<string, unknown>;
+  /** Unwraps defaults and optionals down to the schema that describes the value itself. */
+  const inner = (schema: z.ZodType): z.ZodType => {
+    let current = schema;
+    while (current instanceof z.ZodDefault || current instanceof z.ZodPrefault || current instanceof z.ZodOptional || current instanceof z.ZodNullable) {
+      current = current.unwrap() as z.ZodType;
+    }
+    return current;
+  };
+  /** Every leaf key of the configuration schema (a record or a scalar is one key). */
+  const leaves = (schema: z.ZodType, prefix = ''): string[] => {
+    const object = inner(schema);
+    if (!(object instanceof z.ZodObject)) return [prefix];
+    return Object.entries(object.shape as Record<string, z.ZodType>).flatMap(([key, child]) => leaves(child, prefix === '' ? key : `${prefix}.${key}`));
+  };
+  const layerWith = (path: string, value: unknown): Json => {
+    const keys = path.split('.');
+    const root: Json = {};
+    let node = root;
+    for (const key of keys.slice(0, -1)) node = node[key] = {};
+    node[keys.at(-1) ?? ''] = value;
+    return root;
+  };
+  // Wrong for every key: a key takes a string, a number, a boolean, an array or an object — never all.
+  const CANDIDATES: unknown[] = [{ unexpected: true }, [], 'not-a-valid-value', -1, true];
+
+  const paths = leaves(KioskConfigShape);
+  it('covers the whole schema', () => {
+    expect(paths.length).toBeGreaterThan(60);
+    expect(paths).toContain('staff.pinHash');
+  });
+
+  it.each(paths)('%s', async (path) => {
+    // The first candidate the schema refuses for this key (the schema is the judge of what is malformed).
+    const bad = CANDIDATES.find((value) => !KioskConfigShape.safeParse(mergeConfig({}, layerWith(path, value))).success);
+    expect(bad, `${path} accepts every candidate: it is not validated`).toBeDefined();
+    const managed = readManagedConfig(await policy(JSON.stringify(layerWith(path, bad))));
+    // Named by its path (a record's key may name the entry inside it: profiles.<name>…).
+    expect(managed.problem).toMatch(new RegExp(`: ${path.replace(/\./g, '\\.')}(\\.[^:;]+)?: `));
+    expect(managed.layer).toEqual({});
+  });
+
+  it('the installer guide\'s placeholder staff.pinHash (and other unusable hashes) are config errors, not "no staff PIN"', async () => {
+    for (const [hash, why] of [
+      ['scrypt$32768$8$1$<salt>$<hash>', /base64.*placeholder/],
+      ['plain:1234', /not in the form scrypt\$N\$r\$p\$salt\$hash/],
+      ['scrypt$1000$8$1$c2FsdHNhbHQ=$aGFzaGhhc2hoYXNoaGFzaA==', /unusable N/],
+      ['scrypt$32768$8$1$c2FsdA==$aGFzaA==', /short salt or hash/],
+    ] as const) {
+      const managed = readManagedConfig(await policy(JSON.stringify({ staff: { pinHash: hash } })));
+      expect(managed.problem).toMatch(new RegExp(`staff\\.pinHash: .*${why.source}`));
+      expect(managed.problem).toContain('--set-pin');
+    }
+    const good = readManagedConfig(await policy(JSON.stringify({ staff: { pinHash: await hashPin('482915', { N: 1024, r: 8, p: 1 }) } })));
+    expect(good.problem).toBeUndefined();
   });
 });

@@ -42,6 +42,7 @@ function outcome(patch: Partial<OutcomeView> = {}): OutcomeView {
     errors: {},
     warnings: {},
     source: 'complete',
+    answer: { kind: 'age', threshold: 21, result: 'met', missing: [] },
     ...patch,
   };
 }

@@ -23,12 +23,13 @@
  * Behaviour "BLE drop after k chunks": after k chunks of our message are on the air, the phone ends the
  * link (an abrupt disconnect from its side; the chunks sent before it still arrive, in order).
  */
-import { AttError, AttErrorCode, RadioError, sameUuid, type NotificationEvent, type RadioDevice, type RadioLink, type ServerConnection } from '../radio/virtual-radio.js';
+import { AttError, AttErrorCode, RadioError, sameUuid, type NotificationEvent, type ServerConnection } from '../radio/virtual-radio.js';
 import { BleFramingError, BleReassembler, MAX_CHARACTERISTIC_SIZE, characteristicSizeForMtu, chunkMessage } from '../iso/ble-framing.js';
 import { BLE_STATE_END, BLE_STATE_START, CENTRAL_CLIENT_MODE, PERIPHERAL_SERVER_MODE } from '../iso/ble-uuids.js';
 import { bytesEqual } from '../iso/cbor.js';
 import type { MdocBleMode } from '../iso/handover.js';
 import { bleIdent } from '../iso/session-crypto.js';
+import type { PhoneLink, PhoneRadio } from './phone-radio.js';
 
 export type { MdocBleMode };
 
@@ -55,7 +56,8 @@ export interface BleTransportEvents {
 }
 
 export interface BleHolderOptions {
-  readonly device: RadioDevice;
+  /** The in-memory radio's device, or a real stack's (src/qa/hci). */
+  readonly device: PhoneRadio;
   /** Run mdoc peripheral server mode on this service UUID. */
   readonly peripheralServerUuid?: string;
   /** Run mdoc central client mode, looking for this service UUID. */
@@ -65,6 +67,8 @@ export interface BleHolderOptions {
   readonly localName?: string;
   /** Behaviour: expect a wrong Ident (the phone then aborts in central client mode). */
   readonly wrongIdent?: boolean;
+  /** Behaviour: in central client mode, stay connected after the Ident read and never subscribe (nor write State 0x01). */
+  readonly neverSubscribe?: boolean;
   /** Behaviour: drop the link after this many chunks of our message. */
   readonly dropAfterChunks?: number;
   readonly events: BleTransportEvents;
@@ -94,7 +98,7 @@ export class BleHolder {
   #connection: ServerConnection | undefined;
   #started = false;
   // central client mode
-  #link: RadioLink | undefined;
+  #link: PhoneLink | undefined;
   readonly #unsubscribe: (() => void)[] = [];
 
   constructor(options: BleHolderOptions) {
@@ -297,7 +301,7 @@ export class BleHolder {
       if (signal.aborted) return; // the other mode won, or we closed
       throw error;
     }
-    let link: RadioLink;
+    let link: PhoneLink;
     try {
       link = await device.central.connect(report.peripheral.id, { signal });
     } catch (error) {
@@ -340,6 +344,7 @@ export class BleHolder {
       await link.disconnect('Ident mismatch');
       return;
     }
+    if (this.#options.neverSubscribe === true) return; // connected and silent: the reader's timers must end it
     await link.subscribe(uuid, chars.state.uuid);
     await link.subscribe(uuid, chars.server2Client.uuid);
     if (this.#isClosed()) return;

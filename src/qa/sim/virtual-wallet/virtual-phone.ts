@@ -20,6 +20,8 @@
  * - `nfcFieldDropAtApdu`: the n-th APDU (1-based) gets no answer; the reader port reports the field lost
  *   (`RemovedCard` / `NotTransacted`) and the phone must be tapped again; the tag restarts on the new field.
  * - `bleDropAfterChunks`: the phone ends the BLE link after sending k chunks of its answer.
+ * - `neverSubscribe`: in mdoc central client mode the phone connects and reads the Ident, then does nothing
+ *   more (no subscription, no State 0x01): the reader's timers must end it.
  * - `wrongIdent`: in mdoc central client mode the phone expects another Ident, so it disconnects after
  *   reading the reader's (correct) Ident, before writing State 0x01.
  * - `credential: 'expired' | 'tampered'`: the answer carries an MSO whose validity ended yesterday, or a
@@ -38,6 +40,7 @@ import { SESSION_STATUS, decodeSessionData } from '../iso/session-messages.js';
 import type { Handover } from '../iso/session-transcript.js';
 import type { RadioDevice, VirtualRadio } from '../radio/virtual-radio.js';
 import { BleHolder, type BleCloseReason } from './ble-holder.js';
+import type { PhoneRadio } from './phone-radio.js';
 import { getTestCredential, type TestCredential } from './credential.js';
 import { createEngagementKeys, nfcDeviceEngagement, qrDeviceEngagement, type EngagementKeys } from './engagement.js';
 import { HolderSession, type DeviceAuthMethod, type ElementsByNamespace, type HolderResult, type RequestedDocument } from './holder-session.js';
@@ -56,6 +59,8 @@ export interface PhoneBehaviour {
   readonly bleDropAfterChunks?: number;
   /** Expect a wrong Ident in mdoc central client mode (→ the phone aborts). */
   readonly wrongIdent?: boolean;
+  /** Connect and read the Ident, then never subscribe (central client mode). */
+  readonly neverSubscribe?: boolean;
   /** Which cached test credential to hold when none is given (default `valid`). */
   readonly credential?: 'valid' | 'expired' | 'tampered';
   /** Its portrait's encoding when none is given (default `jpeg`). */
@@ -104,14 +109,18 @@ export type PresentationOutcome =
   | (OutcomeBase & { readonly kind: 'declined'; readonly requested: readonly RequestedDocument[]; readonly ending: SessionEnding })
   | (OutcomeBase & { readonly kind: 'aborted'; readonly reason: AbortReason; readonly detail: string });
 
-export interface VirtualPhoneOptions {
-  readonly profile: PhoneProfileName | PhoneProfile;
+export interface VirtualPhoneOptions extends PhoneSetup {
   readonly radio: VirtualRadio;
+  /** Radio device name (default `phone-<profile>`). */
+  readonly name?: string;
+}
+
+/** A phone's options apart from where its Bluetooth lives. */
+export interface PhoneSetup {
+  readonly profile: PhoneProfileName | PhoneProfile;
   readonly behaviour?: PhoneBehaviour;
   /** Default: the cached test credential of `behaviour.credential`. */
   readonly credential?: TestCredential;
-  /** Radio device name (default `phone-<profile>`). */
-  readonly name?: string;
   /** How long to wait for the reader's end after answering (default 5000 ms). */
   readonly endTimeoutMs?: number;
   readonly context?: MdocContext;
@@ -173,7 +182,7 @@ class Presentation implements PresentationInfo {
   readonly #wakeups = new Set<() => void>();
 
   constructor(
-    private readonly phone: VirtualPhone,
+    private readonly phone: VirtualPhone<PhoneRadio>,
     /** The previous presentation's transport shutdown: ours starts after it (same radio device). */
     private readonly previousClosed: Promise<void>,
     engagement: EngagementKind,
@@ -214,6 +223,7 @@ class Presentation implements PresentationInfo {
       eDeviceKeyBytes: this.keys.eDeviceKeyBytes,
       localName: this.phone.profile.localName,
       ...(behaviour.wrongIdent === true ? { wrongIdent: true } : {}),
+      ...(behaviour.neverSubscribe === true ? { neverSubscribe: true } : {}),
       ...(behaviour.bleDropAfterChunks === undefined ? {} : { dropAfterChunks: behaviour.bleDropAfterChunks }),
       events: {
         onConnected: (mode) => {
@@ -368,9 +378,10 @@ class Presentation implements PresentationInfo {
   }
 }
 
-export class VirtualPhone {
+export class VirtualPhone<Device extends PhoneRadio = RadioDevice> {
   readonly profile: PhoneProfile;
-  readonly device: RadioDevice;
+  /** Where its Bluetooth lives: a device of the in-memory radio, or a real stack's (src/qa/hci). */
+  readonly device: Device;
   readonly credential: TestCredential;
   readonly endTimeoutMs: number;
   readonly context: MdocContext;
@@ -378,25 +389,35 @@ export class VirtualPhone {
   #current: Presentation | undefined;
   #stopped = false;
 
-  private constructor(options: VirtualPhoneOptions, profile: PhoneProfile, credential: TestCredential) {
+  private constructor(device: Device, options: PhoneSetup, profile: PhoneProfile, credential: TestCredential) {
+    this.device = device;
     this.profile = profile;
     this.credential = credential;
     this.#behaviour = options.behaviour ?? {};
     this.endTimeoutMs = options.endTimeoutMs ?? 5_000;
     this.context = options.context ?? createNodeMdocContext();
     dropNumbers(this.#behaviour.nfcFieldDropAtApdu);
-    this.device = options.radio.addDevice({ name: options.name ?? `phone-${profile.name}`, mtu: profile.mtu });
   }
 
   /** A phone on `radio` holding `credential` (default: the cached test mDL of the behaviour's variant). */
   static async create(options: VirtualPhoneOptions): Promise<VirtualPhone> {
     const profile = resolvePhoneProfile(options.profile);
+    const device = options.radio.addDevice({ name: options.name ?? `phone-${profile.name}`, mtu: profile.mtu });
+    return new VirtualPhone(device, options, profile, await VirtualPhone.credentialFor(options));
+  }
+
+  /** A phone whose Bluetooth is `device` (e.g. a real stack over HCI), otherwise as `create`. */
+  static async createOn<D extends PhoneRadio>(device: D, options: PhoneSetup): Promise<VirtualPhone<D>> {
+    return new VirtualPhone(device, options, resolvePhoneProfile(options.profile), await VirtualPhone.credentialFor(options));
+  }
+
+  private static async credentialFor(options: PhoneSetup): Promise<TestCredential> {
     const variant = options.behaviour?.credential ?? 'valid';
     const portraitFormat = options.behaviour?.portrait ?? 'jpeg';
-    const credential =
+    return (
       options.credential ??
-      (await getTestCredential({ ...(variant === 'tampered' ? { tamper: true } : variant === 'expired' ? { validity: 'expired' as const } : {}), portraitFormat }));
-    return new VirtualPhone(options, profile, credential);
+      (await getTestCredential({ ...(variant === 'tampered' ? { tamper: true } : variant === 'expired' ? { validity: 'expired' as const } : {}), portraitFormat }))
+    );
   }
 
   get behaviour(): PhoneBehaviour {

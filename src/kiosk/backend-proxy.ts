@@ -1,0 +1,155 @@
+/**
+ * The outbound proxy to the backend, for kiosks in shops and offices whose network lets nothing out but a
+ * forward proxy. One decision for both the session API (undici) and the session WebSocket (ws), so both
+ * take the same way out:
+ *
+ * - `backend.proxy.url` (config) wins; else the conventional environment variables: `HTTPS_PROXY` /
+ *   `https_proxy` for an https backend, `HTTP_PROXY` / `http_proxy` for a plain-http lab backend.
+ * - `backend.proxy.noProxy` (config), else `NO_PROXY` / `no_proxy`, lists hosts reached directly: `*` for
+ *   all, a host name (matching it and its subdomains; a leading dot is the same), an IP address, each
+ *   optionally with `:port`.
+ * - Proxy credentials: `backend.proxy.credentialsFile` (first line `user:password`, kept like the API key
+ *   file), or the user and password of an environment proxy URL. They go only into the
+ *   `Proxy-Authorization` header of the tunnel request, never into a log or a message.
+ *
+ * Through the proxy the kiosk asks for a tunnel (HTTP CONNECT) to the backend and runs TLS inside it, so
+ * the backend's certificate is checked exactly as without a proxy: the bundled roots or `backend.tls.caFile`,
+ * and the SPKI pins. The proxy sees the backend's host name and port, nothing else.
+ */
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { ConfigError, type KioskConfig } from './config.js';
+
+export interface BackendProxy {
+  /** The proxy, without credentials. */
+  readonly url: URL;
+  /** `Basic …` for `Proxy-Authorization`, when the proxy needs credentials. Never log it. */
+  readonly authorization: string | undefined;
+  /** Where it was configured (for the log and the staff). */
+  readonly source: 'backend.proxy.url' | 'environment';
+}
+
+type ProxyConfig = KioskConfig['backend']['proxy'];
+
+function envValue(env: NodeJS.ProcessEnv, ...names: string[]): string | undefined {
+  for (const name of names) {
+    const value = env[name];
+    if (value !== undefined && value.trim() !== '') return value.trim();
+  }
+  return undefined;
+}
+
+/** The no-proxy entries, from the config list or the `NO_PROXY` text. */
+function noProxyEntries(config: ProxyConfig, env: NodeJS.ProcessEnv): string[] {
+  if (config.noProxy !== undefined) return config.noProxy.map((e) => e.trim().toLowerCase()).filter((e) => e !== '');
+  const text = envValue(env, 'NO_PROXY', 'no_proxy');
+  return text === undefined ? [] : text.split(/[\s,]+/).map((e) => e.trim().toLowerCase()).filter((e) => e !== '');
+}
+
+/** The target is reached directly by one of the entries. */
+export function bypassesProxy(target: URL, entries: readonly string[]): boolean {
+  const host = target.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const port = target.port || (target.protocol === 'https:' || target.protocol === 'wss:' ? '443' : '80');
+  for (const raw of entries) {
+    if (raw === '*') return true;
+    let entry = raw;
+    let entryPort: string | undefined;
+    const portMatch = /^(.*):(\d{1,5})$/.exec(entry);
+    // An IPv6 address without brackets has colons of its own: only `[…]:port` carries a port then.
+    if (portMatch && (isIP(portMatch[1]?.replace(/^\[|\]$/g, '') ?? '') !== 0 || !entry.includes('::'))) {
+      entry = portMatch[1] ?? entry;
+      entryPort = portMatch[2];
+    }
+    entry = entry.replace(/^\[|\]$/g, '').replace(/^\*?\./, '');
+    if (entryPort !== undefined && entryPort !== port) continue;
+    if (isIP(entry) !== 0 || isIP(host) !== 0) {
+      if (entry === host) return true;
+      continue;
+    }
+    if (host === entry || host.endsWith(`.${entry}`)) return true;
+  }
+  return false;
+}
+
+function basic(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
+}
+
+function credentialsFromFile(path: string): string {
+  let first: string;
+  try {
+    first = readFileSync(path, 'utf8').split(/\r?\n/, 1)[0]?.trim() ?? '';
+  } catch (e) {
+    throw new ConfigError(`backend.proxy.credentialsFile: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  const colon = first.indexOf(':');
+  // Never quote the line: it holds the password.
+  if (colon <= 0) throw new ConfigError(`backend.proxy.credentialsFile: the first line of ${path} must be user:password`);
+  return basic(first.slice(0, colon), first.slice(colon + 1));
+}
+
+/** A proxy address from the environment: parsed, credentials moved out of it. */
+function environmentProxy(text: string, variable: string): { url: URL; authorization: string | undefined } {
+  let url: URL;
+  try {
+    url = new URL(text.includes('://') ? text : `http://${text}`);
+  } catch {
+    // The value may hold a password: name the variable only.
+    throw new ConfigError(`${variable} is not a proxy address (http://host:port)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${variable}: only http:// and https:// proxies are supported`);
+  const authorization = url.username === '' ? undefined : basic(decodeURIComponent(url.username), decodeURIComponent(url.password));
+  url.username = '';
+  url.password = '';
+  return { url, authorization };
+}
+
+/**
+ * The proxy to reach `backendUrl` through, or undefined to connect directly. Throws {@link ConfigError}
+ * (naming the key or variable, never a credential) when the proxy settings cannot be used.
+ */
+export function resolveBackendProxy(backend: KioskConfig['backend'], backendUrl: URL, env: NodeJS.ProcessEnv): BackendProxy | undefined {
+  const config = backend.proxy;
+  const fileAuthorization = config.credentialsFile === undefined ? undefined : credentialsFromFile(config.credentialsFile);
+  let chosen: BackendProxy | undefined;
+  if (config.url !== undefined) {
+    chosen = { url: new URL(config.url), authorization: fileAuthorization, source: 'backend.proxy.url' };
+  } else if (config.useEnvironment) {
+    const secure = backendUrl.protocol === 'https:';
+    const names = secure ? ['HTTPS_PROXY', 'https_proxy'] : ['HTTP_PROXY', 'http_proxy'];
+    const text = envValue(env, ...names);
+    if (text !== undefined) {
+      const variable = names.find((n) => envValue(env, n) !== undefined) ?? names[0] ?? 'HTTPS_PROXY';
+      const parsed = environmentProxy(text, variable);
+      chosen = { url: parsed.url, authorization: fileAuthorization ?? parsed.authorization, source: 'environment' };
+    }
+  }
+  if (chosen === undefined || bypassesProxy(backendUrl, noProxyEntries(config, env))) return undefined;
+  return chosen;
+}
+
+/**
+ * The HTTP status with which the proxy refused to open the tunnel, found in a failed request's cause chain
+ * (undici: "Proxy response (407) !== 200 when HTTP Tunneling"), or undefined when it was not that.
+ */
+export function proxyRefusalStatus(e: unknown): number | undefined {
+  let current: unknown = e;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    const match = /^Proxy response \((\d{3})\)/.exec(current.message);
+    if (match) return Number(match[1]);
+    current = current.cause;
+  }
+  return undefined;
+}
+
+/** Staff words for a proxy that refused the tunnel. */
+export function describeProxyRefusal(status: number): string {
+  if (status === 407) return 'the proxy asked for credentials (HTTP 407): check backend.proxy.credentialsFile or the user and password of HTTPS_PROXY';
+  if (status === 403) return 'the proxy does not allow this backend (HTTP 403): ask for the backend\'s host and port to be allowed';
+  return `the proxy refused the tunnel to the backend (HTTP ${status})`;
+}
+
+/** What the log may say about a proxy: its origin and where it was configured. */
+export function proxyForLog(proxy: BackendProxy | undefined): { proxy: string; proxySource: string } | Record<string, never> {
+  return proxy === undefined ? {} : { proxy: proxy.url.origin, proxySource: proxy.source };
+}

@@ -1,0 +1,94 @@
+/**
+ * The health record as Prometheus metrics, for node_exporter's textfile collector (or any agent that reads
+ * the Prometheus text exposition format, version 0.0.4): the same figures as `health.json`, no personal
+ * data, one file rewritten atomically beside it. Counters count since the app started (Prometheus' `rate()`
+ * and `increase()` handle the reset at a restart); node_exporter adds `node_textfile_mtime_seconds`, so a
+ * kiosk that stopped writing shows as stale.
+ */
+import { UpdateStatus } from '../common/kiosk-api.js';
+import { KioskView } from '../common/kiosk-view.js';
+import type { HealthRecord } from './health-record.js';
+
+const PHASES = KioskView.shape.phase.options;
+const UPDATE_STATES = UpdateStatus.shape.state.options;
+
+/** A label value in the exposition format: backslash, double quote and newline escaped. */
+function labelValue(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+function labels(pairs: Record<string, string>): string {
+  const entries = Object.entries(pairs);
+  return entries.length === 0 ? '' : `{${entries.map(([k, v]) => `${k}="${labelValue(v)}"`).join(',')}}`;
+}
+
+class Exposition {
+  private readonly lines: string[] = [];
+
+  metric(name: string, type: 'gauge' | 'counter', help: string, samples: readonly (readonly [Record<string, string>, number])[]): void {
+    this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+    for (const [pairs, value] of samples) this.lines.push(`${name}${labels(pairs)} ${Number.isFinite(value) ? String(value) : 'NaN'}`);
+  }
+
+  text(): string {
+    return `${this.lines.join('\n')}\n`;
+  }
+}
+
+const seconds = (iso: string): number => Date.parse(iso) / 1_000;
+
+/** The record's figures in the text format (every metric `mdl_kiosk_…`). */
+export function healthMetricsText(record: HealthRecord): string {
+  const out = new Exposition();
+  out.metric('mdl_kiosk_info', 'gauge', 'The kiosk app: version and flavour (always 1).', [[{ version: record.version, flavour: record.flavour }, 1]]);
+  out.metric('mdl_kiosk_start_time_seconds', 'gauge', 'When the app started (Unix time).', [[{}, seconds(record.startedAt)]]);
+  out.metric('mdl_kiosk_last_update_time_seconds', 'gauge', 'When this record was written (Unix time).', [[{}, seconds(record.updatedAt)]]);
+  out.metric('mdl_kiosk_test_mode', 'gauge', '1 when the kiosk shows TEST MODE.', [[{}, record.testMode ? 1 : 0]]);
+  out.metric(
+    'mdl_kiosk_phase',
+    'gauge',
+    'The kiosk phase: 1 for the current one, 0 for the others.',
+    PHASES.map((phase) => [{ phase }, phase === record.phase ? 1 : 0] as const),
+  );
+  out.metric(
+    'mdl_kiosk_device_usable',
+    'gauge',
+    'Whether each device can be used (1) or not (0), with the reason when not.',
+    (['nfc', 'qr', 'bleCentral', 'blePeripheral'] as const).map((device) => {
+      const d = record.devices[device];
+      return [{ device, reason: d.reason ?? '' }, d.usable ? 1 : 0] as const;
+    }),
+  );
+  const o = record.outcomes;
+  out.metric('mdl_kiosk_verifications_total', 'counter', 'Verifications that ended since the app started, by result.', [
+    [{ result: 'verified' }, o.verified],
+    [{ result: 'rejected' }, o.rejected],
+    [{ result: 'undetermined' }, o.undetermined],
+    [{ result: 'failed' }, o.failed],
+  ]);
+  out.metric('mdl_kiosk_request_answers_total', 'counter', 'Answers to the request (age met or not, elements missing) of verified documents since the app started.', [
+    [{ answer: 'met' }, o.answers.met],
+    [{ answer: 'not_met' }, o.answers.notMet],
+    [{ answer: 'undetermined' }, o.answers.undetermined],
+  ]);
+  out.metric(
+    'mdl_kiosk_rejection_reasons_total',
+    'counter',
+    'Rejection reasons since the app started (one rejection may have several).',
+    Object.entries(o.reasons).map(([reason, n]) => [{ reason }, n] as const),
+  );
+  out.metric(
+    'mdl_kiosk_errors_total',
+    'counter',
+    'Error codes of verifications that failed since the app started.',
+    Object.entries(o.errors).map(([code, n]) => [{ code }, n] as const),
+  );
+  const update = record.updates?.state ?? 'disabled';
+  out.metric(
+    'mdl_kiosk_update_state',
+    'gauge',
+    'The updater state: 1 for the current one, 0 for the others.',
+    UPDATE_STATES.map((state) => [{ state }, state === update ? 1 : 0] as const),
+  );
+  return out.text();
+}

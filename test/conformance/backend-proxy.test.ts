@@ -1,0 +1,209 @@
+/**
+ * The kiosk behind a forward proxy (src/kiosk/backend-proxy.ts): the session API and the session WebSocket
+ * both tunnel through a local CONNECT proxy to an HTTPS + WSS backend with a CA of its own; the TLS policy
+ * (custom CA, SPKI pins) applies inside the tunnel; proxy credentials from a file or from HTTPS_PROXY are
+ * sent to the proxy only and never logged; NO_PROXY and backend.proxy.noProxy reach the backend directly.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { bypassesProxy, resolveBackendProxy } from '../../src/kiosk/backend-proxy.js';
+import { ConfigError, parseConfig } from '../../src/kiosk/config.js';
+import { startConnectProxy, type ConnectProxy } from '../support/connect-proxy.js';
+import { FakeBackend } from '../support/fake-backend.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { armed, completeQrVerification } from '../support/relay-fixtures.js';
+import { createTestCa, issueServerIdentity, type ServerIdentity, type TestCa } from '../support/tls-fixtures.js';
+
+let dir: string;
+let ca: TestCa;
+let server: ServerIdentity;
+let caFile: string;
+let h: Harness | undefined;
+let backend: FakeBackend | undefined;
+let proxy: ConnectProxy | undefined;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'mdl-proxy-'));
+  ca = await createTestCa();
+  server = await issueServerIdentity(ca);
+  caFile = join(dir, 'ca.pem');
+  writeFileSync(caFile, ca.certPem);
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+  await backend?.stop();
+  backend = undefined;
+  await proxy?.stop();
+  proxy = undefined;
+});
+
+const SLOW_RETRY = { session: { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 60_000 } };
+
+async function tlsBackend(): Promise<FakeBackend> {
+  backend = await FakeBackend.start({ tls: { key: server.key, cert: server.cert } });
+  return backend;
+}
+
+function backendTarget(b: FakeBackend): string {
+  return new URL(b.baseUrl).host;
+}
+
+describe('the kiosk behind a forward proxy', () => {
+  it('HTTPS_PROXY: POST /sessions and the session WebSocket tunnel through the proxy, and a whole verification completes', async () => {
+    const b = await tlsBackend();
+    proxy = await startConnectProxy();
+    h = await startHarness({ backend: b, config: { backend: { tls: { caFile } } }, env: { HTTPS_PROXY: proxy.url } });
+    const conn = await armed(h);
+    await completeQrVerification(h, conn);
+    // Every connection to the backend went through a tunnel to it: the HTTP pool's and the WebSocket's.
+    expect(proxy.tunnels.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(proxy.tunnels.map((t) => t.target))).toEqual(new Set([backendTarget(b)]));
+    expect(proxy.plainRequests).toEqual([]);
+    expect(b.http.filter((r) => r.method === 'POST')).toHaveLength(1);
+    expect(h.logs.records.find((r) => r.event === 'kiosk_configured')).toMatchObject({ proxy: proxy.url, proxySource: 'environment', customCas: 1 });
+  });
+
+  it('the TLS policy holds inside the tunnel: the backend\'s private CA is refused without backend.tls.caFile, and a wrong pin is refused with it', async () => {
+    const b = await tlsBackend();
+    proxy = await startConnectProxy();
+    h = await startHarness({ backend: b, config: SLOW_RETRY, env: { HTTPS_PROXY: proxy.url } });
+    expect((await h.view((v) => v.phase === 'offline')).error?.code).toBe('backend_tls');
+    expect(proxy.tunnels.length).toBeGreaterThan(0);
+    expect(b.http).toHaveLength(0); // the API key never left the TLS handshake
+    await h.stop();
+    h = await startHarness({
+      backend: b,
+      config: { ...SLOW_RETRY, backend: { tls: { caFile, pinSha256: [Buffer.alloc(32, 7).toString('base64')] } } },
+      env: { HTTPS_PROXY: proxy.url },
+    });
+    const pinned = await h.view((v) => v.phase === 'offline');
+    expect(pinned.error?.code).toBe('backend_tls');
+    expect(pinned.error?.detail).toMatch(/does not match backend\.tls\.pinSha256/);
+    expect(b.http).toHaveLength(0);
+  });
+
+  it('backend.proxy.url with backend.proxy.credentialsFile: the proxy gets Basic credentials, the logs never', async () => {
+    const b = await tlsBackend();
+    proxy = await startConnectProxy({ credentials: { user: 'kiosk-17', password: 'Pr0xy-S3cret!' } });
+    const credentials = join(dir, 'proxy-credentials');
+    writeFileSync(credentials, 'kiosk-17:Pr0xy-S3cret!\n', { mode: 0o600 });
+    h = await startHarness({ backend: b, config: { backend: { tls: { caFile }, proxy: { url: proxy.url, credentialsFile: credentials } } } });
+    await completeQrVerification(h, await armed(h));
+    expect(proxy.tunnels.every((t) => t.accepted)).toBe(true);
+    expect(h.logs.records.find((r) => r.event === 'kiosk_configured')).toMatchObject({ proxy: proxy.url, proxySource: 'backend.proxy.url' });
+    const logs = h.logs.text();
+    for (const secret of ['Pr0xy-S3cret!', Buffer.from('kiosk-17:Pr0xy-S3cret!').toString('base64')]) expect(logs).not.toContain(secret);
+  });
+
+  it('credentials in HTTPS_PROXY are sent to the proxy; wrong ones leave the kiosk offline with the proxy\'s refusal, not the password', async () => {
+    const b = await tlsBackend();
+    proxy = await startConnectProxy({ credentials: { user: 'kiosk', password: 'right-pass' } });
+    const base = proxy.url.replace('http://', '');
+    h = await startHarness({ backend: b, config: { backend: { tls: { caFile } } }, env: { HTTPS_PROXY: `http://kiosk:right-pass@${base}` } });
+    await completeQrVerification(h, await armed(h));
+    expect(proxy.tunnels.every((t) => t.accepted)).toBe(true);
+    await h.stop();
+    await b.stop();
+    const fresh = await tlsBackend();
+    h = await startHarness({ backend: fresh, config: { ...SLOW_RETRY, backend: { tls: { caFile } } }, env: { https_proxy: `http://kiosk:wrong-pass@${base}` } });
+    const offline = await h.view((v) => v.phase === 'offline');
+    expect(offline.error?.detail).toBe('POST /sessions: the proxy asked for credentials (HTTP 407): check backend.proxy.credentialsFile or the user and password of HTTPS_PROXY');
+    expect(fresh.http).toHaveLength(0);
+    const text = `${h.logs.text()}${JSON.stringify(h.views)}`;
+    expect(text).not.toContain('wrong-pass');
+    expect(text).not.toContain('right-pass');
+  });
+
+  it('the session WebSocket through a proxy that refuses the tunnel fails with the proxy\'s answer, and never reaches the backend', async () => {
+    const b = await tlsBackend();
+    proxy = await startConnectProxy({ credentials: { user: 'kiosk', password: 'right-pass' } });
+    const { WsRelayConnector } = await import('../../src/kiosk/relay-socket.js');
+    const { backendEndpoints } = await import('../../src/kiosk/backend-endpoints.js');
+    const { buildTlsTrust } = await import('../../src/kiosk/tls-trust.js');
+    const session = b.createSession();
+    const connector = new WsRelayConnector({
+      endpoints: backendEndpoints(b.baseUrl, { allowInsecure: false }),
+      auth: 'header',
+      connectTimeoutMs: 3_000,
+      closeTimeoutMs: 500,
+      maxMessageBytes: 1_000_000,
+      heartbeatMs: 0,
+      tls: buildTlsTrust({ caFile }),
+      proxy: { url: new URL(proxy.url), authorization: `Basic ${Buffer.from('kiosk:wrong-pass').toString('base64')}`, source: 'backend.proxy.url' },
+    });
+    const error = await connector
+      .connect({ id: session.id, clientSecret: session.secret, createdAt: Date.now() }, { onFrame: () => undefined, onClose: () => undefined }, new AbortController().signal)
+      .then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toMatch(/407/);
+    expect(proxy.tunnels).toHaveLength(1);
+    expect(b.handshakes).toHaveLength(0);
+  });
+
+  it('NO_PROXY and backend.proxy.noProxy reach the backend directly', async () => {
+    const b = await tlsBackend();
+    proxy = await startConnectProxy();
+    h = await startHarness({ backend: b, config: { backend: { tls: { caFile } } }, env: { HTTPS_PROXY: proxy.url, NO_PROXY: 'example.com, 127.0.0.1' } });
+    await completeQrVerification(h, await armed(h));
+    await h.stop();
+    h = await startHarness({ backend: b, config: { backend: { tls: { caFile }, proxy: { url: proxy.url, noProxy: [backendTarget(b)] } } } });
+    await completeQrVerification(h, await armed(h));
+    expect(proxy.tunnels).toEqual([]);
+  });
+
+  it('backend.proxy.useEnvironment: false ignores HTTPS_PROXY', async () => {
+    const b = await tlsBackend();
+    proxy = await startConnectProxy();
+    h = await startHarness({ backend: b, config: { backend: { tls: { caFile }, proxy: { useEnvironment: false } } }, env: { HTTPS_PROXY: proxy.url } });
+    await completeQrVerification(h, await armed(h));
+    expect(proxy.tunnels).toEqual([]);
+  });
+});
+
+describe('proxy settings', () => {
+  const backendUrl = new URL('https://verifier.example.com/api/sessions');
+  const config = (proxy: Record<string, unknown> = {}): ReturnType<typeof parseConfig>['backend'] => parseConfig({ backend: { proxy } }).backend;
+
+  it('NO_PROXY entries: *, host names with their subdomains, a leading dot, IP addresses, ports', () => {
+    expect(bypassesProxy(backendUrl, ['*'])).toBe(true);
+    expect(bypassesProxy(backendUrl, ['example.com'])).toBe(true);
+    expect(bypassesProxy(backendUrl, ['.example.com'])).toBe(true);
+    expect(bypassesProxy(backendUrl, ['*.example.com'])).toBe(true);
+    expect(bypassesProxy(backendUrl, ['verifier.example.com:443'])).toBe(true);
+    expect(bypassesProxy(backendUrl, ['verifier.example.com:8443'])).toBe(false);
+    expect(bypassesProxy(backendUrl, ['ample.com', 'other.example.com'])).toBe(false);
+    expect(bypassesProxy(new URL('https://10.1.2.3:9443/'), ['10.1.2.3'])).toBe(true);
+    expect(bypassesProxy(new URL('https://10.1.2.3:9443/'), ['10.1.2.3:9443'])).toBe(true);
+    expect(bypassesProxy(new URL('https://10.1.2.30/'), ['10.1.2.3'])).toBe(false);
+    expect(bypassesProxy(new URL('https://[::1]:8443/'), ['::1'])).toBe(true);
+    expect(bypassesProxy(new URL('https://[::1]:8443/'), ['[::1]:8443'])).toBe(true);
+  });
+
+  it('the config\'s proxy wins over the environment; plain-http backends use HTTP_PROXY; credentials leave the URL', () => {
+    const env = { HTTPS_PROXY: 'http://user:p%40ss@env-proxy:3128', HTTP_PROXY: 'http://plain-proxy:8080' };
+    const fromEnv = resolveBackendProxy(config(), backendUrl, env);
+    expect(fromEnv?.url.href).toBe('http://env-proxy:3128/');
+    expect(fromEnv?.authorization).toBe(`Basic ${Buffer.from('user:p@ss').toString('base64')}`);
+    expect(fromEnv?.source).toBe('environment');
+    expect(resolveBackendProxy(config({ url: 'http://config-proxy:3128' }), backendUrl, env)?.url.host).toBe('config-proxy:3128');
+    expect(resolveBackendProxy(config(), new URL('http://lab.example:8080/api'), env)?.url.host).toBe('plain-proxy:8080');
+    expect(resolveBackendProxy(config(), backendUrl, {})).toBeUndefined();
+    expect(resolveBackendProxy(config(), backendUrl, { https_proxy: 'proxy.lan:3128' })?.url.href).toBe('http://proxy.lan:3128/');
+  });
+
+  it('refuses a proxy URL with credentials, a bad credentials file, an unreadable HTTPS_PROXY — naming the key, never the secret', () => {
+    expect(() => parseConfig({ backend: { proxy: { url: 'http://u:secret@proxy:3128' } } })).toThrow(/backend\.proxy\.url: must not carry a user name or password/);
+    expect(() => parseConfig({ backend: { proxy: { url: 'socks5://proxy:1080' } } })).toThrow(/http:\/\/ or https:\/\/ proxy/);
+    const bad = join(dir, 'bad-credentials');
+    writeFileSync(bad, 'no-colon-here-secret\n');
+    expect(() => resolveBackendProxy(config({ credentialsFile: bad }), backendUrl, {})).toThrow(ConfigError);
+    expect(() => resolveBackendProxy(config({ credentialsFile: bad }), backendUrl, {})).not.toThrow(/no-colon-here-secret/);
+    expect(() => resolveBackendProxy(config({ credentialsFile: join(dir, 'missing') }), backendUrl, {})).toThrow(/backend\.proxy\.credentialsFile: cannot read/);
+    expect(() => resolveBackendProxy(config(), backendUrl, { HTTPS_PROXY: 'http://user:pa ss@[bad' })).toThrow(/^HTTPS_PROXY is not a proxy address/);
+    expect(() => resolveBackendProxy(config(), backendUrl, { HTTPS_PROXY: 'http://user:pa ss@[bad' })).not.toThrow(/pa ss/);
+  });
+});

@@ -1,0 +1,259 @@
+/**
+ * The counter tells the truth (issue 18), in real Chromium against the whole stack: the screen offers only
+ * the ways that work and says Needs staff (naming Bluetooth) when nothing can; a tap while offline gets the
+ * offline message at once; a staff paste shows its outcome; "Try again" keeps the customer's language and,
+ * with the phone left on the reader, asks to lift it rather than thanking; a staff unlock/lock greets the
+ * next customer in the default language; "Tap your phone again" has a way out; a code cut short is "could
+ * not be read"; a page with a wrong token says its address is not valid. Each screen is photographed and
+ * checked with axe.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QrScannedResult, dispatchIntent } from '../../src/common/kiosk-api.js';
+import { SCREENSHOT_DIR, axeViolations, checkScreen, scannerTypes, startBrowserStack, stopBrowserStack, type BrowserStack } from '../support/e2e-browser.js';
+
+let stack: BrowserStack;
+
+beforeAll(async () => {
+  stack = await startBrowserStack();
+  await stack.waitForScreen('ready', 30_000);
+}, 60_000);
+
+afterAll(() => stopBrowserStack(stack), 30_000);
+
+/** Records, in the page, every `data-screen` the app root shows from now on (a screen held for one frame too). */
+async function recordScreens(page: Page): Promise<void> {
+  await page.evaluate(`(() => {
+    const seen = [];
+    window.__screens = seen;
+    const take = () => { const main = document.querySelector('main[data-screen]'); if (main) seen.push(main.getAttribute('data-screen')); };
+    take();
+    new MutationObserver(take).observe(document.querySelector('.app'), { subtree: true, childList: true, attributes: true, attributeFilter: ['data-screen'] });
+  })()`);
+}
+const screensSeen = (page: Page): Promise<string[]> => page.evaluate<string[]>('window.__screens.slice()');
+
+async function openStaff(page: Page): Promise<void> {
+  await page.getByTestId('staff-button').click();
+  await stack.waitForScreen('staff_pin');
+  await page.getByLabel('PIN', { exact: true }).fill(stack.pin ?? '');
+  await page.getByRole('button', { name: 'Unlock' }).click();
+  await stack.waitForScreen('settings');
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), animations: 'disabled', caret: 'hide' });
+  expect(await axeViolations(page), name).toEqual([]);
+}
+
+describe('ready only when the kiosk can verify', () => {
+  it('every device works: the tap and the camera are offered', async () => {
+    const { page } = stack;
+    await expect.poll(() => page.getByTestId('way-tap').count()).toBe(1);
+    expect(await page.getByTestId('way-qr').getAttribute('data-by')).toBe('camera');
+    expect(await page.locator('main h1').textContent()).toBe('Tap your phone or show your QR code');
+  });
+
+  it('no NFC reader: no "hold your phone on the reader", only the QR code', async () => {
+    const { page } = stack;
+    stack.counter.rig.nfc.setAvailability({ usable: false, reason: 'no_reader' });
+    await expect.poll(() => page.getByTestId('way-tap').count()).toBe(0);
+    expect(await page.locator('main h1').textContent()).toBe('Show your QR code');
+    expect(await page.locator('main').textContent()).not.toContain('Hold your phone on the reader');
+    await checkScreen(stack, 'ready-no-nfc');
+    stack.counter.rig.nfc.setAvailability({ usable: true });
+    await expect.poll(() => page.getByTestId('way-tap').count()).toBe(1);
+  });
+
+  it('no Bluetooth adapter and no NFC (`--nfc none` on such a machine): Needs staff naming Bluetooth, scans refused; a tap never says "hold still"; Ready again when Bluetooth is back', async () => {
+    const { page, counter } = stack;
+    // The kiosk's Bluetooth adapters of the in-memory radio (the emulated HCI radio has no such switch).
+    const radio = counter.radioRig;
+    if (!radio) throw new Error('this test needs the counter on the in-memory radio');
+    await recordScreens(page);
+    counter.rig.nfc.setAvailability({ usable: false, reason: 'no_reader' });
+    radio.central.setAvailability({ usable: false, reason: 'no_adapter' });
+    radio.peripheral.setAvailability({ usable: false, reason: 'no_adapter' });
+    await stack.waitForScreen('cannot_verify', 10_000);
+    expect(await page.getByTestId('needs-staff-cause').getAttribute('data-cause')).toBe('ble_unavailable');
+    expect(await page.getByTestId('needs-staff-cause').textContent()).toBe('Bluetooth is not working on this kiosk.');
+    expect(await page.locator('[data-status="summary"]').getAttribute('data-level')).toBe('problem');
+    await checkScreen(stack, 'needs-staff-bluetooth', { docs: true });
+    // Before: Ready, and every QR code ran to "Bluetooth is not working … Try again".
+    const reports = stack.reports.length;
+    const scanned = QrScannedResult.parse(await dispatchIntent(stack.service, 'qrScanned', { text: counter.presentQr(), source: 'camera' }, () => false));
+    expect(scanned).toEqual({ accepted: false, reason: 'not_waiting' });
+    // The reader comes back, Bluetooth does not: a tap is refused at once (the kiosk never said "tap").
+    counter.rig.nfc.setAvailability({ usable: true });
+    counter.rig.tap();
+    await expect.poll(() => stack.reports.length, { timeout: 10_000 }).toBe(reports + 1);
+    expect(stack.reports.at(-1)).toMatchObject({ result: 'not_ready', error: { code: 'ble_unavailable', retryable: false } });
+    expect(await screensSeen(page)).not.toContain('engaging');
+    counter.rig.lift();
+    radio.central.setAvailability({ usable: true });
+    radio.peripheral.setAvailability({ usable: true });
+    const retry = page.getByTestId('retry-button');
+    if ((await stack.screen()) === 'error') await retry.click();
+    await stack.waitForScreen('ready', 20_000);
+    expect(await screensSeen(page)).not.toContain('engaging');
+  }, 60_000);
+
+  it('a camera denied on this screen: no "show the QR code to the camera", the scanner offered; another screen with a working camera still offers it', async () => {
+    // A second screen of the same kiosk whose browser refuses the camera.
+    const denied = await stack.context.newPage();
+    try {
+      await denied.addInitScript(`navigator.mediaDevices.getUserMedia = () => Promise.reject(new DOMException('Permission denied', 'NotAllowedError'));`);
+      await denied.goto(stack.host.url);
+      await denied.locator('main[data-screen="ready"]').waitFor({ timeout: 15_000 });
+      await expect.poll(() => denied.getByTestId('way-qr').getAttribute('data-by'), { timeout: 10_000 }).toBe('scanner');
+      const text = (await denied.locator('main').textContent()) ?? '';
+      expect(text).toContain('Or show your QR code to the scanner');
+      expect(text).not.toContain('to the camera');
+      expect(await denied.getByTestId('camera-preview').getAttribute('data-camera-state')).toBe('denied');
+      await shot(denied, 'ready-camera-denied');
+      // The first screen's camera works: it keeps offering it, whatever the other screen reported last.
+      expect(stack.service.state().camera.state).toBe('denied');
+      expect(await stack.page.getByTestId('way-qr').getAttribute('data-by')).toBe('camera');
+    } finally {
+      await denied.close();
+    }
+  }, 40_000);
+});
+
+describe('offline means offline', () => {
+  it('a tap while offline: the offline message at once, never "hold your phone still", the status never "ready"', async () => {
+    const { page, counter } = stack;
+    await stack.backend.goOffline();
+    await stack.waitForScreen('offline', 20_000);
+    await recordScreens(page);
+    await page.evaluate(`(() => {
+      const levels = [];
+      window.__levels = levels;
+      const take = () => { const s = document.querySelector('[data-status="summary"]'); if (s) levels.push(s.getAttribute('data-level')); };
+      take();
+      new MutationObserver(take).observe(document.querySelector('.status-bar'), { subtree: true, childList: true, attributes: true, characterData: true });
+    })()`);
+    const reports = stack.reports.length;
+    counter.rig.tap();
+    await stack.waitForScreen('error', 5_000);
+    expect(await page.getByTestId('error-line').textContent()).toBe('This kiosk is temporarily unavailable.');
+    expect(stack.reports.slice(reports)).toMatchObject([{ result: 'not_ready', error: { code: 'backend_unavailable' } }]);
+    expect(await screensSeen(page)).not.toContain('engaging');
+    expect(await page.evaluate<string[]>('window.__levels.slice()')).not.toContain('ok');
+    await checkScreen(stack, 'offline-tap');
+    counter.rig.lift();
+    await stack.backend.comeBack();
+    await page.getByTestId('retry-button').click();
+    await stack.waitForScreen('ready', 20_000);
+  }, 60_000);
+});
+
+describe('staff see what they asked for', () => {
+  it('a code pasted on the staff screen verifies on the customer screen, and the outcome shows', async () => {
+    const { page } = stack;
+    await openStaff(page);
+    const text = stack.counter.presentQr();
+    const field = page.getByTestId('paste-scan').locator('textarea');
+    await field.fill(text);
+    await field.press('Enter');
+    await stack.waitForScreen('result', 40_000);
+    expect(await page.getByTestId('verdict').getAttribute('data-verdict')).toBe('verified');
+    expect(stack.reports.at(-1)?.transport).toBe('qr');
+    // Leaving the staff screens locked them.
+    expect(stack.service.staffUnlocked()).toBe(false);
+    await page.getByTestId('next-button').click();
+    await stack.waitForScreen('ready');
+  }, 60_000);
+});
+
+describe('the small ones', () => {
+  it('"Try again" after an NFC error keeps the customer\'s language, and with the phone still on the reader asks to lift and tap again — no "thank you"', async () => {
+    const { page, counter } = stack;
+    await page.getByTestId('lang-es').click();
+    await expect.poll(() => stack.service.state().language).toBe('es');
+    stack.backend.faults.set({ errorOnOp: 'nfc_card_present' });
+    counter.rig.tap();
+    await stack.waitForScreen('error', 20_000);
+    stack.backend.faults.clear();
+    await page.getByTestId('retry-button').click();
+    await stack.waitForScreen('remove_phone', 10_000);
+    expect(await page.getByTestId('remove-body').getAttribute('data-after')).toBe('failure');
+    const shown = (await page.locator('main').textContent()) ?? '';
+    expect(shown).toContain('Retire el teléfono del lector');
+    expect(shown).not.toContain('Gracias');
+    expect(stack.service.state().language).toBe('es');
+    await checkScreen(stack, 'remove-to-retry-es');
+    counter.rig.lift();
+    await stack.waitForScreen('ready', 20_000);
+    // Before: English here.
+    expect(stack.service.state().language).toBe('es');
+    expect(await page.locator('html').getAttribute('lang')).toBe('es');
+    await page.getByTestId('lang-en').click();
+    await expect.poll(() => stack.service.state().language).toBe('en');
+  }, 60_000);
+
+  it('a staff unlock and lock end the customer\'s visit: the next customer is greeted in the default language', async () => {
+    const { page } = stack;
+    await page.getByTestId('lang-fr').click();
+    await expect.poll(() => stack.service.state().language).toBe('fr');
+    await page.getByTestId('staff-button').click();
+    await stack.waitForScreen('staff_pin');
+    await page.locator('main[data-screen="staff_pin"] input[type="password"]').fill(stack.pin ?? '');
+    await page.locator('main[data-screen="staff_pin"] button[type="submit"]').click();
+    await stack.waitForScreen('settings');
+    expect(stack.service.state().language).toBe('en');
+    await page.getByRole('button', { name: 'Lock' }).click();
+    await stack.waitForScreen('ready');
+    expect(await page.locator('main h1').textContent()).toBe('Tap your phone or show your QR code');
+  }, 40_000);
+
+  it('"Tap your phone again" has a way out: Cancel goes back to Ready at once without an error screen; no message count for the customer', async () => {
+    const { page, counter } = stack;
+    await counter.reconfigurePhone({ fieldDropAtApdu: 3 });
+    try {
+      await recordScreens(page);
+      counter.rig.tap();
+      await stack.waitForScreen('awaiting_card', 15_000);
+      expect(await page.getByTestId('progress').textContent()).not.toMatch(/message/);
+      await checkScreen(stack, 'tap-again');
+      await page.getByTestId('cancel-button').click();
+      const after = await stack.waitForScreen(['ready', 'remove_phone'], 10_000);
+      if (after === 'remove_phone') counter.rig.lift();
+      counter.rig.lift();
+      await stack.waitForScreen('ready', 20_000);
+      expect(await screensSeen(page)).not.toContain('error');
+      expect(stack.reports.at(-1)?.result).toBe('cancelled');
+    } finally {
+      await counter.reconfigurePhone({ fieldDropAtApdu: null });
+    }
+  }, 60_000);
+
+  it('a QR code cut short by the scanner: "This code could not be read", and no verification starts', async () => {
+    const { page, counter } = stack;
+    const reports = stack.reports.length;
+    const text = counter.presentQr();
+    await scannerTypes(page, text.slice(0, -12));
+    await expect.poll(() => page.getByTestId('scan-hint').getAttribute('data-hint')).toBe('unreadable');
+    expect(await page.getByTestId('scan-hint').textContent()).toContain('This code could not be read.');
+    await checkScreen(stack, 'ready-scan-unreadable');
+    await new Promise((done) => setTimeout(done, 300));
+    expect(stack.reports.length).toBe(reports);
+    expect(await stack.screen()).toBe('ready');
+  });
+
+  it('a page opened with a wrong token says its address is not valid for this kiosk, instead of "Connecting…" for ever', async () => {
+    const wrong = await stack.context.newPage();
+    try {
+      await wrong.goto(stack.host.url.replace(/#token=.*$/, `#token=${'A'.repeat(43)}`));
+      await wrong.locator('[data-testid="disconnected-body"][data-refused="true"]').waitFor({ timeout: 20_000 });
+      expect(await wrong.locator('main h1').textContent()).toBe('This address is not valid for this kiosk');
+      await shot(wrong, 'disconnected-bad-address');
+    } finally {
+      await wrong.close();
+    }
+  }, 40_000);
+});
