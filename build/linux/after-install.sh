@@ -2,8 +2,11 @@
 # deb post-install script of the mDL Kiosk (electron-builder `deb.afterInstall`). electron-builder fills
 # in ${executable} and ${sanitizedProductName}. A custom script REPLACES electron-builder's own, so this
 # one does the same duties first (command link, Chromium sandbox helper, desktop databases, AppArmor
-# profile) and then grants the Bluetooth capabilities. electron-builder's default after-remove script
-# still applies and undoes the command link and the AppArmor profile.
+# profile). It grants NO capabilities: file capabilities on the Electron binary would reach every Chromium
+# process it starts and every account that runs it, and make the loader refuse the libraries Electron finds
+# beside itself ($ORIGIN), so the app would not start. Bluetooth kiosks get CAP_NET_RAW and CAP_NET_ADMIN
+# from their systemd unit instead (AmbientCapabilities=; docs/installer-guide.md §8). electron-builder's
+# default after-remove script still applies and undoes the command link and the AppArmor profile.
 set -u
 
 APP_DIR='/opt/${sanitizedProductName}'
@@ -44,17 +47,6 @@ if [ -f "$PROFILE_SOURCE" ] && apparmor_status --enabled >/dev/null 2>&1; then
   else
     echo "mdl-kiosk: this AppArmor does not accept the bundled profile; not installed" >&2
   fi
-fi
-
-# 5. Bluetooth: noble and bleno talk to the adapter over a raw HCI socket, which needs CAP_NET_RAW and
-#    CAP_NET_ADMIN. Granting them to the kiosk binary lets it run as an unprivileged kiosk user instead of
-#    root. (File capabilities also make the kernel run it in secure-execution mode: LD_* variables are
-#    ignored.) Without setcap (libcap2-bin) BLE needs the kiosk to run as root; NFC and QR are unaffected.
-if command -v setcap >/dev/null 2>&1; then
-  setcap 'cap_net_raw,cap_net_admin+eip' "$BINARY" \
-    || echo "mdl-kiosk: setcap failed; Bluetooth will need root (see docs/packaging.md)" >&2
-else
-  echo "mdl-kiosk: setcap not found (package libcap2-bin); Bluetooth will need root (see docs/packaging.md)" >&2
 fi
 
 exit 0

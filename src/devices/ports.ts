@@ -1,6 +1,6 @@
 /**
  * Device ports: what the relay core needs from an NFC reader, the BLE stack in either role and a QR source.
- * Adapters (pcsclite, noble, bleno, the virtual phone's devices) implement these; the core depends on
+ * Adapters (PC/SC, noble, bleno, the virtual phone's devices) implement these; the core depends on
  * nothing else, so it runs unchanged against real hardware, simulators and test doubles.
  *
  * Conventions shared by every port:

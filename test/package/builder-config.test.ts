@@ -77,6 +77,9 @@ describe('electron-builder configuration, both flavours', () => {
       ...config,
       electronFuses: { ...config.electronFuses, runAsNode: true },
       files: ['package.json', 'dist/app/main.js', 'dist/app/main-qa.js', 'dist/app/preload.cjs', 'dist/renderer/**', 'src/**'],
+      npmRebuild: true,
+      afterPack: null,
+      linux: { ...config.linux, files: ['!**/node_modules/x'] },
       asarUnpack: ['**/*.node'],
       deb: { ...config.deb, depends: ['libgtk-3-0'], afterInstall: 'build/linux/nowhere.sh' },
     };
@@ -84,11 +87,47 @@ describe('electron-builder configuration, both flavours', () => {
       'electron-builder.yml: electronFuses.runAsNode must be false (is true)',
       'electron-builder.yml: the production package must not include dist/app/main-qa.js',
       'electron-builder.yml: the production package must not include src/**',
+      'electron-builder.yml: npmRebuild must be false: every addon is N-API, and a rebuild at packaging would ship a binary no test ran',
+      'electron-builder.yml: afterPack must be ./dist/package-hooks/after-pack.cjs (the native-addon and node_modules checks)',
+      expect.stringMatching(/^electron-builder\.yml: files must exclude the packages tools\/package\/production-modules\.json leaves out, as one pattern: !\*\*\/node_modules\/\{@serialport,/),
+      'electron-builder.yml: linux.files must not be set (put the pattern in the top-level files)',
       'electron-builder.yml: asarUnpack must include **/*.wasm',
       'electron-builder.yml: deb.depends must include pcscd',
       'electron-builder.yml: deb.depends must include libpcsclite1',
       'electron-builder.yml: deb.depends must include bluez',
       'electron-builder.yml: build/linux/nowhere.sh does not exist',
     ]);
+  });
+});
+
+describe('icons and the Linux desktop name', () => {
+  it('both flavours name their .desktop file after desktopName, which follows the executable', async () => {
+    const production = await loadWithElectronBuilder(REPO, 'electron-builder.yml');
+    const qa = await loadWithElectronBuilder(REPO, 'electron-builder.qa.yml');
+    expect(production.extraMetadata).toMatchObject({ desktopName: 'mdl-kiosk.desktop' });
+    expect(qa.extraMetadata).toMatchObject({ desktopName: 'mdl-kiosk-qa.desktop' });
+    expect(production.linux).toMatchObject({ syncDesktopName: true, icon: 'build/icons' });
+    expect([production.win?.icon, production.mac?.icon]).toEqual(['build/icon.ico', 'build/icon.icns']);
+  });
+
+  it('the policy names a missing or wrong icon and a desktop name that does not follow the executable', async () => {
+    const config = await loadWithElectronBuilder(REPO, 'electron-builder.yml');
+    const broken: Configuration = {
+      ...config,
+      extraMetadata: { ...(config.extraMetadata as object), desktopName: 'kiosk.desktop' },
+      win: { ...config.win, icon: 'build/icon.svg' },
+      mac: { ...config.mac, icon: 'build/nowhere.icns' },
+      linux: { ...config.linux, icon: 'build/icon.png', syncDesktopName: false },
+    };
+    const problems = policyProblems(REPO, 'production', broken);
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^electron-builder\.yml: Windows icon build\/icon\.svg cannot be read \(not an \.ico file\)$/),
+        'electron-builder.yml: macOS icon build/nowhere.icns does not exist',
+        'electron-builder.yml: Linux icon build/icon.png must be a folder of NxN.png files',
+        'electron-builder.yml: extraMetadata.desktopName must be mdl-kiosk.desktop (is kiosk.desktop)',
+        'electron-builder.yml: linux.syncDesktopName must be true (the .desktop file named after desktopName)',
+      ]),
+    );
   });
 });

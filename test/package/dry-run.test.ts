@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,18 +10,26 @@ import { REQUIRED_FUSES } from '../../tools/package/builder-config.js';
 import {
   devOnlyPackages,
   dryRun,
+  DryRunError,
+  ELECTRON_VERSION,
   flavourProblems,
   makeFakeElectronDist,
+  packedAppReport,
+  packFlavour,
   parseAsarListing,
+  PCSC_ADDON,
   readFuses,
   SIMULATOR_PACKAGES,
   type DryRunResult,
   type PackedFlavour,
   type ProblemContext,
 } from '../../tools/package/dry-run.js';
+import { nameOfId } from '../../tools/package/packed-app.js';
+import { loadProductionModules } from '../../tools/package/production-modules.js';
+import { compileAddon } from '../support/native-fixtures.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const PCSCLITE_BUILT = existsSync(join(REPO, 'node_modules/pcsclite/build/Release/pcsclite.node'));
+const MODULES = loadProductionModules(REPO);
 
 let result: DryRunResult;
 let production: PackedFlavour;
@@ -57,7 +65,7 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
     const wasm = production.files.filter((f) => f.path.startsWith('/dist/renderer/') && f.path.endsWith('.wasm'));
     expect(wasm.map((f) => f.path)).toEqual(expect.arrayContaining([expect.stringMatching(/zxing_reader-.*\.wasm$/)]));
     expect(wasm.every((f) => !f.unpacked)).toBe(true);
-    expect(production.packageJson).toMatchObject({ main: 'dist/app/main.js', productName: 'mDL Kiosk' });
+    expect(production.packageJson).toMatchObject({ main: 'dist/app/main.js', productName: 'mDL Kiosk', desktopName: 'mdl-kiosk.desktop' });
     expect(production.packageJson).not.toHaveProperty('devDependencies');
   });
 
@@ -69,24 +77,59 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
       expect(all.some((f) => f.startsWith(`/node_modules/${dev}/`))).toBe(false);
     }
     // …while the production dependencies are there.
-    for (const dep of ['ws', 'zod', 'pino', 'pino-roll', 'electron-updater', '@stoprocent/noble', '@stoprocent/bleno', 'pcsclite']) {
+    for (const dep of ['ws', 'zod', 'pino', 'pino-roll', 'electron-updater', '@stoprocent/noble', '@stoprocent/bleno', 'smartcard']) {
       expect(all).toContain(`/node_modules/${dep}/package.json`);
     }
   });
 
-  it('native modules are unpacked beside the archive (pcsclite included when the checkout built it)', () => {
-    const natives = production.files.filter((f) => f.path.endsWith('.node'));
-    expect(natives.length).toBeGreaterThan(0);
-    expect(natives.filter((f) => !f.unpacked)).toEqual([]);
-    expect(existsSync(join(production.appOutDir, 'resources/app.asar.unpacked/node_modules/@stoprocent/noble/package.json'))).toBe(true);
-    if (PCSCLITE_BUILT) {
-      expect(existsSync(join(production.appOutDir, 'resources/app.asar.unpacked/node_modules/pcsclite/build/Release/pcsclite.node'))).toBe(true);
+  it('the node_modules of both packages are exactly the packages tools/package/production-modules.json says ship', () => {
+    for (const p of [production, qa]) {
+      expect([...new Set(p.packages.map(nameOfId))].sort()).toEqual(Object.keys(MODULES.ships).sort());
+      expect(result.reports.get(p.flavour)?.problems).toEqual([]);
     }
+  });
+
+  it('lean: no USB or serial HCI drivers, no build tool, no other OS’s or musl builds, no docs, tests, sources or unused module formats', () => {
+    const all = paths(production);
+    for (const left of ['usb', 'serialport', '@serialport/bindings-cpp', 'patch-package', 'open', 'cross-spawn', 'node-addon-api', 'argparse', 'async']) {
+      expect(all.some((f) => f.startsWith(`/node_modules/${left}/`) || f.includes(`/node_modules/${left}/`)), left).toBe(false);
+    }
+    const leftovers = all.filter(
+      (f) =>
+        f.startsWith('/node_modules/') &&
+        (/\/prebuilds\/(?!linux-x64\/)/.test(f) ||
+          /\.musl\.node$|\.(map|md|cpp|h|gyp|ts)$|\/(test|tests|docs|examples?|src\/.*\.cc)\//i.test(f.replace(/\/(LICEN[CS]E|licen[cs]e)[^/]*$/, '')) ||
+          /\/build\/(?!Release\/[^/]+\.node$)/.test(f) ||
+          /\/date-fns\/.*\.js$|\/date-fns\/locale\/(?!en-US|_lib)/.test(f) ||
+          /\/zod\/.*\.cjs$|\/zod\/v3\//.test(f) ||
+          /\/(tar|minipass|minizlib|chownr|yallist|@isaacs\/fs-minipass)\/dist\/commonjs\//.test(f)),
+    );
+    expect(leftovers).toEqual([]);
+    // Licence texts stay, Markdown ones included.
+    expect(all).toContain('/node_modules/date-fns/LICENSE.md');
+  });
+
+  it('native modules: only the PC/SC addon and the HCI socket’s Linux x64 build, unpacked; the afterPack hook read them as N-API', () => {
+    const natives = production.files.filter((f) => f.path.endsWith('.node'));
+    expect(natives).toEqual([
+      { path: '/node_modules/@stoprocent/bluetooth-hci-socket/prebuilds/linux-x64/@stoprocent+bluetooth-hci-socket.glibc.node', unpacked: true },
+      { path: PCSC_ADDON, unpacked: true },
+    ]);
+    expect(existsSync(join(production.appOutDir, 'resources/app.asar.unpacked', PCSC_ADDON))).toBe(true);
+    for (const p of [production, qa]) {
+      expect(p.hookReport).toMatch(/mdl-kiosk afterPack: mDL Kiosk( QA)?: 2 native addon\(s\) load in Electron 45\.4\.1 on linux-x64 \(elf x64 N-API\)/);
+      expect(result.reports.get(p.flavour)?.addons.map((a) => a.description)).toEqual(['elf x64 N-API', 'elf x64 N-API']);
+    }
+  });
+
+  it('what main.js loads from node_modules loads from the packed production app in plain Node (the PC/SC and HCI addons too)', () => {
+    expect(result.loadSmoke.ok, result.loadSmoke.output).toBe(true);
+    expect(result.loadSmoke.output).toMatch(/^loaded 14 entry modules as main\.js does$/m);
   });
 
   it('the QA flavour adds its entry, the phone page and the codec wasm, and starts from main-qa.js', () => {
     expect(own(qa)).toEqual(expect.arrayContaining(['/dist/app/main-qa.js', '/dist/app/main.js', '/dist/app/preload.cjs', '/dist/app/assets/index.html', '/dist/app/openjpegwasm.wasm']));
-    expect(qa.packageJson).toMatchObject({ main: 'dist/app/main-qa.js', name: 'mdl-kiosk-qa', productName: 'mDL Kiosk QA' });
+    expect(qa.packageJson).toMatchObject({ main: 'dist/app/main-qa.js', name: 'mdl-kiosk-qa', productName: 'mDL Kiosk QA', desktopName: 'mdl-kiosk-qa.desktop' });
     // The simulators are inlined in main-qa.js: their packages are not shipped in QA either.
     for (const sim of SIMULATOR_PACKAGES) expect(paths(qa).some((f) => f.startsWith(`/node_modules/${sim}/`))).toBe(false);
   });
@@ -129,7 +172,39 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
 });
 
 describe('the archive checks fail when they should', () => {
-  const context = (): ProblemContext => ({ devOnly: devOnlyPackages(REPO), pcscliteBuilt: PCSCLITE_BUILT });
+  const context = (): ProblemContext => ({ devOnly: devOnlyPackages(REPO), modules: MODULES, electronVersion: ELECTRON_VERSION });
+
+  it('a planted wrong-ABI addon (node_register_module_v115, as a NAN addon built by npm ci for Node 20) stops the packaging, naming the file', async () => {
+    const plant = join(result.workDir, 'plant');
+    await mkdir(plant, { recursive: true });
+    await compileAddon(plant, 'node115', 'reader.node');
+    const error = await packFlavour(REPO, 'production', join(result.workDir, 'electron-dist'), join(result.workDir, 'planted-abi'), {
+      // A file set (a bare path outside the project would match nothing): copied into resources/ before afterPack.
+      extraArgs: [`-c.extraResources.from=${plant}`, '-c.extraResources.filter=reader.node'],
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(DryRunError);
+    expect(String(error)).toContain(
+      'mDL Kiosk: native module resources/reader.node registers node_register_module_v115: built for NODE_MODULE_VERSION 115, but Electron 45.4.1 (NODE_MODULE_VERSION 150) on linux-x64 loads only 150 or N-API',
+    );
+    // Stopped in afterPack, before the fuses are flipped (then signing, then installers).
+    expect(readFuses(join(result.workDir, 'planted-abi', 'linux-unpacked', 'mdl-kiosk'))).toMatchObject({ runAsNode: true, onlyLoadAppFromAsar: false });
+  }, 120_000);
+
+  it('a planted unexpected production module, a left-out one and a missing one are each named', async () => {
+    const planted: PackedFlavour = {
+      ...production,
+      packages: [...production.packages.filter((id) => nameOfId(id) !== 'ws'), 'left-pad@1.3.0', 'usb@2.18.0'],
+    };
+    const report = await packedAppReport(REPO, planted, context());
+    expect(report.problems).toEqual([
+      expect.stringMatching(/^production: unexpected package node_modules\/left-pad: the kiosk's package carries only what tools\/package\/production-modules\.json lists under "ships"/),
+      expect.stringMatching(/^production: node_modules\/usb is packaged although tools\/package\/production-modules\.json leaves it out \(the HCI socket's USB driver/),
+      expect.stringMatching(/^production: node_modules\/ws is missing \(the session WebSocket\); if npm ci could not build it, it left it out and still succeeded: run npm ci --foreground-scripts/),
+    ]);
+  });
 
   it('a QA entry, a simulator, a packed addon, a dev package, a TypeScript file and a fuse left on are each named', () => {
     const devOnly = context().devOnly;

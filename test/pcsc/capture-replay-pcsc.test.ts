@@ -1,7 +1,7 @@
 /**
  * Public captures of real wallets' NFC engagement (test/fixtures/captures) replayed through the kiosk relay
  * over the real PC/SC stack: a vpcd card answers with the captured R-APDUs, in order, through a private
- * pcscd; the kiosk's pcsclite adapter relays; the mock backend runs its ISO reader engine. Both ends are
+ * pcscd; the kiosk's PC/SC adapter relays; the mock backend runs its ISO reader engine. Both ends are
  * recorded: every C-APDU the backend sent must reach the card unchanged, every R-APDU the card gave must
  * reach the backend unchanged, and the handover must finish at the capture's last step (so the engine
  * offers BLE). BLE then has no phone to talk to; the test stops once the handover is done.

@@ -1,5 +1,5 @@
 /**
- * NFC through the real PC/SC stack (issue 4): the kiosk's pcsclite adapter against a private pcscd whose
+ * NFC through the real PC/SC stack (issue 4): the kiosk's PC/SC adapter (`smartcard` binding) against a private pcscd whose
  * vsmartcard-vpcd reader has the virtual phone as its card; mock backend with real ISO 18013-5 crypto;
  * BLE through the virtual radio. These tests need pcscd, vsmartcard-vpcd and gcc (`.ci/run` installs
  * them); without them they fail, they never skip.
@@ -64,7 +64,7 @@ function liftAfter(s: PcscStack, tag: VirtualNfcTag, n: number): VirtualNfcTag {
   };
 }
 
-describe('NFC engagement through pcscd + vpcd (pcsclite adapter)', () => {
+describe('NFC engagement through pcscd + vpcd (PC/SC adapter on smartcard)', () => {
   it('static handover (android) → kiosk central → complete, verified', async () => {
     stack = await startPcscStack({ slot: slot(0), profile: 'android', config: { profile: 'identity' } });
     await stack.ready();

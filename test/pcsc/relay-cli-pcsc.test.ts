@@ -1,6 +1,6 @@
 /**
  * `npm run relay -- --nfc pcsc` as a process, against a private pcscd: the virtual customer lays the
- * phone on the vpcd reader (`--vpcd`), the kiosk reads it through the pcsclite adapter (`--reader`).
+ * phone on the vpcd reader (`--vpcd`), the kiosk reads it through the PC/SC adapter (`--reader`).
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,5 +1,6 @@
 /**
- * A scripted double of the `pcsclite` binding, behaving as pcsc.md §3 records the real one against pcscd:
+ * A scripted double of the adapter's binding port, modelled on the `pcsclite` binding as pcsc.md §3 records it
+ * against pcscd (the shape the port keeps; `smartcard-binding.ts` gives the same events and error format):
  * errors are plain `Error`s whose message ends in `(0x8010xxxx)`, status words carry the insertion counter
  * in their upper half, `connect` on a reader that still holds a handle answers `(undefined, undefined)`,
  * a killed service makes every reader emit an error and `end` and the context emit an error, and `close()`

@@ -1,6 +1,6 @@
 /**
  * The end-to-end stack (kiosk + mock backend + virtual phone) with the kiosk's NFC on the real PC/SC stack:
- * the pcsclite adapter talks to a private pcscd, whose vpcd reader has the virtual phone's tag as its card
+ * the PC/SC adapter (on the `smartcard` binding) talks to a private pcscd, whose vpcd reader has the virtual phone's tag as its card
  * (a `VpcdCard`). BLE still goes through the virtual radio.
  */
 import type { Availability } from '../../src/devices/ports.js';

@@ -7,12 +7,15 @@
  * electron-builder's modules are loaded from where the installed electron-builder resolves them
  * (app-builder-lib, builder-util are its dependencies, not ours). Nothing here downloads anything.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import type { Configuration } from 'electron-builder';
 import yaml from 'js-yaml';
+import { pngSize, readIcns, readIco } from '../build/icons.js';
+import { HOOK_OUTPUT } from './hook-build.js';
+import { leftOutPattern, loadProductionModules } from './production-modules.js';
 
 export type Flavour = 'production' | 'qa';
 
@@ -39,6 +42,47 @@ export const REQUIRED_FUSES = {
 } as const;
 
 export const REQUIRED_DEB_DEPENDS = ['pcscd', 'libpcsclite1', 'bluez'] as const;
+
+/** Linux executable per flavour: the .desktop file and desktopName follow it. */
+export const FLAVOUR_EXECUTABLE: Readonly<Record<Flavour, string>> = { production: 'mdl-kiosk', qa: 'mdl-kiosk-qa' };
+
+/** What is wrong with the icons a configuration points to (each OS's format and the sizes its packages use). */
+export function iconProblems(root: string, name: string, config: Configuration): string[] {
+  const problems: string[] = [];
+  const read = (what: string, file: string | null | undefined, check: (bytes: Buffer) => string | undefined): void => {
+    if (typeof file !== 'string' || !existsSync(join(root, file)) || !statSync(join(root, file)).isFile()) {
+      problems.push(`${name}: ${what} icon ${String(file)} does not exist`);
+      return;
+    }
+    try {
+      const problem = check(readFileSync(join(root, file)));
+      if (problem !== undefined) problems.push(`${name}: ${what} icon ${file} ${problem}`);
+    } catch (e) {
+      problems.push(`${name}: ${what} icon ${file} cannot be read (${(e as Error).message})`);
+    }
+  };
+  read('Windows', config.win?.icon, (bytes) => {
+    const entries = readIco(bytes);
+    return entries.some((e) => e.width === 256) && entries.some((e) => e.width === 16) ? undefined : 'needs 16 and 256 px images';
+  });
+  read('macOS', config.mac?.icon, (bytes) => {
+    const types = readIcns(bytes);
+    return types.some((t) => t.type === 'ic10' && t.width === 1024) ? undefined : 'needs a 1024 px (ic10) image';
+  });
+  const linux = config.linux?.icon;
+  if (typeof linux !== 'string' || !existsSync(join(root, linux)) || !statSync(join(root, linux)).isDirectory()) {
+    problems.push(`${name}: Linux icon ${String(linux)} must be a folder of NxN.png files`);
+  } else {
+    const files = readdirSync(join(root, linux)).filter((f) => f.endsWith('.png'));
+    for (const f of files) {
+      const size = pngSize(readFileSync(join(root, linux, f)));
+      const m = /^(\d+)x(\d+)\.png$/.exec(f);
+      if (size === undefined || m === null || size.width !== Number(m[1]) || size.height !== Number(m[2])) problems.push(`${name}: Linux icon ${linux}/${f} is not the size its name says`);
+    }
+    if (!files.includes('256x256.png')) problems.push(`${name}: Linux icon folder ${linux} needs 256x256.png`);
+  }
+  return problems;
+}
 
 interface ConfigModule {
   getConfig(projectDir: string, configPath: string | null, configFromOptions: Configuration | null): Promise<Configuration>;
@@ -118,6 +162,20 @@ export function policyProblems(root: string, flavour: Flavour, config: Configura
       }
     }
   }
+  // What ships and how it is checked (docs/packaging.md "Native addons", "What ships").
+  if (config.npmRebuild !== false) problems.push(`${name}: npmRebuild must be false: every addon is N-API, and a rebuild at packaging would ship a binary no test ran`);
+  if (config.afterPack !== `./${HOOK_OUTPUT}`) problems.push(`${name}: afterPack must be ./${HOOK_OUTPUT} (the native-addon and node_modules checks)`);
+  const leftOut = leftOutPattern(loadProductionModules(root));
+  if (!patterns.includes(leftOut)) problems.push(`${name}: files must exclude the packages tools/package/production-modules.json leaves out, as one pattern: ${leftOut}`);
+  for (const platform of ['win', 'mac', 'linux'] as const) {
+    // A platform-level `files` turns the top-level list into a file set and every project file gets in.
+    if (config[platform]?.files != null) problems.push(`${name}: ${platform}.files must not be set (put the pattern in the top-level files)`);
+  }
+  problems.push(...iconProblems(root, name, config));
+  const desktopName = (config.extraMetadata as Record<string, unknown> | null | undefined)?.desktopName;
+  if (desktopName !== `${FLAVOUR_EXECUTABLE[flavour]}.desktop`) problems.push(`${name}: extraMetadata.desktopName must be ${FLAVOUR_EXECUTABLE[flavour]}.desktop (is ${String(desktopName)})`);
+  if (config.linux?.executableName !== FLAVOUR_EXECUTABLE[flavour]) problems.push(`${name}: linux.executableName must be ${FLAVOUR_EXECUTABLE[flavour]}`);
+  if (config.linux?.syncDesktopName !== true) problems.push(`${name}: linux.syncDesktopName must be true (the .desktop file named after desktopName)`);
   const unpack = asList(config.asarUnpack);
   for (const needed of ['**/*.node', '**/*.wasm']) {
     if (!unpack.includes(needed)) problems.push(`${name}: asarUnpack must include ${needed}`);

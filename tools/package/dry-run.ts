@@ -6,25 +6,35 @@
  * (`electronDist`): an executable that holds Electron's fuse sentinel and wire (so the fuse flipping is
  * real and read back), the licence files and `version`. `--dir --linux --x64` runs the whole pipeline
  * up to the unpacked app (files → app.asar + app.asar.unpacked, package.json rewrite, app-update.yml,
- * fuses, executable rename), with `npmRebuild=false` because Electron's headers are unreachable here (the
- * real build rebuilds pcsclite against them: docs/packaging.md). Installers (deb, AppImage, NSIS, DMG)
- * are not built: their tools are downloaded from GitHub too.
+ * the afterPack hook, fuses, executable rename) with the same configuration a release uses — nothing is
+ * rebuilt (`npmRebuild: false`: every addon is N-API). Installers (deb, AppImage, NSIS, DMG) are not built:
+ * their tools are downloaded from GitHub too.
  *
- * Then, per flavour, the archive is listed with @electron/asar and checked (see `flavourProblems`), the
- * fuse wire is read back from the packaged executable, and the QA package is extracted and a plain-Node
- * program bundled like its entry (tools/build/qa-bundle-smoke.ts) runs one whole verification with only
- * the packaged node_modules beside it.
+ * The afterPack hook (tools/package/after-pack.ts) runs in each pack as in a release: every packed native
+ * addon against Electron's ABI, the node_modules against tools/package/production-modules.json. Then, per
+ * flavour, the archive is listed with @electron/asar and checked again here (`flavourProblems`, the same
+ * packed-app checks plus the layout), the fuse wire is read back from the packaged executable, the
+ * production package's node_modules are loaded in plain Node (every package that ships, the PC/SC and HCI
+ * addons included), and the QA package is extracted and a plain-Node program bundled like its entry
+ * (tools/build/qa-bundle-smoke.ts) runs one whole verification with only the packaged node_modules.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { buildApp, entriesFromEnv, type AppEntries } from '../build/app.js';
+import { BuilderMissingError, builderRequire as resolveBuilder, loadAsar } from './builder-require.js';
 import { CONFIG_FILES, FLAVOUR_MAIN, REQUIRED_FUSES, type Flavour } from './builder-config.js';
+import { HOOK_TAG } from './after-pack.js';
+import { buildPackagingHook } from './hook-build.js';
+import { checkPackedApp, packagedPackages, parseAsarListing, type PackEntry, type PackedAppReport } from './packed-app.js';
+import { loadProductionModules, type ProductionModules } from './production-modules.js';
+
+export { packagedPackages, parseAsarListing, type PackEntry } from './packed-app.js';
 
 export const ELECTRON_VERSION = '45.4.1';
 /** The update feed the packaged app-update.yml gets in the dry run (`.invalid` never resolves: RFC 2606). */
@@ -56,20 +66,11 @@ export class DryRunError extends Error {
 }
 
 function builderRequire(root: string): NodeJS.Require {
-  const fromProject = createRequire(join(root, 'package.json'));
-  let builderPath: string;
   try {
-    builderPath = fromProject.resolve('electron-builder');
-  } catch {
-    throw new DryRunError('electron-builder is not installed (it is a devDependency): run `npm ci`');
+    return resolveBuilder(root);
+  } catch (e) {
+    throw e instanceof BuilderMissingError ? new DryRunError(e.message) : e;
   }
-  return createRequire(builderPath);
-}
-
-interface AsarModule {
-  listPackage(archive: string, options: { isPack: boolean }): string[];
-  extractFile(archive: string, filename: string): Buffer;
-  extractAll(archive: string, dest: string): void;
 }
 
 /** A stand-in for an unpacked Electron for Linux x64: enough for `electron-builder --dir`, not to run. */
@@ -121,12 +122,6 @@ function runCommand(command: string, args: readonly string[], options: { cwd: st
   });
 }
 
-export interface PackEntry {
-  /** `/dist/app/main.js` */
-  readonly path: string;
-  readonly unpacked: boolean;
-}
-
 export interface PackedFlavour {
   readonly flavour: Flavour;
   readonly appOutDir: string;
@@ -138,26 +133,31 @@ export interface PackedFlavour {
   readonly packages: readonly string[];
   readonly fuses: Record<string, boolean | 'removed' | 'inherit'>;
   readonly updateConfig: string | undefined;
+  /** What the afterPack hook said of this pack (its one line), if it ran. */
+  readonly hookReport: string | undefined;
+  /** Bytes of app.asar and of everything in app.asar.unpacked. */
+  readonly asarBytes: number;
+  readonly unpackedBytes: number;
   readonly milliseconds: number;
 }
 
-/** Lines of `listPackage(…, { isPack: true })` → files with their packed/unpacked state. */
-export function parseAsarListing(lines: readonly string[]): PackEntry[] {
-  const entries = lines.map((line) => {
-    const m = /^\s*(pack|unpack)\s*:\s*(\/.*)$/.exec(line);
-    if (m === null) throw new DryRunError(`unexpected asar listing line: ${line}`);
-    return { path: m[2] ?? '', unpacked: m[1] === 'unpack' };
-  });
-  const paths = entries.map((e) => e.path).sort();
-  const isDir = new Set<string>();
-  for (let i = 0; i + 1 < paths.length; i++) {
-    const p = paths[i] ?? '';
-    if ((paths[i + 1] ?? '').startsWith(`${p}/`)) isDir.add(p);
+async function bytesUnder(dir: string): Promise<number> {
+  if (!existsSync(dir)) return 0;
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    total += entry.isDirectory() ? await bytesUnder(path) : (await stat(path)).size;
   }
-  return entries.filter((e) => !isDir.has(e.path));
+  return total;
 }
 
-export async function packFlavour(root: string, flavour: Flavour, fakeDist: string, outDir: string): Promise<PackedFlavour> {
+export interface PackOptions {
+  /** More `-c.` overrides (tests plant files this way). */
+  readonly extraArgs?: readonly string[];
+}
+
+/** electron-builder --dir for one flavour; throws DryRunError with its output when it fails. */
+export async function packFlavour(root: string, flavour: Flavour, fakeDist: string, outDir: string, options: PackOptions = {}): Promise<PackedFlavour> {
   const req = builderRequire(root);
   const cli = req.resolve('electron-builder/cli.js');
   const started = Date.now();
@@ -172,9 +172,8 @@ export async function packFlavour(root: string, flavour: Flavour, fakeDist: stri
     CONFIG_FILES[flavour],
     `-c.electronDist=${fakeDist}`,
     `-c.electronVersion=${ELECTRON_VERSION}`,
-    // Electron's headers (for rebuilding pcsclite) come from the network: not here. See docs/packaging.md.
-    '-c.npmRebuild=false',
     `-c.directories.output=${outDir}`,
+    ...(options.extraArgs ?? []),
   ];
   const env = { ...process.env, MDL_KIOSK_UPDATE_URL: process.env.MDL_KIOSK_UPDATE_URL ?? DRY_RUN_UPDATE_URL, CSC_IDENTITY_AUTO_DISCOVERY: 'false' };
   const run = await runCommand(process.execPath, args, { cwd: root, env, timeoutMs: PACK_TIMEOUT_MS });
@@ -182,7 +181,7 @@ export async function packFlavour(root: string, flavour: Flavour, fakeDist: stri
   const appOutDir = join(outDir, 'linux-unpacked');
   const asar = join(appOutDir, 'resources', 'app.asar');
   if (!existsSync(asar)) throw new DryRunError(`electron-builder produced no ${asar}:\n${run.output}`);
-  const asarModule = req('@electron/asar') as AsarModule;
+  const asarModule = loadAsar(root);
   const files = parseAsarListing(asarModule.listPackage(asar, { isPack: true }));
   const packageJson = z.record(z.string(), z.unknown()).parse(JSON.parse(asarModule.extractFile(asar, 'package.json').toString('utf8')));
   const updateFile = join(appOutDir, 'resources', 'app-update.yml');
@@ -195,6 +194,9 @@ export async function packFlavour(root: string, flavour: Flavour, fakeDist: stri
     packages: packagedPackages(files, (file) => asarModule.extractFile(asar, file)),
     fuses: readFuses(join(appOutDir, EXECUTABLE[flavour])),
     updateConfig: existsSync(updateFile) ? readFileSync(updateFile, 'utf8') : undefined,
+    hookReport: run.output.split('\n').find((line) => line.includes(HOOK_TAG))?.replace(/^\s*•\s*/, ''),
+    asarBytes: (await stat(asar)).size,
+    unpackedBytes: await bytesUnder(join(appOutDir, 'resources', 'app.asar.unpacked')),
     milliseconds: Date.now() - started,
   };
 }
@@ -220,25 +222,17 @@ export function devOnlyPackages(root: string): string[] {
   return [...dev].filter((id) => !prod.has(id)).sort();
 }
 
-const PACKAGE_MANIFEST = /^(.*\/node_modules\/(?:@[^/]+\/)?[^/@][^/]*)\/package\.json$/;
-
-/** `name@version` of every package in the archive, from its own package.json. */
-export function packagedPackages(files: readonly PackEntry[], extract: (file: string) => Buffer): string[] {
-  const ids: string[] = [];
-  for (const f of files) {
-    if (PACKAGE_MANIFEST.exec(f.path) === null) continue;
-    const parsed = z.object({ name: z.string(), version: z.string() }).safeParse(JSON.parse(extract(f.path.slice(1)).toString('utf8')));
-    if (parsed.success) ids.push(`${parsed.data.name}@${parsed.data.version}`);
-  }
-  return ids;
-}
-
 export interface ProblemContext {
   /** `name@version` the lockfile has only as dev dependencies. */
   readonly devOnly: readonly string[];
-  /** pcsclite's addon exists in the checkout (npm ci builds it where libpcsclite-dev is installed). */
-  readonly pcscliteBuilt: boolean;
+  /** What the packages' node_modules carry (tools/package/production-modules.json). */
+  readonly modules: ProductionModules;
+  /** The Electron the package ships. */
+  readonly electronVersion: string;
 }
+
+/** The PC/SC addon's file, which every package must carry (unpacked). */
+export const PCSC_ADDON = '/node_modules/smartcard/build/Release/smartcard_napi.node';
 
 const OWN_FORBIDDEN = /(^|\/)(src|test|tools)\/|^\/dist\/(src|test|tools)\/|(^|\/)qa(\/|$)|main-qa|\.test\.|\.spec\./;
 
@@ -266,11 +260,10 @@ export function flavourProblems(packed: PackedFlavour, context: ProblemContext):
     }
     if (/\.(ts|tsx|mts|cts)$/.test(f.path)) problems.push(`${flavour}: TypeScript file ${f.path} is packaged`);
   }
-  if (context.pcscliteBuilt) {
-    const addon = byPath.get('/node_modules/pcsclite/build/Release/pcsclite.node');
-    if (addon === undefined) problems.push(`${flavour}: pcsclite's addon (build/Release/pcsclite.node) is missing`);
-    else if (!addon.unpacked) problems.push(`${flavour}: pcsclite's addon is not unpacked`);
-  }
+  const pcsc = byPath.get(PCSC_ADDON);
+  if (pcsc === undefined) problems.push(`${flavour}: the PC/SC addon (smartcard's build/Release/smartcard_napi.node) is missing: was smartcard built by npm ci?`);
+  else if (!pcsc.unpacked) problems.push(`${flavour}: the PC/SC addon is not unpacked`);
+  if (packed.hookReport === undefined) problems.push(`${flavour}: the afterPack hook (native addons, node_modules) did not run`);
 
   if (flavour === 'production') {
     for (const f of own) {
@@ -309,7 +302,7 @@ export interface SmokeResult {
  */
 export async function runQaSmoke(root: string, packed: PackedFlavour, workDir: string): Promise<SmokeResult> {
   const started = Date.now();
-  const asarModule = builderRequire(root)('@electron/asar') as AsarModule;
+  const asarModule = loadAsar(root);
   const extracted = join(workDir, 'qa-app');
   asarModule.extractAll(packed.asar, extracted);
   const outDir = join(extracted, 'dist', 'smoke');
@@ -318,12 +311,79 @@ export async function runQaSmoke(root: string, packed: PackedFlavour, workDir: s
   return { ok: run.code === 0 && run.output.includes('"verdict":"verified"'), output: run.output.trim(), milliseconds: Date.now() - started };
 }
 
+/**
+ * What the production bundle (dist/app/main.js) loads from node_modules, and how: ES imports (`import` /
+ * `import()`: the package's "import" export) and `createRequire` requires (its "require" export). Each
+ * entry's own dependencies load with it. For noble and bleno the object model and the Linux HCI bindings
+ * are required without creating the default instance, which would open the Bluetooth adapter.
+ */
+export const PRODUCTION_LOADS: readonly { readonly id: string; readonly how: 'import' | 'require' }[] = [
+  { id: 'zod', how: 'import' },
+  { id: 'pino', how: 'import' },
+  { id: 'pino-roll', how: 'import' },
+  { id: 'undici', how: 'import' },
+  { id: 'ws', how: 'import' },
+  { id: 'https-proxy-agent', how: 'import' },
+  { id: 'tar', how: 'import' },
+  { id: 'electron-updater', how: 'import' },
+  { id: 'smartcard', how: 'require' },
+  { id: '@stoprocent/noble/lib/noble', how: 'require' },
+  { id: '@stoprocent/noble/lib/hci-socket/bindings', how: 'require' },
+  { id: '@stoprocent/bleno/lib/bleno', how: 'require' },
+  { id: '@stoprocent/bleno/lib/hci-socket/bindings', how: 'require' },
+  { id: '@stoprocent/bluetooth-hci-socket', how: 'require' },
+];
+
+/**
+ * Loads, in plain Node and from the extracted production package only, what main.js loads
+ * (PRODUCTION_LOADS), each the way main.js does: a file the lean `files` patterns left out but a package
+ * needs at load fails here. The PC/SC addon and the HCI socket's addon are loaded for real.
+ */
+export async function runProductionLoadSmoke(root: string, packed: PackedFlavour, workDir: string): Promise<SmokeResult> {
+  const started = Date.now();
+  const extracted = join(workDir, `${packed.flavour}-load`);
+  loadAsar(root).extractAll(packed.asar, extracted);
+  const program = [
+    "import { createRequire } from 'node:module';",
+    'const require = createRequire(import.meta.url);',
+    `const loads = ${JSON.stringify(PRODUCTION_LOADS)};`,
+    'const failed = [];',
+    'for (const { id, how } of loads) {',
+    '  try { if (how === "import") await import(id); else require(id); }',
+    '  catch (e) { failed.push(`${how} ${id}: ${String(e && e.message).split("\\n")[0]}`); }',
+    '}',
+    'if (failed.length > 0) { console.error("cannot load:\\n" + failed.join("\\n")); process.exit(1); }',
+    'console.log(`loaded ${loads.length} entry modules as main.js does`);',
+    'process.exit(0);',
+  ].join('\n');
+  // Beside node_modules, as main.js is in the package (its bare specifiers resolve the same way).
+  await writeFile(join(extracted, 'load-smoke.mjs'), program);
+  const run = await runCommand(process.execPath, ['load-smoke.mjs'], { cwd: extracted, env: { ...process.env, NODE_PATH: '' }, timeoutMs: 30_000 });
+  return { ok: run.code === 0, output: run.output.trim(), milliseconds: Date.now() - started };
+}
+
+/** The packed-app checks of the afterPack hook, again, on a flavour's output (the target is this machine's Linux x64). */
+export function packedAppReport(root: string, packed: PackedFlavour, context: ProblemContext): Promise<PackedAppReport> {
+  return checkPackedApp({
+    resourcesDir: join(packed.appOutDir, 'resources'),
+    files: packed.files,
+    packages: packed.packages,
+    target: { platform: 'linux', cpus: ['x64'], electronVersion: context.electronVersion },
+    modules: context.modules,
+    extract: (file) => loadAsar(root).extractFile(packed.asar, file),
+    label: packed.flavour,
+  });
+}
+
 export interface DryRunResult {
   /** The temporary folder (removed unless `keep`). */
   readonly workDir: string;
   readonly packed: readonly PackedFlavour[];
+  /** The packed-app checks per flavour (native addons read, packages listed). */
+  readonly reports: ReadonlyMap<Flavour, PackedAppReport>;
   readonly problems: readonly string[];
   readonly smoke: SmokeResult;
+  readonly loadSmoke: SmokeResult;
   readonly milliseconds: number;
 }
 
@@ -338,7 +398,8 @@ export interface DryRunOptions {
 async function ensureRenderer(root: string, log: (line: string) => void): Promise<void> {
   if (existsSync(join(root, 'dist', 'renderer', 'index.html'))) return;
   log('building the renderer (dist/renderer is missing)');
-  const vite = createRequire(join(root, 'package.json')).resolve('vite/bin/vite.js');
+  // vite's package exports only its entry: its CLI is bin/vite.js beside dist/node/index.js.
+  const vite = join(dirname(createRequire(join(root, 'package.json')).resolve('vite')), '..', '..', 'bin', 'vite.js');
   const run = await runCommand(process.execPath, [vite, 'build', '--config', 'src/renderer/vite.config.ts'], { cwd: root, env: process.env, timeoutMs: 120_000 });
   if (run.code !== 0) throw new DryRunError(`the renderer build failed:\n${run.output}`);
 }
@@ -351,24 +412,35 @@ export async function dryRun(options: DryRunOptions): Promise<DryRunResult> {
   await ensureRenderer(root, log);
   const built = await buildApp({ root, ...(options.entries === undefined ? {} : { entries: options.entries }) });
   log(`bundles: ${built.outputs.map((o) => `${o.file} ${o.bytes} B`).join(', ')}`);
+  await buildPackagingHook(root);
   const workDir = await mkdtemp(join(tmpdir(), 'mdl-kiosk-dry-run-'));
   try {
     const fakeDist = join(workDir, 'electron-dist');
     await makeFakeElectronDist(fakeDist);
     // Both flavours at once: they read the same project and write to their own folders.
     const packed = await Promise.all((['production', 'qa'] as const).map((flavour) => packFlavour(root, flavour, fakeDist, join(workDir, flavour))));
-    for (const p of packed) log(`${p.flavour}: ${p.files.length} files packed in ${p.milliseconds} ms`);
-    const context: ProblemContext = {
-      devOnly: devOnlyPackages(root),
-      pcscliteBuilt: existsSync(join(root, 'node_modules', 'pcsclite', 'build', 'Release', 'pcsclite.node')),
-    };
+    const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
+    for (const p of packed) {
+      log(`${p.flavour}: ${p.files.length} files packed in ${p.milliseconds} ms; app.asar ${mb(p.asarBytes)}, app.asar.unpacked ${mb(p.unpackedBytes)}`);
+      log(`${p.flavour}: ${p.hookReport ?? 'the afterPack hook did not report'}`);
+    }
+    const context: ProblemContext = { devOnly: devOnlyPackages(root), modules: loadProductionModules(root), electronVersion: ELECTRON_VERSION };
     const problems = packed.flatMap((p) => flavourProblems(p, context));
+    const reports = new Map<Flavour, PackedAppReport>();
+    for (const p of packed) {
+      const report = await packedAppReport(root, p, context);
+      reports.set(p.flavour, report);
+      problems.push(...report.problems);
+    }
+    const production = packed.find((p) => p.flavour === 'production');
     const qa = packed.find((p) => p.flavour === 'qa');
-    if (qa === undefined) throw new DryRunError('the QA flavour was not packed');
-    const smoke = await runQaSmoke(root, qa, workDir);
+    if (production === undefined || qa === undefined) throw new DryRunError('a flavour was not packed');
+    const [loadSmoke, smoke] = await Promise.all([runProductionLoadSmoke(root, production, workDir), runQaSmoke(root, qa, workDir)]);
+    log(`production package load run: ${loadSmoke.ok ? loadSmoke.output : 'FAILED'} in ${loadSmoke.milliseconds} ms`);
+    if (!loadSmoke.ok) problems.push(`production: a package that ships does not load from the packaged node_modules:\n${loadSmoke.output}`);
     log(`QA package smoke run: ${smoke.ok ? 'verified' : 'FAILED'} in ${smoke.milliseconds} ms`);
     if (!smoke.ok) problems.push(`qa: the QA bundle pipeline did not run a verification from the packaged node_modules:\n${smoke.output}`);
-    return { workDir, packed, problems, smoke, milliseconds: Date.now() - started };
+    return { workDir, packed, reports, problems, smoke, loadSmoke, milliseconds: Date.now() - started };
   } finally {
     if (options.keep === true) log(`kept ${workDir}`);
     else await rm(workDir, { recursive: true, force: true });

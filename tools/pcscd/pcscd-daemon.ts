@@ -7,7 +7,7 @@
  * Client side: libpcsclite (loaded by the `pcsclite` addon) reads PCSCLITE_CSOCK_NAME once, on the
  * first PC/SC call of the process, and keeps that path for the life of the process (observed). So
  * the socket path is fixed per process (pcscSocketPathForProcess()), startPrivatePcscd() sets
- * process.env.PCSCLITE_CSOCK_NAME to it, and this must happen before the first `pcsclite()` call.
+ * process.env.PCSCLITE_CSOCK_NAME to it, and this must happen before the first PC/SC call (the first binding context).
  * It must run in a process's main thread: a worker thread's process.env is a copy that libpcsclite
  * never sees (observed), so startPrivatePcscd() refuses to run in one (use Vitest's default `forks`
  * pool, not `threads`).

@@ -1,7 +1,7 @@
 /**
  * What the soak watches come back after warm-up: RSS, the JS heap after a full collection (node
  * --expose-gc), open file descriptors (/proc/self/fd), event listeners on the process and on the library
- * objects the kiosk drives (noble, bleno, the pcsclite context and its readers), and the active timers and sockets (`process.getActiveResourcesInfo()`, which
+ * objects the kiosk drives (noble, bleno, the PC/SC binding's context and its readers), and the active timers and sockets (`process.getActiveResourcesInfo()`, which
  * lists what keeps the event loop alive: unref'd timers are not in it).
  *
  * Samples are taken with the kiosk idle and ready; the growth is reported from an early baseline, and a
@@ -27,7 +27,7 @@ export type Metric = (typeof METRICS)[number];
 
 const MB = 1024 * 1024;
 
-/** What a listener count needs of an emitter (the process, noble, bleno, the pcsclite addon's objects). */
+/** What a listener count needs of an emitter (the process, noble, bleno, the PC/SC binding's objects). */
 export type EventEmitterLike = Pick<EventEmitter, 'eventNames' | 'listenerCount'>;
 
 /** Every listener on an emitter (or the process), over all its events. */

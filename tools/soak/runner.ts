@@ -862,7 +862,7 @@ export class Soak {
 }
 
 /**
- * The PC/SC adapter's current context and its readers (the `pcsclite` addon's emitters), for the listener
+ * The PC/SC adapter's current context and its readers (the PC/SC binding's emitters), for the listener
  * count. The adapter keeps them private; this is a read-only peek for diagnostics, checked at run time.
  */
 function pcscEmitters(stack: SoakStack): EventEmitterLike[] {

@@ -2,7 +2,7 @@
  * `npm run soak -- [--runs N | --minutes M] [--seed S] [--from K] [--log-level debug|info]`
  *
  * One kiosk, as long-lived as a counter's, runs a seeded random mix of every flow and fault against the
- * mock backend with real crypto through its real adapters (pcsclite + pcscd + vpcd, noble and bleno on
+ * mock backend with real crypto through its real adapters (the `smartcard` PC/SC binding + pcscd + vpcd, noble and bleno on
  * the virtual radio); every outcome is checked against its fault, the kiosk must be ready again within a
  * bound, resources must come back, and nothing it writes may hold a secret or the holder's data.
  * Progress goes to stderr; the last lines on stdout are `SECRETS hits=… searched_bytes=…` and
@@ -110,7 +110,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => {
     process.exitCode = code;
-    // Native handles (pcsclite's context threads) must not keep a finished soak alive.
+    // Native handles (the PC/SC binding's pending status waits) must not keep a finished soak alive.
     setTimeout(() => process.exit(code), 5_000).unref();
   },
   (e: unknown) => {

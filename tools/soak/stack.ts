@@ -1,7 +1,7 @@
 /**
  * The counter the soak runs for its whole length: one kiosk composed as the hosts compose it
  * (`createConfiguredDevices` builds the PC/SC reader from `config.pcsc` and the BLE roles of `config.ble`,
- * `createKiosk` the rest), with its real adapters — the `pcsclite` adapter against a private pcscd whose
+ * `createKiosk` the rest), with its real adapters — the PC/SC adapter (`smartcard` binding) against a private pcscd whose
  * vsmartcard-vpcd reader holds the virtual phone as its card (tools/pcscd, `VpcdCard`), noble and bleno on
  * bindings that reach the virtual phone's radio — and the QA room's virtual counter (virtual phone, test
  * PKI, embedded mock backend with real ISO 18013-5 crypto) through its one door, src/qa/index.ts. This is
@@ -127,7 +127,7 @@ function virtualPlatformBle(noble: Noble, bleno: Bleno, options: PlatformBleOpti
 }
 
 export async function startSoakStack(options: SoakStackOptions): Promise<SoakStack> {
-  // First: the pcsclite library reads PCSCLITE_CSOCK_NAME once, on its first call (tools/pcscd).
+  // First: libpcsclite reads PCSCLITE_CSOCK_NAME once, on its first call (tools/pcscd).
   const pcscd = await startPrivatePcscd({ readers: 2 });
   const slot = pcscd.readers[0];
   if (!slot) throw new Error('the private pcscd has no reader');

@@ -151,7 +151,7 @@ export interface Walk {
  * Breadth-first over the lockfile from `starts` (locations, or [''] for the project's own production
  * dependencies: its devDependencies are never followed).
  */
-export function walk(lock: Lockfile, starts: readonly string[]): Walk {
+export function walk(lock: Lockfile, starts: readonly string[], skipNames: ReadonlySet<string> = new Set()): Walk {
   const packages = lock.packages;
   const nodes = new Map<string, TreeNode>();
   const missing: TreeProblem[] = [];
@@ -170,6 +170,7 @@ export function walk(lock: Lockfile, starts: readonly string[]): Walk {
       if (entry === undefined) continue;
       for (const [name, kind] of edgesOf(entry)) {
         if (kind === 'optional' && !followOptional) continue;
+        if (skipNames.has(name)) continue; // left out of the package: neither it nor what only it needs ships
         const target = resolveDependency(packages, location, name);
         if (target === undefined) {
           if (followOptional) (kind === 'required' ? missing : absentOptional).push({ from: location, name, kind });
@@ -326,6 +327,21 @@ export interface ShippedOptions {
   readonly screenDir?: string | null;
   /** Runtime packages (default ['electron']). */
   readonly runtime?: readonly string[];
+  /**
+   * The packaging's lists of what the desktop package carries (default: `<root>/tools/package/production-modules.json`
+   * when it exists; null: none). Packages it leaves out are not in the node_modules group, and a production
+   * package it does not classify is an error.
+   */
+  readonly productionModules?: { readonly ships: Readonly<Record<string, string>>; readonly leftOut: Readonly<Record<string, string>> } | null;
+}
+
+const PRODUCTION_MODULES = 'tools/package/production-modules.json';
+const ProductionModulesLists = z.looseObject({ ships: z.record(z.string(), z.string()), leftOut: z.record(z.string(), z.string()) });
+
+async function productionModulesOf(root: string, options: ShippedOptions): Promise<ShippedOptions['productionModules']> {
+  if (options.productionModules !== undefined) return options.productionModules;
+  const file = join(root, PRODUCTION_MODULES);
+  return existsSync(file) ? readJson(file, ProductionModulesLists, PRODUCTION_MODULES) : null;
 }
 
 /** Everything above, checked against node_modules (versions installed = versions locked). */
@@ -350,10 +366,15 @@ export async function collectShipped(root: string, options: ShippedOptions = {})
     optional.set(location, (optional.get(location) ?? true) && isOptional);
   };
 
-  const production = walk(lock, ['']);
+  const lists = await productionModulesOf(root, options);
+  // What electron-builder.yml leaves out does not ship, and neither does what only it needs.
+  const production = walk(lock, [''], new Set(lists == null ? [] : Object.keys(lists.leftOut)));
   for (const m of production.missing) errors.push(`package-lock.json has nothing for ${m.name}, which ${m.from || 'the project'} needs`);
   for (const m of production.absentOptional) notes.push(`optional ${m.name} (of ${m.from || 'the project'}) is not in the lockfile: not shipped`);
-  for (const node of production.nodes.values()) add(node.location, 'node_modules', node.optional);
+  for (const node of production.nodes.values()) {
+    if (lists != null && !(node.name in lists.ships)) errors.push(`${node.name} is in the production dependency tree but ${PRODUCTION_MODULES} does not list it as shipping (or leave it out)`);
+    add(node.location, 'node_modules', node.optional);
+  }
 
   const screenDir = options.screenDir === undefined ? 'src/renderer' : options.screenDir;
   const screen = screenDir === null ? { packages: [], files: [] } : await screenImports(root, screenDir);

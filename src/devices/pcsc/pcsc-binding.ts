@@ -1,13 +1,12 @@
 /**
- * The slice of the `pcsclite` native binding (santigimeno/node-pcsclite 1.0.1) the adapter uses, typed
- * narrowly so the adapter is tested against a scripted double and loads the real addon only at run time.
+ * The binding port of the PC/SC adapter: the slice of a PC/SC binding the adapter uses, typed narrowly so the
+ * adapter is tested against a scripted double. The shape is event-driven — a context announces readers, a
+ * reader reports status words and owns at most one card handle — and errors carry the SCARD code as
+ * `(0x8010xxxx)` at the end of their message (`parseScardCode`).
  *
- * Why `pcsclite` and not `@pokusew/pcsclite` / `nfc-pcsc` (reference pcsc.md §7): it is context-aware (it
- * loads in a worker thread or an Electron utility process) and throws `SCardEstablishContext ... (0x8010001D)`
- * when the service is down, where the other spins at 100 % CPU with the event loop frozen.
+ * The kiosk's binding is `smartcard-binding.ts` (the N-API `smartcard` addon behind this port); why that
+ * addon and not `pcsclite`, which this port was first modelled on: docs/packaging.md, "PC/SC binding".
  */
-import { createRequire } from 'node:module';
-
 export type BindingCallbackError = Error | null | undefined;
 
 /** One reader as the binding models it: a status monitor plus at most one card handle. */
@@ -66,57 +65,42 @@ export interface NativeRuntime {
   readonly modules: string;
   /** Set when running in Electron (`process.versions.electron`). */
   readonly electron?: string;
+  /** `linux-x64`, `darwin-arm64`, … */
+  readonly platform: string;
 }
 
-function currentRuntime(): NativeRuntime {
+export function currentRuntime(): NativeRuntime {
   // Typed loosely on purpose: Electron's typings declare `versions.electron` always present.
   const versions: Partial<Record<string, string>> = process.versions;
   const electron = versions.electron;
-  return { modules: process.versions.modules, ...(electron === undefined ? {} : { electron }) };
+  return { modules: process.versions.modules, platform: `${process.platform}-${process.arch}`, ...(electron === undefined ? {} : { electron }) };
 }
 
-/** Loader errors meaning "the addon is there but was built for another runtime, OS or CPU". */
+/** Loader errors meaning "the addon is there but was built for another OS or CPU". */
 const WRONG_BUILD = /invalid ELF header|wrong ELF class|Module did not self-register|not a valid Win32 application|wrong architecture|incompatible architecture|undefined symbol/i;
 
 /**
- * A plain sentence for a failed `require('pcsclite')`. The common packaging mistake is an addon built for
- * plain Node (by `npm ci`) loaded by Electron, whose ABI differs: Node then throws "was compiled against
- * a different Node.js version using NODE_MODULE_VERSION x. This version of Node.js requires
- * NODE_MODULE_VERSION y" (nodejs.org/api/addons.html; electronjs.org/docs/latest/tutorial/using-native-node-modules).
+ * A plain sentence for a failed load of a PC/SC addon (`addon`: its package name). The kiosk's addon is an
+ * N-API build, which every Node and Electron ABI accepts, so what remains are an addon that was never built
+ * (no PC/SC headers or compiler at `npm ci`), one built for another OS or CPU, and — should a non-N-API
+ * build ever be put in its place — an ABI mismatch ("was compiled against a different Node.js version using
+ * NODE_MODULE_VERSION x. This version of Node.js requires NODE_MODULE_VERSION y", nodejs.org/api/addons.html).
  */
-export function pcscliteLoadFailureMessage(error: unknown, runtime: NativeRuntime = currentRuntime()): string {
+export function pcscAddonLoadFailureMessage(addon: string, error: unknown, runtime: NativeRuntime = currentRuntime()): string {
   const text = error instanceof Error ? error.message : String(error);
-  const rebuild = runtime.electron === undefined ? '`npm rebuild pcsclite`' : '`npx @electron/rebuild -f -w pcsclite`';
-  const versions = [...text.matchAll(/NODE_MODULE_VERSION\s+(\d+)/g)].map((m) => m[1]);
   const runtimeName = runtime.electron === undefined ? 'Node' : `Electron ${runtime.electron}`;
+  const versions = [...text.matchAll(/NODE_MODULE_VERSION\s+(\d+)/g)].map((m) => m[1]);
   if (versions.length > 0 || /compiled against a different Node\.js version/i.test(text)) {
     const built = versions[0] ?? 'unknown';
     const needed = versions[1] ?? runtime.modules;
-    return `pcsclite was built for a different Node/Electron ABI (NODE_MODULE_VERSION ${built}, needs ${needed} for ${runtimeName}): rebuild it with ${rebuild}`;
+    return `${addon} is not an N-API build: it was built for NODE_MODULE_VERSION ${built}, ${runtimeName} needs ${needed}; reinstall it with npm ci (the package's own build is N-API)`;
   }
   const wrongBuild = WRONG_BUILD.exec(text);
   if (wrongBuild !== null) {
-    return `pcsclite's native addon does not fit this runtime (${wrongBuild[0]}; ${runtimeName}, NODE_MODULE_VERSION ${runtime.modules}): rebuild it with ${rebuild}`;
+    return `${addon}'s native addon does not fit this machine (${wrongBuild[0]}; ${runtimeName} on ${runtime.platform}): build the package on a machine of this OS and CPU`;
   }
   return (
-    `the pcsclite native module is not available (${text.split('\n')[0] ?? ''}); ` +
-    'install the PC/SC development files (Debian: libpcsclite-dev) and a compiler, then run npm ci again'
+    `the ${addon} native module is not available (${text.split('\n')[0] ?? ''}); ` +
+    'install the PC/SC development files (Debian: libpcsclite-dev) and a C++ compiler, then run npm ci again'
   );
-}
-
-/**
- * Loads the `pcsclite` addon. It is an optional dependency (a machine without the PC/SC headers still
- * installs and runs the kiosk with other devices), so a missing, unbuilt or wrongly built addon is a clear
- * error here (`load` is replaceable for tests).
- */
-export function loadPcscliteBinding(load: (id: string) => unknown = createRequire(import.meta.url)): BindingFactory {
-  let loaded: unknown;
-  try {
-    loaded = load('pcsclite');
-  } catch (e) {
-    throw new PcscBindingUnavailableError(pcscliteLoadFailureMessage(e));
-  }
-  if (typeof loaded !== 'function') throw new PcscBindingUnavailableError('the pcsclite module does not export a factory function');
-  const factory = loaded as () => BindingContext;
-  return () => factory();
 }

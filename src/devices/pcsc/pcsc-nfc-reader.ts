@@ -1,6 +1,7 @@
 /**
  * The kiosk's `NfcReader` port on PC/SC (pcscd on Linux, the Smart Card service on Windows, CryptoTokenKit
- * on macOS) through the `pcsclite` binding. Facts and pitfalls it is built on: reference pcsc.md.
+ * on macOS) through a binding behind the port of `pcsc-binding.ts` — by default the N-API `smartcard` addon
+ * (`smartcard-binding.ts`). Facts and pitfalls it is built on: reference pcsc.md.
  *
  * - Context: established at start and re-established with exponential backoff while the service is
  *   absent (0x8010001D) or after it was lost (0x80100013: a pcscd restart ends every reader of the old
@@ -40,8 +41,9 @@ import { MAX_RAPDU_BYTES, NfcTransmitError, type Availability, type NfcCard, typ
 import { abortable, abortedError, errorMessage, isAborted } from '../shared/abort.js';
 import { AvailabilityNotifier } from '../shared/availability.js';
 import { nativeCall, NativeCallTimeout } from './native-call.js';
-import { eventCounter, loadPcscliteBinding, PcscBindingUnavailableError, ReaderState, type BindingContext, type BindingFactory, type BindingReader } from './pcsc-binding.js';
+import { eventCounter, PcscBindingUnavailableError, ReaderState, type BindingContext, type BindingFactory, type BindingReader } from './pcsc-binding.js';
 import { PcscCard, withDeadline } from './pcsc-card.js';
+import { loadSmartcardBinding } from './smartcard-binding.js';
 import { MAX_READER_NAME_CHARS, chooseReader, readerSelector, type ReaderSelector } from './reader-selection.js';
 import { Connection, Presence, ReaderEntry } from './reader-state.js';
 import { CONTEXT_LOST_CODES, currentScardPlatform, formatScardCode, parseScardCode, Scard, scardVariant, type ScardPlatform } from './scard-errors.js';
@@ -50,7 +52,7 @@ import { CONTEXT_LOST_CODES, currentScardPlatform, formatScardCode, parseScardCo
 export const RECEIVE_BUFFER_BYTES = MAX_RAPDU_BYTES;
 
 /**
- * A response longer than any R-APDU can be. pcsclite's native layer caps what it copies at the receive
+ * A response longer than any R-APDU can be. The native layer caps what it copies at the receive
  * buffer, but a binding or driver that does not is not trusted with it: refused as SCARD_E_INSUFFICIENT_BUFFER's
  * variant, the error SCardTransmit gives for a response that does not fit, which the backend treats as fatal
  * (relay-protocol.md §7.3).
@@ -85,7 +87,7 @@ export interface PcscNfcReaderOptions {
   /** Bound on SCardDisconnect (the handle is considered dropped after it). */
   readonly disconnectTimeoutMs?: number;
   readonly log?: PcscLog;
-  /** The binding (tests inject a double); default: the `pcsclite` addon. */
+  /** The binding (tests inject a double); default: the `smartcard` addon (`smartcard-binding.ts`). */
   readonly binding?: BindingFactory;
   readonly platform?: ScardPlatform;
 }
@@ -224,7 +226,7 @@ export class PcscNfcReader implements NfcReader {
   private establish(): void {
     if (this.closed) return;
     try {
-      this.factory ??= loadPcscliteBinding();
+      this.factory ??= loadSmartcardBinding();
     } catch (e) {
       const detail = errorMessage(e);
       this.log.warn({ event: 'pcsc_binding_unavailable' }, detail);
@@ -357,9 +359,9 @@ export class PcscNfcReader implements NfcReader {
   }
 
   /**
-   * Closes a binding object on a later macrotask: pcsclite 1.0.1 holds a native lock while it emits a
-   * reader's events (and runs the microtasks and nextTicks queued by `end`), and `close()` under that lock
-   * deadlocks the JS thread for good. `setImmediate` runs after it was released.
+   * Closes a binding object on a later macrotask, never from inside one of its own events: a binding may hold
+   * a native lock while it emits them (pcsclite 1.0.1 did, and `close()` under it deadlocked the JS thread).
+   * `setImmediate` runs after any such lock was released.
    */
   private closeLater(what: string, target: { close(): void }): Promise<void> {
     return new Promise((resolve) => {

@@ -128,9 +128,9 @@ export function scardVariant(code: number, platform: ScardPlatform = currentScar
 }
 
 /**
- * The SCARD code in a binding error. `pcsclite` (and `@pokusew/pcsclite`) give no numeric property; they
- * build the message as `"<function> error: <text>(0x8010xxxx)"` on every OS, and the text is localised on
- * Windows (santigimeno/node-pcsclite#57), so only the hex code is matched, never the text.
+ * The SCARD code in a binding error: bindings give it as `(0x8010xxxx)` at the end of the message (the
+ * `smartcard` shim, `smartcard-errors.ts`, writes it so; `pcsclite` did the same). Texts differ between
+ * bindings and are localised on Windows (santigimeno/node-pcsclite#57), so only the hex code is matched.
  */
 export function parseScardCode(error: unknown): number | undefined {
   const message = error instanceof Error ? error.message : typeof error === 'string' ? error : undefined;

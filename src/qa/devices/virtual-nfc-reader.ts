@@ -1,5 +1,5 @@
 /**
- * The kiosk's `NfcReader` port wired to virtual phones: stands where the pcsclite adapter stands, so the
+ * The kiosk's `NfcReader` port wired to virtual phones: stands where the PC/SC adapter stands, so the
  * relay runs NFC engagement end to end with no hardware. A test or QA "taps" a phone's tag on it and lifts
  * it again; the kiosk sees card presences and exchanges APDUs with the tag's `processApdu`.
  *

@@ -31,7 +31,7 @@ async function tempDir(): Promise<string> {
 const src = (path: string): string => JSON.stringify(join(REPO, path));
 
 describe('createRequire calls to inlined packages become plain requires', () => {
-  const external = (s: string): boolean => ['pcsclite', '@stoprocent/noble'].includes(packageOf(s));
+  const external = (s: string): boolean => ['smartcard', '@stoprocent/noble'].includes(packageOf(s));
 
   it('rewrites a named handle and an inline call for an inlined package, not for a shipped one', () => {
     const source = [
@@ -39,17 +39,17 @@ describe('createRequire calls to inlined packages become plain requires', () => 
       "const cborx = requireCjs('cbor-x');",
       "const noble = requireCjs('@stoprocent/noble/lib/noble');",
       "const codec = createRequire(import.meta.url)('@cornerstonejs/codec-openjpeg/wasmjs');",
-      "const pcsc = createRequire(import.meta.url)('pcsclite');",
+      "const pcsc = createRequire(import.meta.url)('smartcard');",
     ].join('\n');
     const out = rewriteCreateRequire(source, external);
     expect(out).toContain('const cborx = require("cbor-x");');
     expect(out).toContain("const noble = requireCjs('@stoprocent/noble/lib/noble');");
     expect(out).toContain('const codec = require("@cornerstonejs/codec-openjpeg/wasmjs");');
-    expect(out).toContain("const pcsc = createRequire(import.meta.url)('pcsclite');");
+    expect(out).toContain("const pcsc = createRequire(import.meta.url)('smartcard');");
   });
 
   it('leaves a local variable named require alone (esbuild does not follow it) and other calls untouched', () => {
-    const source = "function f() { const require = createRequire(import.meta.url); return require('pcsclite'); }\nobj.requireCjs('x');";
+    const source = "function f() { const require = createRequire(import.meta.url); return require('smartcard'); }\nobj.requireCjs('x');";
     expect(rewriteCreateRequire(source, external)).toBe(source);
   });
 

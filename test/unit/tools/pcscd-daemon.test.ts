@@ -1,41 +1,19 @@
 /**
- * The private pcscd harness against the real pcscd + vpcd, driven through the real `pcsclite` addon.
+ * The private pcscd harness against the real pcscd + vpcd, driven through the real `smartcard` addon.
  * Needs the Debian packages pcscd, vsmartcard-vpcd, libpcsclite-dev and gcc: without them these
  * tests fail (ensurePcscdTools names the packages), they never skip.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ReaderState, type BindingContext, type BindingReader } from '../../../src/devices/pcsc/pcsc-binding.js';
+import { loadSmartcardBinding } from '../../../src/devices/pcsc/smartcard-binding.js';
 import { listeningSocketsOf, listeningTcpSockets } from '../../../tools/pcscd/net.js';
 import { pcscSocketPathForProcess, startPrivatePcscd, type PrivatePcscd } from '../../../tools/pcscd/pcscd-daemon.js';
 
-// The slice of the `pcsclite` 1.0.1 API used here (its own typings do not export CardReader).
-interface ReaderStatus {
-  readonly state: number;
-  readonly atr?: Buffer;
-}
-type Callback<T> = (err: Error | null | undefined, value: T) => void;
-interface CardReader {
-  readonly name: string;
-  readonly SCARD_SHARE_SHARED: number;
-  readonly SCARD_LEAVE_CARD: number;
-  readonly SCARD_STATE_EMPTY: number;
-  readonly SCARD_STATE_PRESENT: number;
-  on(event: 'status', listener: (status: ReaderStatus) => void): this;
-  on(event: 'error', listener: (error: Error) => void): this;
-  on(event: 'end', listener: () => void): this;
-  connect(options: { share_mode: number }, callback: Callback<number>): void;
-  transmit(data: Buffer, resLen: number, protocol: number, callback: Callback<Buffer>): void;
-  disconnect(disposition: number, callback: (err: Error | null | undefined) => void): void;
-  close(): void;
-}
-interface PcscLite {
-  on(event: 'reader', listener: (reader: CardReader) => void): this;
-  on(event: 'error', listener: (error: Error) => void): this;
-  close(): void;
-}
-const pcsclite = createRequire(import.meta.url)('pcsclite') as () => PcscLite;
+// Driven through the kiosk's own binding (the `smartcard` addon behind the adapter's port).
+const binding = loadSmartcardBinding();
+const PRESENT = ReaderState.PRESENT;
 
 const SELECT_NDEF = Buffer.from('00A4040007D276000085010100', 'hex');
 const ATR = Buffer.from('3B80800101', 'hex');
@@ -50,23 +28,23 @@ async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 3_
   }
 }
 
-/** A pcsclite context that records readers, their latest status and every error. */
+/** A binding context that records readers, their latest status and every error. */
 class Client {
-  readonly pcsc = pcsclite();
-  readonly readers = new Map<string, CardReader>();
+  readonly pcsc: BindingContext = binding();
+  readonly readers = new Map<string, BindingReader>();
   readonly states = new Map<string, number>();
   readonly errors: string[] = [];
 
   constructor() {
-    this.pcsc.on('error', (e) => this.errors.push(e.message));
+    this.pcsc.on('error', (e) => this.errors.push(String(e)));
     this.pcsc.on('reader', (reader) => {
       this.readers.set(reader.name, reader);
-      reader.on('error', (e) => this.errors.push(`${reader.name}: ${e.message}`));
+      reader.on('error', (e) => this.errors.push(`${reader.name}: ${String(e)}`));
       reader.on('status', (s) => this.states.set(reader.name, s.state));
     });
   }
 
-  reader(name: string): Promise<CardReader> {
+  reader(name: string): Promise<BindingReader> {
     return until(`reader ${name}`, () => this.readers.get(name));
   }
 
@@ -78,7 +56,7 @@ class Client {
     }, timeoutMs);
   }
 
-  /** pcsc.close() leaves each reader's status thread running: close those too. */
+  /** Readers hold their own card contexts: close those too. */
   close(): void {
     for (const reader of this.readers.values()) reader.close();
     this.pcsc.close();
@@ -111,25 +89,25 @@ async function insertCard(port: number): Promise<net.Socket> {
   return socket;
 }
 
-function connect(reader: CardReader): Promise<number> {
+function connect(reader: BindingReader): Promise<number> {
   return new Promise((resolve, reject) => {
-    reader.connect({ share_mode: reader.SCARD_SHARE_SHARED }, (err, protocol) => {
-      if (err) reject(err);
+    reader.connect({ share_mode: reader.SCARD_SHARE_SHARED, protocol: reader.SCARD_PROTOCOL_T0 | reader.SCARD_PROTOCOL_T1 }, (err, protocol) => {
+      if (err || protocol === undefined) reject(err ?? new Error('no protocol'));
       else resolve(protocol);
     });
   });
 }
 
-function transmit(reader: CardReader, apdu: Buffer, protocol: number): Promise<Buffer> {
+function transmit(reader: BindingReader, apdu: Buffer, protocol: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     reader.transmit(apdu, 258, protocol, (err, data) => {
-      if (err) reject(err);
+      if (err || data === undefined) reject(err ?? new Error('no response'));
       else resolve(data);
     });
   });
 }
 
-function disconnect(reader: CardReader): Promise<void> {
+function disconnect(reader: BindingReader): Promise<void> {
   return new Promise((resolve) => {
     reader.disconnect(reader.SCARD_LEAVE_CARD, () => {
       resolve();
@@ -185,14 +163,14 @@ describe('private pcscd (real pcscd + vpcd)', () => {
     await expect(startPrivatePcscd()).rejects.toThrow(/already runs one/);
   });
 
-  it('serves pcsclite: readers, a card insertion, SELECT and fast transmits (NODELAY shim)', async () => {
+  it('serves the PC/SC binding: readers, a card insertion, SELECT and fast transmits (NODELAY shim)', async () => {
     const daemon = await started;
     const client = new Client();
     const card = await insertCard(daemon.readers[0]?.port ?? 0);
     try {
       const reader = await client.reader('Virtual PCD 00 00');
       await client.reader('Virtual PCD 00 01');
-      const present = await client.status(reader.name, reader.SCARD_STATE_PRESENT);
+      const present = await client.status(reader.name, PRESENT);
       expect(present & 0xffff).toBe(0x22); // CHANGED | PRESENT
       const protocol = await connect(reader);
       expect((await transmit(reader, SELECT_NDEF, protocol)).toString('hex')).toBe('9000');
@@ -245,7 +223,7 @@ describe('private pcscd (real pcscd + vpcd)', () => {
       await daemon.kill();
       expect(alive(pid)).toBe(false);
       await until('the transport error', () => (before.errors.some((e) => e.includes('0x80100013')) ? true : undefined));
-      expect(() => pcsclite()).toThrow(/0x8010001D/i);
+      expect(() => binding()).toThrow(/0x8010001D/i);
 
       await daemon.restart();
       const after = new Client();
@@ -253,7 +231,7 @@ describe('private pcscd (real pcscd + vpcd)', () => {
         const reader = await after.reader('Virtual PCD 00 00');
         const card = await insertCard(daemon.readers[0]?.port ?? 0);
         try {
-          await after.status(reader.name, reader.SCARD_STATE_PRESENT);
+          await after.status(reader.name, PRESENT);
           const protocol = await connect(reader);
           expect((await transmit(reader, SELECT_NDEF, protocol)).toString('hex')).toBe('9000');
           await disconnect(reader);
@@ -295,8 +273,8 @@ describe('private pcscd with more than two readers', () => {
     try {
       for (const name of names) await client.reader(name);
       const reader = await client.reader('Virtual PCD 2 00 00');
-      await client.status(reader.name, reader.SCARD_STATE_PRESENT);
-      expect((client.states.get('Virtual PCD 00 00') ?? 0) & reader.SCARD_STATE_PRESENT).toBe(0);
+      await client.status(reader.name, PRESENT);
+      expect((client.states.get('Virtual PCD 00 00') ?? 0) & PRESENT).toBe(0);
       const protocol = await connect(reader);
       expect((await transmit(reader, SELECT_NDEF, protocol)).toString('hex')).toBe('9000');
       await disconnect(reader);
@@ -330,7 +308,7 @@ describe('private pcscd with more than two readers', () => {
       const reader = await back.reader('Virtual PCD 2 00 00');
       const card = await insertCard(daemon.readers[2]?.port ?? 0);
       try {
-        await back.status(reader.name, reader.SCARD_STATE_PRESENT);
+        await back.status(reader.name, PRESENT);
       } finally {
         card.destroy();
       }

@@ -207,7 +207,7 @@ describe('npm run audit against a local advisory service (real npm)', () => {
     expect(run.stderr).toMatch(/^audit: HIGH ws \(direct dependency\) \[node_modules\/ws\]: Test DoS in ws https:\/\/github\.com\/advisories\/GHSA-test-ws/m);
     const sent = registry.audited[0] ?? [];
     // zod and undici are also used by dev tools: npm's --omit=dev keeps them (its sbom --omit dev does not).
-    expect(sent).toEqual(expect.arrayContaining(['ws', 'zod', 'undici', 'pino', 'electron-updater', 'pcsclite']));
+    expect(sent).toEqual(expect.arrayContaining(['ws', 'zod', 'undici', 'pino', 'electron-updater', 'smartcard']));
     expect(sent).not.toContain('vitest');
     expect(sent).not.toContain('electron-builder');
   });

@@ -141,6 +141,6 @@ describe('this repository', () => {
     expect(report.problems.filter((p) => p.startsWith('UNJUSTIFIED') || p.startsWith('README') || p.startsWith('BAD'))).toEqual([]);
     // The natives the kiosk needs are allowed; nothing that only prints or downloads is.
     const decision = Object.fromEntries(report.rows.map((r) => [r.pkg.name, r.decision]));
-    expect(decision).toMatchObject({ pcsclite: 'allowed', '@stoprocent/noble': 'allowed', '@stoprocent/bleno': 'allowed', 'es5-ext': 'denied' });
+    expect(decision).toMatchObject({ smartcard: 'allowed', '@stoprocent/noble': 'allowed', '@stoprocent/bleno': 'allowed', 'es5-ext': 'denied' });
   });
 });

@@ -122,7 +122,7 @@ describe('npm run sbom', () => {
     expect(run.stdout).toMatch(/^sbom: .*sbom\.cdx\.json: CycloneDX 1\.\d \(npm [\d.]+\), \d+ components: \d+ required \+ \d+ optional in the production node_modules, \d+ bundled into the screen, 1 runtime \(Electron\)$/m);
     const bom = parseJson(await readFile(out, 'utf8'), CycloneDxSchema, 'sbom.cdx.json');
     const names = new Set(bom.components.map((c) => c.name));
-    for (const name of ['ws', 'zod', 'undici', 'pino', 'pino-roll', 'electron-updater', 'js-yaml', 'pcsclite', '@stoprocent/noble', '@stoprocent/bleno', 'react', 'i18next', 'zxing-wasm', 'electron']) {
+    for (const name of ['ws', 'zod', 'undici', 'pino', 'pino-roll', 'electron-updater', 'js-yaml', 'smartcard', '@stoprocent/noble', '@stoprocent/bleno', 'react', 'i18next', 'zxing-wasm', 'electron']) {
       expect(names.has(name), name).toBe(true);
     }
     for (const name of ['vitest', 'electron-builder', 'typescript', 'eslint', 'cbor-x', '@owf/mdoc', '@electron/get', 'tsx']) {

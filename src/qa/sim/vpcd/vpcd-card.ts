@@ -1,6 +1,6 @@
 /**
  * A virtual contactless card on a vpcd reader (vsmartcard's virtual reader driver loaded by pcscd): puts a
- * virtual phone's NFC tag behind a real PC/SC stack, so a kiosk using pcsclite can be tested with no reader
+ * virtual phone's NFC tag behind a real PC/SC stack, so the kiosk's PC/SC adapter can be tested with no reader
  * hardware. The card is vpcd's TCP client: connected = card inserted, socket closed = card removed.
  *
  *   const card = new VpcdCard({ ...parseHostPort('127.0.0.1:35963'), log: console.log });
@@ -14,7 +14,7 @@
  *   power it down when idle, and neither means the phone left the reader. Only remove/insert restart the
  *   tag (`fieldOff()` / `fieldOn()`).
  * - A tag throwing NfcFieldLostError makes the card leave the reader without answering that APDU, as a
- *   real field drop looks to the reader (pcsclite then gets an empty response or "card removed"). Any
+ *   real field drop looks to the reader (the binding then gets an empty response or "card removed"). Any
  *   other exception is answered with SW 6F00 and reported.
  * - GET ATR is always answered, muted or not: pcscd polls it for presence about every 400 ms.
  * - pcscd misses a removal followed by an insert within its poll interval, so an insert waits until

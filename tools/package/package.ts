@@ -1,0 +1,167 @@
+/**
+ * `npm run package:linux|win|mac[:qa] [-- options]`: the release build (after `npm run build:app`).
+ *
+ *   1. bundles the afterPack hook (tools/package/hook-build.ts): every packed native addon is checked
+ *      against the Electron the package ships, and the node_modules against production-modules.json;
+ *   2. decides signing (tools/package/signing.ts): a production package for Windows or macOS is built
+ *      only when signing is configured, or when `--unsigned` is given on purpose;
+ *   3. runs electron-builder for the OS and flavour with `--publish never`;
+ *   4. checks that the packed Windows or macOS executable really is signed (unless `--unsigned`).
+ *
+ * Options: `--unsigned`; `--print-plan` (print the electron-builder command and stop); anything else goes
+ * to electron-builder unchanged (`-c.electronDist=…`, `--arm64`, `--dir`, `-c.publish.channel=pilot` …).
+ * Exit codes: 0 built; 1 electron-builder failed or the result is not signed; 2 usage or refused.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { builderRequire } from './builder-require.js';
+import { CONFIG_FILES, loadWithElectronBuilder, type Flavour } from './builder-config.js';
+import { buildPackagingHook } from './hook-build.js';
+import { keychainIdentity, macSignature, peSignature, signingPlan, type PackageOs, type SigningPlan } from './signing.js';
+
+const OS_FLAG: Readonly<Record<string, PackageOs>> = { '--linux': 'linux', '--win': 'win', '--mac': 'mac' };
+const BUILDER_OS: Readonly<Record<PackageOs, string>> = { linux: '--linux', win: '--win', mac: '--mac' };
+
+export interface PackageArgs {
+  readonly os: PackageOs;
+  readonly flavour: Flavour;
+  readonly unsigned: boolean;
+  readonly printPlan: boolean;
+  readonly builderArgs: readonly string[];
+}
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export function parsePackageArgs(argv: readonly string[]): PackageArgs {
+  let os: PackageOs | undefined;
+  let flavour: Flavour = 'production';
+  let unsigned = false;
+  let printPlan = false;
+  const builderArgs: string[] = [];
+  for (const arg of argv) {
+    const asOs = OS_FLAG[arg];
+    if (asOs !== undefined) {
+      if (os !== undefined && os !== asOs) throw new UsageError(`one OS per build: ${BUILDER_OS[os]} and ${arg}`);
+      os = asOs;
+    } else if (arg === '--qa') flavour = 'qa';
+    else if (arg === '--unsigned') unsigned = true;
+    else if (arg === '--print-plan') printPlan = true;
+    else if (arg === '--publish' || arg.startsWith('--publish=') || arg === '-p') throw new UsageError('publishing is a separate step: the package scripts always pass --publish never (docs/packaging.md, "Updates")');
+    else if (arg === '--config' || arg.startsWith('--config=')) throw new UsageError('the flavour chooses the electron-builder file: use --qa, or -c.<key>=<value> for single settings');
+    else builderArgs.push(arg);
+  }
+  if (os === undefined) throw new UsageError('which OS: --linux, --win or --mac');
+  return { os, flavour, unsigned, printPlan, builderArgs };
+}
+
+/** Signing options set in the electron-builder file itself, by their key. */
+function configuredSigning(config: Awaited<ReturnType<typeof loadWithElectronBuilder>>, os: PackageOs): string[] {
+  const found: string[] = [];
+  if (os === 'win') {
+    const sign = config.win?.signtoolOptions;
+    for (const key of ['certificateSubjectName', 'certificateSha1', 'certificateFile', 'sign'] as const) if (sign?.[key] != null) found.push(`win.signtoolOptions.${key}`);
+    if (config.win?.azureSignOptions != null) found.push('win.azureSignOptions');
+  } else if (os === 'mac' && config.mac?.identity != null) found.push('mac.identity');
+  return found;
+}
+
+function outputDir(root: string, builderArgs: readonly string[], configured: string | undefined): string {
+  const fromArgs = builderArgs.find((a) => a.startsWith('-c.directories.output='))?.slice('-c.directories.output='.length);
+  return resolve(root, fromArgs ?? configured ?? 'release');
+}
+
+/** After a signed build: is the packed executable signed? Undefined when fine, else why not. */
+async function unsignedResult(os: PackageOs, out: string, productFilename: string): Promise<string | undefined> {
+  if (os === 'win') {
+    const exe = join(out, 'win-unpacked', `${productFilename}.exe`);
+    if (!existsSync(exe)) return `${exe} was not produced`;
+    return peSignature(await readFile(exe)) === 'signed' ? undefined : `${exe} carries no Authenticode signature`;
+  }
+  if (os === 'mac') {
+    const candidates = ['mac', 'mac-arm64', 'mac-universal'].map((d) => join(out, d, `${productFilename}.app`)).filter((p) => existsSync(p));
+    if (candidates.length === 0) return `no ${productFilename}.app under ${out}`;
+    for (const app of candidates) {
+      const check = await macSignature(app);
+      if (!check.ok) return `${app}: ${check.detail}`;
+    }
+  }
+  return undefined;
+}
+
+function runBuilder(args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, args, { cwd, env, stdio: 'inherit' });
+    child.on('error', fail);
+    child.on('close', (code, signal) => done(code ?? (signal === null ? 1 : 128)));
+  });
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+  let args: PackageArgs;
+  try {
+    args = parsePackageArgs(argv);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`package: ${e.message}\nusage: npm run package:linux|win|mac[:qa] [-- --unsigned] [-- --print-plan] [-- <electron-builder options>]\n`);
+    return 2;
+  }
+  const file = CONFIG_FILES[args.flavour];
+  const config = await loadWithElectronBuilder(root, file);
+  const plan: SigningPlan = signingPlan({
+    os: args.os,
+    flavour: args.flavour,
+    unsigned: args.unsigned,
+    env: process.env,
+    builderArgs: args.builderArgs,
+    configured: configuredSigning(config, args.os),
+    keychainIdentity: args.os === 'mac' ? await keychainIdentity() : undefined,
+  });
+  if (plan.kind === 'refused') {
+    process.stderr.write(`package: ${plan.message}\n`);
+    return 2;
+  }
+  const removed = new Set(plan.kind === 'unsigned' ? plan.envRemoved : []);
+  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !removed.has(name)));
+  const extra: string[] = [];
+  if (plan.kind === 'unsigned') {
+    env.CSC_IDENTITY_AUTO_DISCOVERY = 'false';
+    extra.push(...plan.builderArgs);
+    process.stderr.write(`package: WARNING: ${plan.warning}\n`);
+  } else if (plan.kind === 'signed') process.stdout.write(`package: signing with ${plan.how}\n`);
+  else if (args.unsigned) process.stdout.write('package: Linux packages are not code-signed; --unsigned changes nothing\n');
+
+  const cli = builderRequire(root).resolve('electron-builder/cli.js');
+  const builderArgv = [cli, BUILDER_OS[args.os], '--publish', 'never', '--config', file, ...extra, ...args.builderArgs];
+  if (args.printPlan) {
+    process.stdout.write(`package: electron-builder ${builderArgv.slice(1).join(' ')}\n`);
+    return 0;
+  }
+  await buildPackagingHook(root);
+  const code = await runBuilder(builderArgv, env, root);
+  if (code !== 0) return code;
+  if (plan.kind === 'signed') {
+    const out = outputDir(root, args.builderArgs, config.directories?.output ?? undefined);
+    const problem = await unsignedResult(args.os, out, config.productName ?? 'mDL Kiosk');
+    if (problem !== undefined) {
+      process.stderr.write(`package: signing was configured but the packed app is not signed (${problem}): do not publish ${out}\n`);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e: unknown) => {
+      process.stderr.write(`package: ${e instanceof Error ? e.message : String(e)}\n`);
+      process.exit(1);
+    },
+  );
+}
