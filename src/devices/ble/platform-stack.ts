@@ -63,6 +63,12 @@ export interface PlatformBleOptions {
 
 const hex4 = (n: number): string => n.toString(16).padStart(4, '0');
 
+/** Why a dongle could not be used, in one line (a missing module's message lists its require stack). */
+function dongleProblem(e: unknown): string {
+  const first = errorMessage(e).split('\n')[0] ?? '';
+  return /Cannot find module 'usb'/.test(first) ? 'this build does not include the USB Bluetooth driver (the usb module)' : first;
+}
+
 /** Process-wide listeners a library's init() may add (bleno's and noble's hci bindings add both). */
 const PROCESS_EVENTS = ['exit', 'SIGINT'] as const;
 
@@ -123,8 +129,13 @@ export function loadPlatformBle(options: PlatformBleOptions): PlatformBle {
         });
         peripheral = bleno;
       } catch (e) {
-        problems.push(`peripheral (bleno${dongleId ? ` on the USB dongle ${dongleId}` : ''}): ${errorMessage(e)}`);
-        if (dongleId) peripheral = new UnavailablePeripheral({ usable: false, reason: 'no_adapter', detail: `the USB Bluetooth dongle ${dongleId} (ble.usbDongle) could not be used: ${errorMessage(e)}` });
+        if (dongleId) {
+          const why = dongleProblem(e);
+          problems.push(`peripheral (bleno on the USB dongle ${dongleId}): ${why}`);
+          peripheral = new UnavailablePeripheral({ usable: false, reason: 'no_adapter', detail: `the USB Bluetooth dongle ${dongleId} (ble.usbDongle) could not be used: ${why}` });
+        } else {
+          problems.push(`peripheral (bleno): ${errorMessage(e)}`);
+        }
       }
     }
   }

@@ -76,6 +76,17 @@ describe('a USB dongle for bleno (ble.usbDongle)', () => {
     expect(added()).toEqual({ exit: 0, SIGINT: 0 });
   });
 
+  it('a build without the USB driver (the usb module left out of the package) says so in one line', () => {
+    const missing = Object.assign(new Error("Cannot find module 'usb'\nRequire stack:\n- /app/node_modules/@stoprocent/bluetooth-hci-socket/lib/usb.js"), { code: 'MODULE_NOT_FOUND' });
+    const load = (id: string): unknown => {
+      if (id === '@stoprocent/bleno/lib/resolve-bindings') throw missing;
+      return requireCjs(id) as unknown;
+    };
+    loaded = loadPlatformBle({ central: false, peripheral: true, platform: 'win32', usbDongle: { vid: 0x0a12, pid: 0x0001 }, load });
+    expect(loaded.problems).toEqual(['peripheral (bleno on the USB dongle 0a12:0001): this build does not include the USB Bluetooth driver (the usb module)']);
+    expect(loaded.peripheral?.availability()).toMatchObject({ usable: false, reason: 'no_adapter' });
+  });
+
   it('a process that tried it quits cleanly (bleno’s exit handler no longer writes through a device it never found)', () => {
     const script = [
       "import { loadPlatformBle } from './src/devices/ble/platform-stack.ts';",
