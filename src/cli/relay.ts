@@ -277,7 +277,7 @@ function kioskBleRoles(args: Args): KioskBleRoles {
 function libraryBle(noble: Noble | undefined, bleno: Bleno | undefined, log: LibraryLog, release: () => Promise<void> = () => Promise.resolve()): BlePorts {
   const unroute = routeLibraryConsole(log);
   const central = noble ? new NobleCentral(noble, { platform: 'hci' }) : undefined;
-  const peripheral = bleno ? new BlenoPeripheral(bleno) : undefined;
+  const peripheral = bleno ? new BlenoPeripheral(bleno, { binding: 'hci' }) : undefined;
   return {
     ...(central ? { central } : {}),
     ...(peripheral ? { peripheral } : {}),

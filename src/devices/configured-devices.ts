@@ -1,6 +1,7 @@
 /**
  * The production device ports, built from the configuration: the PC/SC contactless reader (`pcsc.*`),
- * noble and bleno on this machine's Bluetooth stack in the roles of `ble.roles`, and a QR queue that the
+ * noble and bleno on this machine's Bluetooth stack in the roles of `ble.roles` (bleno on `ble.usbDongle`
+ * when one is set; on Windows only then), and a QR queue that the
  * screen's camera, a keyboard-wedge scanner or the staff's paste field push scans into. Used by the
  * browser host, the Electron main process and the relay CLI, so all run the same hardware assembly.
  *
@@ -63,7 +64,13 @@ export function createConfiguredDevices(config: KioskConfig, log: Logger, option
   let ble: PlatformBle | undefined;
   if (roles !== 'none') {
     try {
-      ble = (options.loadBle ?? loadPlatformBle)({ central: roles !== 'peripheral', peripheral: roles !== 'central', log: log.child({ component: 'ble' }) });
+      const { usbDongle } = config.ble;
+      ble = (options.loadBle ?? loadPlatformBle)({
+        central: roles !== 'peripheral',
+        peripheral: roles !== 'central',
+        log: log.child({ component: 'ble' }),
+        ...(usbDongle ? { usbDongle } : {}),
+      });
       problems.push(...ble.problems.map((p) => `ble ${p}`));
     } catch (e) {
       problems.push(`ble: ${errorMessage(e)}`);

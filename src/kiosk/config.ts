@@ -144,6 +144,22 @@ export const AppConfig = z
   })
   .prefault({});
 
+/**
+ * The Bluetooth roles set up when the configuration names none: both, except on Windows, where bleno
+ * reaches no built-in radio (its index takes the raw HCI binding there, which drives a USB dongle through
+ * libusb: @stoprocent/bleno lib/resolve-bindings.js:18-27, bluetooth-hci-socket index.js:20-30), so the
+ * kiosk is central there unless a dongle is set up (`ble.usbDongle`).
+ */
+export function defaultBleRoles(platform: NodeJS.Platform = process.platform): BleRoles {
+  return platform === 'win32' ? 'central' : 'both';
+}
+
+/** A USB device as `VID:PID` in hex (`0a12:0001`), as Device Manager and lsusb show them. */
+export const UsbDeviceId = z
+  .string()
+  .regex(/^[0-9a-fA-F]{4}:[0-9a-fA-F]{4}$/, 'a USB device as VID:PID in hex, e.g. 0a12:0001')
+  .transform((id) => ({ vid: parseInt(id.slice(0, 4), 16), pid: parseInt(id.slice(5), 16) }));
+
 /** Every section and value, without the rules that relate values across sections (see below). */
 export const KioskConfigShape = z.object({
   backend: z
@@ -301,7 +317,14 @@ export const KioskConfigShape = z.object({
   /** Which Bluetooth LE roles the kiosk sets up on this machine's stack (the screen's settings). */
   ble: z
     .object({
-      roles: BleRoles.default('both'),
+      /** Default `both`; on Windows `central` (see `defaultBleRoles`). */
+      roles: BleRoles.default(() => defaultBleRoles()),
+      /**
+       * A USB Bluetooth dongle bleno drives itself for the peripheral role, through libusb (`VID:PID`). On
+       * Windows the only way to the peripheral role: the dongle gets the WinUSB driver and leaves Windows'
+       * own Bluetooth. Unset on Windows: no peripheral role.
+       */
+      usbDongle: UsbDeviceId.optional(),
     })
     .prefault({}),
   /** The screen. */

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError, jsonSyntaxText, loadConfig, mergeConfig, parseConfig } from '../../src/kiosk/config.js';
+import { ConfigError, defaultBleRoles, jsonSyntaxText, loadConfig, mergeConfig, parseConfig } from '../../src/kiosk/config.js';
 
 let dir: string;
 beforeEach(() => {
@@ -84,6 +84,30 @@ describe('defaults', () => {
     expect(config.timeouts.connectMs).toBe(5_000);
     expect(config.backend.wsAuth).toBe('query');
     expect(config.backend.allowInsecure).toBe(false);
+  });
+});
+
+describe('Bluetooth roles per OS', () => {
+  const realPlatform = process.platform;
+  const pretend = (platform: NodeJS.Platform): void => {
+    Object.defineProperty(process, 'platform', { value: platform, configurable: true });
+  };
+  afterEach(() => pretend(realPlatform));
+
+  it('both roles by default, except on Windows: central there (bleno has no peripheral on the built-in radio)', () => {
+    expect(defaultBleRoles('linux')).toBe('both');
+    expect(defaultBleRoles('darwin')).toBe('both');
+    expect(defaultBleRoles('win32')).toBe('central');
+    pretend('win32');
+    expect(parseConfig({}).ble.roles).toBe('central');
+    expect(parseConfig({ ble: { roles: 'both' } }).ble.roles).toBe('both'); // an explicit choice stays
+    pretend('darwin');
+    expect(parseConfig({}).ble.roles).toBe('both');
+  });
+
+  it('ble.usbDongle is VID:PID in hex; unset by default', () => {
+    expect(parseConfig({}).ble.usbDongle).toBeUndefined();
+    expect(parseConfig({ ble: { usbDongle: '0A12:0001' } }).ble.usbDongle).toEqual({ vid: 0x0a12, pid: 0x0001 });
   });
 });
 
@@ -309,6 +333,9 @@ describe('invalid values are rejected with clear messages', () => {
     [{ session: { conflictRetries: -1 } }, 'session.conflictRetries'],
     [{ session: { offlineBackoffMinMs: 0 } }, 'session.offlineBackoffMinMs'],
     [{ log: { level: 'verbose' } }, 'log.level'],
+    [{ ble: { roles: 'all' } }, 'ble.roles'],
+    [{ ble: { usbDongle: '0a12-0001' } }, 'ble.usbDongle'],
+    [{ ble: { usbDongle: 'USB\\VID_0A12&PID_0001' } }, 'ble.usbDongle'],
     [{ profile: '' }, 'profile'],
     [{ profiles: { empty: { namespaces: { 'org.iso.18013.5.1': [] } } } }, 'profiles.empty.namespaces'],
     [{ profiles: { bad: { namespaces: { 'org.iso.18013.5.1': 'age_over_18' } } } }, 'profiles.bad.namespaces'],

@@ -113,7 +113,7 @@ export interface SoakStack {
 /** noble and bleno on bindings that reach the virtual phone's radio, in the shape `loadPlatformBle` returns. */
 function virtualPlatformBle(noble: Noble, bleno: Bleno, options: PlatformBleOptions): PlatformBle {
   const central = options.central ? new NobleCentral(noble, { platform: 'hci' }) : undefined;
-  const peripheral = options.peripheral ? new BlenoPeripheral(bleno) : undefined;
+  const peripheral = options.peripheral ? new BlenoPeripheral(bleno, { binding: 'hci' }) : undefined;
   return {
     ...(central ? { central } : {}),
     ...(peripheral ? { peripheral } : {}),

@@ -32,10 +32,26 @@
  * - teardown: stop advertising, disconnect the phone, `setServices([])`, remove every listener; each
  *   step bounded, so a dead adapter cannot hang `close()`. The next session re-advertises on the same
  *   bleno instance.
- * - bleno's `stop()` is never called: on hci it leaves the 1 s `pollIsDevUp` timer running, which throws
- *   once the socket is gone (ble.md §1.2), and a stopped instance cannot serve the next session. One
- *   bleno lives as long as the process; `close()` here only tears the session down and drops the
- *   adapter's own listener.
+ * - on hci bleno's `stop()` is never called: it leaves the 1 s `pollIsDevUp` timer running, which throws
+ *   once the socket is gone (ble.md §1.2). One bleno lives as long as the process; `close()` here only
+ *   tears the session down and drops the adapter's own listener.
+ *
+ * On macOS (bleno's mac binding, node_modules/@stoprocent/bleno/lib/mac/src) four things differ, each from
+ * the binding's source:
+ * - `accept` comes only the first time the binding's manager sees a central's identifier
+ *   (ble_peripheral_manager.mm:200-272; the set is cleared only in dealloc, :36-43), and it travels on
+ *   another thread-safe function than the request it came with (callbacks.mm), so it may even arrive after
+ *   it. So the first GATT event (subscribe, read, write) of the open session is the phone;
+ * - no `disconnect` ever (BlenoMac::Disconnect does nothing, bleno_mac.mm:129-131); CoreBluetooth's only sign
+ *   that a central left is an unsubscribe from each characteristic it had subscribed to. So an unsubscribe
+ *   of the phone means it left: the rest of its subscriptions, then `disconnect`, are reported;
+ * - the kiosk cannot disconnect a central: the teardown has no disconnect step, and flush() waits for the
+ *   phone to leave on its own (after the end byte it does; the core bounds the wait);
+ * - `setServices` only adds services (ble_peripheral_manager.mm:137-145) and emits nothing for `[]`; the one
+ *   path to `removeAllServices` is `stop()` (bleno_mac.mm:55-62). So the teardown stops bleno and starts it
+ *   again (`init()` makes a new manager, bleno_mac.mm:47-53): the service is gone from the GATT database and
+ *   the new manager knows no central, so the same phone is accepted in the next session.
+ * Read callbacks always get a Buffer, an empty one with an error (bleno-types.ts `BlenoReadCallback`).
  */
 import { uuidKey } from '../../common/protocol/uuid.js';
 import type { CharacteristicSpec, GattOperation } from '../../common/protocol/messages.js';
@@ -51,7 +67,7 @@ import {
 import { abortable, abortedError, errorMessage, isAborted } from '../shared/abort.js';
 import { safeCall } from '../shared/safe-call.js';
 import { AdapterAvailability } from './adapter-state.js';
-import { awaitEvent, blenoAvailability, blenoUuid } from './bleno-support.js';
+import { awaitEvent, blenoAvailability, blenoBindingKind, blenoUuid, type BlenoBindingKind } from './bleno-support.js';
 import { hciOf, MAX_UNSENT_ACL_PACKETS, whenAclBelow, whenAclDrained } from './hci-acl.js';
 import type {
   Bleno,
@@ -69,6 +85,8 @@ const ATT_READ_NOT_PERMITTED = 0x02;
 const ATT_WRITE_NOT_PERMITTED = 0x03;
 const ATT_INVALID_OFFSET = 0x07;
 const ATT_UNLIKELY_ERROR = 0x0e;
+/** The data of a refused read (bleno-types.ts `BlenoReadCallback`). */
+const NO_DATA = Buffer.alloc(0);
 
 const PROPERTY_OF: Readonly<Record<GattOperation, BlenoProperty>> = {
   read: 'read',
@@ -83,25 +101,31 @@ export interface BlenoPeripheralOptions {
   readonly setupTimeoutMs?: number;
   /** Bound for each teardown step (default 2 s). */
   readonly teardownStepMs?: number;
+  /** The binding bleno runs on (default: the one bleno's index picks on this OS, `blenoBindingKind`). */
+  readonly binding?: BlenoBindingKind;
 }
 
 export class BlenoPeripheral implements BlePeripheral {
   private readonly state: AdapterAvailability;
+  private readonly binding: BlenoBindingKind;
   private session: BlenoSession | undefined;
   private closed = false;
+  /** macOS: bleno being stopped and started again to empty the GATT database (see header). */
+  private restarting: Promise<void> | undefined;
   private readonly onStateChange = (): void => this.state.update();
 
   constructor(
     private readonly bleno: Bleno,
     private readonly options: BlenoPeripheralOptions = {},
   ) {
+    this.binding = options.binding ?? blenoBindingKind();
     this.state = new AdapterAvailability(() => this.current());
     // Adding the first `stateChange` listener is what makes bleno call its bindings' init().
     bleno.on('stateChange', this.onStateChange);
   }
 
   private current(): Availability {
-    return blenoAvailability(this.bleno.state, this.bleno.platform);
+    return blenoAvailability(this.bleno.state, this.binding);
   }
 
   availability(): Availability {
@@ -113,9 +137,12 @@ export class BlenoPeripheral implements BlePeripheral {
   }
 
   async advertise(profile: GattProfile, onEvent: (event: PeripheralEvent) => void, signal: AbortSignal): Promise<BlePeripheralSession> {
+    await this.restarting;
     if (this.closed) throw new BleSetupError('the BLE peripheral adapter is closed');
     const availability = this.availability();
     if (!availability.usable) throw new BleSetupError(availability.reason ?? 'unavailable');
+    // After a restart bleno reads 'unknown' until the new manager reports (bleno.js stop() says nothing).
+    if (this.binding === 'mac' && this.bleno.state !== 'poweredOn') throw new BleSetupError(this.current().reason ?? 'starting');
     if (signal.aborted) throw abortedError('BLE advertising');
     const served = servedCharacteristics(profile);
     // A session left open (the core closes each one) is taken over: one service per bleno at a time.
@@ -125,6 +152,8 @@ export class BlenoPeripheral implements BlePeripheral {
       localName: this.options.localName ?? 'mdl-kiosk',
       setupTimeoutMs: this.options.setupTimeoutMs ?? 10_000,
       teardownStepMs: this.options.teardownStepMs ?? 2_000,
+      mac: this.binding === 'mac',
+      removeServices: () => this.restartMac(),
       onClosed: () => {
         if (this.session === session) this.session = undefined;
       },
@@ -140,12 +169,40 @@ export class BlenoPeripheral implements BlePeripheral {
     return session;
   }
 
+  /**
+   * macOS: `stop()` is the mac binding's only way to `removeAllServices` (bleno_mac.mm:55-62); the next
+   * `stateChange` listener makes bleno call `init()`, a new manager (bleno.js `newListener`, bleno_mac.mm:47-53).
+   * Resolves once the new manager reports its state, or after the teardown bound. A closed adapter leaves
+   * bleno stopped: whoever adds the next listener starts it.
+   */
+  private restartMac(): Promise<void> {
+    const restart = (async (): Promise<void> => {
+      this.bleno.removeListener('stateChange', this.onStateChange);
+      try {
+        this.bleno.stop();
+      } catch {
+        // no manager (CHECK_MANAGER throws): nothing in the database either
+      }
+      if (this.closed) return;
+      await awaitEvent(this.bleno, 'stateChange', undefined, () => this.bleno.on('stateChange', this.onStateChange), {
+        timeoutMs: this.options.teardownStepMs ?? 2_000,
+        what: 'BLE restart',
+      }).catch(() => undefined); // still starting: advertise() says so
+    })();
+    const done = restart.finally(() => {
+      if (this.restarting === done) this.restarting = undefined;
+    });
+    this.restarting = done;
+    return done;
+  }
+
   /** Closes the open session and drops the adapter's listener; bleno itself keeps running (see header). Idempotent. */
   async close(): Promise<void> {
     this.closed = true;
     this.bleno.removeListener('stateChange', this.onStateChange);
     this.state.dispose();
     await this.session?.close();
+    await this.restarting;
   }
 }
 
@@ -181,6 +238,10 @@ interface SessionOptions {
   readonly localName: string;
   readonly setupTimeoutMs: number;
   readonly teardownStepMs: number;
+  /** bleno's mac binding underneath (see header). */
+  readonly mac: boolean;
+  /** macOS: empties the GATT database (the teardown's last step there). */
+  readonly removeServices: () => Promise<void>;
   readonly onClosed: () => void;
 }
 
@@ -208,6 +269,8 @@ class BlenoSession implements BlePeripheralSession {
   private readonly subscriptions = new Map<string, Subscription>();
   private readonly waiters = new Set<SubscriptionWaiter>();
   private readonly pendingReads = new Set<PendingRead>();
+  /** flush() calls waiting for the phone to leave (macOS). */
+  private readonly departures = new Set<() => void>();
   /** The value answered for the last offset-0 read of each characteristic, for its Read Blobs. */
   private readonly readCache = new Map<string, Uint8Array>();
   private notifyChain: Promise<unknown> = Promise.resolve();
@@ -278,24 +341,44 @@ class BlenoSession implements BlePeripheralSession {
   }
 
   private readonly onAccept = (_address: unknown, handle: BlenoConnection): void => {
+    if (this.options.mac) {
+      // An accept of the phone may follow its first request; another central cannot be disconnected on a Mac.
+      if (!this.closed && this.phone === undefined) this.claim(handle);
+      return;
+    }
     if (this.closed || this.phone !== undefined) {
       this.bleno.disconnect(handle);
       return;
     }
+    this.claim(handle);
+  };
+
+  private claim(handle: BlenoConnection): void {
     this.phone = handle;
     // One phone per session; stoprocent's hci binding re-advertises after every accept (ble.md §3.2).
     this.bleno.stopAdvertising();
     this.emit({ kind: 'connect' });
-  };
+  }
 
   private readonly onDisconnect = (_address: unknown, handle: BlenoConnection): void => {
     if (this.phone === undefined || handle !== this.phone) return;
+    this.phoneLeft('the phone disconnected');
+  };
+
+  /** The phone is gone: the subscriptions bleno did not report dropped, then `disconnect`; advertising resumes. */
+  private phoneLeft(reason: string): void {
     this.phone = undefined;
-    this.subscriptions.clear();
     this.readCache.clear();
     // bleno's GATT has forgotten the connection: a late read callback would throw inside it.
     for (const read of [...this.pendingReads]) read.abandon(false);
-    this.emit({ kind: 'disconnect', reason: 'the phone disconnected' });
+    const dropped = [...this.subscriptions.keys()];
+    this.subscriptions.clear();
+    for (const key of dropped) {
+      const served = this.byKey.get(key);
+      if (served) this.emit({ kind: 'unsubscribe', characteristicUuid: served.uuid });
+    }
+    this.emit({ kind: 'disconnect', reason });
+    for (const departed of [...this.departures]) departed();
     if (this.closed) return;
     // The phone may come back before its first GATT event (the core's setup timer decides).
     try {
@@ -303,23 +386,26 @@ class BlenoSession implements BlePeripheralSession {
     } catch {
       // not poweredOn: nothing to advertise on; the availability change tells the kiosk
     }
-  };
+  }
 
+  /** Whether a GATT request on `connection` is the phone's; on macOS the first one of the open session claims it. */
   private isPhone(connection: BlenoConnection): boolean {
-    return !this.closed && this.phone !== undefined && connection === this.phone;
+    if (this.closed) return false;
+    if (this.options.mac && this.phone === undefined) this.claim(connection);
+    return this.phone !== undefined && connection === this.phone;
   }
 
   private onRead(served: Served, connection: BlenoConnection, offset: number, callback: BlenoReadCallback): void {
     if (!this.isPhone(connection)) {
-      callback(ATT_UNLIKELY_ERROR);
+      callback(ATT_UNLIKELY_ERROR, NO_DATA);
       return;
     }
     if (!served.spec.permissions.includes('readable')) {
-      callback(ATT_READ_NOT_PERMITTED);
+      callback(ATT_READ_NOT_PERMITTED, NO_DATA);
       return;
     }
     const answerFrom = (value: Uint8Array): void => {
-      if (offset > value.length) callback(ATT_INVALID_OFFSET);
+      if (offset > value.length) callback(ATT_INVALID_OFFSET, NO_DATA);
       else callback(ATT_SUCCESS, Buffer.from(value.subarray(offset)));
     };
     if (offset > 0) {
@@ -340,7 +426,7 @@ class BlenoSession implements BlePeripheralSession {
     };
     const pending: PendingRead = {
       abandon: (linkUp) => {
-        if (finish() && linkUp) callback(ATT_UNLIKELY_ERROR);
+        if (finish() && linkUp) callback(ATT_UNLIKELY_ERROR, NO_DATA);
       },
     };
     this.pendingReads.add(pending);
@@ -355,7 +441,7 @@ class BlenoSession implements BlePeripheralSession {
         answerFrom(copy);
       },
       fail: () => {
-        if (finish()) callback(ATT_UNLIKELY_ERROR);
+        if (finish()) callback(ATT_UNLIKELY_ERROR, NO_DATA);
       },
     });
   }
@@ -391,6 +477,8 @@ class BlenoSession implements BlePeripheralSession {
     if (this.phone === undefined || connection !== this.phone) return;
     if (!this.subscriptions.delete(served.key)) return;
     this.emit({ kind: 'unsubscribe', characteristicUuid: served.uuid });
+    // macOS reports a central that left only as unsubscribes (see header); an mdoc keeps both subscriptions while it stays.
+    if (this.options.mac) this.phoneLeft(`the phone left: it unsubscribed from ${served.uuid} (macOS reports no disconnect)`);
   }
 
   private subscription(key: string, signal: AbortSignal | undefined): Promise<void> {
@@ -459,8 +547,28 @@ class BlenoSession implements BlePeripheralSession {
   async flush(signal: AbortSignal): Promise<void> {
     await this.notifyChain;
     const phone = this.phone;
-    if (this.closed || typeof phone !== 'number') return;
-    await whenAclDrained(hciOf(this.bleno), phone, signal);
+    if (this.closed || phone === undefined) return;
+    // macOS: the binding's own queue says nothing, and removing the service would drop what it still holds.
+    if (this.options.mac) await this.departure(signal);
+    else if (typeof phone === 'number') await whenAclDrained(hciOf(this.bleno), phone, signal);
+  }
+
+  /** Resolves when the phone leaves or the session closes; rejects on abort. */
+  private departure(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.reject(abortedError('BLE flush'));
+    return new Promise<void>((resolve, reject) => {
+      const done = (): void => {
+        this.departures.delete(done);
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = (): void => {
+        this.departures.delete(done);
+        reject(abortedError('BLE flush'));
+      };
+      this.departures.add(done);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   close(): Promise<void> {
@@ -472,6 +580,7 @@ class BlenoSession implements BlePeripheralSession {
     this.closed = true;
     const closedError = new Error('BLE peripheral session closed');
     for (const waiter of [...this.waiters]) waiter.reject(closedError);
+    for (const departed of [...this.departures]) departed();
     const phone = this.phone;
     for (const read of [...this.pendingReads]) read.abandon(phone !== undefined);
     const step = (event: string, errorEvent: string | undefined, trigger: () => void, what: string, filter?: (args: unknown[]) => boolean): Promise<unknown> =>
@@ -479,11 +588,13 @@ class BlenoSession implements BlePeripheralSession {
         () => undefined, // close() never rejects; a step that gets no answer is given up after its bound
       );
     await step('advertisingStop', undefined, () => this.bleno.stopAdvertising(), 'BLE stop advertising');
-    if (phone !== undefined && this.phone !== undefined) {
+    // macOS: no disconnect (a no-op there, and no event would come) and no setServices([]) (it removes nothing).
+    if (!this.options.mac && phone !== undefined && this.phone !== undefined) {
       await step('disconnect', undefined, () => this.bleno.disconnect(phone), 'BLE disconnect', (args) => args[1] === phone);
     }
     this.phone = undefined;
-    await step('servicesSet', 'servicesSetError', () => this.bleno.setServices([]), 'BLE remove service');
+    if (this.options.mac) await this.options.removeServices();
+    else await step('servicesSet', 'servicesSetError', () => this.bleno.setServices([]), 'BLE remove service');
     this.bleno.removeListener('accept', this.onAccept);
     this.bleno.removeListener('disconnect', this.onDisconnect);
     this.subscriptions.clear();

@@ -19,8 +19,24 @@ export function blenoUuid(uuid: string): string {
   return s;
 }
 
-/** Availability for a bleno state. `platform` is bleno's (`darwin` for CoreBluetooth). */
-export function blenoAvailability(state: BlenoState, platform: string): Availability {
+/** The bleno binding underneath: raw HCI (Linux, and Windows over a USB dongle) or CoreBluetooth. */
+export type BlenoBindingKind = 'hci' | 'mac';
+
+/**
+ * The binding bleno's index picks (lib/resolve-bindings.js:18-33): CoreBluetooth on macOS unless an HCI
+ * UART is asked for, raw HCI everywhere else (on Windows through a USB dongle, bluetooth-hci-socket's
+ * index.js:20-30).
+ */
+export function blenoBindingKind(platform: NodeJS.Platform = process.platform, env: NodeJS.ProcessEnv = process.env): BlenoBindingKind {
+  const uart = Boolean(env.BLUETOOTH_HCI_SOCKET_UART_PORT) || Boolean(env.BLUETOOTH_HCI_SOCKET_FORCE_UART);
+  return platform === 'darwin' && !uart ? 'mac' : 'hci';
+}
+
+/**
+ * Availability for a bleno state on a binding. By binding, not by `bleno.platform`: the mac binding never
+ * reports one (bleno.js keeps 'unknown'; lib/mac/src/callbacks.mm has no platform event).
+ */
+export function blenoAvailability(state: BlenoState, binding: BlenoBindingKind): Availability {
   switch (state) {
     case 'poweredOn':
       return { usable: true };
@@ -32,7 +48,7 @@ export function blenoAvailability(state: BlenoState, platform: string): Availabi
       return { usable: false, reason: 'unauthorized', detail: 'no permission to use the Bluetooth adapter as a peripheral' };
     case 'unsupported':
       // hci: no adapter, or a kernel without Bluetooth (ble.md §1.2); CoreBluetooth: this Mac cannot be a peripheral.
-      return platform === 'darwin'
+      return binding === 'mac'
         ? { usable: false, reason: 'unsupported_platform', detail: 'this computer cannot act as a BLE peripheral' }
         : { usable: false, reason: 'no_adapter', detail: 'no Bluetooth LE adapter usable as a peripheral' };
     case 'unknown':

@@ -10,8 +10,12 @@ export type BlenoState = 'unknown' | 'resetting' | 'unsupported' | 'unauthorized
 export type BlenoProperty = 'read' | 'write' | 'writeWithoutResponse' | 'notify' | 'indicate';
 export type BlenoConnection = number | string;
 
-/** `result` is an ATT error code (0 = success). */
-export type BlenoReadCallback = (result: number, data?: Buffer | null) => void;
+/**
+ * `result` is an ATT error code (0 = success). `data` always, an empty Buffer with an error: the mac binding
+ * converts it with `As<Napi::Buffer>` (lib/mac/src/callbacks.mm:81-83, napi_objc.mm:35-37), which throws
+ * for `undefined` or `null`, and the request is then never answered.
+ */
+export type BlenoReadCallback = (result: number, data: Buffer) => void;
 export type BlenoWriteCallback = (result: number) => void;
 export type BlenoUpdateValueCallback = (data: Buffer) => void;
 
@@ -54,6 +58,8 @@ export interface Bleno extends EventEmitter {
   setServices(services: readonly BlenoPrimaryService[]): void;
   /** One connection, or every connection when `handle` is absent. */
   disconnect(handle?: BlenoConnection | null): void;
+  /** Stops the binding; the next `stateChange` listener added starts it again (bleno.js `stop`, `newListener`). */
+  stop(): void;
 }
 
 /** What bleno calls down on its bindings and listens to on them (ble.md §2.3). */

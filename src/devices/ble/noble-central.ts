@@ -44,6 +44,11 @@ export interface NobleCentralOptions {
   readonly closeTimeoutMs?: number;
   /** ATT MTU to request (default 517, the ATT maximum); honoured by the hci binding only (ble.md §3.1). */
   readonly mtu?: number;
+  /**
+   * macOS only: pause between two Write Commands (default 30 ms; 0 turns it off). noble's mac binding has
+   * no flow control and CoreBluetooth drops what it has no room for (write-spacing.ts).
+   */
+  readonly writeSpacingMs?: number;
 }
 
 const DEFAULTS = {
@@ -54,6 +59,7 @@ const DEFAULTS = {
   gattTimeoutMs: 10_000,
   closeTimeoutMs: 2_000,
   mtu: 517,
+  writeSpacingMs: 30,
 };
 
 /** stoprocent ≥ 2.4 takes `{ mtu }` on connect (hci); its typings lack the parameter (ble.md §3.1, §3.3). */
@@ -83,6 +89,7 @@ export class NobleCentral implements BleCentral {
       gattTimeoutMs: pick('gattTimeoutMs'),
       closeTimeoutMs: pick('closeTimeoutMs'),
       mtu: pick('mtu'),
+      writeSpacingMs: pick('writeSpacingMs'),
     };
     // Forgetting peripherals (noble-cache.ts) must not turn a late GATT result into a crash.
     dropEventsForForgottenPeripherals(noble);
@@ -119,7 +126,8 @@ export class NobleCentral implements BleCentral {
     const { binding } = this;
     const { gattTimeoutMs, closeTimeoutMs } = this.settings;
     const forget = (): void => forgetPeripheral(this.noble, peripheral.id);
-    const link = new NobleCentralLink(peripheral, profile, handlers, { binding, gattTimeoutMs, closeTimeoutMs, forget, noble: this.noble });
+    const writeSpacingMs = binding === 'mac' ? this.settings.writeSpacingMs : 0;
+    const link = new NobleCentralLink(peripheral, profile, handlers, { binding, gattTimeoutMs, closeTimeoutMs, forget, noble: this.noble, writeSpacingMs });
     try {
       await link.setUp(signal);
       return link;

@@ -10,6 +10,7 @@ import { NOBLE_PROPERTY_OF, disconnectReasonText, normaliseMtu, profileEntries, 
 import { nobleUuid, sameUuid, uuidKey } from './uuid.js';
 import { hciOf, MAX_UNSENT_ACL_PACKETS, whenAclBelow, whenAclDrained } from './hci-acl.js';
 import { bounded, settleWithin } from './wait.js';
+import { WriteSpacing } from './write-spacing.js';
 
 export interface NobleLinkOptions {
   readonly binding: NobleBindingKind;
@@ -21,6 +22,8 @@ export interface NobleLinkOptions {
   readonly forget?: () => void;
   /** The noble instance, for its hci binding's ACL queue (hci-acl.ts); absent: flush only awaits the writes. */
   readonly noble?: object;
+  /** Pause between two Write Commands, for a binding without flow control (macOS, write-spacing.ts); absent: none. */
+  readonly writeSpacingMs?: number;
 }
 
 interface Target {
@@ -41,6 +44,7 @@ export class NobleCentralLink implements BleCentralLink {
   private readonly undo: (() => void)[] = [];
   /** The write in flight (noble keeps one write callback per characteristic, so one at a time). */
   private tail: Promise<unknown> = Promise.resolve();
+  private readonly spacing: WriteSpacing | undefined;
 
   constructor(
     private readonly peripheral: Peripheral,
@@ -48,6 +52,7 @@ export class NobleCentralLink implements BleCentralLink {
     private readonly handlers: BleCentralHandlers,
     private readonly options: NobleLinkOptions,
   ) {
+    this.spacing = options.writeSpacingMs ? new WriteSpacing(options.writeSpacingMs) : undefined;
     const onDisconnect = (reason: DisconnectReason): void => this.dropped(disconnectReasonText(reason));
     peripheral.on('disconnect', onDisconnect);
     this.undo.push(() => peripheral.removeListener('disconnect', onDisconnect));
@@ -115,6 +120,8 @@ export class NobleCentralLink implements BleCentralLink {
       // Room in the stack first (hci: a few packets queued for this link at most, hci-acl.ts): noble takes
       // any number of Write Commands at once, and the relay would hand it every queued ble_write in one go.
       await whenAclBelow(this.hci, this.handle(), MAX_UNSENT_ACL_PACKETS, signal);
+      // macOS: the binding says "done" at once whether CoreBluetooth had room or not (write-spacing.ts).
+      if (!abandoned) await this.spacing?.turn(signal);
       if (abandoned) throw abortedError('BLE write');
       if (this.closed) throw linkClosed();
       if (this.dropReason !== undefined) throw new Error(`BLE link lost: ${this.dropReason}`);
@@ -143,10 +150,14 @@ export class NobleCentralLink implements BleCentralLink {
     });
   }
 
-  /** Every write taken so far has left noble (hci: out of its ACL queue, completed by the controller). */
+  /**
+   * Every write taken so far has left noble (hci: out of its ACL queue, completed by the controller;
+   * macOS: the last one has had its interval in CoreBluetooth's queue).
+   */
   async flush(signal: AbortSignal): Promise<void> {
     await this.tail;
     if (this.closed || this.peripheral.state !== 'connected') return;
+    await this.spacing?.settled(signal);
     await whenAclDrained(this.hci, this.handle(), signal);
   }
 

@@ -1,21 +1,42 @@
 /**
  * The BLE adapters on this machine's own Bluetooth stack: noble and bleno with their default bindings
- * (raw HCI on Linux, CoreBluetooth on macOS, WinRT / HCI on Windows; reference ble.md §2.1, §6). Loaded
+ * (raw HCI on Linux, CoreBluetooth on macOS, WinRT for noble on Windows; reference ble.md §2.1, §6). Loaded
  * only when asked for, because constructing the default bindings touches the hardware; a role whose
  * library cannot load is reported, not thrown. What the libraries print goes to `log` while the adapters
  * live (library-console.ts): the relay CLI's stdout is one JSON line per verification.
+ *
+ * Windows has no peripheral role on its own radio: bleno's index takes the raw HCI binding there
+ * (lib/resolve-bindings.js:18-27), whose socket is bluetooth-hci-socket's libusb driver (index.js:20-30):
+ * on an ordinary PC "No compatible USB Bluetooth 4.0 device found!" (lib/usb.js:75-77). Its init() has by
+ * then put `exit` and `SIGINT` handlers on the process (bleno lib/hci-socket/bindings.js:79-85), which stop
+ * the binding at exit by writing an HCI command through a USB device that was never found (`controlTransfer`
+ * on undefined, usb.js:237-241): a TypeError at every quit. So bleno is loaded there only for a USB dongle
+ * set up for it (`usbDongle`); without one the role is a port that says "unsupported on this computer".
+ * Whatever a library that failed to start left on the process is taken off again.
  */
 import { createRequire } from 'node:module';
 import type { Noble } from '@stoprocent/noble';
+import type { BlePeripheral } from '../ports.js';
 import { errorMessage } from '../shared/abort.js';
 import { BlenoPeripheral, type BlenoPeripheralOptions } from './bleno-peripheral.js';
+import { blenoBindingKind } from './bleno-support.js';
 import type { Bleno } from './bleno-types.js';
 import { routeLibraryConsole, type LibraryLog } from './library-console.js';
 import { NobleCentral, type NobleCentralOptions } from './noble-central.js';
+import { UnavailablePeripheral } from './unavailable-peripheral.js';
+
+/** A USB device by vendor and product id. */
+export interface UsbDevice {
+  readonly vid: number;
+  readonly pid: number;
+}
+
+/** What staff read for the peripheral role on a Windows kiosk without a dongle. */
+export const WINDOWS_PERIPHERAL_UNAVAILABLE = 'peripheral role unavailable on Windows (it needs a USB Bluetooth dongle set in ble.usbDongle)';
 
 export interface PlatformBle {
   readonly central?: NobleCentral;
-  readonly peripheral?: BlenoPeripheral;
+  readonly peripheral?: BlePeripheral;
   /** Roles that could not be set up, with why (for staff diagnostics). */
   readonly problems: readonly string[];
   /**
@@ -32,32 +53,90 @@ export interface PlatformBleOptions {
   readonly peripheralOptions?: BlenoPeripheralOptions;
   /** Takes what noble and bleno print (their hci bindings write to stdout); default: left on the console. */
   readonly log?: LibraryLog;
+  /** A USB Bluetooth dongle for bleno to drive through libusb (`ble.usbDongle`); on Windows the only peripheral. */
+  readonly usbDongle?: UsbDevice;
+  /** The OS (default this one's). */
+  readonly platform?: NodeJS.Platform;
+  /** Loads a library by module id (default: Node's require); tests hand in doubles. */
+  readonly load?: (id: string) => unknown;
+}
+
+const hex4 = (n: number): string => n.toString(16).padStart(4, '0');
+
+/** Why a dongle could not be used, in one line (a missing module's message lists its require stack). */
+function dongleProblem(e: unknown): string {
+  const first = errorMessage(e).split('\n')[0] ?? '';
+  return /Cannot find module 'usb'/.test(first) ? 'this build does not include the USB Bluetooth driver (the usb module)' : first;
+}
+
+/** Process-wide listeners a library's init() may add (bleno's and noble's hci bindings add both). */
+const PROCESS_EVENTS = ['exit', 'SIGINT'] as const;
+
+/** Runs `start`; if it throws, removes the `exit`/`SIGINT` listeners it added before it did, then rethrows. */
+function startedOrUndone<T>(start: () => T): T {
+  const host: NodeJS.EventEmitter = process;
+  const before = new Map(PROCESS_EVENTS.map((event) => [event, new Set(host.listeners(event))]));
+  try {
+    return start();
+  } catch (e) {
+    for (const event of PROCESS_EVENTS) {
+      const had = before.get(event);
+      for (const listener of host.listeners(event)) if (!had?.has(listener)) host.removeListener(event, listener as (...args: unknown[]) => void);
+    }
+    throw e;
+  }
 }
 
 export function loadPlatformBle(options: PlatformBleOptions): PlatformBle {
-  const require = createRequire(import.meta.url);
+  const load = options.load ?? createRequire(import.meta.url);
+  const platform = options.platform ?? process.platform;
   const problems: string[] = [];
   // Before the libraries load: their bindings print from the first state change on.
   const unroute = options.log ? routeLibraryConsole(options.log) : () => undefined;
   // Both roles on one adapter with raw HCI: without this noble answers the phone's ATT requests with
   // "Request Not Supported" (ble.md §3.1). Set before noble loads; an explicit setting wins.
-  if (options.central && options.peripheral && process.platform === 'linux') process.env.NOBLE_MULTI_ROLE ??= '1';
+  if (options.central && options.peripheral && platform === 'linux') process.env.NOBLE_MULTI_ROLE ??= '1';
   let noble: Noble | undefined;
   let central: NobleCentral | undefined;
-  let peripheral: BlenoPeripheral | undefined;
+  let peripheral: BlePeripheral | undefined;
+  let bleno: BlenoPeripheral | undefined;
   if (options.central) {
     try {
-      noble = require('@stoprocent/noble') as Noble;
-      central = new NobleCentral(noble, options.centralOptions);
+      noble = load('@stoprocent/noble') as Noble;
+      const library = noble;
+      central = startedOrUndone(() => new NobleCentral(library, options.centralOptions));
     } catch (e) {
       problems.push(`central (noble): ${errorMessage(e)}`);
     }
   }
   if (options.peripheral) {
-    try {
-      peripheral = new BlenoPeripheral(require('@stoprocent/bleno') as Bleno, options.peripheralOptions);
-    } catch (e) {
-      problems.push(`peripheral (bleno): ${errorMessage(e)}`);
+    const dongle = options.usbDongle;
+    if (platform === 'win32' && !dongle) {
+      problems.push(`peripheral: ${WINDOWS_PERIPHERAL_UNAVAILABLE}`);
+      peripheral = new UnavailablePeripheral({ usable: false, reason: 'unsupported_platform', detail: WINDOWS_PERIPHERAL_UNAVAILABLE });
+    } else {
+      const dongleId = dongle ? `${hex4(dongle.vid)}:${hex4(dongle.pid)}` : undefined;
+      try {
+        bleno = startedOrUndone(() => {
+          // The index would also build the OS's default binding; for a dongle, only the hci one on libusb.
+          const library = dongle
+            ? (load('@stoprocent/bleno/lib/resolve-bindings') as (kind: string, options: object) => Bleno)('hci', {
+                hciDriver: 'usb',
+                bindParams: { usb: { vid: dongle.vid, pid: dongle.pid } },
+              })
+            : (load('@stoprocent/bleno') as Bleno);
+          return new BlenoPeripheral(library, { binding: dongle ? 'hci' : blenoBindingKind(platform), ...options.peripheralOptions });
+        });
+        peripheral = bleno;
+      } catch (e) {
+        if (dongleId) {
+          const why = dongleProblem(e);
+          problems.push(`peripheral (bleno on the USB dongle ${dongleId}): ${why}`);
+          peripheral = new UnavailablePeripheral({ usable: false, reason: 'no_adapter', detail: `the USB Bluetooth dongle ${dongleId} (ble.usbDongle) could not be used: ${why}` });
+        } else {
+          problems.push(`peripheral (bleno): ${errorMessage(e)}`);
+        }
+      }
     }
   }
   return {
@@ -67,10 +146,10 @@ export function loadPlatformBle(options: PlatformBleOptions): PlatformBle {
     async close() {
       central?.dispose();
       noble?.stop();
-      await peripheral?.close();
-      // bleno is never stopped (its hci poll timer would throw, ble.md §1.2) and keeps reporting state
+      await bleno?.close();
+      // bleno is never stopped on hci (its poll timer would throw, ble.md §1.2) and keeps reporting state
       // changes, each printed: its output stays routed for as long as it lives, i.e. the process.
-      if (!peripheral) unroute();
+      if (!bleno) unroute();
     },
   };
 }

@@ -212,14 +212,14 @@ class BlenoPeripheralSide implements PhonePeripheral {
         const base = request(Number(handle));
         const { handlers } = this;
         if (!base || !handlers.onRead) {
-          callback(base ? AttErrorCode.READ_NOT_PERMITTED : AttErrorCode.UNLIKELY_ERROR);
+          callback(base ? AttErrorCode.READ_NOT_PERMITTED : AttErrorCode.UNLIKELY_ERROR, Buffer.alloc(0));
           return;
         }
         Promise.resolve()
           .then(() => handlers.onRead?.({ ...base, offset }) ?? new Uint8Array())
           .then(
             (value) => callback(0, Buffer.from(value)),
-            (error: unknown) => callback(attCode(error)),
+            (error: unknown) => callback(attCode(error), Buffer.alloc(0)),
           );
       },
       onWriteRequest: (handle, data, _offset, withoutResponse, callback) => {

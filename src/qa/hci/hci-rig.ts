@@ -116,7 +116,7 @@ export async function createHciRig(stacks: HciStacks, options: HciRigOptions = {
     ...(options.phoneEndTimeoutMs === undefined ? {} : { endTimeoutMs: options.phoneEndTimeoutMs }),
   });
   const central = options.ble?.central === false ? undefined : new NobleCentral(stacks.kioskNoble, { platform: 'hci', ...options.central });
-  const peripheral = options.ble?.peripheral === false ? undefined : new BlenoPeripheral(stacks.kioskBleno, options.peripheral);
+  const peripheral = options.ble?.peripheral === false ? undefined : new BlenoPeripheral(stacks.kioskBleno, { binding: 'hci', ...options.peripheral });
   const nfc = new VirtualNfcReader(options.nfc ?? {});
   const qr = new QrScanQueue({ freshMs: 60_000 });
   const notConfigured = { availability: () => NOT_CONFIGURED };

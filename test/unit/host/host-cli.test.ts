@@ -216,4 +216,17 @@ describe('configured devices', () => {
       { central: false, peripheral: true },
     ]);
   });
+
+  it('hands ble.usbDongle to the loader (bleno drives that dongle; on Windows the only peripheral)', async () => {
+    const dongles: unknown[] = [];
+    const loadBle = (o: { usbDongle?: unknown }) => {
+      dongles.push(o.usbDongle);
+      return { problems: [], close: () => Promise.resolve() };
+    };
+    for (const ble of [{ roles: 'both', usbDongle: '0a12:0001' }, { roles: 'both' }] as const) {
+      const devices = await createConfiguredDevices(parseConfig({ ble }), createLogger({ level: 'silent' }), { nfc: 'none', loadBle });
+      await devices.close();
+    }
+    expect(dongles).toEqual([{ vid: 0x0a12, pid: 0x0001 }, undefined]);
+  });
 });

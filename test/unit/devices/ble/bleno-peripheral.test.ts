@@ -500,11 +500,11 @@ describe('abort and availability', () => {
   });
 
   it('maps bleno states to availability', () => {
-    expect(blenoAvailability('poweredOn', 'linux')).toEqual({ usable: true });
-    expect(blenoAvailability('poweredOff', 'linux')).toMatchObject({ usable: false, reason: 'powered_off' });
-    expect(blenoAvailability('unsupported', 'linux')).toMatchObject({ usable: false, reason: 'no_adapter' });
-    expect(blenoAvailability('unsupported', 'darwin')).toMatchObject({ usable: false, reason: 'unsupported_platform' });
-    expect(blenoAvailability('unauthorized', 'darwin')).toMatchObject({ usable: false, reason: 'unauthorized' });
-    expect(blenoAvailability('unknown', 'linux')).toMatchObject({ usable: false, reason: 'starting' });
+    expect(blenoAvailability('poweredOn', 'hci')).toEqual({ usable: true });
+    expect(blenoAvailability('poweredOff', 'hci')).toMatchObject({ usable: false, reason: 'powered_off' });
+    expect(blenoAvailability('unsupported', 'hci')).toMatchObject({ usable: false, reason: 'no_adapter' });
+    expect(blenoAvailability('unsupported', 'mac')).toMatchObject({ usable: false, reason: 'unsupported_platform' });
+    expect(blenoAvailability('unauthorized', 'mac')).toMatchObject({ usable: false, reason: 'unauthorized' });
+    expect(blenoAvailability('unknown', 'hci')).toMatchObject({ usable: false, reason: 'starting' });
   });
 });
