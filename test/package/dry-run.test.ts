@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { entriesFromEnv } from '../../tools/build/app.js';
-import { REQUIRED_FUSES } from '../../tools/package/builder-config.js';
+import { loadWithElectronBuilder, REQUIRED_FUSES } from '../../tools/package/builder-config.js';
 import {
   devOnlyPackages,
   dryRun,
@@ -24,6 +24,7 @@ import {
   type PackedFlavour,
   type ProblemContext,
 } from '../../tools/package/dry-run.js';
+import { nodeModuleExclusions, shippedAddons } from '../../tools/package/package-targets.js';
 import { nameOfId } from '../../tools/package/packed-app.js';
 import { loadProductionModules } from '../../tools/package/production-modules.js';
 import { compileAddon } from '../support/native-fixtures.js';
@@ -109,13 +110,17 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
     expect(all).toContain('/node_modules/date-fns/LICENSE.md');
   });
 
-  it('native modules: only the PC/SC addon and the HCI socket’s Linux x64 build, unpacked; the afterPack hook read them as N-API', () => {
+  it('native modules: only the PC/SC addon and the HCI socket’s Linux x64 build, unpacked; the afterPack hook read them as N-API', async () => {
     const natives = production.files.filter((f) => f.path.endsWith('.node'));
     expect(natives).toEqual([
       { path: '/node_modules/@stoprocent/bluetooth-hci-socket/prebuilds/linux-x64/@stoprocent+bluetooth-hci-socket.glibc.node', unpacked: true },
       { path: PCSC_ADDON, unpacked: true },
     ]);
     expect(existsSync(join(production.appOutDir, 'resources/app.asar.unpacked', PCSC_ADDON))).toBe(true);
+    // The same files the package script's check predicts from the files patterns (tools/package/package-targets.ts),
+    // which the tests of the other OS and CPU targets rely on.
+    const config = await loadWithElectronBuilder(REPO, 'electron-builder.yml');
+    expect(natives.map((f) => f.path.slice(1))).toEqual(shippedAddons(REPO, nodeModuleExclusions(config, 'linux'), { os: 'linux', arch: 'x64' }, MODULES));
     for (const p of [production, qa]) {
       expect(p.hookReport).toMatch(/mdl-kiosk afterPack: mDL Kiosk( QA)?: 2 native addon\(s\) load in Electron 45\.4\.1 on linux-x64 \(elf x64 N-API\)/);
       expect(result.reports.get(p.flavour)?.addons.map((a) => a.description)).toEqual(['elf x64 N-API', 'elf x64 N-API']);

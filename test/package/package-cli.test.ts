@@ -33,15 +33,55 @@ describe('npm run package:win / package:mac without signing', () => {
   });
 
   it('--unsigned goes ahead with the warning (macOS with identity discovery off); the QA flavour and Linux need no flag', async () => {
-    const mac = await packageScript(['--mac', '--unsigned', '--print-plan']);
+    const mac = await packageScript(['--mac', '--unsigned', '--arm64', '--print-plan']);
     expect(mac.code).toBe(0);
     expect(mac.stderr).toContain('package: WARNING: building an UNSIGNED production package for macOS (--unsigned)');
-    expect(mac.stdout).toContain('package: electron-builder --mac --publish never --config electron-builder.yml -c.mac.identity=null');
+    expect(mac.stdout).toContain('package: electron-builder --mac dmg zip --arm64 --publish never --config electron-builder.yml -c.mac.identity=null');
     const qa = await packageScript(['--win', '--qa', '--print-plan']);
     expect(qa.code).toBe(0);
-    expect(qa.stdout).toContain('package: electron-builder --win --publish never --config electron-builder.qa.yml');
-    const linux = await packageScript(['--linux', '--print-plan', '-c.electronDist=/opt/electron']);
+    expect(qa.stdout).toContain('package: electron-builder --win nsis --x64 --publish never --config electron-builder.qa.yml');
+    const linux = await packageScript(['--linux', '--x64', '--print-plan', '-c.electronDist=/opt/electron']);
     expect(linux.code).toBe(0);
-    expect(linux.stdout).toContain('package: electron-builder --linux --publish never --config electron-builder.yml -c.electronDist=/opt/electron');
+    expect(linux.stdout).toContain('package: electron-builder --linux AppImage deb --x64 --publish never --config electron-builder.yml -c.electronDist=/opt/electron');
+  });
+});
+
+// Each OS and CPU is built on a machine of that OS and CPU (docs/packaging.md, "Which CPUs each OS builds").
+describe('one declared arch per build, on a machine that can build it', () => {
+  const other = process.arch === 'arm64' ? 'x64' : 'arm64';
+
+  it('the targets with one arch go to electron-builder (with the OS flag alone it builds every declared arch); --dir replaces the targets', async () => {
+    const dir = await packageScript(['--linux', '--arm64', '--dir', '--print-plan']);
+    expect(dir.code).toBe(0);
+    expect(dir.stdout).toContain('package: electron-builder --linux --arm64 --publish never --config electron-builder.yml --dir');
+    const host = await packageScript(['--linux', '--print-plan']);
+    expect(host.stdout).toContain(`package: electron-builder --linux AppImage deb --${process.arch} --publish never`);
+  });
+
+  it('an undeclared arch and two arches in one build are refused (exit 2)', async () => {
+    const win = await packageScript(['--win', '--qa', '--arm64', '--print-plan']);
+    expect(win.code).toBe(2);
+    expect(win.stderr).toContain('package: Windows packages are built for x64 (electron-builder.qa.yml), not arm64');
+    const universal = await packageScript(['--mac', '--qa', '--universal', '--print-plan']);
+    expect(universal.code).toBe(2);
+    expect(universal.stderr).toContain('package: macOS packages are built for x64 and arm64 (electron-builder.qa.yml), not universal');
+    const both = await packageScript(['--mac', '--x64', '--arm64']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('package: one arch per build: --x64 and --arm64');
+  });
+
+  it(`a Linux ${other} build on this ${process.arch} machine is refused before electron-builder runs: the PC/SC addon npm ci built is ${process.arch}`, async () => {
+    const run = await packageScript(['--linux', `--${other}`]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`package: refusing to build the Linux ${other} package on this machine:`);
+    expect(run.stderr).toContain(`Linux ${other}: node_modules/smartcard/build/Release/smartcard_napi.node is built for ${process.arch}, not ${other}`);
+    expect(run.stderr).toContain(`build the Linux ${other} package on a ${other} machine after npm ci there`);
+    expect(run.stdout).not.toContain('afterPack');
+  });
+
+  it('a macOS or Windows build on Linux is refused, naming why', async () => {
+    const run = await packageScript(['--mac', '--qa', '--arm64']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('package: refusing to build the macOS arm64 package on this machine:\n  - a macOS package is built on macOS, and this machine runs linux');
   });
 });

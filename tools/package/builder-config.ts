@@ -15,6 +15,7 @@ import type { Configuration } from 'electron-builder';
 import yaml from 'js-yaml';
 import { pngSize, readIcns, readIco } from '../build/icons.js';
 import { HOOK_OUTPUT } from './hook-build.js';
+import { declaredArches } from './package-targets.js';
 import { leftOutPattern, loadProductionModules } from './production-modules.js';
 
 export type Flavour = 'production' | 'qa';
@@ -168,6 +169,12 @@ export function policyProblems(root: string, flavour: Flavour, config: Configura
   const leftOut = leftOutPattern(loadProductionModules(root));
   if (!patterns.includes(leftOut)) problems.push(`${name}: files must exclude the packages tools/package/production-modules.json leaves out, as one pattern: ${leftOut}`);
   for (const platform of ['win', 'mac', 'linux'] as const) {
+    // Undeclared arches are the build machine's: what a release holds would depend on who built it.
+    try {
+      declaredArches(config, platform);
+    } catch (e) {
+      problems.push(`${name}: ${(e as Error).message}`);
+    }
     // A platform-level `files` turns the top-level list into a file set and every project file gets in.
     if (config[platform]?.files != null) problems.push(`${name}: ${platform}.files must not be set (put the pattern in the top-level files)`);
   }

@@ -5,21 +5,28 @@
  *      against the Electron the package ships, and the node_modules against production-modules.json;
  *   2. decides signing (tools/package/signing.ts): a production package for Windows or macOS is built
  *      only when signing is configured, or when `--unsigned` is given on purpose;
- *   3. runs electron-builder for the OS and flavour with `--publish never`;
- *   4. checks that the packed Windows or macOS executable really is signed (unless `--unsigned`).
+ *   3. picks ONE arch among those electron-builder.yml declares for the OS (`--x64`, `--arm64` …; by default
+ *      the build machine's) and refuses a build this machine cannot make (tools/package/package-targets.ts):
+ *      another OS, or an addon that would ship for the wrong CPU — the PC/SC addon is compiled by npm ci for
+ *      the build machine's CPU, so each arch is built on a machine of that CPU;
+ *   4. runs electron-builder for the OS, its targets, that arch and the flavour with `--publish never`;
+ *   5. checks that the packed Windows or macOS executable really is signed (unless `--unsigned`).
  *
- * Options: `--unsigned`; `--print-plan` (print the electron-builder command and stop); anything else goes
- * to electron-builder unchanged (`-c.electronDist=…`, `--arm64`, `--dir`, `-c.publish.channel=pilot` …).
- * Exit codes: 0 built; 1 electron-builder failed or the result is not signed; 2 usage or refused.
+ * Options: `--unsigned`; an arch flag; `--print-plan` (print the electron-builder command and stop, without
+ * looking at this machine); anything else goes to electron-builder unchanged (`-c.electronDist=…`, `--dir`,
+ * `-c.publish.channel=pilot` …). Exit codes: 0 built; 1 electron-builder failed or the result is not signed;
+ * 2 usage or refused.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { builderRequire } from './builder-require.js';
 import { CONFIG_FILES, loadWithElectronBuilder, type Flavour } from './builder-config.js';
 import { buildPackagingHook } from './hook-build.js';
+import { BUILD_ARCHES, declaredArches, hostArch, OS_NAME, preflightProblems, targetNames, type BuildArch } from './package-targets.js';
+import { loadProductionModules } from './production-modules.js';
 import { keychainIdentity, macSignature, peSignature, signingPlan, type PackageOs, type SigningPlan } from './signing.js';
 
 const OS_FLAG: Readonly<Record<string, PackageOs>> = { '--linux': 'linux', '--win': 'win', '--mac': 'mac' };
@@ -30,6 +37,8 @@ export interface PackageArgs {
   readonly flavour: Flavour;
   readonly unsigned: boolean;
   readonly printPlan: boolean;
+  /** Undefined: the build machine's. */
+  readonly arch: BuildArch | undefined;
   readonly builderArgs: readonly string[];
 }
 
@@ -42,6 +51,7 @@ export function parsePackageArgs(argv: readonly string[]): PackageArgs {
   let flavour: Flavour = 'production';
   let unsigned = false;
   let printPlan = false;
+  let arch: BuildArch | undefined;
   const builderArgs: string[] = [];
   for (const arg of argv) {
     const asOs = OS_FLAG[arg];
@@ -51,12 +61,17 @@ export function parsePackageArgs(argv: readonly string[]): PackageArgs {
     } else if (arg === '--qa') flavour = 'qa';
     else if (arg === '--unsigned') unsigned = true;
     else if (arg === '--print-plan') printPlan = true;
-    else if (arg === '--publish' || arg.startsWith('--publish=') || arg === '-p') throw new UsageError('publishing is a separate step: the package scripts always pass --publish never (docs/packaging.md, "Updates")');
+    else if ((BUILD_ARCHES as readonly string[]).includes(arg.slice(2)) && arg.startsWith('--')) {
+      const asArch = arg.slice(2) as BuildArch;
+      // Every addon compiled by npm ci is for one CPU: one arch per build, on a machine of that CPU.
+      if (arch !== undefined && arch !== asArch) throw new UsageError(`one arch per build: --${arch} and ${arg} (build each on a machine of that CPU, docs/packaging.md)`);
+      arch = asArch;
+    }    else if (arg === '--publish' || arg.startsWith('--publish=') || arg === '-p') throw new UsageError('publishing is a separate step: the package scripts always pass --publish never (docs/packaging.md, "Updates")');
     else if (arg === '--config' || arg.startsWith('--config=')) throw new UsageError('the flavour chooses the electron-builder file: use --qa, or -c.<key>=<value> for single settings');
     else builderArgs.push(arg);
   }
   if (os === undefined) throw new UsageError('which OS: --linux, --win or --mac');
-  return { os, flavour, unsigned, printPlan, builderArgs };
+  return { os, flavour, unsigned, printPlan, arch, builderArgs };
 }
 
 /** Signing options set in the electron-builder file itself, by their key. */
@@ -93,6 +108,14 @@ async function unsignedResult(os: PackageOs, out: string, productFilename: strin
   return undefined;
 }
 
+/** The Electron the package ships, as electron-builder finds it (the installed `electron` package). */
+function electronVersionOf(root: string): string {
+  const path = join(root, 'node_modules', 'electron', 'package.json');
+  const version = (JSON.parse(readFileSync(path, 'utf8')) as { version?: unknown }).version;
+  if (typeof version !== 'string') throw new Error(`${path} has no version`);
+  return version;
+}
+
 function runBuilder(args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, args, { cwd, env, stdio: 'inherit' });
@@ -108,7 +131,7 @@ async function main(argv: readonly string[]): Promise<number> {
     args = parsePackageArgs(argv);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    process.stderr.write(`package: ${e.message}\nusage: npm run package:linux|win|mac[:qa] [-- --unsigned] [-- --print-plan] [-- <electron-builder options>]\n`);
+    process.stderr.write(`package: ${e.message}\nusage: npm run package:linux|win|mac[:qa] [-- --x64|--arm64] [-- --unsigned] [-- --print-plan] [-- <electron-builder options>]\n`);
     return 2;
   }
   const file = CONFIG_FILES[args.flavour];
@@ -136,11 +159,36 @@ async function main(argv: readonly string[]): Promise<number> {
   } else if (plan.kind === 'signed') process.stdout.write(`package: signing with ${plan.how}\n`);
   else if (args.unsigned) process.stdout.write('package: Linux packages are not code-signed; --unsigned changes nothing\n');
 
+  const declared = declaredArches(config, args.os);
+  const arch = args.arch ?? hostArch();
+  if (arch === undefined || !declared.includes(arch)) {
+    process.stderr.write(
+      `package: ${OS_NAME[args.os]} packages are built for ${declared.join(' and ')} (${file}), not ${arch ?? process.arch}` +
+        (args.arch === undefined ? ' (this machine\'s CPU): pass one of ' + declared.map((a) => `--${a}`).join(', ') : '') +
+        '\n',
+    );
+    return 2;
+  }
   const cli = builderRequire(root).resolve('electron-builder/cli.js');
-  const builderArgv = [cli, BUILDER_OS[args.os], '--publish', 'never', '--config', file, ...extra, ...args.builderArgs];
+  // Target names with the arch: electron-builder then builds that arch only (with the OS flag alone it builds
+  // every arch the file declares). `--dir` replaces the targets.
+  const targets = args.builderArgs.includes('--dir') ? [] : targetNames(config, args.os);
+  const builderArgv = [cli, BUILDER_OS[args.os], ...targets, `--${arch}`, '--publish', 'never', '--config', file, ...extra, ...args.builderArgs];
   if (args.printPlan) {
     process.stdout.write(`package: electron-builder ${builderArgv.slice(1).join(' ')}\n`);
     return 0;
+  }
+  const problems = preflightProblems({
+    root,
+    config,
+    target: { os: args.os, arch },
+    modules: loadProductionModules(root),
+    electronVersion: config.electronVersion ?? electronVersionOf(root),
+    hostPlatform: process.platform,
+  });
+  if (problems.length > 0) {
+    process.stderr.write(`package: refusing to build the ${OS_NAME[args.os]} ${arch} package on this machine:\n  - ${problems.join('\n  - ')}\n`);
+    return 2;
   }
   await buildPackagingHook(root);
   const code = await runBuilder(builderArgv, env, root);

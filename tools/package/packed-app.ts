@@ -2,6 +2,8 @@
  * The checks every packed app goes through before an installer is made from it (the afterPack hook,
  * tools/package/after-pack.ts) and that `npm run package:dry-run` repeats on its output:
  *
+ * - the addons the package's OS needs are there (tools/package/package-targets.ts REQUIRED_ADDONS: the PC/SC
+ *   addon, and the Bluetooth library that OS runs on), since a missing file fails no ABI check;
  * - every native addon in the app — inside app.asar (where it cannot load at all) or anywhere in the
  *   resources folder, app.asar.unpacked included — is read (tools/package/native-addons.ts) and must load
  *   in the Electron the package ships: the package's OS and CPU, glibc on Linux, and N-API or Electron's own
@@ -14,6 +16,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { z } from 'zod';
 import { addonProblem, AddonReadError, describeRegistration, readAddon, type AddonTarget } from './native-addons.js';
+import { missingAddonProblems } from './package-targets.js';
 import { packagedModuleProblems, type ProductionModules } from './production-modules.js';
 
 export interface PackEntry {
@@ -162,6 +165,7 @@ export async function checkPackedApp(options: CheckPackedAppOptions): Promise<Pa
       problems.push(`${label}: native module resources/${file} cannot be read as a native module (${e.message})`);
     }
   }
+  problems.push(...missingAddonProblems(addons.map((a) => a.file), options.target.platform, label));
   const names = options.packages.map(nameOfId);
   problems.push(...packagedModuleProblems(names, options.modules, label));
   for (const dir of unreachablePackages(options.files, options.extract, new Set(Object.keys(options.modules.leftOut)))) {
