@@ -3,7 +3,7 @@
  * pre-warmed session, WebSocket authentication, renewal before expiry, handshake failures (404/409/401/403),
  * backend outages, `error` and dropped sockets with re-arming on the same session, result recovery with
  * `GET /sessions/{id}`, the verdict rules and a clean stop. Each test names the spec section it checks
- * (`/work/shared/spec/relay-protocol.md`) or the DESIGN paragraph for kiosk policy the spec leaves open.
+ * of the backend's relay protocol, or the kiosk policy where the protocol leaves it open.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

@@ -75,7 +75,7 @@ describe('one declared arch per build, on a machine that can build it', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`package: refusing to build the Linux ${other} package on this machine:`);
     expect(run.stderr).toContain(`Linux ${other}: node_modules/smartcard/build/Release/smartcard_napi.node is built for ${process.arch}, not ${other}`);
-    expect(run.stderr).toContain(`build the Linux ${other} package on a ${other} machine after npm ci there`);
+    expect(run.stderr).toContain(`build the Linux ${other} package on an ${other} machine after npm ci there`);
     expect(run.stdout).not.toContain('afterPack');
   });
 

@@ -235,7 +235,7 @@ export function preflightProblems(options: PreflightOptions): string[] {
   if (problems.some((p) => p.includes('node_modules/smartcard/'))) {
     const want = cpusOf(target.arch).join(' and ');
     problems.push(
-      `the PC/SC addon (smartcard) is compiled by npm ci for the CPU of the Node that ran it: build the ${os} ${target.arch} package on a ${want} machine after npm ci there` +
+      `the PC/SC addon (smartcard) is compiled by npm ci for the CPU of the Node that ran it: build the ${os} ${target.arch} package on an ${want} machine after npm ci there` +
         (target.os === 'mac' && target.arch === 'x64' ? ' (on Apple silicon: an x64 Node under Rosetta, then npm ci)' : '') +
         ' (docs/packaging.md, "Which CPUs each OS builds")',
     );

@@ -2,7 +2,7 @@
  * A private pcscd for tests and QA: its own socket, its own vpcd virtual readers on free loopback
  * ports, the NODELAY/loopback shim preloaded, run as `nobody` when we are root, stopped by pid.
  * Parallel-safe: several processes (or CI jobs) each get their own daemon; the system pcscd, if any,
- * is not touched. Facts from ../shared/reference/pcsc.md (sections 1, 4, 5.2, 6).
+ * is not touched.
  *
  * Client side: libpcsclite (loaded by the `pcsclite` addon) reads PCSCLITE_CSOCK_NAME once, on the
  * first PC/SC call of the process, and keeps that path for the life of the process (observed). So

@@ -202,7 +202,7 @@ describe('the package script’s check before electron-builder runs', () => {
   it('refuses a Linux build for the other CPU: npm ci compiled the PC/SC addon for this one', () => {
     const problems = preflightProblems({ root: REPO, config, target: { os: 'linux', arch: other }, modules: MODULES, electronVersion: ELECTRON, hostPlatform: 'linux' });
     expect(problems[0]).toMatch(new RegExp(`^Linux ${other}: ${SMARTCARD} is built for ${process.arch}, not ${other}`));
-    expect(problems.at(-1)).toMatch(new RegExp(`^the PC/SC addon \\(smartcard\\) is compiled by npm ci for the CPU of the Node that ran it: build the Linux ${other} package on a ${other} machine after npm ci there`));
+    expect(problems.at(-1)).toMatch(new RegExp(`^the PC/SC addon \\(smartcard\\) is compiled by npm ci for the CPU of the Node that ran it: build the Linux ${other} package on an ${other} machine after npm ci there`));
     expect(preflightProblems({ root: REPO, config, target: { os: 'linux', arch: process.arch as BuildArch }, modules: MODULES, electronVersion: ELECTRON, hostPlatform: 'linux' })).toEqual([]);
   });
 
