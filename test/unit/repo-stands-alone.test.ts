@@ -30,20 +30,23 @@ function readRepoFile(path: string): string | undefined {
 
 // Planted references, assembled so this file does not match itself.
 const SHARED = 'shar' + 'ed';
+const SPEC = 'relay-protocol' + '.md';
+const DESIGN = 'DES' + 'IGN';
+const WORK = 'wo' + 'rk';
 const planted = {
   relativeFolder: `const path = '../../${SHARED}/reference/annex-d-vectors.json';`,
-  specSection: `// the relay protocol (relay-protocol${'.md'} §4.3)`,
-  bleSection: `// noble's UUID spelling (ble${'.md'} §3.1)`,
-  designPlain: `// pre-warmed session (${'DES' + 'IGN'} §4)`,
-  machinePath: `(\`/wo${'rk'}/${SHARED}/spec/relay-protocol${'.md'}\`)`,
-  referenceFolder: `see ${SHARED}/reference/pcsc${'.md'} pitfall 7`,
+  specSection: `// the relay protocol (${SPEC} §4.3)`,
+  bleSection: `// noble's UUID spelling (${'ble' + '.md'} §3.1)`,
+  designPlain: `// pre-warmed session (${DESIGN} §4)`,
+  machinePath: `(\`/${WORK}/${SHARED}/spec/${SPEC}\`)`,
+  referenceFolder: `see ${SHARED}/reference/${'pcsc' + '.md'} pitfall 7`,
 };
 
 /**
  * Lines another branch of issue 23 rewrites (the KioskService split); their citation is replaced when that
  * lands. The test above fails once an entry is stale, so this list can only shrink.
  */
-const PENDING: readonly { file: string; text: string }[] = [{ file: 'src/service/kiosk-service.ts', text: `shows (${'DES' + 'IGN'} §2)` }];
+const PENDING: readonly { file: string; text: string }[] = [{ file: 'src/service/kiosk-service.ts', text: `shows (${DESIGN} §2)` }];
 
 describe('no tracked file points outside the repository', () => {
   it('finds each kind of planted reference', () => {
@@ -94,12 +97,12 @@ describe('README and docs link only to files in the repository', () => {
   it('reports a planted link out of the repository, to a missing file and to a missing heading', () => {
     const read = (path: string): string | undefined => (path === 'docs/protocol.md' ? '# Protocol\n## 4.6 Close codes\n' : undefined);
     const markdown = [
-      `The contract: [relay protocol](../../${SHARED}/spec/relay-protocol${'.md'}).`,
+      `The contract: [relay protocol](../../${SHARED}/spec/${SPEC}).`,
       'Missing: [gone](docs/gone.md). Fine: [close codes](docs/protocol.md#46-close-codes), [site](https://example.org/x).',
       'Wrong heading: [x](docs/protocol.md#47-nothing). In code, not a link: `[a](b.md)`.',
     ].join('\n');
     expect(brokenLinks('README.md', markdown, read).map((b) => `${b.line} ${b.target}: ${b.problem}`)).toEqual([
-      `1 ../../${SHARED}/spec/relay-protocol${'.md'}: leaves the repository`,
+      `1 ../../${SHARED}/spec/${SPEC}: leaves the repository`,
       '2 docs/gone.md: no such file in the repository',
       '3 docs/protocol.md#47-nothing: no heading with the anchor #47-nothing',
     ]);
