@@ -45,7 +45,7 @@ export default tseslint.config(
     },
   },
   {
-    // The cut line between the product and QA (DESIGN §3): everything QA-only lives in src/qa/ (simulators,
+    // The cut line between the product and QA (README *What is here*): everything QA-only lives in src/qa/ (simulators,
     // virtual devices, radio link, QA wiring) and the production package leaves that folder out, so no
     // production room may import it, nor the CLI (a developer tool, not shipped). Electron stays in the two
     // rooms that run in it (src/main, src/preload): the rest is plain Node or browser code, shared with the
@@ -82,7 +82,7 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { paths: [NO_IPC_RENDERER] }] },
   },
   {
-    // The simulators are the other side of the wire: they never import the kiosk (DESIGN §3).
+    // The simulators are the other side of the wire: they never import the kiosk (README *What is here*).
     files: ['src/qa/sim/**'],
     rules: {
       'no-restricted-imports': [

@@ -1,7 +1,7 @@
 /**
  * `KioskApi`: the one contract between the screen (renderer) and the side that owns the truth (the
  * browser host today, the Electron main process next). The screen receives a state stream and sends
- * intents; it holds no protocol logic (DESIGN §2). Every host implements the same table of intents, and
+ * intents; it holds no protocol logic (docs/protocol.md §1). Every host implements the same table of intents, and
  * both directions are validated with these schemas, so a malformed message gets a clear error instead of
  * a crash on either side.
  *

@@ -131,7 +131,7 @@ export function bleValueLimit(attMtu: number): number {
 
 /**
  * A `ble_write` the link cannot carry in one ATT PDU (see {@link bleValueLimit}). The adapters refuse it
- * before anything is sent (bleno's hci GATT would truncate a notification silently, ble.md §3.2), and the
+ * before anything is sent (bleno's hci GATT would truncate a notification silently, docs/ble-libraries.md §4), and the
  * core ends the attempt at once with this message: the backend cannot learn the MTU from the protocol, so
  * the size and the limit are what it needs to hear (docs/ble-limits.md).
  */

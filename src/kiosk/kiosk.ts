@@ -1,5 +1,5 @@
 /**
- * The Kiosk service: owns the state machine and publishes the `KioskView` (DESIGN §2, "main owns the
+ * The Kiosk service: owns the state machine and publishes the `KioskView` (docs/protocol.md §1, "main owns the
  * truth"). Its loop: keep a session pre-warmed → wait for a tap and a QR scan at once (spec §3 rule 2)
  * → run the verification on the pre-warmed session → show the outcome or the error → clear the screen
  * after its timeout (privacy) → ready again. Nothing it waits on is unbounded, and nothing a device

@@ -1,6 +1,6 @@
 /**
  * Keeps one session pre-warmed while the kiosk is idle: created, its WebSocket open and `engage` sent,
- * so that a tap goes straight to `nfc_card_present` with no HTTP round trip (DESIGN §4).
+ * so that a tap goes straight to `nfc_card_present` with no HTTP round trip (docs/protocol.md §10).
  *
  * - Renewal: when an idle session has less than `renewBeforeExpiryMs` left, a replacement is prepared in
  *   the background while the old one stays usable; then they are swapped. A session with less than

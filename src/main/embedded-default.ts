@@ -2,7 +2,7 @@
  * The QA flavour's hook for running with nothing configured: an embedded mock backend and a virtual
  * counter (virtual reader, Bluetooth and phone), started in the main process, with a virtual phone page
  * QA opens in a second window. Defined here, implemented by the QA entry (src/qa/app/embedded-default.ts), so that
- * production code never imports QA code (DESIGN §3): the production entry simply has none.
+ * production code never imports QA code (README *What is here*): the production entry simply has none.
  */
 import { dispatchIntent, QrScannedResult, type KioskApiHandlers, type ScreenState } from '../common/kiosk-api.js';
 import type { Logger } from '../kiosk/log.js';

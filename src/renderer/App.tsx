@@ -1,6 +1,6 @@
 /**
  * The kiosk screen: picks the customer screen from the core's phase, or a staff screen over it, and wires
- * the intents. It holds no protocol logic and no data beyond React state (DESIGN §2).
+ * the intents. It holds no protocol logic and no data beyond React state (docs/protocol.md §1).
  */
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';

@@ -1,7 +1,7 @@
 /**
  * The relay core with the real PC/SC adapter (`PcscNfcReader`) on the scripted binding double
  * (test/support/fake-pcsclite.ts) instead of the fake NFC port, against the fake backend: what the adapter
- * decides reaches the backend as the spec says (relay-protocol.md §4.3, §7.3). The adapter's own unit tests
+ * decides reaches the backend as the spec says (docs/protocol.md §4.3, §7.3). The adapter's own unit tests
  * (test/unit/devices/pcsc/) check its variants at its boundary; the watchdog tests check the kiosk with a
  * port that times out by itself. Here the two meet.
  */

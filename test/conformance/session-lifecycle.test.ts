@@ -3,7 +3,7 @@
  * pre-warmed session, WebSocket authentication, renewal before expiry, handshake failures (404/409/401/403),
  * backend outages, `error` and dropped sockets with re-arming on the same session, result recovery with
  * `GET /sessions/{id}`, the verdict rules and a clean stop. Each test names the spec section it checks
- * of the backend's relay protocol, or the kiosk policy where the protocol leaves it open.
+ * (docs/protocol.md) or its §10 for kiosk policy the contract leaves open.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -199,7 +199,7 @@ describe('engage (spec §3 "WebSocket open", §4.3 engage)', () => {
 
 // ================================================================ pre-warmed session
 
-describe('pre-warmed session (DESIGN §4 "Both flows", spec §8 "create it shortly before")', () => {
+describe('pre-warmed session (docs/protocol.md §10 "Both flows", spec §8 "create it shortly before")', () => {
   it('while idle a session exists, its socket is open and engage has been sent', async () => {
     const harness = await start();
     const conn = await harness.backend.nextConnection();
@@ -240,7 +240,7 @@ describe('pre-warmed session (DESIGN §4 "Both flows", spec §8 "create it short
 // ================================================================ §4.2, §5 authentication
 
 describe('WebSocket authentication (spec §4.2, §5)', () => {
-  it('by default the client secret is sent in the Authorization header and not in the URL (§5, DESIGN §6)', async () => {
+  it('by default the client secret is sent in the Authorization header and not in the URL (§5, README *Privacy and logging*)', async () => {
     const harness = await start();
     const conn = await armed(harness);
     const secret = conn.session.secret;
@@ -303,7 +303,7 @@ describe('WebSocket authentication (spec §4.2, §5)', () => {
 
 // ================================================================ renewal
 
-describe('renewal before expiry (spec §8 session lifetime, DESIGN §4)', () => {
+describe('renewal before expiry (spec §8 session lifetime, docs/protocol.md §10)', () => {
   it('the idle session is replaced before expiry: new POST, new socket engaged, old socket closed 1000', async () => {
     const harness = await start({ config: SHORT_LIFETIME });
     const conn1 = await armed(harness);
@@ -562,7 +562,7 @@ describe('handshake failures (spec §7.1, §3 "10 minutes elapse", §8 one conne
 
 // ================================================================ backend offline
 
-describe('backend offline (DESIGN §4, kiosk policy: offline view and exponential backoff)', () => {
+describe('backend offline (docs/protocol.md §10, kiosk policy: offline view and exponential backoff)', () => {
   it('POST /sessions answering 503 → offline view with exponential backoff, then ready once it answers', async () => {
     const backend = await backendWith((b) => b.createStatuses.push(503, 503, 503, 503));
     const harness = await start({ backend, config: { session: { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 1_000 } } });
@@ -709,7 +709,7 @@ describe('backend error (spec §3 "Any phase / backend sends error", §5 rule 2,
 
 // ================================================================ dropped sockets
 
-describe('dropped socket (DESIGN §4 "End", spec §1 result via GET /sessions/{id}, §4.1)', () => {
+describe('dropped socket (docs/protocol.md §10 "End", spec §1 result via GET /sessions/{id}, §4.1)', () => {
   it('dropped mid-verification (NFC handover) → error view connection_lost, reconnect on the same session, engage again', async () => {
     const harness = await start();
     const conn1 = await armed(harness);
@@ -800,7 +800,7 @@ describe('dropped socket (DESIGN §4 "End", spec §1 result via GET /sessions/{i
 
 // ================================================================ idle socket
 
-describe('idle socket (spec §3 "Any phase", DESIGN §4)', () => {
+describe('idle socket (spec §3 "Any phase", docs/protocol.md §10)', () => {
   it('idle socket closed by the backend → re-armed on the same session', async () => {
     const harness = await start({ config: { session: FAST_RETRY } });
     const conn1 = await armed(harness);

@@ -485,7 +485,7 @@ describe('kiosk peripheral through bleno (scripted backend, scripted phone as GA
 });
 
 // A ble_write the link cannot carry in one ATT PDU (issue 12): the spec gives the backend no way to learn
-// the MTU (relay-protocol.md §4.4, §8), so the kiosk refuses it before anything reaches the phone and ends
+// the MTU (docs/protocol.md §4.4, §8), so the kiosk refuses it before anything reaches the phone and ends
 // the attempt at once with the size and the limit, instead of truncating (bleno hci) or failing the write
 // and waiting out the link-loss grace period as if the phone had left.
 describe('a ble_write larger than the link carries (docs/ble-limits.md)', () => {

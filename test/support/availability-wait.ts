@@ -22,7 +22,7 @@ export function availabilityWhen(port: AvailabilitySource, test: (a: Availabilit
 /**
  * Waits until `reader` is usable and reports no card. A card lifted just before (the previous test or
  * run) is still "present" until pcscd's next poll, and a card inserted before that poll would be swapped
- * in silently (pcsc.md pitfall 2): a run starts from an empty reader.
+ * in silently (pcscd polls vpcd's readers about every 400 ms, frankmorgner/vsmartcard `ifd-vpcd.c`): a run starts from an empty reader.
  */
 export async function waitForEmptyReader(reader: AvailabilitySource & { readonly cardPresent: boolean | undefined }, name: string, ms = 3_000): Promise<void> {
   await availabilityWhen(reader, (a) => a.usable, Math.max(ms, 10_000));

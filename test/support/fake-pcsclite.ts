@@ -1,5 +1,5 @@
 /**
- * A scripted double of the adapter's binding port, modelled on the `pcsclite` binding as pcsc.md §3 records it
+ * A scripted double of the adapter's binding port, modelled on the `pcsclite` binding as it behaves against pcscd + vpcd
  * against pcscd (the shape the port keeps; `smartcard-binding.ts` gives the same events and error format):
  * errors are plain `Error`s whose message ends in `(0x8010xxxx)`, status words carry the insertion counter
  * in their upper half, `connect` on a reader that still holds a handle answers `(undefined, undefined)`,

@@ -30,7 +30,7 @@ export const FLAVOUR_MAIN: Readonly<Record<Flavour, string>> = {
   qa: 'dist/app/main-qa.js',
 };
 
-/** Fuses every flavour flips (electronjs.org/docs/latest/tutorial/fuses; kiosk-ux.md §3.1 #19). */
+/** Fuses every flavour flips (electronjs.org/docs/latest/tutorial/fuses; Electron security checklist #19, electronjs.org/docs/latest/tutorial/security). */
 export const REQUIRED_FUSES = {
   runAsNode: false,
   enableNodeOptionsEnvironmentVariable: false,

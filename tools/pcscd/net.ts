@@ -1,6 +1,6 @@
 /**
  * Loopback port helpers for the private pcscd. Readiness is read from /proc, never by connecting:
- * a TCP connect to a vpcd port is a card insertion (pcsc.md section 6, pitfall 10).
+ * a TCP connect to a vpcd port is a card insertion (frankmorgner/vsmartcard `vpcd.c`: the card is the TCP client).
  */
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import net from 'node:net';

@@ -3,9 +3,9 @@
  *
  * 1. TCP_NODELAY on every accepted socket: Debian's vpcd 3.3 writes the length prefix and the
  *    payload with two send() calls, so Nagle + the card's delayed ACK add ~44 ms per APDU
- *    (docs: pcsc.md section 4, "Workaround 1").
+ *    (vpcd.c never sets TCP_NODELAY: Nagle + delayed ACK, about 40 ms per APDU).
  * 2. bind() to the IPv4/IPv6 wildcard is rewritten to loopback: vpcd always binds 0.0.0.0, and
- *    servers started by tests must not be reachable from the network (pcsc.md section 6, pitfall 9).
+ *    servers started by tests must not be reachable from the network (vpcd listens on 0.0.0.0:35963 by default, frankmorgner/vsmartcard `vpcd.c`).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

@@ -2,7 +2,7 @@
  * A private pcscd for tests and QA: its own socket, its own vpcd virtual readers on free loopback
  * ports, the NODELAY/loopback shim preloaded, run as `nobody` when we are root, stopped by pid.
  * Parallel-safe: several processes (or CI jobs) each get their own daemon; the system pcscd, if any,
- * is not touched.
+ * is not touched. Facts from pcsc-lite's `pcscdaemon.c` (socket activation, the pid file) and vsmartcard's `vpcd.c`.
  *
  * Client side: libpcsclite (loaded by the `pcsclite` addon) reads PCSCLITE_CSOCK_NAME once, on the
  * first PC/SC call of the process, and keeps that path for the life of the process (observed). So
@@ -56,7 +56,7 @@ export interface PrivatePcscdOptions {
   readonly log?: (line: string) => void;
   /**
    * User pcscd runs as when this process is root. Default 'nobody'; null keeps root, which is unsafe
-   * next to a system pcscd (it would overwrite and then remove /run/pcscd/pcscd.pid, pcsc.md 5.2).
+   * next to a system pcscd (it would overwrite and then remove /run/pcscd/pcscd.pid, pcsc-lite `pcscdaemon.c`).
    */
   readonly user?: string | null;
   /** Let pcscd outlive this process (the CLI). Default false: killed with it. */
@@ -69,7 +69,7 @@ export interface PcscdReader {
   /** Exact PC/SC reader name. */
   readonly name: string;
   readonly host: '127.0.0.1';
-  /** vpcd port: a TCP connection here is a card insertion, closing it a removal (pcsc.md section 2). */
+  /** vpcd port: a TCP connection here is a card insertion, closing it a removal (frankmorgner/vsmartcard `vpcd.c`). */
   readonly port: number;
 }
 

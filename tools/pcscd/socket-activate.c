@@ -4,10 +4,10 @@
  * Minimal systemd-style socket activation for a private pcscd (tools/pcscd/pcscd-daemon.ts).
  * pcscd 1.9.9 ignores PCSCLITE_CSOCK_NAME for its own socket and always binds
  * /run/pcscd/pcscd.comm, but it takes a listening socket passed as fd 3 with LISTEN_FDS=1 and
- * LISTEN_PID=<its pid>, and then skips the "another pcscd is running" check (pcsc.md section 5.2).
+ * LISTEN_PID=<its pid>, and then skips the "another pcscd is running" check (pcsc-lite `pcscdaemon.c`, sd_listen_fds).
  *
  * --user NAME: drop root once the socket exists. A root pcscd overwrites, and at exit removes, the
- *   system instance's /run/pcscd/pcscd.pid (pcsc.md section 5.2, last bullet); NAME cannot.
+ *   system instance's /run/pcscd/pcscd.pid (pcsc-lite `pcscdaemon.c`); NAME cannot.
  * --die-with-parent: SIGTERM when the parent dies, so a crashed test runner leaves no pcscd behind.
  */
 #define _GNU_SOURCE

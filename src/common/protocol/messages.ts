@@ -1,5 +1,5 @@
 /**
- * The relay protocol's messages (spec `relay-protocol.md` §2.3–2.5, §4.2–4.4) as runtime schemas and types.
+ * The relay protocol's messages (docs/protocol.md §2.3–2.5, §4.2–4.4) as runtime schemas and types.
  *
  * Wire shapes only: binary fields stay base64 strings here, validated as strict RFC 4648 base64.
  * Unknown extra fields are dropped (forward compatibility); unknown `type` or `op` values, missing or

@@ -1,16 +1,16 @@
 /**
  * The kiosk's `BlePeripheral` port on `@stoprocent/bleno` 0.12.x. The bleno instance is injected
- * (`new (require('@stoprocent/bleno/lib/bleno'))(bindings)`, ble.md §2.2): this module never imports the
+ * (`new (require('@stoprocent/bleno/lib/bleno'))(bindings)`, docs/ble-libraries.md §2): this module never imports the
  * library index, which would construct the platform binding.
  *
  * Behaviour (the same as the virtual port at the `BlePeripheral` boundary):
  * - one primary service per session, built from the characteristic specs: operations → properties
  *   (read → read, write_without_response → writeWithoutResponse, notify → notify; bleno adds the CCCD);
- *   bleno has no attribute permissions (ble.md §3.2), so the specs' permissions are enforced in the
+ *   bleno has no attribute permissions (docs/ble-libraries.md §4), so the specs' permissions are enforced in the
  *   callbacks: a read without `readable` is 0x02, a write without `writeable` is 0x03 (a Write Command
  *   gets no answer, as in ATT, but is not reported);
  * - one phone per session: the first central accepted is the phone, advertising stops then (stoprocent
- *   hci restarts advertising after every accept, ble.md §3.2); any other central is disconnected, and
+ *   hci restarts advertising after every accept, docs/ble-libraries.md §4); any other central is disconnected, and
  *   requests on other connections are answered 0x0E. If the phone leaves, advertising resumes while the
  *   session is open;
  * - events are reported synchronously from bleno's callbacks, so in the order the phone's packets came;
@@ -22,7 +22,7 @@
  *   reported with its offset. Once the phone is gone a late answer is dropped: bleno's GATT callback
  *   throws for a connection it has forgotten;
  * - notify waits for the subscription, refuses a value above ATT_MTU − 3 with `BleValueTooLargeError`
- *   (hci truncates silently, ble.md §3.2; the backend chunks, docs/ble-limits.md), hands the value to
+ *   (hci truncates silently, docs/ble-libraries.md §4; the backend chunks, docs/ble-limits.md), hands the value to
  *   the stack through the subscription's own update callback (`Characteristic.notify(data, 0)` would go
  *   to every connection: handle 0 is falsy) and resolves on the next turn; calls run one at a time, in
  *   call order;
@@ -33,7 +33,7 @@
  *   step bounded, so a dead adapter cannot hang `close()`. The next session re-advertises on the same
  *   bleno instance.
  * - on hci bleno's `stop()` is never called: it leaves the 1 s `pollIsDevUp` timer running, which throws
- *   once the socket is gone (ble.md §1.2). One bleno lives as long as the process; `close()` here only
+ *   once the socket is gone (docs/ble-libraries.md §1). One bleno lives as long as the process; `close()` here only
  *   tears the session down and drops the adapter's own listener.
  *
  * On macOS (bleno's mac binding, node_modules/@stoprocent/bleno/lib/mac/src) four things differ, each from
@@ -355,7 +355,7 @@ class BlenoSession implements BlePeripheralSession {
 
   private claim(handle: BlenoConnection): void {
     this.phone = handle;
-    // One phone per session; stoprocent's hci binding re-advertises after every accept (ble.md §3.2).
+    // One phone per session; stoprocent's hci binding re-advertises after every accept (docs/ble-libraries.md §4).
     this.bleno.stopAdvertising();
     this.emit({ kind: 'connect' });
   }
@@ -523,7 +523,7 @@ class BlenoSession implements BlePeripheralSession {
     await this.subscription(served.key, signal);
     const subscription = this.subscriptions.get(served.key);
     if (this.isClosed || this.phone === undefined || !subscription) throw new Error('BLE peripheral session closed');
-    // bleno's subscription gives ATT_MTU − 3; hci would truncate a longer value silently (ble.md §3.2).
+    // bleno's subscription gives ATT_MTU − 3; hci would truncate a longer value silently (docs/ble-libraries.md §4).
     const tooLarge = BleValueTooLargeError.check('notification', data.length, subscription.maxValueSize + 3);
     if (tooLarge) throw tooLarge;
     // Room in the stack first (hci: a few packets queued for the phone at most, hci-acl.ts).

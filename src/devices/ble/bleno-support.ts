@@ -10,7 +10,7 @@ import type { BlenoState } from './bleno-types.js';
 const HEX = /^[0-9a-f]+$/;
 
 /**
- * bleno strips dashes but keeps the case, and its hci GATT compares UUID strings exactly (ble.md §3.2):
+ * bleno strips dashes but keeps the case, and its hci GATT compares UUID strings exactly (docs/ble-libraries.md §4):
  * hand it lower case without dashes. Throws on anything that is not a 16-, 32- or 128-bit UUID.
  */
 export function blenoUuid(uuid: string): string {
@@ -47,7 +47,7 @@ export function blenoAvailability(state: BlenoState, binding: BlenoBindingKind):
     case 'unauthorized':
       return { usable: false, reason: 'unauthorized', detail: 'no permission to use the Bluetooth adapter as a peripheral' };
     case 'unsupported':
-      // hci: no adapter, or a kernel without Bluetooth (ble.md §1.2); CoreBluetooth: this Mac cannot be a peripheral.
+      // hci: no adapter, or a kernel without Bluetooth (docs/ble-libraries.md §1); CoreBluetooth: this Mac cannot be a peripheral.
       return binding === 'mac'
         ? { usable: false, reason: 'unsupported_platform', detail: 'this computer cannot act as a BLE peripheral' }
         : { usable: false, reason: 'no_adapter', detail: 'no Bluetooth LE adapter usable as a peripheral' };

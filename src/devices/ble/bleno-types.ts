@@ -1,8 +1,8 @@
 /**
  * The slice of `@stoprocent/bleno` 0.12.x the peripheral adapter uses, typed locally: the package's
  * `index.d.ts` types only the index (whose import constructs the platform binding) and clashes with
- * noble's typings (ble.md §3.3); the deep `lib/bleno` entry point has none. Callbacks carry the
- * connection handle first, as stoprocent's do (ble.md §3.2); on macOS the handle may be a string.
+ * noble's typings (docs/ble-libraries.md §5); the deep `lib/bleno` entry point has none. Callbacks carry the
+ * connection handle first, as stoprocent's do (docs/ble-libraries.md §4); on macOS the handle may be a string.
  */
 import type { EventEmitter } from 'node:events';
 
@@ -46,7 +46,7 @@ export interface BlenoPrimaryService {
   readonly characteristics: readonly BlenoCharacteristic[];
 }
 
-/** A bleno instance (`new (require('@stoprocent/bleno/lib/bleno'))(bindings)`, ble.md §2.2). */
+/** A bleno instance (`new (require('@stoprocent/bleno/lib/bleno'))(bindings)`, docs/ble-libraries.md §2). */
 export interface Bleno extends EventEmitter {
   readonly state: BlenoState;
   readonly platform: string;
@@ -62,7 +62,7 @@ export interface Bleno extends EventEmitter {
   stop(): void;
 }
 
-/** What bleno calls down on its bindings and listens to on them (ble.md §2.3). */
+/** What bleno calls down on its bindings and listens to on them (docs/ble-libraries.md §2). */
 export interface BlenoBindings extends EventEmitter {
   init(): void;
   startAdvertising(name: string, serviceUuids: readonly string[]): void;

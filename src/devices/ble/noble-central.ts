@@ -1,8 +1,8 @@
 /**
- * The kiosk's `BleCentral` port on noble (`@stoprocent/noble`, ble.md §7): scan for the mode's service,
+ * The kiosk's `BleCentral` port on noble (`@stoprocent/noble`, docs/ble-libraries.md): scan for the mode's service,
  * connect (bounded, retried), discover by value, subscribe to every `notify` characteristic, then hand
  * out a link with ordered writes and per-notification forwarding. The noble instance is injected, so this
- * module never loads the library's index (which would construct the platform binding, ble.md §2.2).
+ * module never loads the library's index (which would construct the platform binding, docs/ble-libraries.md §2).
  *
  * Behaviour at the port is the virtual central's (src/qa/devices/virtual-ble-central.ts):
  * - availability follows noble's adapter state (`availabilityOf`), with change notifications;
@@ -34,7 +34,7 @@ export interface NobleCentralOptions {
   readonly scanTimeoutMs?: number;
   /** Bound on one connection attempt (default 10 s). */
   readonly connectTimeoutMs?: number;
-  /** Scan-and-connect attempts when connecting fails (default 3; spurious failures are common, iso18013-5.md §2.3). */
+  /** Scan-and-connect attempts when connecting fails (default 3; spurious failures are common; Multipaz retries too, `BleCentralManagerAndroid.kt`). */
   readonly connectAttempts?: number;
   /** Pause between attempts (default 500 ms). */
   readonly retryDelayMs?: number;
@@ -42,7 +42,7 @@ export interface NobleCentralOptions {
   readonly gattTimeoutMs?: number;
   /** Bound on a link's close() (default 2 s). */
   readonly closeTimeoutMs?: number;
-  /** ATT MTU to request (default 517, the ATT maximum); honoured by the hci binding only (ble.md §3.1). */
+  /** ATT MTU to request (default 517, the ATT maximum); honoured by the hci binding only (docs/ble-libraries.md §3). */
   readonly mtu?: number;
   /**
    * macOS only: pause between two Write Commands (default 30 ms; 0 turns it off). noble's mac binding has
@@ -62,7 +62,7 @@ const DEFAULTS = {
   writeSpacingMs: 30,
 };
 
-/** stoprocent ≥ 2.4 takes `{ mtu }` on connect (hci); its typings lack the parameter (ble.md §3.1, §3.3). */
+/** stoprocent ≥ 2.4 takes `{ mtu }` on connect (hci); its typings lack the parameter (docs/ble-libraries.md §3, §5). */
 interface ConnectWithMtu {
   connectAsync(options: { readonly mtu: number }): Promise<void>;
 }

@@ -110,7 +110,7 @@ export class NobleCentralLink implements BleCentralLink {
       return Promise.reject(new Error(`${characteristicUuid}: its operations do not include write_without_response`));
     }
     // A Write Command cannot be split: above ATT_MTU − 3 the stack would refuse or cut it (512 bounds a
-    // link whose binding does not report the MTU, ble.md §3.1).
+    // link whose binding does not report the MTU, docs/ble-libraries.md §3).
     const tooLarge = BleValueTooLargeError.check('write-without-response', data.length, this.mtu);
     if (tooLarge) return Promise.reject(tooLarge);
     if (signal?.aborted) return Promise.reject(abortedError('BLE write'));
@@ -125,7 +125,7 @@ export class NobleCentralLink implements BleCentralLink {
       if (abandoned) throw abortedError('BLE write');
       if (this.closed) throw linkClosed();
       if (this.dropReason !== undefined) throw new Error(`BLE link lost: ${this.dropReason}`);
-      // Resolves when the binding has taken the Write Command (hci: queued to the ACL link, ble.md §3.1).
+      // Resolves when the binding has taken the Write Command (hci: queued to the ACL link, docs/ble-libraries.md §3).
       return target.characteristic.writeAsync(bytes, true);
     });
     this.tail = run.catch(() => undefined);

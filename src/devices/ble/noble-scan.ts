@@ -11,7 +11,7 @@ export interface ScanOptions {
 }
 
 /**
- * Starts a filtered scan (`serviceUuid` in noble's spelling, ble.md §3.1) and resolves with the first
+ * Starts a filtered scan (`serviceUuid` in noble's spelling, docs/ble-libraries.md §3) and resolves with the first
  * connectable peripheral. Rejects with `BleSetupError` on timeout or when the adapter leaves poweredOn,
  * with an abort error when the signal aborts. The scan is stopped and every listener removed either way.
  */

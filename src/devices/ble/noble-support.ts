@@ -1,15 +1,15 @@
 /**
- * Platform facts the noble adapter normalises (ble.md §3.1, §6): which binding reports what MTU, how
+ * Platform facts the noble adapter normalises (docs/ble-libraries.md §3, §6): which binding reports what MTU, how
  * adapter states map to the kiosk's availability keys, and readable disconnect reasons.
  */
 import type { AdapterState, CharacteristicProperty, DisconnectReason } from '@stoprocent/noble';
 import type { CharacteristicSpec, GattOperation } from '../../common/protocol/messages.js';
 import type { Availability, GattProfile } from '../ports.js';
 
-/** The noble binding in use: what `peripheral.mtu` means depends on it (ble.md §3.1 MTU table). */
+/** The noble binding in use: what `peripheral.mtu` means depends on it (docs/ble-libraries.md §3). */
 export type NobleBindingKind = 'hci' | 'dbus' | 'mac' | 'win';
 
-/** The binding stoprocent picks by default on this OS (ble.md §2.1). */
+/** The binding stoprocent picks by default on this OS (docs/ble-libraries.md §2). */
 export function defaultBindingKind(platform: NodeJS.Platform = process.platform): NobleBindingKind {
   if (platform === 'darwin') return 'mac';
   if (platform === 'win32') return 'win';
@@ -21,7 +21,7 @@ const MIN_ATT_MTU = 23;
 
 /**
  * `peripheral.mtu` as an ATT_MTU: hci and win report the ATT MTU, mac reports the payload size
- * (ATT_MTU − 3), dbus never sets it; `null` or nonsense → unknown (ble.md §3.1).
+ * (ATT_MTU − 3), dbus never sets it; `null` or nonsense → unknown (docs/ble-libraries.md §3).
  */
 export function normaliseMtu(reported: number | null | undefined, binding: NobleBindingKind): number | undefined {
   if (typeof reported !== 'number' || !Number.isInteger(reported) || reported <= 0 || binding === 'dbus') return undefined;

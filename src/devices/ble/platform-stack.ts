@@ -1,6 +1,6 @@
 /**
  * The BLE adapters on this machine's own Bluetooth stack: noble and bleno with their default bindings
- * (raw HCI on Linux, CoreBluetooth on macOS, WinRT for noble on Windows; reference ble.md §2.1, §6). Loaded
+ * (raw HCI on Linux, CoreBluetooth on macOS, WinRT for noble on Windows; docs/ble-libraries.md §2, §6). Loaded
  * only when asked for, because constructing the default bindings touches the hardware; a role whose
  * library cannot load is reported, not thrown. What the libraries print goes to `log` while the adapters
  * live (library-console.ts): the relay CLI's stdout is one JSON line per verification.
@@ -40,8 +40,8 @@ export interface PlatformBle {
   /** Roles that could not be set up, with why (for staff diagnostics). */
   readonly problems: readonly string[];
   /**
-   * Releases the adapters; noble is stopped, bleno is left running (its stop() leaks a timer, ble.md
-   * §1.2), and so is the routing of its console output to the log.
+   * Releases the adapters; noble is stopped, bleno is left running (its stop() leaks a timer, docs/ble-libraries.md
+   * §1), and so is the routing of its console output to the log.
    */
   close(): Promise<void>;
 }
@@ -94,7 +94,7 @@ export function loadPlatformBle(options: PlatformBleOptions): PlatformBle {
   // Before the libraries load: their bindings print from the first state change on.
   const unroute = options.log ? routeLibraryConsole(options.log) : () => undefined;
   // Both roles on one adapter with raw HCI: without this noble answers the phone's ATT requests with
-  // "Request Not Supported" (ble.md §3.1). Set before noble loads; an explicit setting wins.
+  // "Request Not Supported" (docs/ble-libraries.md §3). Set before noble loads; an explicit setting wins.
   if (options.central && options.peripheral && platform === 'linux') process.env.NOBLE_MULTI_ROLE ??= '1';
   let noble: Noble | undefined;
   let central: NobleCentral | undefined;
@@ -147,7 +147,7 @@ export function loadPlatformBle(options: PlatformBleOptions): PlatformBle {
       central?.dispose();
       noble?.stop();
       await bleno?.close();
-      // bleno is never stopped on hci (its poll timer would throw, ble.md §1.2) and keeps reporting state
+      // bleno is never stopped on hci (its poll timer would throw, docs/ble-libraries.md §1) and keeps reporting state
       // changes, each printed: its output stays routed for as long as it lives, i.e. the process.
       if (!bleno) unroute();
     },

@@ -1,7 +1,7 @@
 /**
  * UUID spellings for noble. noble reports and expects 32 lower-case hex digits without dashes (4 digits
  * for 16-bit UUIDs); its JS layer does not normalise input and the hci filters are exact string matches,
- * so a dashed or upper-case UUID silently never matches (ble.md §3.1).
+ * so a dashed or upper-case UUID silently never matches (docs/ble-libraries.md §3).
  */
 const HEX = /^[0-9a-f]+$/;
 /** The Bluetooth Base UUID after the 32-bit prefix. */

@@ -1,6 +1,6 @@
 /**
  * A callback-style native call with a time bound. PC/SC calls can block without end (a mute card on vpcd
- * never answers, pcsc.md §3), so the adapter never waits on the binding alone.
+ * never answers: vpcd's driver blocks in recv(), frankmorgner/vsmartcard `ifd-vpcd.c`), so the adapter never waits on the binding alone.
  */
 import type { BindingCallbackError } from './pcsc-binding.js';
 

@@ -14,7 +14,7 @@ export interface BindingReader {
   readonly name: string;
   /** The previous status word (the binding sets it after emitting `status`). */
   readonly state?: number;
-  /** Whether the binding holds a card handle (stays true after the card left, pcsc.md pitfall 7). */
+  /** Whether the binding holds a card handle (stays true after the card left until it is disconnected, as in santigimeno/node-pcsclite `lib/pcsclite.js`). */
   readonly connected: boolean;
   readonly SCARD_SHARE_SHARED: number;
   readonly SCARD_SHARE_EXCLUSIVE: number;

@@ -1,7 +1,7 @@
 /**
  * The kiosk's `NfcReader` port on PC/SC (pcscd on Linux, the Smart Card service on Windows, CryptoTokenKit
  * on macOS) through a binding behind the port of `pcsc-binding.ts` — by default the N-API `smartcard` addon
- * (`smartcard-binding.ts`). Facts and pitfalls it is built on: reference pcsc.md.
+ * (`smartcard-binding.ts`). PC/SC behaviour it is built on: README *NFC readers (PC/SC)*.
  *
  * - Context: established at start and re-established with exponential backoff while the service is
  *   absent (0x8010001D) or after it was lost (0x80100013: a pcscd restart ends every reader of the old
@@ -55,7 +55,7 @@ export const RECEIVE_BUFFER_BYTES = MAX_RAPDU_BYTES;
  * A response longer than any R-APDU can be. The native layer caps what it copies at the receive
  * buffer, but a binding or driver that does not is not trusted with it: refused as SCARD_E_INSUFFICIENT_BUFFER's
  * variant, the error SCardTransmit gives for a response that does not fit, which the backend treats as fatal
- * (relay-protocol.md §7.3).
+ * (docs/protocol.md §7.3).
  */
 function oversizeResponse(length: number): NfcTransmitError {
   return new NfcTransmitError(
@@ -300,7 +300,7 @@ export class PcscNfcReader implements NfcReader {
   // ------------------------------------------------------------------ readers
 
   private onReader(context: BindingContext, reader: BindingReader): void {
-    // Without an error listener a late binding error would crash the process (pcsc.md pitfall 6).
+    // Without an error listener a late binding error would crash the process (node's EventEmitter throws an unhandled `error` event).
     const entry = new ReaderEntry(reader);
     reader.on('error', (error) => this.onReaderError(entry, error));
     if (context !== this.context || this.closed) {

@@ -2,7 +2,7 @@
  * Which PC/SC reader the kiosk uses.
  *
  * Dual-interface readers list several PC/SC readers: the ACR1252U shows a PICC (contactless) interface and
- * a SAM slot, and the SAM slot raises errors when polled (reference kiosk-ux.md §2: nfc-pcsc#56, multipaz
+ * a SAM slot, and the SAM slot raises errors when polled (nfc-pcsc#56, multipaz
  * PR #1847). So SAM slots are never chosen automatically, and contactless interfaces win over others.
  *
  * A configured selector is either a name, matched case-insensitively, exactly or as a part of the reader

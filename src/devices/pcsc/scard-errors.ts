@@ -157,5 +157,5 @@ export const Scard = {
   REMOVED_CARD: 0x80100069,
 } as const;
 
-/** Codes after which the whole PC/SC context is gone and must be established anew (pcsc.md §3, pitfall 4). */
+/** Codes after which the whole PC/SC context is gone and must be established anew (a restarted pcscd leaves the old context dead: SCARD_E_NO_SERVICE / SCARD_F_COMM_ERROR, pcsc-lite `winscard_clnt.c`). */
 export const CONTEXT_LOST_CODES: ReadonlySet<number> = new Set([Scard.COMM_ERROR, Scard.NO_SERVICE, Scard.SERVICE_STOPPED, Scard.SHUTDOWN, Scard.INVALID_HANDLE]);

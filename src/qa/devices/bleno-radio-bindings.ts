@@ -2,7 +2,7 @@
  * bleno bindings on a virtual radio device's peripheral facet, so the bleno adapter runs against the
  * virtual phone with bleno's real object model. The bindings replace only HCI/GAP: they keep bleno's
  * own `lib/hci-socket/gatt.js` and translate each radio operation into the ATT PDU it stands for on a
- * fake ACL stream per connection (ble.md §2.5), so the attribute table, property checks, CCCD handling,
+ * fake ACL stream per connection (docs/ble-libraries.md §2), so the attribute table, property checks, CCCD handling,
  * MTU capping and notification framing are the library's code:
  *
  * - radio connect → `accept(address, handle)`, then the central's Exchange MTU with the link's MTU
@@ -15,7 +15,7 @@
  * - radio disconnect → the ACL stream ends (gatt drops the subscriptions), then `disconnect(address,
  *   handle)`;
  * - hci's habits kept: advertising restarts after an accept and after a disconnect while the app has not
- *   stopped it (ble.md §3.2); `servicesSet` is emitted synchronously; state changes follow the device's
+ *   stopped it (docs/ble-libraries.md §4); `servicesSet` is emitted synchronously; state changes follow the device's
  *   power. The radio negotiated the MTU already (both devices' preferences), so gatt's 256 cap is raised
  *   to the link's value when a link asks for more: both ends then frame with one MTU.
  */

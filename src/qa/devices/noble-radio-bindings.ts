@@ -1,6 +1,6 @@
 /**
  * noble bindings on the virtual radio: the object `@stoprocent/noble`'s `lib/noble.js` drives instead of
- * its hci/mac/win binding (ble.md §2.2–2.4), backed by one `RadioDevice`'s central facet, following the
+ * its hci/mac/win binding (docs/ble-libraries.md §2), backed by one `RadioDevice`'s central facet, following the
  * mapping in the radio's header comment (src/qa/sim/radio/virtual-radio.ts). With it the real noble object
  * model (Peripheral, Service, Characteristic, its queues and callbacks) runs against the virtual phone.
  *
@@ -87,7 +87,7 @@ export class RadioNobleBindings extends EventEmitter {
     this.endScan();
     const filter = serviceUuids ?? [];
     try {
-      // The radio filters by value; hci matches noble's spelling exactly (ble.md §3.1), so we do too.
+      // The radio filters by value; hci matches noble's spelling exactly (docs/ble-libraries.md §3), so we do too.
       this.scan = this.device.central.startScan(
         {},
         (report) => {
@@ -170,7 +170,7 @@ export class RadioNobleBindings extends EventEmitter {
     const connection: Connection = { link, services: [], stopListening: [] };
     this.connections.set(id, connection);
     connection.stopListening.push(
-      // Notifications are `read` events with isNotification = true (ble.md §2.3).
+      // Notifications are `read` events with isNotification = true (docs/ble-libraries.md §2).
       link.onNotification((event) => this.emit('read', id, event.serviceUuid, event.characteristicUuid, Buffer.from(event.data), true)),
       link.onDisconnect((info) => {
         for (const stop of connection.stopListening.splice(0)) stop();
@@ -241,7 +241,7 @@ export class RadioNobleBindings extends EventEmitter {
     );
   }
 
-  /** `write` goes up in both modes, or `writeAsync` never resolves for Write Commands (ble.md §2.3). */
+  /** `write` goes up in both modes, or `writeAsync` never resolves for Write Commands (docs/ble-libraries.md §2). */
   write(id: string, serviceUuid: string, characteristicUuid: string, data: Uint8Array, withoutResponse: boolean): void {
     const connection = this.link(id);
     const request = connection instanceof Error ? Promise.reject(connection) : connection.link.write(serviceUuid, characteristicUuid, data, { withoutResponse });
@@ -296,12 +296,12 @@ export class RadioNobleBindings extends EventEmitter {
   }
 }
 
-/** The class `lib/noble.js` exports, typed as far as we use it (the deep path has no typings, ble.md §3.3). */
+/** The class `lib/noble.js` exports, typed as far as we use it (the deep path has no typings, docs/ble-libraries.md §5). */
 type NobleConstructor = new (bindings: EventEmitter) => Noble;
 
 /**
  * A real noble object model on the radio device's central facet. The deep import skips the package
- * index, which would construct the platform binding (and warn when there is no adapter, ble.md §1.2).
+ * index, which would construct the platform binding (and warn when there is no adapter, docs/ble-libraries.md §1).
  */
 export function createVirtualNoble(device: RadioDevice, bindings: RadioNobleBindings = new RadioNobleBindings(device)): Noble {
   const NobleClass = createRequire(import.meta.url)('@stoprocent/noble/lib/noble') as NobleConstructor;

@@ -1,6 +1,6 @@
 /**
  * The lockdown, item by item of Electron's security checklist (electronjs.org/docs/latest/tutorial/security,
- * numbered in the checklist's order). Items set on the window (#2–4, #6, #8–10, #12)
+ * numbered as in Electron's security checklist, electronjs.org/docs/latest/tutorial/security). Items set on the window (#2–4, #6, #8–10, #12)
  * are in window.test.ts, #7 and #18 in app-scheme.test.ts, #17 in ipc.test.ts, #20 in the preload tests;
  * #19 (fuses) is set at packaging (electron-builder.yml) and checked by the packaging tests.
  */

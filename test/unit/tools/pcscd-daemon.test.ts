@@ -63,7 +63,7 @@ class Client {
   }
 }
 
-/** A minimal vpcd card (pcsc.md section 2): uint16 BE framing, GET ATR answered, APDUs get 9000. */
+/** A minimal vpcd card (frankmorgner/vsmartcard `vpcd.c`): uint16 BE framing, GET ATR answered, APDUs get 9000. */
 async function insertCard(port: number): Promise<net.Socket> {
   const socket = net.connect({ host: '127.0.0.1', port, noDelay: true });
   const send = (payload: Buffer): void => {

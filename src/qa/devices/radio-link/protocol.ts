@@ -105,7 +105,7 @@ const radioService = z.strictObject({
     .max(64),
 });
 
-/** bleno role: bleno's binding calls (ble.md §2.5) that concern the radio; GATT stays with bleno. */
+/** bleno role: bleno's binding calls (docs/ble-libraries.md §2) that concern the radio; GATT stays with bleno. */
 export const BLENO_CALL_ARGS = {
   init: z.tuple([]),
   startAdvertising: z.tuple([z.string().max(248), z.array(uuid).max(64).nullable()]),
@@ -126,7 +126,7 @@ export type BlenoEventName = (typeof BLENO_EVENT_NAMES)[number];
 export const ROLES = ['noble', 'bleno'] as const;
 export type Role = (typeof ROLES)[number];
 
-/** Events of noble's binding contract (ble.md §2.3) that the radio side forwards, in emission order. */
+/** Events of noble's binding contract (docs/ble-libraries.md §2) that the radio side forwards, in emission order. */
 export const EVENT_NAMES = [
   'stateChange',
   'addressChange',

@@ -2,7 +2,7 @@
  * The bleno side of the radio link (docs/radio-link.md, role "bleno"): bleno bindings whose GATT server is
  * bleno's own `hci-socket/gatt.js` in this process, fed the ATT PDUs a `RadioLinkServer` sends for each
  * connection of its radio device, while GAP (advertising, the radio's view of the table, disconnect) goes
- * to the server as calls. Same contract as `BlenoRadioBindings` (ble.md §2.5); the two share one
+ * to the server as calls. Same contract as `BlenoRadioBindings` (docs/ble-libraries.md §2); the two share one
  * implementation (`BlenoGattSide` here, `RadioPeripheralSide` in the server).
  *
  *   const bindings = await RemoteBlenoBindings.connect({ port });   // hello → welcome

@@ -1,7 +1,7 @@
 /**
  * The noble side of the radio link (docs/radio-link.md): noble bindings whose calls travel over a
  * loopback socket to a `RadioLinkServer`, which runs them on a device of its virtual radio, and whose
- * events come back the same way, in order. Same contract as `RadioNobleBindings` (ble.md §2.3).
+ * events come back the same way, in order. Same contract as `RadioNobleBindings` (docs/ble-libraries.md §2).
  *
  *   const bindings = await RemoteNobleBindings.connect({ port });   // hello → welcome
  *   const noble = createRemoteNoble(bindings);                      // a Noble, as withBindings() gives
@@ -144,10 +144,10 @@ export class RemoteNobleBindings extends RadioLinkBindings {
   }
 }
 
-/** The class `lib/noble.js` exports (the deep path has no typings, ble.md §3.3). */
+/** The class `lib/noble.js` exports (the deep path has no typings, docs/ble-libraries.md §5). */
 type NobleConstructor = new (bindings: EventEmitter) => Noble;
 
-/** A real noble object model on remote bindings, without loading the package index (ble.md §1.2). */
+/** A real noble object model on remote bindings, without loading the package index (docs/ble-libraries.md §1). */
 export function createRemoteNoble(bindings: RemoteNobleBindings): Noble {
   const NobleClass = createRequire(import.meta.url)('@stoprocent/noble/lib/noble') as NobleConstructor;
   return new NobleClass(bindings);

@@ -1,6 +1,6 @@
 /**
  * ISO 7816-4 command/response APDUs and the NFC Forum Type 4 Tag pieces 18013-5 engagement uses
- * (reference iso18013-5.md §1.1 constants, §1.2 encoding, §1.3 Capability Container, §1.4 read/write rules).
+ * (NFC Forum Type 4 Tag: NDEF application AID, Capability Container, READ/UPDATE BINARY; as Multipaz `nfc/Nfc.kt`, `nfc/CommandApdu.kt`, `mdoc/nfc/MdocNfcEngagementHelper.kt` and isomdl `src/definitions/device_engagement/nfc/apdu_handover.rs` implement them).
  */
 import { ByteCursor, concatBytes, isUint, uintBytes } from './byte-cursor.js';
 

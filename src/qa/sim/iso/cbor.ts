@@ -1,7 +1,7 @@
 /**
  * CBOR for ISO/IEC 18013-5, on cbor-x, with the rules that keep hashes and signatures stable.
  *
- * Rules (reference iso18013-5.md §4.7 unless stated):
+ * Rules (ISO/IEC 18013-5 §8.1 and RFC 8949 §4.2 preferred encoding; the cbor-x 1.6 options below were observed to produce it):
  * 1. Encoder options `useRecords: false` (no cbor-x record extension `d9dfff…`), `tagUint8Array: false`
  *    (byte strings are plain major type 2, not tag 64), `variableMapSize: true` (shortest map header, not
  *    `b9 0001…`), `useTag259ForMaps: false` (a `Map` is a plain map, not tag 259). Maps keep insertion

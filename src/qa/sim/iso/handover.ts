@@ -1,6 +1,6 @@
 /**
  * NFC Forum Connection Handover 1.5 as profiled by ISO 18013-5 NFC engagement
- * (reference iso18013-5.md §1.1 constants, §1.6 record payloads, §1.7 Handover Select, §1.8 Handover Request).
+ * (NFC Forum Connection Handover 1.5 and ISO/IEC 18013-5 §8.2.2.1; record payloads as Multipaz `nfc/HandoverSelectRecord.kt`, `HandoverRequestRecord.kt` and isomdl `ndef_handover.rs` build them).
  *
  * DeviceEngagement and ReaderEngagement payloads are opaque bytes here: the parsers hand back the record payload
  * verbatim because the SessionTranscript must hash exactly those bytes (§1.9, isomdl commit 3ad4471).

@@ -1,7 +1,7 @@
 /**
  * NDEF records and messages (NFC Forum NDEF 1.0) as used by ISO 18013-5 NFC engagement.
  *
- * Byte layout (reference iso18013-5.md §1.6): header `MB(0x80) | ME(0x40) | CF(0x20) | SR(0x10) | IL(0x08) | TNF`,
+ * Byte layout (NFC Forum NDEF 1.0 §3.2): header `MB(0x80) | ME(0x40) | CF(0x20) | SR(0x10) | IL(0x08) | TNF`,
  * TYPE_LENGTH, PAYLOAD_LENGTH (1 byte if SR, else 4 bytes big-endian), ID_LENGTH if IL, then TYPE, ID, PAYLOAD.
  * Chunked records (CF) never occur in 18013-5 engagement, so they are rejected rather than reassembled.
  */

@@ -1,5 +1,5 @@
 /**
- * NFC Forum TNEP records for ISO 18013-5 negotiated handover (reference iso18013-5.md §1.4, §1.6):
+ * NFC Forum TNEP records for ISO 18013-5 negotiated handover (NFC Forum TNEP 1.0; Multipaz `nfc/ServiceParameterRecord.kt`, `ServiceSelectRecord.kt`, `TnepStatusRecord.kt`):
  * Service Parameter "Tp", Service Select "Ts", Status "Te" — all TNF 1 (well-known).
  */
 import { ByteCursor, decodeUtf8, isUint, utf8, concatBytes } from './byte-cursor.js';

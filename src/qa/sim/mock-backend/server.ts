@@ -1,5 +1,5 @@
 /**
- * The mock verification backend: the service side of `relay-protocol.md` in full, for QA and tests.
+ * The mock verification backend: the service side of `docs/protocol.md` in full, for QA and tests.
  *
  * - `POST {base}/sessions` and `GET {base}/sessions/{id}` with `Authorization: Bearer <API_KEY>`;
  * - the session WebSocket `{base}/sessions/{id}/mdoc-proximity/ws`, authenticated by the `token` query or

@@ -1,5 +1,5 @@
 /**
- * The relay protocol as the backend sees it (spec `relay-protocol.md` §4.2–4.4), written independently of
+ * The relay protocol as the backend sees it (docs/protocol.md §4.2–4.4), written independently of
  * the kiosk's own schemas: the mock is the other side of the wire, and a shared mistake would hide.
  *
  * Each client message is classified into one cause of spec §7.2 with a distinct `error` text, so QA can

@@ -9,7 +9,7 @@
  * - Multipaz = github.com/openwallet-foundation/multipaz @ af670c68e15fe85087409aa4c8a96944ac8f160d,
  *   `multipaz/src/commonMain/kotlin/org/multipaz/mdoc/nfc/MdocNfcEngagementHelper.kt` (the holder's CC,
  *   Tp and HS) and `multipaz/src/commonTest/.../mdoc/nfc/MdocNfcEngagementHelperTest.kt`
- *   (`testStaticHandover`, `testNegotiatedHandover`).
+ *   (`testStaticHandover`, `testNegotiatedHandover`; Multipaz `multipaz/src/commonTest/kotlin/org/multipaz/mdoc/nfc/MdocNfcEngagementHelperTest.kt` @ af670c68).
  *
  * The Apple Wallet and Multipaz CC/Tp constants live in iso/apdu.ts and iso/tnep.ts (same captures).
  */

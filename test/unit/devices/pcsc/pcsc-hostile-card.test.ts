@@ -1,7 +1,7 @@
 /**
  * A hostile or broken card (phone) at the PC/SC adapter boundary, through the scripted binding double
  * (test/support/fake-pcsclite.ts): R-APDUs of any length, a card that never answers, and reader names of
- * odd shape. Each is bounded, reported as a PC/SC variant the backend understands (relay-protocol.md §7.3),
+ * odd shape. Each is bounded, reported as a PC/SC variant the backend understands (docs/protocol.md §7.3),
  * and the reader serves the next card afterwards.
  */
 import fc from 'fast-check';

@@ -1,13 +1,13 @@
 /**
- * ISO 18013-5 Annex D test vectors, from `../shared/reference/annex-d-vectors.json` (relative to the repo
- * root; Multipaz TestVectors.kt as a JSON map of hex, reference §6.1). Loading fails with a clear message
- * when the file is missing instead of skipping tests.
+ * ISO/IEC 18013-5:2021 Annex D test vectors, from the fixture `test/fixtures/iso18013-5/annex-d-vectors.json`
+ * (Multipaz `TestVectors.kt` as a JSON map of hex; its README names the source and commit). Loading fails
+ * with a clear message when the file or a vector is missing instead of skipping tests.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-/** test/unit/sim/iso → repo root is four levels up; the reference folder sits beside the repo. */
-export const ANNEX_D_VECTORS_PATH = fileURLToPath(new URL('../../../../../shared/reference/annex-d-vectors.json', import.meta.url));
+/** test/unit/sim/iso → test/ is three levels up. */
+export const ANNEX_D_VECTORS_PATH = fileURLToPath(new URL('../../../fixtures/iso18013-5/annex-d-vectors.json', import.meta.url));
 
 const NAMES = [
   'DEVICE_ENGAGEMENT',
@@ -39,8 +39,8 @@ export type AnnexDName = (typeof NAMES)[number];
 function load(): ReadonlyMap<AnnexDName, Uint8Array> {
   if (!existsSync(ANNEX_D_VECTORS_PATH)) {
     throw new Error(
-      `Annex D vectors not found at ${ANNEX_D_VECTORS_PATH}. They live in ../shared/reference/annex-d-vectors.json ` +
-        'next to this repository (see iso18013-5.md §6); check out the shared reference folder.',
+      `Annex D vectors not found at ${ANNEX_D_VECTORS_PATH}: the fixture test/fixtures/iso18013-5/annex-d-vectors.json ` +
+        'is part of the repository (see the README beside it); restore it from git.',
     );
   }
   const json = JSON.parse(readFileSync(ANNEX_D_VECTORS_PATH, 'utf8')) as Record<string, unknown>;

@@ -1,12 +1,12 @@
 /**
  * Byte-level fixtures for the NFC engagement codecs.
  *
- * - Multipaz transcripts: reference iso18013-5.md §1.5 (Multipaz `MdocNfcEngagementHelperTest.kt`,
+ * - Multipaz transcripts: (Multipaz `MdocNfcEngagementHelperTest.kt`,
  *   `testStaticHandover` / `testNegotiatedHandover`). The reference prints the HR and the negotiated HS only
  *   decoded (§1.7, §1.8); their hex below is the one in that same Multipaz test.
  * - Apple Wallet HS and CC: reference §1.7 (isomdl `APPLE_HS_NDEF`) and §1.3.
  * - Annex D HS/HR: the `Handover` element of `ISO_18013_5_ANNEX_D_SESSION_TRANSCRIPT_BYTES` in
- *   reference annex-d-vectors.json.
+ *   test/fixtures/iso18013-5/annex-d-vectors.json.
  */
 
 export function hex(text: string): Uint8Array {

@@ -1,5 +1,5 @@
 /**
- * Replays the Multipaz static and negotiated handover APDU transcripts (reference iso18013-5.md §1.5) against
+ * Replays the Multipaz static and negotiated handover APDU transcripts (Multipaz `MdocNfcEngagementHelperTest.kt` @ af670c68) against
  * the toolkit from both sides: a reader written only with the toolkit's builders must emit every command
  * byte-exact, and a Type 4 Tag written only with the toolkit must give every response byte-exact.
  */

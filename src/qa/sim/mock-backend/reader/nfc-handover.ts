@@ -1,5 +1,5 @@
 /**
- * Sans-IO reader side of ISO 18013-5 NFC engagement (reference iso18013-5.md §1.4, after isomdl's
+ * Sans-IO reader side of ISO 18013-5 NFC engagement (ISO/IEC 18013-5 §8.2.2.1, after isomdl's
  * `ReaderApduHandoverDriver`): feed it each response APDU, it answers with the next command APDU (and how
  * long to wait before sending it), or with the handover result. The backend relays the APDUs through the
  * kiosk, so the driver never touches a card itself.
