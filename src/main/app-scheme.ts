@@ -14,8 +14,8 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Privileges, Protocol } from 'electron';
-import { securityHeaders } from '../host/security-headers.js';
-import { mimeTypeFor, resolveStatic } from '../host/static-files.js';
+import { securityHeaders } from '../service/security-headers.js';
+import { mimeTypeFor, resolveStatic } from '../service/static-files.js';
 import { APP_HOST, APP_SCHEME } from './app-origin.js';
 
 export const APP_SCHEME_PRIVILEGES: Readonly<Privileges> = Object.freeze({

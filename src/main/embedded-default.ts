@@ -5,7 +5,7 @@
  * production code never imports QA code (DESIGN §3): the production entry simply has none.
  */
 import { dispatchIntent, QrScannedResult, type KioskApiHandlers, type ScreenState } from '../common/kiosk-api.js';
-import type { Logger } from '../kiosk/log.js';
+import type { Logger } from '../platform/log.js';
 import type { DeviceFactory } from '../service/kiosk-service.js';
 
 /** The running kiosk, as the phone page reaches it (bound once the service exists). */

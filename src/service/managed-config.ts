@@ -16,7 +16,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { posix, win32 } from 'node:path';
 import { z } from 'zod';
-import { jsonSyntaxText, KioskConfigShape, mergeConfig } from '../kiosk/config.js';
+import { jsonSyntaxText, KioskConfigShape, mergeConfig } from '../platform/config.js';
 
 /** A policy file is small; anything bigger is a mistake (or not ours), and is not read into memory. */
 export const MAX_MANAGED_CONFIG_BYTES = 1024 * 1024;
