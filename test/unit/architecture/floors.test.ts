@@ -99,7 +99,7 @@ describe('the floors: the cases the architecture issue named', () => {
   });
 
   it('the device adapters cannot reach up to the kiosk (its config and log are in platform)', async () => {
-    expect(await floorMessages('src/devices/configured-devices.ts', importOf('../kiosk/kiosk.js'))).toEqual([expect.stringContaining('src/devices may not import src/kiosk/kiosk')]);
+    expect(await floorMessages('src/devices/pcsc/planted-composition.ts', importOf('../../kiosk/kiosk.js'))).toEqual([expect.stringContaining('src/devices may not import src/kiosk/kiosk')]);
     expect(await floorMessages('src/devices/pcsc/planted.ts', "import type { Logger } from '../../platform/log.js';\nexport type L = Logger;\n")).toEqual([]);
   });
 
@@ -113,14 +113,14 @@ describe('the floors: the cases the architecture issue named', () => {
 
 describe('the floors: every way of naming a module is checked', () => {
   it.each([
-    ['import type', "import type { KioskConfig } from '../kiosk/config.js';\nexport type C = KioskConfig;\n"],
-    ['export from', "export { loadConfig } from '../kiosk/config.js';\n"],
-    ['export * from', "export * from '../kiosk/config.js';\n"],
-    ['dynamic import()', "export const load = () => import('../kiosk/config.js');\n"],
-    ['import() type', "export type C = import('../kiosk/config.js').KioskConfig;\n"],
-    ['a bare side-effect import', "import '../kiosk/config.js';\n"],
+    ['import type', "import type { SessionClient } from '../kiosk/session-client.js';\nexport type C = SessionClient;\n"],
+    ['export from', "export { SessionClient } from '../kiosk/session-client.js';\n"],
+    ['export * from', "export * from '../kiosk/session-client.js';\n"],
+    ['dynamic import()', "export const load = () => import('../kiosk/session-client.js');\n"],
+    ['import() type', "export type C = import('../kiosk/session-client.js').SessionClient;\n"],
+    ['a bare side-effect import', "import '../kiosk/session-client.js';\n"],
   ])('%s', async (_how, code) => {
-    expect(await floorMessages('src/renderer/planted-floor.ts', code)).toEqual([expect.stringContaining('src/renderer may not import src/kiosk/config')]);
+    expect(await floorMessages('src/renderer/planted-floor.ts', code)).toEqual([expect.stringContaining('src/renderer may not import src/kiosk/session-client')]);
   });
 
   it('an import that leaves src/ is refused to production rooms', async () => {
