@@ -1,6 +1,8 @@
 // Flat config: type-aware rules from typescript-eslint on every TypeScript file.
 import js from '@eslint/js';
+import path from 'node:path';
 import tseslint from 'typescript-eslint';
+import { roomFloors } from './tools/lint/room-floors.js';
 
 const PRODUCTION_PATTERNS = [
   { group: ['**/qa', '**/qa/**'], message: 'production code must not import QA-only code (src/qa/): inject it from a QA entry point instead' },
@@ -26,6 +28,34 @@ const ELECTRON_LOCKDOWN_SYNTAX = [
   { selector: "Property[key.name='bypassCSP'][value.value=true]", message: 'the app scheme does not bypass the CSP' },
 ];
 
+// The floors of src/ (docs/ARCHITECTURE.md): what each room may import, by room or by single file. From the
+// ground up: common (the contracts: IPC, views, wire messages) < platform (configuration, logging, time
+// windows) < devices (the hardware adapters behind ports) < kiosk (the relay core, which sees the devices only
+// through their ports) < service (the KioskApi owner and what both hosts share) < main | host (the Electron
+// shell and the browser host, side by side). The screen (renderer) and the preload bridge stand on common
+// alone. QA and the CLI stand above everything, and nothing of production imports them.
+const PRODUCTION_ROOMS = ['common', 'platform', 'devices', 'kiosk', 'service', 'host', 'main', 'preload', 'renderer'];
+const FLOORS = {
+  common: [],
+  platform: ['common'],
+  devices: ['common', 'platform'],
+  kiosk: ['common', 'platform', 'devices/ports.ts'],
+  service: ['common', 'platform', 'devices', 'kiosk'],
+  host: ['common', 'platform', 'devices', 'kiosk', 'service'],
+  main: ['common', 'platform', 'devices', 'kiosk', 'service'],
+  preload: ['common'],
+  renderer: ['common'],
+  qa: PRODUCTION_ROOMS,
+  cli: [...PRODUCTION_ROOMS, 'qa'],
+};
+const FLOOR_REASONS = {
+  kiosk: 'the relay core sees the devices only through their ports; the adapters are assembled in src/service',
+  host: 'the two hosts stand side by side: what both need lives in src/service',
+  main: 'the two hosts stand side by side: what both need lives in src/service',
+  renderer: 'the screen runs in a sandboxed browser page and talks to the kiosk only through the KioskApi',
+  preload: 'the bridge hands the KioskApi of src/common to the page, nothing else',
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'coverage/**', '.tmp/**'] },
   js.configs.recommended,
@@ -45,12 +75,17 @@ export default tseslint.config(
     },
   },
   {
-    // The cut line between the product and QA (README *What is here*): everything QA-only lives in src/qa/ (simulators,
+    files: ['src/**'],
+    plugins: { kiosk: { rules: { 'room-floors': roomFloors } } },
+    rules: { 'kiosk/room-floors': ['error', { src: path.join(import.meta.dirname, 'src'), rooms: FLOORS, why: FLOOR_REASONS }] },
+  },
+  {
+    // The cut line between the product and QA (docs/ARCHITECTURE.md, *The QA cut line*): everything QA-only lives in src/qa/ (simulators,
     // virtual devices, radio link, QA wiring) and the production package leaves that folder out, so no
     // production room may import it, nor the CLI (a developer tool, not shipped). Electron stays in the two
     // rooms that run in it (src/main, src/preload): the rest is plain Node or browser code, shared with the
     // browser host and tested without Electron.
-    files: ['src/common/**', 'src/kiosk/**', 'src/devices/**', 'src/service/**', 'src/host/**', 'src/renderer/**'],
+    files: ['src/common/**', 'src/platform/**', 'src/kiosk/**', 'src/devices/**', 'src/service/**', 'src/host/**', 'src/renderer/**'],
     rules: { 'no-restricted-imports': ['error', { paths: [NO_IPC_RENDERER], patterns: [...PRODUCTION_PATTERNS, NO_ELECTRON] }] },
   },
   {
@@ -82,7 +117,7 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { paths: [NO_IPC_RENDERER] }] },
   },
   {
-    // The simulators are the other side of the wire: they never import the kiosk (README *What is here*).
+    // The simulators are the other side of the wire: they never import the kiosk (docs/ARCHITECTURE.md, *The QA cut line*).
     files: ['src/qa/sim/**'],
     rules: {
       'no-restricted-imports': [

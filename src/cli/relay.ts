@@ -12,7 +12,7 @@ import type { KioskView } from '../common/kiosk-view.js';
 import { BlenoPeripheral } from '../devices/ble/bleno-peripheral.js';
 import { routeLibraryConsole, type LibraryLog } from '../devices/ble/library-console.js';
 import { NobleCentral } from '../devices/ble/noble-central.js';
-import { createConfiguredDevices, createPcscReader } from '../devices/configured-devices.js';
+import { createConfiguredDevices, createPcscReader } from '../service/configured-devices.js';
 import type { Availability, BleCentral, BlePeripheral, DevicePorts } from '../devices/ports.js';
 import type { Bleno } from '../devices/ble/bleno-types.js';
 import type { Noble } from '@stoprocent/noble';
@@ -46,9 +46,9 @@ import {
   type VpcdReaderAddress,
 } from '../qa/index.js';
 import { createKiosk } from '../kiosk/compose.js';
-import { ConfigError, loadConfig, mergeConfigSources, type KioskConfig } from '../kiosk/config.js';
+import { ConfigError, loadConfig, mergeConfigSources, type KioskConfig } from '../platform/config.js';
 import type { VerificationReport } from '../kiosk/kiosk.js';
-import { createLogger } from '../kiosk/log.js';
+import { createLogger } from '../platform/log.js';
 import { availableProfiles } from '../kiosk/profiles.js';
 import { PROMPT_TEXT, resultText, verdictExitCode, worstExitCode } from './relay-output.js';
 import { escapePeerText } from '../common/peer-text.js';

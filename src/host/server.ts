@@ -26,10 +26,10 @@ import {
   type KioskApiHandlers,
   type ScreenState,
 } from '../common/kiosk-api.js';
-import type { Logger } from '../kiosk/log.js';
+import type { Logger } from '../platform/log.js';
 import { loopbackPeerUser, type PeerUser } from './peer-user.js';
-import { applySecurityHeaders, securityHeaders } from './security-headers.js';
-import { serveStatic } from './static-files.js';
+import { applySecurityHeaders, securityHeaders } from '../service/security-headers.js';
+import { serveStatic } from '../service/static-files.js';
 
 /** One connected screen: the API with a staff session of its own (KioskService.connectScreen). */
 export type HostedScreen = KioskApiHandlers & {

@@ -2,23 +2,10 @@
  * Addresses of the service (spec §4): the HTTP session endpoints under `{base_url}` and the session
  * WebSocket under `{ws_base_url}`, the same host with the `wss` scheme.
  */
-import { isIP } from 'node:net';
+import { isLoopbackHost } from '../platform/loopback-host.js';
 
 export class InsecureBackendError extends Error {
   override readonly name = 'InsecureBackendError';
-}
-
-/**
- * True for `localhost`, 127.0.0.0/8 and ::1: traffic that never leaves the machine. Only these literal
- * names: `*.localhost` is loopback by RFC 6761 only where the resolver honours it, and Node asks the
- * system's resolver, which may ask a DNS server that answers with any address.
- */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (host === 'localhost') return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  if (isIP(host) === 6) return host === '::1' || host === '0:0:0:0:0:0:0:1';
-  return false;
 }
 
 export interface BackendEndpoints {

@@ -18,7 +18,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { ConfigError, type KioskConfig } from './config.js';
+import { ConfigError, type KioskConfig } from '../platform/config.js';
 
 export interface BackendProxy {
   /** The proxy, without credentials. */

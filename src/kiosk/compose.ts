@@ -5,9 +5,9 @@
 import type { DevicePorts } from '../devices/ports.js';
 import { backendEndpoints } from './backend-endpoints.js';
 import { proxyForLog, resolveBackendProxy } from './backend-proxy.js';
-import { ConfigError, type KioskConfig } from './config.js';
+import { ConfigError, type KioskConfig } from '../platform/config.js';
 import { Kiosk } from './kiosk.js';
-import type { Logger } from './log.js';
+import type { Logger } from '../platform/log.js';
 import { WsRelayConnector } from './relay-socket.js';
 import { SessionClient } from './session-client.js';
 import { buildTlsTrust } from './tls-trust.js';

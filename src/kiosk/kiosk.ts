@@ -7,30 +7,24 @@
  */
 import type { BackendState, ErrorView, KioskView, OutcomeView, PromptKey, Transport } from '../common/kiosk-view.js';
 import { readinessOf } from '../common/readiness.js';
-import type { SessionResult } from '../common/protocol/messages.js';
 import type { Availability, DevicePorts, NfcCard } from '../devices/ports.js';
 import { AbortedError, deferred, sleep, withTimeout } from './async-tools.js';
-import type { KioskConfig } from './config.js';
-import type { Logger } from './log.js';
+import type { KioskConfig } from '../platform/config.js';
+import type { Logger } from '../platform/log.js';
 import { outcomeFromComplete } from './outcome.js';
 import { resolveProfile, type RequestProfile } from './profiles.js';
 import type { AskedRequest } from './request-answer.js';
 import type { RelayConnector } from './relay-link.js';
 import { recoverResult } from './result-recovery.js';
 import { errorViewFor, logResult } from './run-report.js';
-import { ArmTimeoutError, SessionKeeper, type ArmedSession, type KeeperStatus, type SessionFactory } from './session-keeper.js';
+import { ArmTimeoutError, SessionKeeper, type ArmedSession, type KeeperStatus } from './session-keeper.js';
+import type { SessionService } from './session-service.js';
 import { TriggerSource } from './triggers.js';
-import { runVerification } from './verification/run.js';
+import { runVerification } from './verification/run-verification.js';
 import { closeCodeFor, type RunProgress, type RunResult, type Trigger } from './verification/results.js';
 
 export { stripScannerTerminator } from './triggers.js';
 export { errorViewFor } from './run-report.js';
-
-export interface SessionService extends SessionFactory {
-  getResult(sessionId: string, signal?: AbortSignal): Promise<SessionResult>;
-  /** Releases pooled connections (the HTTP client's keep-alive sockets). */
-  close?(): Promise<void>;
-}
 
 export interface KioskDeps {
   readonly config: KioskConfig;

@@ -4,7 +4,7 @@
  * Whether the verifier retains data (`intent_to_retain`) is decided by the backend, not here.
  */
 import type { Namespaces } from '../common/protocol/messages.js';
-import type { KioskConfig } from './config.js';
+import type { KioskConfig } from '../platform/config.js';
 
 export const MDL_NAMESPACE = 'org.iso.18013.5.1';
 

@@ -6,8 +6,8 @@
  */
 import type { OutcomeView } from '../common/kiosk-view.js';
 import { sleep } from './async-tools.js';
-import type { SessionService } from './kiosk.js';
-import type { Logger } from './log.js';
+import type { SessionService } from './session-service.js';
+import type { Logger } from '../platform/log.js';
 import { outcomeFromResult } from './outcome.js';
 import type { AskedRequest } from './request-answer.js';
 import { SessionApiError } from './session-client.js';

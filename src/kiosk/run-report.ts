@@ -3,7 +3,7 @@
  * result kind. Neither carries payload bytes, disclosed data or (by default) backend error text.
  */
 import type { ErrorView } from '../common/kiosk-view.js';
-import type { Logger } from './log.js';
+import type { Logger } from '../platform/log.js';
 import { backendErrorDetail, backendErrorFields, type RunResult } from './verification/results.js';
 
 export function errorViewFor(result: Exclude<RunResult, { kind: 'complete' }>, showBackendErrorText = false): ErrorView {

@@ -15,9 +15,9 @@
  */
 import type { Namespaces } from '../common/protocol/messages.js';
 import { AbortedError, sleep } from './async-tools.js';
-import type { KioskConfig } from './config.js';
-import { insideWindow } from './time-window.js';
-import type { Logger } from './log.js';
+import type { KioskConfig } from '../platform/config.js';
+import { insideWindow } from '../platform/time-window.js';
+import type { Logger } from '../platform/log.js';
 import { RelayChannel, type Arrival } from './relay-channel.js';
 import { CloseCode, RelayHandshakeError, type RelayConnector } from './relay-link.js';
 import { SessionApiError, type Session } from './session-client.js';

@@ -11,7 +11,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { checkServerIdentity, rootCertificates, type PeerCertificate } from 'node:tls';
-import { ConfigError } from './config.js';
+import { ConfigError } from '../platform/config.js';
 
 export interface TlsTrustConfig {
   /** PEM file of extra CA certificates, trusted in addition to the bundled roots. */

@@ -10,7 +10,7 @@
 import { MAX_QR_TEXT } from '../common/kiosk-api.js';
 import type { NfcCard, QrInput, NfcReader } from '../devices/ports.js';
 import { AbortedError, sleep } from './async-tools.js';
-import type { Logger } from './log.js';
+import type { Logger } from '../platform/log.js';
 import type { Trigger } from './verification/results.js';
 
 const MDOC_PREFIX = /^mdoc:/i;

@@ -8,14 +8,14 @@
  * `supportFetchAPI` (the QR decoder fetches its `.wasm`). Not `bypassCSP`: the page keeps its CSP. Not
  * `corsEnabled`: it only matters for cross-origin requests to the scheme, and nothing else may read it.
  *
- * Every response carries the browser host's CSP and hardening headers (src/host/security-headers.ts,
+ * Every response carries the browser host's CSP and hardening headers (src/service/security-headers.ts,
  * `connect-src 'self'` only: the screen talks to main over IPC).
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Privileges, Protocol } from 'electron';
-import { securityHeaders } from '../host/security-headers.js';
-import { mimeTypeFor, resolveStatic } from '../host/static-files.js';
+import { securityHeaders } from '../service/security-headers.js';
+import { mimeTypeFor, resolveStatic } from '../service/static-files.js';
 import { APP_HOST, APP_SCHEME } from './app-origin.js';
 
 export const APP_SCHEME_PRIVILEGES: Readonly<Privileges> = Object.freeze({

@@ -5,7 +5,7 @@
  * settings aside, which hold no `app` keys); a broken configuration still yields a usable `app` section —
  * its own values when they are valid, else the defaults — and the service reports the problem on screen.
  */
-import { AppConfig, KioskConfigSchema, mergeConfigSources, type KioskConfig } from '../kiosk/config.js';
+import { AppConfig, KioskConfigSchema, mergeConfigSources, type KioskConfig } from '../platform/config.js';
 
 export interface EarlyConfigSources {
   readonly file?: string;

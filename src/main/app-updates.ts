@@ -6,9 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { KioskConfig } from '../kiosk/config.js';
+import type { KioskConfig } from '../platform/config.js';
 import type { UpdateStatus } from '../common/kiosk-api.js';
-import type { Logger } from '../kiosk/log.js';
+import type { Logger } from '../platform/log.js';
 import { startUpdater, type AppUpdaterLike, type Updater } from './updater.js';
 
 export interface AppUpdatesOptions {

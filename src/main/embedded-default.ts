@@ -2,10 +2,10 @@
  * The QA flavour's hook for running with nothing configured: an embedded mock backend and a virtual
  * counter (virtual reader, Bluetooth and phone), started in the main process, with a virtual phone page
  * QA opens in a second window. Defined here, implemented by the QA entry (src/qa/app/embedded-default.ts), so that
- * production code never imports QA code (README *What is here*): the production entry simply has none.
+ * production code never imports QA code (docs/ARCHITECTURE.md, *The QA cut line*): the production entry simply has none.
  */
 import { dispatchIntent, QrScannedResult, type KioskApiHandlers, type ScreenState } from '../common/kiosk-api.js';
-import type { Logger } from '../kiosk/log.js';
+import type { Logger } from '../platform/log.js';
 import type { DeviceFactory } from '../service/kiosk-service.js';
 
 /** The running kiosk, as the phone page reaches it (bound once the service exists). */

@@ -17,7 +17,7 @@ import type { IpcMain, IpcMainInvokeEvent, WebContents, WebFrameMain } from 'ele
 import { IPC_INTENT_NAMES, intentChannel, STATE_CHANNEL, STATE_REQUEST_CHANNEL, type IpcIntentName } from '../common/ipc-contract.js';
 import { ipcFailure, ipcOk, type IpcReply } from '../common/ipc-reply.js';
 import { dispatchIntent, KioskApiError, MAX_API_MESSAGE_BYTES, type KioskApiHandlers, type ScreenState } from '../common/kiosk-api.js';
-import type { Logger } from '../kiosk/log.js';
+import type { Logger } from '../platform/log.js';
 import { isAppUrl } from './app-origin.js';
 
 /** What the IPC layer needs of the kiosk service. */

@@ -4,7 +4,7 @@
  * in which case the error stays on the screen and in the log for staff.
  */
 import type { App, BrowserWindow, PowerSaveBlocker } from 'electron';
-import type { Logger } from '../kiosk/log.js';
+import type { Logger } from '../platform/log.js';
 import type { RelaunchGuard } from './relaunch-guard.js';
 
 export type LifecycleApp = Pick<App, 'on' | 'quit' | 'relaunch' | 'exit' | 'requestSingleInstanceLock' | 'setLoginItemSettings' | 'isPackaged'>;

@@ -9,7 +9,7 @@
  * (electronjs.org/docs/latest/api/system-preferences: getMediaAccessStatus, askForMediaAccess.)
  */
 import type { SystemPreferences } from 'electron';
-import type { Logger } from '../kiosk/log.js';
+import type { Logger } from '../platform/log.js';
 import type { AppStatus } from '../common/kiosk-api.js';
 
 export type CameraAccess = NonNullable<AppStatus['cameraAccess']>;

@@ -5,7 +5,7 @@
  * permission), and the same navigation lockdown as the kiosk window, held to the page's loopback origin.
  */
 import { BrowserWindow, type WebContents } from 'electron';
-import type { Logger } from '../kiosk/log.js';
+import type { Logger } from '../platform/log.js';
 
 /** In-memory (no `persist:` prefix): nothing of the phone page outlives the run. */
 export const PHONE_PAGE_PARTITION = 'qa-virtual-phone';

@@ -8,7 +8,7 @@
  * Each event is logged with its reason and exit code only.
  */
 import type { App, BrowserWindow, WebContents } from 'electron';
-import type { Logger } from '../kiosk/log.js';
+import type { Logger } from '../platform/log.js';
 
 export interface RendererWatchOptions {
   readonly window: Pick<BrowserWindow, 'on' | 'off'>;

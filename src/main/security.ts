@@ -14,7 +14,7 @@
  * window, frame or popup can be missed.
  */
 import type { App, PermissionCheckHandlerHandlerDetails, PermissionRequest, Session, WebContents } from 'electron';
-import type { Logger } from '../kiosk/log.js';
+import type { Logger } from '../platform/log.js';
 import { APP_ORIGIN, originOf } from './app-origin.js';
 
 type PermissionName = Parameters<Parameters<Session['setPermissionRequestHandler']>[0] & object>[1];

@@ -8,7 +8,7 @@
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { App } from 'electron';
-import type { Logger } from '../kiosk/log.js';
+import type { Logger } from '../platform/log.js';
 import type { KioskService, KioskServiceOptions } from '../service/kiosk-service.js';
 import { appArguments, parseCommandLine } from './command-line.js';
 

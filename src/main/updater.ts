@@ -12,9 +12,9 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { AppUpdater } from 'electron-updater';
-import type { KioskConfig } from '../kiosk/config.js';
-import { insideWindow } from '../kiosk/time-window.js';
-import type { Logger } from '../kiosk/log.js';
+import type { KioskConfig } from '../platform/config.js';
+import { insideWindow } from '../platform/time-window.js';
+import type { Logger } from '../platform/log.js';
 import type { UpdateStatus } from '../common/kiosk-api.js';
 
 export type { UpdateStatus } from '../common/kiosk-api.js';
@@ -39,7 +39,7 @@ export const INSTALL_POLL_MS = 10_000;
 const MAX_ERROR = 300;
 
 // The window rule is shared with the pre-warm policy's business hours.
-export { insideWindow } from '../kiosk/time-window.js';
+export { insideWindow } from '../platform/time-window.js';
 
 // eslint-disable-next-line no-control-regex -- removing control characters is the point
 const CONTROL = /\u001B\[[0-?]*[ -/]*[@-~]|[\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]/g;

@@ -5,7 +5,7 @@
  * shortcuts that would reload, inspect, zoom or close it blocked in production.
  */
 import { BrowserWindow, Menu } from 'electron';
-import type { Logger } from '../kiosk/log.js';
+import type { Logger } from '../platform/log.js';
 import { APP_START_URL } from './app-origin.js';
 import { blockedShortcut, type BlockedShortcut } from './shortcuts.js';
 

@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pin, QrScannedResult, dispatchIntent } from '../common/kiosk-api.js';
-import { createLogger } from '../kiosk/log.js';
+import { createLogger } from '../platform/log.js';
 import { startHost } from '../host/server.js';
 import { KioskService } from '../service/kiosk-service.js';
 import { hashPin } from '../service/staff-pin.js';

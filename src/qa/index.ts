@@ -1,5 +1,5 @@
 /**
- * The one door into the QA room (README *What is here*): the developer CLI, the demo and the Electron QA flavour
+ * The one door into the QA room (docs/ARCHITECTURE.md, *The QA cut line*): the developer CLI, the demo and the Electron QA flavour
  * import QA code from here and nowhere else, so what QA offers them is listed in one place. Production
  * rooms never import src/qa (ESLint rule); the production package leaves the whole folder out.
  * (Unit tests of the simulators may still reach inside: they test the parts, not the door.)

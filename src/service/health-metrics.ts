@@ -7,7 +7,7 @@
  */
 import { UpdateStatus } from '../common/kiosk-api.js';
 import { KioskView } from '../common/kiosk-view.js';
-import type { HealthRecord } from './health-record.js';
+import type { HealthRecord } from './health-schema.js';
 
 const PHASES = KioskView.shape.phase.options;
 const UPDATE_STATES = UpdateStatus.shape.state.options;

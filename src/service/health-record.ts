@@ -9,70 +9,17 @@
  * outcomes by verdict, by the answer to the request, by rejection reason and error code since start, the
  * last error code, and the updater's
  * status. It never holds a session id, a client secret, the API key, disclosed data or a portrait: the
- * schema below is strict, and every count key must look like a code.
+ * schema (health-schema.ts) is strict, and every count key must look like a code.
  *
  * An agent should treat a record whose `updatedAt` is older than a few periods as "the kiosk is not
  * running" (the file stays after a crash), and validate it with {@link HealthRecordSchema}.
  */
-import { z } from 'zod';
-import { KioskView } from '../common/kiosk-view.js';
-import { UpdateStatus } from '../common/kiosk-api.js';
+import type { UpdateStatus } from '../common/kiosk-api.js';
 import type { VerificationReport } from '../kiosk/kiosk.js';
 import { writeFileAtomic } from './atomic-file.js';
 import { healthMetricsText } from './health-metrics.js';
 import type { KioskService } from './kiosk-service.js';
-
-const CODE = /^[A-Za-z0-9_.:-]{1,64}$/;
-const Code = z.string().regex(CODE);
-/** Distinct reasons and error codes counted at most (a misbehaving backend cannot grow the file). */
-const MAX_KINDS = 50;
-const Counts = z.record(Code, z.number().int().min(0)).refine((r) => Object.keys(r).length <= MAX_KINDS, { error: `at most ${MAX_KINDS} keys` });
-const Device = z.object({ usable: z.boolean(), reason: Code.optional() }).strict();
-
-export const HealthRecordSchema = z
-  .object({
-    schema: z.literal(1),
-    app: z.literal('mdl-kiosk'),
-    version: z.string().max(100),
-    flavour: z.enum(['production', 'qa']),
-    pid: z.number().int().positive(),
-    /** ISO 8601 times. */
-    startedAt: z.iso.datetime(),
-    updatedAt: z.iso.datetime(),
-    uptimeSeconds: z.number().int().min(0),
-    phase: KioskView.shape.phase,
-    testMode: z.boolean(),
-    /** Origin only (`https://verifier.example.com`), or null when no backend is configured. */
-    backendOrigin: z.string().max(300).nullable(),
-    devices: z.object({ nfc: Device, qr: Device, bleCentral: Device, blePeripheral: Device }).strict(),
-    outcomes: z
-      .object({
-        /** Verifications that ended, however they ended. */
-        total: z.number().int().min(0),
-        verified: z.number().int().min(0),
-        rejected: z.number().int().min(0),
-        /** A result without the authentication results: neither verified nor rejected. */
-        undetermined: z.number().int().min(0),
-        /** Ended without a verdict (an error). */
-        failed: z.number().int().min(0),
-        /**
-         * The answer to the request, of the verifications with an outcome: `met` (e.g. 21 or older), `notMet`
-         * (authentic but under age, or a required element withheld), `undetermined` (not verified, or the
-         * age statement absent or contradictory).
-         */
-        answers: z.object({ met: z.number().int().min(0), notMet: z.number().int().min(0), undetermined: z.number().int().min(0) }).strict(),
-        /** Rejection reasons (one rejection may have several). */
-        reasons: Counts,
-        /** Error codes of the verifications that failed. */
-        errors: Counts,
-      })
-      .strict(),
-    /** The code of the last error: a failed verification's, or the screen's (`config_error`, …). */
-    lastError: Code.optional(),
-    updates: UpdateStatus.strict().optional(),
-  })
-  .strict();
-export type HealthRecord = z.infer<typeof HealthRecordSchema>;
+import { CODE, HealthRecordSchema, MAX_KINDS, type HealthRecord } from './health-schema.js';
 
 /** What the recorder reads of the service. */
 export type HealthSource = Pick<KioskService, 'state' | 'onState' | 'onVerification' | 'version' | 'startedAt'>;
@@ -173,7 +120,7 @@ export class HealthRecorder {
     const state = this.options.service.state();
     const now = this.now();
     const startedAt = this.options.service.startedAt;
-    const device = (d: { usable: boolean; reason?: string | undefined }): z.infer<typeof Device> =>
+    const device = (d: { usable: boolean; reason?: string | undefined }): HealthRecord['devices']['nfc'] =>
       d.reason !== undefined && CODE.test(d.reason) ? { usable: d.usable, reason: d.reason } : { usable: d.usable };
     const { devices } = state.view;
     const updates = this.options.updates?.();

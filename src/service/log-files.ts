@@ -11,7 +11,7 @@
  * pino-roll runs in this process as a plain destination stream (no worker-thread transport): one stream
  * fewer to keep alive, and nothing to bundle separately into the Electron main. The folder is created
  * 0700 and the files 0600 where the OS has POSIX modes. What goes in is already redacted by the logger
- * (src/kiosk/log.ts), and the kiosk logs events, never data.
+ * (src/platform/log.ts), and the kiosk logs events, never data.
  */
 import { chmod, mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
 /**
  * The managed (machine, read-only) configuration file: how a fleet sets policy on a kiosk. Same schema as
- * every other source (src/kiosk/config.ts), the highest precedence, and every key it sets is locked on the
+ * every other source (src/platform/config.ts), the highest precedence, and every key it sets is locked on the
  * settings screen. Where it lives follows each OS's place for machine-wide application data that users
  * cannot write (as VS Code's Linux policy file `/etc/vscode/policy.json` does):
  *
@@ -16,7 +16,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { posix, win32 } from 'node:path';
 import { z } from 'zod';
-import { jsonSyntaxText, KioskConfigShape, mergeConfig } from '../kiosk/config.js';
+import { jsonSyntaxText, KioskConfigShape, mergeConfig } from '../platform/config.js';
 
 /** A policy file is small; anything bigger is a mistake (or not ours), and is not read into memory. */
 export const MAX_MANAGED_CONFIG_BYTES = 1024 * 1024;

@@ -8,7 +8,7 @@
  * dropped.
  */
 import type { RendererError } from '../common/kiosk-api.js';
-import type { Logger } from '../kiosk/log.js';
+import type { Logger } from '../platform/log.js';
 
 export const MAX_PER_WINDOW = 10;
 export const WINDOW_MS = 60_000;

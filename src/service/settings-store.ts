@@ -13,7 +13,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { BleRoles, EditableTimeouts, Language, type FieldError, type LockSource, type Settings, type SettingsUpdate } from '../common/kiosk-api.js';
-import { environmentLayer, type KioskConfig } from '../kiosk/config.js';
+import { environmentLayer, type KioskConfig } from '../platform/config.js';
 import { readFileIfExists, writeFileAtomic } from './atomic-file.js';
 
 export const PersistedSettings = z

@@ -11,8 +11,8 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import type { StaffState, UnlockResult } from '../common/kiosk-api.js';
 import { Pin } from '../common/kiosk-api.js';
-import type { KioskConfig } from '../kiosk/config.js';
-import { parsePinHash, PinHashError, type ScryptParams } from '../kiosk/pin-hash-format.js';
+import type { KioskConfig } from '../platform/config.js';
+import { parsePinHash, PinHashError, type ScryptParams } from '../platform/pin-hash-format.js';
 
 export { parsePinHash, PinHashError, type ScryptParams };
 import type { StaffRecord } from './settings-store.js';

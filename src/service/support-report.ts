@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Diagnostics, ScreenState, SelfTestCheck } from '../common/kiosk-api.js';
-import { environmentLayer, mergeConfigSources, type KioskConfig } from '../kiosk/config.js';
+import { environmentLayer, mergeConfigSources, type KioskConfig } from '../platform/config.js';
 import { layerKeys } from './managed-config.js';
 
 type Json = Record<string, unknown>;

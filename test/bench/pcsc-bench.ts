@@ -17,11 +17,12 @@ import { ReaderState, type BindingReader } from '../../src/devices/pcsc/pcsc-bin
 import { loadSmartcardBinding } from '../../src/devices/pcsc/smartcard-binding.js';
 import { PcscNfcReader, RECEIVE_BUFFER_BYTES } from '../../src/devices/pcsc/pcsc-nfc-reader.js';
 import { createKiosk } from '../../src/kiosk/compose.js';
-import { parseConfig } from '../../src/kiosk/config.js';
+import { parseConfig } from '../../src/platform/config.js';
 import type { Kiosk } from '../../src/kiosk/kiosk.js';
-import { createLogger } from '../../src/kiosk/log.js';
+import { createLogger } from '../../src/platform/log.js';
 import { VpcdCard } from '../../src/qa/sim/vpcd/vpcd-card.js';
-import { startPrivatePcscd, type PcscdReader } from '../../tools/pcscd/pcscd-daemon.js';
+import { startPrivatePcscd } from '../../tools/pcscd/pcscd-daemon.js';
+import type { PcscdReader } from '../../tools/pcscd/pcscd-reader.js';
 import { FakeBackend } from '../support/fake-backend.js';
 import { BackendPeer, describeSummary, finishBench, Mailbox, ms, roundTrips, summarize, type Inbound } from './bench-tools.js';
 import { apduCommand, b64, instantCard, stepRequest } from './bench-protocol.js';

@@ -40,9 +40,9 @@ import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import WebSocket from 'ws';
 import type { KioskPhase } from '../../src/common/kiosk-view.js';
 import { createKiosk } from '../../src/kiosk/compose.js';
-import { parseConfig } from '../../src/kiosk/config.js';
+import { parseConfig } from '../../src/platform/config.js';
 import type { Kiosk, VerificationReport } from '../../src/kiosk/kiosk.js';
-import { createLogger } from '../../src/kiosk/log.js';
+import { createLogger } from '../../src/platform/log.js';
 import { FakeBackend } from '../support/fake-backend.js';
 import { FakeBleCentral, FakeNfcReader, type FakeCentralLink } from '../support/fake-devices.js';
 import {

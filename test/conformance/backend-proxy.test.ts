@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bypassesProxy, resolveBackendProxy } from '../../src/kiosk/backend-proxy.js';
-import { ConfigError, parseConfig } from '../../src/kiosk/config.js';
+import { ConfigError, parseConfig } from '../../src/platform/config.js';
 import { startConnectProxy, type ConnectProxy } from '../support/connect-proxy.js';
 import { FakeBackend } from '../support/fake-backend.js';
 import { startHarness, type Harness } from '../support/harness.js';

@@ -7,9 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { QrScanQueue } from '../../src/devices/qr/qr-scan-queue.js';
-import { parseConfig } from '../../src/kiosk/config.js';
+import { parseConfig } from '../../src/platform/config.js';
 import { Kiosk, type VerificationReport } from '../../src/kiosk/kiosk.js';
-import { createLogger } from '../../src/kiosk/log.js';
+import { createLogger } from '../../src/platform/log.js';
 import { FakeBleCentral, FakeBlePeripheral, FakeNfcReader } from '../support/fake-devices.js';
 import { MemoryBackend, type MemoryConnection } from '../support/memory-backend.js';
 

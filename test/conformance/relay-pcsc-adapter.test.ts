@@ -8,9 +8,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PcscNfcReader } from '../../src/devices/pcsc/pcsc-nfc-reader.js';
 import { createKiosk } from '../../src/kiosk/compose.js';
-import { mergeConfig, parseConfig } from '../../src/kiosk/config.js';
+import { mergeConfig, parseConfig } from '../../src/platform/config.js';
 import type { Kiosk } from '../../src/kiosk/kiosk.js';
-import { createLogger } from '../../src/kiosk/log.js';
+import { createLogger } from '../../src/platform/log.js';
 import { FakeBackend } from '../support/fake-backend.js';
 import { LogCapture, TEST_TIMEOUTS, observeKiosk, type KioskObserver } from '../support/harness.js';
 import { echoCard, FakePcscService } from '../support/fake-pcsclite.js';

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { KioskView } from '../../src/common/kiosk-view.js';
 import type { Outcome, SessionResult } from '../../src/common/protocol/messages.js';
-import { ConfigError } from '../../src/kiosk/config.js';
+import { ConfigError } from '../../src/platform/config.js';
 import { outcomeFromComplete, outcomeFromResult } from '../../src/kiosk/outcome.js';
 import { NO_REQUEST } from '../../src/kiosk/request-answer.js';
 import { resolveProfile } from '../../src/kiosk/profiles.js';

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../src/kiosk/config.js';
+import { ConfigError, parseConfig } from '../../src/platform/config.js';
 import { buildTlsTrust, describeTlsFailure, PIN_MISMATCH_CODE, readCaBundle } from '../../src/kiosk/tls-trust.js';
 import { FakeBackend } from '../support/fake-backend.js';
 import { startHarness, type Harness } from '../support/harness.js';

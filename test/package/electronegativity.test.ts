@@ -25,7 +25,7 @@ async function unsafeApp(): Promise<string> {
       '}',
     ].join('\n'),
     'src/preload/index.ts': "export const nothing = 0;\n",
-    'src/host/security-headers.ts': "export const csp = '';\n",
+    'src/service/security-headers.ts': "export const csp = '';\n",
     'dist/renderer/index.html': '<!doctype html><html><head><title>x</title></head><body></body></html>\n',
   };
   for (const [path, text] of Object.entries(files)) {

@@ -17,7 +17,7 @@ import { QrScannedResult, dispatchIntent, type ScreenState } from '../../src/com
 import type { KioskPhase } from '../../src/common/kiosk-view.js';
 import { startHost, type RunningHost } from '../../src/host/server.js';
 import type { VerificationReport } from '../../src/kiosk/kiosk.js';
-import { createLogger } from '../../src/kiosk/log.js';
+import { createLogger } from '../../src/platform/log.js';
 import { createVirtualCounter, getTestPki, startPhonePage, type EmbeddedBackend, type PhonePage, type PhoneSettingsChange, type VirtualCounter } from '../../src/qa/index.js';
 import { KioskService } from '../../src/service/kiosk-service.js';
 import { hashPin } from '../../src/service/staff-pin.js';

@@ -6,9 +6,9 @@ import { isDeepStrictEqual } from 'node:util';
 import { KioskView } from '../../src/common/kiosk-view.js';
 import { QrScanQueue } from '../../src/devices/qr/qr-scan-queue.js';
 import { createKiosk } from '../../src/kiosk/compose.js';
-import { mergeConfig, parseConfig, type KioskConfig } from '../../src/kiosk/config.js';
+import { mergeConfig, parseConfig, type KioskConfig } from '../../src/platform/config.js';
 import type { Kiosk, VerificationReport } from '../../src/kiosk/kiosk.js';
-import { createLogger } from '../../src/kiosk/log.js';
+import { createLogger } from '../../src/platform/log.js';
 import { FakeBackend } from './fake-backend.js';
 import { FakeBleCentral, FakeBlePeripheral, FakeNfcReader } from './fake-devices.js';
 

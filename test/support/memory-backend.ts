@@ -10,7 +10,7 @@
  * kiosk sent (`next()`, `received`, `until()`).
  */
 import type { SessionResult } from '../../src/common/protocol/messages.js';
-import type { SessionService } from '../../src/kiosk/kiosk.js';
+import type { SessionService } from '../../src/kiosk/session-service.js';
 import {
   RelayHandshakeError,
   type HandshakeFailureKind,

@@ -4,7 +4,8 @@
  * TLS is required except on loopback or when explicitly allowed (README *Privacy and logging*).
  */
 import { describe, expect, it } from 'vitest';
-import { InsecureBackendError, backendEndpoints, isLoopbackHost } from '../../src/kiosk/backend-endpoints.js';
+import { InsecureBackendError, backendEndpoints } from '../../src/kiosk/backend-endpoints.js';
+import { isLoopbackHost } from '../../src/platform/loopback-host.js';
 
 const secure = { allowInsecure: false };
 

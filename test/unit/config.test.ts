@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError, defaultBleRoles, jsonSyntaxText, loadConfig, mergeConfig, parseConfig } from '../../src/kiosk/config.js';
+import { ConfigError, defaultBleRoles, jsonSyntaxText, loadConfig, mergeConfig, parseConfig } from '../../src/platform/config.js';
 
 let dir: string;
 beforeEach(() => {

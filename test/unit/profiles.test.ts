@@ -3,7 +3,7 @@
  * profiles of the configuration.
  */
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/kiosk/config.js';
+import { parseConfig } from '../../src/platform/config.js';
 import {
   ALL_MDL_ELEMENTS,
   BUILT_IN_PROFILES,

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_QR_TEXT } from '../../src/common/kiosk-api.js';
 import { QrScanQueue } from '../../src/devices/qr/qr-scan-queue.js';
-import { silentLogger } from '../../src/kiosk/log.js';
+import { silentLogger } from '../../src/platform/log.js';
 import { TriggerSource } from '../../src/kiosk/triggers.js';
 import { ScanFeeder } from '../../src/qa/wiring/scan-feeder.js';
 

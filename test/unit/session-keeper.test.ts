@@ -6,8 +6,8 @@
  * rules through HTTP and the WebSocket on real timers; these pin the exact moments.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { parseConfig, type KioskConfig } from '../../src/kiosk/config.js';
-import { createLogger } from '../../src/kiosk/log.js';
+import { parseConfig, type KioskConfig } from '../../src/platform/config.js';
+import { createLogger } from '../../src/platform/log.js';
 import { SessionKeeper, type KeeperStatus } from '../../src/kiosk/session-keeper.js';
 import { MemoryBackend } from '../support/memory-backend.js';
 

@@ -12,7 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ScreenState } from '../../src/common/kiosk-api.js';
-import { createLogger } from '../../src/kiosk/log.js';
+import { createLogger } from '../../src/platform/log.js';
 import { kioskLink } from '../../src/main/embedded-default.js';
 import { embeddedDefault } from '../../src/qa/app/embedded-default.js';
 import { KioskService } from '../../src/service/kiosk-service.js';

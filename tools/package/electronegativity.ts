@@ -2,7 +2,7 @@
  * `npm run electronegativity` (part of `npm test`): Doyensec's Electronegativity over the Electron shell.
  *
  * What is scanned: a staging copy of src/main and src/preload (the code that creates windows, sets web
- * preferences, handles permissions and IPC), src/host/security-headers.ts (the CSP the app:// scheme
+ * preferences, handles permissions and IPC), src/service/security-headers.ts (the CSP the app:// scheme
  * sends) and the built screen's index.html. The TypeScript sources are parsed by Electronegativity itself
  * (@babel/parser with the typescript plugin), so findings point at real source lines. The Electron version
  * comes from node_modules/electron (the scanner cannot detect it from a staging folder).
@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 
 /** Paths (relative to the repository) copied into the scanned folder. */
-export const SCANNED = ['src/main', 'src/preload', 'src/host/security-headers.ts', 'dist/renderer/index.html'] as const;
+export const SCANNED = ['src/main', 'src/preload', 'src/service/security-headers.ts', 'dist/renderer/index.html'] as const;
 /** Needs the network (Electron's release list on GitHub): excluded. */
 export const EXCLUDED_CHECKS = ['AvailableSecurityFixesGlobalCheck'] as const;
 export const ALLOWLIST_FILE = 'tools/package/electronegativity-allow.json';

@@ -21,6 +21,7 @@ import { isMainThread } from 'node:worker_threads';
 import { ensurePcscdTools, PCSCD_PATH, type PcscdTools } from './build-tools.js';
 import { fileSize, LogFollower, readFrom, tail } from './log-file.js';
 import { freePortPairs, listeningSocketsOf } from './net.js';
+import type { PcscdReader } from './pcscd-reader.js';
 import {
   assertReachableByOthers,
   installCopy,
@@ -63,14 +64,6 @@ export interface PrivatePcscdOptions {
   readonly detached?: boolean;
   /** Bound on each start, ms. Default 10 000. */
   readonly startTimeoutMs?: number;
-}
-
-export interface PcscdReader {
-  /** Exact PC/SC reader name. */
-  readonly name: string;
-  readonly host: '127.0.0.1';
-  /** vpcd port: a TCP connection here is a card insertion, closing it a removal (frankmorgner/vsmartcard `vpcd.c`). */
-  readonly port: number;
 }
 
 export interface PrivatePcscd {

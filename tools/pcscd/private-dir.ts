@@ -7,7 +7,7 @@ import { chmod, copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile 
 import os from 'node:os';
 import path from 'node:path';
 import { VPCD_DRIVER_PATH } from './build-tools.js';
-import type { PcscdReader } from './pcscd-daemon.js';
+import type { PcscdReader } from './pcscd-reader.js';
 
 const DIR_PREFIX = 'mdl-kiosk-pcscd-';
 

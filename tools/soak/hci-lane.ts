@@ -9,9 +9,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { createKiosk } from '../../src/kiosk/compose.js';
-import { parseConfig } from '../../src/kiosk/config.js';
+import { parseConfig } from '../../src/platform/config.js';
 import type { Kiosk } from '../../src/kiosk/kiosk.js';
-import { createLogger } from '../../src/kiosk/log.js';
+import { createLogger } from '../../src/platform/log.js';
 import { createHciStacks, createVirtualCounter, getTestPki, HCI_CONTROLLER_NAMES, hciTtysIn, type VirtualCounter } from '../../src/qa/index.js';
 import { startEmulatedRadio, type EmulatedRadio } from '../btvirt/emulated-radio.js';
 import { Prng } from './prng.js';

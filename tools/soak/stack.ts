@@ -17,12 +17,12 @@ import { BlenoPeripheral } from '../../src/devices/ble/bleno-peripheral.js';
 import type { Bleno } from '../../src/devices/ble/bleno-types.js';
 import { NobleCentral } from '../../src/devices/ble/noble-central.js';
 import type { PlatformBle, PlatformBleOptions } from '../../src/devices/ble/platform-stack.js';
-import { createConfiguredDevices, type ConfiguredDevices } from '../../src/devices/configured-devices.js';
+import { createConfiguredDevices, type ConfiguredDevices } from '../../src/service/configured-devices.js';
 import type { PcscNfcReader } from '../../src/devices/pcsc/pcsc-nfc-reader.js';
 import { createKiosk } from '../../src/kiosk/compose.js';
-import { parseConfig, type KioskConfig } from '../../src/kiosk/config.js';
+import { parseConfig, type KioskConfig } from '../../src/platform/config.js';
 import type { Kiosk } from '../../src/kiosk/kiosk.js';
-import { createLogger } from '../../src/kiosk/log.js';
+import { createLogger } from '../../src/platform/log.js';
 import {
   createVirtualBleno,
   createVirtualCounter,
@@ -35,7 +35,8 @@ import {
   type VpcdCardEvent,
 } from '../../src/qa/index.js';
 import { waitForEmptyReader } from '../../test/support/availability-wait.js';
-import { startPrivatePcscd, type PcscdReader, type PrivatePcscd } from '../pcscd/pcscd-daemon.js';
+import { startPrivatePcscd, type PrivatePcscd } from '../pcscd/pcscd-daemon.js';
+import type { PcscdReader } from '../pcscd/pcscd-reader.js';
 import type { PlanLimits } from './plan.js';
 
 /**

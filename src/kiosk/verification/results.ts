@@ -6,8 +6,8 @@ import type { BleRole, Outcome } from '../../common/protocol/messages.js';
 import type { ProtocolViolation, ViolationKind } from '../../common/protocol/parse.js';
 import type { KioskPhase, PromptKey, Transport } from '../../common/kiosk-view.js';
 import type { DevicePorts, NfcCard } from '../../devices/ports.js';
-import type { Timeouts } from '../config.js';
-import type { Logger } from '../log.js';
+import type { Timeouts } from '../../platform/config.js';
+import type { Logger } from '../../platform/log.js';
 import type { RelayChannel } from '../relay-channel.js';
 import { CloseCode, type LinkClosed } from '../relay-link.js';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HealthRecordSchema } from '../../../src/service/health-record.js';
+import { HealthRecordSchema } from '../../../src/service/health-schema.js';
 
 const dirs: string[] = [];
 afterEach(async () => {

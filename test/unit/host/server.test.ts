@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { HostMessage, MAX_API_MESSAGE_BYTES, ScreenState } from '../../../src/common/kiosk-api.js';
 import { QrScanQueue } from '../../../src/devices/qr/qr-scan-queue.js';
-import { createLogger } from '../../../src/kiosk/log.js';
+import { createLogger } from '../../../src/platform/log.js';
 import { HostConfigError, startHost, type RunningHost } from '../../../src/host/server.js';
 import { KioskService } from '../../../src/service/kiosk-service.js';
 import { MemorySecretStore } from '../../../src/service/secret-store.js';

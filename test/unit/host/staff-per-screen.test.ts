@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { HostMessage, type ScreenState } from '../../../src/common/kiosk-api.js';
 import { QrScanQueue } from '../../../src/devices/qr/qr-scan-queue.js';
-import { createLogger } from '../../../src/kiosk/log.js';
+import { createLogger } from '../../../src/platform/log.js';
 import { loopbackPeerUser } from '../../../src/host/peer-user.js';
 import { startHost, type RunningHost } from '../../../src/host/server.js';
 import { KioskService } from '../../../src/service/kiosk-service.js';

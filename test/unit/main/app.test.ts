@@ -13,7 +13,7 @@ import { extract } from 'tar';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { allInvokeChannels, intentChannel, STATE_REQUEST_CHANNEL } from '../../../src/common/ipc-contract.js';
 import { QrScanQueue } from '../../../src/devices/qr/qr-scan-queue.js';
-import { parseConfig, type KioskConfig } from '../../../src/kiosk/config.js';
+import { parseConfig, type KioskConfig } from '../../../src/platform/config.js';
 import { EXIT_REFUSED_SWITCH, runKioskApp, type KioskAppDependencies, type RunKioskAppOptions, type RunningKioskApp } from '../../../src/main/app.js';
 import { DANGEROUS_SWITCHES } from '../../../src/main/dangerous-switches.js';
 import type { EmbeddedDefault, EmbeddedKioskLink } from '../../../src/main/embedded-default.js';

@@ -6,7 +6,7 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { allInvokeChannels, intentChannel, IPC_INTENT_NAMES, STATE_CHANNEL, STATE_REQUEST_CHANNEL } from '../../../src/common/ipc-contract.js';
 import { KioskApiError, MAX_API_MESSAGE_BYTES, type ScreenState } from '../../../src/common/kiosk-api.js';
-import { createLogger } from '../../../src/kiosk/log.js';
+import { createLogger } from '../../../src/platform/log.js';
 import { registerKioskIpc, senderProblem, type KioskIpc } from '../../../src/main/ipc.js';
 import { LogCapture } from '../../support/harness.js';
 import { BrowserWindow, FakeWebFrameMain, ipcMain, resetFakeElectron, type FakeWebContents } from './fake-electron.js';

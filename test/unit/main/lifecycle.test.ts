@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createLogger } from '../../../src/kiosk/log.js';
+import { createLogger } from '../../../src/platform/log.js';
 import { AppLifecycle, applyStartAtLogin, claimSingleInstance, RESTART_EXIT_CODE, sanitiseMessage } from '../../../src/main/lifecycle.js';
 import { RelaunchGuard } from '../../../src/main/relaunch-guard.js';
 import { LogCapture } from '../../support/harness.js';

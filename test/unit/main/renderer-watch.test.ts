@@ -1,6 +1,6 @@
 /** Renderer crashes reload the screen; a crash loop relaunches the app; a hang restarts the renderer. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createLogger } from '../../../src/kiosk/log.js';
+import { createLogger } from '../../../src/platform/log.js';
 import { logChildProcessDeaths, watchRenderer } from '../../../src/main/renderer-watch.js';
 import { LogCapture } from '../../support/harness.js';
 import { BrowserWindow, app, fakeEvent, resetFakeElectron } from './fake-electron.js';

@@ -7,7 +7,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { createLogger } from '../../../src/kiosk/log.js';
+import { createLogger } from '../../../src/platform/log.js';
 import { installLockdown, OriginRegistry, permissionCheckGranted, permissionRequestGranted } from '../../../src/main/security.js';
 import { LogCapture } from '../../support/harness.js';
 import { BrowserWindow, app, fakeEvent, resetFakeElectron, session, type FakeSession, type FakeWebContents } from './fake-electron.js';

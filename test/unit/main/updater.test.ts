@@ -9,8 +9,8 @@ import { EventEmitter } from 'node:events';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { UpdateStatus } from '../../../src/common/kiosk-api.js';
-import { parseConfig } from '../../../src/kiosk/config.js';
-import { createLogger } from '../../../src/kiosk/log.js';
+import { parseConfig } from '../../../src/platform/config.js';
+import { createLogger } from '../../../src/platform/log.js';
 import {
   FIRST_CHECK_JITTER_MS,
   FIRST_CHECK_MS,

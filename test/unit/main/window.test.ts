@@ -5,7 +5,7 @@
  * shortcuts blocked in production, and the close guard.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createLogger } from '../../../src/kiosk/log.js';
+import { createLogger } from '../../../src/platform/log.js';
 import { createKioskWindow, loadKioskScreen, type KioskWindowOptions } from '../../../src/main/window.js';
 import { LogCapture } from '../../support/harness.js';
 import type { BrowserWindow} from './fake-electron.js';

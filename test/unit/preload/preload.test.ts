@@ -8,7 +8,7 @@ import { build } from 'esbuild';
 import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { IPC_INTENT_NAMES, STATE_CHANNEL, STATE_REQUEST_CHANNEL, intentChannel } from '../../../src/common/ipc-contract.js';
 import { INTENT_NAMES, KIOSK_INTENTS, createKioskApiClient, type IntentName, type KioskApi, type ScreenState } from '../../../src/common/kiosk-api.js';
-import { createLogger } from '../../../src/kiosk/log.js';
+import { createLogger } from '../../../src/platform/log.js';
 import { registerKioskIpc } from '../../../src/main/ipc.js';
 import { createKioskBridge, type KioskBridge } from '../../../src/preload/kiosk-bridge.js';
 import { BrowserWindow, FakeIpcRenderer, contextBridge, ipcMain, ipcRenderer, resetFakeElectron, type FakeWebContents } from '../main/fake-electron.js';

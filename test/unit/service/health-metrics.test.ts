@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
 import { healthMetricsText } from '../../../src/service/health-metrics.js';
-import { HealthRecorder, HealthRecordSchema, type HealthRecord, type HealthSource } from '../../../src/service/health-record.js';
+import { HealthRecorder, type HealthSource } from '../../../src/service/health-record.js';
+import { HealthRecordSchema, type HealthRecord } from '../../../src/service/health-schema.js';
 import { screenState } from '../../support/screen-fixtures.js';
 
 const RECORD: HealthRecord = HealthRecordSchema.parse({

@@ -10,7 +10,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ScreenState } from '../../../src/common/kiosk-api.js';
 import type { OutcomeView } from '../../../src/common/kiosk-view.js';
 import type { VerificationReport } from '../../../src/kiosk/kiosk.js';
-import { HealthRecorder, HealthRecordSchema, type HealthRecord, type HealthSource } from '../../../src/service/health-record.js';
+import { HealthRecorder, type HealthSource } from '../../../src/service/health-record.js';
+import { HealthRecordSchema, type HealthRecord } from '../../../src/service/health-schema.js';
 import { screenState } from '../../support/screen-fixtures.js';
 import { API_KEY, startServiceFixture, type ServiceFixture } from './service-fixture.js';
 

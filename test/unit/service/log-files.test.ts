@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dispatchIntent } from '../../../src/common/kiosk-api.js';
-import { createLogger } from '../../../src/kiosk/log.js';
+import { createLogger } from '../../../src/platform/log.js';
 import { LOG_FILE_NAME, openLogFiles, removeExpiredLogFiles, type LogFiles } from '../../../src/service/log-files.js';
 import { hashPin } from '../../../src/service/staff-pin.js';
 import { API_KEY, startServiceFixture, TEST_SCRYPT, type ServiceFixture } from './service-fixture.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { KioskConfigShape, mergeConfig } from '../../../src/kiosk/config.js';
+import { KioskConfigShape, mergeConfig } from '../../../src/platform/config.js';
 import { hashPin } from '../../../src/service/staff-pin.js';
 import {
   layerKeys,

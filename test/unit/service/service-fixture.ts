@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { ScreenState } from '../../../src/common/kiosk-api.js';
 import { QrScanQueue } from '../../../src/devices/qr/qr-scan-queue.js';
-import type { KioskConfig } from '../../../src/kiosk/config.js';
+import type { KioskConfig } from '../../../src/platform/config.js';
 import type { VerificationReport } from '../../../src/kiosk/kiosk.js';
 import { createVirtualRig, type VirtualRig, type VirtualRigOptions } from '../../../src/qa/devices/virtual-rig.js';
 import { createIsoReaderEngineFactory } from '../../../src/qa/sim/mock-backend/reader/index.js';

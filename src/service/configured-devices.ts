@@ -8,13 +8,13 @@
  * Nothing here throws for a missing native module or a bad reader pattern: the part is left out and the
  * reason is listed in `problems` (the ports' own availability then says `not_configured`).
  */
-import type { Logger } from '../kiosk/log.js';
-import type { KioskConfig } from '../kiosk/config.js';
-import { errorMessage } from './shared/abort.js';
-import { loadPlatformBle, type PlatformBle } from './ble/platform-stack.js';
-import { PcscNfcReader } from './pcsc/pcsc-nfc-reader.js';
-import type { DevicePorts } from './ports.js';
-import { QrScanQueue } from './qr/qr-scan-queue.js';
+import type { Logger } from '../platform/log.js';
+import type { KioskConfig } from '../platform/config.js';
+import { errorMessage } from '../devices/shared/abort.js';
+import { loadPlatformBle, type PlatformBle } from '../devices/ble/platform-stack.js';
+import { PcscNfcReader } from '../devices/pcsc/pcsc-nfc-reader.js';
+import type { DevicePorts } from '../devices/ports.js';
+import { QrScanQueue } from '../devices/qr/qr-scan-queue.js';
 
 export interface ConfiguredDevicesOptions {
   /** `pcsc`: the PC/SC reader of `config.pcsc`; `none`: no NFC. Default `pcsc`. */

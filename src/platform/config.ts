@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { BleRoles, Language } from '../common/kiosk-api.js';
 import { HeaderToken, Namespaces } from '../common/protocol/messages.js';
 // Hosts an update feed may reach over plain http (a local mirror on this machine): the backend's rule.
-import { isLoopbackHost } from './backend-endpoints.js';
+import { isLoopbackHost } from './loopback-host.js';
 import { parsePinHash } from './pin-hash-format.js';
 import { TIME_WINDOW } from './time-window.js';
 

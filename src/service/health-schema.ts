@@ -1,0 +1,60 @@
+/**
+ * The form of `health.json` (see health-record.ts): strict, so it can hold no session id, secret or
+ * disclosed data, and every count key must look like a code. Agents validate a record with
+ * {@link HealthRecordSchema}; the recorder and the Prometheus text both read this type.
+ */
+import { z } from 'zod';
+import { KioskView } from '../common/kiosk-view.js';
+import { UpdateStatus } from '../common/kiosk-api.js';
+
+export const CODE = /^[A-Za-z0-9_.:-]{1,64}$/;
+const Code = z.string().regex(CODE);
+/** Distinct reasons and error codes counted at most (a misbehaving backend cannot grow the file). */
+export const MAX_KINDS = 50;
+const Counts = z.record(Code, z.number().int().min(0)).refine((r) => Object.keys(r).length <= MAX_KINDS, { error: `at most ${MAX_KINDS} keys` });
+const Device = z.object({ usable: z.boolean(), reason: Code.optional() }).strict();
+
+export const HealthRecordSchema = z
+  .object({
+    schema: z.literal(1),
+    app: z.literal('mdl-kiosk'),
+    version: z.string().max(100),
+    flavour: z.enum(['production', 'qa']),
+    pid: z.number().int().positive(),
+    /** ISO 8601 times. */
+    startedAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+    uptimeSeconds: z.number().int().min(0),
+    phase: KioskView.shape.phase,
+    testMode: z.boolean(),
+    /** Origin only (`https://verifier.example.com`), or null when no backend is configured. */
+    backendOrigin: z.string().max(300).nullable(),
+    devices: z.object({ nfc: Device, qr: Device, bleCentral: Device, blePeripheral: Device }).strict(),
+    outcomes: z
+      .object({
+        /** Verifications that ended, however they ended. */
+        total: z.number().int().min(0),
+        verified: z.number().int().min(0),
+        rejected: z.number().int().min(0),
+        /** A result without the authentication results: neither verified nor rejected. */
+        undetermined: z.number().int().min(0),
+        /** Ended without a verdict (an error). */
+        failed: z.number().int().min(0),
+        /**
+         * The answer to the request, of the verifications with an outcome: `met` (e.g. 21 or older), `notMet`
+         * (authentic but under age, or a required element withheld), `undetermined` (not verified, or the
+         * age statement absent or contradictory).
+         */
+        answers: z.object({ met: z.number().int().min(0), notMet: z.number().int().min(0), undetermined: z.number().int().min(0) }).strict(),
+        /** Rejection reasons (one rejection may have several). */
+        reasons: Counts,
+        /** Error codes of the verifications that failed. */
+        errors: Counts,
+      })
+      .strict(),
+    /** The code of the last error: a failed verification's, or the screen's (`config_error`, …). */
+    lastError: Code.optional(),
+    updates: UpdateStatus.strict().optional(),
+  })
+  .strict();
+export type HealthRecord = z.infer<typeof HealthRecordSchema>;
