@@ -42,6 +42,8 @@ export class KioskRuntime {
   private unsubscribers: (() => void)[] = [];
   /** The configuration the running Kiosk was built with (its profile follows changes). */
   private runningConfig: KioskConfig | undefined;
+  /** The devices being built at start (a stop waits for them, to close them). */
+  private starting: Promise<void> = Promise.resolve();
   private chain: Promise<void> = Promise.resolve();
   private pendingRebuild: 'kiosk' | 'devices' | undefined;
   private idleWaiters: (() => void)[] = [];
@@ -79,12 +81,17 @@ export class KioskRuntime {
   }
 
   /** Builds the devices and the kiosk; false when the service was stopped meanwhile. */
-  async start(): Promise<boolean> {
-    this.deviceSet = await this.buildDevices();
-    if (this.phase === 'stopped') return false;
-    this.phase = 'running';
-    this.buildKiosk();
-    return true;
+  start(): Promise<boolean> {
+    const started = this.buildDevices().then((devices) => {
+      // Kept even when stopped meanwhile: close() waits for this and closes them.
+      this.deviceSet = devices;
+      if (this.phase === 'stopped') return false;
+      this.phase = 'running';
+      this.buildKiosk();
+      return true;
+    });
+    this.starting = started.then(() => undefined, () => undefined);
+    return started;
   }
 
   /** Resolves when every rebuild asked for so far has run. */
@@ -137,8 +144,9 @@ export class KioskRuntime {
     this.releaseIdleWaiters();
   }
 
-  /** After a rebuild in flight: stops the kiosk and closes the devices. */
+  /** After a start or a rebuild in flight: stops the kiosk and closes the devices. */
   async close(): Promise<void> {
+    await this.starting;
     await this.chain;
     const kiosk = this.detachKiosk();
     await kiosk?.stop();
