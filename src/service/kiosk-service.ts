@@ -62,7 +62,7 @@ export class KioskService implements KioskApiHandlers {
   private readonly options: KioskServiceOptions;
   private readonly now: () => number;
   private readonly diagnostics: DiagnosticsLog;
-  private readonly settings: ServiceConfig;
+  private readonly configuration: ServiceConfig;
   private readonly rendererErrors: RendererErrorLog;
   private readonly staff: StaffGate;
   private readonly screen: ScreenStateStream;
@@ -85,14 +85,14 @@ export class KioskService implements KioskApiHandlers {
     this.version = options.version ?? packageVersion();
     this.startedAt = now();
     const sources = { ...options, env };
-    this.settings = new ServiceConfig(sources, new SettingsStore(options.dataDir), options.secrets ?? new FileSecretStore(options.dataDir), log);
-    const config = (): KioskConfig => this.settings.effective;
+    this.configuration = new ServiceConfig(sources, new SettingsStore(options.dataDir), options.secrets ?? new FileSecretStore(options.dataDir), log);
+    const config = (): KioskConfig => this.configuration.effective;
     this.rendererErrors = new RendererErrorLog({ log, count: (key) => this.diagnostics.count(key), now });
-    const pinHash = this.settings.managedPinHash;
+    const pinHash = this.configuration.managedPinHash;
     this.staff = new StaffGate({
       config: () => config().staff,
-      record: this.settings.store.currentStaff,
-      persist: (record) => this.settings.store.saveStaff(record),
+      record: this.configuration.store.currentStaff,
+      persist: (record) => this.configuration.store.saveStaff(record),
       now,
       onChange: () => this.screen.staffChanged(),
       onEvent: (event, fields) => {
@@ -118,10 +118,10 @@ export class KioskService implements KioskApiHandlers {
       },
       serviceView('starting', config().profile, deviceStatus(EMPTY_DEVICES), now()),
     );
-    const { screen, diagnostics, settings } = this;
+    const { screen, diagnostics, configuration } = this;
     this.runtime = new KioskRuntime({
       devices: options.devices,
-      config: settings,
+      config: configuration,
       screen,
       diagnostics,
       onReport: (report) => {
@@ -133,9 +133,9 @@ export class KioskService implements KioskApiHandlers {
       ...(options.rebuildWaitMs === undefined ? {} : { rebuildWaitMs: options.rebuildWaitMs }),
     });
     const { runtime } = this;
-    this.support = new ServiceSupport({ service: options, config: settings, runtime, screen, camera, diagnostics, version: this.version, startedAt: this.startedAt, now, log });
-    this.customer = customerIntents({ config, reloadConfig: () => settings.reload(), runtime, screen, camera, diagnostics, rendererErrors: this.rendererErrors, log });
-    this.staffIntents = new StaffIntents({ staff: this.staff, customer: this.customer, config: settings, runtime, screen, support: this.support, log });
+    this.support = new ServiceSupport({ service: options, config: configuration, runtime, screen, camera, diagnostics, version: this.version, startedAt: this.startedAt, now, log });
+    this.customer = customerIntents({ config, reloadConfig: () => configuration.reload(), runtime, screen, camera, diagnostics, rendererErrors: this.rendererErrors, log });
+    this.staffIntents = new StaffIntents({ staff: this.staff, customer: this.customer, config: configuration, runtime, screen, support: this.support, log });
     this.own = this.staffIntents.handlersFor(SERVICE_SCREEN);
   }
 
@@ -143,7 +143,7 @@ export class KioskService implements KioskApiHandlers {
 
   /** The effective configuration in use (it holds the API key: never send it anywhere). */
   get config(): KioskConfig {
-    return this.settings.effective;
+    return this.configuration.effective;
   }
 
   /**
@@ -152,11 +152,11 @@ export class KioskService implements KioskApiHandlers {
    */
   async start(): Promise<void> {
     this.runtime.claimStart();
-    const loaded = await this.settings.loadSettings();
+    const loaded = await this.configuration.loadSettings();
     this.staff.replaceRecord(loaded.staff);
-    await this.settings.loadKey();
-    this.log = this.createLog(this.settings.effective.log.level);
-    await this.settings.logLoaded(loaded);
+    await this.configuration.loadKey();
+    this.log = this.createLog(this.configuration.effective.log.level);
+    await this.configuration.logLoaded(loaded);
     this.screen.resetLanguage();
     if (this.options.runKiosk === false) {
       this.runtime.startIdle();
@@ -180,7 +180,7 @@ export class KioskService implements KioskApiHandlers {
     this.screen.dispose();
     this.staff.dispose();
     await this.runtime.close();
-    this.screen.setView(serviceView('stopped', this.settings.effective.profile, this.screen.view.devices, this.now()));
+    this.screen.setView(serviceView('stopped', this.configuration.effective.profile, this.screen.view.devices, this.now()));
   }
 
   /** Resolves when every rebuild asked for so far has run (tests and the QA demo wait on it). */
