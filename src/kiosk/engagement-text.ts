@@ -6,6 +6,7 @@
  * customer "this code could not be read" when a scanner dropped characters or a code was cut short, instead
  * of spending a session on it and showing "something went wrong on our side".
  */
+/** The scheme of an engagement's QR text, in any case (URI schemes are case-insensitive, RFC 3986 §3.1). */
 const SCHEME = /^mdoc:/i;
 const PAYLOAD = /^[A-Za-z0-9_\-+/]+={0,2}$/;
 /** Deeper than any DeviceEngagement nests (it is a map of arrays of maps); a bound, not a rule. */
@@ -82,6 +83,15 @@ function skipItem(bytes: Uint8Array, at: number, depth: number, budget: { items:
     default:
       return undefined;
   }
+}
+
+/**
+ * The `qr.requireMdocPrefix` rule, for every place a scan is judged (the kiosk's triggers, the service's
+ * `qrScanned`, the QA scan feeder): with it, a text that is not an `mdoc:` device engagement (some other
+ * barcode) is not worth a session.
+ */
+export function failsMdocPrefixRule(text: string, requireMdocPrefix: boolean): boolean {
+  return requireMdocPrefix && !SCHEME.test(text);
 }
 
 /** Why an `mdoc:` text cannot be a whole engagement, or undefined when it can (or is no `mdoc:` text). */

@@ -1,24 +1,26 @@
 /**
- * What starts a verification: a tap or a QR scan, waited for at once (spec §3 rule 2). The first fixes
- * the transport (rule 1); input from the other is ignored until the verification ends.
+ * What starts a verification: a tap or a QR scan, waited for at once (the backend contract lets a client
+ * with a camera and a reader wait for both; docs/protocol.md). The first fixes the transport; input from the
+ * other is ignored until the verification ends.
  *
- * QR rules: only a scanner's trailing CR/LF is removed (spec §4.3); codes that are not `mdoc:` device
- * engagements are ignored (configurable); a device engagement is single-use, and a camera keeps decoding
+ * QR rules: only a scanner's trailing CR/LF is removed (`qr_scanned` carries the text unmodified,
+ * docs/protocol.md); codes that are not `mdoc:` device engagements are ignored (configurable, the rule is
+ * engagement-text.ts's `failsMdocPrefixRule`); a device engagement is single-use, and a camera keeps decoding
  * a code as long as it is held up, so an engagement whose verification finished is never used again, and
  * one whose attempt failed is ignored for a cool-down (the error screen's time) before it may be retried.
  */
 import { MAX_QR_TEXT } from '../common/kiosk-api.js';
 import type { NfcCard, QrInput, NfcReader } from '../devices/ports.js';
 import { AbortedError, sleep } from './async-tools.js';
+import { failsMdocPrefixRule } from './engagement-text.js';
 import type { Logger } from '../platform/log.js';
 import type { Trigger } from './verification/results.js';
 
-const MDOC_PREFIX = /^mdoc:/i;
 const QR_MEMORY = 16;
 /** Pause before asking a failing device port again. */
 const DEVICE_RETRY_MS = 1_000;
 
-/** A scanner terminates its text with CR, LF or CR LF; that and nothing else is removed (spec §4.3). */
+/** A scanner terminates its text with CR, LF or CR LF; that and nothing else is removed (docs/protocol.md, `qr_scanned`). */
 export function stripScannerTerminator(text: string): string {
   return text.replace(/(?:\r\n|\r|\n)$/, '');
 }
@@ -55,7 +57,7 @@ export class TriggerSource {
     }
     const winner = await Promise.race(waits);
     for (const wait of waits) {
-      // A card connected by the losing wait counts as handed out: it is released and ignored (rule 1).
+      // A card connected by the losing wait counts as handed out: it is released and ignored (the transport is fixed).
       wait.then(
         (t) => {
           if (t !== winner && t.kind === 'nfc') void t.card.release();
@@ -75,7 +77,7 @@ export class TriggerSource {
     this.stashed = trigger;
   }
 
-  /** Ignores what was shown or tapped while a verification ran (rule 1). */
+  /** Ignores what was shown or tapped while a verification ran (the transport is fixed). */
   ignoreInputDuringRun(): void {
     this.options.qr?.discardPending();
     this.options.nfc?.ignoreCurrentCard();
@@ -128,7 +130,7 @@ export class TriggerSource {
         log.info({ event: 'qr_ignored', reason: 'too_long', length: text.length }, `scanned text longer than ${MAX_QR_TEXT} characters`);
         continue;
       }
-      if (this.options.requireMdocPrefix && !MDOC_PREFIX.test(text)) {
+      if (failsMdocPrefixRule(text, this.options.requireMdocPrefix)) {
         // Not a device engagement (some other barcode): not worth a session. Its content is not logged.
         log.info({ event: 'qr_ignored', length: text.length }, 'scanned code is not an mdoc: engagement');
         continue;

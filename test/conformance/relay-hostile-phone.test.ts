@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ATT_MAX_VALUE_BYTES, type BleCentralHandlers } from '../../src/devices/ports.js';
-import { MAX_EARLY_NOTIFICATIONS, MAX_OUTBOUND_BUFFERED_BYTES, MAX_PHONE_VALUE_BYTES, MAX_QUEUED_PHONE_EVENTS } from '../../src/kiosk/verification/ble-transfer.js';
+import { MAX_EARLY_NOTIFICATIONS, MAX_OUTBOUND_BUFFERED_BYTES, MAX_PHONE_VALUE_BYTES, MAX_QUEUED_PHONE_EVENTS } from '../../src/kiosk/verification/ble-common.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import {
   CENTRAL_CHARS,

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { engagementTextProblem } from '../../src/kiosk/engagement-text.js';
+import { engagementTextProblem, failsMdocPrefixRule } from '../../src/kiosk/engagement-text.js';
 import { PHONE_PROFILE_NAMES, createVirtualCounter, getTestPki } from '../../src/qa/index.js';
 
 describe('engagementTextProblem', () => {
@@ -53,5 +53,13 @@ describe('engagementTextProblem', () => {
       }),
       { numRuns: 2_000 },
     );
+  });
+});
+
+describe('failsMdocPrefixRule (the one qr.requireMdocPrefix rule of the triggers, qrScanned and the QA feeder)', () => {
+  it('with the rule, only an mdoc: text in any case passes; without it, every text does', () => {
+    for (const text of ['mdoc:owBjMS4w', 'MDOC:owBjMS4w', 'mDoC:']) expect(failsMdocPrefixRule(text, true), text).toBe(false);
+    for (const text of ['https://example.com', ' mdoc:owBjMS4w', 'mdoc', 'xmdoc:owBjMS4w', '']) expect(failsMdocPrefixRule(text, true), text).toBe(true);
+    for (const text of ['https://example.com', 'mdoc:owBjMS4w', '']) expect(failsMdocPrefixRule(text, false), text).toBe(false);
   });
 });

@@ -1,12 +1,14 @@
 /**
- * Central role (spec §4.5): scan for the phone's service, connect, subscribe, `ble_connected`; then each
- * `ble_write` is a write to the phone, and each notification becomes its own `ble_notified` at once.
+ * Central role (the phone is the GATT server: ISO/IEC 18013-5 §8.3.3.1.1, mdoc peripheral server mode; the
+ * relay's steps in docs/protocol.md): scan for the phone's service, connect, subscribe, `ble_connected`;
+ * then each `ble_write` is a write to the phone, and each notification becomes its own `ble_notified` at once.
  */
 import { encodeBase64 } from '../../common/protocol/base64.js';
 import type { BleMode, ClientMessage } from '../../common/protocol/messages.js';
 import type { BleCentralLink } from '../../devices/ports.js';
 import { RunStop } from './attempt.js';
-import { MAX_EARLY_NOTIFICATIONS, profileOf, setupReason, type BleTransfer } from './ble-transfer.js';
+import { MAX_EARLY_NOTIFICATIONS, profileOf, setupReason } from './ble-common.js';
+import type { BleTransfer } from './ble-transfer.js';
 import type { RunResult } from './results.js';
 
 export async function centralTransfer(transfer: BleTransfer, mode: BleMode): Promise<RunResult> {

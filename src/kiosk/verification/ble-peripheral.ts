@@ -1,5 +1,6 @@
 /**
- * Peripheral role (spec §4.5): advertise the service built from the mode; the phone's first GATT event
+ * Peripheral role (the kiosk is the GATT server: ISO/IEC 18013-5 §8.3.3.1.1, mdoc central client mode; the
+ * relay's steps in docs/protocol.md): advertise the service built from the mode; the phone's first GATT event
  * (subscribe, read or write) sends `ble_connected` before that event is forwarded; writes become
  * `ble_written` at once; each read becomes `ble_read_request`, answered by the very next socket message;
  * `ble_write`s become notifications, in order. The phone's events and the socket run concurrently.
@@ -9,7 +10,8 @@ import type { BleMode } from '../../common/protocol/messages.js';
 import type { BlePeripheralSession, PeripheralEvent } from '../../devices/ports.js';
 import { AsyncQueue, TimeoutError, deferred, withTimeout } from '../async-tools.js';
 import { RunStop } from './attempt.js';
-import { MAX_QUEUED_PHONE_EVENTS, profileOf, setupReason, type BleTransfer } from './ble-transfer.js';
+import { MAX_QUEUED_PHONE_EVENTS, profileOf, setupReason } from './ble-common.js';
+import type { BleTransfer } from './ble-transfer.js';
 import type { RunResult } from './results.js';
 
 export async function peripheralTransfer(transfer: BleTransfer, mode: BleMode): Promise<RunResult> {
@@ -96,7 +98,7 @@ async function phoneEvents(
     }
     if (!connectedSent) {
       if (setup.over) return; // ble_connected (error) was sent already: the phone came too late
-      // The phone's first GATT event means it is connected (spec §4.5): ble_connected goes first.
+      // The phone's first GATT event means it is connected (docs/protocol.md): ble_connected goes first.
       attempt.send({ type: 'step_result', op: 'ble_connected', status: 'ok', role: 'peripheral' });
       connectedSent = true;
       transfer.connected('peripheral');
@@ -129,7 +131,7 @@ async function phoneEvents(
   }
 }
 
-/** `ble_read_request`, then the very next socket message must be the `ble_read_response` (spec §4.3). */
+/** `ble_read_request`, then the very next socket message must be the `ble_read_response` (docs/protocol.md). */
 async function relayRead(transfer: BleTransfer, event: Extract<PeripheralEvent, { kind: 'read' }>): Promise<void> {
   const { attempt, pendingRead } = transfer;
   const { bleReadResponseMs } = attempt.ctx.timeouts;

@@ -1,49 +1,29 @@
 /**
- * BLE part of a verification (spec §3, §4.4–4.5), common to both roles: pick the first mode whose role
+ * BLE part of a verification (docs/protocol.md, from `ble_exchange` to `complete`), common to both roles: pick the first mode whose role
  * is usable now, report a setup failure with `ble_connected` (error), then the socket side of the
  * transfer — `ble_write`s delivered strictly in order, `complete` after the writes queued before it —
  * with the idle watchdog and the handling of a lost link. The role-specific setup and the phone-side
  * events are in `ble-central.ts` and `ble-peripheral.ts`.
  */
 import { decodeCheckedBase64 } from '../../common/protocol/base64.js';
-import type { BleMode, BleRole, CharacteristicSpec, ClientMessage, Outcome } from '../../common/protocol/messages.js';
+import type { BleMode, BleRole, ClientMessage, Outcome } from '../../common/protocol/messages.js';
 import { uuidKey } from '../../common/protocol/uuid.js';
-import { ATT_MAX_VALUE_BYTES, BleSetupError, BleValueTooLargeError, type GattProfile } from '../../devices/ports.js';
+import { ATT_MAX_VALUE_BYTES, BleValueTooLargeError } from '../../devices/ports.js';
 import { TimeoutError } from '../async-tools.js';
 import { ChannelTimeoutError, type Arrival } from '../relay-channel.js';
 import { RunStop, outOfSequence, type Attempt } from './attempt.js';
-import { centralTransfer } from './ble-central.js';
-import { peripheralTransfer } from './ble-peripheral.js';
+import {
+  MAX_OUTBOUND_BUFFERED_BYTES,
+  MAX_PHONE_ATT_MTU,
+  MAX_PHONE_VALUE_BYTES,
+  type Deliver,
+  type Flush,
+  type KnownCharacteristic,
+  type PendingRead,
+} from './ble-common.js';
 import type { RunResult } from './results.js';
 
 const STATE_END = 0x02;
-
-/**
- * Bounds on what the phone can make the kiosk hold (docs/ble-limits.md). The relay forwards the phone's
- * data in order as it comes and never combines or drops any (spec §4.3), so a phone faster than the
- * backend, or one that floods, ends the transfer with a clear reason instead of growing memory:
- * - the session socket's unsent bytes: 8 MiB is several times a whole mdoc response with a portrait as
- *   `ble_notified`/`ble_written` JSON (base64 is 4/3 of the bytes), so only a backend that stopped reading
- *   while the phone keeps sending gets there;
- * - the phone's GATT events waiting while a read waits for its `ble_read_response` (peripheral), and the
- *   notifications that arrive before `ble_connected` (central): an mdoc sends nothing before the kiosk's
- *   request, so a few hundred of either is far past any honest phone.
- */
-export const MAX_OUTBOUND_BUFFERED_BYTES = 8 * 1024 * 1024;
-
-/**
- * The largest ATT_MTU phones negotiate (Android asks 517: a 512-byte value plus the 5-byte header of a
- * Prepare Write). A value from the phone is relayed when one ATT PDU of such a link can carry it
- * (ATT_MTU − 3 = 514 bytes), even above the 512-byte attribute maximum: Android before 13 and early wallet
- * builds sent ATT_MTU − 3 anyway, and judging the data is the backend's job (docs/ble-limits.md). The
- * bound does not use the MTU a stack reports for the link: a value the stack delivered did fit the link,
- * and a reported MTU can be late or normalised differently per platform.
- */
-export const MAX_PHONE_ATT_MTU = 517;
-/** The longest value from the phone that is relayed (one PDU of the largest link). */
-export const MAX_PHONE_VALUE_BYTES = MAX_PHONE_ATT_MTU - 3;
-export const MAX_QUEUED_PHONE_EVENTS = 1_024;
-export const MAX_EARLY_NOTIFICATIONS = 256;
 
 /**
  * How long a verification waits for an offered role whose adapter is still coming up (`starting`) before it
@@ -52,32 +32,8 @@ export const MAX_EARLY_NOTIFICATIONS = 256;
  */
 export const ADAPTER_STARTING_WAIT_MS = 4_000;
 
-type CharacteristicName = 'state' | 'c2s' | 's2c' | 'ident';
-export interface KnownCharacteristic {
-  readonly name: CharacteristicName;
-  readonly spec: CharacteristicSpec;
-}
-
-/** Delivers one `ble_write` to the phone: a write (central) or a notification (peripheral). */
-export type Deliver = (uuid: string, data: Uint8Array, signal: AbortSignal) => Promise<void>;
-
-/** Waits until what was delivered has left the Bluetooth stack (the port's optional `flush`). */
-export type Flush = (signal: AbortSignal) => Promise<void>;
-
-/** Answers the phone's pending read; set from `ble_read_request` until its response arrives. */
-export interface PendingRead {
-  current: ((value: Uint8Array) => void) | undefined;
-}
-
-export function profileOf(mode: BleMode): GattProfile {
-  return { serviceUuid: mode.service_uuid, characteristics: mode.characteristics };
-}
-
-export function setupReason(e: unknown, what: string, ms: number): string {
-  if (e instanceof BleSetupError) return e.reason;
-  if (e instanceof TimeoutError) return `${what} timed out after ${ms} ms`;
-  return `${what} failed: ${e instanceof Error ? e.message : 'unknown error'}`;
-}
+/** The setup and transfer of one role (ble-central.ts, ble-peripheral.ts), given by the caller. */
+export type RoleTransfer = (transfer: BleTransfer, mode: BleMode) => Promise<RunResult>;
 
 export class BleTransfer {
   private mode: BleMode | undefined;
@@ -96,7 +52,8 @@ export class BleTransfer {
 
   constructor(readonly attempt: Attempt) {}
 
-  async run(modes: BleMode[]): Promise<RunResult> {
+  /** Picks the mode and runs its role; the roles are given so that they may build on this class. */
+  async run(modes: BleMode[], roles: Readonly<Record<BleRole, RoleTransfer>>): Promise<RunResult> {
     const { attempt } = this;
     attempt.progress('ble_connecting', 'connecting_phone', 2);
     attempt.quiet('ble_connected not sent yet');
@@ -111,7 +68,7 @@ export class BleTransfer {
     this.mode = chosen;
     attempt.role = chosen.role;
     attempt.ctx.log.info({ event: 'ble_mode_chosen', role: chosen.role, offered: modes.length }, 'BLE mode chosen');
-    return chosen.role === 'central' ? centralTransfer(this, chosen) : peripheralTransfer(this, chosen);
+    return roles[chosen.role](this, chosen);
   }
 
   /**
@@ -165,8 +122,9 @@ export class BleTransfer {
   }
 
   /**
-   * `ble_connected` with `status: error`. What the backend does next is not shown (spec §3), so the
-   * kiosk waits a reply's time for its `error` (or `complete`) and then gives up on the attempt.
+   * `ble_connected` with `status: error`. The backend contract does not say what the backend does next
+   * (docs/protocol.md), so the kiosk waits a reply's time for its `error` (or `complete`) and then gives up
+   * on the attempt.
    */
   async reportSetupFailure(role: BleRole, reason: string, unavailable = false): Promise<RunResult> {
     const { attempt } = this;
@@ -278,7 +236,8 @@ export class BleTransfer {
   }
 
   /**
-   * `ble_connected` (ok) has just been sent: from now on `ble_write`s may arrive (spec §3 rule 3). The
+   * `ble_connected` (ok) has just been sent: from now on `ble_write`s may arrive (the backend sends none
+   * before it, docs/protocol.md). The
    * transfer interceptor goes in before any further socket input can be read.
    */
   connected(role: BleRole): void {
@@ -394,7 +353,7 @@ export class BleTransfer {
       return true;
     }
     if (respond && !(arrival.kind === 'closed' && this.completion)) {
-      // A read is pending: this arrival should have been its response (spec §4.3).
+      // A read is pending: this arrival should have been its response (docs/protocol.md, `ble_read_request`).
       const message = attempt.unwrapQuietly(arrival);
       if (message) attempt.stopWith({ kind: 'violation', violation: outOfSequence(message, 'expected ble_read_response right after ble_read_request') });
       return true;

@@ -16,6 +16,8 @@
  * the socket with `closeCodeFor` and decides what happens next.
  */
 import { Attempt } from './attempt.js';
+import { centralTransfer } from './ble-central.js';
+import { peripheralTransfer } from './ble-peripheral.js';
 import { BleTransfer } from './ble-transfer.js';
 import { NfcHandover } from './nfc-handover.js';
 import { qrEngagement } from './qr-engagement.js';
@@ -34,7 +36,7 @@ export async function runVerification(ctx: RunContext, trigger: Trigger): Promis
   let result: RunResult;
   try {
     const modes = trigger.kind === 'qr' ? await qrEngagement(attempt, trigger.text) : await (nfc as NfcHandover).run(trigger.card);
-    result = await new BleTransfer(attempt).run(modes);
+    result = await new BleTransfer(attempt).run(modes, { central: centralTransfer, peripheral: peripheralTransfer });
   } catch (e) {
     result = attempt.stopResult ?? attempt.unexpected(e);
   } finally {

@@ -6,6 +6,7 @@
  */
 import { MAX_QR_TEXT } from '../../common/kiosk-api.js';
 import type { QrScanQueue } from '../../devices/qr/qr-scan-queue.js';
+import { failsMdocPrefixRule } from '../../kiosk/engagement-text.js';
 import { stripScannerTerminator } from '../../kiosk/triggers.js';
 
 export class ScanFeeder {
@@ -27,7 +28,7 @@ export class ScanFeeder {
     const text = stripScannerTerminator(raw);
     if (text.trim() === '') return 'empty';
     if (text.length > MAX_QR_TEXT) return `longer than ${MAX_QR_TEXT} characters (no QR code holds that much)`;
-    if (this.requireMdocPrefix && !/^mdoc:/i.test(text)) return 'not an mdoc: device engagement';
+    if (failsMdocPrefixRule(text, this.requireMdocPrefix)) return 'not an mdoc: device engagement';
     if (this.seen.has(text)) return 'the same engagement again (each QR engagement is single-use)';
     this.seen.add(text);
     this.scans.push(raw);

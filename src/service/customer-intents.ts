@@ -1,0 +1,100 @@
+/**
+ * What the customer's screen asks of the kiosk: a QR scan, "next" and "try again", cancelling a tap,
+ * the language, the camera's state and the screen's own errors. None needs a staff session.
+ */
+import type { QrScannedResult } from '../common/kiosk-api.js';
+import { engagementTextProblem, failsMdocPrefixRule } from '../kiosk/engagement-text.js';
+import type { KioskConfig } from '../platform/config.js';
+import { stripScannerTerminator } from '../kiosk/kiosk.js';
+import type { Logger } from '../platform/log.js';
+import type { CameraStatus } from './camera-status.js';
+import type { DiagnosticsLog } from './diagnostics.js';
+import type { KioskRuntime } from './kiosk-runtime.js';
+import type { RendererErrorLog } from './renderer-errors.js';
+import { WAITING_PHASES, type ScreenStateStream } from './screen-state.js';
+import type { Args, Ok } from './service-options.js';
+
+export interface CustomerIntentsOptions {
+  readonly config: () => KioskConfig;
+  /** Reads the configuration again and rebuilds the kiosk (a "try again" on a configuration error). */
+  readonly reloadConfig: () => void;
+  readonly runtime: Pick<KioskRuntime, 'kiosk' | 'devices' | 'running' | 'requestRebuild'>;
+  readonly screen: Pick<ScreenStateStream, 'view' | 'publish' | 'chooseLanguage' | 'keepLanguageForRetry'>;
+  readonly camera: CameraStatus;
+  readonly diagnostics: Pick<DiagnosticsLog, 'count'>;
+  readonly rendererErrors: Pick<RendererErrorLog, 'report'>;
+  readonly log: () => Logger;
+}
+
+export interface CustomerIntents {
+  qrScanned(args: Args<'qrScanned'>): QrScannedResult;
+  next(): Ok;
+  retry(): Ok;
+  cancel(): { cancelled: boolean };
+  setLanguage(args: Args<'setLanguage'>): Ok;
+  reportCamera(args: Args<'reportCamera'>): Ok;
+  reportError(args: Args<'reportError'>): Ok;
+}
+
+export function customerIntents(options: CustomerIntentsOptions): CustomerIntents {
+  const { runtime, screen } = options;
+
+  const takeScan = (text: string): QrScannedResult => {
+    const { requireMdocPrefix } = options.config().qr;
+    const stripped = stripScannerTerminator(text);
+    if (stripped.trim() === '') return { accepted: false, reason: 'empty' };
+    if (failsMdocPrefixRule(stripped, requireMdocPrefix)) return { accepted: false, reason: 'not_mdoc' };
+    // Cut short or damaged (a scanner dropped characters): say so, rather than spend a session on it.
+    if (requireMdocPrefix && engagementTextProblem(stripped) !== undefined) return { accepted: false, reason: 'unreadable' };
+    const { kiosk, devices } = runtime;
+    if (!kiosk || !devices || !WAITING_PHASES.has(screen.view.phase)) return { accepted: false, reason: 'not_waiting' };
+    // Unmodified: the core strips a scanner's terminator itself (`qr_scanned` carries the text as scanned).
+    devices.qr.push(text);
+    return { accepted: true };
+  };
+
+  return {
+    qrScanned: (args) => {
+      const result = takeScan(args.text);
+      options.diagnostics.count(`scan.${args.source}.${result.accepted ? 'accepted' : result.reason}`);
+      return result;
+    },
+    next: () => {
+      runtime.kiosk?.dismiss();
+      return { ok: true };
+    },
+    retry: () => {
+      screen.keepLanguageForRetry();
+      const { kiosk } = runtime;
+      if (kiosk) {
+        kiosk.retry();
+        kiosk.dismiss();
+      } else if (runtime.running) {
+        // No kiosk (configuration error): read the configuration again, it may have been fixed.
+        options.reloadConfig();
+        runtime.requestRebuild('kiosk');
+      }
+      return { ok: true };
+    },
+    cancel: () => ({ cancelled: runtime.kiosk?.cancelTapAgain() ?? false }),
+    setLanguage: (args) => {
+      screen.chooseLanguage(args.language);
+      return { ok: true };
+    },
+    reportCamera: (args) => {
+      const { changed, problem } = options.camera.report(args.state, args.detail);
+      if (changed) {
+        // On and off happen for every customer; only problems are worth the diagnostics' limited memory.
+        const log = options.log();
+        if (problem) log.warn({ event: 'camera_state', state: args.state }, 'camera problem reported by the screen');
+        else log.debug({ event: 'camera_state', state: args.state }, 'camera state reported by the screen');
+        screen.publish();
+      }
+      return { ok: true };
+    },
+    reportError: (args) => {
+      options.rendererErrors.report(args);
+      return { ok: true };
+    },
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * What staff and support learn from the service: the application's status, the diagnostics, the
+ * self-test, and the support bundle (support-bundle.ts) made of all of them with the configuration's
+ * layers, scrubbed of every secret the kiosk knows.
+ */
+import { join } from 'node:path';
+import type { AppStatus, Diagnostics, SelfTestCheck } from '../common/kiosk-api.js';
+import type { Logger } from '../platform/log.js';
+import type { CameraStatus } from './camera-status.js';
+import type { DiagnosticsLog } from './diagnostics.js';
+import type { KioskRuntime } from './kiosk-runtime.js';
+import { managedKeys } from './managed-config.js';
+import { EMPTY_DEVICES, type ScreenStateStream } from './screen-state.js';
+import { runSelfTest } from './self-test.js';
+import type { ServiceConfig } from './service-config.js';
+import { errorText, type KioskServiceOptions } from './service-options.js';
+import { runtimeVersions, writeSupportBundle, type SupportBundle } from './support-bundle.js';
+import { supportReport } from './support-report.js';
+
+export interface ServiceSupportOptions {
+  readonly service: Pick<KioskServiceOptions, 'appStatus' | 'managed' | 'testMode' | 'support' | 'dataDir'>;
+  readonly config: Pick<ServiceConfig, 'effective' | 'secrets' | 'storeProblems' | 'supportFacts'>;
+  readonly runtime: Pick<KioskRuntime, 'devices'>;
+  readonly screen: Pick<ScreenStateStream, 'view' | 'state'>;
+  readonly camera: CameraStatus;
+  readonly diagnostics: Pick<DiagnosticsLog, 'snapshot'>;
+  readonly version: string;
+  readonly startedAt: number;
+  readonly now: () => number;
+  readonly log: () => Logger;
+}
+
+export class ServiceSupport {
+  constructor(private readonly options: ServiceSupportOptions) {}
+
+  /** The application's status for diagnostics: the shell's report, completed with what the service knows. */
+  appStatus(): AppStatus {
+    const { service, config } = this.options;
+    let reported: AppStatus | undefined;
+    try {
+      reported = service.appStatus?.();
+    } catch (e) {
+      this.options.log().warn({ event: 'app_status_failed' }, `the application status could not be read: ${errorText(e)}`);
+    }
+    const problems = config.storeProblems();
+    const managedPath = service.managed?.path ?? reported?.managedConfigPath;
+    const keys = service.managed ? managedKeys(service.managed) : (reported?.managedKeys ?? []);
+    const secretsProblem = problems.secrets ?? reported?.secretsProblem;
+    const status: AppStatus = {
+      ...reported,
+      flavour: reported?.flavour ?? (service.testMode ? 'qa' : 'production'),
+      secretsProtection: config.secrets.protection,
+      managedKeys: keys.slice(0, 100).map((k) => k.slice(0, 200)),
+    };
+    if (managedPath !== undefined) status.managedConfigPath = managedPath.slice(0, 1_000);
+    if (secretsProblem !== undefined) status.secretsProblem = secretsProblem.slice(0, 500);
+    if (problems.permissions.length > 0) status.permissionProblems = problems.permissions.slice(0, 10).map((p) => p.slice(0, 500));
+    return status;
+  }
+
+  diagnostics(): Diagnostics {
+    const { version, startedAt, now } = this.options;
+    return { ...this.options.diagnostics.snapshot(version, startedAt, now()), app: this.appStatus() };
+  }
+
+  selfTest(): { checks: SelfTestCheck[] } {
+    const { screen, runtime, camera } = this.options;
+    const checks = runSelfTest({ view: screen.view, ports: runtime.devices?.ports ?? EMPTY_DEVICES, camera: camera.forSelfTest() });
+    this.options.log().info({ event: 'self_test', count: checks.filter((c) => !c.ok).length }, 'self-test run');
+    return { checks };
+  }
+
+  /**
+   * Writes a support bundle to `target`, or into the support folder with a name of its time: versions,
+   * the configuration without secrets and each key's source, state, devices, self-test, diagnostics, the
+   * shell's records and recent logs — scrubbed of every secret the kiosk knows.
+   */
+  async writeBundle(target?: string): Promise<SupportBundle> {
+    const { service, config, now } = this.options;
+    const shell = service.support?.() ?? {};
+    const facts = config.supportFacts();
+    const report = supportReport({
+      version: this.options.version,
+      flavour: this.appStatus().flavour,
+      config: config.effective,
+      layers: facts.layers,
+      ignoredKeys: facts.ignoredKeys,
+      problems: facts.problems,
+      state: this.options.screen.state,
+      diagnostics: this.diagnostics(),
+      selfTest: this.selfTest().checks,
+      secrets: [...facts.secrets, ...(shell.secrets ?? [])],
+      versions: runtimeVersions(),
+    });
+    const stamp = new Date(now()).toISOString().replace(/[:.]/g, '-');
+    const path = target ?? join(shell.dir ?? join(service.dataDir, 'support'), `mdl-kiosk-support-${stamp}.tar.gz`);
+    const bundle = await writeSupportBundle(path, {
+      parts: report.parts,
+      ...(shell.files ? { files: shell.files } : {}),
+      ...(shell.logDir === undefined ? {} : { logDir: shell.logDir }),
+      secrets: report.secrets,
+      now,
+    });
+    this.options.log().info({ event: 'support_bundle_written', count: bundle.bytes }, `support bundle written to ${bundle.path}`);
+    return bundle;
+  }
+}
