@@ -42,12 +42,6 @@ const planted = {
   referenceFolder: `see ${SHARED}/reference/${'pcsc' + '.md'} pitfall 7`,
 };
 
-/**
- * Lines another branch of issue 23 rewrites (the KioskService split); their citation is replaced when that
- * lands. The test above fails once an entry is stale, so this list can only shrink.
- */
-const PENDING: readonly { file: string; text: string }[] = [{ file: 'src/service/kiosk-service.ts', text: `shows (${DESIGN} §2)` }];
-
 describe('no tracked file points outside the repository', () => {
   it('finds each kind of planted reference', () => {
     for (const [kind, line] of Object.entries(planted)) {
@@ -73,16 +67,8 @@ describe('no tracked file points outside the repository', () => {
       .flatMap((file) => {
         const text = readText(root, file);
         return text === undefined ? [] : findOutsideReferences(file, text);
-      })
-      .filter((f) => !PENDING.some((p) => p.file === f.file && f.text.includes(p.text)));
+      });
     expect(found.map((f) => `${f.file}:${f.line} (${f.rule}): ${f.text}`)).toEqual([]);
-  });
-
-  it('has no stale pending entry: each still names a line that is there', () => {
-    for (const pending of PENDING) {
-      const text = readText(root, pending.file) ?? '';
-      expect(text.includes(pending.text), `${pending.file}: "${pending.text}" is fixed; remove it from PENDING`).toBe(true);
-    }
   });
 });
 
