@@ -53,9 +53,9 @@ describe('signing plan', () => {
 });
 
 describe('package arguments', () => {
-  it('reads the OS, flavour and flags; passes the rest to electron-builder', () => {
-    expect(parsePackageArgs(['--win', '--unsigned', '-c.electronDist=/x', '--x64'])).toEqual({ os: 'win', flavour: 'production', unsigned: true, printPlan: false, builderArgs: ['-c.electronDist=/x', '--x64'] });
-    expect(parsePackageArgs(['--mac', '--qa', '--print-plan'])).toMatchObject({ os: 'mac', flavour: 'qa', printPlan: true });
+  it('reads the OS, flavour, arch and flags; passes the rest to electron-builder', () => {
+    expect(parsePackageArgs(['--win', '--unsigned', '-c.electronDist=/x', '--x64'])).toEqual({ os: 'win', flavour: 'production', unsigned: true, printPlan: false, arch: 'x64', builderArgs: ['-c.electronDist=/x'] });
+    expect(parsePackageArgs(['--mac', '--qa', '--print-plan'])).toMatchObject({ os: 'mac', flavour: 'qa', printPlan: true, arch: undefined });
   });
 
   it('refuses no OS, two OSes, publishing and another config file', () => {
