@@ -20,11 +20,10 @@ export interface RequestProfile {
 }
 
 /**
- * Every data element of the mDL namespace with a fixed identifier. `age_over_NN` exists for any NN the
- * issuer chose; we ask for the thresholds counters use. `biometric_template_xx` is left out: its
- * identifiers are per modality and issuer-defined.
+ * The elements every mDL carries (ISO/IEC 18013-5 §7.2.1, Table 5, presence "M"); the others are optional
+ * and a document without them is not wanting.
  */
-export const ALL_MDL_ELEMENTS: readonly string[] = [
+export const MANDATORY_MDL_ELEMENTS: readonly string[] = [
   'family_name',
   'given_name',
   'birth_date',
@@ -36,6 +35,15 @@ export const ALL_MDL_ELEMENTS: readonly string[] = [
   'portrait',
   'driving_privileges',
   'un_distinguishing_sign',
+];
+
+/**
+ * Every data element of the mDL namespace with a fixed identifier. `age_over_NN` exists for any NN the
+ * issuer chose; we ask for the thresholds counters use. `biometric_template_xx` is left out: its
+ * identifiers are per modality and issuer-defined.
+ */
+export const ALL_MDL_ELEMENTS: readonly string[] = [
+  ...MANDATORY_MDL_ELEMENTS,
   'administrative_number',
   'sex',
   'height',
@@ -66,23 +74,6 @@ export const ALL_MDL_ELEMENTS: readonly string[] = [
 
 const mdl = (elements: readonly string[]): Namespaces => ({ [MDL_NAMESPACE]: [...elements] });
 
-/**
- * The elements every mDL carries (ISO/IEC 18013-5 §7.2.1, Table 5, presence "M"); the others are optional
- * and a document without them is not wanting.
- */
-export const MANDATORY_MDL_ELEMENTS: readonly string[] = [
-  'family_name',
-  'given_name',
-  'birth_date',
-  'issue_date',
-  'expiry_date',
-  'issuing_country',
-  'issuing_authority',
-  'document_number',
-  'portrait',
-  'driving_privileges',
-  'un_distinguishing_sign',
-];
 
 /** Age checks carry the portrait so staff can match the face to the person at the counter. */
 export const BUILT_IN_PROFILES: Readonly<Record<string, RequestProfile>> = {
