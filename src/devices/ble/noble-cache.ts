@@ -26,19 +26,20 @@ export function forgetPeripheral(noble: Noble, id: string): void {
  * checking that the entry still exists (lib/noble.js `_onNotify`, `_onRead`, `_onValueRead`, …): a result
  * that arrives after the peripheral was forgotten — the unsubscribe confirmation racing the disconnect,
  * or a peer's stray packet — throws a TypeError from the bindings' event and ends the process. Event name
- * → the table the handler reads and how many of its leading arguments must name existing entries.
+ * → the table the handler reads and how many of its leading arguments must name existing entries (all of
+ * them: noble's own `if (entry)` check at the last level takes an inherited member for an entry).
  */
 const LOOKUPS: Readonly<Record<string, readonly ['_services' | '_characteristics' | '_descriptors', number]>> = {
-  includedServicesDiscover: ['_services', 1],
-  characteristicsDiscover: ['_services', 1],
+  includedServicesDiscover: ['_services', 2],
+  characteristicsDiscover: ['_services', 2],
   characteristicsDiscovered: ['_services', 2], // emits on the service without checking it
-  read: ['_characteristics', 2],
-  write: ['_characteristics', 2],
-  broadcast: ['_characteristics', 2],
-  notify: ['_characteristics', 2],
-  descriptorsDiscover: ['_characteristics', 2],
-  valueRead: ['_descriptors', 3],
-  valueWrite: ['_descriptors', 3],
+  read: ['_characteristics', 3],
+  write: ['_characteristics', 3],
+  broadcast: ['_characteristics', 3],
+  notify: ['_characteristics', 3],
+  descriptorsDiscover: ['_characteristics', 3],
+  valueRead: ['_descriptors', 4],
+  valueWrite: ['_descriptors', 4],
 };
 
 const guardedBindings = new WeakSet<object>();
@@ -46,7 +47,9 @@ const guardedBindings = new WeakSet<object>();
 function knows(noble: Noble, table: string, keys: readonly unknown[]): boolean {
   let node: unknown = Reflect.get(noble, table);
   for (const key of keys) {
-    if (typeof node !== 'object' || node === null || typeof key !== 'string') return false;
+    // Own entries only: an id such as "valueOf" would otherwise find Object.prototype's member, which noble
+    // (whose tables are plain objects) takes for a service or characteristic and calls emit on.
+    if (typeof node !== 'object' || node === null || typeof key !== 'string' || !Object.hasOwn(node, key)) return false;
     node = Reflect.get(node, key);
   }
   return typeof node === 'object' && node !== null;

@@ -90,7 +90,8 @@ describe('a GATT result for a forgotten peripheral', () => {
         const [count, rest] = shapes[event] ?? [0, []];
         expect(() => bindings.emit(event, ...ids.slice(0, count), ...rest)).not.toThrow();
       }),
-      { numRuns: 1_000 },
+      // The case CI found: a service id that names a member every plain object inherits.
+      { numRuns: 1_000, examples: [['includedServicesDiscover', [ID, 'valueOf', ID, undefined]], ['read', [ID, SERVICE, 'toString', undefined]]] },
     );
   });
 });
