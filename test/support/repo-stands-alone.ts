@@ -2,7 +2,7 @@
  * Checks that the repository needs nothing beside it: no tracked file points at the developers' reference
  * folder that sits next to a checkout, or at this machine's paths, and every relative Markdown link resolves
  * to a file (and heading) in the repository. The test is test/unit/repo-stands-alone.test.ts; the CI step
- * that proves it in practice is `.ci/clone-alone`.
+ * that proves it in practice is `bash .ci/run` (it runs in a copy of the checkout with nothing beside it).
  *
  * The forbidden names are assembled from parts so this file does not match itself.
  */

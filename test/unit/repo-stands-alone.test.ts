@@ -1,7 +1,7 @@
 /**
  * The repository needs nothing beside it: a clone alone has every file its tests read, its README and docs
  * link only to files in it, and no comment cites a document that is not in it (the developers' reference
- * folder next to a checkout, or this machine's paths). The clone-alone CI step (`.ci/clone-alone`) proves
+ * folder next to a checkout, or this machine's paths). `bash .ci/run`, which runs everything in a copy of the checkout with nothing beside it, proves
  * the first in practice; this keeps all three from coming back.
  */
 import { existsSync, statSync } from 'node:fs';
