@@ -23,6 +23,7 @@ import type { SafeStorage } from 'electron';
 import { z } from 'zod';
 import { readFileIfExists, writeFileAtomic } from '../service/atomic-file.js';
 import { readPlainSecretFile, SecretStoreError, type SecretStore } from '../service/secret-store.js';
+import { errorText } from '../common/error-text.js';
 
 export type SafeStorageLike = Pick<SafeStorage, 'isEncryptionAvailable' | 'encryptString' | 'decryptString' | 'getSelectedStorageBackend'>;
 
@@ -41,10 +42,6 @@ const EncryptedSecretFile = z
 export const ENCRYPTED_SECRETS_FILE = 'secrets.enc.json';
 /** The browser host's plain-text file store (src/service/secret-store.ts). */
 export const LEGACY_SECRETS_FILE = 'secrets.json';
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
 
 export class SafeStorageSecretStore implements SecretStore {
   readonly path: string;

@@ -8,7 +8,8 @@ import { backendEndpoints } from '../kiosk/backend-endpoints.js';
 import { KioskConfigSchema, mergeConfig, mergeConfigSources, parseConfig, readApiKeyFile, type KioskConfig } from '../platform/config.js';
 import { availableProfiles } from '../kiosk/profiles.js';
 import { bindingProblem, type KeyBindings } from './api-key-binding.js';
-import { errorText, type Json, type KioskServiceOptions } from './service-options.js';
+import { errorText } from '../common/error-text.js';
+import type { Json, KioskServiceOptions } from './service-options.js';
 import { settingKeyFor, settingsLayer, type PersistedSettings } from './settings-store.js';
 
 /** The layers other than the saved settings, as the service was given them. */

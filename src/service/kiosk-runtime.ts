@@ -13,7 +13,8 @@ import type { Logger } from '../platform/log.js';
 import type { DiagnosticsLog } from './diagnostics.js';
 import { BUSY_PHASES, EMPTY_DEVICES, deviceStatus, serviceView, type ScreenStateStream } from './screen-state.js';
 import type { ServiceConfig } from './service-config.js';
-import { errorText, type DeviceFactory, type DeviceSet } from './service-options.js';
+import { errorText } from '../common/error-text.js';
+import type { DeviceFactory, DeviceSet } from './service-options.js';
 
 export interface KioskRuntimeOptions {
   readonly devices: DeviceFactory;

@@ -14,7 +14,7 @@ import { bindingProblem, decodeStoredApiKey, encodeStoredApiKey, originOf, type 
 import { candidateErrors, managedPinHash, resolveLayers, type LayerSources, type Resolved } from './config-layers.js';
 import { tightenPrivateFiles } from './private-files.js';
 import { API_KEY_SECRET, type SecretStore } from './secret-store.js';
-import { errorText } from './service-options.js';
+import { errorText } from '../common/error-text.js';
 import type { SupportReportInput } from './support-report.js';
 import { applyUpdate, backendUrlTiedToKey, lockedErrors, lockSources, PersistedSettings, settingsLayer, settingsView, updatedKeys, type LoadedSettings, type SettingsStore } from './settings-store.js';
 

@@ -94,6 +94,3 @@ export type Ok = { ok: true };
 /** The connection id of the service's own handlers (tests, the QA demo's scanner link). */
 export const SERVICE_SCREEN = 'service';
 
-export function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}

@@ -13,7 +13,8 @@ import { managedKeys } from './managed-config.js';
 import { EMPTY_DEVICES, type ScreenStateStream } from './screen-state.js';
 import { runSelfTest } from './self-test.js';
 import type { ServiceConfig } from './service-config.js';
-import { errorText, type KioskServiceOptions } from './service-options.js';
+import { errorText } from '../common/error-text.js';
+import type { KioskServiceOptions } from './service-options.js';
 import { runtimeVersions, writeSupportBundle, type SupportBundle } from './support-bundle.js';
 import { supportReport } from './support-report.js';
 

@@ -10,7 +10,8 @@ import type { CustomerIntents } from './customer-intents.js';
 import type { KioskRuntime } from './kiosk-runtime.js';
 import type { ScreenStateStream } from './screen-state.js';
 import type { ServiceConfig } from './service-config.js';
-import { errorText, type Args, type Ok } from './service-options.js';
+import { errorText } from '../common/error-text.js';
+import type { Args, Ok } from './service-options.js';
 import type { ServiceSupport } from './service-support.js';
 import { ManagedPinError, type StaffGate } from './staff-pin.js';
 

@@ -23,6 +23,7 @@ import { middleSlice, SecretScanner } from './secrets.js';
 import { SOAK_LIMITS, SOAK_SESSION, SOAK_TIMEOUTS, startSoakStack, type SoakStack } from './stack.js';
 import { Trail } from './trail.js';
 import { describeDevices, isReady, KioskWatch } from './watch.js';
+import { errorText } from '../../src/common/error-text.js';
 
 export interface SoakOptions {
   readonly seed: number;
@@ -92,10 +93,6 @@ interface RunResult {
   readonly report?: VerificationReport;
 }
 
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
 
 function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;

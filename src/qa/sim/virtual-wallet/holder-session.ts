@@ -38,6 +38,7 @@ import { SessionCryptoError, SessionEncryption, deriveEMacKey } from '../iso/ses
 import { SESSION_STATUS, decodeSessionData, decodeSessionEstablishment, encodeSessionData, type DecodedSessionEstablishment } from '../iso/session-messages.js';
 import { buildSessionTranscript, type Handover, type SessionTranscript } from '../iso/session-transcript.js';
 import { tamperIssuerSignedBytes, type TestCredential } from './credential.js';
+import { errorText } from '../../../common/error-text.js';
 
 export type DeviceAuthMethod = 'signature' | 'mac';
 
@@ -167,10 +168,6 @@ export function withDeviceMac(deviceResponse: Uint8Array, transcript: SessionTra
     return [entry.rawKey, encodeRawArray(documents)];
   });
   return encodeRawMap(entries);
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** Keeps the requested elements the credential holds; other document types are dropped. */
