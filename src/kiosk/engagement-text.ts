@@ -1,6 +1,6 @@
 /**
  * Whether a scanned `mdoc:` text can be a whole device engagement: the part after the scheme is base64url
- * (ISO/IEC 18013-5 §8.2.2.3 writes it without padding; standard base64 and padding are tolerated) whose
+ * (ISO/IEC 18013-5 §8.2.2.3, device engagement by QR code, writes it without padding; standard base64 and padding are tolerated) whose
  * bytes hold one complete CBOR data item. This is syntax only — what the engagement says is the backend's
  * to judge — and it is lenient on purpose (bytes after the item are not looked at): it exists to tell a
  * customer "this code could not be read" when a scanner dropped characters or a code was cut short, instead

@@ -151,3 +151,60 @@ export function brokenLinks(file: string, markdown: string, read: (path: string)
   }
   return broken;
 }
+
+// ---------------------------------------------------------------- section citations in code
+
+/**
+ * Words that name the document a `§` belongs to, when they come shortly before it on the same line: public
+ * standards and specifications (by name and number: "NDEF" alone is a topic, "NDEF 1.0" a document), a
+ * library's source files, and this repository's docs ("spec" and "guide" are docs/protocol.md and
+ * docs/installer-guide.md).
+ */
+const NAMED_DOCUMENT = new RegExp(
+  [
+    'ISO', 'IEC', '18013-[57]', '7816', 'RFC ?\\d+', 'Core', 'Vol\\.? ?\\d', 'Part [A-Z]\\b', 'NFC Forum', 'Connection Handover',
+    '\\bCH ?\\d', 'Type 4 Tag', 'T4T', 'TNEP ?\\d', 'NDEF ?\\d', 'Annex', 'X\\.509', 'FIPS', 'SP ?800', 'W3C',
+    // a document of ours or a source file of a library (Multipaz `.kt`, isomdl `.rs`, bleno `.mm`, BlueZ `.c`)
+    '\\.(?:md|kt|rs|mm|c|h|js|ts|swift|go)\\b', '\\bguide\\b', '\\bspec\\b',
+  ].join('|'),
+  'i',
+);
+const CITATION = /§\s?(\d+(?:\.\d+)*)/g;
+/** How far back on the line a document's name may stand from its `§` ("ISO/IEC 18013-5:2021 §7.2.1", "spec §4.2, §4.3"). */
+const NAME_REACH = 80;
+
+export interface SectionCitation {
+  readonly file: string;
+  readonly line: number;
+  readonly section: string;
+  readonly text: string;
+}
+
+/** The numbers of docs/protocol.md's numbered headings ("4", "4.3", "10"): what a bare `§` in code means. */
+export function protocolSections(markdown: string): Set<string> {
+  const sections = new Set<string>();
+  for (const line of markdown.split('\n')) {
+    const match = /^#{2,6}\s+(\d+(?:\.\d+)*)\.?\s/.exec(line);
+    if (match?.[1] !== undefined) sections.add(match[1]);
+  }
+  return sections;
+}
+
+/**
+ * `§` citations in a code file that a reader of the repository cannot follow: one that names no document
+ * and is no section of docs/protocol.md (the convention docs/protocol.md states), or one that cites "the
+ * reference" (the developers' own notes, which are not in the repository).
+ */
+export function unresolvedSectionCitations(file: string, text: string, protocol: ReadonlySet<string>): SectionCitation[] {
+  const found: SectionCitation[] = [];
+  text.split('\n').forEach((lineText, index) => {
+    for (const match of lineText.matchAll(CITATION)) {
+      const section = match[1] ?? '';
+      const before = lineText.slice(Math.max(0, (match.index ?? 0) - NAME_REACH), match.index);
+      const citesTheReference = /\breference\s*$/i.test(before);
+      if (!citesTheReference && (NAMED_DOCUMENT.test(before) || protocol.has(section))) continue;
+      found.push({ file, line: index + 1, section, text: lineText.trim().slice(0, 160) });
+    }
+  });
+  return found;
+}

@@ -12,9 +12,11 @@ import {
   brokenLinks,
   findOutsideReferences,
   headingAnchor,
+  protocolSections,
   readText,
   repoRoot,
   trackedFiles,
+  unresolvedSectionCitations,
 } from '../support/repo-stands-alone.js';
 
 const root = repoRoot();
@@ -69,6 +71,44 @@ describe('no tracked file points outside the repository', () => {
         return text === undefined ? [] : findOutsideReferences(file, text);
       });
     expect(found.map((f) => `${f.file}:${f.line} (${f.rule}): ${f.text}`)).toEqual([]);
+  });
+});
+
+describe('every § in the code names its document', () => {
+  const protocol = protocolSections(readRepoFile('docs/protocol.md') ?? '');
+  // Assembled so this file does not match itself.
+  const REF = 'refer' + 'ence';
+  const SEC = '§';
+
+  it('reads the section numbers of docs/protocol.md', () => {
+    expect([...protocol]).toEqual(expect.arrayContaining(['2.5', '4.3', '4.6', '7.3', '10']));
+    expect(protocol.has('1.7')).toBe(false);
+  });
+
+  it('reports a planted citation of the developers\' notes, and a bare number that is no protocol section', () => {
+    const planted = [
+      `// Handover Select as wallets send it (${REF} ${SEC}1.7)`,
+      `// NDEF file plan (${SEC}1.4 step 4.1)`,
+      `// deviceMac (ISO/IEC 18013-5 ${SEC}9.1.3; ${REF} ${SEC}4.3)`,
+    ];
+    expect(planted.map((line) => unresolvedSectionCitations('planted.ts', line, protocol).map((c) => c.section))).toEqual([['1.7'], ['1.4'], ['4.3']]);
+  });
+
+  it('accepts a section of a named document, and a bare one of docs/protocol.md', () => {
+    const ours = [
+      '// ble_write runs in order (§4.4), closes with 1002 (spec §4.6)',
+      '// session encryption (ISO/IEC 18013-5 §9.1.1), CBOR preferred encoding (RFC 8949 §4.2)',
+      '// 512 bytes at most (Bluetooth Core 5.x Vol 3 Part F §3.2.9); Le (ISO/IEC 7816-4 §5.1)',
+      '// bleno\'s bindings (docs/ble-libraries.md §2); the key file (installer guide §5.4)',
+    ];
+    for (const line of ours) expect(unresolvedSectionCitations('ours.ts', line, protocol), line).toEqual([]);
+  });
+
+  it('holds for every tracked code file', () => {
+    const found = files
+      .filter((file) => /^(src|test|tools)\/.*\.(ts|js|cjs|mjs|c|sh)$/.test(file))
+      .flatMap((file) => unresolvedSectionCitations(file, readText(root, file) ?? '', protocol));
+    expect(found.map((c) => `${c.file}:${c.line} §${c.section}: ${c.text}`)).toEqual([]);
   });
 });
 

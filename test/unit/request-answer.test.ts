@@ -29,7 +29,7 @@ describe('age requests', () => {
     expect(ageRequestThreshold({ 'org.example': ['age_over_21'] })).toBeUndefined();
   });
 
-  it('met, not met, undetermined; nearest statements (§7.2.5): age_over_25 true means 21 or older, age_over_18 false means not', () => {
+  it('met, not met, undetermined; nearest statements (ISO/IEC 18013-5 §7.2.5): age_over_25 true means 21 or older, age_over_18 false means not', () => {
     const result = (elements: Record<string, unknown>): string => answerFor(verified({ portrait: 'x', ...elements }), asked('age_over_21')).result;
     expect(result({ age_over_21: true })).toBe('met');
     expect(result({ age_over_21: false })).toBe('not_met');

@@ -245,7 +245,7 @@ function codesText(codes: unknown): string[] {
   });
 }
 
-/** ISO 18013-5 §7.2.4 driving_privileges: an array of {vehicle_category_code, issue_date?, expiry_date?, codes?}. */
+/** ISO/IEC 18013-5 driving_privileges (an mDL data element of §7.2.1): an array of {vehicle_category_code, issue_date?, expiry_date?, codes?}. */
 function privilegesCell(value: unknown): Cell {
   if (!Array.isArray(value) || !value.every(isRecord)) return genericCell(value);
   const rows = value.slice(0, MAX_ITEMS).map(
