@@ -66,7 +66,8 @@ export const commonEn = {
     askStaff: 'If it happens again, please ask staff.',
     needsStaff: 'Please ask staff for help.',
     code: 'Code: {{code}}',
-    clearsIn: 'This screen clears in {{seconds}} s.',
+    clearsIn_one: 'This screen clears in {{count}} second.',
+    clearsIn_other: 'This screen clears in {{count}} seconds.',
     line: {
       backendError: 'Something went wrong on our side. Please try again.',
       protocolViolation: 'Something went wrong on our side. Please try again.',

@@ -68,7 +68,8 @@ export const commonEs: CommonStrings = {
     askStaff: 'Si vuelve a ocurrir, pida ayuda al personal.',
     needsStaff: 'Pida ayuda al personal.',
     code: 'Código: {{code}}',
-    clearsIn: 'Esta pantalla se borra en {{seconds}} s.',
+    clearsIn_one: 'Esta pantalla se borra en {{count}} segundo.',
+    clearsIn_other: 'Esta pantalla se borra en {{count}} segundos.',
     line: {
       backendError: 'Algo ha fallado por nuestra parte. Inténtelo de nuevo.',
       protocolViolation: 'Algo ha fallado por nuestra parte. Inténtelo de nuevo.',

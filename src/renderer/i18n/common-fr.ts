@@ -68,7 +68,8 @@ export const commonFr: CommonStrings = {
     askStaff: 'Si cela se reproduit, demandez de l’aide au personnel.',
     needsStaff: 'Demandez de l’aide au personnel.',
     code: 'Code : {{code}}',
-    clearsIn: 'Cet écran s’efface dans {{seconds}} s.',
+    clearsIn_one: 'Cet écran s’efface dans {{count}} seconde.',
+    clearsIn_other: 'Cet écran s’efface dans {{count}} secondes.',
     line: {
       backendError: 'Un problème est survenu de notre côté. Veuillez réessayer.',
       protocolViolation: 'Un problème est survenu de notre côté. Veuillez réessayer.',

@@ -22,7 +22,7 @@ export function ErrorScreen(props: { state: ScreenState; onTryAgain: () => void 
       <button type="button" className="button button--primary" data-testid="retry-button" onClick={props.onTryAgain}>
         {t('error.retry')}
       </button>
-      {clearsAt !== null ? <p className="countdown">{t('error.clearsIn', { seconds: secondsUntil(clearsAt, now) })}</p> : null}
+      {clearsAt !== null ? <p className="countdown">{t('error.clearsIn', { count: secondsUntil(clearsAt, now) })}</p> : null}
       {error ? (
         <StaffDetail>
           {t('error.code', { code: error.code })} · {error.detail}

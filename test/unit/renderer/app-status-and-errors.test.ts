@@ -217,3 +217,12 @@ describe('locked settings say where they are set', () => {
     expect(open).not.toContain('field-locked');
   });
 });
+
+describe('the error screen\'s countdown', () => {
+  it('counts in words like the outcome screen ("60 seconds", "1 second"), in every language', () => {
+    const said = (language: Language, count: number): string => createI18n(language).t('error.clearsIn', { count });
+    expect([said('en', 60), said('en', 1)]).toEqual(['This screen clears in 60 seconds.', 'This screen clears in 1 second.']);
+    expect([said('es', 60), said('es', 1)]).toEqual(['Esta pantalla se borra en 60 segundos.', 'Esta pantalla se borra en 1 segundo.']);
+    expect([said('fr', 60), said('fr', 1)]).toEqual(['Cet écran s’efface dans 60 secondes.', 'Cet écran s’efface dans 1 seconde.']);
+  });
+});
