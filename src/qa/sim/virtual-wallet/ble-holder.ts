@@ -1,24 +1,26 @@
 /**
- * The virtual phone's BLE transport on the virtual radio, in both ISO 18013-5 modes (reference §2):
+ * The virtual phone's BLE transport on the virtual radio, in both ISO 18013-5 modes (ISO/IEC 18013-5
+ * §8.3.3.1.1; the sequences as Multipaz's `BleTransportPeripheralMdoc.kt` and `BleTransportCentralMdoc.kt`
+ * run them):
  *
- * mdoc peripheral server mode (the phone is the GATT server, §2.3 first sequence):
+ * mdoc peripheral server mode (the phone is the GATT server):
  *   service <uuid> with State 00000001 (notify + write without response), Client2Server 00000002 (write
- *   without response), Server2Client 00000003 (notify) (§2.1, ble-uuids.ts); advertise the UUID; accept one
- *   reader; the reader subscribes to State and S2C and writes State 0x01 (§2.2) → stop advertising; its
- *   C2S writes are reassembled into the SessionEstablishment (§2.5); our messages go out as S2C
- *   notifications, chunked to the link's characteristic size min(MTU − 3, 512); State 0x02 written by the
- *   reader ends the session.
+ *   without response), Server2Client 00000003 (notify) (§8.3.3.1.1.4, ble-uuids.ts); advertise the UUID;
+ *   accept one reader; the reader subscribes to State and S2C and writes State 0x01 (Table 13) → stop
+ *   advertising; its C2S writes are reassembled into the SessionEstablishment (§8.3.3.1.1.6); our messages
+ *   go out as S2C notifications, chunked to the link's characteristic size min(MTU − 3, 512); State 0x02
+ *   written by the reader ends the session.
  *
- * mdoc central client mode (the phone is the GATT client, §2.3 second sequence):
+ * mdoc central client mode (the phone is the GATT client):
  *   scan for <uuid>, connect, discover, READ Ident 00000008 (a long read) and compare it with
- *   HKDF(EDeviceKeyBytes, "BLEIdent") (§2.4) — a mismatch aborts, as Multipaz's
+ *   HKDF(EDeviceKeyBytes, "BLEIdent") (§8.3.3.1.1.4) — a mismatch aborts, as Multipaz's
  *   `checkReaderIdentMatches()` does; subscribe to State 00000005 and S2C 00000007, write State 0x01
  *   (write without response); S2C notifications carry the SessionEstablishment; our messages are written
  *   to C2S 00000006 (write without response); a State 0x02 notification ends the session.
  *
- * When both modes run (Android QR: one shared UUID, §1.7), whichever connects first wins: a reader
- * connecting to our GATT server stops our scan; our connecting to a reader's server refuses later
- * centrals. The radio never reports a device's own advertisement to its own scanner.
+ * When both modes run (Android QR: one shared UUID, as Multipaz's `MdocConnectionMethodBle.kt` requires),
+ * whichever connects first wins: a reader connecting to our GATT server stops our scan; our connecting to a
+ * reader's server refuses later centrals. The radio never reports a device's own advertisement to its own scanner.
  *
  * Behaviour "BLE drop after k chunks": after k chunks of our message are on the air, the phone ends the
  * link (an abrupt disconnect from its side; the chunks sent before it still arrive, in order).
@@ -39,7 +41,7 @@ export type BleCloseReason =
   | 'disconnected'
   /** The phone dropped the link on purpose (behaviour `bleDropAfterChunks`). */
   | 'dropped'
-  /** Central client mode: the reader's Ident did not match (§2.4). */
+  /** Central client mode: the reader's Ident did not match (ISO/IEC 18013-5 §8.3.3.1.1.4). */
   | 'ident_mismatch'
   /** GATT or framing failure (missing characteristic, bad chunk flag, refused write…). */
   | 'error';
@@ -49,7 +51,7 @@ export interface BleTransportEvents {
   onConnected(mode: MdocBleMode): void;
   /** A whole message from the reader (SessionEstablishment or SessionData). */
   onMessage(message: Uint8Array): void;
-  /** The reader wrote or notified State 0x02 (§2.2). */
+  /** The reader wrote or notified State 0x02 (end, ISO/IEC 18013-5 Table 13). */
   onStateEnd(): void;
   /** The transport is gone; called at most once and never after `close()`. */
   onClosed(reason: BleCloseReason, detail: string): void;
@@ -62,7 +64,7 @@ export interface BleHolderOptions {
   readonly peripheralServerUuid?: string;
   /** Run mdoc central client mode, looking for this service UUID. */
   readonly centralClientUuid?: string;
-  /** EDeviceKeyBytes of the engagement: the Ident IKM (§2.4). */
+  /** EDeviceKeyBytes of the engagement: the Ident IKM (ISO/IEC 18013-5 §8.3.3.1.1.4). */
   readonly eDeviceKeyBytes: Uint8Array;
   readonly localName?: string;
   /** Behaviour: expect a wrong Ident (the phone then aborts in central client mode). */
@@ -129,7 +131,7 @@ export class BleHolder {
     }
   }
 
-  /** Sends one message to the reader in chunks (§2.5) on the winning link. */
+  /** Sends one message to the reader in chunks (ISO/IEC 18013-5 §8.3.3.1.1.6) on the winning link. */
   async send(message: Uint8Array): Promise<SendResult> {
     if (this.#closed || this.#ended) return 'closed';
     const mode = this.#winner;
@@ -264,7 +266,8 @@ export class BleHolder {
           if (this.#connection?.handle !== connection.handle) return;
           this.#connection = undefined;
           this.#reassembler.reset();
-          // Before State 0x01 a reader may come back (we still advertise); after it, the session is lost (§2.7).
+          // Before State 0x01 a reader may come back (we still advertise); after it, the session is lost: there
+          // is no resuming BLE data retrieval, only a new engagement.
           if (this.#started) this.#end('disconnected', `the reader's link ended: ${info.reason}`);
         },
         onWrite: (request) => {
@@ -336,7 +339,7 @@ export class BleHolder {
         return;
       }
     }
-    // §2.4: the reader proves it knows EDeviceKeyBytes; Multipaz aborts on a mismatch.
+    // The reader proves it knows EDeviceKeyBytes (ISO/IEC 18013-5 §8.3.3.1.1.4); Multipaz aborts on a mismatch.
     const ident = await link.read(uuid, chars.ident.uuid);
     if (this.#isClosed()) return;
     if (!bytesEqual(ident, expectedIdent(this.#options.eDeviceKeyBytes, this.#options.wrongIdent ?? false))) {

@@ -1,18 +1,19 @@
 /**
  * The virtual phone's test mDL: issued with @owf/mdoc's `Issuer` on our node:crypto `MdocContext`
  * (src/qa/sim/iso/mdoc-context.ts), signed by the test document signer (pki.ts), bound to a P-256 device key
- * whose COSE_Key carries no alg in the MSO; the holder signs with it as ES256 (reference §5.2 item 4).
+ * whose COSE_Key carries no alg in the MSO; the holder signs with it as ES256 (left to itself, @owf/mdoc 0.6.0
+ * would write the deviceSignature header {1: null}, which strict readers such as @auth0/mdl reject).
  *
- * Elements (namespace org.iso.18013.5.1, ISO 18013-5 §7.2.1): the full list a kiosk "full" profile asks
- * for. Encodings follow Annex D (reference §4.4): birth_date, issue_date, expiry_date and the dates inside
- * driving_privileges are full-date (tag 1004); portrait_capture_date is a tdate (tag 0); portrait and
+ * Elements (namespace org.iso.18013.5.1, ISO/IEC 18013-5 §7.2.1): the full list a kiosk "full" profile asks
+ * for. Encodings follow the Annex D DeviceResponse (`test/fixtures/iso18013-5/`): birth_date, issue_date,
+ * expiry_date and the dates inside driving_privileges are full-date (tag 1004); portrait_capture_date is a tdate (tag 0); portrait and
  * signature_usual_mark are JPEG byte strings; sex is ISO/IEC 5218 (1 male, 2 female); height in cm;
  * weight in kg; age_in_years / age_birth_year / age_over_NN are computed from birth_date at issuance.
  *
- * Validity (MSO validityInfo, reference §4.4): `valid` = signed now, valid from a minute ago for a year;
- * `expired` = signed a year ago, valid until yesterday (the document's expiry_date is yesterday too).
+ * Validity (MSO validityInfo, ISO/IEC 18013-5 §9.1.2.4): `valid` = signed now, valid from a minute ago for a
+ * year; `expired` = signed a year ago, valid until yesterday (the document's expiry_date is yesterday too).
  * A tampered credential has one element value changed after signing, so that element's digest no longer
- * matches the MSO (reference §4.4 "valueDigest"); everything else about it stays authentic. Which element:
+ * matches the MSO's valueDigest; everything else about it stays authentic. Which element:
  * - `tamper: true` (what the phone's "tampered" behaviour uses): one the reader actually asks for, altered
  *   when the holder answers (holder-session.ts) — the first requested element the credential holds, a
  *   non-portrait one if any. A digest is only checked for disclosed elements, so altering an element the
@@ -153,7 +154,7 @@ export interface TestCredential {
   readonly issuerSigned: IssuerSigned;
   /** Its CBOR (tampered bytes included when tampered). */
   readonly issuerSignedBytes: Uint8Array;
-  /** SDeviceKey: the key the MSO binds (reference §4.3); signs deviceSignature, derives EMacKey. */
+  /** SDeviceKey: the key the MSO binds (deviceKeyInfo, ISO/IEC 18013-5 §9.1.2.4); signs deviceSignature, derives EMacKey. */
   readonly deviceKey: P256KeyPair;
   readonly pki: TestPki;
   readonly validity: CredentialValidityInfo;
@@ -278,8 +279,8 @@ function alteredValue(value: unknown): unknown {
 
 /**
  * IssuerSigned bytes with `element`'s value changed inside its IssuerSignedItem (digestID, random and the
- * MSO untouched). Everything but that item is spliced through unchanged (reference §4.7: never re-encode
- * what is signed).
+ * MSO untouched). Everything but that item is spliced through unchanged (never re-encode what is signed:
+ * another encoder's bytes may differ).
  */
 export function tamperIssuerSignedBytes(issuerSignedBytes: Uint8Array, namespace: string, element: string): Uint8Array {
   const state = { found: false };
@@ -323,7 +324,7 @@ export async function issueTestCredential(options: TestCredentialOptions = {}): 
       algorithm: SignatureAlgorithm.ES256,
       digestAlgorithm: 'SHA-256',
       validityInfo: validity,
-      // The MSO deviceKey is the bare COSE_Key {1: 2, -1: 1, -2: x, -3: y} (reference §4.3).
+      // The MSO deviceKey is the bare COSE_Key {1: 2, -1: 1, -2: x, -3: y}, as in the Annex D MSO.
       deviceKeyInfo: { deviceKey: DeviceKey.decode(encodeCoseKey(deviceKey.publicKey)) },
       certificates: [pki.documentSigner.der],
     });

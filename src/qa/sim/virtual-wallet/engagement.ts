@@ -1,14 +1,16 @@
 /**
- * Per-presentation engagement material of the virtual phone (reference §9.2 steps 2–3): a fresh EDeviceKey
- * and BLE service UUID, and the DeviceEngagement built by hand (§3.2; @owf/mdoc's builder is broken,
- * §5.2 item 2).
+ * Per-presentation engagement material of the virtual phone: a fresh EDeviceKey and BLE service UUID, and
+ * the DeviceEngagement built by hand after the ISO/IEC 18013-5 CDDL, as Multipaz's `EngagementGenerator.kt`
+ * writes it (@owf/mdoc 0.6.0's `DeviceEngagement.create()` throws on valid input).
  *
  * - QR: DeviceEngagement with the BLE retrieval method `[2, 1, {0: psm, 1: ccm, 10: uuid, 11: uuid}]`; a
  *   mode's UUID key is written only when the mode is offered, and both carry the same UUID when both are
- *   (Multipaz: "UUIDs for both BLE modes must be the same", §1.7). QR text = "mdoc:" + base64url (§3.1).
- * - NFC: DeviceEngagement without key 2 (the handover records carry the transport, §1.7 decoded HS).
+ *   (Multipaz's `MdocConnectionMethodBle.kt`: "UUIDs for both BLE modes must be the same"). QR text =
+ *   "mdoc:" + base64url, as Multipaz's `VerificationHelper` and isomdl's `from_qr_code_uri()` read it.
+ * - NFC: DeviceEngagement without key 2 (the handover records carry the transport, as in Multipaz's HS,
+ *   `test/fixtures/captures/multipaz-loopback-static.json`).
  * - Version "1.0" with keys 0/1 only, or "1.1" with key 5 (OriginInfos, empty) and key 6 (capabilities),
- *   as Apple Wallet sends (§1.7).
+ *   as Apple Wallet sends (isomdl's `APPLE_HS_NDEF`, `test/fixtures/captures/apple-wallet-negotiated.json`).
  */
 import { randomUUID, type KeyObject } from 'node:crypto';
 import { canonicalUuid } from '../iso/ble-uuids.js';
@@ -19,7 +21,7 @@ import type { PhoneProfile } from './profiles.js';
 export interface EngagementKeys {
   /** EDeviceKey (private). */
   readonly eDeviceKey: KeyObject;
-  /** EDeviceKeyBytes `#6.24(bstr .cbor COSE_Key)` as written into the DeviceEngagement: the Ident IKM (§2.4). */
+  /** EDeviceKeyBytes `#6.24(bstr .cbor COSE_Key)` as written into the DeviceEngagement: the Ident IKM (ISO/IEC 18013-5 §8.3.3.1.1.4). */
   readonly eDeviceKeyBytes: Uint8Array;
   /** The phone's own BLE service UUID for this presentation (canonical form). */
   readonly serviceUuid: string;

@@ -1,26 +1,28 @@
 /**
- * The holder side of one ISO 18013-5 session (reference §4, checklist §9.2 step 5):
+ * The holder side of one ISO 18013-5 session (ISO/IEC 18013-5 §9.1.1 session establishment and encryption):
  *
- *   SessionEstablishment {eReaderKey, data}      → EReaderKeyBytes kept exactly as received (§4.1)
+ *   SessionEstablishment {eReaderKey, data}      → EReaderKeyBytes kept exactly as received (§9.1.1)
  *   SessionTranscript [DE, EReaderKeyBytes, Handover]   Handover: QR null, NFC static [HS, null],
- *                                                 negotiated [HS, HR] (§1.9), from the raw bytes
- *   SKReader/SKDevice (SessionEncryption.forDevice)      decrypt DeviceRequest with IV(0, 1) (§4.2)
- *   DeviceResponse limited to the requested elements (@owf/mdoc Holder), device authentication:
- *     - signature: COSE_Sign1 ES256 with SDeviceKey over DeviceAuthenticationBytes (§4.3)
+ *                                                 negotiated [HS, HR] (§9.1.5.1), from the raw bytes
+ *   SKReader/SKDevice (SessionEncryption.forDevice)      decrypt DeviceRequest with IV(0, 1) (§9.1.1)
+ *   DeviceResponse limited to the requested elements (@owf/mdoc Holder), device authentication (§9.1.3):
+ *     - signature: COSE_Sign1 ES256 with SDeviceKey over DeviceAuthenticationBytes (§9.1.3.6)
  *     - mac:       COSE_Mac0 HMAC-256/256 with EMacKey = HKDF(ECDH(SDeviceKey, EReaderKey), …) built by
- *                  the toolkit's createDeviceMac (@owf/mdoc 0.6.0's MAC is broken, §5.2 item 3)
- *   SessionData {data: AES-GCM(SKDevice, IV(1, 1), DeviceResponse), status: 20}   as Multipaz (§2.7)
+ *                  the toolkit's createDeviceMac (@owf/mdoc 0.6.0's own deviceMac check rejects every MAC)
+ *   SessionData {data: AES-GCM(SKDevice, IV(1, 1), DeviceResponse), status: 20}   as Multipaz's
+ *                                                 `mdocPresentment.kt` sends it
  *
  * Errors: a SessionEstablishment or DeviceRequest that is not valid CBOR → SessionData {status: 11};
- * data that do not decrypt → {status: 10} (Multipaz, §4.1). Declining → {status: 20} without data: the
- * session ends without a response (§2.7 termination; the mock backend reports it as "declined").
+ * data that do not decrypt → {status: 10} (as Multipaz answers). Declining → {status: 20} without data: the
+ * session ends without a response (status 20 is session termination; the mock backend reports it as
+ * "declined").
  *
  * A credential marked `tamperAtAnswer` (the phone's "tampered" behaviour) has one disclosed element
  * altered in the IssuerSigned of the finished DeviceResponse: the first requested element it discloses, a
  * non-portrait one if there is any, else the portrait. So the reader always sees a digest that fails,
  * whatever profile it uses. It is done after @owf/mdoc built the response, not before: the toolkit answers
- * an age_over_NN request with the nearest true statement (§7.2.5), so a flipped age_over_21 would simply
- * not be sent (age_over_25 would). Device authentication covers DeviceNameSpaces, not IssuerSigned, so it
+ * an age_over_NN request with the nearest true statement (ISO/IEC 18013-5 §7.2.5), so a flipped age_over_21
+ * would simply not be sent (age_over_25 would). Device authentication covers DeviceNameSpaces, not IssuerSigned, so it
  * stays valid: only the altered element's digest fails.
  *
  * Requests for elements the credential lacks, or for other document types, are filtered out before
@@ -267,7 +269,7 @@ export async function buildDeviceResponse(input: BuildResponseInput): Promise<Ui
       deviceRequest,
       sessionTranscript: input.transcript.taggedBytes,
       issuerSigned: [credential.issuerSigned],
-      // ES256 on the key, so the protected header is {1: -7} (reference §5.2 item 4).
+      // ES256 on the key, so the protected header is {1: -7} (without it @owf/mdoc 0.6.0 writes {1: null}).
       signature: { signingKey: CoseKey.fromJwk(toEs256Jwk(credential.deviceKey.privateKey)) },
     },
     input.context ?? createNodeMdocContext(),

@@ -1,5 +1,5 @@
 /**
- * JPEG 2000 for the virtual phone's portrait (ISO 18013-5 §7.2.1: portrait is "JPEG or JPEG2000"):
+ * JPEG 2000 for the virtual phone's portrait (ISO/IEC 18013-5 §7.2.2 allows JPEG and JPEG 2000 portraits):
  * lossless encoding with OpenJPEG built to WebAssembly (`@cornerstonejs/codec-openjpeg`, the Node build with
  * the encoder), and the JP2 file wrapper around the codestream (ISO/IEC 15444-1 Annex I), because a real
  * issuer writes a JP2 file rather than a bare codestream. Decoding is here too, for the tests that check

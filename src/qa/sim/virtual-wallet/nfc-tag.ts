@@ -1,24 +1,26 @@
 /**
  * The virtual phone's NFC side: a Type 4 Tag emulation (host card emulation) answering the APDUs of ISO
- * 18013-5 NFC engagement, like Multipaz's `MdocNfcEngagementHelper.processApdu()` (reference §1.10, §9.2
- * step 3).
+ * 18013-5 NFC engagement (ISO/IEC 18013-5 §8.2.2.1), like Multipaz's
+ * `MdocNfcEngagementHelper.processApdu()`.
  *
- *   SELECT AID D2760000850101 → 9000 (other AIDs, e.g. the mdoc data-transfer AID, → 6A82)   §1.1, §1.2
+ *   SELECT AID D2760000850101 → 9000 (other AIDs, e.g. the mdoc data-transfer AID, → 6A82)   NFC Forum T4T
  *   SELECT E103 / NDEF file (from the CC) → 9000; unknown file → 6A82
- *   READ BINARY → bytes of the selected file from the offset, at most MLe of them (CC: 15 bytes, §1.3;
- *     NDEF: NLEN||message)
+ *   READ BINARY → bytes of the selected file from the offset, at most MLe of them (CC: 15 bytes, as
+ *     Multipaz's and isomdl's holders write it; NDEF: NLEN||message)
  *   UPDATE BINARY → negotiated handover only (CC write access 00); static tags answer 6982
  *
- * Static handover (§1.4 step 4, §1.5): read-only CC (write access FF); the NDEF file holds the Handover
- * Select. Negotiated handover (TNEP single response, §1.4 step 4.1–4.5): writable CC; the NDEF file first
- * holds the Tp record; a complete Ts message written (NLEN > 0 and all its bytes present, so both the
- * one-write form and the T4T §7.5.5 "0000, data, NLEN" form work) is answered by a Te with status 00; a
- * complete Hr message by the Handover Select the `onHandoverRequest` callback builds. Apple-like wallets
- * acknowledge the HR before their HS is ready: `handoverSelectNotReadyReads` NLEN reads return 0000 first
- * (§1.4 step 4.4, isomdl `apple_wallet_hs_polls_then_done`).
+ * Static handover (Multipaz's `testStaticHandover`, `test/fixtures/captures/multipaz-loopback-static.json`):
+ * read-only CC (write access FF); the NDEF file holds the Handover Select. Negotiated handover (NFC Forum
+ * TNEP, single response mode; `testNegotiatedHandover`): writable CC; the NDEF file first holds the Tp
+ * record; a complete Ts message written (NLEN > 0 and all its bytes present, so both the one-write form and
+ * the T4T §7.5.5 "0000, data, NLEN" form work) is answered by a Te with status 00; a complete Hr message by
+ * the Handover Select the `onHandoverRequest` callback builds. Apple-like wallets acknowledge the HR before
+ * their HS is ready: `handoverSelectNotReadyReads` NLEN reads return 0000 first (isomdl
+ * `apple_wallet_hs_polls_then_done`, `test/fixtures/captures/apple-wallet-negotiated.json`).
  *
  * The tag keeps the HS and HR exactly as sent and received (without NLEN) for the SessionTranscript
- * (§1.9) and reports a handover as complete once the reader has read the HS to its last byte.
+ * (ISO/IEC 18013-5 §9.1.5.1) and reports a handover as complete once the reader has read the HS to its
+ * last byte.
  *
  * Field loss: the reader (src/qa/devices/virtual-nfc-reader.ts) calls `fieldOn()` / `fieldOff()` on
  * tap and lift. A new field starts the tag afresh: nothing selected, TNEP back to the Tp message (a phone
@@ -62,7 +64,7 @@ export const TagSw = {
   WRONG_P1P2: 0x6b00,
 } as const;
 
-/** TNEP status "protocol error" (any non-zero status is a failure, reference §1.4 step 4.2). */
+/** TNEP status "protocol error" (NFC Forum TNEP: any non-zero status is a failure). */
 export const TNEP_STATUS_PROTOCOL_ERROR = 0x01;
 
 /** The field went away while this APDU was in flight: no response. */
@@ -229,14 +231,14 @@ export class HandoverTag implements VirtualNfcTag {
 
   #read(offset: number, requested: number): Uint8Array {
     if (this.#selected === undefined) return response(TagSw.NO_CURRENT_EF);
-    // A tag answers at most MLe bytes (its CC's max R-APDU data size, reference §1.3), whatever Le asks.
+    // A tag answers at most MLe bytes (its CC's max R-APDU data size, NFC Forum T4T), whatever Le asks.
     const length = Math.min(requested, this.#options.capabilityContainer.maxResponseDataSize);
     if (this.#selected === 'cc') {
       if (offset > this.#cc.length) return response(TagSw.WRONG_P1P2);
       return response(Sw.OK, this.#cc.slice(offset, offset + length));
     }
     if (this.#notReadyLeft > 0 && offset === 0) {
-      // Apple-like: the HR is acknowledged, the HS not written yet (reference §1.4 step 4.4).
+      // Apple-like: the HR is acknowledged, the HS not written yet (isomdl `apple_wallet_hs_polls_then_done`).
       this.#notReadyLeft--;
       return response(Sw.OK, Uint8Array.of(0, 0).subarray(0, Math.min(2, length)));
     }
@@ -272,7 +274,7 @@ export class HandoverTag implements VirtualNfcTag {
     return response(Sw.OK);
   }
 
-  /** A complete NDEF message written by the reader (TNEP, reference §1.4 step 4). */
+  /** A complete NDEF message written by the reader (NFC Forum TNEP). */
   #onMessage(message: Uint8Array): void {
     let records;
     try {

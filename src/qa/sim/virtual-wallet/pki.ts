@@ -3,14 +3,14 @@
  * generated here with @peculiar/x509 on node:crypto's WebCrypto (never copied from anywhere), and their
  * PEM forms so QA can hand the IACA certificate to the mock backend's trust directory.
  *
- * Profile (ISO 18013-5 Annex B, as far as a verifier checks it; reference §4.3 certificate profile, §5.2):
+ * Profile (ISO/IEC 18013-5 Annex B, as far as a verifier such as @owf/mdoc's `Verifier` checks it):
  * - IACA: self-signed P-256/ES256, subject `C=<country>, ST=<jurisdiction>, CN=…`; basicConstraints cA with
  *   pathLenConstraint 0 (critical); keyUsage keyCertSign + cRLSign (critical); subjectKeyIdentifier.
  * - DS: P-256 key signed by the IACA, subject `C=<country>, ST=<jurisdiction>, CN=…`; keyUsage
  *   digitalSignature (critical); extendedKeyUsage 1.0.18013.5.1.2 (mdlDS, critical); authority and subject
  *   key identifiers.
  * - The DS subject carries C and ST because verifiers (@owf/mdoc, the mock backend) compare the mDL's
- *   `issuing_country` with the DS subject C and `issuing_jurisdiction` with its ST (reference §5.2).
+ *   `issuing_country` with the DS subject C and `issuing_jurisdiction` with its ST (ISO/IEC 18013-5 §7.2.1).
  * - Validity is generous (IACA from 3 years ago for 10 years, DS from 2 years ago for 4 years) so that an
  *   "expired" credential can be signed in the past by a certificate that is still valid today: only the
  *   MSO validity then fails, which is what that behaviour is meant to show.
@@ -36,7 +36,7 @@ const SIGNING_ALGORITHM = { name: 'ECDSA', hash: 'SHA-256' } as const;
 const DAY_MS = 86_400_000;
 const YEAR_MS = 365 * DAY_MS;
 
-/** Extended key usage of an mDL document signer (ISO 18013-5 Annex B; reference §4.3). */
+/** Extended key usage of an mDL document signer (ISO/IEC 18013-5 Annex B; also in the Annex D DS certificate). */
 export const MDL_DS_EKU = '1.0.18013.5.1.2';
 
 export interface TestPkiOptions {

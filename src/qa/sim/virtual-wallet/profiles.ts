@@ -1,6 +1,6 @@
 /**
- * Phone profiles: how a wallet engages and which BLE modes it runs (reference §1.3, §1.5, §1.7, §7.1, §7.2).
- * docs/wallet-profiles.md lists every profile with the captures it rests on.
+ * Phone profiles: how a wallet engages and which BLE modes it runs. docs/wallet-profiles.md lists every
+ * profile with the public captures it rests on (`test/fixtures/captures/`).
  *
  * Wallet profiles (each value cites its capture in wallet-captures.ts or here):
  * - `apple-wallet`: negotiated handover, Apple CC/Tp, 3 "not ready" NLEN reads, HS in Apple's record order,
@@ -45,11 +45,11 @@ export function isPhoneProfileName(value: string): value is PhoneProfileName {
 
 export interface PhoneProfile {
   readonly name: string;
-  /** NFC engagement style (CC write access FF = static, 00 = negotiated; reference §1.3). */
+  /** NFC engagement style (CC write access FF = static, 00 = negotiated, as Multipaz's and isomdl's holders set it). */
   readonly handover: HandoverMode;
-  /** mdoc BLE modes the phone runs (ISO names them after the mdoc's role, reference §2.1). */
+  /** mdoc BLE modes the phone runs (ISO/IEC 18013-5 §8.3.3.1.1 names them after the mdoc's role). */
   readonly bleModes: { readonly peripheralServer: boolean; readonly centralClient: boolean };
-  /** DeviceEngagement version and the 2nd-edition keys 5/6 (written only for "1.1"; reference §3.2). */
+  /** DeviceEngagement version and the 2nd-edition keys 5/6 (written only for "1.1", as in Apple's captured HS). */
   readonly deviceEngagementVersion: '1.0' | '1.1';
   readonly capabilities?: ReadonlyMap<number, unknown>;
   readonly capabilityContainer: CapabilityContainer;
@@ -59,7 +59,7 @@ export interface PhoneProfile {
   readonly handoverSelectRecordOrder: readonly HandoverSelectRecordKind[];
   /** NFC carrier record in the static HS (Multipaz offers NFC data retrieval next to BLE). */
   readonly nfcCarrier?: NfcCarrierConfig;
-  /** NLEN reads answered 0 after the HR before the HS appears (Apple: 1; reference §1.4 step 4.4). */
+  /** NLEN reads answered 0 after the HR before the HS appears (Apple Wallet: 3, isomdl `apple_wallet_hs_polls_then_done`). */
   readonly handoverSelectNotReadyReads: number;
   /** ATT MTU the phone asks for / accepts (Android 517, iOS 185). */
   readonly mtu: number;
@@ -67,7 +67,7 @@ export interface PhoneProfile {
   readonly localName: string;
   /**
    * Negotiated handover, mdoc central client mode picked: `reader` = HS without a UUID, the phone scans for
-   * the HR's UUID (Apple, Multipaz, §1.7); `own` = the HS carries the phone's own UUID and the phone scans
+   * the HR's UUID (Apple, Multipaz; ISO/IEC 18013-5 §8.3.3.1.1.2); `own` = the HS carries the phone's own UUID and the phone scans
    * for that one (Google Wallet). Default `reader`.
    */
   readonly negotiatedCentralClientUuid?: 'reader' | 'own';
@@ -153,8 +153,9 @@ export const GOOGLE_WALLET_PROFILE: PhoneProfile = {
   // CC write access 00, Tp first (`google_wallet` rapdus 3 and 6).
   handover: 'negotiated',
   // Captured HS: LE role 01 (central client) although the HR offered both. Google's offline guide lists
-  // BLE "with the reader acting in Central Client or Peripheral Server mode" (reference §7.1), so the
-  // profile runs both: peripheral server mode when a reader offers only that, and both in a QR (chosen).
+  // BLE with the reader in either role ("In-person Acceptance of Digital Credentials (Offline)",
+  // developers.google.com/wallet/identity/verify/accepting-ids-from-wallet-offline), so the profile runs
+  // both: peripheral server mode when a reader offers only that, and both in a QR (chosen).
   bleModes: { peripheralServer: true, centralClient: true },
   // HS DeviceEngagement `a2 00 "1.0" 01 […]` (`google_wallet` rapdu 12).
   deviceEngagementVersion: '1.0',
@@ -168,7 +169,8 @@ export const GOOGLE_WALLET_PROFILE: PhoneProfile = {
   negotiatedCentralClientUuid: 'own',
   // Chosen: no capture shows it; Android Keystore device keys sign (ECDSA).
   deviceAuth: 'signature',
-  // Chosen: Android asks for MTU 515/517 (Multipaz `requestMtu(515)`, reference §2.3).
+  // Chosen: Android asks for MTU 515/517 (Multipaz's `requestMtu(515)`; identity-credential's `GattClient.java`
+  // explains the 515).
   mtu: 517,
   localName: 'Google Wallet',
   bleStartDelayMs: COMMERCIAL_WALLET_BLE_START_DELAY_MS,
@@ -205,8 +207,8 @@ export const MULTIPAZ_PROFILE: PhoneProfile = {
   // Static: `testStaticHandover` (CC write access FF). Multipaz also does negotiated handover when the app
   // sets a picker; its wallet's static setup is the one that offers both modes and NFC (chosen).
   handover: 'static',
-  // Static HS BLE OOB `02 1C 03 | 11 07 <UUID>`: both modes, one shared UUID (§1.7 "UUIDs for both BLE
-  // modes must be the same").
+  // Static HS BLE OOB `02 1C 03 | 11 07 <UUID>`: both modes, one shared UUID (`MdocConnectionMethodBle.kt`:
+  // "UUIDs for both BLE modes must be the same").
   bleModes: { peripheralServer: true, centralClient: true },
   // `EngagementGenerator(eDeviceKey, ENGAGEMENT_VERSION_1_0)` in the helper.
   deviceEngagementVersion: '1.0',

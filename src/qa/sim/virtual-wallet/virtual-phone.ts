@@ -7,14 +7,15 @@
  *   const outcome = await phone.outcome;    // what happened on the phone
  *   await phone.stop();                     // nothing left running
  *
- * One presentation at a time: each `presentQr()` / `tag()` starts a new one (fresh EDeviceKey and BLE
- * UUID, reference §9.2 step 2) and ends the previous one (`superseded`). A presentation ends when the
- * reader ends the session after the phone answered (State 0x02, §2.2, or SessionData {status: 20}, §2.7;
- * or the link going away), when it fails, or after `endTimeoutMs` without the reader's end; the phone
- * then stops advertising/scanning and closes its link.
+ * One presentation at a time: each `presentQr()` / `tag()` starts a new one (fresh EDeviceKey and BLE UUID
+ * for each engagement) and ends the previous one (`superseded`). A presentation ends when the reader ends the
+ * session after the phone answered (State 0x02, ISO/IEC 18013-5 Table 13, or SessionData {status: 20},
+ * session termination in §9.1.1; or the link going away), when it fails, or after `endTimeoutMs` without the
+ * reader's end; the phone then stops advertising/scanning and closes its link.
  *
  * Behaviours and how they show on the wire:
- * - `consent: 'approve'` (default): SessionData {data: DeviceResponse, status: 20} (§2.7).
+ * - `consent: 'approve'` (default): SessionData {data: DeviceResponse, status: 20} (as Multipaz's
+ *   `mdocPresentment.kt` answers).
  * - `consent: 'decline'`: SessionData {status: 20} without data — the session ends with no response.
  * - `consentDelayMs`: the answer waits this long after the request was decrypted.
  * - `nfcFieldDropAtApdu`: the n-th APDU (1-based) gets no answer; the reader port reports the field lost
@@ -28,8 +29,8 @@
  *   requested element changed after signing (its digest no longer matches; the first requested element
  *   the phone holds, the portrait only when nothing else is asked for — see holder-session.ts).
  * - `portrait: 'jpeg2000'`: the credential's portrait is a lossless JPEG 2000 JP2 file instead of a JPEG.
- * - `deviceAuth: 'mac'`: deviceMac (COSE_Mac0 with EMacKey) instead of deviceSignature (§4.3); unset, the
- *   profile's kind (profiles.ts; `multipaz` answers with deviceMac, the others sign).
+ * - `deviceAuth: 'mac'`: deviceMac (COSE_Mac0 with EMacKey, ISO/IEC 18013-5 §9.1.3.5) instead of
+ *   deviceSignature; unset, the profile's kind (profiles.ts; `multipaz` answers with deviceMac, the others sign).
  */
 import type { KeyObject } from 'node:crypto';
 import type { MdocContext } from '@owf/mdoc';
@@ -85,7 +86,7 @@ export type AbortReason =
 
 /**
  * How the session ended after the phone's answer: the reader's State 0x02 or SessionData {status: 20}
- * (reference §2.7), the link going away, or `endTimeoutMs` without either.
+ * (the two ways ISO/IEC 18013-5 ends a BLE session), the link going away, or `endTimeoutMs` without either.
  */
 export type SessionEnding = 'state_end' | 'session_termination' | 'disconnected' | 'timeout';
 
@@ -258,7 +259,7 @@ class Presentation implements PresentationInfo {
   async #onMessage(message: Uint8Array): Promise<void> {
     if (this.#done) return;
     if (this.#answered !== undefined) {
-      // After the answer, SessionData {status: 20} ends the session like State 0x02 (reference §2.7).
+      // After the answer, SessionData {status: 20} ends the session like State 0x02 (ISO/IEC 18013-5 §9.1.1).
       if (isTermination(message)) this.#finishAnswered('session_termination');
       return;
     }
@@ -442,7 +443,7 @@ export class VirtualPhone<Device extends PhoneRadio = RadioDevice> {
     return current.outcome;
   }
 
-  /** QR engagement: starts BLE as the DeviceEngagement says and returns the QR text ("mdoc:…", §3.1). */
+  /** QR engagement: starts BLE as the DeviceEngagement says and returns the QR text ("mdoc:" + base64url DE). */
   presentQr(options: PresentationOptions = {}): string {
     const keys = createEngagementKeys(options);
     const deviceEngagement = qrDeviceEngagement(this.profile, keys);

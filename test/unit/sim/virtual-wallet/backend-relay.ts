@@ -65,7 +65,7 @@ export async function relayBle(engine: ReaderEngine, modes: BleModeWire[], role:
     const first = (): void => {
       if (connected) return;
       connected = true;
-      // The kiosk sends ble_connected before it forwards the event (spec §4.5 step 2), so the engine
+      // The kiosk sends ble_connected before it forwards the event (spec §4.5), so the engine
       // knows its role when the Ident read arrives.
       const actions = engine.bleConnected('peripheral');
       serial(() => actions);

@@ -79,7 +79,7 @@ describe('HolderSession', async () => {
     const deviceResponse = reader.open(reply.message ?? new Uint8Array(0)).deviceResponse ?? new Uint8Array(0);
     const [document] = readDeviceSigned(deviceResponse);
     expect(document?.deviceSignature).toBeUndefined();
-    expect(hex(document?.deviceMac?.subarray(0, 5) ?? new Uint8Array(0))).toBe('8443a10105'); // protected {1: 5} (reference §4.3)
+    expect(hex(document?.deviceMac?.subarray(0, 5) ?? new Uint8Array(0))).toBe('8443a10105'); // protected {1: 5}: HMAC 256/256 (ISO/IEC 18013-5 §9.1.3.5)
     const verdict = await reader.verify(deviceResponse, [credential.pki.iaca.der], credential.deviceKey.publicKey);
     expect(verdict).toMatchObject({ failed: [], device: 'mac', deviceValid: true });
   });
@@ -87,7 +87,7 @@ describe('HolderSession', async () => {
   it('decline: SessionData {status: 20} without data', async () => {
     const reader = new TestReader(de, { type: 'qr' }, { [NS]: ['family_name'] });
     const reply = await session({ consent: () => Promise.resolve('decline') }).onMessage(reader.sessionEstablishment);
-    expect(hex(reply.message ?? new Uint8Array(0))).toBe('a16673746174757314'); // {"status": 20} (reference §4.5)
+    expect(hex(reply.message ?? new Uint8Array(0))).toBe('a16673746174757314'); // {"status": 20}, the Annex D SESSION_TERMINATION vector
     expect(reply.result).toMatchObject({ kind: 'declined', requested: [{ docType: MDL, namespaces: { [NS]: ['family_name'] } }] });
   });
 

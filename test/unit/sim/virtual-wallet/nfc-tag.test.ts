@@ -1,8 +1,8 @@
 /**
  * The virtual phone's Type 4 Tag: byte-exact against the published Multipaz static and negotiated handover
- * transcripts (reference §1.5) when given the transcripts' DeviceEngagement and UUID; the phone's own
- * profiles (android static, iphone negotiated with Apple's CC/Tp and an HS that is not ready at first) driven
- * by the mock backend's reader driver; T4T edge cases; field drops.
+ * transcripts (Multipaz `MdocNfcEngagementHelperTest.kt`) when given the transcripts' DeviceEngagement and
+ * UUID; the phone's own profiles (android static, iphone negotiated with Apple's CC/Tp and an HS that is not
+ * ready at first) driven by the mock backend's reader driver; T4T edge cases; field drops.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -87,7 +87,7 @@ function driveBackendReader(tag: VirtualNfcTag, options: { readerBleUuid?: () =>
   throw new Error('the handover did not finish');
 }
 
-describe('byte-exact against the Multipaz transcripts (reference §1.5)', () => {
+describe('byte-exact against the Multipaz transcripts (MdocNfcEngagementHelperTest)', () => {
   it('static handover: read-only CC, HS with DE + BLE OOB (LE role 03, UUID) + NFC carrier', () => {
     const completed: CompletedHandover[] = [];
     const built = staticHandoverSelect(ANDROID_PROFILE, multipazDe, MULTIPAZ_BLE_UUID);

@@ -71,7 +71,7 @@ export interface NfcEngagement {
   readonly commands: number;
 }
 
-/** Reference §1.4 reader algorithm against a tag (no waits); HR offers both modes with `hrUuid`. */
+/** A reader's NFC handover as isomdl's and Multipaz's readers run it, against a tag (no waits); HR offers both modes with `hrUuid`. */
 export function nfcEngage(tag: VirtualNfcTag, hrUuid: string): NfcEngagement {
   let commands = 0;
   const send = (command: CommandApdu): Uint8Array => {
@@ -156,7 +156,7 @@ export class TestReader {
     if (document.deviceMac !== undefined) {
       const eMacKey = deriveEMacKey({ privateKey: this.eReader.privateKey, publicKey: sDevicePublicKey, sessionTranscriptBytes: this.transcript.taggedBytes });
       const verdict = verifyDeviceMac({ sessionTranscript: this.transcript.bytes, docType: document.docType, deviceNameSpacesBytes: document.deviceNameSpacesBytes, eMacKey, deviceMac: document.deviceMac });
-      // @owf/mdoc 0.6.0 always fails deviceMac (reference §5.2 item 3): judge it with the toolkit only.
+      // @owf/mdoc 0.6.0's `DeviceAuth.verify` fails every deviceMac: judge it with the toolkit only.
       return { failed: checks.filter((c) => c.status === 'FAILED' && c.category !== 'DEVICE_AUTH').map((c) => c.check), checks, device: 'mac', deviceValid: verdict.valid };
     }
     const deviceValid = checks.some((c) => c.check === 'Device signature must be valid' && c.status === 'PASSED');
@@ -276,7 +276,7 @@ export async function readerPeripheral(device: RadioDevice, serviceUuid: string,
     started,
     connection: () => current,
     async send(message) {
-      await started; // the reader sends SessionEstablishment once the phone wrote State 0x01 (reference §2.3)
+      await started; // the reader sends SessionEstablishment once the phone wrote State 0x01 (as Multipaz's reader)
       for (const chunk of chunkMessage(message, size)) await device.peripheral.notify(handle(), serviceUuid, chars.server2Client.uuid, chunk);
     },
     async end() {

@@ -71,7 +71,7 @@ describe('QR engagement', () => {
       deviceAuth: 'signature',
       ending: 'state_end',
     });
-    // Reader MTU 247, phone 517 → ATT MTU 247 → 244-byte characteristic values (reference §2.5).
+    // Reader MTU 247, phone 517 → ATT MTU 247 → 244-byte characteristic values (MTU − 3, ISO/IEC 18013-5 §8.3.3.1.1.6).
     expect(transfer.link.mtu).toBe(247);
     expect(transfer.chunks.length).toBeGreaterThan(2);
     expect(transfer.chunks.slice(0, -1).every((c) => c.length === 244 && c[0] === 0x01)).toBe(true);

@@ -1,6 +1,6 @@
 /**
- * The wallet profiles reproduce their captures (wallet-capture-fixtures.ts, reference §1.5): the Handover
- * Select byte for byte when given the capture's DeviceEngagement and UUID, the CC and Tp bytes a reader
+ * The wallet profiles reproduce their captures (wallet-capture-fixtures.ts, from test/fixtures/captures/): the
+ * Handover Select byte for byte when given the capture's DeviceEngagement and UUID, the CC and Tp bytes a reader
  * reads, the number of "not ready" NLEN reads after the HR, DeviceEngagement version and keys, LE role and
  * UUID presence, MLe-capped reads, device authentication and the BLE start delay. Also: every profile is
  * listed where QA picks one.

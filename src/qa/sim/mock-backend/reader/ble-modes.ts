@@ -1,7 +1,7 @@
 /**
  * The `ble_exchange` modes (spec §2.5) built from what the phone offered at engagement.
  *
- * ISO names BLE modes after the mdoc's role (reference §2.1, §2.3):
+ * ISO names BLE modes after the mdoc's role (ISO/IEC 18013-5 §8.3.3.1.1; Multipaz `BleTransport*Mdoc*.kt`):
  * - mdoc **peripheral server** mode: the phone advertises and is the GATT server → the kiosk takes
  *   `role: "central"` and uses the State/Client2Server/Server2Client characteristics 01/02/03;
  * - mdoc **central client** mode: the phone scans and is the GATT client → the kiosk takes
@@ -10,13 +10,17 @@
  *
  * Where the offer comes from:
  * - QR: the DeviceEngagement BLE retrieval option `[2, 1, {0: psm, 1: ccm, 10: psmUuid, 11: ccmUuid}]`
- *   (reference §3.2). A mode offered without its own UUID key uses the other one (Multipaz sends one UUID
- *   for both modes, reference §1.7 "UUIDs for both BLE modes must be the same").
+ *   (the DeviceEngagement CDDL of ISO/IEC 18013-5, as in @owf/mdoc's `ble-options.ts`). A mode offered
+ *   without its own UUID key uses the other one (Multipaz sends one UUID for both modes and refuses two
+ *   different ones: `MdocConnectionMethodBle.kt`, "UUIDs for both BLE modes must be the same").
  * - NFC: the BLE OOB record of the Handover Select, whose LE role is read from the mdoc's point of view
- *   (reference §1.6, `leRoleToMdocModes`). Negotiated HS without a UUID → the UUID of our HR (§1.7).
+ *   (Bluetooth CSS Part A §1.17 LE Role, as isomdl's `LeRole` reads it; `leRoleToMdocModes`). Negotiated
+ *   HS without a UUID → the UUID of our HR (ISO/IEC 18013-5 §8.3.3.1.1.2, quoted in Multipaz's
+ *   `MdocNfcEngagementHelper.kt`).
  *
- * Characteristic specs: `operations` are the ISO GATT properties (reference §2.1: State notify + write
- * without response, Client2Server write without response, Server2Client notify, Ident read).
+ * Characteristic specs: `operations` are the ISO GATT properties, as Multipaz's `BlePeripheralManagerAndroid`
+ * sets them (State notify + write without response, Client2Server write without response, Server2Client
+ * notify, Ident read).
  * `permissions` are the attribute permissions of the GATT server's attributes, whoever serves them:
  * State and Client2Server `writeable` (the GATT client writes them), Ident `readable`, Server2Client none
  * (it is only notified; subscribing writes its CCCD descriptor, not the characteristic). In the peripheral
@@ -43,7 +47,7 @@ const c2s = (uuid: string): CharacteristicWire => ({ uuid, operations: ['write_w
 const s2c = (uuid: string): CharacteristicWire => ({ uuid, operations: ['notify'], permissions: [] });
 const ident = (uuid: string): CharacteristicWire => ({ uuid, operations: ['read'], permissions: ['readable'] });
 
-/** The fixed characteristic UUIDs the kiosk uses in each of its roles (reference §2.1). */
+/** The fixed characteristic UUIDs the kiosk uses in each of its roles (ISO/IEC 18013-5 §8.3.3.1.1.4). */
 export const ROLE_CHARACTERISTICS = {
   central: {
     state: PERIPHERAL_SERVER_MODE.state.uuid,
@@ -77,7 +81,7 @@ export function buildBleModes(offered: OfferedModes): BleModeWire[] {
   return modes;
 }
 
-/** QR engagement: the DeviceEngagement's BLE option (reference §3.2). */
+/** QR engagement: the DeviceEngagement's BLE option (ISO/IEC 18013-5 DeviceEngagement CDDL). */
 export function offeredFromDeviceEngagement(de: DecodedDeviceEngagement): OfferedModes | string {
   const ble = de.ble;
   if (ble === undefined) return 'the DeviceEngagement offers no BLE retrieval method (only BLE data retrieval is supported)';

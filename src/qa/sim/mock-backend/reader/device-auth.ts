@@ -1,5 +1,5 @@
 /**
- * mdoc authentication (ISO 18013-5 §9.1.3; reference §4.3), checked over bytes spliced from what was
+ * mdoc authentication (ISO/IEC 18013-5 §9.1.3), checked over bytes spliced from what was
  * received, never over re-encoded structures:
  *
  *   DeviceAuthenticationBytes = #6.24(["DeviceAuthentication", SessionTranscript, DocType, DeviceNameSpacesBytes])
@@ -7,7 +7,8 @@
  *                     Sig_structure ["Signature1", protected bstr as received, h'', DeviceAuthenticationBytes]
  *                     (RFC 9052 §4.4), signature r||s (IEEE P1363)
  *   deviceMac       = COSE_Mac0 with EMacKey = HKDF(ECDH(EReaderKey, SDeviceKey), SHA-256(SessionTranscriptBytes),
- *                     "EMacKey") — verified by the toolkit's verifyDeviceMac (@owf/mdoc 0.6.0 cannot, reference §5.2 item 3)
+ *                     "EMacKey") — verified by the toolkit's verifyDeviceMac (@owf/mdoc 0.6.0's
+ *                     `DeviceAuth.verify` rejects every deviceMac, Annex D's included)
  */
 import { createPublicKey, verify as ecdsaVerify, type KeyObject } from 'node:crypto';
 import { Tag, cborDecode, cborEncode, encodeByteString, expectBytes, expectMap, isCborMap } from '../../iso/cbor.js';
@@ -80,7 +81,7 @@ function verifySignature(coseSign1: Uint8Array, key: KeyObject, keyCurve: number
   } catch {
     return invalid('COSE_Sign1 protected header is not CBOR');
   }
-  // alg belongs in the protected header (reference §5.2 item 4: {1: null} is what a careless holder writes).
+  // alg belongs in the protected header ({1: null} is what @owf/mdoc 0.6.0 writes for a device key without alg).
   const alg = isCborMap(headers) ? headers.get(COSE_HEADER_ALG) : undefined;
   const algorithm = typeof alg === 'number' ? ECDSA.get(alg) : undefined;
   if (algorithm === undefined) return invalid(`deviceSignature alg must be ES256, ES384 or ES512 in the protected header, got ${String(alg)}`);

@@ -1,12 +1,12 @@
 /**
- * DeviceResponse read from its raw bytes (reference §4.4), keeping every item that is hashed, signed or
- * MACed exactly as the phone sent it (reference §4.7):
+ * DeviceResponse (ISO/IEC 18013-5 §8.3.2.1.2.2) read from its raw bytes, keeping every item that is hashed,
+ * signed or MACed exactly as the phone sent it:
  *
  *   DeviceResponse   = {"version", ? "documents": [+ Document], ? "documentErrors": [+ {docType => code}], "status"}
  *   Document         = {"docType", "issuerSigned": {"nameSpaces": {ns => [+ IssuerSignedItemBytes]},
  *                       "issuerAuth": COSE_Sign1(MobileSecurityObjectBytes)}, "deviceSigned", ? "errors"}
  *   IssuerSignedItemBytes = #6.24(bstr .cbor {"digestID", "random", "elementIdentifier", "elementValue"})
- *   valueDigest      = digest(IssuerSignedItemBytes as received)          (reference §4.4)
+ *   valueDigest      = digest(IssuerSignedItemBytes as received)          (MSO valueDigests, ISO/IEC 18013-5 §9.1.2.4)
  *
  * @owf/mdoc re-encodes decoded IssuerSignedItems to hash them and re-encodes DeviceNameSpaces and the
  * SessionTranscript to check the device signature, so a wallet whose encoding differs from cbor-x's would
@@ -76,7 +76,7 @@ function decodeMso(issuerAuth: Uint8Array): MobileSecurityObject {
   if (sign1 instanceof Tag && sign1.tag === COSE_SIGN1_TAG) sign1 = sign1.value as unknown;
   const parts = expectArray(sign1, 'issuerAuth (COSE_Sign1)');
   if (parts.length !== 4) throw new CborError('issuerAuth: COSE_Sign1 must have 4 elements');
-  // Payload = MobileSecurityObjectBytes = #6.24(bstr .cbor MSO) (reference §4.4).
+  // Payload = MobileSecurityObjectBytes = #6.24(bstr .cbor MSO) (ISO/IEC 18013-5 §9.1.2.4).
   const payload = expectBytes(parts[2], 'issuerAuth payload');
   const wrapped = cborDecode(payload);
   if (!(wrapped instanceof EmbeddedCbor)) throw new CborError('issuerAuth payload must be MobileSecurityObjectBytes (tag 24)');

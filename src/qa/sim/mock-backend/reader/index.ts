@@ -2,12 +2,12 @@
  * The mock backend's ISO 18013-5 reader engine (issue 3): plug `createIsoReaderEngineFactory(...)` into
  * `startMockBackend({ engineFactory })`. Module map:
  *
- * - `nfc-handover.ts`     sans-IO NFC reader handover driver (static and negotiated, reference §1.4)
- * - `ble-modes.ts`        `ble_exchange` modes from the engagement (spec §2.5, reference §2.1)
- * - `reader-session.ts`   EReaderKey, SessionTranscript, DeviceRequest, SessionEstablishment, Ident (§4)
+ * - `nfc-handover.ts`     sans-IO NFC reader handover driver (static and negotiated, ISO/IEC 18013-5 §8.2.2.1)
+ * - `ble-modes.ts`        `ble_exchange` modes from the engagement (spec §2.5, ISO/IEC 18013-5 §8.3.3.1.1)
+ * - `reader-session.ts`   EReaderKey, SessionTranscript, DeviceRequest, SessionEstablishment, Ident (ISO/IEC 18013-5 §9.1.1)
  * - `iso-reader-engine.ts` the ReaderEngine: both BLE roles, chunking, SessionData, decline semantics
  * - `device-response.ts`  DeviceResponse read from its raw bytes
- * - `device-auth.ts`      deviceSignature / deviceMac over raw DeviceAuthenticationBytes (§4.3)
+ * - `device-auth.ts`      deviceSignature / deviceMac over raw DeviceAuthenticationBytes (ISO/IEC 18013-5 §9.1.3)
  * - `verify-response.ts`  the outcome of spec §2.4 (with @owf/mdoc for issuer signature and chain)
  * - `findings.ts`         the `errors` / `warnings` structure
  * - `json-values.ts`      JSON-safe element values
@@ -21,7 +21,7 @@ import type { NfcHandoverOptions } from './nfc-handover.js';
 export interface IsoReaderEngineOptions {
   /** Trusted IACA certificates, DER (see `loadTrustDirectory`). */
   readonly trustedIacaCertificates: readonly Uint8Array[];
-  /** BLE characteristic size for what the backend sends, flag byte included (reference §2.5). Default 182. */
+  /** BLE characteristic size for what the backend sends, flag byte included (ISO/IEC 18013-5 §8.3.3.1.1.6). Default 182. */
   readonly maxCharacteristicSize?: number;
   /** Largest message reassembled from the phone's chunks. Default 4 MiB. */
   readonly maxMessageSize?: number;

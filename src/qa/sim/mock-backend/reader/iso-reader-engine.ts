@@ -12,19 +12,20 @@
  *   bleNotified(S2C) / bleWritten(C2S) → reassemble SessionData → decrypt → verify
  *                             → write State 0x02 (spec §4.4 final ble_write), outcome
  *
- * Chunks (reference §2.5): `[flag][≤ maxCharacteristicSize − 1 bytes]`, flag 01 more / 00 last. We send
+ * Chunks (ISO/IEC 18013-5 §8.3.3.1.1.6, as Multipaz's `BlePeripheralManagerAndroid` sends them):
+ * `[flag][≤ maxCharacteristicSize − 1 bytes]`, flag 01 more / 00 last. We send
  * with `maxCharacteristicSize` (default 182: an iOS-sized ATT MTU of 185 − 3) and accept the phone's chunks
  * of any size up to 512 (it chunks with its own MTU).
  *
  * How a session without a DeviceResponse ends (decline semantics, documented in the README):
- * - SessionData `{status: 20}` without data (reference §2.7), or State 0x02 from the phone before any
- *   response: the holder declined or the wallet gave up. This is a *completed* verification: `complete`
+ * - SessionData `{status: 20}` without data (session termination, ISO/IEC 18013-5 §9.1.1), or State 0x02
+ *   from the phone before any response: the holder declined or the wallet gave up. This is a *completed* verification: `complete`
  *   with `issuer_authentication`/`device_authentication` `Unchecked`, empty `response` and an error of
  *   category `session`, because for the kiosk it is a final answer ("not shared"), not a relay fault.
  * - SessionData status 10 or 11 without data: the wallet could not decrypt or decode our request; also a
- *   completed verification with a `session` error (reference §4.1: Multipaz answers 10 to an undecryptable
- *   request).
- * - Status 20 next to data is the normal Multipaz answer (reference §2.7) and is accepted silently;
+ *   completed verification with a `session` error (Multipaz's holder answers 10 to a request it cannot
+ *   decrypt, since its commit c9c4547c).
+ * - Status 20 next to data is the normal Multipaz answer (its `mdocPresentment.kt`) and is accepted silently;
  *   10/11 next to data are reported as `session` errors alongside the verification.
  * - A broken chunk flag, SessionData that is not CBOR, carries neither data nor status, or whose data do
  *   not decrypt: the phone broke the ISO protocol → `failure` (the relay sends `error`).
@@ -101,7 +102,7 @@ export class IsoReaderEngine implements ReaderEngine {
       return Promise.resolve({ kind: 'failed', reason: `the QR code is not a usable mdoc DeviceEngagement: ${message(error)}` });
     }
     const offered = offeredFromDeviceEngagement(deviceEngagement);
-    // Reference §1.9: QR engagement → Handover null.
+    // QR engagement → Handover null (ISO/IEC 18013-5 §9.1.5.1).
     return Promise.resolve(this.#engage(deviceEngagement, offered, { type: 'qr' }));
   }
 
@@ -139,7 +140,7 @@ export class IsoReaderEngine implements ReaderEngine {
           this.#phase = 'done';
           return { kind: 'failed', reason: `the Handover Select carries no usable DeviceEngagement: ${message(error)}` };
         }
-        // Reference §1.9: Handover = [HS, HR | null], the messages exactly as read and written.
+        // Handover = [HS, HR | null] (ISO/IEC 18013-5 §9.1.5.1), the messages exactly as read and written.
         const handover: Handover = { type: 'nfc', handoverSelect: result.handoverSelect, handoverRequest: result.handoverRequest };
         const engagement = this.#engage(deviceEngagement, offeredFromHandover(result.ble, result.readerBleUuid), handover);
         return engagement.kind === 'modes' ? { kind: 'done', modes: engagement.modes } : engagement;
@@ -172,8 +173,9 @@ export class IsoReaderEngine implements ReaderEngine {
     if (offered === undefined) return Promise.resolve(this.#failure(`the phone did not offer the mode for the kiosk role ${role}`));
     this.#role = role;
     this.#phase = 'transfer';
-    if (role === 'peripheral') return Promise.resolve(NOTHING); // the phone reads Ident, then writes State 0x01 (reference §2.3)
-    // Kiosk central, phone in peripheral server mode: State 0x01 ("start"), then the request (reference §2.3 steps 7, 9).
+    if (role === 'peripheral') return Promise.resolve(NOTHING); // the phone reads Ident, then writes State 0x01 (as Multipaz's holder does)
+    // Kiosk central, phone in peripheral server mode: State 0x01 ("start"), then the request (as Multipaz's
+    // `BleCentralManagerAndroid` reader does).
     const chars = ROLE_CHARACTERISTICS.central;
     this.#established = true;
     return Promise.resolve({
@@ -196,14 +198,14 @@ export class IsoReaderEngine implements ReaderEngine {
     const chars = ROLE_CHARACTERISTICS.peripheral;
     if (sameUuid(char, chars.state)) return this.#onState(data);
     if (sameUuid(char, chars.c2s)) {
-      if (!this.#established) return this.#failure('the phone wrote Client2Server before State 0x01 (reference §2.3)');
+      if (!this.#established) return this.#failure('the phone wrote Client2Server before State 0x01 (ISO/IEC 18013-5 §8.3.3.1.1)');
       return this.#onChunk(data);
     }
     return this.#failure(`the phone wrote ${char}, which is not writable`);
   }
 
   bleReadRequest(char: string): Uint8Array {
-    // Reference §2.4: Ident = HKDF(EDeviceKeyBytes, "BLEIdent"); spec §4.5: empty bytes for other reads.
+    // Ident = HKDF(EDeviceKeyBytes, "BLEIdent") (ISO/IEC 18013-5 §8.3.3.1.1.4); spec §4.5: empty bytes for other reads.
     const session = this.#session;
     if (this.#role === 'peripheral' && session !== undefined && sameUuid(char, ROLE_CHARACTERISTICS.peripheral.ident)) return session.ident.slice();
     return new Uint8Array(0);
@@ -215,7 +217,8 @@ export class IsoReaderEngine implements ReaderEngine {
       const session = this.#session;
       if (this.#role !== 'peripheral' || this.#established || session === undefined) return NOTHING; // a repeated start changes nothing
       this.#established = true;
-      // Central client mode: the reader (GATT server) sends SessionEstablishment as S2C notifications (reference §2.3 step 5).
+      // Central client mode: the reader (GATT server) sends SessionEstablishment as S2C notifications (as Multipaz's
+      // `BlePeripheralManagerAndroid` reader does).
       return { writes: this.#chunks(ROLE_CHARACTERISTICS.peripheral.s2c, session.sessionEstablishment) };
     }
     if (value === BLE_STATE_END) {
@@ -223,7 +226,7 @@ export class IsoReaderEngine implements ReaderEngine {
       errors.add('session', 'the phone ended the BLE session (State 0x02) before sending a response: declined on the phone, or the wallet gave up');
       return this.#finish(uncheckedOutcome(errors));
     }
-    return this.#failure(`invalid State value ${Buffer.from(data).toString('hex') || '(empty)'} (expected 01 or 02, reference §2.2)`);
+    return this.#failure(`invalid State value ${Buffer.from(data).toString('hex') || '(empty)'} (expected 01 or 02, ISO/IEC 18013-5 Table 13)`);
   }
 
   async #onChunk(chunk: Uint8Array): Promise<BleActions> {
@@ -231,7 +234,7 @@ export class IsoReaderEngine implements ReaderEngine {
     try {
       whole = this.#reassembler.push(chunk);
     } catch (error) {
-      return this.#failure(error instanceof BleFramingError ? `BLE framing: ${error.message} (reference §2.5)` : message(error));
+      return this.#failure(error instanceof BleFramingError ? `BLE framing: ${error.message} (ISO/IEC 18013-5 §8.3.3.1.1.6)` : message(error));
     }
     if (whole === undefined) return NOTHING;
     return this.#onSessionData(whole);

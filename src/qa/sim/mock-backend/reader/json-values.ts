@@ -1,6 +1,6 @@
 /**
- * JSON-safe values for the `complete` outcome (spec §2.4: "Disclosed fields, keyed by namespace and then
- * element identifier"). Element values arrive as CBOR decoded by the toolkit (`src/qa/sim/iso/cbor.ts`:
+ * JSON-safe values for the `complete` outcome (spec §2.4: disclosed elements by namespace, then element
+ * identifier). Element values arrive as CBOR decoded by the toolkit (`src/qa/sim/iso/cbor.ts`:
  * maps as `Map`, tags 0/1004 kept as `Tag`, tag 24 as `EmbeddedCbor`); the spec only says the outcome is
  * JSON. The mapping, chosen here and documented in the README:
  *

@@ -1,24 +1,26 @@
 /**
  * Sans-IO reader side of ISO 18013-5 NFC engagement (ISO/IEC 18013-5 §8.2.2.1, after isomdl's
- * `ReaderApduHandoverDriver`): feed it each response APDU, it answers with the next command APDU (and how
- * long to wait before sending it), or with the handover result. The backend relays the APDUs through the
- * kiosk, so the driver never touches a card itself.
+ * `ReaderApduHandoverDriver` and Multipaz's `mdocReaderNfcHandover.kt`): feed it each response APDU, it
+ * answers with the next command APDU (and how long to wait before sending it), or with the handover result.
+ * The backend relays the APDUs through the kiosk, so the driver never touches a card itself.
  *
- *   SELECT NDEF AID            (6A82 → poll again: a locked Android phone, §1.4 step 1)
- *   SELECT CC, READ CC (15)    (NDEF file id from CC bytes 9..10, READ chunk = clamp(MLe, 15, 255), §1.2/§1.3)
- *   SELECT NDEF, READ NLEN, READ message   (NLEN 0 → read NLEN again, bounded, §1.4 step 3)
- *   no Tp record  → STATIC: the message is the Handover Select; Handover = [HS, null]   (§1.4 step 4, §1.9)
- *   Tp present    → NEGOTIATED (TNEP single response, §1.4 step 4.1–4.5):
+ *   SELECT NDEF AID            (6A82 → poll again: a locked Android phone answers so; Multipaz polls on)
+ *   SELECT CC, READ CC (15)    (NFC Forum Type 4 Tag CC: NDEF file id from bytes 9..10; READ chunk =
+ *                               clamp(MLe, 15, 255) as isomdl's driver reads)
+ *   SELECT NDEF, READ NLEN, READ message   (NLEN 0 → read NLEN again, bounded like isomdl's polls)
+ *   no Tp record  → STATIC: the message is the Handover Select; Handover = [HS, null]  (ISO/IEC 18013-5 §9.1.5.1)
+ *   Tp present    → NEGOTIATED (NFC Forum TNEP, single response communication mode):
  *                   write Ts, wait t_wait, read Te (status 00), write HR, wait, read HS (poll while NLEN = 0);
  *                   Handover = [HS, HR]
  *
- * Writes follow the T4T rule of §1.4 step 4.1 (`ndefWriteCommands`): NLEN||message in one UPDATE BINARY
- * below 254 bytes, otherwise 0000, the data in ≤255-byte pieces, then the real NLEN.
+ * Writes follow the NFC Forum Type 4 Tag update rule (T4T §7.5.5; `ndefWriteCommands`): NLEN||message in
+ * one UPDATE BINARY below 254 bytes, otherwise 0000, the data in ≤255-byte pieces, then the real NLEN.
  *
- * The reader's Handover Request (§1.8, Multipaz/isomdl layout minus NFC): `Hr` with one `ac`, "0" (BLE), the
- * ReaderEngagement record `{0: "1.0"}`, and the BLE OOB record with LE role 03 (both modes) and a fresh UUID
- * (the one an mdoc in central client mode connects to, §1.7 UUID rule). No NFC carrier: the relay carries
- * data over BLE only, and a phone that picked NFC would wait for NFC data transfer that never comes.
+ * The reader's Handover Request (the layout of Multipaz's `generateHandoverRequestMessage()` and isomdl's
+ * `generate_hr_ndef()`, minus NFC): `Hr` with one `ac`, "0" (BLE), the ReaderEngagement record
+ * `{0: "1.0"}`, and the BLE OOB record with LE role 03 (both modes) and a fresh UUID (the one an mdoc in
+ * central client mode connects to, ISO/IEC 18013-5 §8.3.3.1.1.2). No NFC carrier: the relay carries data
+ * over BLE only, and a phone that picked NFC would wait for NFC data transfer that never comes.
  *
  * The HS must select BLE: an `ac` record naming the BLE OOB record (CH 1.5: the `ac` records of an HS are
  * the carriers it selected). Anything else — NFC only, no carrier, a BLE record no `ac` selects — fails
@@ -91,15 +93,15 @@ export const NO_USABLE_CARRIER = 'no usable carrier';
 
 export interface HandoverResult {
   readonly kind: HandoverKind;
-  /** The HS NDEF message exactly as read, without NLEN (§1.9). */
+  /** The HS NDEF message exactly as read, without NLEN (it is hashed into the SessionTranscript, ISO/IEC 18013-5 §9.1.5.1). */
   readonly handoverSelect: Uint8Array;
-  /** The HR NDEF message exactly as written, without NLEN; null for static handover (§1.9). */
+  /** The HR NDEF message exactly as written, without NLEN; null for static handover (ISO/IEC 18013-5 §9.1.5.1). */
   readonly handoverRequest: Uint8Array | null;
-  /** DeviceEngagement record payload, verbatim (§1.6, §1.9). */
+  /** DeviceEngagement record payload, verbatim (a re-encoded one broke Apple Wallet sessions: isomdl commit 3ad4471). */
   readonly deviceEngagement: Uint8Array;
   /** The BLE carrier the mdoc selected (LE role from the mdoc's point of view); without one the handover fails (NO_USABLE_CARRIER). */
   readonly ble: SelectedBleCarrier;
-  /** The UUID offered in our HR (negotiated handover only): used when the HS carries none (§1.7). */
+  /** The UUID offered in our HR (negotiated handover only): used when the HS carries none (ISO/IEC 18013-5 §8.3.3.1.1.2). */
   readonly readerBleUuid: string | undefined;
 }
 
@@ -211,7 +213,7 @@ export class NfcHandoverDriver {
     return { kind: 'failed', reason };
   }
 
-  // ------------------------------------------------------------------ the §1.4 algorithm
+  // ------------------------------------------------------------------ the reader's handover steps
 
   *#handover(): Flow<HandoverResult> {
     yield* this.#selectApplication();
@@ -221,13 +223,13 @@ export class NfcHandoverDriver {
     const ndefFile = `NDEF file (${cc.ndefFileId.toString(16).toUpperCase().padStart(4, '0')})`;
     ok(yield cmd(selectFile(cc.ndefFileId), `SELECT ${ndefFile}`), `SELECT ${ndefFile}`);
     const readChunk = readChunkSize(cc);
-    // Write pieces no larger than MLc allows (clamped like reads; 255 is the short-APDU maximum, §1.2).
+    // Write pieces no larger than MLc allows (clamped like reads; 255 is the short-APDU maximum, ISO/IEC 7816-4).
     const writeChunk = Math.min(MAX_SHORT_DATA, Math.max(15, cc.maxCommandDataSize));
 
     const initial = yield* this.#readMessage(cc, readChunk, 'initial NDEF message', 0, DEFAULT_T_WAIT_MS);
     const serviceParameter = findServiceParameter(parseNdefMessage(initial));
     if (serviceParameter === undefined) {
-      // §1.4 step 4: no Tp → static handover; the message read is the Handover Select.
+      // No Tp (TNEP service parameter) → static handover; the message read is the Handover Select.
       return selected('static', initial, null, undefined);
     }
     if (cc.writeAccess !== CcAccess.GRANTED) {
@@ -254,7 +256,7 @@ export class NfcHandoverDriver {
       const response = yield cmd(selectAid(AID_NDEF_APPLICATION), what, polls === 0 ? 0 : this.#lockedPollDelayMs);
       if (response.sw === Sw.OK) return;
       if (response.sw === Sw.FILE_NOT_FOUND) {
-        // §1.4 step 1: Android answers 6A82 while the phone is locked; keep polling (bounded).
+        // Android answers 6A82 while the phone is locked (Multipaz's reader polls on); keep polling (bounded).
         if (polls < this.#lockedPolls) continue;
         throw new HandoverError(`${what} still answered 6a82 after ${polls + 1} attempts: the phone is locked or has no mdoc engagement`);
       }
@@ -262,7 +264,7 @@ export class NfcHandoverDriver {
     }
   }
 
-  /** READ NLEN (polling while 0), then the message in READ BINARY chunks (§1.2, §1.4 step 3). */
+  /** READ NLEN (polling while 0: TNEP's "not ready"), then the message in READ BINARY chunks. */
   *#readMessage(cc: CapabilityContainer, chunk: number, what: string, firstDelayMs: number, pollDelayMs: number): Flow<Uint8Array> {
     const nlenWhat = `READ BINARY NLEN (${what})`;
     let nlen = 0;

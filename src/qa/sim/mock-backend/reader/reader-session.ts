@@ -1,16 +1,18 @@
 /**
- * One ISO 18013-5 reader session, from the engagement to the decrypted response (reference §4):
+ * One ISO 18013-5 reader session, from the engagement to the decrypted response (ISO/IEC 18013-5 §9.1.1
+ * session establishment and encryption, checked against the Annex D vectors in `test/fixtures/iso18013-5/`):
  *
- *   EReaderKey            fresh P-256 key per verification, the curve of EDeviceKey (reference §3.2)
- *   EReaderKeyBytes       #6.24(bstr .cbor COSE_Key)                                   (§4.1)
+ *   EReaderKey            fresh P-256 key per verification, the curve of EDeviceKey (as Multipaz's
+ *                         `VerificationHelper` picks it)
+ *   EReaderKeyBytes       #6.24(bstr .cbor COSE_Key)                                   (§9.1.1)
  *   SessionTranscript     [DeviceEngagementBytes, EReaderKeyBytes, Handover] from the RAW bytes received
- *                         (DE as in the QR/NDEF record; Handover = null | [HS, HR|null]) (§1.9, §4.1)
- *   SKReader / SKDevice   HKDF over ECDH(EReaderKey, EDeviceKey), salt SHA-256(SessionTranscriptBytes) (§4.2)
+ *                         (DE as in the QR/NDEF record; Handover = null | [HS, HR|null]) (§9.1.5.1)
+ *   SKReader / SKDevice   HKDF over ECDH(EReaderKey, EDeviceKey), salt SHA-256(SessionTranscriptBytes) (§9.1.1)
  *   DeviceRequest         {"version": "1.0", "docRequests": [{"itemsRequest": #6.24(ItemsRequest)}]},
- *                         ItemsRequest {"docType", "nameSpaces": {ns: {element: false}}} (§4.4; spec §2.3:
- *                         intent_to_retain always false); no readerAuth
+ *                         ItemsRequest {"docType", "nameSpaces": {ns: {element: false}}} (§8.3.2.1.2.1;
+ *                         spec §1: intent_to_retain always false); no readerAuth
  *   SessionEstablishment  {"eReaderKey": EReaderKeyBytes, "data": AES-GCM(SKReader, IV(0,1), DeviceRequest)}
- *   BLE Ident             HKDF(EDeviceKeyBytes, "BLEIdent") for the kiosk's GATT server (§2.4)
+ *   BLE Ident             HKDF(EDeviceKeyBytes, "BLEIdent") for the kiosk's GATT server (§8.3.3.1.1.4)
  */
 import type { KeyObject } from 'node:crypto';
 import { EmbeddedCbor, cborEncode } from '../../iso/cbor.js';
@@ -24,12 +26,12 @@ export const MDL_DOC_TYPE = 'org.iso.18013.5.1.mDL';
 
 export type RequestedNamespaces = Readonly<Record<string, readonly string[]>>;
 
-/** DeviceRequest bytes (reference §4.4), map keys in CDDL order as Annex D writes them. */
+/** DeviceRequest bytes (ISO/IEC 18013-5 §8.3.2.1.2.1), map keys in CDDL order as Annex D writes them. */
 export function encodeDeviceRequest(docType: string, namespaces: RequestedNamespaces): Uint8Array {
   const nameSpaces = new Map<string, Map<string, boolean>>();
   for (const [namespace, elements] of Object.entries(namespaces)) {
     const inner = nameSpaces.get(namespace) ?? new Map<string, boolean>();
-    for (const element of elements) inner.set(element, false); // IntentToRetain: always false (spec §2.3)
+    for (const element of elements) inner.set(element, false); // IntentToRetain: always false (spec §1)
     nameSpaces.set(namespace, inner);
   }
   const itemsRequest = EmbeddedCbor.of(
@@ -96,7 +98,7 @@ export class ReaderSession {
     });
   }
 
-  /** EReaderKey (private): needed for EMacKey when the phone authenticates with deviceMac (§4.3). */
+  /** EReaderKey (private): needed for EMacKey when the phone authenticates with deviceMac (ISO/IEC 18013-5 §9.1.3.5). */
   get eReaderPrivateKey(): KeyObject {
     if (this.#eReaderPrivateKey === undefined) throw new Error('the reader session was disposed');
     return this.#eReaderPrivateKey;

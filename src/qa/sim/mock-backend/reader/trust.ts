@@ -7,7 +7,7 @@
  * certificate. Anything else is an error naming the file, rather than a silently shorter trust list; so is
  * a directory without any certificate. Hidden files (`.gitkeep`, editor droppings) are skipped. The
  * certificates are not checked to be CAs: a directly trusted document signer also works (the Annex D
- * vectors have no IACA, reference §4.3).
+ * vectors in `test/fixtures/iso18013-5/` carry a document signer certificate but no IACA).
  */
 import { X509Certificate } from 'node:crypto';
 import { readFileSync, readdirSync, statSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
- * Verification of a decrypted DeviceResponse into the `complete` outcome (spec §2.4, §7.4; reference §9.1
- * step 8). What runs where:
+ * Verification of a decrypted DeviceResponse into the `complete` outcome (spec §2.4, §7.4). What runs
+ * where:
  *
  * - @owf/mdoc `Verifier.verifyDeviceResponse` with the trusted IACA certificates and `now`, on the node
  *   context of `createNodeMdocContext`: issuerAuth signature, x5chain → trusted IACA (validity at `now`,
@@ -9,7 +9,7 @@
  * - Here, on the received bytes (device-response.ts explains why): value digests over the raw
  *   IssuerSignedItemBytes, MSO docType = document docType, device signature or device MAC (device-auth.ts),
  *   disclosure versus the request. @owf/mdoc's own digest and device checks are not used (they hash
- *   re-encodings; its MAC check always fails in 0.6.0, reference §5.2 item 3).
+ *   re-encodings; in 0.6.0 its `DeviceAuth.verify` rejects every deviceMac).
  *
  * Verdicts:
  * - `issuer_authentication`: `Valid` when the issuer signature, chain and DS rules pass and every disclosed
@@ -50,7 +50,7 @@ export interface VerifyResponseInput {
   readonly warnings?: Findings;
 }
 
-/** DeviceResponse status codes (reference §4.1, Table 8). */
+/** DeviceResponse status codes (ISO/IEC 18013-5 Table 8, as Multipaz's `Constants.kt` lists them). */
 const RESPONSE_STATUS: Readonly<Record<number, string>> = { 0: 'OK', 10: 'general error', 11: 'CBOR decoding error', 12: 'CBOR validation error' };
 const DIGESTS: Readonly<Record<string, string>> = { 'SHA-256': 'sha256', 'SHA-384': 'sha384', 'SHA-512': 'sha512' };
 const AGE_OVER = /^age_over_(\d{2})$/;
@@ -114,7 +114,7 @@ async function runIssuerChecks(input: VerifyResponseInput, errors: Findings, war
   }
 }
 
-/** Value digests over the received IssuerSignedItemBytes, and the MSO docType (reference §4.4). */
+/** Value digests over the received IssuerSignedItemBytes, and the MSO docType (ISO/IEC 18013-5 §9.1.2.4). */
 function checkDataIntegrity(document: ParsedDocument, errors: Findings): void {
   const { mso } = document;
   if (mso.docType !== document.docType) {

@@ -226,7 +226,7 @@ describe('verification failures the user sees', () => {
     expect(Object.keys(result.outcome?.errors ?? {}).sort()).toEqual(['issuer_authentication', 'validity']);
   });
 
-  it('deviceMac made with the toolkit verifies Valid (our own MAC check, reference §4.3)', async () => {
+  it('deviceMac made with the toolkit verifies Valid (our own MAC check, ISO/IEC 18013-5 §9.1.3.5)', async () => {
     const result = await run({ how: { kind: 'qr' }, role: 'peripheral', phone: { auth: 'mac' } });
     expectValid(result);
   });

@@ -141,7 +141,7 @@ describe('defect 2: the HR offers BLE only; an HS selecting nothing usable fails
     expect(hr.alternativeCarriers.map((ac) => ac.carrierDataReference)).toEqual([BLE_CARRIER_ID]);
     expect(hr.nfc).toBeUndefined();
     expect(hr.ble).toMatchObject({ leRole: LeRole.BOTH_CENTRAL_PREFERRED, uuid: MULTIPAZ_BLE_UUID });
-    // What the tag received is what the driver reports as the HR (the SessionTranscript hashes it, §1.9).
+    // What the tag received is what the driver reports as the HR (the SessionTranscript hashes it, ISO/IEC 18013-5 §9.1.5.1).
     expect(tag.written.map(toHex)[1]).toBe(toHex(trace.end.result.handoverRequest ?? new Uint8Array(0)));
   });
 

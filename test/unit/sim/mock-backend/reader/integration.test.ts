@@ -140,7 +140,7 @@ describe('mock backend + ISO reader engine + test phone over the relay protocol'
       kiosk.step('nfc_rapdu', { data: b64(tag(bytes(message.params?.data))) });
       message = await kiosk.next();
     }
-    expect(apdus).toBe(12); // §1.5 negotiated transcript length
+    expect(apdus).toBe(12); // as many as Multipaz's testNegotiatedHandover transcript
     expect(message).toMatchObject({ type: 'step_request', op: 'ble_exchange' });
     const modes = message.params?.modes as BleModeWire[];
     expect(modes).toHaveLength(1);

@@ -1,7 +1,8 @@
 /**
- * The reader's NFC handover driver (reference §1.4) against the published Multipaz transcripts (§1.5,
- * byte-exact, both directions), an Apple-Wallet-like negotiated tag (§1.3, §7.2: WT 0x14, HS not ready at
- * first), the T4T write rule for long messages, and failure responses.
+ * The reader's NFC handover driver against the published Multipaz transcripts (`MdocNfcEngagementHelperTest.kt`
+ * `testStaticHandover` / `testNegotiatedHandover`, byte-exact, both directions), an Apple-Wallet-like
+ * negotiated tag (Apple's CC and Tp from isomdl's `drive_apple_to_hr_ack()`: WT 0x14, HS not ready at first),
+ * the T4T write rule for long messages, and failure responses.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -85,7 +86,7 @@ function failed(trace: Trace): string {
   return trace.end.reason;
 }
 
-describe('the §1.5 transcripts, byte-exact', () => {
+describe('the Multipaz transcripts, byte-exact', () => {
   it('static handover: six commands, Handover = [HS, null], the raw DeviceEngagement, the HS BLE carrier', () => {
     const trace = replay(MULTIPAZ_STATIC_TRANSCRIPT);
     expect(trace.commands).toHaveLength(MULTIPAZ_STATIC_TRANSCRIPT.length);
@@ -109,7 +110,7 @@ describe('the §1.5 transcripts, byte-exact', () => {
     expect(toHex(result.handoverSelect)).toBe(MULTIPAZ_NEGOTIATED_HS_HEX);
     expect(toHex(result.handoverRequest ?? new Uint8Array())).toBe(OUR_HR_HEX);
     expect(toHex(result.deviceEngagement)).toBe(MULTIPAZ_DEVICE_ENGAGEMENT_HEX);
-    // The mdoc picked central client mode without a UUID: ours from the HR applies (§1.7).
+    // The mdoc picked central client mode without a UUID: ours from the HR applies (ISO/IEC 18013-5 §8.3.3.1.1.2).
     expect(result.ble).toMatchObject({ leRole: LeRole.CENTRAL_ONLY, modes: { peripheralServer: false, centralClient: true } });
     expect(result.ble.uuid).toBeUndefined();
     expect(result.readerBleUuid).toBe(MULTIPAZ_BLE_UUID);
@@ -121,7 +122,7 @@ describe('the §1.5 transcripts, byte-exact', () => {
     expect(hr.ble).toMatchObject({ leRole: LeRole.BOTH_CENTRAL_PREFERRED, uuid: MULTIPAZ_BLE_UUID });
     expect(hr.alternativeCarriers.map((ac) => ac.carrierDataReference)).toEqual(['0']);
     expect(hr.nfc).toBeUndefined();
-    // Apart from the NFC carrier, the layout is Multipaz's HR (§1.8).
+    // Apart from the NFC carrier, the layout is Multipaz's HR (`generateHandoverRequestMessage()`).
     expect(OUR_HR_HEX.length).toBeLessThan(MULTIPAZ_HR_HEX.length);
     expect(toHex(hr.readerEngagement ?? new Uint8Array())).toBe('a10063312e30');
   });
@@ -140,7 +141,7 @@ interface TagOptions {
   readonly tp?: ServiceParameter;
   /** The HS to answer the HR with (negotiated) or to hold (static). */
   readonly hs: Uint8Array;
-  /** NLEN reads answered 0 after the HR write before the HS appears (Apple ACKs early, §1.4 step 4.4). */
+  /** NLEN reads answered 0 after the HR write before the HS appears (Apple ACKs early: isomdl `apple_wallet_hs_polls_then_done`). */
   readonly hsNotReadyReads?: number;
   readonly teStatus?: number;
   /** Overrides the response of the n-th command (0-based). */
@@ -206,7 +207,7 @@ function tag(options: TagOptions): Tag {
   return { answer, writes, received };
 }
 
-describe('Apple-Wallet-like negotiated handover (§1.3, §1.7, §7.2)', () => {
+describe('Apple-Wallet-like negotiated handover (Apple Wallet captures in isomdl)', () => {
   it('CC MLe 0x400, WT 0x14 → t_wait 16 ms; NLEN 0 after the HR is polled; the Apple HS and its 1.1 DE verbatim', () => {
     const appleHs = hex(APPLE_HS_HEX);
     const t = tag({ cc: APPLE_WALLET_CAPABILITY_CONTAINER, tp: APPLE_WALLET_SERVICE_PARAMETER, hs: appleHs, hsNotReadyReads: 3 });
@@ -227,7 +228,7 @@ describe('Apple-Wallet-like negotiated handover (§1.3, §1.7, §7.2)', () => {
   });
 });
 
-describe('T4T write rule for messages of 254 bytes or more (§1.4 step 4.1)', () => {
+describe('T4T write rule for messages of 254 bytes or more (NFC Forum T4T §7.5.5)', () => {
   it('with MLc 0x40 the HR goes as 0000, 64-byte pieces from offset 2, then the real NLEN; the tag reassembles it', () => {
     const cc: CapabilityContainer = { ...multipazCapabilityContainer('negotiated'), maxCommandDataSize: 0x40 };
     const t = tag({ cc, tp: MULTIPAZ_SERVICE_PARAMETER, hs: hex(MULTIPAZ_NEGOTIATED_HS_HEX) });

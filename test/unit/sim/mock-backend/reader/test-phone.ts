@@ -114,7 +114,7 @@ export async function createDocumentSigner(iaca: Iaca, issuerName = 'C=US, CN=Te
       signingAlgorithm: SIGNING,
       extensions: [
         new KeyUsagesExtension(KeyUsageFlags.digitalSignature, true),
-        new ExtendedKeyUsageExtension(['1.0.18013.5.1.2'], true), // mdlDS (reference §4.3)
+        new ExtendedKeyUsageExtension(['1.0.18013.5.1.2'], true), // mdlDS (ISO/IEC 18013-5 Annex B)
         await AuthorityKeyIdentifierExtension.create(iaca.keys.publicKey, false, webcrypto),
         await SubjectKeyIdentifierExtension.create(keys.publicKey, false, webcrypto),
       ],
@@ -250,7 +250,7 @@ export class TestPhone {
     return this.options.capabilityContainer ?? multipazCapabilityContainer(mode);
   }
 
-  /** Prepares the NDEF file: the HS (static) or the Tp (negotiated); the DE has no retrieval methods (§1.7). */
+  /** Prepares the NDEF file: the HS (static) or the Tp (negotiated); the DE has no retrieval methods (as in Multipaz's HS). */
   presentNfc(mode: 'static' | 'negotiated'): (command: Uint8Array) => Uint8Array {
     this.deviceEngagement = encodeDeviceEngagement({ eDeviceKey: this.eDevice.publicKey });
     const withNlen = (message: Uint8Array): Uint8Array => Uint8Array.from([message.length >> 8, message.length & 0xff, ...message]);
@@ -322,7 +322,7 @@ export class TestPhone {
 
   /**
    * Central client mode: the phone connected to the kiosk's service and read `ident` from the Ident
-   * characteristic; it checks it against HKDF(EDeviceKeyBytes) (reference §2.3 step 3) and writes State 0x01.
+   * characteristic; it checks it against HKDF(EDeviceKeyBytes) (as Multipaz's `checkReaderIdentMatches()`) and writes State 0x01.
    */
   connectAsClient(ident: Uint8Array): PhoneEvent[] {
     const eDeviceKeyBytes = decodeDeviceEngagement(this.deviceEngagement).eDeviceKeyBytes;
@@ -376,7 +376,7 @@ export class TestPhone {
     let response = await this.deviceResponse(this.receivedRequest, transcript, se.eReaderKey);
     const tamper = this.options.tamper;
     if (tamper !== undefined) response = replaceOnce(response, tamper.from, tamper.to);
-    // Multipaz sends the DeviceResponse together with status 20 (reference §2.7).
+    // Multipaz sends the DeviceResponse together with status 20 (`mdocPresentment.kt`).
     return encodeSessionData({ data: encryption.encrypt(response), status: 20 });
   }
 
@@ -407,7 +407,7 @@ export class TestPhone {
     const bytes = response.encode();
     const auth = this.options.auth ?? 'signature';
     if (auth === 'signature') return bytes;
-    // deviceMac with the toolkit (reference §4.3); @owf/mdoc 0.6.0 writes a wrong Mac0 header.
+    // deviceMac with the toolkit (ISO/IEC 18013-5 §9.1.3.5); @owf/mdoc 0.6.0 writes a wrong Mac0 header.
     const eMacKey = deriveEMacKey({ privateKey: deviceKey.privateKey, publicKey: eReaderKey, sessionTranscriptBytes: transcript.taggedBytes });
     if (auth === 'wrongMac') eMacKey[0] = (eMacKey[0] ?? 0) ^ 0x01;
     const [document] = readDeviceSigned(bytes);
