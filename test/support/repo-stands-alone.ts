@@ -26,6 +26,8 @@ export const OUTSIDE_REFERENCE_RULES: readonly OutsideReferenceRule[] = [
   // has a room of that name, so the bare folder name is not enough.)
   { name: 'the shared reference folder', pattern: new RegExp(`(?:\\.\\./)+${'shar' + 'ed'}/(?!abort|availability|safe-call)|\\b${'shar' + 'ed'}/(?:spec|reference|hooks|DESIGN)\\b`) },
   { name: "this machine's work folder", pattern: new RegExp(`(?<![\\w.-])/${'wo' + 'rk'}/`) },
+  // The developers' notes cited by section ("reference" then a section sign and a number).
+  { name: "the developers' reference notes", pattern: new RegExp(`\\b${'refer' + 'ence'},? \\u00a7\\s?\\d`, 'i') },
   ...OUTSIDE_DOCUMENTS.map((doc) => ({
     name: `the outside document ${doc}${MD}`,
     // The short BLE name but not `noble` or `docs/ble-limits`; the design both with `.md` and as a bare section.
