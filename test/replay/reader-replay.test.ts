@@ -11,8 +11,8 @@
  *   isomdl captures do not show that command, so only its structure is checked.
  * What cannot be replayed as-is: the negotiated HS answered the captured reader's HR, not ours; we feed it
  * as the answer to our HR. Where it carries no UUID (central client mode) the phone connected to the
- * captured reader's UUID, whereas our result names the UUID of our HR (§1.7 rule). The session after the
- * handover needs the phone's private key and is not replayed.
+ * captured reader's UUID, whereas our result names the UUID of our HR (ISO 18013-5 §8.3.3.1.1.2). The session after
+ * the handover needs the phone's private key and is not replayed.
  */
 import { describe, expect, it } from 'vitest';
 import { parseCapabilityContainer } from '../../src/qa/sim/iso/apdu.js';
@@ -120,7 +120,7 @@ describe.each(CAPTURE_NAMES.map((name) => ({ name, capture: loadCapture(name) })
     const hs = responseData(lastStep);
     expect(result.kind).toBe(capture.handover);
     expect(toHex(result.handoverSelect)).toBe(toHex(hs));
-    // DeviceEngagementBytes must be the record payload as the phone wrote it (§1.9, isomdl 3ad4471).
+    // DeviceEngagementBytes must be the record payload as the phone wrote it (ISO 18013-5 §8.1, isomdl 3ad4471).
     const de = parseHandoverSelect(hs).deviceEngagement;
     expect(toHex(result.deviceEngagement)).toBe(toHex(de));
     expect(toHex(hs)).toContain(toHex(result.deviceEngagement));

@@ -11,14 +11,14 @@ export class ApduFormatError extends Error {
 const fail = (message: string): Error => new ApduFormatError(message);
 
 // ---------------------------------------------------------------------------------------------------------------
-// Constants (§1.1)
+// Constants (as Multipaz `nfc/Nfc.kt` and isomdl `apdu_handover.rs` define them)
 
 /** NDEF Type 4 Tag application AID. */
 export const AID_NDEF_APPLICATION: Uint8Array = Uint8Array.of(0xd2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01);
-/** mdoc NFC data-transfer AID (NFC data retrieval only, not engagement; §1.1, §1.11). */
+/** mdoc NFC data-transfer AID (NFC data retrieval only, not engagement; ISO/IEC 18013-5 §8.3.3.1.2). */
 export const AID_MDOC_DATA_TRANSFER: Uint8Array = Uint8Array.of(0xa0, 0x00, 0x00, 0x02, 0x48, 0x04, 0x00);
 export const FILE_ID_CAPABILITY_CONTAINER = 0xe103;
-/** Typical NDEF file ID; readers must take it from CC bytes 9..10 (§1.1). */
+/** Typical NDEF file ID; readers must take it from CC bytes 9..10 (as Multipaz `mdocReaderNfcHandover.kt` does). */
 export const FILE_ID_NDEF_DEFAULT = 0xe104;
 
 export const Ins = {
@@ -29,14 +29,14 @@ export const Ins = {
   GET_RESPONSE: 0xc0,
 } as const;
 
-/** CLA 00 = last/only command, 10 = more commands follow (command chaining, §1.1). */
+/** CLA 00 = last/only command, 10 = more commands follow (command chaining, ISO/IEC 7816-4 §5.4.1). */
 export const Cla = { LAST: 0x00, CHAINING: 0x10 } as const;
 
-/** SELECT P1/P2 (§1.1): by AID `04 00`; by file ID `00 0C` (no response data). */
+/** SELECT P1/P2 (ISO/IEC 7816-4 §11.2.2): by AID `04 00`; by file ID `00 0C` (no response data). */
 export const SelectP1 = { BY_FILE_ID: 0x00, BY_AID: 0x04 } as const;
 export const SelectP2 = { FIRST_WITH_FCI: 0x00, NO_RESPONSE_DATA: 0x0c } as const;
 
-/** Status words (§1.1). `61xx` is a family: use {@link moreResponseBytes}. */
+/** Status words (ISO/IEC 7816-4 §5.6). `61xx` is a family: use {@link moreResponseBytes}. */
 export const Sw = {
   OK: 0x9000,
   FILE_NOT_FOUND: 0x6a82,
@@ -45,9 +45,12 @@ export const Sw = {
 } as const;
 export const SW1_MORE_DATA = 0x61;
 
-/** READ/UPDATE BINARY offsets live in P1..P2 with P1 bit 8 clear (bit 8 set selects a short EF id), §1.2. */
+/**
+ * READ/UPDATE BINARY offsets live in P1..P2 with P1 bit 8 clear (bit 8 set selects a short EF id; ISO/IEC 7816-4
+ * READ BINARY / UPDATE BINARY).
+ */
 export const MAX_BINARY_OFFSET = 0x7fff;
-/** Largest data field of a short-form UPDATE BINARY (§1.2). */
+/** Largest data field of a short-form UPDATE BINARY (one-byte Lc, ISO 7816-4 §5.1). */
 export const MAX_SHORT_DATA = 0xff;
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -62,7 +65,7 @@ export interface CommandApdu {
   readonly data: Uint8Array;
   /**
    * Expected response length Ne, 1..65536. Undefined (or 0, Multipaz's convention) means no Le field —
-   * Multipaz omits Le when `le == 0` (§1.2). In short form Ne 256 is written as Le byte `00`.
+   * Multipaz `nfc/CommandApdu.kt` omits Le when `le == 0`. In short form Ne 256 is written as Le byte `00`.
    */
   readonly le?: number;
 }
@@ -186,7 +189,7 @@ export function swHex(sw: number): string {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Command builders (§1.2: exact bytes under Multipaz rules)
+// Command builders (the exact bytes Multipaz sends: test/fixtures/captures/multipaz-loopback-*.json)
 
 /** SELECT by AID: `00 A4 04 00 Lc AID` (Multipaz), or with `le: 256` the `… 00` form isomdl sends. */
 export function selectAid(aid: Uint8Array, options: { readonly le?: number } = {}): CommandApdu {
@@ -233,12 +236,15 @@ export function updateBinary(offset: number, data: Uint8Array): CommandApdu {
   return { cla: Cla.LAST, ins: Ins.UPDATE_BINARY, p1: offset >> 8, p2: offset & 0xff, data };
 }
 
-/** GET RESPONSE after `61xx`: `00 C0 00 00 Le` (§1.11). */
+/** GET RESPONSE after `61xx`: `00 C0 00 00 Le` (ISO/IEC 7816-4 §11.8.1; Multipaz `NfcTransportMdocReader.kt`). */
 export function getResponse(le: number): CommandApdu {
   return { cla: Cla.LAST, ins: Ins.GET_RESPONSE, p1: 0, p2: 0, data: new Uint8Array(0), le };
 }
 
-/** ENVELOPE part for NFC data transfer: CLA 10 when more parts follow, 00 on the last (§1.11). */
+/**
+ * ENVELOPE part for NFC data transfer: CLA 10 when more parts follow, 00 on the last (Multipaz
+ * `NfcTransportMdocReader.kt`).
+ */
 export function envelope(data: Uint8Array, last: boolean, le?: number): CommandApdu {
   const apdu = { cla: last ? Cla.LAST : Cla.CHAINING, ins: Ins.ENVELOPE, p1: 0, p2: 0, data };
   return le === undefined ? apdu : { ...apdu, le };
@@ -280,7 +286,7 @@ export function interpretT4tCommand(apdu: CommandApdu): T4tCommand {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// NDEF file access plans (§1.2, §1.4)
+// NDEF file access plans (NFC Forum Type 4 Tag §7.5.4 read, §7.5.5 write)
 
 /**
  * READ BINARY commands fetching an NDEF message of `nlen` bytes that starts at offset 2 (after NLEN),
@@ -295,9 +301,9 @@ export function ndefReadCommands(nlen: number, chunk: number): CommandApdu[] {
 }
 
 /**
- * UPDATE BINARY commands writing `message` to the NDEF file (§1.4 step 4.1): under 254 bytes one write of
- * `NLEN||message` at offset 0; otherwise (T4T §7.5.5) `0000` at 0, the data at 2.. in ≤255-byte pieces,
- * then the real NLEN at 0, so the tag never sees a length whose data are incomplete.
+ * UPDATE BINARY commands writing `message` to the NDEF file (T4T §7.5.5, as Multipaz `NfcIsoTag.ndefTransact()`):
+ * under 254 bytes one write of `NLEN||message` at offset 0; otherwise `0000` at 0, the data at 2.. in ≤255-byte
+ * pieces, then the real NLEN at 0, so the tag never sees a length whose data are incomplete.
  */
 export function ndefWriteCommands(message: Uint8Array, chunk: number = MAX_SHORT_DATA): CommandApdu[] {
   if (!Number.isInteger(chunk) || chunk < 1 || chunk > MAX_SHORT_DATA) {
@@ -321,11 +327,11 @@ export function parseNlen(data: Uint8Array): number {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Capability Container (15 bytes, §1.3)
+// Capability Container (15 bytes, NFC Forum Type 4 Tag mapping 2.0)
 
 export const CC_LENGTH = 15;
 export const CC_MAPPING_VERSION_2_0 = 0x20;
-/** NDEF File Control TLV tag and length (§1.3: `04 06`). */
+/** NDEF File Control TLV tag and length (`04 06`, NFC Forum Type 4 Tag). */
 export const CC_NDEF_FILE_CONTROL_TLV = 0x04;
 /** Access condition bytes: 00 = granted; FF = no write access (read-only). */
 export const CcAccess = { GRANTED: 0x00, DENIED: 0xff } as const;
@@ -339,13 +345,19 @@ export interface CapabilityContainer {
   readonly ndefFileId: number;
   readonly maxNdefFileSize: number;
   readonly readAccess: number;
-  /** FF = read-only → static handover; 00 = writable → negotiated handover (TNEP) (§1.3). */
+  /**
+   * FF = read-only → static handover; 00 = writable → negotiated handover (TNEP), as Multipaz
+   * `MdocNfcEngagementHelper.kt` sets it.
+   */
   readonly writeAccess: number;
 }
 
 export type HandoverMode = 'static' | 'negotiated';
 
-/** Multipaz holder CC (§1.3): MLe/MLc/max size 7FFF, NDEF file E104; write access by handover mode. */
+/**
+ * Multipaz holder CC (`MdocNfcEngagementHelper.kt`; test/fixtures/captures/multipaz-loopback-*.json): MLe/MLc/max
+ * size 7FFF, NDEF file E104; write access by handover mode.
+ */
 export function multipazCapabilityContainer(mode: HandoverMode): CapabilityContainer {
   return {
     mappingVersion: CC_MAPPING_VERSION_2_0,
@@ -358,7 +370,10 @@ export function multipazCapabilityContainer(mode: HandoverMode): CapabilityConta
   };
 }
 
-/** Apple Wallet CC (§1.3, isomdl `drive_apple_to_hr_ack()`): `000F2004000400 0406E1040802 0000`. */
+/**
+ * Apple Wallet CC (isomdl `drive_apple_to_hr_ack()`; test/fixtures/captures/apple-wallet-negotiated.json):
+ * `000F2004000400 0406E1040802 0000`.
+ */
 export const APPLE_WALLET_CAPABILITY_CONTAINER: CapabilityContainer = {
   mappingVersion: CC_MAPPING_VERSION_2_0,
   maxResponseDataSize: 0x0400,
@@ -431,12 +446,12 @@ export function parseCapabilityContainer(bytes: Uint8Array): CapabilityContainer
   };
 }
 
-/** Writable NDEF file → negotiated handover; read-only → static (§1.3). */
+/** Writable NDEF file → negotiated handover; read-only → static (the CCs Multipaz's holder writes). */
 export function handoverModeOf(cc: CapabilityContainer): HandoverMode {
   return cc.writeAccess === CcAccess.GRANTED ? 'negotiated' : 'static';
 }
 
-/** READ BINARY chunk size a reader uses with this tag: clamp(MLe, 15, 255) (isomdl, §1.2). */
+/** READ BINARY chunk size a reader uses with this tag: clamp(MLe, 15, 255) (isomdl `apdu_handover_reader.rs`). */
 export function readChunkSize(cc: CapabilityContainer): number {
   return Math.min(255, Math.max(15, cc.maxResponseDataSize));
 }

@@ -1,6 +1,6 @@
 /**
- * ISO 18013-5 BLE message framing over GATT (reference §2.5, from Multipaz BlePeripheralManagerAndroid /
- * BleCentralManagerAndroid):
+ * BLE message framing over GATT (ISO/IEC 18013-5 §8.3.3.1.1.6, data retrieval; as Multipaz
+ * BlePeripheralManagerAndroid / BleCentralManagerAndroid implement it):
  *
  *   chunk = [flag][payload ≤ maxCharacteristicSize − 1 bytes]
  *   flag  = 0x01 more chunks follow, 0x00 last chunk; any other value is a protocol error
@@ -10,7 +10,7 @@
 
 export const CHUNK_FLAG_MORE = 0x01;
 export const CHUNK_FLAG_LAST = 0x00;
-/** Largest characteristic value ATT allows (reference §2.5). */
+/** Largest characteristic value ATT allows (Bluetooth Core Vol 3 Part F §3.2.9). */
 export const MAX_CHARACTERISTIC_SIZE = 512;
 /** A flag byte plus at least one payload byte. */
 export const MIN_CHARACTERISTIC_SIZE = 2;
@@ -57,7 +57,8 @@ export interface BleReassemblerOptions {
 
 /**
  * Collects chunks and yields whole messages. Short non-final chunks are accepted (Multipaz only warns:
- * "some buggy implementations do this", reference §2.5). After an error the partial message is dropped.
+ * "some buggy implementations do this", `BleCentralManagerAndroid.kt`). After an error the partial message is
+ * dropped.
  */
 export class BleReassembler {
   readonly #options: BleReassemblerOptions;

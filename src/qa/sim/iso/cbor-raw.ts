@@ -1,9 +1,9 @@
 /**
  * Byte spans of CBOR data items, without decoding values.
  *
- * Why: ISO 18013-5 hashes, MACs and signs structures by their exact bytes (reference §1.9, §4.3, §4.7).
- * cbor-x decodes values but gives no offsets, and re-encoding a decoded value can change its bytes
- * (length headers, map order, float widths). These helpers walk the encoding (RFC 8949 §3) and return
+ * Why: the mdoc protocol hashes, MACs and signs structures by their exact bytes (ISO/IEC 18013-5 §8.1: tagged
+ * bytestrings are used as sent or received). cbor-x decodes values but gives no offsets, and re-encoding a decoded value can change its
+ * bytes (length headers, map order, float widths). These helpers walk the encoding (RFC 8949 §3) and return
  * sub-arrays of the input, so a caller can take e.g. the EReaderKeyBytes of a SessionEstablishment or the
  * DeviceNameSpacesBytes of a DeviceResponse exactly as the peer sent them, and splice raw items into a
  * new array or map (SessionTranscript, DeviceAuthentication).

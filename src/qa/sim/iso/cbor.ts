@@ -161,8 +161,8 @@ export function decodeTag24(tagged: Uint8Array): Uint8Array {
 }
 
 /**
- * full-date `#6.1004(tstr)` "YYYY-MM-DD" (RFC 8943; Annex D birth_date/issue_date/expiry_date, reference
- * §4.4). A Date is taken in UTC.
+ * full-date `#6.1004(tstr)` "YYYY-MM-DD" (RFC 8943; the Annex D DeviceResponse writes birth_date, issue_date
+ * and expiry_date this way). A Date is taken in UTC.
  */
 export function fullDate(value: string | Date): Tag {
   const text = typeof value === 'string' ? value : value.toISOString().slice(0, 10);

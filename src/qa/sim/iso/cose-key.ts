@@ -3,11 +3,13 @@
  *
  * COSE_Key EC2 for P-256: {1: 2 (kty EC2), -1: 1 (crv P-256), -2: x (32 bytes), -3: y (32 bytes)}, in this
  * label order, which is the order of the Annex D EDeviceKey/EReaderKey (`a4 01 02 20 01 21 58 20 … 22 58
- * 20 …`, reference §2.4). The "…KeyBytes" form is `#6.24(bstr .cbor COSE_Key)` (EDeviceKeyBytes,
- * EReaderKeyBytes; reference §3.2, §4.1).
+ * 20 …`, vector `ISO_18013_5_ANNEX_D_E_DEVICE_KEY_BYTES`). The "…KeyBytes" form is `#6.24(bstr .cbor COSE_Key)`
+ * (EDeviceKeyBytes in the DeviceEngagement, ISO 18013-5 §8.2.1.1; EReaderKeyBytes in SessionEstablishment,
+ * ISO 18013-5 §9.1.1.4).
  *
- * Only P-256 is supported: ISO cipher suite 1 also allows other curves (reference §3.2), but both our
- * simulators use P-256 and the ECDH/ECDSA helpers here assume it.
+ * Only P-256 is supported: ISO cipher suite 1 also allows other curves (Multipaz's reader makes EReaderKey on
+ * EDeviceKey's curve, legacy `VerificationHelper.kt`), but both our simulators use P-256 and the ECDH/ECDSA
+ * helpers here assume it.
  */
 import { createECDH, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { CborError, cborDecode, cborEncode, encodeTag24, expectBytes, expectMap } from './cbor.js';
@@ -145,7 +147,10 @@ export function decodeCoseKeyBytes(tagged: Uint8Array): DecodedCoseKeyBytes {
   return { key: decodeCoseKey(coseKey), coseKey };
 }
 
-/** JWK of a P-256 key (public, or private with d), with `alg: ES256` (needed by @owf/mdoc, reference §5.2 item 4). */
+/**
+ * JWK of a P-256 key (public, or private with d), with `alg: ES256` (without it @owf/mdoc 0.6.0 writes a null alg:
+ * test/unit/sim/iso/mdoc-context.test.ts).
+ */
 export function toEs256Jwk(key: KeyObject): Record<string, string> {
   assertP256(key);
   const jwk = key.export({ format: 'jwk' });

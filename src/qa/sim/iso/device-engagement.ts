@@ -1,6 +1,7 @@
 /**
  * DeviceEngagement (ISO 18013-5 §8.2.1.1) built by hand and parsed with the raw bytes kept, plus the QR
- * form. Layout (reference §3.2):
+ * form (ISO 18013-5 §8.2.2.3). Layout (as Multipaz `EngagementGenerator.kt` and @owf/mdoc `device-engagement.ts`
+ * model it):
  *
  *   DeviceEngagement = {0: version, 1: Security, ?2: [+ DeviceRetrievalMethod], ?3, ?4,
  *                       ?5: OriginInfos, ?6: Capabilities}        ; 5 and 6 are 2nd edition ("1.1")
@@ -9,8 +10,9 @@
  *   NFC  = [1, 1, {0: maxLenCommandData, 1: maxLenResponseData}]
  *
  * We write keys in ascending order and options in label order, which is what Annex D, Multipaz and Apple
- * Wallet send (reference §1.7, §3.2). Never re-encode a received DeviceEngagement: keep `bytes`.
- * (@owf/mdoc's DeviceEngagement.create() is broken, reference §5.2 item 2.)
+ * Wallet send (the Annex D QR vector; the Multipaz and Apple HS in test/unit/sim/iso/nfc-fixtures.ts). Never
+ * re-encode a received DeviceEngagement: keep `bytes`. (@owf/mdoc 0.6.0's DeviceEngagement.create() passes
+ * decoded objects to fromEncodedStructure and throws; see its src/mdoc/models/device-engagement.ts.)
  */
 import type { KeyObject } from 'node:crypto';
 import { uuidFromBytes, uuidToBytes } from './ble-uuids.js';
@@ -34,7 +36,7 @@ export const CIPHER_SUITE_1 = 1;
 export const RETRIEVAL_TYPE = { nfc: 1, ble: 2, wifiAware: 3 } as const;
 export const BLE_OPTION = { peripheralServerMode: 0, centralClientMode: 1, peripheralServerModeUuid: 10, centralClientModeUuid: 11, peripheralServerModeDeviceAddress: 20, l2capPsm: 21 } as const;
 export const NFC_OPTION = { maxCommandDataLength: 0, maxResponseDataLength: 1 } as const;
-/** Capability ids (2nd edition; reference §1.7, Multipaz `Capability`). */
+/** Capability ids (2nd edition; Multipaz's `Capability` enum). */
 export const CAPABILITY = { handoverSessionEstablishmentSupport: 2, readerAuthAllSupport: 3, extendedRequestSupport: 4 } as const;
 
 export interface BleRetrievalMethod {
@@ -73,7 +75,7 @@ export interface DeviceEngagementOptions {
   readonly retrievalMethods?: readonly RetrievalMethod[];
   /** Key 5 (Apple Wallet sends []). */
   readonly originInfos?: readonly unknown[];
-  /** Key 6, e.g. {3: true, 4: true} as Apple Wallet sends (reference §1.7). */
+  /** Key 6, e.g. {3: true, 4: true} as Apple Wallet sends (isomdl `APPLE_HS_NDEF`). */
   readonly capabilities?: ReadonlyMap<number, unknown>;
 }
 
@@ -214,7 +216,7 @@ export function decodeDeviceEngagement(bytes: Uint8Array): DecodedDeviceEngageme
 const QR_SCHEME = 'mdoc:';
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
 
-/** QR text: "mdoc:" + base64url without padding of the DeviceEngagement bytes (reference §3.1). */
+/** QR text: "mdoc:" + base64url without padding of the DeviceEngagement bytes (ISO 18013-5 §8.2.2.3). */
 export function deviceEngagementToQr(deviceEngagement: Uint8Array): string {
   return QR_SCHEME + Buffer.from(deviceEngagement).toString('base64url');
 }

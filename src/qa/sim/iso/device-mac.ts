@@ -1,6 +1,6 @@
 /**
- * deviceMac: mdoc authentication by COSE_Mac0 (ISO 18013-5 §9.1.3.5; reference §4.3), created and verified
- * here because @owf/mdoc 0.6.0 gets it wrong (reference §5.2 item 3).
+ * deviceMac: mdoc authentication by COSE_Mac0 (ISO 18013-5 §9.1.3.5), created and verified here because
+ * @owf/mdoc 0.6.0 gets it wrong (its DeviceAuth.verify compares the alg name "HS256" with the number 5).
  *
  *   DeviceAuthentication      = ["DeviceAuthentication", SessionTranscript, DocType, DeviceNameSpacesBytes]
  *   DeviceAuthenticationBytes = #6.24(bstr .cbor DeviceAuthentication)      ; detached payload
@@ -9,7 +9,7 @@
  *   tag                       = HMAC-SHA256(EMacKey, MAC_structure)
  *
  * DeviceAuthentication is spliced from the raw SessionTranscript array and the raw DeviceNameSpacesBytes
- * item, never from re-encoded structures (reference §4.3).
+ * item, never from re-encoded structures (ISO 18013-5 §8.1).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Tag, cborDecode, cborEncode, encodeByteString, encodeTag24, isCborMap } from './cbor.js';

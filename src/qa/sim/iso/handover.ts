@@ -3,7 +3,7 @@
  * (NFC Forum Connection Handover 1.5 and ISO/IEC 18013-5 §8.2.2.1; record payloads as Multipaz `nfc/HandoverSelectRecord.kt`, `HandoverRequestRecord.kt` and isomdl `ndef_handover.rs` build them).
  *
  * DeviceEngagement and ReaderEngagement payloads are opaque bytes here: the parsers hand back the record payload
- * verbatim because the SessionTranscript must hash exactly those bytes (§1.9, isomdl commit 3ad4471).
+ * verbatim because the SessionTranscript must hash exactly those bytes (ISO 18013-5 §8.1; isomdl commit 3ad4471).
  */
 import { uuidFromBytes, uuidToBytes } from './ble-uuids.js';
 import { ByteCursor, concatBytes, decodeUtf8, isUint, uintBytes, utf8 } from './byte-cursor.js';
@@ -25,13 +25,16 @@ export class HandoverFormatError extends Error {
 const fail = (message: string): Error => new HandoverFormatError(message);
 
 // ---------------------------------------------------------------------------------------------------------------
-// Constants (§1.1, §1.6)
+// Constants (Multipaz `nfc/Nfc.kt`; ISO/IEC 18013-5 §8.2.2.1, §8.2.2.2)
 
 export const RTD_HANDOVER_SELECT = 'Hs';
 export const RTD_HANDOVER_REQUEST = 'Hr';
 export const RTD_ALTERNATIVE_CARRIER = 'ac';
 export const RTD_COLLISION_RESOLUTION = 'cr';
-/** Connection Handover 1.5; Multipaz rejects any other version byte (§1.1). */
+/**
+ * Connection Handover 1.5; Multipaz rejects any other version byte (`mdocReaderNfcHandover.kt`,
+ * `MdocNfcEngagementHelper.kt`).
+ */
 export const CONNECTION_HANDOVER_VERSION = 0x15;
 
 export const BLE_OOB_MIME_TYPE = 'application/vnd.bluetooth.le.oob';
@@ -39,16 +42,16 @@ export const NFC_CARRIER_TYPE = 'iso.org:18013:nfc';
 export const DEVICE_ENGAGEMENT_TYPE = 'iso.org:18013:deviceengagement';
 export const READER_ENGAGEMENT_TYPE = 'iso.org:18013:readerengagement';
 
-/** Record IDs = carrier data references / auxiliary references (§1.1, §1.6). */
+/** Record IDs = carrier data references / auxiliary references (as Multipaz and isomdl write them). */
 export const BLE_CARRIER_ID = '0';
 export const NFC_CARRIER_ID = 'nfc';
 export const DEVICE_ENGAGEMENT_ID = 'mdoc';
 export const READER_ENGAGEMENT_ID = 'mdocreader';
 
-/** ReaderEngagement CBOR `{0: "1.0"}` (§1.6). */
+/** ReaderEngagement CBOR `{0: "1.0"}` (Multipaz `mdocReaderNfcHandover.kt`, isomdl `generate_hr_ndef()`). */
 export const READER_ENGAGEMENT_1_0: Uint8Array = Uint8Array.of(0xa1, 0x00, 0x63, 0x31, 0x2e, 0x30);
 
-/** Bluetooth AD types in the LE OOB record (§1.6). */
+/** Bluetooth AD types in the LE OOB record (Multipaz `MdocConnectionMethodBle.kt`). */
 export const AdType = {
   COMPLETE_128_BIT_UUIDS: 0x07,
   LE_BLUETOOTH_DEVICE_ADDRESS: 0x1b,
@@ -56,15 +59,16 @@ export const AdType = {
   /** Bluetooth Appearance and Complete Local Name (Samsung Wallet's HS carries both). */
   APPEARANCE: 0x19,
   COMPLETE_LOCAL_NAME: 0x09,
-  /** Multipaz-only, "not yet allocated": L2CAP PSM as u32 BE (§1.6). */
+  /** Multipaz-only, "not yet allocated": L2CAP PSM as u32 BE (`MdocConnectionMethodBle.kt`). */
   MULTIPAZ_L2CAP_PSM: 0x77,
 } as const;
 
-/** Carrier Power State of an `ac` record (CH 1.5; 01 = active is what 18013-5 uses, §1.6). */
+/** Carrier Power State of an `ac` record (CH 1.5; 01 = active is what every HS in test/fixtures/captures uses). */
 export const CarrierPowerState = { INACTIVE: 0, ACTIVE: 1, ACTIVATING: 2, UNKNOWN: 3 } as const;
 
 // ---------------------------------------------------------------------------------------------------------------
-// LE role (§1.6 "LE Role values"; Bluetooth CSS §1.17) — always from the point of view of the record's sender.
+// LE role (Bluetooth CSS §1.17; isomdl `ndef_handover.rs` `LeRole`), always from the point of view of the record's
+// sender.
 
 export const LeRole = {
   PERIPHERAL_ONLY: 0x00,
@@ -117,7 +121,7 @@ export function leRoleToMdocModes(role: LeRole, sender: HandoverSender): MdocBle
 
 /**
  * The LE role a sender writes for the mdoc modes it offers. Both modes without a preference give 03, which is
- * what Multipaz writes in both its HS and its HR (§1.7, §1.8).
+ * what Multipaz writes in both its HS and its HR (test/unit/sim/iso/nfc-fixtures.ts).
  */
 export function mdocModesToLeRole(modes: MdocBleModes, sender: HandoverSender): LeRole {
   if (modes.peripheralServer && modes.centralClient) {
@@ -130,10 +134,10 @@ export function mdocModesToLeRole(modes: MdocBleModes, sender: HandoverSender): 
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// UUIDs: RFC 4122 big-endian in CBOR, reversed (little-endian) in the LE OOB record (§3.2, §1.6).
+// UUIDs: RFC 4122 big-endian in CBOR, reversed (little-endian) in the LE OOB record (test/unit/sim/iso/ble.test.ts).
 
 // ---------------------------------------------------------------------------------------------------------------
-// Alternative Carrier `ac` and Handover `Hs`/`Hr` payloads (§1.6)
+// Alternative Carrier `ac` and Handover `Hs`/`Hr` payloads (NFC Forum Connection Handover 1.5)
 
 export interface AlternativeCarrier {
   readonly carrierPowerState: number;
@@ -149,7 +153,7 @@ function referenceBytes(ref: string, what: string): Uint8Array {
   return bytes;
 }
 
-/** `ac` payload: CPS, len, carrier_data_ref, aux_count, then len+ref per auxiliary reference (§1.6). */
+/** `ac` payload: CPS, len, carrier_data_ref, aux_count, then len+ref per auxiliary reference (Connection Handover). */
 export function encodeAlternativeCarrierPayload(ac: AlternativeCarrier): Uint8Array {
   if (!isUint(ac.carrierPowerState, 3)) throw fail(`carrier power state ${String(ac.carrierPowerState)} is not 0..3`);
   if (ac.auxiliaryDataReferences.length > 0xff) throw fail('at most 255 auxiliary data references fit');
@@ -184,7 +188,7 @@ export function alternativeCarrierRecord(ac: AlternativeCarrier): NdefRecord {
   return ndefRecord(Tnf.WELL_KNOWN, RTD_ALTERNATIVE_CARRIER, encodeAlternativeCarrierPayload(ac));
 }
 
-/** `cr` record: 2-byte big-endian random number (Annex D's HR uses 0x0102, §1.6). */
+/** `cr` record: 2-byte big-endian random number (Annex D's HR uses 0x0102: `ANNEX_D_HR_HEX` in nfc-fixtures.ts). */
 export function collisionResolutionRecord(random: number): NdefRecord {
   if (!isUint(random, 0xffff)) throw fail(`collision resolution random ${String(random)} does not fit 2 bytes`);
   return ndefRecord(Tnf.WELL_KNOWN, RTD_COLLISION_RESOLUTION, uintBytes(random, 2));
@@ -244,14 +248,14 @@ export function parseHandoverPayload(payload: Uint8Array, what: string): Handove
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// BLE carrier configuration record (MIME application/vnd.bluetooth.le.oob, id "0"), §1.6
+// BLE carrier configuration record (MIME application/vnd.bluetooth.le.oob, id "0"), Multipaz `MdocConnectionMethodBle`
 
 export interface AdStructure {
   readonly type: number;
   readonly data: Uint8Array;
 }
 
-/** Bluetooth AD structures `len, type, data` where len counts type + data (§1.6). */
+/** Bluetooth AD structures `len, type, data` where len counts type + data (Bluetooth Core Vol 3 Part C §11). */
 export function encodeAdStructures(structures: readonly AdStructure[]): Uint8Array {
   const parts: Uint8Array[] = [];
   for (const ad of structures) {
@@ -291,7 +295,7 @@ export interface BleCarrierConfig {
   /** Dashed UUID; written as AD 0x07 with the bytes reversed. */
   readonly uuid?: string;
   readonly macAddress?: BleMacAddress;
-  /** Multipaz-only L2CAP PSM (AD 0x77, u32 BE). L2CAP stays off by default (§2.6). */
+  /** Multipaz-only L2CAP PSM (AD 0x77, u32 BE). L2CAP stays off by default. */
   readonly psm?: number;
   /**
    * AD structures written after the ones above, verbatim (Samsung Wallet's static HS adds Appearance 0x19
@@ -311,7 +315,7 @@ export interface ParsedBleCarrier {
   readonly adStructures: readonly AdStructure[];
 }
 
-/** AD structures in Multipaz's order: LE role, UUID, MAC, PSM (§1.7 static HS, §1.8 HR), then any extras. */
+/** AD structures in Multipaz's order (`MdocConnectionMethodBle.kt`): LE role, UUID, MAC, PSM, then any extras. */
 export function encodeBleCarrierPayload(config: BleCarrierConfig): Uint8Array {
   if (!isLeRole(config.leRole)) throw fail(`LE role ${String(config.leRole)} is not 0..3`);
   const structures: AdStructure[] = [{ type: AdType.LE_ROLE, data: Uint8Array.of(config.leRole) }];
@@ -389,11 +393,11 @@ export function bleCarrierRecord(config: BleCarrierConfig): NdefRecord {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// NFC carrier configuration record (external iso.org:18013:nfc, id "nfc"), §1.6
+// NFC carrier configuration record (external iso.org:18013:nfc, id "nfc"), ISO 18013-5 §8.2.2.2 Table 6
 
 /**
  * `typed`: version, then `len, type, value` per field with len counting type + value, type 01 = max command
- * data length, 02 = max response data length (Multipaz, §1.7: `01 | 03 01 ffff | 04 02 010000`).
+ * data length, 02 = max response data length (Multipaz `MdocConnectionMethodNfc.kt`: `01 | 03 01 ffff | 04 02 010000`).
  * `untyped`: version, then `len, value` per field with no type byte — isomdl's HR bytes `01 01FF 02FFFF`.
  * Multipaz's parser rejects the untyped form (it expects type 01 where isomdl puts FF), so build typed.
  */
@@ -418,7 +422,7 @@ export interface ParsedNfcCarrier {
 
 export const NfcCarrierDataType = { MAX_COMMAND_DATA_LENGTH: 0x01, MAX_RESPONSE_DATA_LENGTH: 0x02 } as const;
 
-/** Multipaz's values: command 0xFFFF, response 0x10000 (§1.7, §1.8). */
+/** Multipaz's values: command 0xFFFF, response 0x10000 (its HS and HR in test/unit/sim/iso/nfc-fixtures.ts). */
 export const MULTIPAZ_NFC_CARRIER: NfcCarrierConfig = {
   maxCommandDataLength: 0xffff,
   maxResponseDataLength: 0x10000,
@@ -489,7 +493,7 @@ export function nfcCarrierRecord(config: NfcCarrierConfig): NdefRecord {
 // ---------------------------------------------------------------------------------------------------------------
 // Engagement records
 
-/** DeviceEngagement record; `deviceEngagement` is the CBOR DeviceEngagement, written verbatim (§1.6). */
+/** DeviceEngagement record; `deviceEngagement` is the CBOR DeviceEngagement, written verbatim (it is hashed). */
 export function deviceEngagementRecord(deviceEngagement: Uint8Array): NdefRecord {
   return ndefRecord(Tnf.EXTERNAL, DEVICE_ENGAGEMENT_TYPE, deviceEngagement, DEVICE_ENGAGEMENT_ID);
 }
@@ -510,11 +514,12 @@ export interface BuildHandoverSelectOptions {
   readonly ble?: BleCarrierConfig;
   readonly nfc?: NfcCarrierConfig;
   /**
-   * Order of the records after `Hs`. Default Multipaz's: deviceEngagement, ble, nfc (§1.7). Apple Wallet writes
-   * ble, deviceEngagement. Kinds not configured may be listed and are skipped; configured ones must appear once.
+   * Order of the records after `Hs`. Default Multipaz's: deviceEngagement, ble, nfc (`MULTIPAZ_STATIC_HS_HEX`).
+   * Apple Wallet writes ble, deviceEngagement. Kinds not configured may be listed and are skipped; configured ones
+   * must appear once.
    */
   readonly recordOrder?: readonly HandoverSelectRecordKind[];
-  /** Order of the `ac` records inside `Hs`. Default ble, nfc (Multipaz, §1.7). */
+  /** Order of the `ac` records inside `Hs`. Default ble, nfc (Multipaz's static HS). */
   readonly carrierOrder?: readonly CarrierKind[];
   readonly carrierPowerState?: number;
 }
@@ -533,8 +538,9 @@ function orderPresent<K extends string>(order: readonly K[], present: ReadonlySe
 
 /**
  * Builds the HS NDEF message of the mdoc. Every `ac` names the DeviceEngagement record ("mdoc") as its
- * auxiliary reference (§1.6). With Multipaz's inputs this reproduces the §1.5 static HS (254 bytes) and the
- * negotiated HS (186 bytes) byte-exact; with Apple's inputs and record order the §1.7 Apple HS (194 bytes).
+ * auxiliary reference, as Multipaz and Apple Wallet do. With Multipaz's inputs this reproduces its static HS
+ * (254 bytes) and negotiated HS (186 bytes) byte-exact; with Apple's inputs and record order Apple's HS
+ * (194 bytes): test/unit/sim/iso/handover.test.ts.
  */
 export function buildHandoverSelect(options: BuildHandoverSelectOptions): Uint8Array {
   const present = new Set<HandoverSelectRecordKind>(['deviceEngagement']);
@@ -569,7 +575,7 @@ export function buildHandoverSelect(options: BuildHandoverSelectOptions): Uint8A
 }
 
 export interface SelectedBleCarrier extends ParsedBleCarrier {
-  /** The mdoc BLE modes this carrier offers, read with the right sender (§1.6 LE Role values). */
+  /** The mdoc BLE modes this carrier offers, read with the right sender (Bluetooth CSS LE Role). */
   readonly modes: MdocBleModes;
   /** The `ac` record that references this carrier, if any. */
   readonly alternativeCarrier?: AlternativeCarrier;
@@ -582,7 +588,7 @@ export interface SelectedNfcCarrier extends ParsedNfcCarrier {
 export interface ParsedHandoverSelect {
   readonly version: number;
   readonly alternativeCarriers: readonly AlternativeCarrier[];
-  /** DeviceEngagement record payload, verbatim: DeviceEngagementBytes = #6.24(bstr this) (§1.9). */
+  /** DeviceEngagement record payload, verbatim: DeviceEngagementBytes = #6.24(bstr this) (ISO 18013-5 §9.1.5.1). */
   readonly deviceEngagement: Uint8Array;
   readonly ble?: SelectedBleCarrier;
   readonly nfc?: SelectedNfcCarrier;
@@ -624,7 +630,8 @@ function parseCarriers(
 
 /**
  * Parses an HS NDEF message, finding every record by type rather than position (record order varies between
- * wallets, §1.7; isomdl commit cc3fb5a). The DeviceEngagement is required and returned verbatim.
+ * wallets: test/fixtures/captures/samsung-wallet-static.json; isomdl commit cc3fb5a). The DeviceEngagement is
+ * required and returned verbatim.
  */
 export function parseHandoverSelect(message: Uint8Array): ParsedHandoverSelect {
   const records = parseNdefMessage(message);
@@ -647,11 +654,15 @@ export function parseHandoverSelect(message: Uint8Array): ParsedHandoverSelect {
 // Handover Request (reader → mdoc), negotiated handover
 
 export interface BuildHandoverRequestOptions {
-  /** The reader's BLE offer; the UUID is required: a reader supporting central client mode must send one (§1.7). */
+  /**
+   * The reader's BLE offer; the UUID is required: a reader supporting central client mode must send one
+   * (ISO 18013-5 §8.3.3.1.1.2).
+   */
   readonly ble: BleCarrierConfig & { readonly uuid: string };
   /**
    * NFC carrier offer. When present it always carries both max-length fields: Google Wallet reads past a
-   * version-only record and crashes (§1.6, isomdl `generate_hr_ndef()`). Omitted → no NFC carrier.
+   * version-only record and crashes (isomdl `ndef_handover_reader.rs`, `generate_hr_ndef()`). Omitted → no NFC
+   * carrier.
    */
   readonly nfc?: NfcCarrierConfig;
   /** ReaderEngagement CBOR; default `{0: "1.0"}` as Multipaz and isomdl send; null omits it (Annex D style). */
@@ -663,7 +674,8 @@ export interface BuildHandoverRequestOptions {
 
 /**
  * Builds the reader's HR: `Hr` (ac "0", ac "nfc", no auxiliary references), ReaderEngagement, BLE OOB, NFC —
- * Multipaz's layout (§1.8). With the §1.5 inputs this reproduces Multipaz's 168-byte HR byte-exact.
+ * Multipaz's layout (`mdocReaderNfcHandover.kt`). With the inputs of Multipaz's `MdocNfcEngagementHelperTest.kt`
+ * this reproduces its 168-byte HR byte-exact.
  */
 export function buildHandoverRequest(options: BuildHandoverRequestOptions): Uint8Array {
   const cps = options.carrierPowerState ?? CarrierPowerState.ACTIVE;
@@ -694,7 +706,7 @@ export interface ParsedHandoverRequest {
   readonly alternativeCarriers: readonly AlternativeCarrier[];
   /** ReaderEngagement record payload, verbatim, when present. */
   readonly readerEngagement?: Uint8Array;
-  /** BLE offer; `modes` is read with the reader as sender (LE roles 00/01 invert, §1.6). */
+  /** BLE offer; `modes` is read with the reader as sender (LE roles 00/01 invert: leRoleToMdocModes). */
   readonly ble?: SelectedBleCarrier;
   readonly nfc?: SelectedNfcCarrier;
   readonly records: readonly ParsedNdefRecord[];

@@ -3,12 +3,12 @@
  * sign/verify/MAC, X.509 parsing and chain verification), on node:crypto and @peculiar/x509.
  *
  * Choices, and why:
- * - ECDSA signatures are raw r||s (IEEE P1363), as COSE requires (reference §4.3). ES256/ES384/ES512.
+ * - ECDSA signatures are raw r||s (IEEE P1363), as COSE requires (RFC 9053 §2.1). ES256/ES384/ES512.
  * - A COSE_Sign1 without an alg header fails verification, and signing without an algorithm throws:
- *   @owf/mdoc writes `{1: null}` when the device key JWK has no `alg` (reference §5.2 item 4) and strict
- *   readers reject that, so we surface it instead of producing it.
+ *   @owf/mdoc writes `{1: null}` when the device key JWK has no `alg` (observed with 0.6.0, see
+ *   test/unit/sim/iso/mdoc-context.test.ts) and strict readers reject that, so we surface it instead of producing it.
  * - `calculateEphemeralMacKey` accepts keys both as COSE_Key bytes (what @owf/mdoc's DeviceMac.create
- *   passes) and as raw d / uncompressed point (what DeviceMac.verify passes), reference §5.2 item 3. The
+ *   passes) and as raw d / uncompressed point (what DeviceMac.verify passes; both read in 0.6.0's source). The
  *   salt is SHA-256 of the SessionTranscriptBytes given: pass the tag-24 form to @owf/mdoc.
  * - `cose.mac0.*` is HMAC-SHA256 over the bytes @owf/mdoc hands over. Do not rely on @owf/mdoc for
  *   deviceMac: 0.6.0 writes the device key's signature alg (or null) into the Mac0 protected header,
@@ -23,7 +23,7 @@
  *   verifies the signature, that is a CA (basicConstraints cA, pathLenConstraint honoured) and, if it has
  *   keyUsage, may sign certificates. Every certificate on the path, the trust anchor included, must be
  *   valid at `now`. The path ends at a trusted certificate, or at the leaf itself when the leaf is trusted
- *   directly (Annex D has no IACA, reference §4.3). No revocation checks, no EKU checks.
+ *   directly (the Annex D vectors carry the DS certificate but no IACA). No revocation checks, no EKU checks.
  * - `getCertificateData().thumbprint` is the SHA-256 fingerprint (hex, lower case).
  */
 import 'reflect-metadata';
@@ -207,7 +207,7 @@ export function createNodeMdocContext(options: NodeMdocContextOptions = {}): Mdo
       random: options.random ?? ((length) => Uint8Array.from(randomBytes(length))),
       digest: ({ digestAlgorithm, bytes }) => Uint8Array.from(createHash(DIGESTS[digestAlgorithm]).update(bytes).digest()),
       calculateEphemeralMacKey: ({ privateKey, publicKey, sessionTranscriptBytes, info }) => {
-        // ECDH on P-256 (x-coordinate), HKDF-SHA256 with salt SHA-256(SessionTranscriptBytes) (reference §4.3).
+        // ECDH on P-256 (x-coordinate), HKDF-SHA256 with salt SHA-256(SessionTranscriptBytes) (ISO 18013-5 §9.1.3.5).
         const z = ecdhSharedSecret(macPrivateKey(privateKey), macPublicKey(publicKey));
         const k = hkdfSha256(z, sha256(sessionTranscriptBytes), info, 32);
         return CoseKey.create({ keyType: KeyType.Oct, k, algorithm: MacAlgorithm.HS256 });

@@ -13,10 +13,10 @@ export class NdefFormatError extends Error {
 
 const fail = (message: string): Error => new NdefFormatError(message);
 
-/** Header flag bits (§1.6). */
+/** Header flag bits (NDEF 1.0 §3.2). */
 export const NdefFlag = { MB: 0x80, ME: 0x40, CF: 0x20, SR: 0x10, IL: 0x08 } as const;
 
-/** Type Name Format values (NDEF 1.0 §3.2.6; §1.6 lists the three 18013-5 uses: 1, 2, 4). */
+/** Type Name Format values (NDEF 1.0 §3.2.6; 18013-5 engagement uses 1, 2 and 4). */
 export const Tnf = {
   EMPTY: 0,
   WELL_KNOWN: 1,
@@ -84,7 +84,8 @@ function validateRecord(record: NdefRecord): void {
 
 /**
  * Encodes one record with the given MB/ME flags. SR is used whenever the payload fits one byte, as every
- * 18013-5 implementation does (§1.6 headers 91, 51, d1, 1a, 1c, 5c, 5a), so transcripts are reproduced byte-exact.
+ * 18013-5 implementation does (headers 91, 51, d1, 1a, 1c, 5c, 5a in test/fixtures/captures), so transcripts are
+ * reproduced byte-exact.
  */
 export function encodeNdefRecord(
   record: NdefRecord,
@@ -191,7 +192,7 @@ export function isRecordType(record: NdefRecord, tnf: Tnf, type: string): boolea
   return tnf === Tnf.WELL_KNOWN ? text === type : text.toLowerCase() === type.toLowerCase();
 }
 
-/** All records of one TNF and type, in message order (record order varies between wallets, §1.7). */
+/** All records of one TNF and type, in message order (record order varies between wallets: isomdl commit cc3fb5a). */
 export function findRecords<R extends NdefRecord>(records: readonly R[], tnf: Tnf, type: string): R[] {
   return records.filter((record) => isRecordType(record, tnf, type));
 }

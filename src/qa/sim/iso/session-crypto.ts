@@ -1,5 +1,6 @@
 /**
- * Session encryption of ISO 18013-5 §9.1.1 (reference §4.2, numbers verified against Annex D in §4.5):
+ * Session encryption of ISO 18013-5 §9.1.1 (as Multipaz `SessionEncryption.kt` does it; checked against
+ * Annex D in test/unit/sim/iso/annex-d.test.ts):
  *
  *   Z_AB     = ECDH(own private, peer public), x-coordinate (32 bytes for P-256)
  *   salt     = SHA-256(SessionTranscriptBytes)            ; the tag-24-wrapped bytes (d8 18 59 …)
@@ -9,13 +10,13 @@
  *   IV = 00000000 || identifier (reader 00000000, mdoc 00000001) || counter (uint32 BE)
  *   counter: 1 for each sender's first message, +1 per message; one counter per direction
  *
- * Also EMacKey (reference §4.3) and the BLE Ident value (reference §2.4).
+ * Also EMacKey (ISO 18013-5 §9.1.3.5) and the BLE Ident value (ISO 18013-5 §8.3.3.1.1).
  */
 import { createCipheriv, createDecipheriv, createHash, diffieHellman, hkdfSync, type KeyObject } from 'node:crypto';
 
 export type SessionRole = 'reader' | 'device';
 
-/** IV identifier of the sender (reference §4.2). */
+/** IV identifier of the sender (ISO 18013-5 §9.1.1.5). */
 export const IV_IDENTIFIER: Readonly<Record<SessionRole, number>> = { reader: 0, device: 1 };
 
 const KEY_LENGTH = 32;
@@ -71,7 +72,8 @@ export function deriveEMacKey(input: KeyAgreementInput): Uint8Array {
 
 /**
  * BLE Ident characteristic value: HKDF-SHA256(IKM = EDeviceKeyBytes (the tag-24 item, d8 18 58 4b …),
- * salt empty, info "BLEIdent", 16 bytes) (reference §2.4).
+ * salt empty, info "BLEIdent", 16 bytes), as Multipaz `checkReaderIdentMatches()` and isomdl
+ * `calculate_ble_ident()` compute it.
  */
 export function bleIdent(eDeviceKeyBytes: Uint8Array): Uint8Array {
   return hkdfSha256(eDeviceKeyBytes, new Uint8Array(0), 'BLEIdent', 16);

@@ -1,5 +1,5 @@
 /**
- * SessionEstablishment and SessionData (ISO 18013-5 §9.1.1.4; reference §4.1):
+ * SessionEstablishment and SessionData (ISO 18013-5 §9.1.1.4; as Multipaz `SessionEncryption.kt` writes them):
  *
  *   SessionEstablishment = {"eReaderKey": EReaderKeyBytes, "data": bstr}   ; first reader → mdoc message
  *   SessionData          = {? "data": bstr, ? "status": uint}              ; every later message, both ways
@@ -13,7 +13,7 @@ import { CborError, cborDecode, cborEncode, encodeByteString, expectBytes, expec
 import { encodeRawMap, rawMapValue } from './cbor-raw.js';
 import { decodeCoseKeyBytes } from './cose-key.js';
 
-/** SessionData status values (reference §4.1, Multipaz Constants.kt SESSION_DATA_STATUS_*). */
+/** SessionData status values (ISO 18013-5 Table 20, per Multipaz `util/Constants.kt` SESSION_DATA_STATUS_*). */
 export const SESSION_STATUS = {
   /** Error: session encryption. */
   sessionEncryptionError: 10,

@@ -1,6 +1,6 @@
 /**
  * SessionTranscript (ISO 18013-5 §9.1.5.1), assembled from raw parts so both sides hash identical bytes
- * (reference §1.9, §4.1):
+ * (ISO 18013-5 §8.1 wants the received bytes, not a re-encoding):
  *
  *   SessionTranscript      = [DeviceEngagementBytes, EReaderKeyBytes, Handover]
  *   SessionTranscriptBytes = #6.24(bstr .cbor SessionTranscript)
@@ -8,7 +8,8 @@
  *   EReaderKeyBytes        = #6.24(bstr .cbor COSE_Key), exactly the item sent in SessionEstablishment
  *   Handover               = null (QR) | [bstr HS, bstr HR | null] (NFC static / negotiated)
  *
- * HS/HR are the complete NDEF messages as read or written, without the 2-byte NLEN (reference §1.9).
+ * HS/HR are the complete NDEF messages as read or written, without the 2-byte NLEN (as Multipaz
+ * `mdocReaderNfcHandover.kt` and `MdocNfcEngagementHelper.kt` build the Handover).
  * isomdl broke Apple Wallet sessions by re-encoding the DeviceEngagement (commit 3ad4471), hence raw bytes.
  */
 import { CborError, cborDecode, encodeByteString, encodeTag24 } from './cbor.js';

@@ -12,20 +12,20 @@ export class TnepFormatError extends Error {
 
 const fail = (message: string): Error => new TnepFormatError(message);
 
-/** Record types (§1.1). */
+/** Record types (NFC Forum TNEP 1.0; Multipaz `nfc/Nfc.kt`). */
 export const RTD_SERVICE_PARAMETER = 'Tp';
 export const RTD_SERVICE_SELECT = 'Ts';
 export const RTD_TNEP_STATUS = 'Te';
 
-/** The TNEP service through which 18013-5 negotiated handover runs (§1.1). */
+/** The TNEP service through which 18013-5 negotiated handover runs (NFC Forum Connection Handover 1.5 §4.1.2). */
 export const TNEP_HANDOVER_SERVICE = 'urn:nfc:sn:handover';
-/** TNEP version 1.0 as the byte Multipaz writes (§1.5 negotiated transcript: `10`). */
+/** TNEP version 1.0 as the byte Multipaz writes (`10`: test/fixtures/captures/multipaz-loopback-negotiated.json). */
 export const TNEP_VERSION_1_0 = 0x10;
-/** Communication mode 00 = single response (§1.4 step 4, §1.5 transcript). */
+/** Communication mode 00 = single response (what Connection Handover 1.5 §4.1.2 prescribes). */
 export const TNEP_COMM_MODE_SINGLE_RESPONSE = 0x00;
-/** Te status 00 = success (§1.4 step 4.2); any other value is a failure. */
+/** Te status 00 = success (TNEP 1.0 §4.3); any other value is a failure. */
 export const TNEP_STATUS_SUCCESS = 0x00;
-/** t_wait when the Tp carries no WT (§1.4 step 5, isomdl `DEFAULT_T_WAIT_MS`). */
+/** t_wait when the Tp carries no WT (isomdl `ndef_handover_reader.rs` `DEFAULT_T_WAIT_MS`). */
 export const DEFAULT_T_WAIT_MS = 8;
 
 export interface ServiceParameter {
@@ -43,7 +43,10 @@ export interface ServiceParameter {
   readonly maxNdefMessageSize?: number;
 }
 
-/** Multipaz's Tp values (§1.5: version 10, comm mode 00, WT 00, N_wait 0F, max NDEF FFFF). */
+/**
+ * Multipaz's Tp values (test/fixtures/captures/multipaz-loopback-negotiated.json): version 10, comm mode 00, WT 00,
+ * N_wait 0F, max NDEF FFFF.
+ */
 export const MULTIPAZ_SERVICE_PARAMETER: ServiceParameter = {
   tnepVersion: TNEP_VERSION_1_0,
   serviceName: TNEP_HANDOVER_SERVICE,
@@ -53,7 +56,10 @@ export const MULTIPAZ_SERVICE_PARAMETER: ServiceParameter = {
   maxNdefMessageSize: 0xffff,
 };
 
-/** Apple Wallet's Tp values (§7.2: WT 0x14 → 16 ms, N_wait 0x0F, max NDEF 0x0800). */
+/**
+ * Apple Wallet's Tp values (test/fixtures/captures/apple-wallet-negotiated.json): WT 0x14 → 16 ms, N_wait 0x0F,
+ * max NDEF 0x0800.
+ */
 export const APPLE_WALLET_SERVICE_PARAMETER: ServiceParameter = {
   tnepVersion: TNEP_VERSION_1_0,
   serviceName: TNEP_HANDOVER_SERVICE,
@@ -75,7 +81,8 @@ function checkByte(value: number, field: string): number {
 }
 
 /**
- * Tp payload: tnepVersion, nameLen, name, commMode, WT, N_wait, maxNdefSize (2 bytes BE) (§1.6).
+ * Tp payload: tnepVersion, nameLen, name, commMode, WT, N_wait, maxNdefSize (2 bytes BE) (TNEP 1.0 §4.1.2;
+ * Multipaz `nfc/ServiceParameterRecord.kt`).
  * Missing optional fields are written with Multipaz's values so the record is always complete.
  */
 export function encodeServiceParameterPayload(sp: ServiceParameter): Uint8Array {
@@ -130,7 +137,7 @@ export function serviceParameterRecord(sp: ServiceParameter): NdefRecord {
   return ndefRecord(Tnf.WELL_KNOWN, RTD_SERVICE_PARAMETER, encodeServiceParameterPayload(sp));
 }
 
-/** Ts payload: nameLen, name (§1.6). */
+/** Ts payload: nameLen, name (Multipaz `nfc/ServiceSelectRecord.kt`). */
 export function encodeServiceSelectPayload(serviceName: string): Uint8Array {
   const name = serviceNameBytes(serviceName);
   return concatBytes([Uint8Array.of(name.length), name]);
@@ -147,7 +154,7 @@ export function serviceSelectRecord(serviceName: string = TNEP_HANDOVER_SERVICE)
   return ndefRecord(Tnf.WELL_KNOWN, RTD_SERVICE_SELECT, encodeServiceSelectPayload(serviceName));
 }
 
-/** Te payload: one status byte (§1.6). */
+/** Te payload: one status byte (TNEP 1.0 §4.3; Multipaz `nfc/TnepStatusRecord.kt`). */
 export function tnepStatusRecord(status: number = TNEP_STATUS_SUCCESS): NdefRecord {
   return ndefRecord(Tnf.WELL_KNOWN, RTD_TNEP_STATUS, Uint8Array.of(checkByte(status, 'TNEP status')));
 }
@@ -157,7 +164,7 @@ export function parseTnepStatusPayload(payload: Uint8Array): number {
   return payload[0] ?? 0;
 }
 
-/** Single-record messages, as written to / read from the NDEF file (§1.5 negotiated transcript). */
+/** Single-record messages, as written to / read from the NDEF file (see the Multipaz negotiated capture). */
 export function buildServiceParameterMessage(sp: ServiceParameter = MULTIPAZ_SERVICE_PARAMETER): Uint8Array {
   return encodeNdefMessage([serviceParameterRecord(sp)]);
 }
@@ -172,7 +179,7 @@ export function buildTnepStatusMessage(status: number = TNEP_STATUS_SUCCESS): Ui
 
 /**
  * The Tp record offering `serviceName` in an NDEF message, or undefined: its absence is how the reader
- * tells static from negotiated handover (§1.4 step 4). Other services' Tp records are skipped.
+ * tells static from negotiated handover (Multipaz `mdocReaderNfcHandover.kt`). Other services' Tp records are skipped.
  */
 export function findServiceParameter(
   records: readonly NdefRecord[],
@@ -202,7 +209,7 @@ export function parseTnepStatusMessage(message: Uint8Array): number {
 }
 
 /**
- * TNEP minimum waiting time in whole milliseconds: 2^(WT/4 − 1) (§1.4 step 5), rounded up so the reader
+ * TNEP minimum waiting time in whole milliseconds: 2^(WT/4 − 1) (TNEP 1.0 §4.1.6), rounded up so the reader
  * never waits less than the tag asked for, clamped to 1..1000 ms (isomdl: a hostile WT must not stall the
  * reader), 8 ms when WT is absent. WT 0x14 (Apple Wallet) → 16 ms; WT 0x10 (Google Wallet) → 8 ms.
  */

@@ -38,7 +38,7 @@ import { APPLE_CC_HEX, hex, toHex } from './nfc-fixtures.js';
 
 const enc = (apdu: CommandApdu): string => toHex(encodeCommandApdu(apdu)).toUpperCase();
 
-describe('command builders produce the §1.2 bytes (Multipaz rules)', () => {
+describe('command builders produce the bytes Multipaz sends', () => {
   it.each([
     ['SELECT NDEF AID', selectAid(AID_NDEF_APPLICATION), '00A4040007D2760000850101'],
     ['SELECT NDEF AID with Le (isomdl)', selectAid(AID_NDEF_APPLICATION, { le: 256 }), '00A4040007D276000085010100'],
@@ -159,7 +159,7 @@ describe('NDEF file access plans', () => {
     expect(ndefReadCommands(0, 255)).toEqual([]);
   });
 
-  it('writes a message under 254 bytes as one NLEN||message update (§1.4 step 4.1)', () => {
+  it('writes a message under 254 bytes as one NLEN||message update (T4T §7.5.5)', () => {
     const msg = new Uint8Array(253).fill(0xab);
     const [only, ...rest] = ndefWriteCommands(msg);
     expect(rest).toEqual([]);
@@ -191,7 +191,7 @@ describe('NDEF file access plans', () => {
   });
 });
 
-describe('Capability Container (§1.3)', () => {
+describe('Capability Container', () => {
   it('encodes the Multipaz static and negotiated CCs', () => {
     expect(toHex(encodeCapabilityContainer(multipazCapabilityContainer('static')))).toBe('000f207fff7fff0406e1047fff00ff');
     expect(toHex(encodeCapabilityContainer(multipazCapabilityContainer('negotiated')))).toBe('000f207fff7fff0406e1047fff0000');

@@ -1,6 +1,6 @@
 /**
- * BLE pieces: ISO characteristic UUIDs and properties (reference §2.1, §2.2), UUID byte orders, and the
- * chunk framing (reference §2.5) with property tests.
+ * BLE pieces: ISO characteristic UUIDs and properties (ISO/IEC 18013-5 §8.3.3.1.1.4, as Multipaz defines them),
+ * UUID byte orders, and the chunk framing (as Multipaz's BLE managers do it) with property tests.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -68,7 +68,7 @@ describe('UUID forms', () => {
   it('big-endian in CBOR (Annex D BLE option 11), reversed in the NDEF OOB record', () => {
     expect(hex(uuidToBytes(uuid))).toBe('45efef742b2c4837a9a3b0e1d05a6917');
     expect(uuidFromBytes(uuidToBytes(uuid))).toBe(uuid);
-    // Multipaz static HS: 11 07 b66eef55ee782ea2514bb6a1c42ad5b3 = b3d52ac4-a1b6-4b51-a22e-78ee55ef6eb6 (reference §1.7)
+    // MULTIPAZ_STATIC_HS_HEX: 11 07 b66eef55ee782ea2514bb6a1c42ad5b3 = b3d52ac4-a1b6-4b51-a22e-78ee55ef6eb6
     expect(hex(uuidToLittleEndianBytes('b3d52ac4-a1b6-4b51-a22e-78ee55ef6eb6'))).toBe('b66eef55ee782ea2514bb6a1c42ad5b3');
     expect(uuidFromLittleEndianBytes(Buffer.from('b66eef55ee782ea2514bb6a1c42ad5b3', 'hex'))).toBe('b3d52ac4-a1b6-4b51-a22e-78ee55ef6eb6');
     expect(() => uuidFromBytes(new Uint8Array(15))).toThrow(/16 bytes/);

@@ -1,6 +1,6 @@
 /**
- * The ISO CBOR rules of src/qa/sim/iso/cbor.ts (reference §4.7): encoder options, integer map keys, tag 24
- * kept as exact bytes, explicit dates, strict decoding, and isolation from @owf/mdoc's global cbor-x tags.
+ * The ISO CBOR rules of src/qa/sim/iso/cbor.ts (on cbor-x 1.6.9, as observed here): encoder options, integer map
+ * keys, tag 24 kept as exact bytes, explicit dates, strict decoding, and isolation from @owf/mdoc's global cbor-x tags.
  */
 import { cborDecode as owfCborDecode, DataItem } from '@owf/mdoc';
 import { describe, expect, it } from 'vitest';
@@ -20,7 +20,7 @@ import {
 } from '../../../../src/qa/sim/iso/cbor.js';
 import { fromHex, hex } from './annex-d-vectors.js';
 
-describe('encoding (reference §4.7 table)', () => {
+describe('encoding (cbor-x 1.6.9 with our options)', () => {
   it.each([
     ['a Map with an integer key', new Map([[0, 'a']]), 'a1006161'],
     ['a plain object (shortest map header, no record extension)', { a: 1 }, 'a1616101'],

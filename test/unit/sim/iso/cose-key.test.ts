@@ -81,7 +81,7 @@ describe('raw keys (Annex D d/x/y)', () => {
     expect(() => privateScalar(generateP256KeyPair().publicKey)).toThrow(/private/);
   });
 
-  it('toEs256Jwk sets alg ES256 (reference §5.2 item 4) and d only for private keys', () => {
+  it('toEs256Jwk sets alg ES256 (@owf/mdoc needs it) and d only for private keys', () => {
     const pair = generateP256KeyPair();
     const { x, y } = publicCoordinates(pair.publicKey);
     const b64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64url');

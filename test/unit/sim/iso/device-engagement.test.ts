@@ -16,7 +16,7 @@ import {
 import { bleIdent } from '../../../../src/qa/sim/iso/session-crypto.js';
 import { annexD, fromHex, hex } from './annex-d-vectors.js';
 
-/** Apple Wallet's DeviceEngagement from its negotiated HS (reference §1.7, APPLE_HS_NDEF offset 98). */
+/** Apple Wallet's DeviceEngagement from its negotiated HS (isomdl `APPLE_HS_NDEF` from offset 98). */
 const APPLE_DE = fromHex(
   'A40063312E31018201D818584BA40102200121582019B9EA4460422C7D9D314B77408069DF575B36F3720307A6A036FEC9EC6F5241' +
     '2258206C334A641D65E06EDEB6C217EC4BE4F5024E3A633A06775C8673A031CE9F4492058006A203F504F5',

@@ -57,7 +57,7 @@ function roundTripRecord(record: NdefRecord): NdefRecord {
 }
 
 describe('Handover Select builder reproduces the published messages byte-exact', () => {
-  it('Multipaz static HS (254 bytes, §1.5): DE, BLE both modes (role 03) + UUID, NFC 0xFFFF/0x10000', () => {
+  it('Multipaz static HS (254 bytes, its test): DE, BLE both modes (role 03) + UUID, NFC 0xFFFF/0x10000', () => {
     expect(multipazDe.length).toBe(88);
     const hs = buildHandoverSelect({
       deviceEngagement: multipazDe,
@@ -97,7 +97,7 @@ describe('Handover Select builder reproduces the published messages byte-exact',
 });
 
 describe('Handover Request builder', () => {
-  it('reproduces the Multipaz reader HR (168 bytes, §1.8) byte-exact', () => {
+  it('reproduces the Multipaz reader HR (168 bytes, testNegotiatedHandover) byte-exact', () => {
     const hr = buildHandoverRequest({
       ble: { leRole: LeRole.BOTH_CENTRAL_PREFERRED, uuid: MULTIPAZ_BLE_UUID },
       nfc: MULTIPAZ_NFC_CARRIER,
@@ -259,7 +259,7 @@ describe('Handover Request parser', () => {
   });
 });
 
-describe('LE role semantics (§1.6 "LE Role values")', () => {
+describe('LE role semantics (Bluetooth CSS LE Role, seen from the sender)', () => {
   const cases: [LeRoleValue, 'mdoc' | 'reader', { peripheralServer: boolean; centralClient: boolean; preferred?: string }][] = [
     [0x00, 'mdoc', { peripheralServer: true, centralClient: false }],
     [0x01, 'mdoc', { peripheralServer: false, centralClient: true }],

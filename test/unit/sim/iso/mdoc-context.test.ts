@@ -46,7 +46,7 @@ type CryptoKeyPair = webcrypto.CryptoKeyPair;
 const ctx = createNodeMdocContext();
 const MDL = 'org.iso.18013.5.1.mDL';
 const NS = 'org.iso.18013.5.1';
-const DS_EKU = '1.0.18013.5.1.2'; // mdlDS (reference §4.3 certificate profile)
+const DS_EKU = '1.0.18013.5.1.2'; // mdlDS, the EKU of the Annex D DS certificate
 const DAY = 86_400_000;
 const subtle = webcrypto.subtle;
 const EC_PARAMS = { name: 'ECDSA', namedCurve: 'P-256' } as const;
@@ -237,7 +237,7 @@ describe('MdocContext with @owf/mdoc: issue → present (QR, deviceSignature) �
     const [document] = readDeviceSigned(responseBytes);
     if (document?.deviceSignature === undefined) throw new Error('no deviceSignature');
     const [protectedHeader, , payload, signature] = rawArrayItems(document.deviceSignature);
-    expect(Buffer.from(protectedHeader ?? []).toString('hex')).toBe('43a10126'); // bstr {1: -7} (reference §5.2 item 4)
+    expect(Buffer.from(protectedHeader ?? []).toString('hex')).toBe('43a10126'); // bstr {1: -7}: alg set, not null
     expect(Buffer.from(payload ?? []).toString('hex')).toBe('f6'); // detached
     // Independent check: Sig_structure over our own DeviceAuthenticationBytes, verified with node:crypto.
     const detached = deviceAuthenticationBytes({ sessionTranscript: transcript.bytes, docType: MDL, deviceNameSpacesBytes: document.deviceNameSpacesBytes });
@@ -265,7 +265,7 @@ describe('MdocContext with @owf/mdoc: issue → present (QR, deviceSignature) �
     expect(failed(checks)).toEqual([expect.stringContaining('Device signature must be valid')]);
   });
 
-  it('a device key without alg makes signing throw instead of writing {1: null} (reference §5.2 item 4)', async () => {
+  it('a device key without alg makes signing throw instead of writing {1: null}', async () => {
     const jwkWithoutAlg = Object.fromEntries(Object.entries(toEs256Jwk(deviceKey.privateKey)).filter(([name]) => name !== 'alg'));
     await expect(
       Holder.createDeviceResponseForDeviceRequest(

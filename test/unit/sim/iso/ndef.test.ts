@@ -23,7 +23,7 @@ function plain(record: NdefRecord): NdefRecord {
 }
 
 describe('NDEF record encoding', () => {
-  it('writes the headers seen in 18013-5 messages (§1.6)', () => {
+  it('writes the headers seen in 18013-5 engagement captures', () => {
     const wk = ndefRecord(Tnf.WELL_KNOWN, 'Te', Uint8Array.of(0));
     expect(toHex(encodeNdefRecord(wk, { mb: true, me: true }))).toBe('d10201546500');
     expect(encodeNdefRecord(wk, { mb: true, me: false })[0]).toBe(0x91);

@@ -1,10 +1,10 @@
 /**
  * Byte-level fixtures for the NFC engagement codecs.
  *
- * - Multipaz transcripts: (Multipaz `MdocNfcEngagementHelperTest.kt`,
- *   `testStaticHandover` / `testNegotiatedHandover`). The reference prints the HR and the negotiated HS only
- *   decoded (§1.7, §1.8); their hex below is the one in that same Multipaz test.
- * - Apple Wallet HS and CC: reference §1.7 (isomdl `APPLE_HS_NDEF`) and §1.3.
+ * - Multipaz transcripts: Multipaz `MdocNfcEngagementHelperTest.kt`, `testStaticHandover` /
+ *   `testNegotiatedHandover` (also test/fixtures/captures/multipaz-loopback-*.json); the HR and negotiated HS
+ *   hex below is the one in that same Multipaz test.
+ * - Apple Wallet HS and CC: isomdl `apdu_handover_reader.rs` (`APPLE_HS_NDEF`, `drive_apple_to_hr_ack()`).
  * - Annex D HS/HR: the `Handover` element of `ISO_18013_5_ANNEX_D_SESSION_TRANSCRIPT_BYTES` in
  *   test/fixtures/iso18013-5/annex-d-vectors.json.
  */
@@ -19,14 +19,14 @@ export function toHex(bytes: Uint8Array): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-/** Fixed EDeviceKey of the Multipaz transcripts (§1.5). */
+/** Fixed EDeviceKey of the Multipaz transcripts (`MdocNfcEngagementHelperTest.kt`). */
 export const MULTIPAZ_EDEVICEKEY_X = '7104f7e2c2e95ca76482c0c963d454b7e5d053c5b59ce89d00ff7c7d7ab6ff7d';
 export const MULTIPAZ_EDEVICEKEY_Y = 'f442821292c2453ec67c75233ea56e1734c211ae26b259fdf232b5b3d82b1ba2';
 export const MULTIPAZ_BLE_UUID = 'b3d52ac4-a1b6-4b51-a22e-78ee55ef6eb6';
 
 /**
  * The 88-byte DeviceEngagement in both Multipaz HS messages, assembled from the key coordinates:
- * a2 {0: "1.0", 1: [1, 24(<< {1: 2, -1: 1, -2: x, -3: y} >>)]} (§1.7).
+ * a2 {0: "1.0", 1: [1, 24(<< {1: 2, -1: 1, -2: x, -3: y} >>)]}.
  */
 export const MULTIPAZ_DEVICE_ENGAGEMENT_HEX =
   'a2' + '00' + '63312e30' + '01' + '82' + '01' + 'd818' + '584b' +
@@ -87,7 +87,7 @@ export const MULTIPAZ_NEGOTIATED_TRANSCRIPT: readonly Exchange[] = [
   { command: '00B00002BA', response: MULTIPAZ_NEGOTIATED_HS_HEX + '9000' },
 ];
 
-/** Apple Wallet HS, 194 bytes; DeviceEngagement payload from offset 98 (§1.7). */
+/** Apple Wallet HS, 194 bytes; DeviceEngagement payload from offset 98 (isomdl `APPLE_HS_NDEF`). */
 export const APPLE_HS_HEX =
   '91020F487315D10209616301013001046D646F631A2003016170706C69636174696F6E2F766E642E626C7565746F6F74682E6C652E6F6F62' +
   '30021C015C1E600469736F2E6F72673A31383031333A646576696365656E676167656D656E746D646F63A40063312E31018201D818584BA4' +
@@ -95,7 +95,7 @@ export const APPLE_HS_HEX =
   'E4F5024E3A633A06775C8673A031CE9F4492058006A203F504F5';
 export const APPLE_HS_DE_OFFSET = 98;
 
-/** Apple Wallet CC (§1.3). */
+/** Apple Wallet CC (isomdl `drive_apple_to_hr_ack()`). */
 export const APPLE_CC_HEX = '000F2004000400' + '0406E1040802' + '0000';
 
 export const ANNEX_D_HS_HEX =

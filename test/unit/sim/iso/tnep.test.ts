@@ -22,7 +22,7 @@ import {
 } from '../../../../src/qa/sim/iso/tnep.js';
 import { MULTIPAZ_STATIC_HS_HEX, MULTIPAZ_TE_HEX, MULTIPAZ_TP_HEX, MULTIPAZ_TS_HEX, hex, toHex } from './nfc-fixtures.js';
 
-describe('TNEP records against the §1.5 negotiated transcript', () => {
+describe('TNEP records against the Multipaz negotiated transcript', () => {
   it('Tp: the Multipaz service parameter message is rebuilt byte-exact and parses to its fields', () => {
     expect(toHex(buildServiceParameterMessage(MULTIPAZ_SERVICE_PARAMETER))).toBe(MULTIPAZ_TP_HEX);
     const records = parseNdefMessage(hex(MULTIPAZ_TP_HEX));
@@ -47,7 +47,7 @@ describe('TNEP records against the §1.5 negotiated transcript', () => {
     expect(parseTnepStatusMessage(buildTnepStatusMessage(0x01))).toBe(0x01);
   });
 
-  it('a static HS has no Tp, which is how the reader recognises static handover (§1.4 step 4)', () => {
+  it('a static HS has no Tp, which is how the reader recognises static handover', () => {
     expect(findServiceParameter(parseNdefMessage(hex(MULTIPAZ_STATIC_HS_HEX)))).toBeUndefined();
   });
 
@@ -71,7 +71,7 @@ describe('TNEP record round trips and errors', () => {
     expect(te?.payload).toEqual(Uint8Array.of(0x80));
   });
 
-  it("Apple's Tp: WT 0x14, N_wait 0x0F, max NDEF 0x0800 (§7.2)", () => {
+  it("Apple's Tp: WT 0x14, N_wait 0x0F, max NDEF 0x0800 (isomdl capture)", () => {
     expect(toHex(encodeServiceParameterPayload(APPLE_WALLET_SERVICE_PARAMETER))).toBe(
       '10' + '13' + toHex(new TextEncoder().encode(TNEP_HANDOVER_SERVICE)) + '00' + '14' + '0f' + '0800',
     );
@@ -104,7 +104,7 @@ describe('TNEP record round trips and errors', () => {
   });
 });
 
-describe('t_wait = 2^(WT/4 − 1) ms (§1.4 step 5)', () => {
+describe('t_wait = 2^(WT/4 − 1) ms (TNEP 1.0 §4.1.6)', () => {
   it.each([
     [0x14, 16], // Apple Wallet
     [0x10, 8], // Google Wallet

@@ -71,7 +71,7 @@ interface ReaderResult {
   readonly tWait?: number;
 }
 
-/** §1.4 reader algorithm as a generator: yields commands, receives responses. */
+/** The reader steps of Multipaz `mdocReaderNfcHandover.kt` as a generator: yields commands, receives responses. */
 function* reader(hr: Uint8Array): Generator<CommandApdu, ReaderResult, ResponseApdu> {
   const ok = (response: ResponseApdu): ResponseApdu => {
     expect(response.sw).toBe(Sw.OK);
@@ -177,7 +177,7 @@ function replayTag(transcript: readonly Exchange[], mode: HandoverMode): void {
   }
 }
 
-describe('every command and response of the §1.5 transcripts parses', () => {
+describe('every command and response of the Multipaz transcripts parses', () => {
   it.each([
     ['static', MULTIPAZ_STATIC_TRANSCRIPT],
     ['negotiated', MULTIPAZ_NEGOTIATED_TRANSCRIPT],
@@ -228,7 +228,7 @@ describe('reader side: the toolkit emits the transcript commands byte-exact', ()
     expect(toHex(result.hs)).toBe(MULTIPAZ_NEGOTIATED_HS_HEX);
     expect(toHex(result.hr ?? new Uint8Array(0))).toBe(MULTIPAZ_HR_HEX);
     expect(result.tWait).toBe(1);
-    // The mdoc chose central client mode without a UUID: the reader keeps the one from its HR (§1.7).
+    // The mdoc chose central client mode without a UUID: the reader keeps its HR UUID (ISO 18013-5 §8.3.3.1.1.2).
     const hs = parseHandoverSelect(result.hs);
     expect(hs.ble?.uuid ?? parseHandoverRequest(result.hr ?? new Uint8Array(0)).ble?.uuid).toBe(MULTIPAZ_BLE_UUID);
   });
