@@ -200,7 +200,7 @@ export class PhoneClient {
   }
 }
 
-/** ISO 18013-5 §2.5 chunking: [0x01 more | 0x00 last][payload ≤ size − 1]. */
+/** ISO/IEC 18013-5 §8.3.3.1.1.6 chunking: [0x01 more | 0x00 last][payload ≤ size − 1]. */
 export function chunk(message: Uint8Array, size: number): Uint8Array[] {
   const room = size - 1;
   const out: Uint8Array[] = [];

@@ -165,7 +165,7 @@ export function brokenLinks(file: string, markdown: string, read: (path: string)
 const NAMED_DOCUMENT = new RegExp(
   [
     'ISO', 'IEC', '18013-[57]', '7816', 'RFC ?\\d+', 'Core', 'Vol\\.? ?\\d', 'Part [A-Z]\\b', 'NFC Forum', 'Connection Handover',
-    '\\bCH ?\\d', 'Type 4 Tag', 'T4T', 'TNEP ?\\d', 'NDEF ?\\d', 'Annex', 'X\\.509', 'FIPS', 'SP ?800', 'W3C',
+    '\\bCH ?\\d', 'Type 4 Tag', 'T4T', 'TNEP ?\\d', 'NDEF ?\\d', 'Annex', 'CSS', 'X\\.509', 'FIPS', 'SP ?800', 'W3C',
     // a document of ours or a source file of a library (Multipaz `.kt`, isomdl `.rs`, bleno `.mm`, BlueZ `.c`)
     '\\.(?:md|kt|rs|mm|c|h|js|ts|swift|go)\\b', '\\bguide\\b', '\\bspec\\b',
   ].join('|'),
@@ -202,7 +202,7 @@ export function unresolvedSectionCitations(file: string, text: string, protocol:
   text.split('\n').forEach((lineText, index) => {
     for (const match of lineText.matchAll(CITATION)) {
       const section = match[1] ?? '';
-      const before = lineText.slice(Math.max(0, (match.index ?? 0) - NAME_REACH), match.index);
+      const before = lineText.slice(Math.max(0, match.index - NAME_REACH), match.index);
       const citesTheReference = /\breference\s*$/i.test(before);
       if (!citesTheReference && (NAMED_DOCUMENT.test(before) || protocol.has(section))) continue;
       found.push({ file, line: index + 1, section, text: lineText.trim().slice(0, 160) });

@@ -1,19 +1,19 @@
 /**
  * The virtual phone's BLE transport on the virtual radio, in both ISO 18013-5 modes (ISO/IEC 18013-5
- * §8.3.3.1.1; the sequences as Multipaz's `BleTransportPeripheralMdoc.kt` and `BleTransportCentralMdoc.kt`
+ * 18013-5 §8.3.3.1.1; the sequences as Multipaz's `BleTransportPeripheralMdoc.kt` and `BleTransportCentralMdoc.kt`
  * run them):
  *
  * mdoc peripheral server mode (the phone is the GATT server):
  *   service <uuid> with State 00000001 (notify + write without response), Client2Server 00000002 (write
- *   without response), Server2Client 00000003 (notify) (§8.3.3.1.1.4, ble-uuids.ts); advertise the UUID;
+ *   without response), Server2Client 00000003 (notify) (18013-5 §8.3.3.1.1.4, ble-uuids.ts); advertise the UUID;
  *   accept one reader; the reader subscribes to State and S2C and writes State 0x01 (Table 13) → stop
- *   advertising; its C2S writes are reassembled into the SessionEstablishment (§8.3.3.1.1.6); our messages
+ *   advertising; its C2S writes are reassembled into the SessionEstablishment (18013-5 §8.3.3.1.1.6); our messages
  *   go out as S2C notifications, chunked to the link's characteristic size min(MTU − 3, 512); State 0x02
  *   written by the reader ends the session.
  *
  * mdoc central client mode (the phone is the GATT client):
  *   scan for <uuid>, connect, discover, READ Ident 00000008 (a long read) and compare it with
- *   HKDF(EDeviceKeyBytes, "BLEIdent") (§8.3.3.1.1.4) — a mismatch aborts, as Multipaz's
+ *   HKDF(EDeviceKeyBytes, "BLEIdent") (18013-5 §8.3.3.1.1) — a mismatch aborts, as Multipaz's
  *   `checkReaderIdentMatches()` does; subscribe to State 00000005 and S2C 00000007, write State 0x01
  *   (write without response); S2C notifications carry the SessionEstablishment; our messages are written
  *   to C2S 00000006 (write without response); a State 0x02 notification ends the session.
@@ -41,7 +41,7 @@ export type BleCloseReason =
   | 'disconnected'
   /** The phone dropped the link on purpose (behaviour `bleDropAfterChunks`). */
   | 'dropped'
-  /** Central client mode: the reader's Ident did not match (ISO/IEC 18013-5 §8.3.3.1.1.4). */
+  /** Central client mode: the reader's Ident did not match (ISO/IEC 18013-5 §8.3.3.1.1). */
   | 'ident_mismatch'
   /** GATT or framing failure (missing characteristic, bad chunk flag, refused write…). */
   | 'error';
@@ -64,7 +64,7 @@ export interface BleHolderOptions {
   readonly peripheralServerUuid?: string;
   /** Run mdoc central client mode, looking for this service UUID. */
   readonly centralClientUuid?: string;
-  /** EDeviceKeyBytes of the engagement: the Ident IKM (ISO/IEC 18013-5 §8.3.3.1.1.4). */
+  /** EDeviceKeyBytes of the engagement: the Ident IKM (ISO/IEC 18013-5 §8.3.3.1.1). */
   readonly eDeviceKeyBytes: Uint8Array;
   readonly localName?: string;
   /** Behaviour: expect a wrong Ident (the phone then aborts in central client mode). */

@@ -21,7 +21,7 @@ import type { PhoneProfile } from './profiles.js';
 export interface EngagementKeys {
   /** EDeviceKey (private). */
   readonly eDeviceKey: KeyObject;
-  /** EDeviceKeyBytes `#6.24(bstr .cbor COSE_Key)` as written into the DeviceEngagement: the Ident IKM (ISO/IEC 18013-5 §8.3.3.1.1.4). */
+  /** EDeviceKeyBytes `#6.24(bstr .cbor COSE_Key)` as written into the DeviceEngagement: the Ident IKM (ISO/IEC 18013-5 §8.3.3.1.1). */
   readonly eDeviceKeyBytes: Uint8Array;
   /** The phone's own BLE service UUID for this presentation (canonical form). */
   readonly serviceUuid: string;

@@ -1,12 +1,12 @@
 /**
  * The holder side of one ISO 18013-5 session (ISO/IEC 18013-5 §9.1.1 session establishment and encryption):
  *
- *   SessionEstablishment {eReaderKey, data}      → EReaderKeyBytes kept exactly as received (§9.1.1)
+ *   SessionEstablishment {eReaderKey, data}      → EReaderKeyBytes kept exactly as received (18013-5 §9.1.1)
  *   SessionTranscript [DE, EReaderKeyBytes, Handover]   Handover: QR null, NFC static [HS, null],
- *                                                 negotiated [HS, HR] (§9.1.5.1), from the raw bytes
- *   SKReader/SKDevice (SessionEncryption.forDevice)      decrypt DeviceRequest with IV(0, 1) (§9.1.1)
- *   DeviceResponse limited to the requested elements (@owf/mdoc Holder), device authentication (§9.1.3):
- *     - signature: COSE_Sign1 ES256 with SDeviceKey over DeviceAuthenticationBytes (§9.1.3.6)
+ *                                                 negotiated [HS, HR] (18013-5 §9.1.5.1), from the raw bytes
+ *   SKReader/SKDevice (SessionEncryption.forDevice)      decrypt DeviceRequest with IV(0, 1) (18013-5 §9.1.1)
+ *   DeviceResponse limited to the requested elements (@owf/mdoc Holder), device authentication (18013-5 §9.1.3):
+ *     - signature: COSE_Sign1 ES256 with SDeviceKey over DeviceAuthenticationBytes (18013-5 §9.1.3.6)
  *     - mac:       COSE_Mac0 HMAC-256/256 with EMacKey = HKDF(ECDH(SDeviceKey, EReaderKey), …) built by
  *                  the toolkit's createDeviceMac (@owf/mdoc 0.6.0's own deviceMac check rejects every MAC)
  *   SessionData {data: AES-GCM(SKDevice, IV(1, 1), DeviceResponse), status: 20}   as Multipaz's

@@ -1,7 +1,7 @@
 /**
  * The Handover Select messages of the virtual phone (NFC Forum Connection Handover; ISO/IEC 18013-5 §8.2.2.1)
  * and its answer to a reader's Handover Request in negotiated handover (UUID rule of ISO/IEC 18013-5
- * §8.3.3.1.1.2, as Multipaz's `MdocNfcEngagementHelper.kt` quotes and applies it).
+ * 18013-5 §8.3.3.1.1.2, as Multipaz's `MdocNfcEngagementHelper.kt` quotes and applies it).
  *
  * Static HS (Multipaz layout, `test/fixtures/captures/multipaz-loopback-static.json`): `Hs` with one `ac`
  * per carrier (aux ref "mdoc"), the DeviceEngagement record, the BLE OOB record (LE role of the modes
@@ -9,13 +9,13 @@
  * when the profile has one.
  *
  * Negotiated: the HR's BLE offer is read with the reader as sender (LE roles invert: Bluetooth CSS Part A
- * §1.17 names the sender's role). The phone picks mdoc central client mode when the reader offers it with a
+ * CSS §1.17 names the sender's role). The phone picks mdoc central client mode when the reader offers it with a
  * UUID and the profile runs it (Multipaz's picker takes it first; Apple Wallet only does it): HS LE role 01
- * **without** a UUID — the reader keeps its HR UUID (§8.3.3.1.1.2; Apple's HS in
+ * **without** a UUID — the reader keeps its HR UUID (18013-5 §8.3.3.1.1.2; Apple's HS in
  * `test/fixtures/captures/apple-wallet-negotiated.json`) — or, for a profile that writes its own (Google
  * Wallet's captured HS), role 01 with the phone's UUID, which it then scans for. Otherwise peripheral server
  * mode when both allow it: HS LE role 00 with the phone's own UUID (an mdoc picking peripheral server mode
- * shall put a UUID in its HS, §8.3.3.1.1.2). With nothing in common the HS selects no carrier (`Hs` payload
+ * shall put a UUID in its HS, 18013-5 §8.3.3.1.1.2). With nothing in common the HS selects no carrier (`Hs` payload
  * is the version byte alone) and no BLE follows.
  */
 import {

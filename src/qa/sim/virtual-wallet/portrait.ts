@@ -2,7 +2,7 @@
  * Images of the test mDL, drawn here and encoded as baseline JPEG with jpeg-js: the `portrait` (a simple
  * face: hair, face, eyes, brows, nose, mouth, shoulders on a plain background) and the
  * `signature_usual_mark` (a scribble). ISO/IEC 18013-5 has both as byte strings (§7.2.1) holding JPEG or
- * JPEG 2000 images (§7.2.2 for the portrait).
+ * JPEG 2000 images (18013-5 §7.2.2 for the portrait).
  * The pixels are deterministic, so the bytes are the same in every run. The same face is also available as
  * a lossless JPEG 2000 JP2 file (`drawPortraitJpeg2000`), for kiosks that must show JPEG 2000 portraits.
  */

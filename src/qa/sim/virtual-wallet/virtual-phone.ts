@@ -10,7 +10,7 @@
  * One presentation at a time: each `presentQr()` / `tag()` starts a new one (fresh EDeviceKey and BLE UUID
  * for each engagement) and ends the previous one (`superseded`). A presentation ends when the reader ends the
  * session after the phone answered (State 0x02, ISO/IEC 18013-5 Table 13, or SessionData {status: 20},
- * session termination in §9.1.1; or the link going away), when it fails, or after `endTimeoutMs` without the
+ * session termination in 18013-5 §9.1.1; or the link going away), when it fails, or after `endTimeoutMs` without the
  * reader's end; the phone then stops advertising/scanning and closes its link.
  *
  * Behaviours and how they show on the wire:

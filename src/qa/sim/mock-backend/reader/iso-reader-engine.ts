@@ -205,7 +205,7 @@ export class IsoReaderEngine implements ReaderEngine {
   }
 
   bleReadRequest(char: string): Uint8Array {
-    // Ident = HKDF(EDeviceKeyBytes, "BLEIdent") (ISO/IEC 18013-5 §8.3.3.1.1.4); spec §4.5: empty bytes for other reads.
+    // Ident = HKDF(EDeviceKeyBytes, "BLEIdent") (ISO/IEC 18013-5 §8.3.3.1.1); spec §4.5: empty bytes for other reads.
     const session = this.#session;
     if (this.#role === 'peripheral' && session !== undefined && sameUuid(char, ROLE_CHARACTERISTICS.peripheral.ident)) return session.ident.slice();
     return new Uint8Array(0);

@@ -4,15 +4,15 @@
  *
  *   EReaderKey            fresh P-256 key per verification, the curve of EDeviceKey (as Multipaz's
  *                         `VerificationHelper` picks it)
- *   EReaderKeyBytes       #6.24(bstr .cbor COSE_Key)                                   (§9.1.1)
+ *   EReaderKeyBytes       #6.24(bstr .cbor COSE_Key)                                   (18013-5 §9.1.1)
  *   SessionTranscript     [DeviceEngagementBytes, EReaderKeyBytes, Handover] from the RAW bytes received
- *                         (DE as in the QR/NDEF record; Handover = null | [HS, HR|null]) (§9.1.5.1)
- *   SKReader / SKDevice   HKDF over ECDH(EReaderKey, EDeviceKey), salt SHA-256(SessionTranscriptBytes) (§9.1.1)
+ *                         (DE as in the QR/NDEF record; Handover = null | [HS, HR|null]) (18013-5 §9.1.5.1)
+ *   SKReader / SKDevice   HKDF over ECDH(EReaderKey, EDeviceKey), salt SHA-256(SessionTranscriptBytes) (18013-5 §9.1.1)
  *   DeviceRequest         {"version": "1.0", "docRequests": [{"itemsRequest": #6.24(ItemsRequest)}]},
- *                         ItemsRequest {"docType", "nameSpaces": {ns: {element: false}}} (§8.3.2.1.2.1;
+ *                         ItemsRequest {"docType", "nameSpaces": {ns: {element: false}}} (18013-5 §8.3.2.1.2.1;
  *                         spec §1: intent_to_retain always false); no readerAuth
  *   SessionEstablishment  {"eReaderKey": EReaderKeyBytes, "data": AES-GCM(SKReader, IV(0,1), DeviceRequest)}
- *   BLE Ident             HKDF(EDeviceKeyBytes, "BLEIdent") for the kiosk's GATT server (§8.3.3.1.1.4)
+ *   BLE Ident             HKDF(EDeviceKeyBytes, "BLEIdent") for the kiosk's GATT server (18013-5 §8.3.3.1.1)
  */
 import type { KeyObject } from 'node:crypto';
 import { EmbeddedCbor, cborEncode } from '../../iso/cbor.js';

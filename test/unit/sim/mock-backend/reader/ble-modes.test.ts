@@ -84,7 +84,7 @@ describe('modes from a QR DeviceEngagement', () => {
     const engine = createIsoReaderEngineFactory({ trustedIacaCertificates: [Uint8Array.of(0x30)] })({ sessionId: 's', namespaces: { 'org.iso.18013.5.1': ['age_over_21'] } });
     const engagement = await engine.qrScanned(deviceEngagementToQr(annexD('DEVICE_ENGAGEMENT')));
     expect(engagement).toEqual({ kind: 'modes', modes: [{ role: 'peripheral', service_uuid: '45efef74-2b2c-4837-a9a3-b0e1d05a6917', characteristics: PERIPHERAL_CHARS }] });
-    // Ident of the Annex D EDeviceKeyBytes (ISO/IEC 18013-5 §8.3.3.1.1.4; computed, not an Annex D vector).
+    // Ident of the Annex D EDeviceKeyBytes (ISO/IEC 18013-5 §8.3.3.1.1; computed, not an Annex D vector).
     await engine.bleConnected('peripheral');
     expect(Buffer.from(engine.bleReadRequest('00000008-A123-48CE-896B-4C76973373E6')).toString('hex')).toBe('8da0b7a85919f05673054ea996bbd124');
     engine.dispose();
