@@ -6,6 +6,7 @@ import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react'
 import { useTranslation } from 'react-i18next';
 import type { CameraState, KioskApi, Language, ScanSource, ScreenState } from '../common/kiosk-api.js';
 import { useKiosk } from './api/KioskContext.js';
+import { addressRefused } from './api/socket-transport.js';
 import { LiveRegion } from './components/announcer.js';
 import { useScannerWedge } from './qr/scanner-wedge.js';
 import { useCameraStatus, type CameraStatus } from './qr/camera-status.js';
@@ -232,6 +233,7 @@ export function App(): ReactNode {
         camera={camera.shown}
         staffView={staffView === 'settings' || staffView === 'diagnostics'}
         staffEnabled={api !== null && state !== null}
+        addressInvalid={missingToken || addressRefused(connection)}
         onStaff={() => setStaffView(unlocked ? 'settings' : 'pin')}
       />
     </div>

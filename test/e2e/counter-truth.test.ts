@@ -245,13 +245,22 @@ describe('the small ones', () => {
     expect(await stack.screen()).toBe('ready');
   });
 
-  it('a page opened with a wrong token says its address is not valid for this kiosk, instead of "Connecting…" for ever', async () => {
+  it('a page opened with a wrong token, or none, says its address is not valid for this kiosk, instead of "Connecting…" for ever; the status bar agrees', async () => {
     const wrong = await stack.context.newPage();
     try {
       await wrong.goto(stack.host.url.replace(/#token=.*$/, `#token=${'A'.repeat(43)}`));
       await wrong.locator('[data-testid="disconnected-body"][data-refused="true"]').waitFor({ timeout: 20_000 });
       expect(await wrong.locator('main h1').textContent()).toBe('This address is not valid for this kiosk');
+      // The status bar agrees: no "connecting" under a page that will never connect.
+      expect(await wrong.locator('[data-status="kiosk"]').getAttribute('data-level')).toBe('problem');
+      expect(await wrong.locator('[data-status="kiosk"] .status-value').textContent()).toBe('needs staff');
       await shot(wrong, 'disconnected-bad-address');
+      // Without any token (the hash dropped when the address was copied): the same, with that reason.
+      await wrong.goto(stack.host.url.replace(/#token=.*$/, ''));
+      await wrong.locator('[data-testid="disconnected-body"][data-missing-token="true"]').waitFor({ timeout: 20_000 });
+      expect(await wrong.locator('main h1').textContent()).toBe('This address is not valid for this kiosk');
+      expect(await wrong.locator('[data-status="kiosk"] .status-value').textContent()).toBe('needs staff');
+      await shot(wrong, 'disconnected-no-token');
     } finally {
       await wrong.close();
     }

@@ -28,6 +28,11 @@ export type ConnectionStatus =
   | { readonly kind: 'waiting'; readonly attempt: number; readonly retryAt: number; readonly lastProblem: string | null; readonly refused?: boolean }
   | { readonly kind: 'stopped'; readonly lastProblem: string | null };
 
+/** The host keeps refusing this page's token: waiting will not help, the address is wrong. */
+export function addressRefused(connection: ConnectionStatus): boolean {
+  return (connection.kind === 'waiting' || connection.kind === 'connecting') && connection.refused === true;
+}
+
 /** Thrown by a call made while the screen has no connection to the kiosk. */
 export class KioskDisconnectedError extends Error {
   override readonly name = 'KioskDisconnectedError';

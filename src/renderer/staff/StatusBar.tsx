@@ -12,7 +12,8 @@ import { statusItems, summaryItem, type ItemLevel } from './status-items.js';
 
 const MARK: Record<ItemLevel, string> = { ok: '✓', warn: '!', problem: '✕', off: '–' };
 
-export function StatusBar(props: { state: ScreenState | null; camera: CameraState; staffView: boolean; onStaff: () => void; staffEnabled: boolean }): ReactNode {
+/** `addressInvalid`: no state will come (this page's address is refused or has no token), so not "connecting". */
+export function StatusBar(props: { state: ScreenState | null; camera: CameraState; staffView: boolean; onStaff: () => void; staffEnabled: boolean; addressInvalid?: boolean }): ReactNode {
   const { t } = useTranslation();
   const now = useNow(5_000, props.state !== null && props.staffView);
   const items = props.state && props.staffView ? statusItems(props.state, now, t, props.camera) : [];
@@ -20,10 +21,17 @@ export function StatusBar(props: { state: ScreenState | null; camera: CameraStat
   return (
     <footer className="status-bar" data-testid="status-bar" aria-label={t('status.label')}>
       <ul className="status-items">
-        {props.state ? null : (
+        {props.state ? null : props.addressInvalid === true ? (
+          <li className="status-item status-item--problem" data-status="kiosk" data-level="problem">
+            <span className="status-mark" aria-hidden="true">
+              {MARK.problem}
+            </span>
+            <span className="status-label">{t('status.kiosk')}:</span> <span className="status-value">{t('status.summary.problem')}</span>
+          </li>
+        ) : (
           <li className="status-item status-item--warn" data-status="kiosk" data-level="warn">
             <span className="status-mark" aria-hidden="true">
-              !
+              {MARK.warn}
             </span>
             <span className="status-label">{t('status.kiosk')}:</span> <span className="status-value">{t('status.backendState.connecting')}</span>
           </li>

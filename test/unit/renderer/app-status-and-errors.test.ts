@@ -15,6 +15,8 @@ import { AppStatusCard } from '../../../src/renderer/staff/AppStatusCard.js';
 import { countLabel } from '../../../src/renderer/staff/diagnostic-texts.js';
 import { Field } from '../../../src/renderer/staff/Field.js';
 import { lockOf } from '../../../src/renderer/staff/settings-form.js';
+import { DisconnectedScreen } from '../../../src/renderer/screens/DisconnectedScreen.js';
+import { StatusBar } from '../../../src/renderer/staff/StatusBar.js';
 import { fixtureSettings } from '../../support/screen-fixtures.js';
 
 afterEach(() => {
@@ -224,5 +226,35 @@ describe('the error screen\'s countdown', () => {
     expect([said('en', 60), said('en', 1)]).toEqual(['This screen clears in 60 seconds.', 'This screen clears in 1 second.']);
     expect([said('es', 60), said('es', 1)]).toEqual(['Esta pantalla se borra en 60 segundos.', 'Esta pantalla se borra en 1 segundo.']);
     expect([said('fr', 60), said('fr', 1)]).toEqual(['Cet écran s’efface dans 60 secondes.', 'Cet écran s’efface dans 1 seconde.']);
+  });
+});
+
+describe('a page whose address cannot work', () => {
+  const connecting = { kind: 'connecting', attempt: 3, lastProblem: null } as const;
+  const text = (markup: string): string => markup.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+
+  it('no token at all: "not valid for this kiosk" with how to get the right address, no spinner, never "Connecting…"', () => {
+    const markup = html('en', createElement(DisconnectedScreen, { connection: { kind: 'stopped', lastProblem: null }, missingToken: true }));
+    expect(text(markup)).toContain('This address is not valid for this kiosk');
+    expect(text(markup)).toContain('opened without its access token');
+    expect(markup).not.toContain('Connecting to the kiosk');
+    expect(markup).not.toContain('spinner');
+  });
+
+  it('a refused token says the same with its own reason; a host that is only slow still says "Connecting…"', () => {
+    const refused = html('en', createElement(DisconnectedScreen, { connection: { ...connecting, refused: true }, missingToken: false }));
+    expect(text(refused)).toContain('This address is not valid for this kiosk');
+    expect(text(refused)).toContain('refused this page’s access token');
+    const slow = html('en', createElement(DisconnectedScreen, { connection: connecting, missingToken: false }));
+    expect(text(slow)).toContain('Connecting to the kiosk…');
+    expect(text(slow)).toContain('Attempt 3');
+  });
+
+  it('the status bar says the kiosk needs staff, not "connecting", when the address cannot work', () => {
+    const bar = (addressInvalid: boolean): string =>
+      html('en', createElement(StatusBar, { state: null, camera: 'off', staffView: false, onStaff: () => undefined, staffEnabled: false, addressInvalid }));
+    expect(bar(true)).toContain('data-level="problem"');
+    expect(text(bar(true))).toContain('Kiosk: needs staff');
+    expect(text(bar(false))).toContain('Kiosk: connecting');
   });
 });
