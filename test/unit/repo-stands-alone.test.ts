@@ -42,7 +42,7 @@ const planted = {
   designPlain: `// pre-warmed session (${DESIGN} §4)`,
   machinePath: `(\`/${WORK}/${SHARED}/spec/${SPEC}\`)`,
   referenceFolder: `see ${SHARED}/reference/${'pcsc' + '.md'} pitfall 7`,
-  referenceNotes: `lists the reader in either role, ${'refer' + 'ence'} ${'\u00a7'}7.1).`,
+  referenceNotes: 'lists the reader in either role, ' + 'refer' + 'ence \u00a77.1).',
 };
 
 describe('no tracked file points outside the repository', () => {
