@@ -34,6 +34,8 @@ export function CellView(props: { cell: Cell }): ReactNode {
           {t(cell.key)} <span className="outcome-code">({cell.code})</span>
         </>
       );
+    case 'word':
+      return <>{t(cell.key)}</>;
     case 'bytes': {
       const size = formatSize(cell.length, language);
       return <>{cell.image === undefined ? t('value.binary', { size }) : t('value.image', { format: t(`value.format.${cell.image}`), size })}</>;

@@ -17,9 +17,10 @@ export type Group = (typeof GROUPS)[number];
 
 /**
  * How a value is read: `bytes` a byte string (image or data), `fullDate` a date without time, `sex` ISO/IEC
- * 5218 codes, `present` AAMVA's "1 = yes" flags, `dhs` / `truncation` AAMVA one-letter codes.
+ * 5218 codes, `present` AAMVA's "1 = yes" flags, `dhs` / `truncation` AAMVA one-letter codes, `eyeColour` /
+ * `hairColour` the words ISO/IEC 18013-5 allows for those elements (said in the customer's language).
  */
-export type ValueHint = 'auto' | 'bytes' | 'sex' | 'height' | 'weight' | 'years' | 'year' | 'privileges' | 'present' | 'dhs' | 'truncation';
+export type ValueHint = 'auto' | 'bytes' | 'sex' | 'height' | 'weight' | 'years' | 'year' | 'privileges' | 'present' | 'dhs' | 'truncation' | 'eyeColour' | 'hairColour';
 
 interface KnownElement {
   readonly group: Group;
@@ -56,8 +57,8 @@ const MDL_ELEMENTS: Readonly<Record<string, KnownElement>> = {
   sex: { group: 'physical', hint: 'sex' },
   height: { group: 'physical', hint: 'height' },
   weight: { group: 'physical', hint: 'weight' },
-  eye_colour: { group: 'physical' },
-  hair_colour: { group: 'physical' },
+  eye_colour: { group: 'physical', hint: 'eyeColour' },
+  hair_colour: { group: 'physical', hint: 'hairColour' },
   signature_usual_mark: { group: 'physical', hint: 'bytes' },
 };
 

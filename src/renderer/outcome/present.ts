@@ -27,6 +27,8 @@ export type Cell =
   | { readonly kind: 'year'; readonly value: number }
   /** A coded value with a translation key, the code kept for staff. */
   | { readonly kind: 'code'; readonly key: string; readonly code: string }
+  /** A word from a fixed list, said in the customer's language (the list's own word needs no repeating). */
+  | { readonly kind: 'word'; readonly key: string }
   | { readonly kind: 'bytes'; readonly length: number; readonly image: ImageKind | undefined }
   | { readonly kind: 'empty' }
   | { readonly kind: 'list'; readonly items: readonly Cell[]; readonly omitted: number }
@@ -236,6 +238,17 @@ function codeCell(value: unknown, keys: Readonly<Record<string, string>>): Cell 
   return key === undefined || code === undefined ? genericCell(value) : { kind: 'code', key, code };
 }
 
+/**
+ * The values ISO/IEC 18013-5 allows for eye_colour and hair_colour (the same words isomdl's `EyeColour` and
+ * `HairColour` enumerate). Anything else is shown as the text it is.
+ */
+const EYE_COLOURS = new Set(['black', 'blue', 'brown', 'dichromatic', 'grey', 'green', 'hazel', 'maroon', 'pink', 'unknown']);
+const HAIR_COLOURS = new Set(['bald', 'black', 'blond', 'brown', 'grey', 'red', 'auburn', 'sandy', 'white', 'unknown']);
+
+function wordCell(value: unknown, words: ReadonlySet<string>, prefix: string): Cell {
+  return typeof value === 'string' && words.has(value) ? { kind: 'word', key: `${prefix}.${value}` } : genericCell(value);
+}
+
 function codesText(codes: unknown): string[] {
   if (!Array.isArray(codes)) return codes === undefined ? [] : [shortText(codes, 80)];
   return codes.slice(0, MAX_ITEMS).map((entry) => {
@@ -282,6 +295,10 @@ function elementCell(namespace: string, identifier: string, value: unknown): Cel
       return codeCell(value, { F: 'value.dhs.F', N: 'value.dhs.N' });
     case 'truncation':
       return codeCell(value, { T: 'value.truncation.T', N: 'value.truncation.N', U: 'value.truncation.U' });
+    case 'eyeColour':
+      return wordCell(value, EYE_COLOURS, 'value.eye');
+    case 'hairColour':
+      return wordCell(value, HAIR_COLOURS, 'value.hair');
     case 'auto':
       return genericCell(value);
   }

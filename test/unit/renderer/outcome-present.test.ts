@@ -96,6 +96,15 @@ describe('declined and missing elements', () => {
     expect(presentOutcome(outcome({ answer: ageAnswer('not_met') })).notMet).toBe(false);
   });
 
+  it('eye and hair colours from the standard\'s lists are words to translate; anything else stays text', () => {
+    const model = presentOutcome(outcome({ response: { [NS]: { eye_colour: 'hazel', hair_colour: 'sandy' } } }));
+    expect(model.rows.find((r) => r.identifier === 'eye_colour')?.value).toEqual({ kind: 'word', key: 'value.eye.hazel' });
+    expect(model.rows.find((r) => r.identifier === 'hair_colour')?.value).toEqual({ kind: 'word', key: 'value.hair.sandy' });
+    const odd = presentOutcome(outcome({ response: { [NS]: { eye_colour: 'toString', hair_colour: 7 } } }));
+    expect(odd.rows.find((r) => r.identifier === 'eye_colour')?.value).toEqual({ kind: 'text', text: 'toString' });
+    expect(odd.rows.find((r) => r.identifier === 'hair_colour')?.value).toMatchObject({ kind: 'number', value: 7 });
+  });
+
   it('a year of birth is a year (no grouping), an age a number of years', () => {
     const model = presentOutcome(outcome({ response: { [NS]: { age_birth_year: 1990, age_in_years: 35 } } }));
     expect(model.rows.find((r) => r.identifier === 'age_birth_year')?.value).toEqual({ kind: 'year', value: 1990 });

@@ -156,6 +156,18 @@ describe('outcome screen markup', () => {
     }
   });
 
+  it('eye and hair colours are said in the customer\'s language ("brown" is "Marron" in French); a word outside the list is shown as given', () => {
+    const said = { en: ['Brown', 'Auburn'], es: ['Marrones', 'Caoba'], fr: ['Marron', 'Auburn'] } as const;
+    for (const language of LANGUAGES) {
+      const { html, missing } = render(outcome({ response: { [NS]: { eye_colour: 'brown', hair_colour: 'auburn' } }, answer: elementsAnswer('met') }), { language });
+      expect(missing, language).toEqual([]);
+      for (const word of said[language]) expect(text(html), language).toContain(` ${word} `);
+      expect(text(html), language).not.toContain(' brown ');
+    }
+    const { html } = render(outcome({ response: { [NS]: { eye_colour: 'violet' } }, answer: elementsAnswer('met') }), { language: 'fr' });
+    expect(text(html)).toContain(' violet ');
+  });
+
   it('unreadable outcome: neutral "ask staff", nothing else of it', () => {
     const { html } = render({ verdict: 'maybe' } as unknown as OutcomeView);
     expect(attr(html, 'verdict', 'data-verdict')).toBe('unknown');
