@@ -7,9 +7,8 @@
  *             kiosk's controller; the floor is the same stream into a bare noble on another controller of
  *             the same air, no adapter in between (ratio = adapter / floor). Each path takes one
  *             unmeasured stream, then STREAMS measured ones, and gives their median: the first 2,000 values
- *             through noble's HCI code in a process run ~20 % slower while V8 compiles it (which once made
- *             the adapter, measured first, look 16 % slower than the floor), and one stream of about a
- *             second swings ±15 % on a shared machine;
+ *             through noble's HCI code in a process ran ~20 % slower while V8 compiled it, and the ratio
+ *             still swings 0.83–1.15 between runs on a shared 2-core machine (docs/ble-limits.md);
  *   verify    whole QR → central verifications (kiosk + mock backend + the virtual phone on bleno) with a
  *             ≥ 20 kB response (a large portrait), from the scan to the outcome; median of the runs.
  */
