@@ -12,46 +12,37 @@ import { statusItems, summaryItem, type ItemLevel } from './status-items.js';
 
 const MARK: Record<ItemLevel, string> = { ok: '✓', warn: '!', problem: '✕', off: '–' };
 
+/** One line of the bar: its mark, label and value (and the staff detail, such as the backend's origin). */
+function StatusLine(props: { id: string; label: string; value: string; level: ItemLevel; detail?: string | undefined }): ReactNode {
+  return (
+    <li className={`status-item status-item--${props.level}`} data-status={props.id} data-level={props.level}>
+      <span className="status-mark" aria-hidden="true">
+        {MARK[props.level]}
+      </span>
+      <span className="status-label">{props.label}:</span> <span className="status-value">{props.value}</span>
+      {props.detail ? <span className="status-detail"> ({props.detail})</span> : null}
+    </li>
+  );
+}
+
 /** `addressInvalid`: no state will come (this page's address is refused or has no token), so not "connecting". */
 export function StatusBar(props: { state: ScreenState | null; camera: CameraState; staffView: boolean; onStaff: () => void; staffEnabled: boolean; addressInvalid?: boolean }): ReactNode {
   const { t } = useTranslation();
   const now = useNow(5_000, props.state !== null && props.staffView);
   const items = props.state && props.staffView ? statusItems(props.state, now, t, props.camera) : [];
   const summary = props.state && !props.staffView ? summaryItem(props.state, t) : undefined;
+  const kiosk = t('status.kiosk');
   return (
     <footer className="status-bar" data-testid="status-bar" aria-label={t('status.label')}>
       <ul className="status-items">
         {props.state ? null : props.addressInvalid === true ? (
-          <li className="status-item status-item--problem" data-status="kiosk" data-level="problem">
-            <span className="status-mark" aria-hidden="true">
-              {MARK.problem}
-            </span>
-            <span className="status-label">{t('status.kiosk')}:</span> <span className="status-value">{t('status.summary.problem')}</span>
-          </li>
+          <StatusLine id="kiosk" label={kiosk} value={t('status.summary.problem')} level="problem" />
         ) : (
-          <li className="status-item status-item--warn" data-status="kiosk" data-level="warn">
-            <span className="status-mark" aria-hidden="true">
-              {MARK.warn}
-            </span>
-            <span className="status-label">{t('status.kiosk')}:</span> <span className="status-value">{t('status.backendState.connecting')}</span>
-          </li>
+          <StatusLine id="kiosk" label={kiosk} value={t('status.backendState.connecting')} level="warn" />
         )}
-        {summary ? (
-          <li className={`status-item status-item--${summary.level}`} data-status="summary" data-level={summary.level}>
-            <span className="status-mark" aria-hidden="true">
-              {MARK[summary.level]}
-            </span>
-            <span className="status-label">{t('status.kiosk')}:</span> <span className="status-value">{summary.value}</span>
-          </li>
-        ) : null}
+        {summary ? <StatusLine id="summary" label={kiosk} value={summary.value} level={summary.level} /> : null}
         {items.map((item) => (
-          <li key={item.id} className={`status-item status-item--${item.level}`} data-status={item.id} data-level={item.level}>
-            <span className="status-mark" aria-hidden="true">
-              {MARK[item.level]}
-            </span>
-            <span className="status-label">{item.label}:</span> <span className="status-value">{item.value}</span>
-            {item.detail ? <span className="status-detail"> ({item.detail})</span> : null}
-          </li>
+          <StatusLine key={item.id} id={item.id} label={item.label} value={item.value} level={item.level} detail={item.detail} />
         ))}
       </ul>
       <button type="button" className="staff-button" data-testid="staff-button" onClick={props.onStaff} disabled={!props.staffEnabled}>
