@@ -499,8 +499,9 @@ async function main(): Promise<number> {
     // request's own; peer text never reaches it).
     const said = view.phase === 'result' && view.outcome ? escapePeerText(resultText(view.outcome), 400) : PROMPT_TEXT[view.prompt];
     process.stderr.write(`[relay] ${view.phase}: ${said}${extra}\n`);
-    // The backend refused the credentials: waiting would not help a headless run.
-    if (view.phase === 'config_error') finish('the backend refused the configuration');
+    // Only staff can fix it (credentials refused, a gateway that refuses the session socket): waiting would
+    // not help a headless run.
+    if (view.phase === 'config_error') finish(`staff needed: ${escapePeerText(view.error?.detail ?? 'the backend refused the configuration', 300)}`);
     if (view.phase === 'ready') feeder?.kioskReady();
   });
   // A verification that has not ended this long after the previous one is given up (e.g. backend down).

@@ -9,6 +9,7 @@ import { ConfigError, type KioskConfig } from '../platform/config.js';
 import { Kiosk } from './kiosk.js';
 import type { Logger } from '../platform/log.js';
 import { WsRelayConnector } from './relay-socket.js';
+import type { RetryPolicy } from './retry-policy.js';
 import { SessionClient } from './session-client.js';
 import { buildTlsTrust } from './tls-trust.js';
 
@@ -19,6 +20,8 @@ export interface ComposeOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** See {@link KioskDeps.readinessGate}: the counter's hosts turn it on; the headless CLI leaves it off. */
   readonly readinessGate?: boolean;
+  /** A retry policy kept across rebuilds (the service's runtime), or one with a fixed random source (tests). */
+  readonly retryPolicy?: RetryPolicy;
 }
 
 export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logger, options: ComposeOptions = {}): Kiosk {
@@ -60,5 +63,14 @@ export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logg
     },
     'kiosk configured',
   );
-  return new Kiosk({ config, devices, sessions, connector, log, ...(options.now ? { now: options.now } : {}), ...(options.readinessGate ? { readinessGate: true } : {}) });
+  return new Kiosk({
+    config,
+    devices,
+    sessions,
+    connector,
+    log,
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.readinessGate ? { readinessGate: true } : {}),
+    ...(options.retryPolicy ? { retryPolicy: options.retryPolicy } : {}),
+  });
 }

@@ -15,6 +15,7 @@ import { outcomeFromComplete } from './outcome.js';
 import { resolveProfile, type RequestProfile } from './profiles.js';
 import type { AskedRequest } from './request-answer.js';
 import type { RelayConnector } from './relay-link.js';
+import type { RetryPolicy, RetryReport } from './retry-policy.js';
 import { recoverResult } from './result-recovery.js';
 import { errorViewFor, logResult } from './run-report.js';
 import { ArmTimeoutError, SessionKeeper, type ArmedSession, type KeeperStatus } from './session-keeper.js';
@@ -41,6 +42,8 @@ export interface KioskDeps {
    * may still end the session with `complete`.
    */
   readonly readinessGate?: boolean;
+  /** A retry policy that outlives this kiosk (its backoff and request budget survive a rebuild). */
+  readonly retryPolicy?: RetryPolicy;
 }
 
 /** One finished attempt, for the CLI, diagnostics and tests. Holds the disclosed data only in `outcome`. */
@@ -114,6 +117,7 @@ export class Kiosk {
       onSessionCreated: () => {
         for (const listener of this.sessionListeners) listener();
       },
+      ...(deps.retryPolicy === undefined ? {} : { retryPolicy: deps.retryPolicy }),
     });
     this.triggers = new TriggerSource({
       nfc: deps.devices.nfc,
@@ -148,6 +152,11 @@ export class Kiosk {
   get sessionFreshness(): { state: 'none' | 'armed' | 'busy'; createdAt: number | null; expiresAt: number | null } {
     const { state, createdAt } = this.keeper.freshness;
     return { state, createdAt, expiresAt: createdAt === null ? null : createdAt + this.deps.config.session.lifetimeMs };
+  }
+
+  /** The backend's failures: the last one, how many in a row, totals by kind, the request budget. */
+  get backendFailures(): RetryReport {
+    return this.keeper.failureReport;
   }
 
   /** The request profile in use. */
@@ -610,6 +619,7 @@ export class Kiosk {
         log,
         now: this.now,
         asked,
+        admit: (s) => this.keeper.admitRequest(s),
       });
       if (outcome) kind = 'recovered';
     }
@@ -632,8 +642,7 @@ export class Kiosk {
     }
     await closing;
     // A transfer that ended (end byte sent) but could not be recovered is not retried on this session.
-    const spent = outcome !== undefined || (result.kind === 'dropped' && result.transferFinished);
-    this.keeper.release(armed, spent ? 'spent' : 'retry');
+    this.keeper.release(armed, outcome !== undefined ? 'completed' : result.kind === 'dropped' && result.transferFinished ? 'spent' : 'retry');
   }
 
   /** What `armed` asked for, with the profile's required elements when the profile asked the same. */

@@ -10,18 +10,37 @@ import type { SessionService } from './session-service.js';
 import type { Logger } from '../platform/log.js';
 import { outcomeFromResult } from './outcome.js';
 import type { AskedRequest } from './request-answer.js';
+import { fullJitter } from './retry-policy.js';
 import { SessionApiError } from './session-client.js';
 
-const POLL_MS = 500;
+/** Polls back off from this (full jitter, retry-policy.ts) up to POLL_CAP_MS: the backend may be struggling. */
+const POLL_BASE_MS = 250;
+const POLL_CAP_MS = 2_000;
 
 export async function recoverResult(
   sessions: SessionService,
   sessionId: string,
-  options: { transferFinished: boolean; pollForMs: number; signal: AbortSignal; log: Logger; now: () => number; asked: AskedRequest },
+  options: {
+    transferFinished: boolean;
+    pollForMs: number;
+    signal: AbortSignal;
+    log: Logger;
+    now: () => number;
+    asked: AskedRequest;
+    /** Waits for the kiosk's request budget (session-keeper.ts `admitRequest`): every GET counts. */
+    admit?: (signal: AbortSignal) => Promise<void>;
+    random?: () => number;
+  },
 ): Promise<OutcomeView | undefined> {
   const { transferFinished, signal, log, now } = options;
   const deadline = now() + (transferFinished ? options.pollForMs : 0);
   for (let attempt = 1; ; attempt++) {
+    try {
+      await options.admit?.(signal);
+    } catch {
+      return undefined;
+    }
+    if (now() > deadline && attempt > 1) return undefined;
     try {
       const outcome = outcomeFromResult(await sessions.getResult(sessionId, signal), options.asked);
       if (outcome) {
@@ -37,7 +56,9 @@ export async function recoverResult(
     }
     if (now() >= deadline || signal.aborted) return undefined;
     try {
-      await sleep(POLL_MS, signal);
+      // At least a little: a poll must not follow the last one at once (full jitter may draw 0).
+      const wait = Math.max(POLL_BASE_MS / 2, fullJitter(attempt, POLL_BASE_MS * 2, POLL_CAP_MS, options.random ?? Math.random));
+      await sleep(Math.min(wait, Math.max(0, deadline - now())), signal);
     } catch {
       return undefined;
     }

@@ -7,9 +7,11 @@
  *   `minRemainingToStartMs` left is never handed out, so no verification starts on a session about to expire.
  * - Re-arm: a session given back after an error, a violation or a dropped socket is reconnected with the same
  *   `id`/`client_secret` (spec §3, §5 rule 2) while it has time left; a spent one is replaced.
- * - Handshake 404 → the session is gone: create a new one. 409 → back off and retry a bounded number of
- *   times, then use a new session. 401/403 (HTTP or handshake) → configuration error: no retry loop.
- * - Backend unreachable → `offline`, retried with exponential backoff.
+ * - Handshake 404 → the session is gone: the next attempt creates a new one. 409 → the same session again,
+ *   a bounded number of times, then a new one. 401/403 on a new session (HTTP or handshake) → configuration
+ *   error: no retries until staff act.
+ * - When to try again after any failure, and how the kiosk presents itself meanwhile, is the retry policy's
+ *   decision (retry-policy.ts), never this file's: every request to the backend passes its budget first.
  * - While idle, anything the backend sends on the engaged socket is handled here: `error` resets the
  *   session on the backend (spec §3), so it is re-armed; anything else is a violation.
  */
@@ -18,8 +20,10 @@ import { AbortedError, sleep } from './async-tools.js';
 import type { KioskConfig } from '../platform/config.js';
 import { insideWindow } from '../platform/time-window.js';
 import type { Logger } from '../platform/log.js';
+import { classifyArmingError, handshakeFailure, type BackendFailure } from './backend-failure.js';
 import { RelayChannel, type Arrival } from './relay-channel.js';
 import { CloseCode, RelayHandshakeError, type RelayConnector } from './relay-link.js';
+import { HEALTHY_AFTER_MS, RetryPolicy, type RetryDecision, type RetryReport } from './retry-policy.js';
 import { SessionApiError, type Session } from './session-client.js';
 import { backendErrorFields, closeCodeForViolation } from './verification/results.js';
 
@@ -42,7 +46,11 @@ export type KeeperStatus =
   | { readonly state: 'standby' }
   /** `backend_tls`: the backend's certificate is not trusted; staff must act, so retries are slow. */
   | { readonly state: 'offline'; readonly detail: string; readonly code?: 'backend_tls' }
-  | { readonly state: 'config_error'; readonly detail: string }
+  /**
+   * Only staff can fix it. `retrying`: the keeper still probes at the slowest pace and turns ready by itself
+   * once the cause is gone (a gateway fixed); otherwise (refused credentials) it waits for staff's retry.
+   */
+  | { readonly state: 'config_error'; readonly detail: string; readonly retrying: boolean }
   | { readonly state: 'stopped' };
 
 /** The backend ended an idle session with an `error` or an invalid message (shown to staff briefly). */
@@ -51,8 +59,12 @@ export interface IdleFailure {
   readonly detail: string;
 }
 
-/** What the holder of a lent session tells the keeper when giving it back. */
-export type Disposition = 'spent' | 'retry';
+/**
+ * What the holder of a lent session tells the keeper when giving it back: `completed` (an outcome came: the
+ * backend works), `spent` (the session cannot serve again, and no outcome came), `retry` (it failed and may
+ * be reconnected).
+ */
+export type Disposition = 'completed' | 'spent' | 'retry';
 
 export interface SessionKeeperOptions {
   readonly sessions: SessionFactory;
@@ -65,6 +77,21 @@ export interface SessionKeeperOptions {
   readonly showBackendErrorText?: boolean;
   /** Called after each successful `POST /sessions` (diagnostics count them: a fleet owner may pay per session). */
   readonly onSessionCreated?: () => void;
+  /**
+   * The retry policy, when its history must outlive this keeper (a kiosk rebuilt after a settings change
+   * keeps its backoff and its request budget); by default one of its own.
+   */
+  readonly retryPolicy?: RetryPolicy;
+}
+
+/** The retry policy's settings, read from the configuration at each decision. */
+export function retrySettingsOf(config: Pick<KioskConfig, 'session'>): ConstructorParameters<typeof RetryPolicy>[0] {
+  return () => ({
+    backoffMinMs: config.session.offlineBackoffMinMs,
+    backoffMaxMs: config.session.offlineBackoffMaxMs,
+    conflictBackoffMs: config.session.conflictBackoffMs,
+    maxRequestsPerMinute: config.session.maxRequestsPerMinute,
+  });
 }
 
 /** How often the business-hours policy looks at the clock while no session is warm. */
@@ -74,11 +101,33 @@ export class ArmTimeoutError extends Error {
   override readonly name = 'ArmTimeoutError';
 }
 
-/** An idle session lost sooner than this after arming counts as a failure (backoff applies). */
-const QUICK_FAILURE_MS = 10_000;
+/** Arming failed for a reason of the backend's (or of the way to it), classified for the retry policy. */
+class ArmingFailure extends Error {
+  override readonly name = 'ArmingFailure';
+  constructor(readonly failure: BackendFailure) {
+    super(failure.detail);
+  }
+}
 
-class ConfigurationRefused extends Error {
-  override readonly name = 'ConfigurationRefused';
+/** Log events of the ordinary endings that have names of their own (the rest log `session_rearm`). */
+const RECOVERING_EVENT: Partial<Record<BackendFailure['kind'], string>> = {
+  conflict: 'session_conflict',
+  session_gone: 'session_gone',
+  secret_expired: 'session_secret_refused',
+};
+
+/** A 404 on a session at least this old is an ordinary ending; sooner, whatever answered refused a new session. */
+const FRESH_SESSION_MS = 30_000;
+
+/** A session to reconnect instead of creating a new one. */
+interface Reusable {
+  readonly session: Session;
+  /** How often it was re-armed already. */
+  readonly reuses: number;
+  /** It was engaged at least once (a 404 or 401 on it then means it ended, not that it was refused). */
+  readonly usedBefore: boolean;
+  /** Handshake 409s in a row on it. */
+  readonly conflicts: number;
 }
 
 function sameNamespaces(a: Namespaces, b: Namespaces): boolean {
@@ -88,16 +137,17 @@ function sameNamespaces(a: Namespaces, b: Namespaces): boolean {
 export class SessionKeeper {
   private idle: ArmedSession | undefined;
   private lent: ArmedSession | undefined;
-  /** A session to reconnect instead of creating a new one, and how often it has been re-armed already. */
-  private reusable: { session: Session; reuses: number } | undefined;
+  private reusable: Reusable | undefined;
   private preparing = false;
   private stopped = false;
   private started = false;
   private statusValue: KeeperStatus = { state: 'arming' };
-  private failures = 0;
-  /** Idle sessions lost soon after arming, in a row. */
-  private quickFailures = 0;
+  private readonly policy: RetryPolicy;
+  /** Requests not counted against the budget: the new session after a verified outcome (POST and upgrade). */
+  private uncountedRequests = 0;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** Declares the backend healthy once an engaged idle session has stayed up long enough. */
+  private healthTimer: NodeJS.Timeout | undefined;
   private policyTimer: NodeJS.Timeout | undefined;
   /** A customer tapped or scanned: sessions are kept warm until then, whatever the policy. */
   private demandUntil = Number.NEGATIVE_INFINITY;
@@ -115,10 +165,16 @@ export class SessionKeeper {
 
   constructor(private readonly options: SessionKeeperOptions) {
     this.now = options.now ?? Date.now;
+    this.policy = options.retryPolicy ?? new RetryPolicy(retrySettingsOf(options.config));
   }
 
   get status(): KeeperStatus {
     return this.statusValue;
+  }
+
+  /** The backend's failures as the retry policy counts them (diagnostics, health, metrics, support bundle). */
+  get failureReport(): RetryReport {
+    return this.policy.report(this.now());
   }
 
   /** The session a verification is using, else the one waiting armed: for the staff's freshness display. */
@@ -157,14 +213,35 @@ export class SessionKeeper {
     this.ensure();
   }
 
-  /** Retry now after a configuration error or during an offline backoff (staff action). */
+  /**
+   * Retry now after a configuration error or during a backoff (staff action, or a customer waiting). The wait
+   * is cut short, but the request budget still applies and the failures in a row are not forgotten: a
+   * customer tapping again and again cannot make the kiosk hammer the backend.
+   */
   retryNow(): void {
     if (this.stopped) return;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
-    this.failures = 0;
     if (this.statusValue.state === 'config_error') this.setStatus({ state: 'arming' });
     this.ensure();
+  }
+
+  /**
+   * Waits until the request budget lets one more request go to the backend, and counts it. Every request
+   * passes here: the keeper's own, and `GET /sessions/{id}` of a result recovery.
+   */
+  async admitRequest(signal: AbortSignal): Promise<void> {
+    if (this.uncountedRequests > 0) {
+      this.uncountedRequests--;
+      return;
+    }
+    for (let logged = false; ; logged = true) {
+      const wait = this.policy.admissionDelay(this.now());
+      if (wait <= 0) break;
+      if (!logged) this.options.log.warn({ event: 'request_budget_spent', waitMs: wait, perMinute: this.options.config.session.maxRequestsPerMinute }, 'request budget spent; waiting');
+      await sleep(wait, signal);
+    }
+    this.policy.recordRequest(this.now());
   }
 
   private remaining(session: Session): number {
@@ -203,16 +280,15 @@ export class SessionKeeper {
     for (;;) {
       if (signal.aborted || this.stopped) throw new AbortedError('acquire aborted');
       // Nothing changes until staff act: fail at once instead of keeping the customer waiting.
-      if (this.statusValue.state === 'config_error') throw new ArmTimeoutError(`backend refused the configuration: ${this.statusValue.detail}`);
+      if (this.statusValue.state === 'config_error') throw new ArmTimeoutError(`staff needed: ${this.statusValue.detail}`);
       const idle = this.idle;
       if (idle && this.usable(idle)) {
         this.idle = undefined;
         this.lent = idle;
-        this.failures = 0;
-        this.quickFailures = 0;
         idle.channel.setInterceptor(undefined);
         clearTimeout(this.renewTimer);
         clearTimeout(this.expiryTimer);
+        clearTimeout(this.healthTimer);
         this.options.log.info({ event: 'session_acquired', sessionId: idle.session.id }, 'verification starts on the pre-warmed session');
         return idle;
       }
@@ -244,10 +320,18 @@ export class SessionKeeper {
   /** Gives a lent session back. Its socket must be closed (or closing) already. */
   release(armed: ArmedSession, disposition: Disposition): void {
     if (this.lent === armed) this.lent = undefined;
-    if (disposition === 'retry' && this.remaining(armed.session) > this.options.config.session.renewBeforeExpiryMs) {
-      this.reusable = { session: armed.session, reuses: armed.reuses + 1 };
+    if (this.stopped) return;
+    if (disposition === 'completed') {
+      // The backend answered a whole verification: healthy. The next session is the customer's due, not a retry.
+      this.policy.onHealthy();
+      this.uncountedRequests = 2;
+      this.ensure();
+      return;
     }
-    this.ensure();
+    if (disposition === 'retry' && this.remaining(armed.session) > this.options.config.session.renewBeforeExpiryMs) {
+      this.reusable = { session: armed.session, reuses: armed.reuses + 1, usedBefore: true, conflicts: 0 };
+    }
+    this.onFailure({ kind: 'verification_failed', stage: 'verification', detail: `the verification ended without an outcome (${disposition})` });
   }
 
   /** The request profile changed: re-engage the idle session with the new namespaces. */
@@ -255,7 +339,7 @@ export class SessionKeeper {
     const idle = this.idle;
     if (!idle || sameNamespaces(idle.namespaces, this.options.namespaces())) return;
     this.idle = undefined;
-    this.reusable = { session: idle.session, reuses: idle.reuses };
+    this.reusable = { session: idle.session, reuses: idle.reuses, usedBefore: true, conflicts: 0 };
     void this.closeIdle(idle, CloseCode.normal, 'request profile changed');
     this.ensure();
   }
@@ -268,6 +352,7 @@ export class SessionKeeper {
     clearTimeout(this.policyTimer);
     clearTimeout(this.renewTimer);
     clearTimeout(this.expiryTimer);
+    clearTimeout(this.healthTimer);
     const idle = this.idle;
     this.idle = undefined;
     this.setStatus({ state: 'stopped' });
@@ -286,7 +371,7 @@ export class SessionKeeper {
   /** Decides whether a session must be prepared, and starts it. Idempotent. */
   private ensure(): void {
     if (this.stopped || !this.started || this.preparing || this.lent || this.retryTimer) return;
-    if (this.statusValue.state === 'config_error') return;
+    if (this.statusValue.state === 'config_error' && !this.statusValue.retrying) return;
     const idle = this.idle;
     if (idle && this.fresh(idle)) return;
     if (!this.wantsWarm()) {
@@ -299,9 +384,9 @@ export class SessionKeeper {
       void this.closeIdle(idle, CloseCode.normal, 'session renewed');
     }
     this.preparing = true;
-    // No session to hand out: the screen must not say "ready". During an offline backoff the status stays
-    // `offline` until an attempt succeeds (failures counted in an earlier outage do not keep it `armed`).
-    if (!this.idle && this.statusValue.state !== 'offline') this.setStatus({ state: 'arming' });
+    // No session to hand out: the screen must not say "ready". While retrying after failures the status stays
+    // what the policy said (offline, needs staff) until an attempt succeeds.
+    if (!this.idle && this.statusValue.state !== 'offline' && this.statusValue.state !== 'config_error') this.setStatus({ state: 'arming' });
     void this.prepare().finally(() => {
       this.preparing = false;
       // What happened meanwhile (e.g. the new session ended at once) may call for another attempt.
@@ -352,7 +437,7 @@ export class SessionKeeper {
       const old = this.idle;
       this.idle = armed;
       if (old) void this.closeIdle(old, CloseCode.normal, 'session renewed');
-      this.watchIdle(armed, this.now());
+      this.watchIdle(armed);
       // Something the backend sent before the watcher was in place already ended this session.
       if (this.idle !== armed) return;
       this.scheduleRenewal(armed);
@@ -360,114 +445,130 @@ export class SessionKeeper {
       this.wake();
     } catch (e) {
       if (this.stopped || e instanceof AbortedError) return;
-      this.onPrepareFailure(e);
+      if (e instanceof ArmingFailure) {
+        this.onFailure(e.failure);
+        return;
+      }
+      // Not the backend's doing (a bug): still a failure, so that it cannot make the keeper spin.
+      const detail = e instanceof Error ? `${e.name}: ${e.message}` : 'unknown error';
+      this.options.log.error({ event: 'arming_fault', detail }, 'unexpected fault while arming a session');
+      this.onFailure({ kind: 'unreachable', stage: 'create', detail: `unexpected fault: ${detail}`.slice(0, 300) });
     }
   }
 
-  private onPrepareFailure(e: unknown): void {
-    const detail = e instanceof Error ? e.message : 'unknown error';
-    if (e instanceof ConfigurationRefused) {
-      this.options.log.error({ event: 'backend_refused_credentials', detail }, 'backend refused the credentials; not retrying');
-      this.setStatus({ state: 'config_error', detail });
+  /** Asks the retry policy what a failure means, shows it, and schedules the next attempt. */
+  private onFailure(failure: BackendFailure): void {
+    const decision = this.policy.onFailure(failure, this.now());
+    this.uncountedRequests = 0;
+    this.logDecision(decision);
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    if (decision.action === 'stop') {
+      this.setStatus({ state: 'config_error', detail: failure.detail, retrying: false });
       this.wake();
       return;
     }
-    const retryAfter = e instanceof SessionApiError || e instanceof RelayHandshakeError ? e.retryAfterMs : undefined;
-    const tls = (e instanceof SessionApiError || e instanceof RelayHandshakeError) && e.kind === 'tls';
-    // A certificate problem does not fix itself in a second: retry at the slowest pace, not from the fastest.
-    if (tls) this.scheduleRetry(detail, this.options.config.session.offlineBackoffMaxMs, 'backend_tls');
-    else this.scheduleRetry(detail, retryAfter);
-  }
-
-  /** Backs off exponentially before the next attempt, so a failing backend is not hammered. */
-  private scheduleRetry(detail: string, atLeastMs?: number, code?: 'backend_tls'): void {
-    this.failures++;
-    const { offlineBackoffMinMs, offlineBackoffMaxMs } = this.options.config.session;
-    let delay = Math.min(offlineBackoffMaxMs, offlineBackoffMinMs * 2 ** Math.min(this.failures - 1, 20));
-    // The backend's Retry-After is honoured when it asks for longer, but never beyond the longest backoff:
-    // a backend (or whatever answers in its name) must not park the kiosk for minutes per failure.
-    if (atLeastMs !== undefined) delay = Math.max(delay, Math.min(atLeastMs, offlineBackoffMaxMs));
-    this.options.log.warn({ event: code ?? 'backend_unavailable', detail, retryInMs: delay, failures: this.failures }, 'cannot keep a session ready');
-    if (!this.idle || !this.usable(this.idle)) this.setStatus(code === undefined ? { state: 'offline', detail } : { state: 'offline', detail, code });
+    // A renewal that failed leaves the old session serving: the kiosk stays ready meanwhile.
+    if (!this.idle || !this.usable(this.idle)) {
+      switch (decision.standing) {
+        case 'recovering':
+          this.setStatus({ state: 'arming' });
+          break;
+        case 'offline':
+          this.setStatus(failure.kind === 'tls' ? { state: 'offline', detail: failure.detail, code: 'backend_tls' } : { state: 'offline', detail: failure.detail });
+          break;
+        case 'needs_staff':
+          this.setStatus({ state: 'config_error', detail: failure.detail, retrying: true });
+          break;
+      }
+    }
     this.wake();
-    clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       this.ensure();
-    }, delay);
+    }, decision.delayMs);
   }
 
-  /** Creates (or reuses) a session, opens its socket and sends `engage`. */
-  private async arm(signal: AbortSignal): Promise<ArmedSession> {
-    const { conflictRetries, conflictBackoffMs } = this.options.config.session;
-    const reused = this.takeReusable();
-    let session = reused?.session;
-    let reuses = reused?.reuses ?? 0;
-    let conflicts = 0;
-    for (;;) {
-      if (!session) {
-        session = await this.create(signal);
-        reuses = 0;
-      }
-      await this.closing.get(session.id);
-      const channel = new RelayChannel();
-      try {
-        const link = await this.options.connector.connect(session, { onFrame: channel.onFrame, onClose: channel.onClose }, signal);
-        channel.attach(link);
-      } catch (e) {
-        if (!(e instanceof RelayHandshakeError)) throw e;
-        switch (e.kind) {
-          case 'session_gone':
-            this.options.log.info({ event: 'session_gone', sessionId: session.id }, 'session expired or unknown; creating a new one');
-            session = undefined;
-            continue;
-          case 'conflict':
-            if (conflicts >= conflictRetries) {
-              this.options.log.warn({ event: 'session_conflict_exhausted', sessionId: session.id, conflicts }, 'session stays busy; using a new one');
-              session = undefined;
-              conflicts = 0;
-              continue;
-            }
-            conflicts++;
-            this.options.log.info({ event: 'session_conflict', sessionId: session.id, attempt: conflicts }, 'session busy (409); backing off');
-            // The backend's Retry-After is honoured when it asks for longer, bounded like every other
-            // wait it can influence (a hostile value must not park the kiosk).
-            await sleep(Math.min(Math.max(conflictBackoffMs * 2 ** (conflicts - 1), e.retryAfterMs ?? 0), this.options.config.session.offlineBackoffMaxMs), signal);
-            continue;
-          case 'unauthorized':
-          case 'forbidden':
-            if (reuses > 0) {
-              // The client secret of an older session may simply have expired (its lifetime is not shown, §5).
-              this.options.log.info({ event: 'session_secret_refused', sessionId: session.id }, 'older session refused; creating a new one');
-              session = undefined;
-              continue;
-            }
-            throw new ConfigurationRefused(`WebSocket handshake refused (HTTP ${e.status ?? '?'}): check the backend configuration`);
-          case 'aborted':
-            throw new AbortedError('arming aborted');
-          default:
-            // A network failure says nothing about the session: try it again later.
-            this.reusable = { session, reuses };
-            throw e;
-        }
-      }
-      const namespaces = this.options.namespaces();
-      try {
-        channel.send({ type: 'step_result', op: 'engage', status: 'ok', namespaces });
-      } catch (e) {
-        // The socket closed right after opening: try again through the normal retry path.
-        await channel.close(CloseCode.normal, 'engage failed');
-        throw e;
-      }
-      this.options.log.info(
-        { event: 'session_armed', sessionId: session.id, remainingMs: this.remaining(session) },
-        'session engaged and waiting for a tap or a scan',
+  private logDecision(decision: RetryDecision): void {
+    const { failure } = decision;
+    const fields = { kind: failure.kind, stage: failure.stage, status: failure.status, detail: failure.detail, consecutive: decision.consecutive };
+    if (decision.action === 'stop') {
+      this.options.log.error({ event: 'backend_refused_credentials', ...fields }, 'backend refused the credentials; not retrying until staff act');
+    } else if (decision.standing === 'recovering') {
+      this.options.log.info({ event: RECOVERING_EVENT[failure.kind] ?? 'session_rearm', ...fields, retryInMs: decision.delayMs }, 'connecting the session again');
+    } else {
+      this.options.log.warn(
+        { event: failure.kind === 'tls' ? 'backend_tls' : decision.standing === 'needs_staff' ? 'backend_needs_staff' : 'backend_unavailable', ...fields, retryInMs: decision.delayMs },
+        'cannot keep a session ready',
       );
-      return { session, channel, namespaces, reuses };
     }
   }
 
-  private takeReusable(): { session: Session; reuses: number } | undefined {
+  /**
+   * Creates (or reuses) a session, opens its socket and sends `engage`: one attempt. What fails is thrown as an
+   * {@link ArmingFailure}, and the session to try next time (the same one, or none) is left in `reusable`.
+   */
+  private async arm(signal: AbortSignal): Promise<ArmedSession> {
+    let target = this.takeReusable();
+    if (!target) {
+      await this.admitRequest(signal);
+      target = { session: await this.create(signal), reuses: 0, usedBefore: false, conflicts: 0 };
+    }
+    const { session, reuses } = target;
+    await this.closing.get(session.id);
+    await this.admitRequest(signal);
+    const channel = new RelayChannel();
+    try {
+      const link = await this.options.connector.connect(session, { onFrame: channel.onFrame, onClose: channel.onClose }, signal);
+      channel.attach(link);
+    } catch (e) {
+      if (!(e instanceof RelayHandshakeError)) throw e;
+      if (e.kind === 'aborted') throw new AbortedError('arming aborted');
+      const usedBefore = target.usedBefore || this.now() - session.createdAt >= FRESH_SESSION_MS;
+      const failure = handshakeFailure(e, { usedBefore });
+      this.reusable = this.nextTarget(target, failure);
+      throw new ArmingFailure(failure);
+    }
+    const namespaces = this.options.namespaces();
+    try {
+      channel.send({ type: 'step_result', op: 'engage', status: 'ok', namespaces });
+    } catch {
+      // The socket closed right after opening: the same session may be tried again.
+      await channel.close(CloseCode.normal, 'engage failed');
+      this.reusable = { ...target, conflicts: 0 };
+      throw new ArmingFailure({ kind: 'socket_lost', stage: 'socket', detail: 'the session socket closed right after it opened' });
+    }
+    this.options.log.info(
+      { event: 'session_armed', sessionId: session.id, remainingMs: this.remaining(session) },
+      'session engaged and waiting for a tap or a scan',
+    );
+    return { session, channel, namespaces, reuses };
+  }
+
+  /** After a handshake failure: the session to try next (the same one), or none (a new one is due). */
+  private nextTarget(target: Reusable, failure: BackendFailure): Reusable | undefined {
+    switch (failure.kind) {
+      case 'session_gone':
+      case 'secret_expired':
+      case 'credentials_refused':
+        return undefined;
+      case 'socket_refused':
+        // A 404 says this session is unknown; other refusals say nothing about it.
+        return failure.status === 404 ? undefined : { ...target, conflicts: 0 };
+      case 'conflict': {
+        if (target.conflicts + 1 > this.options.config.session.conflictRetries) {
+          this.options.log.warn({ event: 'session_conflict_exhausted', sessionId: target.session.id, conflicts: target.conflicts }, 'session stays busy; using a new one');
+          return undefined;
+        }
+        return { ...target, conflicts: target.conflicts + 1 };
+      }
+      default:
+        // A network failure says nothing about the session: try it again later.
+        return { ...target, conflicts: 0 };
+    }
+  }
+
+  private takeReusable(): Reusable | undefined {
     const reusable = this.reusable;
     this.reusable = undefined;
     if (reusable && this.remaining(reusable.session) > this.options.config.session.renewBeforeExpiryMs) return reusable;
@@ -481,12 +582,9 @@ export class SessionKeeper {
       this.callListener(() => this.options.onSessionCreated?.());
       return session;
     } catch (e) {
-      if (e instanceof SessionApiError) {
-        if (e.kind === 'aborted') throw new AbortedError('session creation aborted');
-        if (e.kind === 'unauthorized' || e.kind === 'forbidden') {
-          throw new ConfigurationRefused(`${e.message}: check the API key`);
-        }
-      }
+      if (e instanceof SessionApiError && e.kind === 'aborted') throw new AbortedError('session creation aborted');
+      const failure = classifyArmingError(e, { usedBefore: false });
+      if (failure) throw new ArmingFailure(failure);
       throw e;
     }
   }
@@ -501,8 +599,7 @@ export class SessionKeeper {
     const { renewBeforeExpiryMs, minRemainingToStartMs } = this.options.config.session;
     this.renewTimer = setTimeout(() => {
       if (this.idle !== armed) return;
-      this.failures = 0; // it lived this long: the backend works
-      this.quickFailures = 0;
+      this.policy.onHealthy(); // it lived this long: the backend works
       this.options.log.info({ event: 'session_renewing', sessionId: armed.session.id }, 'renewing the idle session before it expires');
       this.ensure();
     }, Math.max(0, this.remaining(armed.session) - renewBeforeExpiryMs) + 1);
@@ -511,23 +608,30 @@ export class SessionKeeper {
       this.options.log.warn({ event: 'session_retired', sessionId: armed.session.id }, 'idle session too close to expiry; no replacement yet');
       this.idle = undefined;
       void this.closeIdle(armed, CloseCode.normal, 'session expiring');
-      this.setStatus(this.failures > 0 ? { state: 'offline', detail: 'no session could be renewed' } : { state: 'arming' });
+      this.setStatus(this.policy.consecutive > 0 ? { state: 'offline', detail: this.failureReport.lastFailure?.detail ?? 'no session could be renewed' } : { state: 'arming' });
       this.ensure();
     }, Math.max(0, this.remaining(armed.session) - minRemainingToStartMs) + 1);
   }
 
   /** While idle, the backend should say nothing; anything it says is handled here. */
-  private watchIdle(armed: ArmedSession, armedAt: number): void {
+  private watchIdle(armed: ArmedSession): void {
+    clearTimeout(this.healthTimer);
+    this.healthTimer = setTimeout(() => {
+      if (this.idle === armed && armed.channel.isOpen) this.policy.onHealthy();
+    }, HEALTHY_AFTER_MS);
     const handle = (arrival: Arrival): boolean => {
       if (this.idle !== armed) return false;
       this.idle = undefined;
+      clearTimeout(this.healthTimer);
       // The same id and secret may be retried (spec §5 rule 2), but a session that fails again after a
       // reconnect is replaced rather than retried until it expires.
       const backendEnded = arrival.kind !== 'closed';
-      this.reusable = backendEnded && armed.reuses > 0 ? undefined : { session: armed.session, reuses: armed.reuses + 1 };
+      this.reusable = backendEnded && armed.reuses > 0 ? undefined : { session: armed.session, reuses: armed.reuses + 1, usedBefore: true, conflicts: 0 };
+      let failure: BackendFailure;
       switch (arrival.kind) {
         case 'closed':
           this.options.log.warn({ event: 'idle_socket_closed', sessionId: armed.session.id, code: arrival.closed.code }, 'idle session socket closed; re-arming');
+          failure = { kind: 'socket_lost', stage: 'socket', detail: `the idle session socket closed (code ${arrival.closed.code})` };
           break;
         case 'violation':
           this.options.log.warn(
@@ -536,6 +640,7 @@ export class SessionKeeper {
           );
           void this.trackClose(armed, armed.channel.close(closeCodeForViolation(arrival.violation.kind), `protocol violation: ${arrival.violation.kind}`));
           this.idleFailed({ code: 'protocol_violation', detail: `${arrival.violation.kind}: ${arrival.violation.detail}` });
+          failure = { kind: 'idle_violation', stage: 'socket', detail: `protocol violation while idle: ${arrival.violation.kind}` };
           break;
         case 'message':
           if (arrival.message.type === 'error') {
@@ -548,6 +653,7 @@ export class SessionKeeper {
               code: 'backend_error',
               detail: this.options.showBackendErrorText ? arrival.message.message.slice(0, 200) : 'the verification service reported an error',
             });
+            failure = { kind: 'idle_error', stage: 'socket', detail: 'the backend reported an error on the idle session' };
           } else {
             const op = arrival.message.type === 'step_request' ? arrival.message.op : undefined;
             this.options.log.warn(
@@ -556,20 +662,13 @@ export class SessionKeeper {
             );
             void this.trackClose(armed, armed.channel.close(CloseCode.protocolError, 'protocol violation: out_of_sequence'));
             this.idleFailed({ code: 'protocol_violation', detail: `out_of_sequence: ${arrival.message.type}${op ? ` ${op}` : ''} before any tap or scan` });
+            failure = { kind: 'idle_violation', stage: 'socket', detail: `protocol violation while idle: ${arrival.message.type}${op ? ` ${op}` : ''} before any tap or scan` };
           }
           break;
       }
       clearTimeout(this.renewTimer);
       clearTimeout(this.expiryTimer);
-      if (this.now() - armedAt < QUICK_FAILURE_MS) this.quickFailures++;
-      else this.quickFailures = 0;
-      if (this.quickFailures >= 2) {
-        // Lost again and again right after arming: back off instead of reconnecting in a tight loop.
-        this.scheduleRetry('the backend keeps ending the idle session right after it is engaged');
-      } else {
-        this.setStatus({ state: 'arming' });
-        this.ensure();
-      }
+      this.onFailure(failure);
       return true;
     };
     armed.channel.setInterceptor(handle);

@@ -223,9 +223,18 @@ export const KioskConfigShape = z.object({
       /** Handshake 409 (a connection still open): retries, with exponential backoff from `conflictBackoffMs`. */
       conflictRetries: z.number().int().min(0).max(20).default(5),
       conflictBackoffMs: ms(250),
-      /** Backoff bounds while the backend is unreachable. */
+      /**
+       * Backoff after failures (src/kiosk/retry-policy.ts): the n-th failure in a row waits a random time up to
+       * min(offlineBackoffMaxMs, offlineBackoffMinMs·2^(n−1)) (full jitter); the cap also bounds `Retry-After`.
+       */
       offlineBackoffMinMs: ms(1_000),
       offlineBackoffMaxMs: ms(30_000),
+      /**
+       * At most this many requests to the backend (`POST /sessions`, WebSocket upgrades, `GET /sessions/{id}`) in
+       * any 60 s, whatever fails; only the first session after a verified outcome is not counted. A busy counter
+       * with the defaults makes far fewer; raise it only for test rigs that verify faster than any customer.
+       */
+      maxRequestsPerMinute: z.number().int().min(4).max(600).default(20),
       /**
        * When a session is kept pre-warmed (created, socket open, `engage` sent) so a tap goes straight to
        * the first APDU: `always` (renewed before each expiry: with the defaults about 240 sessions a day per

@@ -47,6 +47,9 @@ function outcome(patch: Partial<Outcome> = {}): Outcome {
   };
 }
 
+/** The retry policy's random source drawing every backoff at its ceiling: the schedule can then be timed. */
+const AT_CEILING = (): number => 0.999_999;
+
 /** Fast backoffs so that a retry loop, if there were one, would show up quickly. */
 const FAST_RETRY = { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 400, conflictBackoffMs: 20 };
 
@@ -447,14 +450,15 @@ describe('handshake failures (spec §7.1, §3 "10 minutes elapse", §8 one conne
     ]);
     expect(conn.session.id).toBe('sess-2');
     expect(posts(harness.backend)).toBe(2);
-    const conflicts = harness.logs.records.filter((r) => r.event === 'session_conflict').map((r) => r.attempt);
-    expect(conflicts).toEqual([1, 2]);
+    // Every 409 is a failure to the retry policy (counted in a row); the third one gives the session up.
+    const conflicts = harness.logs.records.filter((r) => r.event === 'session_conflict').map((r) => r.consecutive);
+    expect(conflicts).toEqual([1, 2, 3]);
     expect(harness.logs.events()).toContain('session_conflict_exhausted');
   });
 
   it('409 → the retries back off exponentially from conflictBackoffMs (timed between handshakes) (§7.1, §8)', async () => {
     const backend = await backendWith((b) => b.handshakeStatuses.push(409, 409, 409));
-    const harness = await start({ backend, config: { session: { ...FAST_RETRY, conflictBackoffMs: 150, offlineBackoffMaxMs: 5_000 } } });
+    const harness = await start({ backend, random: AT_CEILING, config: { session: { ...FAST_RETRY, conflictBackoffMs: 150, offlineBackoffMaxMs: 5_000 } } });
     await armed(harness);
     const at = harness.backend.handshakes.map((r) => r.at);
     const gaps = at.slice(1).map((t, i) => t - (at[i] ?? t));
@@ -565,7 +569,7 @@ describe('handshake failures (spec §7.1, §3 "10 minutes elapse", §8 one conne
 describe('backend offline (docs/protocol.md §10, kiosk policy: offline view and exponential backoff)', () => {
   it('POST /sessions answering 503 → offline view with exponential backoff, then ready once it answers', async () => {
     const backend = await backendWith((b) => b.createStatuses.push(503, 503, 503, 503));
-    const harness = await start({ backend, config: { session: { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 1_000 } } });
+    const harness = await start({ backend, random: AT_CEILING, config: { session: { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 1_000 } } });
     const offline = await harness.view((v) => v.phase === 'offline');
     expect(offline.prompt).toBe('offline');
     expect(offline.error).toMatchObject({ code: 'backend_unavailable', retryable: true });
@@ -595,7 +599,7 @@ describe('backend offline (docs/protocol.md §10, kiosk policy: offline view and
 
   it('the offline backoff doubles from offlineBackoffMinMs and is capped at offlineBackoffMaxMs', async () => {
     const backend = await backendWith((b) => b.createStatuses.push(503, 503, 503, 503, 503, 503));
-    const harness = await start({ backend, config: { session: { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 100 } } });
+    const harness = await start({ backend, random: AT_CEILING, config: { session: { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 100 } } });
     await armed(harness);
     const delays = harness.logs.records.filter((r) => r.event === 'backend_unavailable').map((r) => r.retryInMs);
     expect(delays).toEqual([20, 40, 80, 100, 100, 100]);
@@ -606,6 +610,7 @@ describe('backend offline (docs/protocol.md §10, kiosk policy: offline view and
     gate = await TcpGate.open(ownBackend.port);
     const harness = await start({
       backend: ownBackend,
+      random: AT_CEILING,
       config: { backend: { baseUrl: gate.baseUrl() }, session: { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 200 } },
     });
     const conn1 = await armed(harness);

@@ -6,6 +6,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { KioskView } from '../../src/common/kiosk-view.js';
 import { QrScanQueue } from '../../src/devices/qr/qr-scan-queue.js';
 import { createKiosk } from '../../src/kiosk/compose.js';
+import { RetryPolicy } from '../../src/kiosk/retry-policy.js';
+import { retrySettingsOf } from '../../src/kiosk/session-keeper.js';
 import { mergeConfig, parseConfig, type KioskConfig } from '../../src/platform/config.js';
 import type { Kiosk, VerificationReport } from '../../src/kiosk/kiosk.js';
 import { createLogger } from '../../src/platform/log.js';
@@ -152,6 +154,11 @@ export interface HarnessOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** The counter's gate: no customer invited that the devices cannot serve (the hosts turn it on). */
   readonly readinessGate?: boolean;
+  /**
+   * The retry policy's random source (default Math.random): a value near 1 draws every backoff at its
+   * ceiling, so a test can time the schedule exactly.
+   */
+  readonly random?: () => number;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -160,7 +167,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const log = createLogger({ level: 'debug' }, logs);
   const config = parseConfig(
     mergeConfig(
-      { backend: { baseUrl: backend.baseUrl, apiKey: backend.apiKey }, timeouts: TEST_TIMEOUTS },
+      // These tests shorten the backoffs to milliseconds; the request budget is raised alike, except where a
+      // test sets it (the budget's own tests).
+      { backend: { baseUrl: backend.baseUrl, apiKey: backend.apiKey }, timeouts: TEST_TIMEOUTS, session: { maxRequestsPerMinute: 600 } },
       options.config ?? {},
     ),
   );
@@ -178,7 +187,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(want.peripheral ? { blePeripheral: peripheral } : {}),
     },
     log,
-    { env: options.env ?? {}, ...(options.now ? { now: options.now } : {}), ...(options.readinessGate ? { readinessGate: true } : {}) },
+    {
+      env: options.env ?? {},
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.readinessGate ? { readinessGate: true } : {}),
+      ...(options.random ? { retryPolicy: new RetryPolicy(retrySettingsOf(config), options.random) } : {}),
+    },
   );
   const observed = observeKiosk(kiosk);
   if (options.start !== false) kiosk.start();
