@@ -64,6 +64,8 @@ export class RelayChannel {
   private readonly closeWaiters = new Set<(closed: LinkClosed) => void>();
   /** Count of frames received, for diagnostics. */
   received = 0;
+  /** Valid steps and outcomes received (`step_request`, `complete`): the backend was doing its work. */
+  answered = 0;
 
   constructor(limits: Partial<ChannelLimits> = {}) {
     this.limits = { ...DEFAULT_CHANNEL_LIMITS, ...limits };
@@ -110,6 +112,7 @@ export class RelayChannel {
     try {
       const parsed = parseBackendText(frame.text);
       arrival = parsed.ok ? { kind: 'message', message: parsed.message } : { kind: 'violation', violation: parsed.violation };
+      if (parsed.ok && parsed.message.type !== 'error') this.answered++;
     } catch {
       // The parser is bounded and should not throw; if it ever does, it is this message's fault, and it
       // must not escape into the socket's event handler (that would end the process).

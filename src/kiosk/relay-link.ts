@@ -48,6 +48,22 @@ export type HandshakeFailureKind =
   | 'timeout'
   | 'aborted';
 
+/** The kind of a handshake answered with an HTTP status other than 101 (spec §7.1). */
+export function handshakeKindForStatus(status: number): HandshakeFailureKind {
+  switch (status) {
+    case 404:
+      return 'session_gone';
+    case 409:
+      return 'conflict';
+    case 401:
+      return 'unauthorized';
+    case 403:
+      return 'forbidden';
+    default:
+      return 'http';
+  }
+}
+
 export class RelayHandshakeError extends Error {
   override readonly name = 'RelayHandshakeError';
   constructor(

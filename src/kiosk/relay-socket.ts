@@ -17,7 +17,7 @@ import type { BackendEndpoints } from './backend-endpoints.js';
 import type { BackendProxy } from './backend-proxy.js';
 import {
   RelayHandshakeError,
-  type HandshakeFailureKind,
+  handshakeKindForStatus,
   type RelayConnector,
   type RelayLink,
   type RelayLinkHandlers,
@@ -52,21 +52,6 @@ function retryAfterMs(header: string | string[] | undefined): number | undefined
   if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, 300_000);
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, Math.min(date - Date.now(), 300_000));
-}
-
-function kindForStatus(status: number): HandshakeFailureKind {
-  switch (status) {
-    case 404:
-      return 'session_gone';
-    case 409:
-      return 'conflict';
-    case 401:
-      return 'unauthorized';
-    case 403:
-      return 'forbidden';
-    default:
-      return 'http';
-  }
 }
 
 class WsRelayLink implements RelayLink {
@@ -178,7 +163,7 @@ export class WsRelayConnector implements RelayConnector {
         res.resume();
         req.destroy();
         fail(
-          new RelayHandshakeError(kindForStatus(status), `WebSocket handshake refused: HTTP ${status}`, status, retryAfterMs(res.headers['retry-after'])),
+          new RelayHandshakeError(handshakeKindForStatus(status), `WebSocket handshake refused: HTTP ${status}`, status, retryAfterMs(res.headers['retry-after'])),
         );
       });
       ws.on('error', (error: Error & { code?: string }) => {

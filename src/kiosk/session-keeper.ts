@@ -23,7 +23,7 @@ import type { Logger } from '../platform/log.js';
 import { classifyArmingError, handshakeFailure, type BackendFailure } from './backend-failure.js';
 import { RelayChannel, type Arrival } from './relay-channel.js';
 import { CloseCode, RelayHandshakeError, type RelayConnector } from './relay-link.js';
-import { HEALTHY_AFTER_MS, RetryPolicy, type RetryDecision, type RetryReport } from './retry-policy.js';
+import { HEALTHY_AFTER_MS, RetryPolicy, type RetryDecision, type RetryReport, type Standing } from './retry-policy.js';
 import { SessionApiError, type Session } from './session-client.js';
 import { backendErrorFields, closeCodeForViolation } from './verification/results.js';
 
@@ -116,6 +116,9 @@ const RECOVERING_EVENT: Partial<Record<BackendFailure['kind'], string>> = {
   secret_expired: 'session_secret_refused',
 };
 
+/** The session after a verified outcome is made at once; a request later than this counts against the budget. */
+const UNCOUNTED_FOR_MS = 10_000;
+
 /** A 404 on a session at least this old is an ordinary ending; sooner, whatever answered refused a new session. */
 const FRESH_SESSION_MS = 30_000;
 
@@ -142,9 +145,14 @@ export class SessionKeeper {
   private stopped = false;
   private started = false;
   private statusValue: KeeperStatus = { state: 'arming' };
+  /** The status a failed renewal called for, shown if the old session retires before a renewal succeeds. */
+  private deferredStatus: KeeperStatus | undefined;
   private readonly policy: RetryPolicy;
-  /** Requests not counted against the budget: the new session after a verified outcome (POST and upgrade). */
-  private uncountedRequests = 0;
+  /**
+   * Requests not counted against the budget: the new session after a verified outcome (its POST and upgrade),
+   * made within {@link UNCOUNTED_FOR_MS} of the outcome.
+   */
+  private uncounted = { requests: 0, until: 0 };
   private retryTimer: NodeJS.Timeout | undefined;
   /** Declares the backend healthy once an engaged idle session has stayed up long enough. */
   private healthTimer: NodeJS.Timeout | undefined;
@@ -231,8 +239,8 @@ export class SessionKeeper {
    * passes here: the keeper's own, and `GET /sessions/{id}` of a result recovery.
    */
   async admitRequest(signal: AbortSignal): Promise<void> {
-    if (this.uncountedRequests > 0) {
-      this.uncountedRequests--;
+    if (this.uncounted.requests > 0 && this.now() <= this.uncounted.until) {
+      this.uncounted.requests--;
       return;
     }
     for (let logged = false; ; logged = true) {
@@ -317,14 +325,19 @@ export class SessionKeeper {
     for (const waiter of [...this.waiters]) waiter();
   }
 
-  /** Gives a lent session back. Its socket must be closed (or closing) already. */
+  /**
+   * Gives a lent session back. Its socket must be closed (or closing) already. A verification in which the
+   * backend answered (it sent steps) proves it healthy even when the phone then failed: the re-arm is then an
+   * ordinary ending, not one more failure in a row.
+   */
   release(armed: ArmedSession, disposition: Disposition): void {
     if (this.lent === armed) this.lent = undefined;
     if (this.stopped) return;
+    if (disposition !== 'completed' && armed.channel.answered > 0) this.policy.onHealthy();
     if (disposition === 'completed') {
       // The backend answered a whole verification: healthy. The next session is the customer's due, not a retry.
       this.policy.onHealthy();
-      this.uncountedRequests = 2;
+      this.uncounted = { requests: 2, until: this.now() + UNCOUNTED_FOR_MS };
       this.ensure();
       return;
     }
@@ -441,6 +454,7 @@ export class SessionKeeper {
       // Something the backend sent before the watcher was in place already ended this session.
       if (this.idle !== armed) return;
       this.scheduleRenewal(armed);
+      this.deferredStatus = undefined;
       this.setStatus({ state: 'armed' });
       this.wake();
     } catch (e) {
@@ -458,8 +472,14 @@ export class SessionKeeper {
 
   /** Asks the retry policy what a failure means, shows it, and schedules the next attempt. */
   private onFailure(failure: BackendFailure): void {
+    if (this.statusValue.state === 'config_error' && !this.statusValue.retrying) {
+      // The credentials were refused: nothing is tried again until staff act (retryNow), whatever else ends.
+      this.options.log.info({ event: 'session_lost_while_refused', kind: failure.kind }, 'not retrying: the backend refused the credentials');
+      this.wake();
+      return;
+    }
     const decision = this.policy.onFailure(failure, this.now());
-    this.uncountedRequests = 0;
+    this.uncounted = { requests: 0, until: 0 };
     this.logDecision(decision);
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
@@ -468,25 +488,27 @@ export class SessionKeeper {
       this.wake();
       return;
     }
-    // A renewal that failed leaves the old session serving: the kiosk stays ready meanwhile.
-    if (!this.idle || !this.usable(this.idle)) {
-      switch (decision.standing) {
-        case 'recovering':
-          this.setStatus({ state: 'arming' });
-          break;
-        case 'offline':
-          this.setStatus(failure.kind === 'tls' ? { state: 'offline', detail: failure.detail, code: 'backend_tls' } : { state: 'offline', detail: failure.detail });
-          break;
-        case 'needs_staff':
-          this.setStatus({ state: 'config_error', detail: failure.detail, retrying: true });
-          break;
-      }
-    }
+    const status = this.statusFor(decision.standing, failure);
+    // A renewal that failed leaves the old session serving: the kiosk stays ready meanwhile, and shows what
+    // the failure calls for if that session retires before a renewal succeeds.
+    if (this.idle && this.usable(this.idle)) this.deferredStatus = status;
+    else this.setStatus(status);
     this.wake();
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       this.ensure();
     }, decision.delayMs);
+  }
+
+  private statusFor(standing: Standing, failure: BackendFailure): KeeperStatus {
+    switch (standing) {
+      case 'recovering':
+        return { state: 'arming' };
+      case 'offline':
+        return failure.kind === 'tls' ? { state: 'offline', detail: failure.detail, code: 'backend_tls' } : { state: 'offline', detail: failure.detail };
+      case 'needs_staff':
+        return { state: 'config_error', detail: failure.detail, retrying: true };
+    }
   }
 
   private logDecision(decision: RetryDecision): void {
@@ -608,7 +630,8 @@ export class SessionKeeper {
       this.options.log.warn({ event: 'session_retired', sessionId: armed.session.id }, 'idle session too close to expiry; no replacement yet');
       this.idle = undefined;
       void this.closeIdle(armed, CloseCode.normal, 'session expiring');
-      this.setStatus(this.policy.consecutive > 0 ? { state: 'offline', detail: this.failureReport.lastFailure?.detail ?? 'no session could be renewed' } : { state: 'arming' });
+      // Refused credentials stay shown; otherwise what the renewal's failure called for, or connecting.
+      if (this.statusValue.state !== 'config_error') this.setStatus(this.deferredStatus ?? { state: 'arming' });
       this.ensure();
     }, Math.max(0, this.remaining(armed.session) - minRemainingToStartMs) + 1);
   }

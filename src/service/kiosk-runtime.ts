@@ -9,6 +9,8 @@ import { QrScanQueue } from '../devices/qr/qr-scan-queue.js';
 import { createKiosk } from '../kiosk/compose.js';
 import type { KioskConfig } from '../platform/config.js';
 import type { Kiosk, VerificationReport } from '../kiosk/kiosk.js';
+import { RetryPolicy } from '../kiosk/retry-policy.js';
+import { retrySettingsOf } from '../kiosk/session-keeper.js';
 import type { Logger } from '../platform/log.js';
 import type { DiagnosticsLog } from './diagnostics.js';
 import { BUSY_PHASES, EMPTY_DEVICES, deviceStatus, serviceView, type ScreenStateStream } from './screen-state.js';
@@ -49,7 +51,22 @@ export class KioskRuntime {
   private pendingRebuild: 'kiosk' | 'devices' | undefined;
   private idleWaiters: (() => void)[] = [];
 
+  /**
+   * One retry policy per backend, kept across rebuilds: saving settings must not reset the backoff or the
+   * request budget (a kiosk rebuilt again and again would otherwise start each time from the fastest retry).
+   */
+  private retry: { readonly backend: string | undefined; readonly policy: RetryPolicy } | undefined;
+
   constructor(private readonly options: KioskRuntimeOptions) {}
+
+  private retryPolicyFor(config: KioskConfig): RetryPolicy {
+    const backend = config.backend.baseUrl;
+    if (this.retry?.backend !== backend || this.retry === undefined) {
+      // Read at each decision, so a saved backoff or budget applies without a new policy.
+      this.retry = { backend, policy: new RetryPolicy(() => retrySettingsOf(this.runningConfig ?? config)()) };
+    }
+    return this.retry.policy;
+  }
 
   get kiosk(): Kiosk | undefined {
     return this.current;
@@ -178,7 +195,12 @@ export class KioskRuntime {
     let kiosk: Kiosk;
     try {
       // The counter never invites a customer its devices cannot serve (Needs staff instead of Ready).
-      kiosk = createKiosk(effective, ports, this.options.log().child({ component: 'kiosk' }), { now, env: this.options.env, readinessGate: true });
+      kiosk = createKiosk(effective, ports, this.options.log().child({ component: 'kiosk' }), {
+        now,
+        env: this.options.env,
+        readinessGate: true,
+        retryPolicy: this.retryPolicyFor(effective),
+      });
     } catch (e) {
       this.showConfigError(errorText(e));
       return;

@@ -52,6 +52,7 @@ describe('defaults', () => {
       conflictBackoffMs: 250,
       offlineBackoffMinMs: 1_000,
       offlineBackoffMaxMs: 30_000,
+      maxRequestsPerMinute: 20,
       prewarm: 'always',
       businessHours: '07:00-20:00',
       keepWarmAfterUseMs: 600_000,
