@@ -75,6 +75,9 @@ export const SOAK_SESSION = {
   conflictBackoffMs: 100,
   offlineBackoffMinMs: 200,
   offlineBackoffMaxMs: 2_000,
+  // Time runs 20 times faster than at a counter (30 s sessions renewed every 5 s, a verification a second):
+  // the request budget is raised alike. The budget's own tests are test/property/retry-budget.test.ts.
+  maxRequestsPerMinute: 400,
 } as const;
 
 export const SOAK_LIMITS: PlanLimits = {
