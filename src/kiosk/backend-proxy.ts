@@ -5,9 +5,10 @@
  *
  * - `backend.proxy.url` (config) wins; else the conventional environment variables: `HTTPS_PROXY` /
  *   `https_proxy` for an https backend, `HTTP_PROXY` / `http_proxy` for a plain-http lab backend.
- * - `backend.proxy.noProxy` (config), else `NO_PROXY` / `no_proxy`, lists hosts reached directly: `*` for
- *   all, a host name (matching it and its subdomains; a leading dot is the same), an IP address, each
- *   optionally with `:port`.
+ * - `backend.proxy.noProxy` (config), else `NO_PROXY` / `no_proxy` (only while `useEnvironment` is true),
+ *   lists hosts reached directly: `*` for all, a host name (matching it and its subdomains; a leading dot
+ *   is the same), an IP address, each optionally with `:port`. When one sends the backend direct, the
+ *   route says which entry of which list did it, for the log.
  * - Proxy credentials: `backend.proxy.credentialsFile` (first line `user:password`, kept like the API key
  *   file), or the user and password of an environment proxy URL. They go only into the
  *   `Proxy-Authorization` header of the tunnel request, never into a log or a message.
@@ -29,6 +30,24 @@ export interface BackendProxy {
   readonly source: 'backend.proxy.url' | 'environment';
 }
 
+/** The backend sent direct by a no-proxy entry although a proxy was set: what the log says about it. */
+export interface ProxyBypass {
+  /** The proxy that was not used (origin only: never credentials). */
+  readonly proxy: string;
+  readonly proxySource: BackendProxy['source'];
+  /** The entry that matched, as written (lower-cased). */
+  readonly entry: string;
+  /** Where the entry came from. */
+  readonly list: 'backend.proxy.noProxy' | 'NO_PROXY' | 'no_proxy';
+}
+
+export interface BackendRoute {
+  /** The proxy to tunnel through; undefined: connect directly. */
+  readonly proxy: BackendProxy | undefined;
+  /** Set when a proxy was configured and a no-proxy entry sent the backend direct anyway. */
+  readonly bypass: ProxyBypass | undefined;
+}
+
 type ProxyConfig = KioskConfig['backend']['proxy'];
 
 function envValue(env: NodeJS.ProcessEnv, ...names: string[]): string | undefined {
@@ -39,19 +58,32 @@ function envValue(env: NodeJS.ProcessEnv, ...names: string[]): string | undefine
   return undefined;
 }
 
-/** The no-proxy entries, from the config list or the `NO_PROXY` text. */
-function noProxyEntries(config: ProxyConfig, env: NodeJS.ProcessEnv): string[] {
-  if (config.noProxy !== undefined) return config.noProxy.map((e) => e.trim().toLowerCase()).filter((e) => e !== '');
-  const text = envValue(env, 'NO_PROXY', 'no_proxy');
-  return text === undefined ? [] : text.split(/[\s,]+/).map((e) => e.trim().toLowerCase()).filter((e) => e !== '');
+/**
+ * The no-proxy entries and where they came from: the config list, else (only while the environment may be
+ * used) the `NO_PROXY` text. `useEnvironment: false` must ignore `NO_PROXY` too: a fleet's "always through
+ * this proxy" would otherwise be undone by a variable set on the machine.
+ */
+function noProxyEntries(config: ProxyConfig, env: NodeJS.ProcessEnv): { entries: string[]; list: ProxyBypass['list'] } {
+  if (config.noProxy !== undefined) return { entries: config.noProxy.map((e) => e.trim().toLowerCase()).filter((e) => e !== ''), list: 'backend.proxy.noProxy' };
+  const variable = config.useEnvironment ? (['NO_PROXY', 'no_proxy'] as const).find((n) => envValue(env, n) !== undefined) : undefined;
+  const text = variable === undefined ? undefined : envValue(env, variable);
+  return {
+    entries: text === undefined ? [] : text.split(/[\s,]+/).map((e) => e.trim().toLowerCase()).filter((e) => e !== ''),
+    list: variable ?? 'NO_PROXY',
+  };
 }
 
 /** The target is reached directly by one of the entries. */
 export function bypassesProxy(target: URL, entries: readonly string[]): boolean {
+  return matchingNoProxyEntry(target, entries) !== undefined;
+}
+
+/** The first entry that sends the target direct, or undefined. */
+export function matchingNoProxyEntry(target: URL, entries: readonly string[]): string | undefined {
   const host = target.hostname.replace(/^\[|\]$/g, '').toLowerCase();
   const port = target.port || (target.protocol === 'https:' || target.protocol === 'wss:' ? '443' : '80');
   for (const raw of entries) {
-    if (raw === '*') return true;
+    if (raw === '*') return raw;
     let entry = raw;
     let entryPort: string | undefined;
     const portMatch = /^(.*):(\d{1,5})$/.exec(entry);
@@ -63,12 +95,12 @@ export function bypassesProxy(target: URL, entries: readonly string[]): boolean 
     entry = entry.replace(/^\[|\]$/g, '').replace(/^\*?\./, '');
     if (entryPort !== undefined && entryPort !== port) continue;
     if (isIP(entry) !== 0 || isIP(host) !== 0) {
-      if (entry === host) return true;
+      if (entry === host) return raw;
       continue;
     }
-    if (host === entry || host.endsWith(`.${entry}`)) return true;
+    if (host === entry || host.endsWith(`.${entry}`)) return raw;
   }
-  return false;
+  return undefined;
 }
 
 function basic(user: string, password: string): string {
@@ -105,13 +137,14 @@ function environmentProxy(text: string, variable: string): { url: URL; authoriza
 }
 
 /**
- * The proxy to reach `backendUrl` through, or undefined to connect directly. Throws {@link ConfigError}
- * (naming the key or variable, never a credential) when the proxy settings cannot be used.
+ * How to reach `backendUrl`: through which proxy, or directly (and then whether a no-proxy entry overrode a
+ * configured proxy). Throws {@link ConfigError} (naming the key or variable, never a credential) when the
+ * proxy settings cannot be used.
  */
-export function resolveBackendProxy(backend: KioskConfig['backend'], backendUrl: URL, env: NodeJS.ProcessEnv): BackendProxy | undefined {
+export function chooseBackendRoute(backend: KioskConfig['backend'], backendUrl: URL, env: NodeJS.ProcessEnv): BackendRoute {
   const config = backend.proxy;
   const fileAuthorization = config.credentialsFile === undefined ? undefined : credentialsFromFile(config.credentialsFile);
-  let chosen: BackendProxy | undefined;
+  let chosen: { url: URL; authorization: string | undefined; source: BackendProxy['source'] } | undefined;
   if (config.url !== undefined) {
     chosen = { url: new URL(config.url), authorization: fileAuthorization, source: 'backend.proxy.url' };
   } else if (config.useEnvironment) {
@@ -124,8 +157,16 @@ export function resolveBackendProxy(backend: KioskConfig['backend'], backendUrl:
       chosen = { url: parsed.url, authorization: fileAuthorization ?? parsed.authorization, source: 'environment' };
     }
   }
-  if (chosen === undefined || bypassesProxy(backendUrl, noProxyEntries(config, env))) return undefined;
-  return chosen;
+  if (chosen === undefined) return { proxy: undefined, bypass: undefined };
+  const { entries, list } = noProxyEntries(config, env);
+  const entry = matchingNoProxyEntry(backendUrl, entries);
+  if (entry !== undefined) return { proxy: undefined, bypass: { proxy: chosen.url.origin, proxySource: chosen.source, entry, list } };
+  return { proxy: chosen, bypass: undefined };
+}
+
+/** The proxy to reach `backendUrl` through, or undefined to connect directly (see {@link chooseBackendRoute}). */
+export function resolveBackendProxy(backend: KioskConfig['backend'], backendUrl: URL, env: NodeJS.ProcessEnv): BackendProxy | undefined {
+  return chooseBackendRoute(backend, backendUrl, env).proxy;
 }
 
 /**

@@ -2,13 +2,14 @@
  * The kiosk behind a forward proxy (src/kiosk/backend-proxy.ts): the session API and the session WebSocket
  * both tunnel through a local CONNECT proxy to an HTTPS + WSS backend with a CA of its own; the TLS policy
  * (custom CA, SPKI pins) applies inside the tunnel; proxy credentials from a file or from HTTPS_PROXY are
- * sent to the proxy only and never logged; NO_PROXY and backend.proxy.noProxy reach the backend directly.
+ * sent to the proxy only and never logged; NO_PROXY and backend.proxy.noProxy reach the backend directly
+ * (and say so in the log), unless useEnvironment is false, which ignores NO_PROXY too.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { bypassesProxy, resolveBackendProxy } from '../../src/kiosk/backend-proxy.js';
+import { bypassesProxy, chooseBackendRoute, resolveBackendProxy } from '../../src/kiosk/backend-proxy.js';
 import { ConfigError, parseConfig } from '../../src/platform/config.js';
 import { startConnectProxy, type ConnectProxy } from '../support/connect-proxy.js';
 import { FakeBackend } from '../support/fake-backend.js';
@@ -51,6 +52,8 @@ async function tlsBackend(): Promise<FakeBackend> {
 function backendTarget(b: FakeBackend): string {
   return new URL(b.baseUrl).host;
 }
+
+const PROXY_CREDENTIALS = 'kiosk-7:Pr0xy-Pa55w0rd!';
 
 describe('the kiosk behind a forward proxy', () => {
   it('HTTPS_PROXY: POST /sessions and the session WebSocket tunnel through the proxy, and a whole verification completes', async () => {
@@ -164,6 +167,45 @@ describe('the kiosk behind a forward proxy', () => {
   });
 });
 
+describe('NO_PROXY and useEnvironment', () => {
+  it('backend.proxy.useEnvironment: false ignores NO_PROXY from the environment too: the backend is still reached through backend.proxy.url', async () => {
+    const b = await tlsBackend();
+    proxy = await startConnectProxy();
+    h = await startHarness({
+      backend: b,
+      config: { backend: { tls: { caFile }, proxy: { url: proxy.url, useEnvironment: false } } },
+      env: { NO_PROXY: '127.0.0.1', no_proxy: '*' },
+    });
+    await completeQrVerification(h, await armed(h));
+    // Both the session API and the WebSocket went through the proxy.
+    expect(proxy.tunnels.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(proxy.tunnels.map((t) => t.target))).toEqual(new Set([backendTarget(b)]));
+    expect(b.handshakes.length).toBeGreaterThanOrEqual(1);
+    expect(h.logs.events()).not.toContain('backend_proxy_bypassed');
+  });
+
+  it('NO_PROXY sending the backend direct is logged once: backend_proxy_bypassed names the entry and the variable, never credentials', async () => {
+    const b = await tlsBackend();
+    proxy = await startConnectProxy();
+    const base = proxy.url.replace('http://', '');
+    h = await startHarness({ backend: b, config: { backend: { tls: { caFile } } }, env: { HTTPS_PROXY: `http://kiosk-7:Pr0xy-Pa55w0rd!@${base}`, NO_PROXY: 'example.com, 127.0.0.1' } });
+    await completeQrVerification(h, await armed(h));
+    expect(proxy.tunnels).toEqual([]);
+    const bypassed = h.logs.records.filter((r) => r.event === 'backend_proxy_bypassed');
+    expect(bypassed).toHaveLength(1);
+    expect(bypassed[0]).toMatchObject({ backend: new URL(b.baseUrl).origin, proxy: proxy.url, proxySource: 'environment', noProxyEntry: '127.0.0.1', noProxyFrom: 'NO_PROXY' });
+    expect(h.logs.text()).not.toContain('Pr0xy-Pa55w0rd!');
+    expect(h.logs.text()).not.toContain(Buffer.from(PROXY_CREDENTIALS).toString('base64'));
+    await h.stop();
+    h = await startHarness({ backend: b, config: { backend: { tls: { caFile }, proxy: { url: proxy.url, noProxy: [`127.0.0.1:${b.port}`] } } } });
+    await armed(h);
+    expect(h.logs.records.filter((r) => r.event === 'backend_proxy_bypassed')).toEqual([
+      expect.objectContaining({ proxy: proxy.url, proxySource: 'backend.proxy.url', noProxyEntry: `127.0.0.1:${b.port}`, noProxyFrom: 'backend.proxy.noProxy' }),
+    ]);
+    expect(proxy.tunnels).toEqual([]);
+  });
+});
+
 describe('proxy settings', () => {
   const backendUrl = new URL('https://verifier.example.com/api/sessions');
   const config = (proxy: Record<string, unknown> = {}): ReturnType<typeof parseConfig>['backend'] => parseConfig({ backend: { proxy } }).backend;
@@ -205,5 +247,21 @@ describe('proxy settings', () => {
     expect(() => resolveBackendProxy(config({ credentialsFile: join(dir, 'missing') }), backendUrl, {})).toThrow(/backend\.proxy\.credentialsFile: cannot read/);
     expect(() => resolveBackendProxy(config(), backendUrl, { HTTPS_PROXY: 'http://user:pa ss@[bad' })).toThrow(/^HTTPS_PROXY is not a proxy address/);
     expect(() => resolveBackendProxy(config(), backendUrl, { HTTPS_PROXY: 'http://user:pa ss@[bad' })).not.toThrow(/pa ss/);
+  });
+
+  it('useEnvironment: false ignores NO_PROXY and no_proxy (only backend.proxy.noProxy applies); true honours them', () => {
+    const url = 'http://config-proxy:3128';
+    expect(resolveBackendProxy(config({ url, useEnvironment: false }), backendUrl, { NO_PROXY: '*' })?.url.host).toBe('config-proxy:3128');
+    expect(resolveBackendProxy(config({ url, useEnvironment: false }), backendUrl, { no_proxy: 'example.com' })?.url.host).toBe('config-proxy:3128');
+    expect(resolveBackendProxy(config({ url, useEnvironment: false, noProxy: ['example.com'] }), backendUrl, {})).toBeUndefined();
+    expect(resolveBackendProxy(config({ url }), backendUrl, { NO_PROXY: '*' })).toBeUndefined();
+    expect(chooseBackendRoute(config({ url }), backendUrl, { no_proxy: 'other.test .example.com' }).bypass).toEqual({
+      proxy: 'http://config-proxy:3128',
+      proxySource: 'backend.proxy.url',
+      entry: '.example.com',
+      list: 'no_proxy',
+    });
+    // No proxy at all: nothing was bypassed.
+    expect(chooseBackendRoute(config(), backendUrl, { NO_PROXY: '*' })).toEqual({ proxy: undefined, bypass: undefined });
   });
 });
