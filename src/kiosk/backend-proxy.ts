@@ -12,6 +12,7 @@
  * - Proxy credentials: `backend.proxy.credentialsFile` (first line `user:password`, kept like the API key
  *   file), or the user and password of an environment proxy URL. They go only into the
  *   `Proxy-Authorization` header of the tunnel request, never into a log or a message.
+ * - An https:// proxy's own certificate is checked against the bundled roots plus `backend.proxy.caFile`.
  *
  * Through the proxy the kiosk asks for a tunnel (HTTP CONNECT) to the backend and runs TLS inside it, so
  * the backend's certificate is checked exactly as without a proxy: the bundled roots or `backend.tls.caFile`,
@@ -19,7 +20,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { rootCertificates } from 'node:tls';
 import { ConfigError, type KioskConfig } from '../platform/config.js';
+import { readCaBundle } from './tls-trust.js';
 
 export interface BackendProxy {
   /** The proxy, without credentials. */
@@ -28,6 +31,8 @@ export interface BackendProxy {
   readonly authorization: string | undefined;
   /** Where it was configured (for the log and the staff). */
   readonly source: 'backend.proxy.url' | 'environment';
+  /** Trust for an https:// proxy's own certificate: bundled roots plus `backend.proxy.caFile`; undefined: Node's defaults. */
+  readonly ca?: readonly string[] | undefined;
 }
 
 /** The backend sent direct by a no-proxy entry although a proxy was set: what the log says about it. */
@@ -161,7 +166,9 @@ export function chooseBackendRoute(backend: KioskConfig['backend'], backendUrl: 
   const { entries, list } = noProxyEntries(config, env);
   const entry = matchingNoProxyEntry(backendUrl, entries);
   if (entry !== undefined) return { proxy: undefined, bypass: { proxy: chosen.url.origin, proxySource: chosen.source, entry, list } };
-  return { proxy: chosen, bypass: undefined };
+  // Only an https:// proxy has a certificate to check; for an http:// one the key has nothing to apply to.
+  const custom = chosen.url.protocol === 'https:' && config.caFile !== undefined ? readCaBundle(config.caFile, undefined, 'backend.proxy.caFile') : [];
+  return { proxy: { ...chosen, ca: custom.length === 0 ? undefined : [...rootCertificates, ...custom] }, bypass: undefined };
 }
 
 /** The proxy to reach `backendUrl` through, or undefined to connect directly (see {@link chooseBackendRoute}). */

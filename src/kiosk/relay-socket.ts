@@ -137,7 +137,13 @@ export class WsRelayConnector implements RelayConnector {
 
   constructor(private readonly options: WsRelayConnectorOptions) {
     const proxy = options.proxy;
-    this.agent = proxy ? new HttpsProxyAgent(proxy.url, proxy.authorization === undefined ? {} : { headers: { 'Proxy-Authorization': proxy.authorization } }) : undefined;
+    this.agent = proxy
+      ? new HttpsProxyAgent(proxy.url, {
+          ...(proxy.authorization === undefined ? {} : { headers: { 'Proxy-Authorization': proxy.authorization } }),
+          // Options for the connection to the proxy itself; ws's TLS options (the backend's) apply inside the tunnel.
+          ...(proxy.ca === undefined ? {} : { ca: [...proxy.ca] }),
+        })
+      : undefined;
   }
 
   connect(session: Session, handlers: RelayLinkHandlers, signal: AbortSignal): Promise<RelayLink> {

@@ -128,6 +128,8 @@ export class SessionClient {
           // A tunnel even to a plain-http lab backend: the proxy then relays bytes, it does not rewrite requests.
           proxyTunnel: true,
           requestTls: backendTls,
+          // An https:// proxy's own certificate: its CAs, apart from the backend's (requestTls, inside the tunnel).
+          ...(proxy.ca === undefined ? {} : { proxyTls: { ca: [...proxy.ca] } }),
         })
       : new Agent({ connect: backendTls });
   }

@@ -36,22 +36,25 @@ const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE
 /** A CA bundle larger than this is not a CA bundle (Mozilla's whole list is about 220 KB). */
 const MAX_CA_FILE_BYTES = 4 * 1024 * 1024;
 
-/** The certificates of a PEM bundle, each checked to parse; throws {@link ConfigError} naming the key. */
-export function readCaBundle(path: string, read: (path: string) => Buffer = readFileSync): string[] {
+/**
+ * The certificates of a PEM bundle, each checked to parse; throws {@link ConfigError} naming the key
+ * (`backend.tls.caFile`, or `backend.proxy.caFile` for the proxy's own certificate).
+ */
+export function readCaBundle(path: string, read: (path: string) => Buffer = readFileSync, key = 'backend.tls.caFile'): string[] {
   let bytes: Buffer;
   try {
     bytes = read(path);
   } catch (e) {
-    throw new ConfigError(`backend.tls.caFile: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
+    throw new ConfigError(`${key}: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
   }
-  if (bytes.length > MAX_CA_FILE_BYTES) throw new ConfigError(`backend.tls.caFile: ${path} is larger than ${MAX_CA_FILE_BYTES} bytes`);
+  if (bytes.length > MAX_CA_FILE_BYTES) throw new ConfigError(`${key}: ${path} is larger than ${MAX_CA_FILE_BYTES} bytes`);
   const pems = bytes.toString('utf8').match(PEM_CERTIFICATE) ?? [];
-  if (pems.length === 0) throw new ConfigError(`backend.tls.caFile: ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  if (pems.length === 0) throw new ConfigError(`${key}: ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
   pems.forEach((pem, index) => {
     try {
       new X509Certificate(pem);
     } catch {
-      throw new ConfigError(`backend.tls.caFile: certificate ${index + 1} of ${path} cannot be read`);
+      throw new ConfigError(`${key}: certificate ${index + 1} of ${path} cannot be read`);
     }
   });
   return pems;

@@ -3,13 +3,19 @@
  * both tunnel through a local CONNECT proxy to an HTTPS + WSS backend with a CA of its own; the TLS policy
  * (custom CA, SPKI pins) applies inside the tunnel; proxy credentials from a file or from HTTPS_PROXY are
  * sent to the proxy only and never logged; NO_PROXY and backend.proxy.noProxy reach the backend directly
- * (and say so in the log), unless useEnvironment is false, which ignores NO_PROXY too.
+ * (and say so in the log), unless useEnvironment is false, which ignores NO_PROXY too; an https:// proxy
+ * with a private CA is trusted through backend.proxy.caFile, for the proxy's certificate only.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { rootCertificates } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { bypassesProxy, chooseBackendRoute, resolveBackendProxy } from '../../src/kiosk/backend-proxy.js';
+import { backendEndpoints } from '../../src/kiosk/backend-endpoints.js';
+import { bypassesProxy, chooseBackendRoute, resolveBackendProxy, type BackendProxy } from '../../src/kiosk/backend-proxy.js';
+import { RelayHandshakeError } from '../../src/kiosk/relay-link.js';
+import { WsRelayConnector } from '../../src/kiosk/relay-socket.js';
+import { SessionApiError, SessionClient } from '../../src/kiosk/session-client.js';
 import { ConfigError, parseConfig } from '../../src/platform/config.js';
 import { startConnectProxy, type ConnectProxy } from '../support/connect-proxy.js';
 import { FakeBackend } from '../support/fake-backend.js';
@@ -24,6 +30,8 @@ let caFile: string;
 let h: Harness | undefined;
 let backend: FakeBackend | undefined;
 let proxy: ConnectProxy | undefined;
+/** Closed after each test: session clients' pools. */
+const cleanups: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'mdl-proxy-'));
@@ -34,6 +42,7 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
   await h?.stop();
   h = undefined;
   await backend?.stop();
@@ -54,6 +63,25 @@ function backendTarget(b: FakeBackend): string {
 }
 
 const PROXY_CREDENTIALS = 'kiosk-7:Pr0xy-Pa55w0rd!';
+
+/** A proxy as backend-proxy.ts resolves it, with Basic credentials (so the tests can check they never leak). */
+function proxyAt(url: string, credentials = PROXY_CREDENTIALS, ca?: readonly string[]): BackendProxy {
+  return { url: new URL(url), authorization: `Basic ${Buffer.from(credentials).toString('base64')}`, source: 'backend.proxy.url', ...(ca ? { ca } : {}) };
+}
+
+async function sessionFailure(client: SessionClient): Promise<SessionApiError> {
+  const error = await client.createSession().then(() => undefined, (e: unknown) => e);
+  if (error instanceof SessionApiError) return error;
+  throw new Error(`expected a SessionApiError, got ${String(error)}`);
+}
+
+async function handshakeFailure(connector: WsRelayConnector, session: { id: string; secret: string }): Promise<RelayHandshakeError> {
+  const error = await connector
+    .connect({ id: session.id, clientSecret: session.secret, createdAt: Date.now() }, { onFrame: () => undefined, onClose: () => undefined }, new AbortController().signal)
+    .then(() => undefined, (e: unknown) => e);
+  if (error instanceof RelayHandshakeError) return error;
+  throw new Error(`expected a RelayHandshakeError, got ${String(error)}`);
+}
 
 describe('the kiosk behind a forward proxy', () => {
   it('HTTPS_PROXY: POST /sessions and the session WebSocket tunnel through the proxy, and a whole verification completes', async () => {
@@ -167,6 +195,58 @@ describe('the kiosk behind a forward proxy', () => {
   });
 });
 
+describe('an https:// proxy with a private CA: backend.proxy.caFile', () => {
+  it('a whole verification through an https:// proxy trusted by backend.proxy.caFile, on both paths; the backend\'s certificate stays under backend.tls', async () => {
+    const b = await tlsBackend();
+    const proxyCa = await createTestCa('Kiosk Test Proxy CA');
+    proxy = await startConnectProxy({ tls: await issueServerIdentity(proxyCa), credentials: { user: 'kiosk-7', password: 'Pr0xy-Pa55w0rd!' } });
+    const proxyCaFile = join(dir, 'proxy-ca.pem');
+    writeFileSync(proxyCaFile, proxyCa.certPem);
+    const credentials = join(dir, 'https-proxy-credentials');
+    writeFileSync(credentials, `${PROXY_CREDENTIALS}\n`, { mode: 0o600 });
+    h = await startHarness({ backend: b, config: { backend: { tls: { caFile }, proxy: { url: proxy.url, caFile: proxyCaFile, credentialsFile: credentials } } } });
+    await completeQrVerification(h, await armed(h));
+    expect(proxy.tunnels.length).toBeGreaterThanOrEqual(2);
+    expect(proxy.tunnels.every((t) => t.accepted && t.target === backendTarget(b))).toBe(true);
+    expect(b.handshakes.length).toBeGreaterThanOrEqual(1);
+    expect(h.logs.text()).not.toContain('Pr0xy-Pa55w0rd!');
+    await h.stop();
+    // The proxy's CA does not vouch for the backend: without backend.tls.caFile the backend is refused, and
+    // the staff line blames the backend's certificate (the proxy's own TLS was fine).
+    h = await startHarness({ backend: b, config: { ...SLOW_RETRY, backend: { proxy: { url: proxy.url, caFile: proxyCaFile, credentialsFile: credentials } } } });
+    const offline = await h.view((v) => v.phase === 'offline');
+    expect(offline.error?.code).toBe('backend_tls');
+    expect(offline.error?.detail).toMatch(/^POST \/sessions: the backend's certificate is not issued by a CA this kiosk trusts/);
+  });
+});
+
+describe('backend.proxy.caFile vouches for the proxy only', () => {
+  it('a proxy CA list that holds the backend\'s CA does not make the backend trusted, on either path', async () => {
+    const b = await tlsBackend();
+    // The proxy's certificate comes from the backend's CA here, so the one list trusts both: the proxy's
+    // TLS passes, and the backend's must still be refused for want of backend.tls.caFile.
+    proxy = await startConnectProxy({ tls: await issueServerIdentity(ca) });
+    const p = proxyAt(proxy.url, PROXY_CREDENTIALS, [...rootCertificates, ca.certPem]);
+    const untrusting = { endpoints: backendEndpoints(b.baseUrl, { allowInsecure: false }), proxy: p };
+    const client = new SessionClient({ ...untrusting, apiKey: b.apiKey, timeoutMs: 3_000 });
+    cleanups.push(() => client.close());
+    const http = await sessionFailure(client);
+    expect(http.kind).toBe('tls');
+    expect(http.message).toBe(
+      "POST /sessions: the backend's certificate is not issued by a CA this kiosk trusts (SELF_SIGNED_CERT_IN_CHAIN): add the CA (or the TLS inspection proxy's CA) to backend.tls.caFile",
+    );
+    const connector = new WsRelayConnector({ ...untrusting, auth: 'header', connectTimeoutMs: 3_000, closeTimeoutMs: 500, maxMessageBytes: 1_000_000, heartbeatMs: 0 });
+    const ws = await handshakeFailure(connector, b.createSession());
+    expect(ws.kind).toBe('tls');
+    expect(ws.message).toBe(
+      "WebSocket: the backend's certificate is not issued by a CA this kiosk trusts (SELF_SIGNED_CERT_IN_CHAIN): add the CA (or the TLS inspection proxy's CA) to backend.tls.caFile",
+    );
+    expect(proxy.tunnels.filter((t) => t.accepted)).toHaveLength(2);
+    expect(b.http).toHaveLength(0);
+    expect(b.handshakes).toHaveLength(0);
+  });
+});
+
 describe('NO_PROXY and useEnvironment', () => {
   it('backend.proxy.useEnvironment: false ignores NO_PROXY from the environment too: the backend is still reached through backend.proxy.url', async () => {
     const b = await tlsBackend();
@@ -263,5 +343,17 @@ describe('proxy settings', () => {
     });
     // No proxy at all: nothing was bypassed.
     expect(chooseBackendRoute(config(), backendUrl, { NO_PROXY: '*' })).toEqual({ proxy: undefined, bypass: undefined });
+  });
+
+  it('backend.proxy.caFile: trusted for an https:// proxy besides the bundled roots; unreadable → ConfigError naming the key; refused with an http:// url', () => {
+    const proxyCa = join(dir, 'settings-proxy-ca.pem');
+    writeFileSync(proxyCa, ca.certPem);
+    const https = resolveBackendProxy(config({ url: 'https://proxy.example:3129', caFile: proxyCa }), backendUrl, {});
+    expect(https?.ca).toContain(ca.certPem);
+    expect(https?.ca?.length).toBeGreaterThan(1);
+    // From the environment, an http:// proxy has no certificate to check: the key does nothing there.
+    expect(resolveBackendProxy(config({ caFile: proxyCa }), backendUrl, { HTTPS_PROXY: 'http://proxy.example:3128' })?.ca).toBeUndefined();
+    expect(() => resolveBackendProxy(config({ url: 'https://proxy.example:3129', caFile: join(dir, 'missing.pem') }), backendUrl, {})).toThrow(/^backend\.proxy\.caFile: cannot read/);
+    expect(() => parseConfig({ backend: { proxy: { url: 'http://proxy.example:3128', caFile: proxyCa } } })).toThrow(/caFile applies to an https:\/\/ proxy only/);
   });
 });

@@ -1,10 +1,11 @@
 /**
  * A forward proxy on loopback for tests: answers HTTP CONNECT by opening a TCP tunnel to the target and
  * records each tunnel (target, Proxy-Authorization). With `credentials` it asks for Basic authentication
- * (407) like a corporate proxy. Anything but CONNECT gets 405: the kiosk must tunnel, never hand the proxy
- * a request to forward.
+ * (407) like a corporate proxy. With `tls` it is an https:// proxy (TLS to the proxy, then CONNECT inside
+ * it). Anything but CONNECT gets 405: the kiosk must tunnel, never hand the proxy a request to forward.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
@@ -18,16 +19,25 @@ export interface ConnectProxy {
   stop(): Promise<void>;
 }
 
-export async function startConnectProxy(options: { credentials?: { user: string; password: string } } = {}): Promise<ConnectProxy> {
+export interface ConnectProxyOptions {
+  readonly credentials?: { readonly user: string; readonly password: string };
+  /** Serve https:// with this key and certificate chain. */
+  readonly tls?: { readonly key: string; readonly cert: string };
+}
+
+export async function startConnectProxy(options: ConnectProxyOptions = {}): Promise<ConnectProxy> {
   const tunnels: ConnectProxy['tunnels'] = [];
   const plainRequests: string[] = [];
   const open = new Set<Socket | Duplex>();
   const expected = options.credentials ? `Basic ${Buffer.from(`${options.credentials.user}:${options.credentials.password}`).toString('base64')}` : undefined;
-  const server: Server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     plainRequests.push(`${req.method ?? ''} ${req.url ?? ''}`);
     res.writeHead(405, { Connection: 'close' });
     res.end('this proxy only tunnels (CONNECT)');
-  });
+  };
+  const server: Server = options.tls ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, onRequest) : createServer(onRequest);
+  // A TLS handshake the client gave up on (an untrusted certificate) is no failure of the proxy's.
+  server.on('tlsClientError', () => undefined);
   server.on('connect', (req: IncomingMessage, client: Duplex, head: Buffer) => {
     open.add(client);
     client.on('close', () => open.delete(client));
@@ -56,7 +66,7 @@ export async function startConnectProxy(options: { credentials?: { user: string;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     port,
     tunnels,
     plainRequests,
