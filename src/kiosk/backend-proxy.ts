@@ -17,12 +17,16 @@
  * Through the proxy the kiosk asks for a tunnel (HTTP CONNECT) to the backend and runs TLS inside it, so
  * the backend's certificate is checked exactly as without a proxy: the bundled roots or `backend.tls.caFile`,
  * and the SPKI pins. The proxy sees the backend's host name and port, nothing else.
+ *
+ * Failures are told apart by when they happen: through a proxy the kiosk's only TCP peer is the proxy, and
+ * until the proxy answers the CONNECT with 200 every failure is the proxy's (a {@link ProxyTunnelError},
+ * raised by the wrappers in proxy-tunnel.ts); after that answer, failures are the backend's, as without one.
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { ConfigError, type KioskConfig } from '../platform/config.js';
-import { readCaBundle } from './tls-trust.js';
+import { describeProxyTlsFailure, isTlsFailureCode, readCaBundle } from './tls-trust.js';
 
 export interface BackendProxy {
   /** The proxy, without credentials. */
@@ -176,28 +180,114 @@ export function resolveBackendProxy(backend: KioskConfig['backend'], backendUrl:
   return chooseBackendRoute(backend, backendUrl, env).proxy;
 }
 
+/** What the log may say about a proxy: its origin and where it was configured. */
+export function proxyForLog(proxy: BackendProxy | undefined): { proxy: string; proxySource: string } | Record<string, never> {
+  return proxy === undefined ? {} : { proxy: proxy.url.origin, proxySource: proxy.source };
+}
+
 /**
- * The HTTP status with which the proxy refused to open the tunnel, found in a failed request's cause chain
- * (undici: "Proxy response (407) !== 200 when HTTP Tunneling"), or undefined when it was not that.
+ * Which part of reaching the proxy failed, before it opened the tunnel:
+ * - `unreachable`: no connection to it (refused, no route, timed out connecting);
+ * - `unresolved`: its host name does not resolve;
+ * - `tls`: an https:// proxy's certificate or TLS handshake;
+ * - `closed`: it closed or reset the connection before answering the CONNECT;
+ * - `refused`: it answered the CONNECT with another status than 200 (`status`);
+ * - `timeout`: no tunnel within the kiosk's time limit.
  */
-export function proxyRefusalStatus(e: unknown): number | undefined {
+export type ProxyFailureStage = 'unreachable' | 'unresolved' | 'tls' | 'closed' | 'refused' | 'timeout';
+
+/** Raised by the tunnel wrappers (proxy-tunnel.ts) for any failure before the proxy opened the tunnel. */
+export class ProxyTunnelError extends Error {
+  override readonly name = 'ProxyTunnelError';
+  /** Not the cause's code: undici treats some codes (ERR_TLS_CERT_ALTNAME_INVALID, UND_ERR_SOCKET) specially. */
+  readonly code = 'ERR_KIOSK_PROXY_TUNNEL';
+  constructor(
+    readonly stage: ProxyFailureStage,
+    /** The system or TLS error code of the cause (ECONNREFUSED, ENOTFOUND, …), when it has one that looks like one. */
+    readonly causeCode: string | undefined,
+    /** The proxy's answer to the CONNECT (stage `refused`). */
+    readonly status?: number,
+  ) {
+    super(`proxy tunnel failed: ${stage}${status === undefined ? '' : ` (HTTP ${status})`}${causeCode === undefined ? '' : ` (${causeCode})`}`);
+  }
+}
+
+const UNRESOLVED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAI_NODATA']);
+const UNREACHABLE = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'ETIMEDOUT', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** The first code in an error's cause chain that looks like a system or TLS error code. */
+function errorCode(e: unknown): string | undefined {
+  let current: unknown = e;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    const code = 'code' in current ? current.code : undefined;
+    if (typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code)) return code;
+    current = 'cause' in current ? current.cause : undefined;
+  }
+  return undefined;
+}
+
+/** A failure before the tunnel opened, as the proxy's: which stage, from the cause's code. */
+export function proxyTunnelFailure(e: unknown): ProxyTunnelError {
+  if (e instanceof ProxyTunnelError) return e;
+  const code = errorCode(e);
+  if (code === undefined) return new ProxyTunnelError('closed', undefined);
+  if (UNRESOLVED.has(code)) return new ProxyTunnelError('unresolved', code);
+  if (UNREACHABLE.has(code)) return new ProxyTunnelError('unreachable', code);
+  if (isTlsFailureCode(code)) return new ProxyTunnelError('tls', code);
+  return new ProxyTunnelError('closed', code);
+}
+
+/** The proxy's failure in an error's cause chain (undici wraps what the connector raised), if it is one. */
+export function findProxyTunnelError(e: unknown): ProxyTunnelError | undefined {
   let current: unknown = e;
   for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
-    const match = /^Proxy response \((\d{3})\)/.exec(current.message);
-    if (match) return Number(match[1]);
+    if (current instanceof ProxyTunnelError) return current;
     current = current.cause;
   }
   return undefined;
 }
 
-/** Staff words for a proxy that refused the tunnel. */
-export function describeProxyRefusal(status: number): string {
-  if (status === 407) return 'the proxy asked for credentials (HTTP 407): check backend.proxy.credentialsFile or the user and password of HTTPS_PROXY';
-  if (status === 403) return 'the proxy does not allow this backend (HTTP 403): ask for the backend\'s host and port to be allowed';
-  return `the proxy refused the tunnel to the backend (HTTP ${status})`;
+/**
+ * Staff words for a proxy's failure, naming the proxy by its origin (never credentials) and the cause's
+ * code. 502, 503 and 504 are the proxy saying it could not reach the backend: the words say so, since
+ * then the backend (or the network behind the proxy) is what is down.
+ */
+export function describeProxyFailure(proxy: BackendProxy, failure: ProxyTunnelError, timeoutMs: number): string {
+  const origin = proxy.url.origin;
+  const code = failure.causeCode === undefined ? '' : ` (${failure.causeCode})`;
+  switch (failure.stage) {
+    case 'unreachable':
+      return `the proxy ${origin} cannot be reached${code}`;
+    case 'unresolved':
+      return `the proxy ${origin} cannot be reached: its host name does not resolve${code}`;
+    case 'tls':
+      return describeProxyTlsFailure(failure.causeCode ?? '', origin) ?? `the TLS handshake with the proxy ${origin} failed${code}`;
+    case 'closed':
+      return `the proxy ${origin} closed the connection before opening the tunnel${code}`;
+    case 'timeout':
+      return `the proxy ${origin} did not open the tunnel within ${timeoutMs} ms`;
+    case 'refused':
+      return describeProxyRefusal(origin, failure.status ?? 0, proxy.source);
+  }
 }
 
-/** What the log may say about a proxy: its origin and where it was configured. */
-export function proxyForLog(proxy: BackendProxy | undefined): { proxy: string; proxySource: string } | Record<string, never> {
-  return proxy === undefined ? {} : { proxy: proxy.url.origin, proxySource: proxy.source };
+function describeProxyRefusal(origin: string, status: number, source: BackendProxy['source']): string {
+  if (status === 407) {
+    const where = source === 'environment' ? 'the user and password of HTTPS_PROXY, or backend.proxy.credentialsFile' : 'backend.proxy.credentialsFile';
+    return `the proxy ${origin} asked for credentials (HTTP 407): check ${where}`;
+  }
+  if (status === 403) return `the proxy ${origin} does not allow this backend (HTTP 403): ask for the backend's host and port to be allowed`;
+  if (status === 502 || status === 503 || status === 504) return `the proxy ${origin} cannot reach the backend (HTTP ${status} from the proxy)`;
+  return `the proxy ${origin} refused the tunnel to the backend (HTTP ${status})`;
+}
+
+/**
+ * A proxy failure that only a configuration change fixes, so retrying soon is pointless: the proxy's
+ * certificate, or a 4xx refusal (credentials, a policy not allowing the backend) other than 408 and 429.
+ * Unreachable, unresolved, closed, timed out and 5xx (the proxy could not reach the backend) pass.
+ */
+export function proxyFailureIsConfiguration(failure: { readonly status?: number | undefined; readonly proxyStage?: ProxyFailureStage | undefined }): boolean {
+  if (failure.proxyStage === 'tls') return true;
+  const status = failure.status;
+  return failure.proxyStage === 'refused' && status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
 }

@@ -125,3 +125,21 @@ export function describeTlsFailure(code: string): string | undefined {
   if (/^ERR_SSL_|^ERR_TLS_|^EPROTO$/.test(code)) return `the TLS handshake with the backend failed (${code})`;
   return undefined;
 }
+
+/** The code is a TLS verification or handshake failure (of whichever peer). */
+export function isTlsFailureCode(code: string): boolean {
+  return describeTlsFailure(code) !== undefined;
+}
+
+/**
+ * The same for an https:// proxy's own certificate (`origin` names the proxy), or undefined when the code
+ * is not about TLS. It must never blame the backend's certificate: the backend's TLS has not started yet.
+ */
+export function describeProxyTlsFailure(code: string, origin: string): string | undefined {
+  if (UNTRUSTED.has(code)) return `the proxy ${origin} has a certificate not issued by a CA this kiosk trusts (${code}): add the proxy's CA to backend.proxy.caFile`;
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `the proxy ${origin} has a certificate for another host name (${code}): check the proxy's address`;
+  if (code === 'CERT_HAS_EXPIRED') return `the proxy ${origin} has an expired certificate (${code}); if it has not expired, check this kiosk's clock`;
+  if (code === 'CERT_NOT_YET_VALID') return `the proxy ${origin} has a certificate not valid yet (${code}): check this kiosk's clock`;
+  if (/^ERR_SSL_|^ERR_TLS_|^EPROTO$/.test(code)) return `the TLS handshake with the proxy ${origin} failed (${code})`;
+  return undefined;
+}

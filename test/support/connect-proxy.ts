@@ -1,8 +1,10 @@
 /**
  * A forward proxy on loopback for tests: answers HTTP CONNECT by opening a TCP tunnel to the target and
  * records each tunnel (target, Proxy-Authorization). With `credentials` it asks for Basic authentication
- * (407) like a corporate proxy. With `tls` it is an https:// proxy (TLS to the proxy, then CONNECT inside
- * it). Anything but CONNECT gets 405: the kiosk must tunnel, never hand the proxy a request to forward.
+ * (407) like a corporate proxy; with `refuse` it answers every CONNECT with that status (403: a policy
+ * that does not allow the target). A target it cannot connect to gets 502, as squid and most proxies answer.
+ * With `tls` it is an https:// proxy (TLS to the proxy, then CONNECT inside it). Anything but CONNECT gets
+ * 405: the kiosk must tunnel, never hand the proxy a request to forward.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -12,7 +14,7 @@ import type { Duplex } from 'node:stream';
 export interface ConnectProxy {
   readonly url: string;
   readonly port: number;
-  /** Every CONNECT, in order: its target and the Proxy-Authorization header it carried. */
+  /** Every CONNECT, in order: its target, the Proxy-Authorization header it carried, and whether it was let through. */
   readonly tunnels: { readonly target: string; readonly authorization: string | undefined; readonly accepted: boolean }[];
   /** Requests that were not CONNECT. */
   readonly plainRequests: string[];
@@ -21,6 +23,8 @@ export interface ConnectProxy {
 
 export interface ConnectProxyOptions {
   readonly credentials?: { readonly user: string; readonly password: string };
+  /** Answer every CONNECT with this status instead of opening a tunnel. */
+  readonly refuse?: number;
   /** Serve https:// with this key and certificate chain. */
   readonly tls?: { readonly key: string; readonly cert: string };
 }
@@ -44,19 +48,28 @@ export async function startConnectProxy(options: ConnectProxyOptions = {}): Prom
     client.on('error', () => undefined);
     const target = req.url ?? '';
     const authorization = req.headers['proxy-authorization'];
-    const accepted = expected === undefined || authorization === expected;
-    tunnels.push({ target, authorization, accepted });
-    if (!accepted) {
+    const authenticated = expected === undefined || authorization === expected;
+    tunnels.push({ target, authorization, accepted: authenticated && options.refuse === undefined });
+    if (!authenticated) {
       client.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    if (options.refuse !== undefined) {
+      client.end(`HTTP/1.1 ${options.refuse} Refused\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
       return;
     }
     const colon = target.lastIndexOf(':');
     const upstream = connect({ host: target.slice(0, colon).replace(/^\[|\]$/g, ''), port: Number(target.slice(colon + 1)) });
     open.add(upstream);
     upstream.on('close', () => open.delete(upstream));
-    upstream.on('error', () => client.destroy());
+    let established = false;
+    upstream.on('error', () => {
+      if (established) client.destroy();
+      else client.end('HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+    });
     client.on('error', () => upstream.destroy());
     upstream.once('connect', () => {
+      established = true;
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length > 0) upstream.write(head);
       upstream.pipe(client);
