@@ -3,6 +3,7 @@
  * The retry policy (retry-policy.ts) decides on these kinds alone; diagnostics, health.json, the metrics
  * file and the support bundle name them, so a kind is a stable key (docs/protocol.md §10.1).
  */
+import { proxyFailureIsConfiguration } from './backend-proxy.js';
 import { RelayHandshakeError } from './relay-link.js';
 import { SessionApiError } from './session-client.js';
 
@@ -101,6 +102,8 @@ export function createFailure(e: SessionApiError): BackendFailure {
       return { ...base, kind: 'api_rejected', detail: `${e.message}: the session API is not at this address — check backend.baseUrl` };
     case 'client':
       return { ...base, kind: 'api_rejected', detail: `${e.message}: the backend refuses the request — check backend.baseUrl and backend.createSessionBody` };
+    case 'proxy':
+      return { ...base, kind: proxyFailureIsConfiguration(e) ? 'proxy_refused' : 'proxy_unreachable' };
     case 'aborted':
       // Never classified: the keeper is stopping. Kept total for the type checker.
       return { ...base, kind: 'unreachable' };
@@ -133,6 +136,8 @@ export function handshakeFailure(e: RelayHandshakeError, context: HandshakeConte
       return { ...base, kind: 'tls' };
     case 'timeout':
       return { ...base, kind: 'timeout' };
+    case 'proxy':
+      return { ...base, kind: proxyFailureIsConfiguration(e) ? 'proxy_refused' : 'proxy_unreachable' };
     case 'aborted':
       return { ...base, kind: 'unreachable' };
   }

@@ -4,7 +4,7 @@
  */
 import type { DevicePorts } from '../devices/ports.js';
 import { backendEndpoints } from './backend-endpoints.js';
-import { proxyForLog, resolveBackendProxy } from './backend-proxy.js';
+import { chooseBackendRoute, proxyForLog } from './backend-proxy.js';
 import { ConfigError, type KioskConfig } from '../platform/config.js';
 import { Kiosk } from './kiosk.js';
 import type { Logger } from '../platform/log.js';
@@ -31,7 +31,14 @@ export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logg
   const endpoints = backendEndpoints(baseUrl, { allowInsecure: config.backend.allowInsecure });
   // A CA file that cannot be read is a configuration error (the screen names backend.tls.caFile).
   const tls = config.backend.tls.caFile === undefined && config.backend.tls.pinSha256 === undefined ? undefined : buildTlsTrust(config.backend.tls);
-  const proxy = resolveBackendProxy(config.backend, endpoints.sessionsUrl(), options.env ?? process.env);
+  const { proxy, bypass } = chooseBackendRoute(config.backend, endpoints.sessionsUrl(), options.env ?? process.env);
+  if (bypass) {
+    // A proxy was set, yet the backend is reached directly: say so, or "why is it not using the proxy?" has no answer.
+    log.info(
+      { event: 'backend_proxy_bypassed', backend: endpoints.origin, proxy: bypass.proxy, proxySource: bypass.proxySource, noProxyEntry: bypass.entry, noProxyFrom: bypass.list },
+      `${bypass.list} sends the backend direct, not through the proxy`,
+    );
+  }
   const sessions = new SessionClient({
     endpoints,
     apiKey,

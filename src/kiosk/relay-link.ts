@@ -2,6 +2,7 @@
  * The session WebSocket as the relay core sees it: text frames in and out, a close, and typed handshake
  * failures. `relay-socket.ts` implements it with `ws`; tests may implement it in memory.
  */
+import type { ProxyFailureStage } from './backend-proxy.js';
 import type { Session } from './session-client.js';
 
 export type InboundFrame =
@@ -45,6 +46,8 @@ export type HandshakeFailureKind =
   | 'network'
   /** The backend's certificate is not trusted (or the TLS handshake failed): named for staff, retried slowly. */
   | 'tls'
+  /** The forward proxy failed before the backend was reached (`proxyStage` says how; `status`: its refusal). */
+  | 'proxy'
   | 'timeout'
   | 'aborted';
 
@@ -72,6 +75,8 @@ export class RelayHandshakeError extends Error {
     readonly status?: number,
     /** From `Retry-After` on a 429 or 503 answer, when given. */
     readonly retryAfterMs?: number,
+    /** Kind `proxy`: which part of reaching the proxy failed. */
+    readonly proxyStage?: ProxyFailureStage,
   ) {
     super(message);
   }

@@ -12,9 +12,9 @@
 import { describeTlsFailure, type TlsTrust } from './tls-trust.js';
 import WebSocket from 'ws';
 import type { ClientRequest, IncomingMessage } from 'node:http';
-import { HttpsProxyAgent } from 'https-proxy-agent';
 import type { BackendEndpoints } from './backend-endpoints.js';
-import type { BackendProxy } from './backend-proxy.js';
+import { describeProxyFailure, ProxyTunnelError, type BackendProxy } from './backend-proxy.js';
+import { TunnelProxyAgent } from './proxy-tunnel.js';
 import {
   RelayHandshakeError,
   handshakeKindForStatus,
@@ -117,13 +117,7 @@ class WsRelayLink implements RelayLink {
 }
 
 export class WsRelayConnector implements RelayConnector {
-  /** One tunnel agent for every socket: it opens a CONNECT tunnel per connection, TLS runs inside it. */
-  private readonly agent: HttpsProxyAgent<string> | undefined;
-
-  constructor(private readonly options: WsRelayConnectorOptions) {
-    const proxy = options.proxy;
-    this.agent = proxy ? new HttpsProxyAgent(proxy.url, proxy.authorization === undefined ? {} : { headers: { 'Proxy-Authorization': proxy.authorization } }) : undefined;
-  }
+  constructor(private readonly options: WsRelayConnectorOptions) {}
 
   connect(session: Session, handlers: RelayLinkHandlers, signal: AbortSignal): Promise<RelayLink> {
     const url = this.options.endpoints.relaySocketUrl(session.id);
@@ -136,13 +130,16 @@ export class WsRelayConnector implements RelayConnector {
         reject(new RelayHandshakeError('aborted', 'connect cancelled'));
         return;
       }
+      const proxy = this.options.proxy;
+      // A tunnel agent per socket: it opens one CONNECT tunnel and the backend's TLS runs inside it.
+      const agent = proxy ? new TunnelProxyAgent(proxy, this.options.connectTimeoutMs) : undefined;
       const ws = new WebSocket(url, {
         headers,
         handshakeTimeout: this.options.connectTimeoutMs,
         maxPayload: this.options.maxMessageBytes,
         perMessageDeflate: false,
         followRedirects: false,
-        ...(this.agent ? { agent: this.agent } : {}),
+        ...(agent ? { agent } : {}),
         ...(this.options.tls ? { ...(this.options.tls.ca ? { ca: [...this.options.tls.ca] } : {}), checkServerIdentity: this.options.tls.checkServerIdentity } : {}),
       });
       let settled = false;
@@ -155,6 +152,7 @@ export class WsRelayConnector implements RelayConnector {
       const onAbort = (): void => {
         fail(new RelayHandshakeError('aborted', 'connect cancelled'));
         ws.terminate();
+        agent?.cancel();
       };
       signal.addEventListener('abort', onAbort, { once: true });
 
@@ -172,16 +170,24 @@ export class WsRelayConnector implements RelayConnector {
           if (error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') handlers.onFrame({ kind: 'oversize' });
           return;
         }
+        if (proxy && error instanceof ProxyTunnelError) {
+          fail(
+            new RelayHandshakeError('proxy', `WebSocket: ${describeProxyFailure(proxy, error, this.options.connectTimeoutMs)}`, error.status, undefined, error.stage),
+          );
+          return;
+        }
         const tls = describeTlsFailure(error.code ?? '');
         if (tls !== undefined) {
           fail(new RelayHandshakeError('tls', `WebSocket: ${tls}`));
           return;
         }
         const timedOut = /timed out|timeout/i.test(error.message);
+        // With a proxy, its own failures are ProxyTunnelErrors (above): this one came after the tunnel opened.
+        const behind = proxy ? ' (from the backend, through the proxy\'s open tunnel)' : '';
         fail(
           new RelayHandshakeError(
             timedOut ? 'timeout' : 'network',
-            timedOut ? `WebSocket handshake: no answer within ${this.options.connectTimeoutMs} ms` : `WebSocket: ${sanitize(error.message)}`,
+            timedOut ? `WebSocket handshake: no answer within ${this.options.connectTimeoutMs} ms` : `WebSocket: ${sanitize(error.message)}${behind}`,
           ),
         );
       });

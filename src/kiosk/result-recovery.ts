@@ -10,6 +10,7 @@ import type { SessionService } from './session-service.js';
 import type { Logger } from '../platform/log.js';
 import { outcomeFromResult } from './outcome.js';
 import type { AskedRequest } from './request-answer.js';
+import { proxyFailureIsConfiguration } from './backend-proxy.js';
 import { fullJitter } from './retry-policy.js';
 import { SessionApiError } from './session-client.js';
 
@@ -52,6 +53,8 @@ export async function recoverResult(
       log.warn({ event: 'result_recovery_failed', kind, attempt }, 'could not fetch the session result');
       // Before the transfer ended a 404 settles it; after, the backend may still be writing the result.
       if (kind === 'unauthorized' || kind === 'forbidden' || kind === 'aborted') return undefined;
+      // A proxy refusing us will not change its mind while we poll; one that is down may come back.
+      if (e instanceof SessionApiError && e.kind === 'proxy' && proxyFailureIsConfiguration(e)) return undefined;
       if (kind === 'not_found' && !transferFinished) return undefined;
     }
     if (now() >= deadline || signal.aborted) return undefined;

@@ -6,7 +6,15 @@
 import { Agent, ProxyAgent, fetch as undiciFetch, type Dispatcher } from 'undici';
 import { SessionCreated, SessionResult } from '../common/protocol/messages.js';
 import type { BackendEndpoints } from './backend-endpoints.js';
-import { describeProxyRefusal, proxyRefusalStatus, type BackendProxy } from './backend-proxy.js';
+import {
+  describeProxyFailure,
+  findProxyTunnelError,
+  proxyFailureIsConfiguration,
+  ProxyTunnelError,
+  type BackendProxy,
+  type ProxyFailureStage,
+} from './backend-proxy.js';
+import { TunnelProxyPool } from './proxy-tunnel.js';
 import { describeTlsFailure, type TlsTrust } from './tls-trust.js';
 
 export type SessionApiErrorKind =
@@ -19,6 +27,7 @@ export type SessionApiErrorKind =
   | 'client' // other 4xx
   | 'network' // no HTTP answer (DNS, refused, reset)
   | 'tls' // the backend's certificate is not trusted (or the handshake failed): staff must act
+  | 'proxy' // the forward proxy failed before the backend was reached (proxyStage says how; status: its refusal)
   | 'timeout' // no answer in time
   | 'bad_response' // 2xx whose body is not what the spec shows
   | 'aborted'; // the caller gave up
@@ -31,12 +40,16 @@ export class SessionApiError extends Error {
     readonly status?: number,
     /** From `Retry-After` on any error answer (409, 429, 503 …), when given. */
     readonly retryAfterMs?: number,
+    /** Kind `proxy`: which part of reaching the proxy failed. */
+    readonly proxyStage?: ProxyFailureStage,
   ) {
     super(message);
   }
 
   /** Worth trying again later without changing the configuration. */
   get transient(): boolean {
+    // A proxy that is down or cannot reach the backend comes back; its refusal of our credentials does not.
+    if (this.kind === 'proxy') return !proxyFailureIsConfiguration(this);
     return ['rate_limited', 'server', 'network', 'timeout', 'conflict'].includes(this.kind);
   }
 }
@@ -69,6 +82,11 @@ const MAX_BODY_BYTES = 16 * 1024 * 1024;
  */
 function networkCause(e: unknown): string {
   return causeCode(e) ?? 'request failed before an HTTP answer';
+}
+
+/** The error a fetch failure becomes when it is the proxy's. */
+function proxyError(what: string, proxy: BackendProxy, failure: ProxyTunnelError, timeoutMs: number): SessionApiError {
+  return new SessionApiError('proxy', `${what}: ${describeProxyFailure(proxy, failure, timeoutMs)}`, failure.status, undefined, failure.stage);
 }
 
 /** The system or TLS error code of a failed fetch (undici puts it on `cause`), when it looks like one. */
@@ -115,12 +133,15 @@ export class SessionClient {
   private readonly now: () => number;
   /** undici's own fetch and connection pool, so the TLS policy applies to every request (keep-alive too). */
   private readonly dispatcher: Dispatcher;
+  /** The client to the proxy, when there is one: it knows whether a tunnel is still being opened. */
+  private proxyClient: TunnelProxyPool | undefined;
 
   constructor(private readonly options: SessionClientOptions) {
     this.now = options.now ?? Date.now;
     const tls = options.tls;
     const backendTls = tls ? { ...(tls.ca ? { ca: [...tls.ca] } : {}), checkServerIdentity: tls.checkServerIdentity } : {};
     const proxy = options.proxy;
+    const timeoutMs = options.timeoutMs;
     this.dispatcher = proxy
       ? new ProxyAgent({
           uri: proxy.url.href,
@@ -128,6 +149,9 @@ export class SessionClient {
           // A tunnel even to a plain-http lab backend: the proxy then relays bytes, it does not rewrite requests.
           proxyTunnel: true,
           requestTls: backendTls,
+          // The connection to the proxy: its own CAs (an https:// proxy), and no longer than a request may take.
+          proxyTls: { ...(proxy.ca === undefined ? {} : { ca: [...proxy.ca] }), timeout: timeoutMs },
+          clientFactory: (origin, opts) => (this.proxyClient = new TunnelProxyPool(origin, { ...opts, headersTimeout: timeoutMs })),
         })
       : new Agent({ connect: backendTls });
   }
@@ -204,12 +228,19 @@ export class SessionClient {
       });
     } catch (e) {
       if (signal?.aborted) throw new SessionApiError('aborted', `${what}: cancelled`);
-      if (timedOut()) throw new SessionApiError('timeout', `${what}: no answer within ${this.options.timeoutMs} ms`);
+      const proxy = this.options.proxy;
+      if (timedOut()) {
+        // Still waiting for the proxy to open a tunnel: the time ran out at the proxy, not the backend.
+        if (proxy && (this.proxyClient?.opening ?? 0) > 0) throw proxyError(what, proxy, new ProxyTunnelError('timeout', undefined), this.options.timeoutMs);
+        throw new SessionApiError('timeout', `${what}: no answer within ${this.options.timeoutMs} ms`);
+      }
+      const failure = proxy ? findProxyTunnelError(e) : undefined;
+      if (proxy && failure) throw proxyError(what, proxy, failure, this.options.timeoutMs);
       const tls = describeTlsFailure(causeCode(e) ?? '');
       if (tls !== undefined) throw new SessionApiError('tls', `${what}: ${tls}`);
-      const refused = proxyRefusalStatus(e);
-      if (refused !== undefined) throw new SessionApiError('network', `${what}: ${describeProxyRefusal(refused)}`);
-      throw new SessionApiError('network', `${what}: ${networkCause(e)}`);
+      // The tunnel was open (the proxy's own failures are caught above): what failed is the backend's side.
+      const behind = proxy ? ' from the backend, through the proxy\'s open tunnel' : '';
+      throw new SessionApiError('network', `${what}: ${networkCause(e)}${behind}`);
     }
     let text: string;
     try {

@@ -36,22 +36,25 @@ const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE
 /** A CA bundle larger than this is not a CA bundle (Mozilla's whole list is about 220 KB). */
 const MAX_CA_FILE_BYTES = 4 * 1024 * 1024;
 
-/** The certificates of a PEM bundle, each checked to parse; throws {@link ConfigError} naming the key. */
-export function readCaBundle(path: string, read: (path: string) => Buffer = readFileSync): string[] {
+/**
+ * The certificates of a PEM bundle, each checked to parse; throws {@link ConfigError} naming the key
+ * (`backend.tls.caFile`, or `backend.proxy.caFile` for the proxy's own certificate).
+ */
+export function readCaBundle(path: string, read: (path: string) => Buffer = readFileSync, key = 'backend.tls.caFile'): string[] {
   let bytes: Buffer;
   try {
     bytes = read(path);
   } catch (e) {
-    throw new ConfigError(`backend.tls.caFile: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
+    throw new ConfigError(`${key}: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
   }
-  if (bytes.length > MAX_CA_FILE_BYTES) throw new ConfigError(`backend.tls.caFile: ${path} is larger than ${MAX_CA_FILE_BYTES} bytes`);
+  if (bytes.length > MAX_CA_FILE_BYTES) throw new ConfigError(`${key}: ${path} is larger than ${MAX_CA_FILE_BYTES} bytes`);
   const pems = bytes.toString('utf8').match(PEM_CERTIFICATE) ?? [];
-  if (pems.length === 0) throw new ConfigError(`backend.tls.caFile: ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  if (pems.length === 0) throw new ConfigError(`${key}: ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
   pems.forEach((pem, index) => {
     try {
       new X509Certificate(pem);
     } catch {
-      throw new ConfigError(`backend.tls.caFile: certificate ${index + 1} of ${path} cannot be read`);
+      throw new ConfigError(`${key}: certificate ${index + 1} of ${path} cannot be read`);
     }
   });
   return pems;
@@ -120,5 +123,23 @@ export function describeTlsFailure(code: string): string | undefined {
   if (code === 'CERT_NOT_YET_VALID') return `the backend's certificate is not valid yet (${code}): check this kiosk's clock`;
   if (code === PIN_MISMATCH_CODE) return `the backend's key does not match backend.tls.pinSha256 (${code}): update the pins if the backend changed its key`;
   if (/^ERR_SSL_|^ERR_TLS_|^EPROTO$/.test(code)) return `the TLS handshake with the backend failed (${code})`;
+  return undefined;
+}
+
+/** The code is a TLS verification or handshake failure (of whichever peer). */
+export function isTlsFailureCode(code: string): boolean {
+  return describeTlsFailure(code) !== undefined;
+}
+
+/**
+ * The same for an https:// proxy's own certificate (`origin` names the proxy), or undefined when the code
+ * is not about TLS. It must never blame the backend's certificate: the backend's TLS has not started yet.
+ */
+export function describeProxyTlsFailure(code: string, origin: string): string | undefined {
+  if (UNTRUSTED.has(code)) return `the proxy ${origin} has a certificate not issued by a CA this kiosk trusts (${code}): add the proxy's CA to backend.proxy.caFile`;
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `the proxy ${origin} has a certificate for another host name (${code}): check the proxy's address`;
+  if (code === 'CERT_HAS_EXPIRED') return `the proxy ${origin} has an expired certificate (${code}); if it has not expired, check this kiosk's clock`;
+  if (code === 'CERT_NOT_YET_VALID') return `the proxy ${origin} has a certificate not valid yet (${code}): check this kiosk's clock`;
+  if (/^ERR_SSL_|^ERR_TLS_|^EPROTO$/.test(code)) return `the TLS handshake with the proxy ${origin} failed (${code})`;
   return undefined;
 }

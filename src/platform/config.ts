@@ -189,8 +189,9 @@ export const KioskConfigShape = z.object({
       /**
        * The forward proxy to the backend (src/kiosk/backend-proxy.ts): `url` (http:// or https://, no user
        * or password in it), `credentialsFile` (first line `user:password`), `noProxy` (hosts reached
-       * directly); without `url`, `HTTPS_PROXY` / `NO_PROXY` from the environment unless `useEnvironment`
-       * is false.
+       * directly), `caFile` (PEM CAs trusted for an https:// proxy's own certificate, besides the bundled
+       * roots; the backend's certificate stays under `tls`); `useEnvironment: false` ignores `HTTPS_PROXY`
+       * and `NO_PROXY` alike.
        */
       proxy: z
         .object({
@@ -198,6 +199,12 @@ export const KioskConfigShape = z.object({
           credentialsFile: z.string().min(1).max(4_096).optional(),
           noProxy: z.array(z.string().min(1).max(300)).max(100).optional(),
           useEnvironment: z.boolean().default(true),
+          caFile: z.string().min(1).max(4_096).optional(),
+        })
+        // Set with an http:// proxy it would silently do nothing: there is no proxy certificate to check.
+        .refine((p) => p.caFile === undefined || p.url === undefined || parsedUrl(p.url)?.protocol !== 'http:', {
+          error: 'caFile applies to an https:// proxy only; backend.proxy.url is http://',
+          path: ['caFile'],
         })
         .prefault({}),
       tls: z
