@@ -30,6 +30,7 @@ import {
 } from '../../src/kiosk/relay-link.js';
 import { recoverResult } from '../../src/kiosk/result-recovery.js';
 import { RetryPolicy, WINDOW_MS, type RetryDecision, type RetrySettings } from '../../src/kiosk/retry-policy.js';
+import type { ProxyFailureStage } from '../../src/kiosk/backend-proxy.js';
 import { SessionApiError, type Session, type SessionApiErrorKind } from '../../src/kiosk/session-client.js';
 import type { SessionService } from '../../src/kiosk/session-service.js';
 import { SessionKeeper, retrySettingsOf, type KeeperStatus } from '../../src/kiosk/session-keeper.js';
@@ -47,7 +48,7 @@ const RUNAWAY_REQUESTS = 3_000;
 
 type PostBehaviour =
   | { readonly kind: 'ok' }
-  | { readonly kind: 'fail'; readonly error: SessionApiErrorKind; readonly status?: number; readonly retryAfterMs?: number };
+  | { readonly kind: 'fail'; readonly error: SessionApiErrorKind; readonly status?: number; readonly retryAfterMs?: number; readonly proxyStage?: ProxyFailureStage };
 
 type AfterOpen =
   | { readonly kind: 'stay' }
@@ -59,7 +60,7 @@ type AfterOpen =
 
 type UpgradeBehaviour =
   | { readonly kind: 'ok'; readonly then: AfterOpen }
-  | { readonly kind: 'fail'; readonly error: HandshakeFailureKind; readonly status?: number; readonly retryAfterMs?: number };
+  | { readonly kind: 'fail'; readonly error: HandshakeFailureKind; readonly status?: number; readonly retryAfterMs?: number; readonly proxyStage?: ProxyFailureStage };
 
 type Customer =
   | { readonly at: number; readonly kind: 'tap' }
@@ -72,6 +73,12 @@ interface Script {
 }
 
 const retryAfter = fc.option(fc.integer({ min: 0, max: 400_000 }), { nil: undefined });
+
+/** A forward proxy failing: unreachable, unresolvable, its own TLS, closing, timing out, or refusing with a status. */
+const proxyFailure = fc.oneof(
+  fc.record({ proxyStage: fc.constantFrom<ProxyFailureStage>('unreachable', 'unresolved', 'tls', 'closed', 'timeout') }),
+  fc.record({ proxyStage: fc.constant<ProxyFailureStage>('refused'), status: fc.constantFrom(403, 407, 502, 503, 429) }),
+);
 
 const postBehaviour: fc.Arbitrary<PostBehaviour> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ kind: 'ok' } as const) },
@@ -88,6 +95,7 @@ const postBehaviour: fc.Arbitrary<PostBehaviour> = fc.oneof(
       .record({ status: fc.oneof(fc.integer({ min: 300, max: 399 }), fc.integer({ min: 400, max: 599 })), retryAfterMs: retryAfter })
       .map(({ status, retryAfterMs }): PostBehaviour => ({ kind: 'fail', error: postKindFor(status), status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) })),
   },
+  { weight: 1, arbitrary: proxyFailure.map((p): PostBehaviour => ({ kind: 'fail', error: 'proxy', ...p })) },
 );
 
 function postKindFor(status: number): SessionApiErrorKind {
@@ -118,6 +126,7 @@ const upgradeBehaviour: fc.Arbitrary<UpgradeBehaviour> = fc.oneof(
       .record({ status: fc.oneof(fc.integer({ min: 300, max: 399 }), fc.integer({ min: 400, max: 599 })), retryAfterMs: retryAfter })
       .map(({ status, retryAfterMs }): UpgradeBehaviour => ({ kind: 'fail', error: handshakeKindForStatus(status), status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) })),
   },
+  { weight: 1, arbitrary: proxyFailure.map((p): UpgradeBehaviour => ({ kind: 'fail', error: 'proxy', ...p })) },
 );
 
 const customer: fc.Arbitrary<Customer> = fc.oneof(
@@ -176,7 +185,7 @@ class ScriptedBackend implements SessionService, RelayConnector {
     if (this.requests.length > RUNAWAY_REQUESTS) return this.runaway();
     await Promise.resolve();
     const b = this.script.posts[this.posts++ % this.script.posts.length] ?? { kind: 'ok' };
-    if (b.kind === 'fail') throw new SessionApiError(b.error, `POST /sessions: ${b.status === undefined ? b.error : `HTTP ${b.status}`}`, b.status, b.retryAfterMs);
+    if (b.kind === 'fail') throw new SessionApiError(b.error, `POST /sessions: ${b.status === undefined ? b.error : `HTTP ${b.status}`}`, b.status, b.retryAfterMs, b.proxyStage);
     this.sessions++;
     return { id: `s-${this.sessions}`, clientSecret: `secret-${this.sessions}`, createdAt: Date.now() };
   }
@@ -193,7 +202,7 @@ class ScriptedBackend implements SessionService, RelayConnector {
     if (this.requests.length > RUNAWAY_REQUESTS) return this.runaway();
     await Promise.resolve();
     const b = this.script.upgrades[this.upgrades++ % this.script.upgrades.length] ?? { kind: 'ok', then: { kind: 'stay' } };
-    if (b.kind === 'fail') throw new RelayHandshakeError(b.error, `WebSocket handshake refused: ${b.status === undefined ? b.error : `HTTP ${b.status}`}`, b.status, b.retryAfterMs);
+    if (b.kind === 'fail') throw new RelayHandshakeError(b.error, `WebSocket handshake refused: ${b.status === undefined ? b.error : `HTTP ${b.status}`}`, b.status, b.retryAfterMs, b.proxyStage);
     const connection = new MemoryConnection(this.connections.length, { id: session.id, secret: session.clientSecret, createdAt: session.createdAt }, handlers, () => undefined);
     this.connections.push(connection);
     const then = b.then;
@@ -465,6 +474,8 @@ describe('the checker catches a tight loop on any single path', () => {
     ['idle_violation', { posts: [{ kind: 'ok' }], upgrades: [{ kind: 'ok', then: { kind: 'garbage', afterMs: 0 } }], customers: [] }],
     ['bad_response', { posts: [{ kind: 'fail', error: 'bad_response' }], upgrades: [{ kind: 'ok', then: { kind: 'stay' } }], customers: [] }],
     ['timeout', { posts: [{ kind: 'ok' }], upgrades: [{ kind: 'fail', error: 'timeout' }], customers: [] }],
+    ['proxy_unreachable', { posts: [{ kind: 'fail', error: 'proxy', proxyStage: 'unreachable' }], upgrades: [{ kind: 'ok', then: { kind: 'stay' } }], customers: [] }],
+    ['proxy_refused', { posts: [{ kind: 'ok' }], upgrades: [{ kind: 'fail', error: 'proxy', proxyStage: 'refused', status: 407 }], customers: [] }],
   ];
   for (const [kind, s] of pathScripts) {
     it(`a planted loop on ${kind} breaks the budget property`, async () => {
