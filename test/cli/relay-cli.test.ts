@@ -152,6 +152,18 @@ describe('npm run relay', () => {
     expect(run.stderr).not.toContain('wrong-key');
   });
 
+  it('a gateway answering 404 on every WebSocket upgrade (issue 27: 12,271 sessions in 12 s): a handful of requests, then staff are told why (exit 2)', async () => {
+    backend = await FakeBackend.start();
+    backend.handshakeStatuses.push(...new Array<number>(100_000).fill(404));
+    const run = await runCli(['--backend', backend.baseUrl, '--qr-stdin', '--timeout', '12'], { MDL_KIOSK_API_KEY: backend.apiKey });
+    expect(run.code).toBe(2);
+    const posts = backend.http.filter((r) => r.method === 'POST').length;
+    // Three sessions, three upgrades: after the third refusal in a row it is a configuration problem.
+    expect(posts).toBe(3);
+    expect(backend.handshakes).toHaveLength(3);
+    expect(run.stderr).toMatch(/staff needed: the backend refuses the session connection \(HTTP 404\) — check the WebSocket route of the gateway/);
+  });
+
   it('refuses plain http to a non-loopback backend', async () => {
     const run = await runCli(['--backend', 'http://verifier.example.com', '--qr', QR], { MDL_KIOSK_API_KEY: 'k' });
     expect(run.code).toBe(2);
