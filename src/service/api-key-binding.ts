@@ -8,10 +8,13 @@
  *   both, so neither can change without the other).
  * - A key from the machine's configuration (config file, key file, environment, command line, managed
  *   file, test setup) is bound to the origin that configuration gives with it; where it gives none, to the
- *   origin in effect when the kiosk started with that key.
+ *   origin in effect at the first start with that key, remembered in the secret store (the key's
+ *   fingerprint with the origin, never the key), so that an address edited by hand in settings.json
+ *   between starts does not take the key with it.
  * - A configuration whose key would go to another origin is refused: a save is refused with a field
  *   error, and at start the kiosk stays in `config_error` naming what staff must do.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { HeaderToken } from '../common/protocol/messages.js';
 import { API_KEY_SECRET, type SecretStore } from './secret-store.js';
@@ -63,6 +66,31 @@ export function originOf(baseUrl: string | undefined): string | null {
   }
 }
 
+const MachineKeyOriginForm = z.object({ v: z.literal(1), fingerprint: z.string().max(100), origin: z.string().max(300) }).strict();
+
+/** Names a key without holding it (SHA-256): what the remembered origin of a machine key is stored under. */
+function keyFingerprint(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('base64url');
+}
+
+/** The remembered origin of a machine key without an address of its own, in its stored form. */
+export function encodeMachineKeyOrigin(key: string, origin: string): string {
+  return JSON.stringify({ v: 1, fingerprint: keyFingerprint(key), origin });
+}
+
+/** The origin remembered for `key`, when the stored value is one and for this very key (another key: none). */
+export function rememberedMachineKeyOrigin(text: string | undefined, key: string): string | undefined {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = MachineKeyOriginForm.safeParse(value);
+  return parsed.success && parsed.data.fingerprint === keyFingerprint(key) ? parsed.data.origin : undefined;
+}
+
 /** The key the machine's configuration gives (every source but the settings screen) and its origin. */
 export interface MachineKey {
   readonly key: string | undefined;
@@ -75,7 +103,10 @@ export interface MachineKey {
 export interface KeyBindings {
   readonly stored: StoredApiKey | undefined;
   readonly machine: MachineKey;
-  /** The machine key's origin at start, when the configuration gives none and it was the key in effect. */
+  /**
+   * The machine key's origin at its first start (remembered), when the configuration gives none and it was
+   * the key in effect.
+   */
   readonly machineStartOrigin: string | null | undefined;
 }
 
@@ -93,7 +124,10 @@ export function bindingProblem(key: string | undefined, baseUrl: string | undefi
   if (stored !== undefined && key === stored.key) {
     return `the API key saved on this kiosk was entered for ${stored.origin ?? 'no backend'}, and the backend address is now ${origin}: enter the API key for this backend (a key is only ever sent to the backend it was entered for)`;
   }
-  return machineOrigin === null
-    ? `the API key from ${machine.source} comes with no backend address of its own, so it is not sent to ${origin}: set the backend address in the same place as the key, or enter a key for this backend on the settings screen`
+  if (machineOrigin === null) {
+    return `the API key from ${machine.source} comes with no backend address of its own, so it is not sent to ${origin}: set the backend address in the same place as the key, or enter a key for this backend on the settings screen`;
+  }
+  return machine.origin === null
+    ? `the API key from ${machine.source} is only sent to ${machineOrigin}, the backend it was first used with (it comes with no backend address of its own), and the backend address is now ${origin}: set the backend address in the same place as the key, or enter a key for this backend on the settings screen`
     : `the API key from ${machine.source} is only sent to ${machineOrigin}, the backend configured with it, and the backend address is now ${origin}: change both in the same place, or enter a key for this backend on the settings screen`;
 }

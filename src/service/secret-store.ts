@@ -20,6 +20,8 @@ export interface SecretStore {
 
 /** The name under which the backend API key is kept. */
 export const API_KEY_SECRET = 'backend.apiKey';
+/** The origin a configured key without an address of its own was first used with (api-key-binding.ts). */
+export const MACHINE_KEY_ORIGIN_SECRET = 'backend.machineKeyOrigin';
 
 const MAX_SECRET_CHARS = 8_192;
 const SecretFile = z.object({ version: z.literal(1), secrets: z.record(z.string().max(100), z.string().max(MAX_SECRET_CHARS)) }).strict();

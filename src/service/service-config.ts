@@ -10,10 +10,20 @@ import { KioskApiError, type FieldError, type LockSource, type Settings, type Se
 import { parseConfig, type KioskConfig } from '../platform/config.js';
 import type { Logger } from '../platform/log.js';
 import { availableProfiles } from '../kiosk/profiles.js';
-import { bindingProblem, decodeStoredApiKey, encodeStoredApiKey, originOf, type KeyBindings, type MachineKey, type StoredApiKey } from './api-key-binding.js';
+import {
+  bindingProblem,
+  decodeStoredApiKey,
+  encodeMachineKeyOrigin,
+  encodeStoredApiKey,
+  originOf,
+  rememberedMachineKeyOrigin,
+  type KeyBindings,
+  type MachineKey,
+  type StoredApiKey,
+} from './api-key-binding.js';
 import { candidateErrors, managedPinHash, resolveLayers, type LayerSources, type Resolved } from './config-layers.js';
 import { tightenPrivateFiles } from './private-files.js';
-import { API_KEY_SECRET, type SecretStore } from './secret-store.js';
+import { API_KEY_SECRET, MACHINE_KEY_ORIGIN_SECRET, type SecretStore } from './secret-store.js';
 import { errorText } from '../common/error-text.js';
 import type { SupportReportInput } from './support-report.js';
 import { applyUpdate, backendUrlTiedToKey, lockedErrors, lockSources, PersistedSettings, settingsLayer, settingsView, updatedKeys, type LoadedSettings, type SettingsStore } from './settings-store.js';
@@ -44,8 +54,10 @@ export class ServiceConfig {
   private stored: StoredApiKey | undefined;
   /** A key stored before keys were bound: stored again with its backend once the log is up. */
   private rebind: StoredApiKey | undefined;
-  /** Origin of the machine configuration's key at start, when that configuration gives no address. */
+  /** Origin of the machine configuration's key at its first start, when that configuration gives no address. */
   private machineStartOrigin: string | null | undefined;
+  /** That first start is this one: its origin is remembered once the log is up. */
+  private rememberMachine: { readonly key: string; readonly origin: string } | undefined;
   private readonly ignored = new Set<string>();
   /** Until the log is up, ignored keys are only remembered (and logged once it is). */
   private logging = false;
@@ -109,7 +121,12 @@ export class ServiceConfig {
     const atStart = this.resolve(this.store.currentSettings, this.stored?.key);
     const machine = this.machineKey(this.store.currentSettings);
     if (machine.origin === null && machine.key !== undefined && atStart.problem === undefined && atStart.config.backend.apiKey === machine.key) {
-      this.machineStartOrigin = originOf(atStart.config.backend.baseUrl);
+      // Bound at the first start with this key, not at each start: an address edited by hand in
+      // settings.json between starts must not take the key with it.
+      const inEffect = originOf(atStart.config.backend.baseUrl);
+      const remembered = await this.rememberedMachineOrigin(machine.key);
+      this.machineStartOrigin = remembered === undefined ? inEffect : remembered;
+      if (remembered === undefined && inEffect !== null) this.rememberMachine = { key: machine.key, origin: inEffect };
     }
     const resolved = this.resolveBound(this.store.currentSettings, this.stored);
     this.current = resolved.config;
@@ -125,6 +142,8 @@ export class ServiceConfig {
     for (const problem of this.permissionProblems) log.warn({ event: 'private_file_exposed' }, problem);
     if (this.rebind) await this.storeKey(this.rebind);
     this.rebind = undefined;
+    if (this.rememberMachine) await this.storeMachineOrigin(this.rememberMachine);
+    this.rememberMachine = undefined;
     if (this.managedProblem !== undefined) log.error({ event: 'managed_config_invalid' }, this.managedProblem);
     if (this.secretsProblem !== undefined) log.warn({ event: 'secret_store_failed' }, this.secretsProblem);
     for (const problem of loaded.problems) log.warn({ event: 'settings_file_invalid' }, problem);
@@ -270,6 +289,28 @@ export class ServiceConfig {
       await this.secrets.set(API_KEY_SECRET, encodeStoredApiKey(stored));
     } catch (e) {
       this.log().warn({ event: 'secret_store_failed' }, `the API key could not be stored again with its backend: ${errorText(e)}`.slice(0, 500));
+    }
+  }
+
+  /**
+   * The origin remembered for this machine key; `null` (nothing is sent) when the secret store cannot say:
+   * a binding that cannot be read must not fall back to whatever address settings.json gives now.
+   */
+  private async rememberedMachineOrigin(key: string): Promise<string | null | undefined> {
+    try {
+      return rememberedMachineKeyOrigin(await this.secrets.get(MACHINE_KEY_ORIGIN_SECRET), key);
+    } catch (e) {
+      this.secretsProblem ??= `the stored API key binding cannot be read: ${errorText(e)}`.slice(0, 500);
+      return null;
+    }
+  }
+
+  /** Remembers a machine key's first origin; a store that refuses is reported, the binding still holds this run. */
+  private async storeMachineOrigin({ key, origin }: { readonly key: string; readonly origin: string }): Promise<void> {
+    try {
+      await this.secrets.set(MACHINE_KEY_ORIGIN_SECRET, encodeMachineKeyOrigin(key, origin));
+    } catch (e) {
+      this.log().warn({ event: 'secret_store_failed' }, `the API key's backend could not be remembered: ${errorText(e)}`.slice(0, 500));
     }
   }
 

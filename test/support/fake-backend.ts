@@ -30,6 +30,8 @@ export interface HttpRecord {
   readonly path: string;
   readonly authorization: string | undefined;
   readonly body: string;
+  /** `performance.now()` when the request arrived (to time how soon the kiosk asked). */
+  readonly at: number;
 }
 
 export interface HandshakeRecord {
@@ -242,7 +244,7 @@ export class FakeBackend {
     req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://x');
-      this.http.push({ method: req.method ?? '', path: url.pathname, authorization: req.headers.authorization, body });
+      this.http.push({ method: req.method ?? '', path: url.pathname, authorization: req.headers.authorization, body, at: performance.now() });
       const reply = (status: number, payload?: unknown): void => {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(payload === undefined ? '' : JSON.stringify(payload));

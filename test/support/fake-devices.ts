@@ -182,8 +182,8 @@ export interface CentralBehaviour {
   hang?: boolean;
   /** Delay before `connect` resolves. */
   delayMs?: number;
-  /** Per-write hook (e.g. delay, throw). */
-  onWrite?: (uuid: string, data: Uint8Array) => Promise<void> | void;
+  /** Per-write hook (e.g. delay, throw); `signal` is the one the kiosk gave the write, to see it abandoned. */
+  onWrite?: (uuid: string, data: Uint8Array, signal: AbortSignal | undefined) => Promise<void> | void;
   /** Runs just before `connect` resolves, with the handlers: the phone may notify during the setup. */
   duringSetup?: (handlers: BleCentralHandlers) => void;
 }
@@ -198,9 +198,9 @@ export class FakeCentralLink implements BleCentralLink {
     private readonly behaviour: CentralBehaviour,
   ) {}
 
-  async write(uuid: string, data: Uint8Array): Promise<void> {
+  async write(uuid: string, data: Uint8Array, signal?: AbortSignal): Promise<void> {
     if (this.closed) throw new Error('link closed');
-    await this.behaviour.onWrite?.(uuid, data);
+    await this.behaviour.onWrite?.(uuid, data, signal);
     this.writes.push({ uuid, data: Uint8Array.from(data) });
   }
 
@@ -260,7 +260,8 @@ export interface PeripheralBehaviour {
   failWith?: BleSetupError;
   /** Notifications wait until the phone subscribed to the characteristic (as bleno would). */
   notifyNeedsSubscription?: boolean;
-  onNotify?: (uuid: string, data: Uint8Array) => Promise<void> | void;
+  /** Per-notification hook, with the signal the kiosk gave the notification (as `onWrite`). */
+  onNotify?: (uuid: string, data: Uint8Array, signal: AbortSignal | undefined) => Promise<void> | void;
 }
 
 export class FakePeripheralSession implements BlePeripheralSession {
@@ -306,14 +307,14 @@ export class FakePeripheralSession implements BlePeripheralSession {
     this.onEvent({ kind: 'disconnect', reason });
   }
 
-  async notify(uuid: string, data: Uint8Array): Promise<void> {
+  async notify(uuid: string, data: Uint8Array, signal?: AbortSignal): Promise<void> {
     if (this.closed) throw new Error('session closed');
     if (this.behaviour.notifyNeedsSubscription) {
       while (!this.subscribed.has(uuidKey(uuid))) {
         await new Promise<void>((resolve) => this.subscriptionWaiters.push(resolve));
       }
     }
-    await this.behaviour.onNotify?.(uuid, data);
+    await this.behaviour.onNotify?.(uuid, data, signal);
     this.notifications.push({ uuid, data: Uint8Array.from(data) });
   }
 

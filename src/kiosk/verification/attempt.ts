@@ -8,6 +8,7 @@ import type { ProtocolViolation } from '../../common/protocol/parse.js';
 import type { KioskPhase, PromptKey, Transport } from '../../common/kiosk-view.js';
 import { AbortedError, withTimeout } from '../async-tools.js';
 import { ChannelAbortedError, ChannelTimeoutError, LinkDroppedError, type Arrival } from '../relay-channel.js';
+import type { LinkClosed } from '../relay-link.js';
 import type { RunContext, RunResult } from './results.js';
 
 /** Thrown inside the attempt to unwind to its end; the result is in `Attempt.stopResult`. */
@@ -39,6 +40,12 @@ export class Attempt {
   bleMessages = 0;
   /** The state characteristic's end byte (0x02) went to the phone: the transfer itself is over. */
   transferFinished = false;
+  /**
+   * The backend sent the end byte: it has the phone's whole answer, whether or not the byte has reached the
+   * phone (a write stuck in the stack, or still queued behind one). A socket lost from then on may leave a
+   * result to fetch, so the `dropped` result says the transfer finished.
+   */
+  endByteReceived = false;
 
   constructor(
     readonly ctx: RunContext,
@@ -83,12 +90,16 @@ export class Attempt {
 
   unexpected(e: unknown): RunResult {
     if (e instanceof LinkDroppedError) {
-      return { kind: 'dropped', closed: this.ctx.channel.closed, transferFinished: this.transferFinished };
+      return this.dropped(this.ctx.channel.closed);
     }
     if (e instanceof AbortedError || e instanceof ChannelAbortedError) return { kind: 'cancelled' };
     const detail = e instanceof Error ? `${e.name}: ${e.message}` : 'unknown failure';
     this.ctx.log.error({ event: 'relay_internal_error', detail }, 'unexpected failure in the relay');
     return { kind: 'internal_error', detail };
+  }
+
+  private dropped(closed: LinkClosed | undefined): RunResult {
+    return { kind: 'dropped', closed, transferFinished: this.transferFinished || this.endByteReceived };
   }
 
   // ------------------------------------------------------------ timers
@@ -136,7 +147,7 @@ export class Attempt {
       this.ctx.channel.send(message);
     } catch (e) {
       if (e instanceof LinkDroppedError) {
-        this.fail({ kind: 'dropped', closed: this.ctx.channel.closed, transferFinished: this.transferFinished });
+        this.fail(this.dropped(this.ctx.channel.closed));
       }
       throw e;
     }
@@ -146,7 +157,7 @@ export class Attempt {
   unwrap(arrival: Arrival): BackendRequest {
     switch (arrival.kind) {
       case 'closed':
-        return this.fail({ kind: 'dropped', closed: arrival.closed, transferFinished: this.transferFinished });
+        return this.fail(this.dropped(arrival.closed));
       case 'violation':
         return this.fail({ kind: 'violation', violation: arrival.violation });
       case 'message':

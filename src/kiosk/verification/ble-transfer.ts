@@ -24,6 +24,16 @@ import {
 import type { RunResult } from './results.js';
 
 const STATE_END = 0x02;
+/** The end byte as strict base64 (the only spelling the message schema lets through). */
+const STATE_END_BASE64 = 'Ag==';
+
+/** The characteristic an arriving `ble_write` of the end byte is for, if the arrival is one. */
+function endByteTarget(arrival: Arrival): string | undefined {
+  if (arrival.kind !== 'message') return undefined;
+  const { message } = arrival;
+  const endByte = message.type === 'step_request' && message.op === 'ble_write' && message.params.data === STATE_END_BASE64;
+  return endByte ? message.params.char : undefined;
+}
 
 /**
  * How long a verification waits for an offered role whose adapter is still coming up (`starting`) before it
@@ -358,6 +368,10 @@ export class BleTransfer {
       if (message) attempt.stopWith({ kind: 'violation', violation: outOfSequence(message, 'expected ble_read_response right after ble_read_request') });
       return true;
     }
+    // Noted on arrival, not on delivery: a close while the end byte is stuck in the stack (or queued behind
+    // a stuck write) still leaves a result the backend may be writing (see `Attempt.endByteReceived`).
+    const endByteTo = endByteTarget(arrival);
+    if (endByteTo !== undefined && this.specFor(endByteTo)?.name === 'state') attempt.endByteReceived = true;
     if (arrival.kind === 'message' && arrival.message.type === 'complete') {
       this.completion = arrival.message.outcome;
       const outcome = arrival.message.outcome;

@@ -18,7 +18,12 @@ export type RunResult =
   | { readonly kind: 'complete'; readonly outcome: Outcome }
   | { readonly kind: 'backend_error'; readonly message: string }
   | { readonly kind: 'violation'; readonly violation: ProtocolViolation }
-  | { readonly kind: 'dropped'; readonly closed: LinkClosed | undefined; readonly transferFinished: boolean }
+  | {
+      readonly kind: 'dropped';
+      readonly closed: LinkClosed | undefined;
+      /** The backend had sent the 0x02 end byte (delivered or not): it may still be writing the result. */
+      readonly transferFinished: boolean;
+    }
   | { readonly kind: 'timeout'; readonly phase: string; readonly detail: string }
   | {
       readonly kind: 'ble_failed';

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dispatchIntent, type SaveResult } from '../../../src/common/kiosk-api.js';
-import { decodeStoredApiKey, encodeStoredApiKey, readStoredApiKey } from '../../../src/service/api-key-binding.js';
-import { MemorySecretStore } from '../../../src/service/secret-store.js';
+import { decodeStoredApiKey, encodeMachineKeyOrigin, encodeStoredApiKey, readStoredApiKey, rememberedMachineKeyOrigin } from '../../../src/service/api-key-binding.js';
+import { MACHINE_KEY_ORIGIN_SECRET, MemorySecretStore } from '../../../src/service/secret-store.js';
 import { hashPin } from '../../../src/service/staff-pin.js';
 import { startRecordingServer, type RecordingServer } from '../../support/recording-server.js';
 import { API_KEY, startServiceFixture, TEST_SCRYPT, type ServiceFixture, type ServiceFixtureOptions } from './service-fixture.js';
@@ -159,6 +159,33 @@ describe('at start, a key never goes to an address it was not configured with', 
     expect(collector.authorizations).toEqual([]);
   });
 
+  it('a key without an address of its own, whose first backend cannot be read from the secret store: not sent to the address settings.json gives, config_error', async () => {
+    // A binding that cannot be read must not fall back to whatever settings.json says now.
+    class UnreadableBinding extends MemorySecretStore {
+      override get(name: string): Promise<string | undefined> {
+        return name === MACHINE_KEY_ORIGIN_SECRET ? Promise.reject(new Error('keyring locked')) : super.get(name);
+      }
+    }
+    await writeFile(join(dir, 'settings.json'), JSON.stringify({ version: 1, settings: { backendUrl: collector.url }, staff: {} }));
+    const f = await start({ secrets: new UnreadableBinding(), dataDir: dir, env: { MDL_KIOSK_API_KEY: API_KEY } });
+    const state = await f.waitState((s) => s.view.phase === 'config_error', 10_000, 'config_error');
+    expect(state.view.error?.detail).toMatch(/the API key from the environment comes with no backend address of its own, so it is not sent to http:\/\/127\.0\.0\.1/);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(collector.authorizations).toEqual([]);
+  });
+
+  it('a key without an address of its own is bound to the address of its first start, remembered (by fingerprint, not the key) for the next', async () => {
+    const secrets = new MemorySecretStore();
+    // Here the recording server plays the first backend (the host test restarts against another one).
+    await writeFile(join(dir, 'settings.json'), JSON.stringify({ version: 1, settings: { backendUrl: collector.url }, staff: {} }));
+    const f = await start({ secrets, dataDir: dir, env: { MDL_KIOSK_API_KEY: API_KEY } });
+    await f.waitState((s) => s.view.phase === 'offline', 15_000, 'offline against its first backend');
+    const stored = await secrets.get(MACHINE_KEY_ORIGIN_SECRET);
+    expect(stored).toBeDefined();
+    expect(stored).not.toContain(API_KEY);
+    expect(rememberedMachineKeyOrigin(stored, API_KEY)).toBe(new URL(collector.url).origin);
+  });
+
   it('a key stored before keys were bound is bound to the backend it is used with, and stored again with it', async () => {
     const secrets = new MemorySecretStore();
     await secrets.set('backend.apiKey', API_KEY);
@@ -178,5 +205,15 @@ describe('the stored form', () => {
     expect(decodeStoredApiKey('plain-key')).toEqual({ key: 'plain-key' });
     expect(decodeStoredApiKey('{not-json')).toEqual({ key: '{not-json' });
     expect(decodeStoredApiKey('{"v":1,"key":"has space","origin":null}')).toEqual({ key: '{"v":1,"key":"has space","origin":null}' });
+  });
+
+  it('the remembered origin of a key without an address of its own: for that very key only, and never holding the key', () => {
+    const text = encodeMachineKeyOrigin('fleet-k-1', 'https://a.example');
+    expect(text).not.toContain('fleet-k-1');
+    expect(rememberedMachineKeyOrigin(text, 'fleet-k-1')).toBe('https://a.example');
+    expect(rememberedMachineKeyOrigin(text, 'fleet-k-2')).toBeUndefined(); // a new key is bound afresh
+    expect(rememberedMachineKeyOrigin(undefined, 'fleet-k-1')).toBeUndefined();
+    expect(rememberedMachineKeyOrigin('{not-json', 'fleet-k-1')).toBeUndefined();
+    expect(rememberedMachineKeyOrigin('{"v":1,"fingerprint":"x","origin":"https://a.example","extra":1}', 'fleet-k-1')).toBeUndefined();
   });
 });
