@@ -111,7 +111,8 @@ async function readCapped(response: Awaited<ReturnType<typeof undiciFetch>>, max
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function kindForStatus(status: number): SessionApiErrorKind {
+/** The kind of a session API error answer, by its HTTP status. */
+export function sessionKindForStatus(status: number): SessionApiErrorKind {
   if (status === 401) return 'unauthorized';
   if (status === 403) return 'forbidden';
   if (status === 404) return 'not_found';
@@ -253,7 +254,7 @@ export class SessionClient {
     }
     if (!response.ok) {
       throw new SessionApiError(
-        kindForStatus(response.status),
+        sessionKindForStatus(response.status),
         `${what}: HTTP ${response.status}`,
         response.status,
         retryAfterMs(response.headers.get('retry-after')),

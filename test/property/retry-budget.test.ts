@@ -31,7 +31,7 @@ import {
 import { recoverResult } from '../../src/kiosk/result-recovery.js';
 import { RetryPolicy, WINDOW_MS, type RetryDecision, type RetrySettings } from '../../src/kiosk/retry-policy.js';
 import type { ProxyFailureStage } from '../../src/kiosk/backend-proxy.js';
-import { SessionApiError, type Session, type SessionApiErrorKind } from '../../src/kiosk/session-client.js';
+import { SessionApiError, sessionKindForStatus, type Session, type SessionApiErrorKind } from '../../src/kiosk/session-client.js';
 import type { SessionService } from '../../src/kiosk/session-service.js';
 import { SessionKeeper, retrySettingsOf, type KeeperStatus } from '../../src/kiosk/session-keeper.js';
 import { parseConfig, type KioskConfig } from '../../src/platform/config.js';
@@ -93,20 +93,10 @@ const postBehaviour: fc.Arbitrary<PostBehaviour> = fc.oneof(
     weight: 4,
     arbitrary: fc
       .record({ status: fc.oneof(fc.integer({ min: 300, max: 399 }), fc.integer({ min: 400, max: 599 })), retryAfterMs: retryAfter })
-      .map(({ status, retryAfterMs }): PostBehaviour => ({ kind: 'fail', error: postKindFor(status), status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) })),
+      .map(({ status, retryAfterMs }): PostBehaviour => ({ kind: 'fail', error: sessionKindForStatus(status), status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) })),
   },
   { weight: 1, arbitrary: proxyFailure.map((p): PostBehaviour => ({ kind: 'fail', error: 'proxy', ...p })) },
 );
-
-function postKindFor(status: number): SessionApiErrorKind {
-  if (status === 401) return 'unauthorized';
-  if (status === 403) return 'forbidden';
-  if (status === 404) return 'not_found';
-  if (status === 409) return 'conflict';
-  if (status === 429) return 'rate_limited';
-  if (status >= 500) return 'server';
-  return 'client';
-}
 
 const afterOpen: fc.Arbitrary<AfterOpen> = fc.oneof(
   fc.constant({ kind: 'stay' } as const),
