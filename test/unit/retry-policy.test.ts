@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BackendFailure, BackendFailureKind } from '../../src/kiosk/backend-failure.js';
 import { BACKEND_FAILURE_KINDS } from '../../src/kiosk/backend-failure.js';
-import { HEALTHY_AFTER_MS, RetryPolicy, STAFF_AFTER, WINDOW_MS, failureClass, fullJitter, slowPace, type RetrySettings } from '../../src/kiosk/retry-policy.js';
+import { HEALTHY_AFTER_MS, RetryPolicy, STAFF_AFTER, WINDOW_MS, backoff, failureClass, fullJitter, slowPace, type RetrySettings } from '../../src/kiosk/retry-policy.js';
 
 const SETTINGS: RetrySettings = { backoffMinMs: 1_000, backoffMaxMs: 30_000, conflictBackoffMs: 250, maxRequestsPerMinute: 20 };
 const MAX = (): number => 0.999_999;
@@ -65,6 +65,27 @@ describe('decisions by kind', () => {
     });
     expect(delays).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000]);
     expect(p.consecutive).toBe(7);
+  });
+
+  it('once the ceiling reaches the cap the wait is in [cap/2, cap], never shorter (a fleet at the cap returns at 4.4 %/s, not 6.7 %/s)', () => {
+    const p = policy(MIN);
+    const delays = [1, 2, 3, 4, 5, 6, 7, 8].map((i) => delayOf(p.onFailure(failure('unreachable'), i)));
+    expect(delays).toEqual([0, 0, 0, 0, 0, 15_000, 15_000, 15_000]);
+    expect(backoff(5, 1_000, 30_000, MAX)).toBe(16_000);
+    expect(backoff(6, 1_000, 30_000, MIN)).toBe(15_000);
+    expect(backoff(6, 1_000, 30_000, MAX)).toBe(30_000);
+  });
+
+  it("the backend's return: an ordinary ending right after it was away (a 404 on the old session) comes within [0, base], still counted", () => {
+    const p = policy();
+    p.onFailure(failure('socket_lost'), 0); // the outage begins: the ordinary ending is used
+    for (let i = 1; i <= 8; i++) p.onFailure(failure('unreachable'), i);
+    const back = p.onFailure(failure('session_gone', { status: 404 }), 9);
+    expect(back).toMatchObject({ action: 'retry', delayMs: 1_000, standing: 'recovering', consecutive: 9 });
+    // Not twice: the next ending follows an ending, not an absence.
+    expect(delayOf(p.onFailure(failure('socket_lost'), 10))).toBe(30_000);
+    // And a cycle of absence and ending never runs fast: the absences keep their full backoff.
+    expect(delayOf(p.onFailure(failure('unreachable'), 11))).toBe(30_000);
   });
 
   it('failures of different kinds share one streak: switching kinds does not restart the backoff', () => {
