@@ -78,6 +78,11 @@ export function capStreak(settings: FleetSettings): number {
   return 1 + Math.max(0, Math.ceil(Math.log2(settings.backoffMaxMs / settings.backoffMinMs)));
 }
 
+/** The backoff ceiling after `n` failures in a row: min(cap, base·2^(n−1)). */
+export function ceilingMs(settings: FleetSettings, n: number): number {
+  return Math.min(settings.backoffMaxMs, settings.backoffMinMs * 2 ** Math.min(Math.max(n, 1) - 1, 30));
+}
+
 /** The liveness deadline after a start or a recovery: 3 backoff caps + one budget window. */
 export function livenessDeadlineMs(settings: FleetSettings): number {
   return 3 * settings.backoffMaxMs + WINDOW_MS;
@@ -769,7 +774,7 @@ export function describeFleet(report: FleetReport): string[] {
     `fleet of ${n} session keepers: backoff base ${settings.backoffMinMs} ms, cap ${settings.backoffMaxMs} ms (full jitter), budget ${settings.maxRequestsPerMinute} requests per 60 s`,
   ];
   if (report.startup) {
-    lines.push('', '[start-up] every keeper started in the same turn of the event loop (no jitter: the floor of this run)');
+    lines.push('', '[start-up] every keeper started in the same turn of the event loop: no jitter, spread only by this process working through them (the floor of this run)');
     lines.push(...waveLines(report.startup, n));
   }
   report.outages.forEach((o, i) => {
@@ -780,7 +785,10 @@ export function describeFleet(report: FleetReport): string[] {
       `  keepers healthy before it: ${report.healthyBeforeOutage[i] ?? '?'} of ${n}; that lost their session when it went down: ${o.noticed}`,
       `  while down: ${o.outageRequestsPerKioskPerMinute.toFixed(2)} requests per kiosk per minute (all refused); log events: ${eventsLine(o.outageEvents)}`,
       `  at recovery: median ${o.medianConsecutive} failures in a row; backoff ceiling at the cap (≥ ${capStreak(settings)} in a row): ${o.atCap} (${pct(o.atCap, n)})`,
-      `  full jitter with every keeper at the cap predicts ${firstSecondModel(settings.backoffMaxMs)} of the fleet arriving in the first second after recovery, falling linearly to 0 one cap later`,
+      // The model holds for a fleet at the cap; a short outage leaves the ceilings low, and the fleet returns within them.
+      o.atCap >= 0.9 * n
+        ? `  full jitter with every keeper at the cap predicts ${firstSecondModel(settings.backoffMaxMs)} of the fleet arriving in the first second after recovery, falling linearly to 0 one cap later`
+        : `  the ceilings are below the cap (median ${(ceilingMs(settings, o.medianConsecutive) / 1000).toFixed(1)} s): the fleet comes back within them, not spread over a cap`,
     );
     if (report.startup && report.startup.peakKiosksPerSecond > 0) {
       lines.push(`  peak kiosks arriving/s against the un-jittered start-up's: ${(r.peakKiosksPerSecond / report.startup.peakKiosksPerSecond).toFixed(3)}`);
