@@ -6,8 +6,8 @@
  * and WebSocket connector, against the mock backend with real ISO 18013-5 crypto in a child process on
  * 127.0.0.1 (fleet.ts, fleet-backend-child.ts). They start together and arm; once armed and healthy the
  * backend goes down for `--down S` seconds (default 90: every keeper's backoff reaches the 30 s cap within
- * about 40 s and then retries at the cap for several rounds; 120 makes the run ~30 s longer and moves no
- * figure, docs/fleet.md — 90 keeps the default run within about 4 minutes), comes back
+ * about 45 s and then retries at the cap for several rounds; 120 makes the run ~30 s longer and moves no
+ * recovery figure, docs/fleet.md — 90 keeps the default run within about 4 minutes), comes back
  * as a new process on the same port (every old session unknown), and every keeper must arm again. Then, on
  * the same fleet, the same for a short outage, `--short-down S` (default 5; 0 leaves it out), where the
  * backoffs are still short. `--backoff-min-ms`, `--backoff-max-ms`, `--budget` change the policy's settings
