@@ -20,10 +20,9 @@
  * (or the harness broke) — never on a time.
  *
  * Open files: each kiosk holds a WebSocket and a pooled HTTP connection, in this process and in the
- * backend's. When the soft limit (`ulimit -n`) is too low and the hard limit allows, the bench runs itself
- * again under a raised soft limit (through `sh -c 'ulimit -n …'`); otherwise it says what to raise.
+ * backend's. Node raises its soft limit to the hard one at start, so the hard limit (`ulimit -Hn`) is what
+ * counts; when it is too low the bench stops at once and says what to raise.
  */
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -33,8 +32,6 @@ import { finishBench } from './bench-tools.js';
 import { describeFleet, fleetFigures, runFleet, type FleetReport, type OutageFigures } from './fleet.js';
 
 const USAGE = `Usage: npm run bench:fleet -- [--kiosks N] [--down S] [--short-down S] [--backoff-min-ms MS] [--backoff-max-ms MS] [--budget N]`;
-/** Set in the environment of the bench run again under a raised open-file limit (never twice). */
-const RAISED_ENV = 'MDL_KIOSK_FLEET_BENCH_RAISED_NOFILE';
 
 function fail(message: string): never {
   console.error(`bench:fleet: ${message}\n${USAGE}`);
@@ -62,33 +59,20 @@ function openFileLimits(): { soft: number; hard: number } | undefined {
   return { soft: value(match[1]), hard: value(match[2]) };
 }
 
-/**
- * Makes sure this process may open enough files for the fleet; when it may not, runs the bench again under
- * a raised soft limit and returns its exit code (undefined: go on here).
- */
-function ensureOpenFiles(kiosks: number): number | undefined {
+/** Stops the bench at once when this process may not open enough files for the fleet. */
+function checkOpenFiles(kiosks: number): void {
   // Per kiosk: its session socket, a pooled HTTP connection and one closing or being opened; plus Node's own.
   const needed = kiosks * 3 + 512;
   const limits = openFileLimits();
   if (!limits) {
     console.log(`open files: limit unknown on this OS; the fleet needs about ${needed} (ulimit -n)`);
-    return undefined;
+    return;
   }
-  if (limits.soft >= needed) {
-    console.log(`open files: soft limit ${limits.soft} (about ${needed} needed)`);
-    return undefined;
+  // Node has already raised the soft limit as far as the hard one allows.
+  if (limits.soft < needed) {
+    fail(`${kiosks} kiosks need about ${needed} open files; this process may open ${limits.soft} (hard limit ${limits.hard}): raise the hard limit (ulimit -Hn ${needed}) or use fewer --kiosks`);
   }
-  if (limits.hard < needed || process.env[RAISED_ENV] === '1') {
-    fail(`${kiosks} kiosks need about ${needed} open files; the limit is ${limits.soft} (hard ${limits.hard}): raise it (ulimit -n ${needed}) or use fewer --kiosks`);
-  }
-  const target = Number.isFinite(limits.hard) ? Math.min(limits.hard, Math.max(needed, 65_536)) : Math.max(needed, 65_536);
-  console.log(`open files: soft limit ${limits.soft} < ${needed} needed; running again with ulimit -n ${target}`);
-  const script = process.argv[1] ?? fail('cannot tell which script runs');
-  const result = spawnSync('/bin/sh', ['-c', 'ulimit -n "$1" && shift && exec "$@"', 'sh', String(target), process.execPath, ...process.execArgv, script, ...process.argv.slice(2)], {
-    stdio: 'inherit',
-    env: { ...process.env, [RAISED_ENV]: '1' },
-  });
-  return result.status ?? 1;
+  console.log(`open files: limit ${limits.soft} (about ${needed} needed)`);
 }
 
 function resultLine(report: FleetReport): string {
@@ -146,11 +130,7 @@ async function main(): Promise<void> {
 
   const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
   console.log(`fleet bench: node ${process.version}, ${os.cpus().length} CPU(s), load average ${load}`);
-  const rerun = ensureOpenFiles(kiosks);
-  if (rerun !== undefined) {
-    process.exitCode = rerun;
-    return;
-  }
+  checkOpenFiles(kiosks);
   const outagesMs = shortDownS > 0 ? [downS * 1000, shortDownS * 1000] : [downS * 1000];
   const t0 = Date.now();
   const report = await runFleet({
