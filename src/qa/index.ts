@@ -27,7 +27,7 @@ export type { CustomerHands, Engagement } from './wiring/virtual-customer.js';
 
 // ---------------------------------------------------------------- simulators the CLI drives directly
 export { startMockBackend, DEFAULT_LIFETIME_MS, DEFAULT_NFC_RETRY_LIMIT } from './sim/mock-backend/server.js';
-export type { MockBackend, MockBackendOptions } from './sim/mock-backend/server.js';
+export type { MockBackend, MockBackendOptions, RequestArrival } from './sim/mock-backend/server.js';
 export { createIsoReaderEngineFactory, loadTrustDirectory } from './sim/mock-backend/reader/index.js';
 export { jsonLines } from './sim/mock-backend/protocol-log.js';
 export { PHASES as MOCK_BACKEND_PHASES, FaultPlanSchema } from './sim/mock-backend/faults.js';

@@ -43,6 +43,26 @@ export interface MockBackendOptions {
   readonly logPayloads?: boolean;
   /** Wait for the kiosk to close after `error`/`complete` before closing (ms). */
   readonly closeGraceMs?: number;
+  /**
+   * Sees every request as its headers arrive, before any check or fault (QA: the fleet bench counts what
+   * reaches the backend, test/bench/fleet.ts). Runs synchronously; what it throws is ignored.
+   */
+  readonly onRequest?: (arrival: RequestArrival) => void;
+}
+
+/** One request as it reached the mock backend (see {@link MockBackendOptions.onRequest}). */
+export interface RequestArrival {
+  /** `Date.now()` when the request's headers were read. */
+  readonly at: number;
+  /** `POST /sessions`, `GET /sessions/{id}`, the session WebSocket's upgrade, or anything else. */
+  readonly exchange: 'create' | 'result' | 'upgrade' | 'other';
+  /** The session addressed (`result`, `upgrade`); undefined otherwise. */
+  readonly sessionId: string | undefined;
+  /**
+   * Which of `apiKeys` the bearer token is (its index), or -1: none, or an upgrade (whose bearer is the
+   * session's client secret). The key itself is not handed out.
+   */
+  readonly apiKeyIndex: number;
 }
 
 export interface MockBackend {
@@ -104,6 +124,17 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
     const given = bearer(req);
     return options.apiKeys.some((key) => secretMatches(key, given));
   };
+  const observe = (arrival: Omit<RequestArrival, 'at' | 'apiKeyIndex'>, req: IncomingMessage): void => {
+    const onRequest = options.onRequest;
+    if (!onRequest) return;
+    const given = arrival.exchange === 'upgrade' ? undefined : bearer(req);
+    const apiKeyIndex = given === undefined ? -1 : options.apiKeys.findIndex((key) => secretMatches(key, given));
+    try {
+      onRequest({ ...arrival, at: Date.now(), apiKeyIndex });
+    } catch {
+      /* an observer must not change what the backend answers */
+    }
+  };
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 16 * 1024 * 1024 });
   const server: Server = createServer();
   const sockets = new Set<Socket>();
@@ -132,6 +163,12 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
 
   server.on('request', (req, res) => {
     const url = new URL(req.url ?? '/', 'http://mock');
+    if (options.onRequest) {
+      const resultId = sessionPath.exec(url.pathname)?.[1];
+      if (url.pathname === `${base}/sessions` && req.method === 'POST') observe({ exchange: 'create', sessionId: undefined }, req);
+      else if (resultId !== undefined && req.method === 'GET') observe({ exchange: 'result', sessionId: safeDecode(resultId) }, req);
+      else observe({ exchange: 'other', sessionId: undefined }, req);
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
@@ -216,6 +253,7 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
     const url = new URL(req.url ?? '/', 'http://mock');
     const match = socketPath.exec(url.pathname);
     const id = match?.[1] ? safeDecode(match[1]) : undefined;
+    observe({ exchange: 'upgrade', sessionId: id }, req);
     const session = id === undefined ? undefined : sessions.get(id);
     const refuse = (status: number, text: string, retryAfterS?: number): void => {
       log.event('ws_refused', { session: id ?? null, status, reason: text });

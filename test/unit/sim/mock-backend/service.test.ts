@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { BleActions, NfcStep, ReaderEngine, ReaderEngineFactory } from '../../../../src/qa/sim/mock-backend/engine.js';
 import type { ProtocolLogEntry } from '../../../../src/qa/sim/mock-backend/protocol-log.js';
-import { startMockBackend, type MockBackend, type MockBackendOptions } from '../../../../src/qa/sim/mock-backend/server.js';
+import { startMockBackend, type MockBackend, type MockBackendOptions, type RequestArrival } from '../../../../src/qa/sim/mock-backend/server.js';
 import type { BleModeWire, OutcomeWire } from '../../../../src/qa/sim/mock-backend/wire.js';
 
 const KEY = 'qa-key-1';
@@ -555,5 +555,36 @@ describe('fault injection for the soak (QA)', () => {
     stop();
     await createSession();
     expect(seen).toEqual([a.secret, b.secret]);
+  });
+
+  it('onRequest sees every request on arrival: the exchange, the session addressed and which API key, refused ones too', async () => {
+    const arrivals: RequestArrival[] = [];
+    await start({ apiKeys: ['other-key', KEY], onRequest: (a) => arrivals.push(a) });
+    const before = Date.now();
+    const { id, secret } = await createSession();
+    await http('GET', `/sessions/${id}`);
+    await http('POST', '/sessions', 'wrong');
+    await http('GET', '/nowhere');
+    (await connect(id, { header: secret })).ws.close();
+    await expect(connect('unknown-id', { header: secret })).rejects.toThrow('HTTP 404');
+    expect(arrivals.map(({ exchange, sessionId, apiKeyIndex }) => ({ exchange, sessionId, apiKeyIndex }))).toEqual([
+      { exchange: 'create', sessionId: undefined, apiKeyIndex: 1 },
+      { exchange: 'result', sessionId: id, apiKeyIndex: 1 },
+      { exchange: 'create', sessionId: undefined, apiKeyIndex: -1 },
+      { exchange: 'other', sessionId: undefined, apiKeyIndex: 1 },
+      { exchange: 'upgrade', sessionId: id, apiKeyIndex: -1 },
+      { exchange: 'upgrade', sessionId: 'unknown-id', apiKeyIndex: -1 },
+    ]);
+    for (const a of arrivals) expect(a.at).toBeGreaterThanOrEqual(before);
+  });
+
+  it('an onRequest that throws changes nothing the backend answers', async () => {
+    await start({
+      onRequest: () => {
+        throw new Error('observer failed');
+      },
+    });
+    const { id, secret } = await createSession();
+    (await connect(id, { header: secret })).ws.close();
   });
 });
