@@ -736,12 +736,13 @@ const pct = (n: number, of: number): string => `${((100 * n) / of).toFixed(1)}%`
 const seconds = (msValue: number): string => (Number.isFinite(msValue) ? `${(msValue / 1000).toFixed(1)} s` : 'not reached');
 
 /**
- * A keeper at the cap retries every U(0, cap): the fleet's attempts form a renewal process, and the wait from
- * the recovery to a keeper's next attempt has the density 2(cap − t)/cap² (the residual time of a uniform
- * gap). So 1 − (1 − 1 s/cap)² of the fleet arrives in the first second — about 2 s/cap, whatever the outage.
+ * A keeper at the cap retries every U(cap/2, cap) (retry-policy.ts `backoff`): the fleet's attempts form a
+ * renewal process, and the wait from the recovery to a keeper's next attempt has the density
+ * (1 − F(t))/E[gap] (the residual time of a gap): 1/(0.75·cap) a second, flat for the first half cap, then
+ * falling to 0 at one cap. So about 1 s/(0.75·cap) of the fleet arrives in each of the first seconds.
  */
 function firstSecondModel(capMs: number): string {
-  const share = capMs <= 1_000 ? 1 : 1 - (1 - 1_000 / capMs) ** 2;
+  const share = capMs <= 1_000 ? 1 : 1_000 / (0.75 * capMs);
   return `${(100 * share).toFixed(1)}%`;
 }
 
@@ -771,7 +772,7 @@ export function describeFleet(report: FleetReport): string[] {
   const { settings } = report;
   const n = settings.kiosks;
   const lines: string[] = [
-    `fleet of ${n} session keepers: backoff base ${settings.backoffMinMs} ms, cap ${settings.backoffMaxMs} ms (full jitter), budget ${settings.maxRequestsPerMinute} requests per 60 s`,
+    `fleet of ${n} session keepers: backoff base ${settings.backoffMinMs} ms, cap ${settings.backoffMaxMs} ms (full jitter below the cap, [cap/2, cap] at it), budget ${settings.maxRequestsPerMinute} requests per 60 s`,
   ];
   if (report.startup) {
     lines.push('', '[start-up] every keeper started in the same turn of the event loop: no jitter, spread only by this process working through them (the floor of this run)');
@@ -787,7 +788,7 @@ export function describeFleet(report: FleetReport): string[] {
       `  at recovery: median ${o.medianConsecutive} failures in a row; backoff ceiling at the cap (≥ ${capStreak(settings)} in a row): ${o.atCap} (${pct(o.atCap, n)})`,
       // The model holds for a fleet at the cap; a short outage leaves the ceilings low, and the fleet returns within them.
       o.atCap >= 0.9 * n
-        ? `  full jitter with every keeper at the cap predicts ${firstSecondModel(settings.backoffMaxMs)} of the fleet arriving in the first second after recovery, falling linearly to 0 one cap later`
+        ? `  with every keeper at the cap (waits in [cap/2, cap]) the model is ${firstSecondModel(settings.backoffMaxMs)} of the fleet arriving in each second of the first half cap after recovery, falling to 0 one cap later`
         : `  the ceilings are below the cap (median ${(ceilingMs(settings, o.medianConsecutive) / 1000).toFixed(1)} s): the fleet comes back within them, not spread over a cap`,
     );
     if (report.startup && report.startup.peakKiosksPerSecond > 0) {
