@@ -5,6 +5,7 @@
  * after its timeout (privacy) → ready again. Nothing it waits on is unbounded, and nothing a device
  * adapter or a listener throws can end the loop.
  */
+import { needsStaffCode } from '../common/backend-failure-kinds.js';
 import type { BackendState, ErrorView, KioskView, OutcomeView, PromptKey, Transport } from '../common/kiosk-view.js';
 import { readinessOf } from '../common/readiness.js';
 import type { Availability, DevicePorts, NfcCard } from '../devices/ports.js';
@@ -72,6 +73,18 @@ const PROGRESS_INTERVAL_MS = 100;
 const RELEASE_MS = 2_000;
 /** Pause after an unexpected failure of the loop, so a persistent fault cannot spin. */
 const LOOP_FAULT_PAUSE_MS = 1_000;
+
+/**
+ * How often the keeper probes what only staff can fix: the retry policy's slowest pace, a random time in
+ * [cap/2, cap] (retry-policy.ts `slowPace`), in seconds (tenths below 10 s, so a short cap is not rounded
+ * into something untrue).
+ */
+export function slowPaceText(capMs: number): string {
+  const seconds = (ms: number): string => (ms >= 10_000 ? String(Math.round(ms / 1_000)) : String(Math.round(ms / 100) / 10));
+  const low = seconds(capMs / 2);
+  const high = seconds(capMs);
+  return low === high ? `every ${high} s` : `every ${low}–${high} s`;
+}
 
 export class Kiosk {
   private readonly keeper: SessionKeeper;
@@ -379,7 +392,7 @@ export class Kiosk {
         this.update({ ...base, phase: 'offline', prompt: 'offline', error: { code: status.code ?? 'backend_unavailable', detail: status.detail, retryable: true } });
         break;
       case 'config_error':
-        this.update({ ...base, phase: 'config_error', prompt: 'config_error', error: { code: 'config_error', detail: status.detail, retryable: false } });
+        this.update({ ...base, phase: 'config_error', prompt: 'config_error', error: this.configError(status) });
         break;
       case 'stopped':
         this.update({ ...base, phase: 'stopped', prompt: 'stopped', error: null });
@@ -539,8 +552,20 @@ export class Kiosk {
       this.keeper.retryNow();
       return { code: 'backend_unavailable', detail: `the backend is unreachable: ${status.detail}`.slice(0, 500), retryable: true };
     }
-    if (status.state === 'config_error') return { code: 'config_error', detail: status.detail, retryable: false };
+    if (status.state === 'config_error') return this.configError(status);
     return undefined;
+  }
+
+  /**
+   * What staff are told of a keeper that needs them. A configuration failure the keeper still probes (a
+   * gateway refusing the session socket, a session API not at the address, a proxy refusing the tunnel) has
+   * a code of its own and says how often it is checked: the kiosk turns ready by itself once it is fixed.
+   * Refused credentials stay `config_error`: nothing is tried again until staff act.
+   */
+  private configError(status: Extract<KeeperStatus, { state: 'config_error' }>): ErrorView {
+    const code = status.retrying ? needsStaffCode(status.kind) : undefined;
+    if (code === undefined) return { code: 'config_error', detail: status.detail, retryable: false };
+    return { code, detail: `${status.detail} (checked again ${slowPaceText(this.deps.config.session.offlineBackoffMaxMs)})`, retryable: false };
   }
 
   /** Ends a tap or scan that got no session: the card is let go, the code cooled down, the error shown. */
@@ -574,7 +599,7 @@ export class Kiosk {
       const error: ErrorView = signal.aborted
         ? { code: 'cancelled', detail: 'verification cancelled', retryable: true }
         : status.state === 'config_error'
-          ? { code: 'config_error', detail: status.detail, retryable: false }
+          ? this.configError(status)
           : { code: 'backend_unavailable', detail: e instanceof ArmTimeoutError ? e.message : 'no session available', retryable: true };
       await this.notReady(trigger, started, error);
       return;

@@ -19,7 +19,7 @@
  * - Whatever the sequence, no more than `maxRequestsPerMinute` requests go to the backend in any 60 s,
  *   apart from the first session after a verified outcome (a customer's, at most two requests).
  */
-import type { BackendFailure, BackendFailureKind } from './backend-failure.js';
+import type { BackendFailure, BackendFailureKind, FailureStage } from './backend-failure.js';
 
 export interface RetrySettings {
   /** Backoff base: the first wait is at most this long (`session.offlineBackoffMinMs`). */
@@ -54,7 +54,7 @@ export type RetryDecision =
 
 /** What diagnostics, health.json, the metrics file and the support bundle say of the backend's failures. */
 export interface RetryReport {
-  readonly lastFailure: { readonly kind: BackendFailureKind; readonly stage: string; readonly status: number | null; readonly detail: string; readonly at: number } | null;
+  readonly lastFailure: { readonly kind: BackendFailureKind; readonly stage: FailureStage; readonly status: number | null; readonly detail: string; readonly at: number } | null;
   readonly consecutive: number;
   /** Every failure since start, by kind. */
   readonly totals: Readonly<Partial<Record<BackendFailureKind, number>>>;
