@@ -16,7 +16,7 @@ import { outcomeFromComplete } from './outcome.js';
 import { resolveProfile, type RequestProfile } from './profiles.js';
 import type { AskedRequest } from './request-answer.js';
 import type { RelayConnector } from './relay-link.js';
-import type { RetryPolicy, RetryReport } from './retry-policy.js';
+import { WINDOW_MS, type RetryPolicy, type RetryReport } from './retry-policy.js';
 import { recoverResult } from './result-recovery.js';
 import { errorViewFor, logResult } from './run-report.js';
 import { ArmTimeoutError, SessionKeeper, type ArmedSession, type KeeperStatus } from './session-keeper.js';
@@ -77,10 +77,13 @@ const LOOP_FAULT_PAUSE_MS = 1_000;
 /**
  * How often the keeper probes what only staff can fix: the retry policy's slowest pace, a random time in
  * [cap/2, cap] (retry-policy.ts `slowPace`), in seconds (tenths below 10 s, so a short cap is not rounded
- * into something untrue).
+ * into something untrue). A probe costs at most two requests (a new session and its socket); when probes at
+ * that pace could spend the request budget, the budget decides instead, and it lets one through at least
+ * once its 60 s window has moved on: then only the bound is true.
  */
-export function slowPaceText(capMs: number): string {
+export function slowPaceText(capMs: number, maxRequestsPerMinute: number): string {
   const seconds = (ms: number): string => (ms >= 10_000 ? String(Math.round(ms / 1_000)) : String(Math.round(ms / 100) / 10));
+  if ((2 * WINDOW_MS) / (capMs / 2) > maxRequestsPerMinute) return `within ${seconds(Math.max(capMs, WINDOW_MS))} s`;
   const low = seconds(capMs / 2);
   const high = seconds(capMs);
   return low === high ? `every ${high} s` : `every ${low}–${high} s`;
@@ -565,7 +568,8 @@ export class Kiosk {
   private configError(status: Extract<KeeperStatus, { state: 'config_error' }>): ErrorView {
     const code = status.retrying ? needsStaffCode(status.kind) : undefined;
     if (code === undefined) return { code: 'config_error', detail: status.detail, retryable: false };
-    return { code, detail: `${status.detail} (checked again ${slowPaceText(this.deps.config.session.offlineBackoffMaxMs)})`, retryable: false };
+    const { offlineBackoffMaxMs, maxRequestsPerMinute } = this.deps.config.session;
+    return { code, detail: `${status.detail} (checked again ${slowPaceText(offlineBackoffMaxMs, maxRequestsPerMinute)})`, retryable: false };
   }
 
   /** Ends a tap or scan that got no session: the card is let go, the code cooled down, the error shown. */

@@ -417,7 +417,7 @@ describe('KioskService: a gateway that refuses the session socket', () => {
     expect(state.view.backend).toBe('needs_staff');
     expect(state.view.error).toEqual({
       code: 'backend_refuses_socket',
-      detail: 'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway (checked again every 0.1–0.2 s)',
+      detail: 'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway (checked again within 60 s)',
       retryable: false,
     });
 
