@@ -551,7 +551,7 @@ describe('handshake failures (spec §7.1, §3 "10 minutes elapse", §8 one conne
     },
   );
 
-  it('a gateway answering 404 on the upgrade of every new session: after three, needs staff with a code of its own, the cause and how often it is checked; a tap says the same; ready by itself once it routes the socket (§10.1)', async () => {
+  it('a gateway answering 404 on the upgrade of every new session: after three, needs staff with a code of its own, the cause and how often it is checked; a tap says the same; ready by itself once it routes the socket (§10)', async () => {
     const backend = await backendWith((b) => b.handshakeStatuses.push(404, 404, 404, 404));
     const harness = await start({ backend, config: { session: FAST_RETRY } });
     const view = await harness.view((v) => v.phase === 'config_error');
@@ -574,7 +574,17 @@ describe('handshake failures (spec §7.1, §3 "10 minutes elapse", §8 one conne
     expect(phases.slice(phases.indexOf('config_error'))).toEqual(['config_error', 'ready']);
   });
 
-  it('a tap while the gateway refuses the session socket ends at once with its code and makes no request (§10.1)', async () => {
+  it('POST /sessions answering 404 again and again (the session API is not at backend.baseUrl): needs staff as backend_api_rejected, ready by itself once it answers (§10)', async () => {
+    const backend = await backendWith((b) => b.createStatuses.push(404, 404, 404));
+    const harness = await start({ backend, config: { session: FAST_RETRY } });
+    const view = await harness.view((v) => v.phase === 'config_error');
+    expect(view.error).toMatchObject({ code: 'backend_api_rejected', detail: expect.stringMatching(/HTTP 404.*not at this address.*backend\.baseUrl.*checked again every/) as string, retryable: false });
+    expect(harness.kiosk.backendFailures).toMatchObject({ lastFailure: { kind: 'api_rejected', stage: 'create', status: 404 }, consecutive: 3 });
+    await armed(harness);
+    expect(posts(harness.backend)).toBe(4);
+  });
+
+  it('a tap while the gateway refuses the session socket ends at once with its code and makes no request (§10)', async () => {
     const backend = await backendWith((b) => b.handshakeStatuses.push(...Array.from({ length: 50 }, () => 404)));
     const harness = await start({ backend, config: { session: { ...FAST_RETRY, offlineBackoffMaxMs: 30_000 }, timeouts: { armWaitMs: 500 } } });
     await harness.view((v) => v.phase === 'config_error');
