@@ -2,8 +2,8 @@
  * The names of the backend's failures, as one closed list. The session keeper classifies every failure into
  * one of these kinds (src/kiosk/backend-failure.ts says which failure is which); diagnostics, health.json,
  * the metrics file and the support bundle carry them as keys. They live here, below every room, because the
- * staff screen and the health schema validate them too (what each means for monitoring: docs/installer-guide.md
- * §12).
+ * staff screen and the health schema validate them too. What each means for monitoring:
+ * docs/installer-guide.md §12.
  */
 import { z } from 'zod';
 
