@@ -16,7 +16,7 @@ import { outcomeFromComplete } from './outcome.js';
 import { resolveProfile, type RequestProfile } from './profiles.js';
 import type { AskedRequest } from './request-answer.js';
 import type { RelayConnector } from './relay-link.js';
-import { WINDOW_MS, type RetryPolicy, type RetryReport } from './retry-policy.js';
+import { slowPaceText, type RetryPolicy, type RetryReport } from './retry-policy.js';
 import { recoverResult } from './result-recovery.js';
 import { errorViewFor, logResult } from './run-report.js';
 import { ArmTimeoutError, SessionKeeper, type ArmedSession, type KeeperStatus } from './session-keeper.js';
@@ -73,21 +73,6 @@ const PROGRESS_INTERVAL_MS = 100;
 const RELEASE_MS = 2_000;
 /** Pause after an unexpected failure of the loop, so a persistent fault cannot spin. */
 const LOOP_FAULT_PAUSE_MS = 1_000;
-
-/**
- * How often the keeper probes what only staff can fix: the retry policy's slowest pace, a random time in
- * [cap/2, cap] (retry-policy.ts `slowPace`), in seconds (tenths below 10 s, so a short cap is not rounded
- * into something untrue). A probe costs at most two requests (a new session and its socket); when probes at
- * that pace could spend the request budget, the budget decides instead, and it lets one through at least
- * once its 60 s window has moved on: then only the bound is true.
- */
-export function slowPaceText(capMs: number, maxRequestsPerMinute: number): string {
-  const seconds = (ms: number): string => (ms >= 10_000 ? String(Math.round(ms / 1_000)) : String(Math.round(ms / 100) / 10));
-  if ((2 * WINDOW_MS) / (capMs / 2) > maxRequestsPerMinute) return `within ${seconds(Math.max(capMs, WINDOW_MS))} s`;
-  const low = seconds(capMs / 2);
-  const high = seconds(capMs);
-  return low === high ? `every ${high} s` : `every ${low}–${high} s`;
-}
 
 export class Kiosk {
   private readonly keeper: SessionKeeper;

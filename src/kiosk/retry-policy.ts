@@ -108,6 +108,21 @@ export function slowPace(capMs: number, random: () => number): number {
   return Math.min(capMs, Math.floor(capMs / 2 + random() * (capMs / 2 + 1)));
 }
 
+/**
+ * How often, in words for staff, what only staff can fix is probed: {@link slowPace}, a random time in
+ * [cap/2, cap], in seconds (tenths below 10 s, so a short cap is not rounded into something untrue). A probe
+ * costs at most two requests (a new session and its socket); when probes at that pace could spend the
+ * request budget, the budget decides instead, and it lets one through once its 60 s window has moved on:
+ * then only that bound is true.
+ */
+export function slowPaceText(capMs: number, maxRequestsPerMinute: number): string {
+  const seconds = (ms: number): string => (ms >= 10_000 ? String(Math.round(ms / 1_000)) : String(Math.round(ms / 100) / 10));
+  if ((2 * WINDOW_MS) / (capMs / 2) > maxRequestsPerMinute) return `within ${seconds(Math.max(capMs, WINDOW_MS))} s`;
+  const low = seconds(capMs / 2);
+  const high = seconds(capMs);
+  return low === high ? `every ${high} s` : `every ${low}–${high} s`;
+}
+
 export class RetryPolicy {
   private streak = 0;
   /** Configuration failures in a row (any other failure or health resets it). */

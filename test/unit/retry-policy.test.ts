@@ -5,8 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BackendFailure, BackendFailureKind } from '../../src/kiosk/backend-failure.js';
 import { BACKEND_FAILURE_KINDS } from '../../src/kiosk/backend-failure.js';
-import { slowPaceText } from '../../src/kiosk/kiosk.js';
-import { HEALTHY_AFTER_MS, RetryPolicy, STAFF_AFTER, WINDOW_MS, failureClass, fullJitter, slowPace, type RetrySettings } from '../../src/kiosk/retry-policy.js';
+import { HEALTHY_AFTER_MS, RetryPolicy, STAFF_AFTER, WINDOW_MS, failureClass, fullJitter, slowPace, slowPaceText, type RetrySettings } from '../../src/kiosk/retry-policy.js';
 
 const SETTINGS: RetrySettings = { backoffMinMs: 1_000, backoffMaxMs: 30_000, conflictBackoffMs: 250, maxRequestsPerMinute: 20 };
 const MAX = (): number => 0.999_999;
