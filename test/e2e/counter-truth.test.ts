@@ -200,7 +200,8 @@ describe('a gateway that refuses the session socket', () => {
       expect(await card.locator('[data-backend="stage"]').textContent()).toBe('opening the session connection (WebSocket)');
       expect(await card.locator('[data-backend="detail"]').textContent()).toContain('check the WebSocket route of the gateway');
       expect(Number(await card.locator('[data-backend="consecutive"]').textContent())).toBeGreaterThanOrEqual(3);
-      expect(await card.locator('[data-backend="requests"]').textContent()).toMatch(/^\d+ of 20$/);
+      // The budget in use; at 20 of 20 the card also says why the kiosk is quiet for a while.
+      expect(await card.locator('[data-backend="requests"]').textContent()).toMatch(/^(1?\d of 20|20 of 20 — spent: the next request waits for the oldest to leave the minute)$/);
       expect(Number(await card.locator('[data-total="socket_refused"] dd').textContent())).toBeGreaterThanOrEqual(3);
       // The same cause in the self-test, in words.
       await page.getByTestId('self-test').click();
@@ -231,7 +232,10 @@ describe('a gateway that refuses the session socket', () => {
       await page.getByRole('button', { name: 'Lock' }).click();
       await stack.waitForScreen('ready', 10_000);
     } finally {
+      // Whatever failed above, the next tests need the gateway fixed and the staff screens locked.
       backend.faults.clear();
+      const lock = page.getByRole('button', { name: 'Lock' });
+      if ((await lock.count()) > 0) await lock.click().catch(() => undefined);
     }
   }, 150_000);
 });

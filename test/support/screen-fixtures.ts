@@ -522,7 +522,8 @@ export function fixtureDiagnostics(now = Date.now()): Diagnostics {
       lastFailure: { kind: 'socket_refused', stage: 'handshake', status: 404, detail: 'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway', at: now - 20_000 },
       consecutive: 7,
       totals: { socket_refused: 7, session_gone: 1, socket_lost: 2 },
-      requestsLastMinute: 4,
+      // The budget spent: its hint is the longest line of the card.
+      requestsLastMinute: 20,
       maxRequestsPerMinute: 20,
     },
   };
