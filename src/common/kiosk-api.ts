@@ -9,6 +9,7 @@
  */
 import type { IpcIntentName } from './ipc-contract.js';
 import { z } from 'zod';
+import { BackendFailureKind, FailureStage } from './backend-failure-kinds.js';
 import { KioskView } from './kiosk-view.js';
 
 // ---------------------------------------------------------------- shared values
@@ -196,12 +197,38 @@ export const AppStatus = z.object({
 });
 export type AppStatus = z.infer<typeof AppStatus>;
 
+/**
+ * The backend's failures as the kiosk's retry policy counts them (src/kiosk/retry-policy.ts): the last one,
+ * how many in a row since the backend last worked, every failure since start by kind, and the request
+ * budget in use. The detail is the kiosk's own staff-facing English, free of secrets by construction.
+ */
+export const BackendFailures = z.object({
+  lastFailure: z
+    .object({
+      kind: BackendFailureKind,
+      stage: FailureStage,
+      /** The HTTP status, when there was one (the proxy's for `proxy_refused`). */
+      status: z.number().int().min(100).max(599).nullable(),
+      detail: z.string().max(500),
+      /** When it happened (ms since the epoch). */
+      at: z.number(),
+    })
+    .nullable(),
+  consecutive: z.number().int().min(0),
+  totals: z.partialRecord(BackendFailureKind, z.number().int().min(0)),
+  requestsLastMinute: z.number().int().min(0),
+  maxRequestsPerMinute: z.number().int().min(1),
+});
+export type BackendFailures = z.infer<typeof BackendFailures>;
+
 export const Diagnostics = z.object({
   version: z.string().max(100),
   startedAt: z.number(),
   events: z.array(DiagnosticEvent).max(500),
   counts: z.record(z.string().max(100), z.number().int().min(0)),
   app: AppStatus.optional(),
+  /** Absent while no kiosk runs (its configuration cannot build one). */
+  backend: BackendFailures.optional(),
 });
 export type Diagnostics = z.infer<typeof Diagnostics>;
 

@@ -3,53 +3,13 @@
  * The retry policy (retry-policy.ts) decides on these kinds alone; diagnostics, health.json, the metrics
  * file and the support bundle name them, so a kind is a stable key (docs/protocol.md §10.1).
  */
+import type { BackendFailureKind, FailureStage } from '../common/backend-failure-kinds.js';
 import { proxyFailureIsConfiguration } from './backend-proxy.js';
 import { RelayHandshakeError } from './relay-link.js';
 import { SessionApiError } from './session-client.js';
 
-export const BACKEND_FAILURE_KINDS = [
-  /** No HTTP answer: connection refused or reset, name not resolved (POST or WebSocket upgrade). */
-  'unreachable',
-  /** No answer in time (POST or upgrade). */
-  'timeout',
-  /** The backend's certificate is not trusted, or its TLS handshake failed. */
-  'tls',
-  /** The forward proxy cannot be reached (refused, unresolvable, its own TLS failed). */
-  'proxy_unreachable',
-  /** The forward proxy refused the tunnel (407, 403, …): its configuration or credentials. */
-  'proxy_refused',
-  /** HTTP 5xx (POST or upgrade). */
-  'server_error',
-  /** HTTP 429 (POST or upgrade). */
-  'rate_limited',
-  /** `POST /sessions` answered 2xx without a usable session (not JSON, no id or secret). */
-  'bad_response',
-  /** 401/403 on `POST /sessions`, or on the upgrade of a session never used before: the API key. */
-  'credentials_refused',
-  /** `POST /sessions` answered another 4xx (404, 405, 400 …): the session API is not at this address. */
-  'api_rejected',
-  /** The upgrade of a new session answered 3xx or 4xx (404 included): a gateway that does not route it. */
-  'socket_refused',
-  /** Upgrade 404 on a session that was in use (expired or forgotten): a new one is due. */
-  'session_gone',
-  /** Upgrade 401/403 on an older session: its secret may have expired (spec §5 rule 4). */
-  'secret_expired',
-  /** Upgrade 409: another connection still holds the session. */
-  'conflict',
-  /** The session socket closed or was reset (before `engage`, or while idle). */
-  'socket_lost',
-  /** The backend sent `error` on the idle socket. */
-  'idle_error',
-  /** The backend sent something invalid, or anything at all, on the idle socket. */
-  'idle_violation',
-  /** A verification gave its session back to be re-armed after it failed. */
-  'verification_failed',
-] as const;
-
-export type BackendFailureKind = (typeof BACKEND_FAILURE_KINDS)[number];
-
-/** Where in the keeper's work the failure happened (for the log and staff; the policy does not need it). */
-export type FailureStage = 'create' | 'handshake' | 'socket' | 'verification';
+// The list itself is a contract the screen and the health schema read too: it lives in common/.
+export { BACKEND_FAILURE_KINDS, type BackendFailureKind, type FailureStage } from '../common/backend-failure-kinds.js';
 
 export interface BackendFailure {
   readonly kind: BackendFailureKind;

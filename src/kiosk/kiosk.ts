@@ -5,6 +5,7 @@
  * after its timeout (privacy) → ready again. Nothing it waits on is unbounded, and nothing a device
  * adapter or a listener throws can end the loop.
  */
+import { needsStaffCode } from '../common/backend-failure-kinds.js';
 import type { BackendState, ErrorView, KioskView, OutcomeView, PromptKey, Transport } from '../common/kiosk-view.js';
 import { readinessOf } from '../common/readiness.js';
 import type { Availability, DevicePorts, NfcCard } from '../devices/ports.js';
@@ -15,7 +16,7 @@ import { outcomeFromComplete } from './outcome.js';
 import { resolveProfile, type RequestProfile } from './profiles.js';
 import type { AskedRequest } from './request-answer.js';
 import type { RelayConnector } from './relay-link.js';
-import type { RetryPolicy, RetryReport } from './retry-policy.js';
+import { slowPaceText, type RetryPolicy, type RetryReport } from './retry-policy.js';
 import { recoverResult } from './result-recovery.js';
 import { errorViewFor, logResult } from './run-report.js';
 import { ArmTimeoutError, SessionKeeper, type ArmedSession, type KeeperStatus } from './session-keeper.js';
@@ -379,7 +380,7 @@ export class Kiosk {
         this.update({ ...base, phase: 'offline', prompt: 'offline', error: { code: status.code ?? 'backend_unavailable', detail: status.detail, retryable: true } });
         break;
       case 'config_error':
-        this.update({ ...base, phase: 'config_error', prompt: 'config_error', error: { code: 'config_error', detail: status.detail, retryable: false } });
+        this.update({ ...base, phase: 'config_error', prompt: 'config_error', error: this.configError(status) });
         break;
       case 'stopped':
         this.update({ ...base, phase: 'stopped', prompt: 'stopped', error: null });
@@ -539,8 +540,21 @@ export class Kiosk {
       this.keeper.retryNow();
       return { code: 'backend_unavailable', detail: `the backend is unreachable: ${status.detail}`.slice(0, 500), retryable: true };
     }
-    if (status.state === 'config_error') return { code: 'config_error', detail: status.detail, retryable: false };
+    if (status.state === 'config_error') return this.configError(status);
     return undefined;
+  }
+
+  /**
+   * What staff are told of a keeper that needs them. A configuration failure the keeper still probes (a
+   * gateway refusing the session socket, a session API not at the address, a proxy refusing the tunnel) has
+   * a code of its own and says how often it is checked: the kiosk turns ready by itself once it is fixed.
+   * Refused credentials stay `config_error`: nothing is tried again until staff act.
+   */
+  private configError(status: Extract<KeeperStatus, { state: 'config_error' }>): ErrorView {
+    const code = status.retrying ? needsStaffCode(status.kind) : undefined;
+    if (code === undefined) return { code: 'config_error', detail: status.detail, retryable: false };
+    const { offlineBackoffMaxMs, maxRequestsPerMinute } = this.deps.config.session;
+    return { code, detail: `${status.detail} (checked again ${slowPaceText(offlineBackoffMaxMs, maxRequestsPerMinute)})`, retryable: false };
   }
 
   /** Ends a tap or scan that got no session: the card is let go, the code cooled down, the error shown. */
@@ -574,7 +588,7 @@ export class Kiosk {
       const error: ErrorView = signal.aborted
         ? { code: 'cancelled', detail: 'verification cancelled', retryable: true }
         : status.state === 'config_error'
-          ? { code: 'config_error', detail: status.detail, retryable: false }
+          ? this.configError(status)
           : { code: 'backend_unavailable', detail: e instanceof ArmTimeoutError ? e.message : 'no session available', retryable: true };
       await this.notReady(trigger, started, error);
       return;

@@ -22,7 +22,7 @@
  * - Whatever the sequence, no more than `maxRequestsPerMinute` requests go to the backend in any 60 s,
  *   apart from the first session after a verified outcome (a customer's, at most two requests).
  */
-import type { BackendFailure, BackendFailureKind } from './backend-failure.js';
+import type { BackendFailure, BackendFailureKind, FailureStage } from './backend-failure.js';
 
 export interface RetrySettings {
   /** Backoff base: the first wait is at most this long (`session.offlineBackoffMinMs`). */
@@ -57,7 +57,7 @@ export type RetryDecision =
 
 /** What diagnostics, health.json, the metrics file and the support bundle say of the backend's failures. */
 export interface RetryReport {
-  readonly lastFailure: { readonly kind: BackendFailureKind; readonly stage: string; readonly status: number | null; readonly detail: string; readonly at: number } | null;
+  readonly lastFailure: { readonly kind: BackendFailureKind; readonly stage: FailureStage; readonly status: number | null; readonly detail: string; readonly at: number } | null;
   readonly consecutive: number;
   /** Every failure since start, by kind. */
   readonly totals: Readonly<Partial<Record<BackendFailureKind, number>>>;
@@ -125,6 +125,21 @@ export function backoff(n: number, baseMs: number, capMs: number, random: () => 
 
 /** Kinds that say the backend (or the way to it) was away: an ending right after one is its return. */
 const AWAY: ReadonlySet<BackendFailureKind> = new Set(['unreachable', 'timeout', 'server_error', 'rate_limited', 'proxy_unreachable']);
+
+/**
+ * How often, in words for staff, what only staff can fix is probed: {@link slowPace}, a random time in
+ * [cap/2, cap], in seconds (tenths below 10 s, so a short cap is not rounded into something untrue). A probe
+ * costs at most two requests (a new session and its socket); when probes at that pace could spend the
+ * request budget, the budget decides instead, and it lets one through once its 60 s window has moved on:
+ * then only that bound is true.
+ */
+export function slowPaceText(capMs: number, maxRequestsPerMinute: number): string {
+  const seconds = (ms: number): string => (ms >= 10_000 ? String(Math.round(ms / 1_000)) : String(Math.round(ms / 100) / 10));
+  if ((2 * WINDOW_MS) / (capMs / 2) > maxRequestsPerMinute) return `within ${seconds(Math.max(capMs, WINDOW_MS))} s`;
+  const low = seconds(capMs / 2);
+  const high = seconds(capMs);
+  return low === high ? `every ${high} s` : `every ${low}–${high} s`;
+}
 
 export class RetryPolicy {
   private streak = 0;

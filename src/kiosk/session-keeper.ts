@@ -49,8 +49,9 @@ export type KeeperStatus =
   /**
    * Only staff can fix it. `retrying`: the keeper still probes at the slowest pace and turns ready by itself
    * once the cause is gone (a gateway fixed); otherwise (refused credentials) it waits for staff's retry.
+   * `kind`: the failure that called for staff (the screen names the cause by it).
    */
-  | { readonly state: 'config_error'; readonly detail: string; readonly retrying: boolean }
+  | { readonly state: 'config_error'; readonly detail: string; readonly retrying: boolean; readonly kind: BackendFailure['kind'] }
   | { readonly state: 'stopped' };
 
 /** The backend ended an idle session with an `error` or an invalid message (shown to staff briefly). */
@@ -484,7 +485,7 @@ export class SessionKeeper {
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     if (decision.action === 'stop') {
-      this.setStatus({ state: 'config_error', detail: failure.detail, retrying: false });
+      this.setStatus({ state: 'config_error', detail: failure.detail, retrying: false, kind: failure.kind });
       this.wake();
       return;
     }
@@ -507,7 +508,7 @@ export class SessionKeeper {
       case 'offline':
         return failure.kind === 'tls' ? { state: 'offline', detail: failure.detail, code: 'backend_tls' } : { state: 'offline', detail: failure.detail };
       case 'needs_staff':
-        return { state: 'config_error', detail: failure.detail, retrying: true };
+        return { state: 'config_error', detail: failure.detail, retrying: true, kind: failure.kind };
     }
   }
 

@@ -7,7 +7,8 @@
  */
 import { UpdateStatus } from '../common/kiosk-api.js';
 import { KioskView } from '../common/kiosk-view.js';
-import type { HealthRecord } from './health-schema.js';
+import { BACKEND_FAILURE_KINDS } from '../common/backend-failure-kinds.js';
+import type { BackendHealth, HealthRecord } from './health-schema.js';
 
 const PHASES = KioskView.shape.phase.options;
 const UPDATE_STATES = UpdateStatus.shape.state.options;
@@ -36,6 +37,33 @@ class Exposition {
 }
 
 const seconds = (iso: string): number => Date.parse(iso) / 1_000;
+
+/**
+ * The backend's failures. Every kind is written, 0 included: a counter that appears only at its first
+ * failure would hide that failure from `increase()`. The last failure's kind, stage and status are labels of
+ * an info-style gauge, so its timestamp stays one series whatever failed.
+ */
+function backendMetrics(out: Exposition, backend: BackendHealth): void {
+  out.metric(
+    'mdl_kiosk_backend_failures_total',
+    'counter',
+    'Backend failures since the app started, by kind (the retry policy counts them; see the installer guide).',
+    BACKEND_FAILURE_KINDS.map((kind) => [{ kind }, backend.failures[kind] ?? 0] as const),
+  );
+  out.metric('mdl_kiosk_backend_failures_consecutive', 'gauge', 'Backend failures in a row since the backend last proved healthy (0: it works).', [[{}, backend.consecutive]]);
+  const last = backend.lastFailure;
+  out.metric(
+    'mdl_kiosk_backend_last_failure_info',
+    'gauge',
+    'The last backend failure: its kind, stage and HTTP status (empty without one); always 1, absent before any failure.',
+    last === null ? [] : [[{ kind: last.kind, stage: last.stage, status: last.status === null ? '' : String(last.status) }, 1]],
+  );
+  out.metric('mdl_kiosk_backend_last_failure_timestamp_seconds', 'gauge', 'When the last backend failure happened (Unix time); absent before any failure.', last === null ? [] : [[{}, seconds(last.at)]]);
+  out.metric('mdl_kiosk_backend_requests_last_minute', 'gauge', 'Requests to the backend counted against the budget in the last 60 s.', [[{}, backend.requestsLastMinute]]);
+  out.metric('mdl_kiosk_backend_request_budget_per_minute', 'gauge', 'The request budget: at most this many requests to the backend in any 60 s (session.maxRequestsPerMinute).', [
+    [{}, backend.maxRequestsPerMinute],
+  ]);
+}
 
 /** The record's figures in the text format (every metric `mdl_kiosk_…`). */
 export function healthMetricsText(record: HealthRecord): string {
@@ -83,6 +111,7 @@ export function healthMetricsText(record: HealthRecord): string {
     'Error codes of verifications that failed since the app started.',
     Object.entries(o.errors).map(([code, n]) => [{ code }, n] as const),
   );
+  if (record.backend !== undefined) backendMetrics(out, record.backend);
   const update = record.updates?.state ?? 'disabled';
   out.metric(
     'mdl_kiosk_update_state',

@@ -7,7 +7,8 @@
  * It holds: the app and version, the flavour, pid, start and update times and uptime, the kiosk's phase,
  * TEST MODE, the backend's origin (never a path, key or token), each device's usability, counts of
  * outcomes by verdict, by the answer to the request, by rejection reason and error code since start, the
- * last error code, and the updater's
+ * last error code, the backend's failures as the retry policy counts them (the last one's kind, stage,
+ * HTTP status and time, how many in a row, totals by kind, the request budget in use), and the updater's
  * status. It never holds a session id, a client secret, the API key, disclosed data or a portrait: the
  * schema (health-schema.ts) is strict, and every count key must look like a code.
  *
@@ -16,13 +17,14 @@
  */
 import type { UpdateStatus } from '../common/kiosk-api.js';
 import type { VerificationReport } from '../kiosk/kiosk.js';
+import { backendHealth } from './backend-report.js';
 import { writeFileAtomic } from './atomic-file.js';
 import { healthMetricsText } from './health-metrics.js';
 import type { KioskService } from './kiosk-service.js';
 import { CODE, HealthRecordSchema, MAX_KINDS, type HealthRecord } from './health-schema.js';
 
 /** What the recorder reads of the service. */
-export type HealthSource = Pick<KioskService, 'state' | 'onState' | 'onVerification' | 'version' | 'startedAt'>;
+export type HealthSource = Pick<KioskService, 'state' | 'onState' | 'onVerification' | 'version' | 'startedAt' | 'backendFailures'>;
 
 export interface HealthRecorderOptions {
   readonly service: HealthSource;
@@ -124,6 +126,7 @@ export class HealthRecorder {
       d.reason !== undefined && CODE.test(d.reason) ? { usable: d.usable, reason: d.reason } : { usable: d.usable };
     const { devices } = state.view;
     const updates = this.options.updates?.();
+    const backend = backendHealth(this.options.service.backendFailures());
     const o = this.outcomes;
     return HealthRecordSchema.parse({
       schema: 1,
@@ -140,6 +143,7 @@ export class HealthRecorder {
       devices: { nfc: device(devices.nfc), qr: device(devices.qr), bleCentral: device(devices.bleCentral), blePeripheral: device(devices.blePeripheral) },
       outcomes: { total: o.total, verified: o.verified, rejected: o.rejected, undetermined: o.undetermined, failed: o.failed, answers: { ...this.answers }, reasons: { ...o.reasons }, errors: { ...o.errors } },
       ...(this.lastError === undefined ? {} : { lastError: this.lastError }),
+      ...(backend === undefined ? {} : { backend }),
       ...(updates === undefined ? {} : { updates }),
     });
   }

@@ -4,6 +4,7 @@
  * {@link HealthRecordSchema}; the recorder and the Prometheus text both read this type.
  */
 import { z } from 'zod';
+import { BackendFailureKind, FailureStage } from '../common/backend-failure-kinds.js';
 import { KioskView } from '../common/kiosk-view.js';
 import { UpdateStatus } from '../common/kiosk-api.js';
 
@@ -13,6 +14,26 @@ const Code = z.string().regex(CODE);
 export const MAX_KINDS = 50;
 const Counts = z.record(Code, z.number().int().min(0)).refine((r) => Object.keys(r).length <= MAX_KINDS, { error: `at most ${MAX_KINDS} keys` });
 const Device = z.object({ usable: z.boolean(), reason: Code.optional() }).strict();
+const Count = z.number().int().min(0);
+
+/**
+ * The backend's failures as the retry policy counts them: codes, an HTTP status and a time, never the
+ * staff detail (free text that can name hosts; it is in the diagnostics and the support bundle).
+ */
+export const BackendHealthSchema = z
+  .object({
+    /** The last failure: its kind, where it happened, the HTTP status (null without one), when (ISO 8601). */
+    lastFailure: z.object({ kind: BackendFailureKind, stage: FailureStage, status: z.number().int().min(100).max(599).nullable(), at: z.iso.datetime() }).strict().nullable(),
+    /** Failures in a row since the backend last proved healthy (0: it works). */
+    consecutive: Count,
+    /** Every failure since start, by kind (only the kinds that happened). */
+    failures: z.partialRecord(BackendFailureKind, Count),
+    /** Requests counted against the budget in the last 60 s, and the budget (`session.maxRequestsPerMinute`). */
+    requestsLastMinute: Count,
+    maxRequestsPerMinute: z.number().int().min(1),
+  })
+  .strict();
+export type BackendHealth = z.infer<typeof BackendHealthSchema>;
 
 export const HealthRecordSchema = z
   .object({
@@ -54,6 +75,8 @@ export const HealthRecordSchema = z
       .strict(),
     /** The code of the last error: a failed verification's, or the screen's (`config_error`, …). */
     lastError: Code.optional(),
+    /** The backend's failures; absent while no kiosk runs (a configuration that cannot build one). */
+    backend: BackendHealthSchema.optional(),
     updates: UpdateStatus.strict().optional(),
   })
   .strict();

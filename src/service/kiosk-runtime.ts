@@ -9,7 +9,7 @@ import { QrScanQueue } from '../devices/qr/qr-scan-queue.js';
 import { createKiosk } from '../kiosk/compose.js';
 import type { KioskConfig } from '../platform/config.js';
 import type { Kiosk, VerificationReport } from '../kiosk/kiosk.js';
-import { RetryPolicy } from '../kiosk/retry-policy.js';
+import { RetryPolicy, type RetryReport } from '../kiosk/retry-policy.js';
 import { retrySettingsOf } from '../kiosk/session-keeper.js';
 import type { Logger } from '../platform/log.js';
 import type { DiagnosticsLog } from './diagnostics.js';
@@ -70,6 +70,14 @@ export class KioskRuntime {
 
   get kiosk(): Kiosk | undefined {
     return this.current;
+  }
+
+  /**
+   * The running kiosk's backend failures (its retry policy's, which outlives rebuilds for the same backend);
+   * undefined while no kiosk runs — a policy of a backend no longer configured would speak of another one.
+   */
+  backendFailures(): RetryReport | undefined {
+    return this.current?.backendFailures;
   }
 
   get devices(): DeviceSet | undefined {

@@ -23,6 +23,7 @@ import { multistream, type DestinationStream, type Level } from 'pino';
 import type { AppStatus, Diagnostics, FieldError, KioskApiHandlers, QrScannedResult, SaveResult, ScreenState, SelfTestCheck, Settings, UnlockResult } from '../common/kiosk-api.js';
 import type { KioskConfig } from '../platform/config.js';
 import type { VerificationReport } from '../kiosk/kiosk.js';
+import type { RetryReport } from '../kiosk/retry-policy.js';
 import { createLogger, type Logger } from '../platform/log.js';
 import { CameraStatus } from './camera-status.js';
 import { customerIntents, type CustomerIntents } from './customer-intents.js';
@@ -239,6 +240,14 @@ export class KioskService implements KioskApiHandlers {
   /** Writes a support bundle to `target`, or into the support folder (see service-support.ts). */
   writeSupportBundleTo(target?: string): Promise<SupportBundle> {
     return this.support.writeBundle(target);
+  }
+
+  /**
+   * The running kiosk's backend failures (the last one, how many in a row, totals by kind, the request
+   * budget); undefined while no kiosk runs. For the health record and the metrics file.
+   */
+  backendFailures(): RetryReport | undefined {
+    return this.runtime.backendFailures();
   }
 
   /** The application's status for diagnostics: the shell's report, completed with what the service knows. */

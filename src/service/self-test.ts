@@ -3,6 +3,7 @@
  * the screen translates plus a short staff detail. It only reads state (the kiosk's phase, the ports'
  * availability, the camera the renderer reported); it never starts a verification or touches a phone.
  */
+import { isNeedsStaffCode } from '../common/backend-failure-kinds.js';
 import type { CameraState, SelfTestCheck } from '../common/kiosk-api.js';
 import type { KioskView } from '../common/kiosk-view.js';
 import type { AvailabilitySource, DevicePorts } from '../devices/ports.js';
@@ -35,7 +36,8 @@ function backendCheck(view: KioskView): SelfTestCheck {
     case 'offline':
       return { name: 'backend', ok: false, status: 'unreachable', ...withDetail(view.error?.detail) };
     case 'config_error':
-      return { name: 'backend', ok: false, status: 'config_error', ...withDetail(view.error?.detail) };
+      // A cause with a code of its own (a gateway refusing the session socket, …) is named, not "configuration".
+      return { name: 'backend', ok: false, status: isNeedsStaffCode(view.error?.code) ? view.error.code : 'config_error', ...withDetail(view.error?.detail) };
     case 'cannot_verify':
       // The backend is fine; the devices are not (their own checks below say which).
       return { name: 'backend', ok: true, status: 'armed' };

@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import type { AppStatus, Diagnostics, SelfTestCheck } from '../common/kiosk-api.js';
 import type { Logger } from '../platform/log.js';
+import { backendFailuresView } from './backend-report.js';
 import type { CameraStatus } from './camera-status.js';
 import type { DiagnosticsLog } from './diagnostics.js';
 import type { KioskRuntime } from './kiosk-runtime.js';
@@ -21,7 +22,7 @@ import { supportReport } from './support-report.js';
 export interface ServiceSupportOptions {
   readonly service: Pick<KioskServiceOptions, 'appStatus' | 'managed' | 'testMode' | 'support' | 'dataDir'>;
   readonly config: Pick<ServiceConfig, 'effective' | 'secrets' | 'storeProblems' | 'supportFacts'>;
-  readonly runtime: Pick<KioskRuntime, 'devices'>;
+  readonly runtime: Pick<KioskRuntime, 'devices' | 'backendFailures'>;
   readonly screen: Pick<ScreenStateStream, 'view' | 'state'>;
   readonly camera: CameraStatus;
   readonly diagnostics: Pick<DiagnosticsLog, 'snapshot'>;
@@ -61,7 +62,8 @@ export class ServiceSupport {
 
   diagnostics(): Diagnostics {
     const { version, startedAt, now } = this.options;
-    return { ...this.options.diagnostics.snapshot(version, startedAt, now()), app: this.appStatus() };
+    const backend = backendFailuresView(this.options.runtime.backendFailures());
+    return { ...this.options.diagnostics.snapshot(version, startedAt, now()), app: this.appStatus(), ...(backend === undefined ? {} : { backend }) };
   }
 
   selfTest(): { checks: SelfTestCheck[] } {

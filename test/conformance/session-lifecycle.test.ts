@@ -551,6 +551,51 @@ describe('handshake failures (spec §7.1, §3 "10 minutes elapse", §8 one conne
     },
   );
 
+  it('a gateway answering 404 on the upgrade of every new session: after three, needs staff with a code of its own, the cause and how often it is checked; a tap says the same; ready by itself once it routes the socket (§10)', async () => {
+    const backend = await backendWith((b) => b.handshakeStatuses.push(404, 404, 404, 404));
+    const harness = await start({ backend, config: { session: FAST_RETRY } });
+    const view = await harness.view((v) => v.phase === 'config_error');
+    expect(view.backend).toBe('needs_staff');
+    expect(view.error).toEqual({
+      code: 'backend_refuses_socket',
+      detail: 'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway (checked again every 0.2–0.4 s)',
+      retryable: false,
+    });
+    expect(harness.kiosk.backendFailures).toMatchObject({ lastFailure: { kind: 'socket_refused', stage: 'handshake', status: 404 }, consecutive: 3, totals: { socket_refused: 3 } });
+
+    // The fourth refusal, then the gateway routes the socket: ready without anyone pressing retry.
+    const conn = await harness.backend.nextConnection();
+    await conn.expect('engage');
+    await harness.view((v) => v.phase === 'ready');
+    expect(harness.backend.handshakes.map((r) => r.status)).toEqual([404, 404, 404, 404, 101]);
+    expect(harness.kiosk.backendFailures.totals).toEqual({ socket_refused: 4 });
+    // While it probed, the screen kept saying why: no "connecting" between needs staff and ready.
+    const phases = harness.views.map((v) => v.phase).filter((p, i, all) => p !== all[i - 1]);
+    expect(phases.slice(phases.indexOf('config_error'))).toEqual(['config_error', 'ready']);
+  });
+
+  it('POST /sessions answering 404 again and again (the session API is not at backend.baseUrl): needs staff as backend_api_rejected, ready by itself once it answers (§10)', async () => {
+    const backend = await backendWith((b) => b.createStatuses.push(404, 404, 404));
+    const harness = await start({ backend, config: { session: FAST_RETRY } });
+    const view = await harness.view((v) => v.phase === 'config_error');
+    expect(view.error).toMatchObject({ code: 'backend_api_rejected', detail: expect.stringMatching(/HTTP 404.*not at this address.*backend\.baseUrl.*checked again every/) as string, retryable: false });
+    expect(harness.kiosk.backendFailures).toMatchObject({ lastFailure: { kind: 'api_rejected', stage: 'create', status: 404 }, consecutive: 3 });
+    await armed(harness);
+    expect(posts(harness.backend)).toBe(4);
+  });
+
+  it('a tap while the gateway refuses the session socket ends at once with its code and makes no request (§10)', async () => {
+    const backend = await backendWith((b) => b.handshakeStatuses.push(...Array.from({ length: 50 }, () => 404)));
+    const harness = await start({ backend, config: { session: { ...FAST_RETRY, offlineBackoffMaxMs: 30_000 }, timeouts: { armWaitMs: 500 } } });
+    await harness.view((v) => v.phase === 'config_error');
+    const count = harness.backend.http.length + harness.backend.handshakes.length;
+    harness.nfc.tap(() => Uint8Array.from([0x90, 0x00]));
+    const report = await harness.nextReport();
+    expect(report.result).toBe('not_ready');
+    expect(report.error).toMatchObject({ code: 'backend_refuses_socket', detail: expect.stringMatching(/HTTP 404.*checked again every 15–30 s/) as string, retryable: false });
+    expect(harness.backend.http.length + harness.backend.handshakes.length).toBe(count);
+  });
+
   it('a tap during config_error ends with a config_error report and makes no request (§5)', async () => {
     const backend = await backendWith((b) => b.createStatuses.push(401));
     const harness = await start({ backend, config: { session: FAST_RETRY, timeouts: { armWaitMs: 500 } } });

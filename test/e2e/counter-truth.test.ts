@@ -4,7 +4,8 @@
  * offline message at once; a staff paste shows its outcome; "Try again" keeps the customer's language and,
  * with the phone left on the reader, asks to lift it rather than thanking; a staff unlock/lock greets the
  * next customer in the default language; "Tap your phone again" has a way out; a code cut short is "could
- * not be read"; a page with a wrong token says its address is not valid. Each screen is photographed and
+ * not be read"; a page with a wrong token says its address is not valid; a gateway that refuses the session
+ * socket is Needs staff naming it, and the staff diagnostics say why. Each screen is photographed and
  * checked with axe.
  */
 import { mkdirSync } from 'node:fs';
@@ -41,6 +42,10 @@ async function openStaff(page: Page): Promise<void> {
   await page.getByLabel('PIN', { exact: true }).fill(stack.pin ?? '');
   await page.getByRole('button', { name: 'Unlock' }).click();
   await stack.waitForScreen('settings');
+}
+
+async function scrollToTop(page: Page): Promise<void> {
+  await page.evaluate(`(() => { for (const el of [document.scrollingElement, ...document.querySelectorAll('main, .staff-columns')]) if (el) el.scrollTop = 0; })()`);
 }
 
 async function shot(page: Page, name: string): Promise<void> {
@@ -150,6 +155,89 @@ describe('offline means offline', () => {
     await page.getByTestId('retry-button').click();
     await stack.waitForScreen('ready', 20_000);
   }, 60_000);
+});
+
+describe('a gateway that refuses the session socket', () => {
+  it('the customer sees Needs staff naming the cause, not "connecting" for ever; staff see why in the status bar and the diagnostics (kind, HTTP 404, in a row, the request budget); ready by itself once the gateway routes it', async () => {
+    const { page, backend } = stack;
+    await recordScreens(page);
+    try {
+      // Every WebSocket upgrade answered 404 from now on, as by a gateway redeployed without its WebSocket
+      // route; the idle session's socket drops with the deployment.
+      backend.faults.set({ httpFailures: { upgrade: { status: 404, times: 1_000 } } });
+      expect(backend.backend.dropConnections('close')).toBe(1);
+      await stack.waitForScreen('config_error', 20_000);
+      // From Ready through connecting (and offline for the first refusals: a deployment may be under way).
+      const path = await screensSeen(page);
+      expect(path[0]).toBe('ready');
+      expect(path.slice(1).every((name) => name === 'connecting' || name === 'offline' || name === 'config_error')).toBe(true);
+      const cause = page.getByTestId('needs-staff-cause');
+      expect(await cause.getAttribute('data-cause')).toBe('backend_refuses_socket');
+      expect(await cause.textContent()).toBe('This kiosk cannot connect to its verification service.');
+      expect(await page.locator('[data-status="summary"]').getAttribute('data-level')).toBe('problem');
+      // It stays there while the kiosk keeps checking: no flicker back to "connecting".
+      const shownSince = (await screensSeen(page)).length;
+      await new Promise((done) => setTimeout(done, 2_500));
+      expect((await screensSeen(page)).slice(shownSince).filter((s) => s !== 'config_error')).toEqual([]);
+      await page.getByTestId('staff-detail').locator('summary').click();
+      expect(await page.locator('.staff-detail-text').textContent()).toBe(
+        'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway (checked again within 60 s)',
+      );
+      await checkScreen(stack, 'needs-staff-gateway-404');
+
+      await openStaff(page);
+      const backendStatus = page.locator('[data-status="backend"]');
+      expect(await backendStatus.getAttribute('data-level')).toBe('problem');
+      expect(await backendStatus.locator('.status-value').textContent()).toBe('refuses the session connection, retrying');
+      await page.getByRole('button', { name: 'Diagnostics' }).click();
+      await stack.waitForScreen('diagnostics');
+      const card = page.getByTestId('backend-failures');
+      await card.waitFor();
+      expect(await card.getAttribute('data-failing')).toBe('true');
+      expect(await card.locator('[data-backend="kind"]').getAttribute('data-kind')).toBe('socket_refused');
+      expect(await card.locator('[data-backend="kind"]').textContent()).toBe('The backend refuses the session connection');
+      expect(await card.locator('[data-backend="status"]').textContent()).toBe('404');
+      expect(await card.locator('[data-backend="stage"]').textContent()).toBe('opening the session connection (WebSocket)');
+      expect(await card.locator('[data-backend="detail"]').textContent()).toContain('check the WebSocket route of the gateway');
+      expect(Number(await card.locator('[data-backend="consecutive"]').textContent())).toBeGreaterThanOrEqual(3);
+      // The budget in use; at 20 of 20 the card also says why the kiosk is quiet for a while.
+      expect(await card.locator('[data-backend="requests"]').textContent()).toMatch(/^(1?\d of 20|20 of 20 — spent: the next request waits for the oldest to leave the minute)$/);
+      expect(Number(await card.locator('[data-total="socket_refused"] dd').textContent())).toBeGreaterThanOrEqual(3);
+      // The same cause in the self-test, in words.
+      await page.getByTestId('self-test').click();
+      await page.getByTestId('self-test-results').waitFor({ timeout: 15_000 });
+      expect(await page.locator('[data-check="backend"] [data-status]').getAttribute('data-status')).toBe('backend_refuses_socket');
+      expect(await page.locator('[data-check="backend"] [data-status]').textContent()).toBe('the backend refuses the session connection');
+      // The picture from the top, as staff open the screen (the self-test scrolled its results into view).
+      await scrollToTop(page);
+      await checkScreen(stack, 'diagnostics-gateway-404');
+
+      // The gateway routes the socket again: the kiosk finds it by itself, and the diagnostics say so. The
+      // test's backoff (0.5–1 s) would spend the request budget (20 a minute) in seconds: the budget then
+      // holds the next probe until its window moves on, up to a minute.
+      backend.faults.clear();
+      await stack.waitForPhase('ready', 75_000);
+      await expect
+        .poll(
+          async () => {
+            await page.getByRole('button', { name: 'Refresh' }).click();
+            return card.getAttribute('data-failing');
+          },
+          { timeout: 20_000, interval: 1_000 },
+        )
+        .toBe('false');
+      expect(await card.textContent()).toContain('Working again since the last failure.');
+      await scrollToTop(page);
+      await checkScreen(stack, 'diagnostics-gateway-fixed');
+      await page.getByRole('button', { name: 'Lock' }).click();
+      await stack.waitForScreen('ready', 10_000);
+    } finally {
+      // Whatever failed above, the next tests need the gateway fixed and the staff screens locked.
+      backend.faults.clear();
+      const lock = page.getByRole('button', { name: 'Lock' });
+      if ((await lock.count()) > 0) await lock.click().catch(() => undefined);
+    }
+  }, 150_000);
 });
 
 describe('staff see what they asked for', () => {

@@ -172,6 +172,7 @@ const SCENES: readonly Scene[] = [
   customerScene('connecting'),
   customerScene('offline'),
   customerScene('config_error'),
+  customerScene('config_error_gateway'),
   customerScene('cannot_verify', { main: true }),
   customerScene('ready', { main: true }),
   customerScene('ready_no_nfc'),

@@ -29,6 +29,7 @@ export const FIXTURE_NAMES = [
   'connecting',
   'offline',
   'config_error',
+  'config_error_gateway',
   'ready',
   'ready_es',
   'engaging_nfc',
@@ -90,6 +91,8 @@ export function screenOf(name: FixtureName): string {
       return 'remove_phone';
     case 'ready_no_nfc':
       return 'ready';
+    case 'config_error_gateway':
+      return 'config_error';
     case 'error_timeout':
     case 'error_backend':
     case 'error_unknown':
@@ -359,6 +362,17 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
         ...view({ phase: 'config_error', prompt: 'config_error', backend: 'needs_staff', error: { code: 'config_error', detail: 'the backend refused the API key (401 Unauthorized)', retryable: false } }),
         session: { state: 'none', createdAt: null, expiresAt: null },
       };
+    case 'config_error_gateway':
+      // A gateway that answers 404 on every session socket: the kiosk keeps checking, staff must fix it.
+      return {
+        ...view({
+          phase: 'config_error',
+          prompt: 'config_error',
+          backend: 'needs_staff',
+          error: { code: 'backend_refuses_socket', detail: 'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway (checked again every 15–30 s)', retryable: false },
+        }),
+        session: { state: 'none', createdAt: null, expiresAt: null },
+      };
     case 'cannot_verify':
       // No Bluetooth adapter on this computer: nothing can work, whatever the reader does.
       return view({
@@ -502,6 +516,15 @@ export function fixtureDiagnostics(now = Date.now()): Diagnostics {
       logDir: '/home/kiosk/.config/mdl-kiosk/logs',
       healthFile: '/home/kiosk/.config/mdl-kiosk/health.json',
       updates: { state: 'error', error: 'net::ERR_NAME_NOT_RESOLVED', checkedAt: now - 3_600_000 },
+    },
+    // A gateway that stopped routing the session socket a few minutes ago (the longest words staff see).
+    backend: {
+      lastFailure: { kind: 'socket_refused', stage: 'handshake', status: 404, detail: 'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway', at: now - 20_000 },
+      consecutive: 7,
+      totals: { socket_refused: 7, session_gone: 1, socket_lost: 2 },
+      // The budget spent: its hint is the longest line of the card.
+      requestsLastMinute: 20,
+      maxRequestsPerMinute: 20,
     },
   };
 }

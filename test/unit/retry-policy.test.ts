@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BackendFailure, BackendFailureKind } from '../../src/kiosk/backend-failure.js';
 import { BACKEND_FAILURE_KINDS } from '../../src/kiosk/backend-failure.js';
-import { HEALTHY_AFTER_MS, RetryPolicy, STAFF_AFTER, WINDOW_MS, backoff, failureClass, fullJitter, slowPace, type RetrySettings } from '../../src/kiosk/retry-policy.js';
+import { HEALTHY_AFTER_MS, RetryPolicy, STAFF_AFTER, WINDOW_MS, backoff, failureClass, fullJitter, slowPace, slowPaceText, type RetrySettings } from '../../src/kiosk/retry-policy.js';
 
 const SETTINGS: RetrySettings = { backoffMinMs: 1_000, backoffMaxMs: 30_000, conflictBackoffMs: 250, maxRequestsPerMinute: 20 };
 const MAX = (): number => 0.999_999;
@@ -208,4 +208,21 @@ it('classes: what only staff can fix is a configuration failure; endings are not
   expect(failureClass('session_gone')).toBe('ending');
   expect(failureClass('credentials_refused')).toBe('permanent');
   expect(HEALTHY_AFTER_MS).toBeGreaterThan(0);
+});
+
+it('what staff are told of the probing pace is true: the slowest pace while the budget allows it, else the budget\'s one-minute bound', () => {
+  // Defaults: probes every 15–30 s cost at most 8 requests a minute, within the 20 of the budget.
+  expect(slowPaceText(30_000, 20)).toBe('every 15–30 s');
+  expect(slowPaceText(8_000, 60)).toBe('every 4–8 s');
+  expect(slowPaceText(1_000, 600)).toBe('every 0.5–1 s');
+  // Probes every 0.5–1 s would spend a budget of 20 in seconds: then it is the budget that sets the pace.
+  expect(slowPaceText(1_000, 20)).toBe('within 60 s');
+  expect(slowPaceText(120_000, 4)).toBe('every 60–120 s');
+  // Checked against the policy itself: at its slowest pace, two requests per probe stay within the budget.
+  const p = policy(MIN);
+  for (let i = 0; i < 3; i++) p.onFailure(failure('socket_refused', { status: 404 }), i);
+  const pace = p.onFailure(failure('socket_refused', { status: 404 }), 3);
+  if (pace.action !== 'retry') throw new Error('a gateway refusal is retried');
+  expect(pace.delayMs).toBe(SETTINGS.backoffMaxMs / 2);
+  expect((2 * WINDOW_MS) / pace.delayMs).toBeLessThanOrEqual(SETTINGS.maxRequestsPerMinute);
 });

@@ -31,6 +31,11 @@ export function errorLine(code: string, t: (key: string) => string): string {
       return t('error.line.backendUnavailable');
     case 'config_error':
       return t('error.line.configError');
+    // A configuration failure the kiosk keeps probing (src/common/backend-failure-kinds.ts NEEDS_STAFF_CODES).
+    case 'backend_refuses_socket':
+    case 'backend_api_rejected':
+    case 'proxy_refused':
+      return t('error.line.backendRefused');
     default:
       return t('error.line.other');
   }

@@ -1,5 +1,6 @@
 /**
- * Diagnostics (behind the staff PIN): the device self-test, recent events (newest first) and counts, the
+ * Diagnostics (behind the staff PIN): the backend's failures (the last one and why, how many in a row, the
+ * request budget), the device self-test, recent events (newest first) and counts, the
  * version, and how the application is set up (secrets, managed file, logs, updates). The host sends categories and counts only, never personal data; React escapes every text it
  * shows. The self-test first probes the camera here (the screen owns it) and reports what it found, so the
  * host's camera check reflects the camera as it is now.
@@ -8,6 +9,7 @@ import { useCallback, useEffect, useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { DiagnosticEvent, Diagnostics, KioskApi, SelfTestCheck } from '../../common/kiosk-api.js';
 import { AppStatusCard } from './AppStatusCard.js';
+import { BackendFailuresCard } from './BackendFailuresCard.js';
 import { probeCamera } from './camera-probe.js';
 import { SupportBundleCard } from './SupportBundleCard.js';
 import { countLabel, selfTestStatusText } from './diagnostic-texts.js';
@@ -91,6 +93,8 @@ export function DiagnosticsScreen(props: { api: KioskApi; language: string; came
   return (
     <div className="staff-columns diagnostics">
       <div>
+        {/* First: when the backend fails, this is what staff came for. */}
+        {diagnostics.kind === 'loaded' && diagnostics.value.backend !== undefined ? <BackendFailuresCard backend={diagnostics.value.backend} dateTime={dateTime} /> : null}
         <section className="staff-card" aria-labelledby="selftest-title">
           <h2 id="selftest-title">{t('diagnostics.checks')}</h2>
           <button type="button" className="button button--primary" onClick={() => void runSelfTest()} disabled={selfTest?.kind === 'loading'} data-testid="self-test">

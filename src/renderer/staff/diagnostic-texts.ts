@@ -1,5 +1,6 @@
 /**
- * Words for the keys the host sends to the diagnostics screen: self-test status keys (src/service/
+ * Words for the keys the host sends to the diagnostics screen: backend failure kinds and stages, self-test
+ * status keys (src/service/
  * self-test.ts and the device adapters' availability reasons) and count names (src/service/diagnostics.ts:
  * `verifications`, `result.*`, `transport.*`, `verdict.*`, `answer.*`, `reason.*`, `error.*`, `scan.<source>.<result>`,
  * `renderer.*` for the screen's own forwarded errors).
@@ -11,6 +12,16 @@ import { commonEn } from '../i18n/common-en.js';
 type T = (key: string, options?: Record<string, unknown>) => string;
 
 const known = (table: object, key: string): boolean => Object.hasOwn(table, key);
+
+/** A backend failure kind (src/common/backend-failure-kinds.ts) in words; an unknown one as it came. */
+export function failureKindText(kind: string, t: T): string {
+  return known(commonEn.diagnostics.backend.kind, kind) ? t(`diagnostics.backend.kind.${kind}`) : kind;
+}
+
+/** Where a backend failure happened, in words. */
+export function failureStageText(stage: string, t: T): string {
+  return known(commonEn.diagnostics.backend.stageName, stage) ? t(`diagnostics.backend.stageName.${stage}`) : stage;
+}
 
 /** A self-test status key in words; unknown keys as they are. */
 export function selfTestStatusText(status: string, t: T): string {

@@ -73,6 +73,24 @@ export function cameraItem(state: ScreenState, t: T, camera: CameraState = state
   }
 }
 
+/**
+ * Why the backend needs staff, when the core named the cause: a configuration failure it keeps probing (it
+ * turns ready by itself once fixed, hence "retrying"). Otherwise (refused credentials, no backend set) the
+ * generic words; the staff detail says which.
+ */
+function needsStaffText(code: string | undefined, t: T): string {
+  switch (code) {
+    case 'backend_refuses_socket':
+      return t('status.backendState.refusesSocket');
+    case 'backend_api_rejected':
+      return t('status.backendState.apiRejected');
+    case 'proxy_refused':
+      return t('status.backendState.proxyRefused');
+    default:
+      return t('status.backendState.needsStaff');
+  }
+}
+
 /** The backend as the core knows it (`view.backend`): connected only after a successful exchange. */
 export function backendItem(state: ScreenState, t: T): StatusItem {
   const label = t('status.backend');
@@ -82,7 +100,7 @@ export function backendItem(state: ScreenState, t: T): StatusItem {
     case 'offline':
       return withOrigin({ id: 'backend', label, value: t('status.backendState.offline'), level: 'problem' });
     case 'needs_staff':
-      return withOrigin({ id: 'backend', label, value: t('status.backendState.needsStaff'), level: 'problem' });
+      return withOrigin({ id: 'backend', label, value: needsStaffText(state.view.error?.code, t), level: 'problem' });
     case 'connecting':
       return withOrigin({ id: 'backend', label, value: t('status.backendState.connecting'), level: 'warn' });
     case 'on_demand':

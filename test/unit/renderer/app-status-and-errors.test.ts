@@ -7,21 +7,29 @@ import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { I18nextProvider } from 'react-i18next';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { RendererError, type AppStatus, type Language, type Settings } from '../../../src/common/kiosk-api.js';
+import { RendererError, type AppStatus, type BackendFailures, type Language, type Settings } from '../../../src/common/kiosk-api.js';
 import { createErrorReporter, forwardWindowErrors, MAX_REPORTS_PER_MINUTE, rendererError } from '../../../src/renderer/api/error-reporting.js';
 import { RestartingScreen, RESTART_SCREEN_MS, ScreenErrorBoundary } from '../../../src/renderer/components/ScreenErrorBoundary.js';
 import { createI18n } from '../../../src/renderer/i18n/index.js';
 import { AppStatusCard } from '../../../src/renderer/staff/AppStatusCard.js';
+import { BackendFailuresCard } from '../../../src/renderer/staff/BackendFailuresCard.js';
+import { backendItem } from '../../../src/renderer/staff/status-items.js';
+import { NeedsStaffScreen } from '../../../src/renderer/screens/NeedsStaffScreen.js';
 import { countLabel } from '../../../src/renderer/staff/diagnostic-texts.js';
 import { Field } from '../../../src/renderer/staff/Field.js';
 import { lockOf } from '../../../src/renderer/staff/settings-form.js';
 import { DisconnectedScreen } from '../../../src/renderer/screens/DisconnectedScreen.js';
 import { StatusBar } from '../../../src/renderer/staff/StatusBar.js';
-import { fixtureSettings } from '../../support/screen-fixtures.js';
+import { fixtureSettings, screenState } from '../../support/screen-fixtures.js';
 
 afterEach(() => {
   vi.useRealTimers();
 });
+
+const tFor = (language: Language): ((key: string, options?: Record<string, unknown>) => string) => {
+  const i18n = createI18n(language);
+  return i18n.t.bind(i18n);
+};
 
 function html(language: Language, element: ReturnType<typeof createElement>): string {
   return renderToStaticMarkup(createElement(I18nextProvider, { i18n: createI18n(language) }, element));
@@ -185,6 +193,68 @@ describe('the Application card', () => {
     expect(countLabel('renderer.render', t)).toBe('Screen errors: display failed');
     expect(countLabel('renderer.dropped', t)).toBe('Screen errors: not logged (too many)');
     expect(countLabel('renderer.other', t)).toBe('renderer.other');
+  });
+});
+
+describe('the Backend connection card and Needs staff for a gateway that refuses the session socket', () => {
+  const dateTime = (at: number): string => new Date(at).toISOString();
+  const lastFailure = { kind: 'socket_refused', stage: 'handshake', status: 404, detail: 'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway <b>', at: Date.UTC(2026, 10, 27, 9, 30, 5) } as const;
+  const refusing: BackendFailures = {
+    lastFailure,
+    consecutive: 3,
+    totals: { socket_refused: 3, unreachable: 1 },
+    requestsLastMinute: 6,
+    maxRequestsPerMinute: 20,
+  };
+
+  it('names the last failure (kind in words, HTTP status, step, when, the detail), how many in a row and the budget in use', () => {
+    const out = html('en', createElement(BackendFailuresCard, { backend: refusing, dateTime }));
+    expect(out).toContain('<h2 id="backend-failures-title">Backend connection</h2>');
+    expect(out).toContain('data-failing="true"');
+    expect(out).toContain('data-backend="kind" data-kind="socket_refused">The backend refuses the session connection<');
+    expect(out).toContain('data-backend="status">404<');
+    expect(out).toContain('data-backend="stage">opening the session connection (WebSocket)<');
+    expect(out).toContain('data-backend="at">2026-11-27T09:30:05.000Z<');
+    // The detail is the kiosk's English, escaped, marked as English for screen readers.
+    expect(out).toContain('data-backend="detail" lang="en">the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway &lt;b&gt;<');
+    expect(out).toMatch(/Failures in a row<\/dt><dd data-backend="consecutive">3</);
+    expect(out).toMatch(/Requests in the last minute<\/dt><dd data-backend="requests" data-spent="false">6 of 20</);
+    expect(out).toMatch(/data-total="socket_refused"><dt>The backend refuses the session connection<\/dt><dd>3</);
+    expect(out).toMatch(/data-total="unreachable"><dt>Cannot reach the backend<\/dt><dd>1</);
+    const es = html('es', createElement(BackendFailuresCard, { backend: refusing, dateTime }));
+    expect(es).toContain('El servidor rechaza la conexión de sesión');
+    expect(es).toContain('6 de 20');
+    expect(html('fr', createElement(BackendFailuresCard, { backend: refusing, dateTime }))).toContain('6 sur 20');
+  });
+
+  it('no failure yet: says so; working again: says so and still shows the last one; no HTTP status: says there was none', () => {
+    const none = html('en', createElement(BackendFailuresCard, { backend: { lastFailure: null, consecutive: 0, totals: {}, requestsLastMinute: 2, maxRequestsPerMinute: 20 }, dateTime }));
+    expect(none).toContain('No backend failure since the kiosk started.');
+    expect(none).not.toContain('data-backend="kind"');
+    expect(none).not.toContain('backend-failure-totals');
+    expect(none).toContain('2 of 20');
+    expect(none).toContain('data-spent="false"');
+    expect(none).not.toContain('the next request waits');
+    const spent = html('en', createElement(BackendFailuresCard, { backend: { ...refusing, requestsLastMinute: 20 }, dateTime }));
+    expect(spent).toMatch(/data-spent="true">20 of 20.*spent: the next request waits for the oldest to leave the minute/);
+    const recovered = html('en', createElement(BackendFailuresCard, { backend: { ...refusing, consecutive: 0, lastFailure: { ...lastFailure, kind: 'unreachable', status: null } }, dateTime }));
+    expect(recovered).toContain('Working again since the last failure.');
+    expect(recovered).toContain('data-failing="false"');
+    expect(recovered).toContain('data-backend="status">none (no HTTP answer)<');
+  });
+
+  it('Needs staff names the cause in plain words for the customer; the staff line names it too, and says it retries', () => {
+    const state = screenState('config_error');
+    const gateway = { ...state, view: { ...state.view, error: { code: 'backend_refuses_socket', detail: 'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway (checked again every 15–30 s)', retryable: false } } };
+    const out = html('en', createElement(NeedsStaffScreen, { state: gateway }));
+    expect(out).toContain('data-cause="backend_refuses_socket">This kiosk cannot connect to its verification service.<');
+    expect(out).toContain('checked again every 15–30 s');
+    expect(backendItem(gateway, tFor('en'))).toMatchObject({ value: 'refuses the session connection, retrying', level: 'problem' });
+    expect(backendItem(gateway, tFor('fr')).value).toBe('refuse la connexion de session, nouvelle tentative');
+    // Refused credentials: no cause line beyond "ask staff", and the generic words (nothing is retried).
+    const credentials = html('en', createElement(NeedsStaffScreen, { state }));
+    expect(credentials).not.toContain('needs-staff-cause');
+    expect(backendItem(state, tFor('en')).value).toBe('needs staff');
   });
 });
 

@@ -1,5 +1,6 @@
 /** The screen's decisions as plain data: which screen and words for a state, the status bar, the settings form. */
 import { describe, expect, it } from 'vitest';
+import { NEEDS_STAFF_CODE_LIST } from '../../../src/common/backend-failure-kinds.js';
 import type { Settings } from '../../../src/common/kiosk-api.js';
 import { createI18n } from '../../../src/renderer/i18n/index.js';
 import { errorLine } from '../../../src/renderer/screens/error-copy.js';
@@ -26,9 +27,11 @@ describe('screen choice', () => {
   });
 
   it('gives every error code of the core its own customer line, and unknown codes a generic one', () => {
-    const codes = ['backend_error', 'timeout', 'ble_unavailable', 'no_input', 'starting', 'ble_setup_failed', 'ble_link_lost', 'connection_lost', 'cancelled', 'backend_unavailable', 'config_error'];
+    const codes = ['backend_error', 'timeout', 'ble_unavailable', 'no_input', 'starting', 'ble_setup_failed', 'ble_link_lost', 'connection_lost', 'cancelled', 'backend_unavailable', 'config_error', 'backend_refuses_socket'];
     const lines = codes.map((c) => errorLine(c, t));
     expect(new Set(lines).size).toBe(codes.length);
+    // Every backend the kiosk cannot connect to until staff fix it is one line for the customer.
+    for (const code of NEEDS_STAFF_CODE_LIST) expect(errorLine(code, t), code).toBe('This kiosk cannot connect to its verification service.');
     expect(errorLine('protocol_violation', t)).toBe(errorLine('backend_error', t));
     expect(errorLine('internal_error', t)).toBe('Something went wrong. Please try again.');
     expect(errorLine('never_heard_of_it', t)).toBe('Something went wrong. Please try again.');

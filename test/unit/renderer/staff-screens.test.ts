@@ -8,12 +8,13 @@ import { createElement, Fragment } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { I18nextProvider } from 'react-i18next';
 import { describe, expect, it, vi } from 'vitest';
+import { BACKEND_FAILURE_KINDS, FailureStage, NEEDS_STAFF_CODE_LIST } from '../../../src/common/backend-failure-kinds.js';
 import type { DiagnosticEvent, KioskApi, Language, Settings } from '../../../src/common/kiosk-api.js';
 import { LANGUAGES } from '../../../src/common/kiosk-api.js';
 import { runSelfTest } from '../../../src/service/self-test.js';
 import { createI18n } from '../../../src/renderer/i18n/index.js';
 import { probeCamera, type CameraReport, type ProbeDevices } from '../../../src/renderer/staff/camera-probe.js';
-import { countLabel, selfTestStatusText } from '../../../src/renderer/staff/diagnostic-texts.js';
+import { countLabel, failureKindText, failureStageText, selfTestStatusText } from '../../../src/renderer/staff/diagnostic-texts.js';
 import { breakAfterUnderscores, eventsForDisplay, MAX_EVENTS_SHOWN } from '../../../src/renderer/staff/DiagnosticsScreen.js';
 import { PinChange, pinChangeErrors, pinHostErrors } from '../../../src/renderer/staff/PinChange.js';
 import { buildUpdate, valuesFrom } from '../../../src/renderer/staff/settings-form.js';
@@ -162,7 +163,7 @@ describe('diagnostics', () => {
     const statuses = [
       // src/service/self-test.ts
       'armed', 'in_use', 'unreachable', 'config_error', 'last_attempt_failed', 'connecting', 'stopped',
-      'not_configured', 'usable', 'unusable', 'adapter_error',
+      'not_configured', 'usable', 'unusable', 'adapter_error', ...NEEDS_STAFF_CODE_LIST,
       'not_reported', 'active', 'starting', 'idle', 'denied', 'missing', 'unplugged', 'error',
       // availability reasons of src/devices/** (PC/SC and BLE adapters)
       'no_reader', 'service_down', 'not_installed', 'closed', 'powered_off', 'unauthorized', 'unsupported_platform', 'no_adapter',
@@ -181,6 +182,22 @@ describe('diagnostics', () => {
     // Unknown: the key as it came.
     expect(selfTestStatusText('flux_capacitor_low', t)).toBe('flux_capacitor_low');
     expect(selfTestStatusText('toString', t)).toBe('toString');
+  });
+
+  it('says every backend failure kind and stage in words, in every language, each kind its own', () => {
+    for (const language of LANGUAGES) {
+      const i18n = createI18n(language);
+      const tl = i18n.t.bind(i18n);
+      for (const kind of BACKEND_FAILURE_KINDS) expect(i18n.exists(`diagnostics.backend.kind.${kind}`, { lng: language, fallbackLng: false }), `${language}: ${kind}`).toBe(true);
+      for (const stage of FailureStage.options) expect(i18n.exists(`diagnostics.backend.stageName.${stage}`, { lng: language, fallbackLng: false }), `${language}: ${stage}`).toBe(true);
+      expect(new Set(BACKEND_FAILURE_KINDS.map((kind) => failureKindText(kind, tl))).size, language).toBe(BACKEND_FAILURE_KINDS.length);
+      // Every code of a probed configuration failure has words as an error count too.
+      for (const code of NEEDS_STAFF_CODE_LIST) expect(countLabel(`error.${code}`, tl), `${language}: ${code}`).not.toContain(code);
+    }
+    expect(failureKindText('socket_refused', t)).toBe('The backend refuses the session connection');
+    expect(failureKindText('socket_refused', tFor('es'))).toBe('El servidor rechaza la conexión de sesión');
+    expect(failureKindText('brand_new_kind', t)).toBe('brand_new_kind');
+    expect(failureStageText('handshake', tFor('fr'))).toBe('ouverture de la connexion de session (WebSocket)');
   });
 
   it('the self-test of a real service produces no status without words', () => {

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
+import { BACKEND_FAILURE_KINDS } from '../../../src/common/backend-failure-kinds.js';
 import { healthMetricsText } from '../../../src/service/health-metrics.js';
 import { HealthRecorder, type HealthSource } from '../../../src/service/health-record.js';
 import { HealthRecordSchema, type HealthRecord } from '../../../src/service/health-schema.js';
@@ -28,6 +29,13 @@ const RECORD: HealthRecord = HealthRecordSchema.parse({
   devices: { nfc: { usable: false, reason: 'not_configured' }, qr: { usable: true }, bleCentral: { usable: true }, blePeripheral: { usable: false, reason: 'unsupported' } },
   outcomes: { total: 9, verified: 5, rejected: 2, undetermined: 1, failed: 1, answers: { met: 3, notMet: 2, undetermined: 0 }, reasons: { issuer_authentication_invalid: 2, errors_reported: 1 }, errors: { ble_timeout: 1 } },
   lastError: 'ble_timeout',
+  backend: {
+    lastFailure: { kind: 'socket_refused', stage: 'handshake', status: 404, at: '2026-11-27T09:29:41.000Z' },
+    consecutive: 5,
+    failures: { unreachable: 2, socket_refused: 5 },
+    requestsLastMinute: 4,
+    maxRequestsPerMinute: 20,
+  },
   updates: { state: 'downloaded', version: '1.2.4' },
 });
 
@@ -53,6 +61,12 @@ describe('health metrics (Prometheus text)', () => {
       ['mdl_kiosk_request_answers_total', 'COUNTER'],
       ['mdl_kiosk_rejection_reasons_total', 'COUNTER'],
       ['mdl_kiosk_errors_total', 'COUNTER'],
+      ['mdl_kiosk_backend_failures_total', 'COUNTER'],
+      ['mdl_kiosk_backend_failures_consecutive', 'GAUGE'],
+      ['mdl_kiosk_backend_last_failure_info', 'GAUGE'],
+      ['mdl_kiosk_backend_last_failure_timestamp_seconds', 'GAUGE'],
+      ['mdl_kiosk_backend_requests_last_minute', 'GAUGE'],
+      ['mdl_kiosk_backend_request_budget_per_minute', 'GAUGE'],
       ['mdl_kiosk_update_state', 'GAUGE'],
     ]);
     for (const family of families) expect(family.help.length).toBeGreaterThan(10);
@@ -73,8 +87,30 @@ describe('health metrics (Prometheus text)', () => {
     expect(value(families, 'mdl_kiosk_request_answers_total', { answer: 'not_met' })).toBe(2);
     expect(value(families, 'mdl_kiosk_rejection_reasons_total', { reason: 'issuer_authentication_invalid' })).toBe(2);
     expect(value(families, 'mdl_kiosk_errors_total', { code: 'ble_timeout' })).toBe(1);
+    // Every kind of backend failure has its counter, 0 included (increase() then sees the first one).
+    const failures = families.find((f) => f.name === 'mdl_kiosk_backend_failures_total')?.metrics ?? [];
+    expect(failures.map((m) => m.labels?.kind)).toEqual([...BACKEND_FAILURE_KINDS]);
+    expect(value(families, 'mdl_kiosk_backend_failures_total', { kind: 'socket_refused' })).toBe(5);
+    expect(value(families, 'mdl_kiosk_backend_failures_total', { kind: 'unreachable' })).toBe(2);
+    expect(value(families, 'mdl_kiosk_backend_failures_total', { kind: 'tls' })).toBe(0);
+    expect(value(families, 'mdl_kiosk_backend_failures_consecutive')).toBe(5);
+    expect(families.find((f) => f.name === 'mdl_kiosk_backend_last_failure_info')?.metrics).toEqual([{ labels: { kind: 'socket_refused', stage: 'handshake', status: '404' }, value: '1' }]);
+    expect(value(families, 'mdl_kiosk_backend_last_failure_timestamp_seconds')).toBe(Date.parse('2026-11-27T09:29:41.000Z') / 1_000);
+    expect(value(families, 'mdl_kiosk_backend_requests_last_minute')).toBe(4);
+    expect(value(families, 'mdl_kiosk_backend_request_budget_per_minute')).toBe(20);
     expect(value(families, 'mdl_kiosk_update_state', { state: 'downloaded' })).toBe(1);
     expect(value(families, 'mdl_kiosk_update_state', { state: 'disabled' })).toBe(0);
+  });
+
+  it('no backend failure yet: counters at 0, no last failure; no kiosk running: no backend metrics at all', () => {
+    const healthy = HealthRecordSchema.parse({ ...RECORD, backend: { lastFailure: null, consecutive: 0, failures: {}, requestsLastMinute: 2, maxRequestsPerMinute: 20 } });
+    const families = parsePrometheusTextFormat(healthMetricsText(healthy));
+    expect(families.find((f) => f.name === 'mdl_kiosk_backend_failures_total')?.metrics.every((m) => m.value === '0')).toBe(true);
+    expect(value(families, 'mdl_kiosk_backend_failures_consecutive')).toBe(0);
+    expect(families.find((f) => f.name === 'mdl_kiosk_backend_last_failure_info')?.metrics ?? []).toEqual([]);
+    expect(families.find((f) => f.name === 'mdl_kiosk_backend_last_failure_timestamp_seconds')?.metrics ?? []).toEqual([]);
+    const none = parsePrometheusTextFormat(healthMetricsText({ ...RECORD, backend: undefined }));
+    expect(none.filter((f) => f.name.startsWith('mdl_kiosk_backend_'))).toEqual([]);
   });
 
   it('the recorder writes the metrics file beside health.json, atomically (no temporary left) and readable by the collector (0644)', async () => {
@@ -90,6 +126,7 @@ describe('health metrics (Prometheus text)', () => {
           return () => undefined;
         },
         onVerification: () => () => undefined,
+        backendFailures: () => ({ lastFailure: null, consecutive: 0, totals: {}, requestsLastMinute: 1, maxRequestsPerMinute: 20 }),
       };
       const metricsFile = join(dir, 'textfile', 'mdl_kiosk.prom');
       const recorder = new HealthRecorder({ service, file: join(dir, 'health.json'), metricsFile, flavour: 'production', everySeconds: 60 });
@@ -101,6 +138,7 @@ describe('health metrics (Prometheus text)', () => {
       const families = parsePrometheusTextFormat(await readFile(metricsFile, 'utf8'));
       expect(families.find((f) => f.name === 'mdl_kiosk_info')?.metrics[0]?.labels?.version).toBe('9.9.9');
       expect(value(families, 'mdl_kiosk_phase', { phase: 'ready' })).toBe(1);
+      expect(value(families, 'mdl_kiosk_backend_requests_last_minute')).toBe(1);
       expect((await readdir(join(dir, 'textfile'))).filter((n) => n.endsWith('.tmp'))).toEqual([]);
     } finally {
       await rm(dir, { recursive: true, force: true });

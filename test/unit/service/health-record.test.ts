@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ScreenState } from '../../../src/common/kiosk-api.js';
 import type { OutcomeView } from '../../../src/common/kiosk-view.js';
 import type { VerificationReport } from '../../../src/kiosk/kiosk.js';
+import { RetryPolicy, type RetryReport } from '../../../src/kiosk/retry-policy.js';
 import { HealthRecorder, type HealthSource } from '../../../src/service/health-record.js';
 import { HealthRecordSchema, type HealthRecord } from '../../../src/service/health-schema.js';
 import { screenState } from '../../support/screen-fixtures.js';
@@ -73,6 +74,12 @@ class FakeSource implements HealthSource {
   current: ScreenState = screenState('ready');
   readonly reportListeners = new Set<(r: VerificationReport) => void>();
   readonly stateListeners = new Set<(s: ScreenState) => void>();
+  /** What the running kiosk's retry policy reports (undefined: no kiosk runs). */
+  failures: RetryReport | undefined;
+
+  backendFailures(): RetryReport | undefined {
+    return this.failures;
+  }
 
   constructor(startedAt: number) {
     this.startedAt = startedAt;
@@ -213,6 +220,36 @@ describe('HealthRecorder', () => {
     expect(await readFile(file, 'utf8')).not.toContain('Holderson');
   });
 
+  it('carries the backend failures: the last one\'s kind, stage, status and time, in a row, totals by kind, the budget — never the detail', async () => {
+    const file = await healthFile();
+    const source = new FakeSource(Date.now());
+    const recorder = new HealthRecorder({ service: source, file, flavour: 'production', everySeconds: 60 });
+    // No kiosk runs (a configuration that cannot build one): nothing to say of a backend.
+    recorder.start();
+    expect((await until(() => read(file), 'the first record')).backend).toBeUndefined();
+    const policy = new RetryPolicy(() => ({ backoffMinMs: 1_000, backoffMaxMs: 30_000, conflictBackoffMs: 250, maxRequestsPerMinute: 20 }), () => 0.5);
+    const t0 = Date.now();
+    const detail = `the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway gw-7.internal.example (session ${SESSION_ID})`;
+    policy.onFailure({ kind: 'unreachable', stage: 'create', detail: 'POST /sessions: connect ECONNREFUSED' }, t0);
+    for (let i = 1; i <= 3; i++) {
+      policy.recordRequest(t0 + i * 1_000);
+      policy.recordRequest(t0 + i * 1_000);
+      policy.onFailure({ kind: 'socket_refused', stage: 'handshake', status: 404, detail }, t0 + i * 1_000);
+    }
+    source.failures = policy.report(t0 + 3_000);
+    await recorder.stop();
+    const record = await read(file);
+    expect(record.backend).toEqual({
+      lastFailure: { kind: 'socket_refused', stage: 'handshake', status: 404, at: new Date(t0 + 3_000).toISOString() },
+      consecutive: 4,
+      failures: { unreachable: 1, socket_refused: 3 },
+      requestsLastMinute: 6,
+      maxRequestsPerMinute: 20,
+    });
+    const text = await readFile(file, 'utf8');
+    for (const needle of ['gw-7.internal.example', SESSION_ID, 'ECONNREFUSED', 'WebSocket route']) expect(text).not.toContain(needle);
+  });
+
   it('the schema refuses what must never be there', () => {
     const valid: HealthRecord = {
       schema: 1,
@@ -233,10 +270,44 @@ describe('HealthRecorder', () => {
     expect(HealthRecordSchema.safeParse({ ...valid, sessionId: SESSION_ID }).success).toBe(false);
     expect(HealthRecordSchema.safeParse({ ...valid, outcomes: { ...valid.outcomes, reasons: { 'Jane Doe': 1 } } }).success).toBe(false);
     expect(HealthRecordSchema.safeParse({ ...valid, updates: { state: 'idle', url: 'https://x' } }).success).toBe(false);
+    // The backend's failures: kinds from the closed list, a status and a time, no free text.
+    const backend = { lastFailure: { kind: 'socket_refused', stage: 'handshake', status: 404, at: '2025-06-02T10:00:00.000Z' }, consecutive: 3, failures: { socket_refused: 3 }, requestsLastMinute: 6, maxRequestsPerMinute: 20 };
+    expect(HealthRecordSchema.safeParse({ ...valid, backend }).success).toBe(true);
+    expect(HealthRecordSchema.safeParse({ ...valid, backend: { ...backend, lastFailure: { ...backend.lastFailure, detail: 'gateway gw-7' } } }).success).toBe(false);
+    expect(HealthRecordSchema.safeParse({ ...valid, backend: { ...backend, lastFailure: { ...backend.lastFailure, kind: 'Jane Doe' } } }).success).toBe(false);
+    expect(HealthRecordSchema.safeParse({ ...valid, backend: { ...backend, failures: { socket_refused: 3, [SESSION_ID]: 1 } } }).success).toBe(false);
+    expect(HealthRecordSchema.safeParse({ ...valid, backend: { ...backend, sessionId: SESSION_ID } }).success).toBe(false);
   });
 });
 
 describe('HealthRecorder on a running service', () => {
+  it('a gateway that answers 404 on every session socket: the record names it (kind, status, count) and the screen\'s code, with no session id or key', async () => {
+    const file = await healthFile();
+    fixture = await startServiceFixture({
+      config: { session: { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 200 } },
+      backendFaults: { httpFailures: { upgrade: { status: 404, times: 1_000 } } },
+    });
+    const f = fixture;
+    // Every session made from here on (the first may come before the listener: the others are enough).
+    const secrets: string[] = [];
+    f.backend.sessions.onCreated((s) => secrets.push(s.id, s.clientSecret));
+    const recorder = new HealthRecorder({ service: f.service, file, flavour: 'qa', everySeconds: 1 });
+    recorder.start();
+    await f.waitState((s) => s.view.phase === 'config_error', 15_000, 'needs staff');
+    const record = await until(async () => {
+      const r = await read(file);
+      return r.phase === 'config_error' && (r.backend?.consecutive ?? 0) >= 3 ? r : undefined;
+    }, 'a record of the refusals');
+    await recorder.stop();
+    expect(record.backend).toMatchObject({ lastFailure: { kind: 'socket_refused', stage: 'handshake', status: 404 }, maxRequestsPerMinute: 20 });
+    expect(record.backend?.failures.socket_refused).toBeGreaterThanOrEqual(3);
+    expect(record.backend?.requestsLastMinute).toBeGreaterThanOrEqual(6);
+    expect(record.lastError).toBe('backend_refuses_socket');
+    const text = await readFile(file, 'utf8');
+    expect(secrets.length).toBeGreaterThanOrEqual(4);
+    for (const needle of [API_KEY, ...secrets]) expect(text).not.toContain(needle);
+  }, 40_000);
+
   it('two verifications are counted, and the file holds no holder data, session id or API key', async () => {
     const file = await healthFile();
     fixture = await startServiceFixture({ config: { profile: 'full' } });

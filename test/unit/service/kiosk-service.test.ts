@@ -1,7 +1,9 @@
 import { stat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dispatchIntent, KioskApiError, Settings } from '../../../src/common/kiosk-api.js';
+import { Diagnostics, dispatchIntent, KioskApiError, Settings } from '../../../src/common/kiosk-api.js';
+import { createIsoReaderEngineFactory } from '../../../src/qa/sim/mock-backend/reader/index.js';
+import { startMockBackend } from '../../../src/qa/sim/mock-backend/server.js';
 import { readStoredApiKey } from '../../../src/service/api-key-binding.js';
 import { KioskService } from '../../../src/service/kiosk-service.js';
 import { FileSecretStore, MemorySecretStore } from '../../../src/service/secret-store.js';
@@ -349,6 +351,96 @@ describe('KioskService: settings', () => {
     expect(second).toMatchObject({ ok: true, settings: { apiKeySet: true, defaultLanguage: 'fr', backendUrl: f.backend.url } });
     expect((await readStoredApiKey(secrets))?.key).toBe(API_KEY);
   });
+});
+
+/** Every WebSocket upgrade answered 404, as by a gateway that does not route the session socket. */
+const GATEWAY_404 = { httpFailures: { upgrade: { status: 404, times: 1_000 } } };
+/** Backoffs short enough for a test; the slowest pace (staff's cases) is 100–200 ms. */
+const FAST_RETRY = { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 200 };
+
+describe('KioskService: the retry history across rebuilds', () => {
+  it('a save that rebuilds the kiosk keeps the failures in a row and the totals; a different backend URL starts afresh', async () => {
+    fixture = await withPin({ backend: 'none', config: (url) => ({ backend: { baseUrl: url }, session: FAST_RETRY }), backendFaults: GATEWAY_404 });
+    const f = fixture;
+    await call(f, 'unlock', { pin: PIN });
+    expect(await call(f, 'saveSettings', { apiKey: API_KEY })).toMatchObject({ ok: true });
+    await f.waitState((s) => s.view.error?.code === 'backend_refuses_socket', 15_000, 'the gateway refusal');
+    const before = f.service.backendFailures();
+    expect(before?.consecutive).toBeGreaterThanOrEqual(3);
+    const refusedBefore = before?.totals.socket_refused ?? 0;
+
+    // What the rebuilt kiosk shows first, with its report at that moment.
+    const seen: { phase: string; consecutive: number; refused: number }[] = [];
+    let rebuilding = false;
+    const unsubscribe = f.service.onState((s) => {
+      if (s.view.phase === 'starting') rebuilding = true;
+      else if (rebuilding && (s.view.phase === 'offline' || s.view.phase === 'config_error')) {
+        const report = f.service.backendFailures();
+        seen.push({ phase: s.view.phase, consecutive: report?.consecutive ?? -1, refused: report?.totals.socket_refused ?? -1 });
+      }
+    });
+    try {
+      expect(await call(f, 'saveSettings', { timeouts: { resultDisplayMs: 45_000 } })).toMatchObject({ ok: true });
+      await f.service.settled();
+      expect(f.logs.events().filter((e) => e === 'kiosk_rebuild')).toHaveLength(2);
+      await expect.poll(() => seen.length, { timeout: 10_000, message: 'a failure of the rebuilt kiosk' }).toBeGreaterThan(0);
+    } finally {
+      unsubscribe();
+    }
+    // A fresh policy would count this refusal as the first (offline, 1 in a row); the kept one knows it is
+    // one more of a series and tells staff at once.
+    expect(seen[0]?.phase).toBe('config_error');
+    expect(seen[0]?.consecutive).toBeGreaterThan(before?.consecutive ?? Infinity);
+    expect(seen[0]?.refused).toBeGreaterThan(refusedBefore);
+
+    // Another backend: its history starts empty, and it is ready.
+    const other = await startMockBackend({ apiKeys: [API_KEY], engineFactory: createIsoReaderEngineFactory({ trustedIacaCertificates: [f.rig.phone.credential.pki.iaca.der] }) });
+    try {
+      expect(await call(f, 'saveSettings', { backendUrl: other.url, apiKey: API_KEY })).toMatchObject({ ok: true });
+      await f.service.settled();
+      await f.waitState((s) => s.view.phase === 'ready', 10_000, 'ready on the other backend');
+      expect(f.service.backendFailures()).toMatchObject({ lastFailure: null, consecutive: 0, totals: {} });
+    } finally {
+      await f.service.stop();
+      await other.stop();
+    }
+  }, 60_000);
+});
+
+describe('KioskService: a gateway that refuses the session socket', () => {
+  it('needs staff naming the gateway (its own code, how often it is checked); diagnostics name the cause; ready by itself once fixed', async () => {
+    fixture = await withPin({ config: { session: FAST_RETRY }, backendFaults: GATEWAY_404 });
+    const f = fixture;
+    const secrets: string[] = [];
+    f.backend.sessions.onCreated((s) => secrets.push(s.id, s.clientSecret));
+    const state = await f.waitState((s) => s.view.phase === 'config_error', 15_000, 'needs staff');
+    expect(state.view.backend).toBe('needs_staff');
+    expect(state.view.error).toEqual({
+      code: 'backend_refuses_socket',
+      detail: 'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway (checked again within 60 s)',
+      retryable: false,
+    });
+
+    await call(f, 'unlock', { pin: PIN });
+    const diagnostics = Diagnostics.parse(await call(f, 'getDiagnostics', {}));
+    expect(diagnostics.backend?.lastFailure).toMatchObject({ kind: 'socket_refused', stage: 'handshake', status: 404, detail: containing('WebSocket route of the gateway') });
+    expect(diagnostics.backend?.lastFailure?.at).toBeGreaterThan(Date.now() - 10_000);
+    expect(diagnostics.backend?.consecutive).toBeGreaterThanOrEqual(3);
+    expect(diagnostics.backend?.totals.socket_refused).toBeGreaterThanOrEqual(3);
+    expect(diagnostics.backend?.requestsLastMinute).toBeGreaterThanOrEqual(6);
+    expect(diagnostics.backend?.maxRequestsPerMinute).toBe(20);
+    const selfTest = (await call(f, 'selfTest', {})) as { checks: { name: string; ok: boolean; status: string; detail?: string }[] };
+    expect(selfTest.checks[0]).toMatchObject({ name: 'backend', ok: false, status: 'backend_refuses_socket', detail: containing('HTTP 404') });
+    // No session id, client secret or key in what staff see.
+    expect(secrets.length).toBeGreaterThanOrEqual(2);
+    const shown = JSON.stringify([diagnostics, selfTest, f.service.state()]);
+    for (const secret of [API_KEY, ...secrets]) expect(shown).not.toContain(secret);
+
+    // The gateway fixed: the kiosk finds it by itself (no staff retry), and the failures in a row end.
+    f.backend.faults.clear();
+    await f.waitState((s) => s.view.phase === 'ready', 10_000, 'ready once the gateway routes the socket');
+    expect(f.service.backendFailures()?.totals.socket_refused).toBeGreaterThanOrEqual(3);
+  }, 40_000);
 });
 
 describe('KioskService: diagnostics and self-test', () => {

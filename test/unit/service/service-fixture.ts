@@ -12,6 +12,7 @@ import { QrScanQueue } from '../../../src/devices/qr/qr-scan-queue.js';
 import type { KioskConfig } from '../../../src/platform/config.js';
 import type { VerificationReport } from '../../../src/kiosk/kiosk.js';
 import { createVirtualRig, type VirtualRig, type VirtualRigOptions } from '../../../src/qa/devices/virtual-rig.js';
+import type { FaultPlanInput } from '../../../src/qa/sim/mock-backend/faults.js';
 import { createIsoReaderEngineFactory } from '../../../src/qa/sim/mock-backend/reader/index.js';
 import { startMockBackend, type MockBackend } from '../../../src/qa/sim/mock-backend/server.js';
 import { KioskService, type DeviceSet, type KioskServiceOptions } from '../../../src/service/kiosk-service.js';
@@ -56,6 +57,8 @@ export interface ServiceFixtureOptions {
   readonly dataDir?: string;
   readonly rig?: VirtualRigOptions;
   readonly service?: Partial<KioskServiceOptions>;
+  /** Faults the mock backend starts with (e.g. every WebSocket upgrade answered 404, as a misrouting gateway). */
+  readonly backendFaults?: FaultPlanInput;
 }
 
 export interface ServiceFixture {
@@ -80,6 +83,7 @@ export async function startServiceFixture(options: ServiceFixtureOptions = {}): 
   const backend = await startMockBackend({
     apiKeys: [API_KEY],
     engineFactory: createIsoReaderEngineFactory({ trustedIacaCertificates: [rig.phone.credential.pki.iaca.der] }),
+    ...(options.backendFaults ? { faults: options.backendFaults } : {}),
   });
   const given = <T,>(value: WithBackend<T> | undefined): T | undefined => (typeof value === 'function' ? (value as (url: string) => T)(backend.url) : value);
   const ownDir = options.dataDir === undefined;

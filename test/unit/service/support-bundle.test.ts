@@ -104,6 +104,36 @@ describe('support bundle', () => {
     }
   }, 60_000);
 
+  it('a gateway that refuses the session socket: the bundle names the last failure (kind, status, detail, in a row, the budget) and holds no session id, secret or key', async () => {
+    const work = await tempDir();
+    fixture = await startServiceFixture({
+      config: { session: { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 200 } },
+      backendFaults: { httpFailures: { upgrade: { status: 404, times: 1_000 } } },
+      service: { support: () => ({ logDir: join(work, 'logs'), secrets: [] }) },
+    });
+    const f = fixture;
+    const secrets: string[] = [];
+    f.backend.sessions.onCreated((s) => secrets.push(s.id, s.clientSecret));
+    await f.waitState((s) => s.view.error?.code === 'backend_refuses_socket', 15_000, 'the gateway refusal');
+    // The kiosk's own log goes in too: it names sessions by id, which support may need, so it is not checked here.
+    const bundle = await f.service.writeSupportBundleTo(join(work, 'bundle.tar.gz'));
+    const unpacked = join(work, 'unpacked');
+    await import('node:fs/promises').then(({ mkdir }) => mkdir(unpacked));
+    await extract({ file: bundle.path, cwd: unpacked });
+    const files = await filesUnder(join(unpacked, 'mdl-kiosk-support'));
+    const diagnostics = JSON.parse(files.get('diagnostics.json') ?? '{}') as { backend?: { lastFailure: { kind: string; status: number; detail: string } | null; consecutive: number; totals: Record<string, number>; requestsLastMinute: number; maxRequestsPerMinute: number } };
+    expect(diagnostics.backend?.lastFailure).toMatchObject({ kind: 'socket_refused', status: 404, detail: expect.stringContaining('WebSocket route of the gateway') as string });
+    expect(diagnostics.backend?.consecutive).toBeGreaterThanOrEqual(3);
+    expect(diagnostics.backend?.totals.socket_refused).toBeGreaterThanOrEqual(3);
+    expect(diagnostics.backend?.maxRequestsPerMinute).toBe(20);
+    expect(JSON.parse(files.get('state.json') ?? '{}')).toMatchObject({ phase: 'config_error', error: { code: 'backend_refuses_socket' } });
+    expect(JSON.parse(files.get('self-test.json') ?? '[]')).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'backend', status: 'backend_refuses_socket' })]));
+    expect(secrets.length).toBeGreaterThanOrEqual(2);
+    for (const name of ['diagnostics.json', 'state.json', 'self-test.json', 'config.json']) {
+      for (const secret of [API_KEY, ...secrets]) expect(files.get(name), name).not.toContain(secret);
+    }
+  }, 40_000);
+
   it('the staff screen\'s button writes a bundle into the support folder and says where', async () => {
     const pinHash = await hashPin(PIN, TEST_SCRYPT);
     fixture = await startServiceFixture({ overrides: { staff: { pinHash } } });
