@@ -20,7 +20,8 @@
  *   credentials stop the retries until staff act.
  * - `Retry-After` is honoured, capped at the longest backoff.
  * - Whatever the sequence, no more than `maxRequestsPerMinute` requests go to the backend in any 60 s,
- *   apart from the first session after a verified outcome (a customer's, at most two requests).
+ *   apart from the session that follows a verification the backend served (a customer's, at most two
+ *   requests).
  */
 import type { BackendFailure, BackendFailureKind, FailureStage } from './backend-failure.js';
 

@@ -117,7 +117,7 @@ const RECOVERING_EVENT: Partial<Record<BackendFailure['kind'], string>> = {
   secret_expired: 'session_secret_refused',
 };
 
-/** The session after a verified outcome is made at once; a request later than this counts against the budget. */
+/** The session after a served verification is made at once; a request later than this counts against the budget. */
 const UNCOUNTED_FOR_MS = 10_000;
 
 /** A 404 on a session at least this old is an ordinary ending; sooner, whatever answered refused a new session. */
@@ -150,8 +150,8 @@ export class SessionKeeper {
   private deferredStatus: KeeperStatus | undefined;
   private readonly policy: RetryPolicy;
   /**
-   * Requests not counted against the budget: the new session after a verified outcome (its POST and upgrade),
-   * made within {@link UNCOUNTED_FOR_MS} of the outcome.
+   * Requests not counted against the budget: the session after a verification the backend served (its POST
+   * and upgrade, or the reconnect), made within {@link UNCOUNTED_FOR_MS} of its end.
    */
   private uncounted = { requests: 0, until: 0 };
   private retryTimer: NodeJS.Timeout | undefined;
@@ -334,10 +334,11 @@ export class SessionKeeper {
   release(armed: ArmedSession, disposition: Disposition): void {
     if (this.lent === armed) this.lent = undefined;
     if (this.stopped) return;
-    if (disposition !== 'completed' && armed.channel.answered > 0) this.policy.onHealthy();
+    // The backend did its part of this customer's verification (steps, or the outcome): it works, and the
+    // session that replaces this one is the next customer's due, not a retry of a failure of the backend's.
+    const served = disposition === 'completed' || armed.channel.answered > 0;
+    if (served) this.policy.onHealthy();
     if (disposition === 'completed') {
-      // The backend answered a whole verification: healthy. The next session is the customer's due, not a retry.
-      this.policy.onHealthy();
       this.uncounted = { requests: 2, until: this.now() + UNCOUNTED_FOR_MS };
       this.ensure();
       return;
@@ -346,6 +347,7 @@ export class SessionKeeper {
       this.reusable = { session: armed.session, reuses: armed.reuses + 1, usedBefore: true, conflicts: 0 };
     }
     this.onFailure({ kind: 'verification_failed', stage: 'verification', detail: `the verification ended without an outcome (${disposition})` });
+    if (served) this.uncounted = { requests: 2, until: this.now() + UNCOUNTED_FOR_MS };
   }
 
   /** The request profile changed: re-engage the idle session with the new namespaces. */

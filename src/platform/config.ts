@@ -238,8 +238,8 @@ export const KioskConfigShape = z.object({
       offlineBackoffMaxMs: ms(30_000),
       /**
        * At most this many requests to the backend (`POST /sessions`, WebSocket upgrades, `GET /sessions/{id}`) in
-       * any 60 s, whatever fails; only the first session after a verified outcome is not counted. A busy counter
-       * with the defaults makes far fewer; raise it only for test rigs that verify faster than any customer.
+       * any 60 s, whatever fails; only the session that follows a verification the backend served (a customer's
+       * due, not a retry) is not counted. Raise it only for test rigs that fail faster than any customer.
        */
       maxRequestsPerMinute: z.number().int().min(4).max(600).default(20),
       /**
