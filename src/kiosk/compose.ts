@@ -3,12 +3,12 @@
  * client, WebSocket connector. Used by the CLI, the hosts and the tests, so all run the same assembly.
  */
 import type { DevicePorts } from '../devices/ports.js';
-import { backendEndpoints } from './backend-endpoints.js';
+import { backendEndpoints, type BackendEndpoints } from './backend-endpoints.js';
 import { chooseBackendRoute, proxyForLog } from './backend-proxy.js';
 import { ConfigError, type KioskConfig } from '../platform/config.js';
 import { Kiosk } from './kiosk.js';
 import type { Logger } from '../platform/log.js';
-import { WsRelayConnector } from './relay-socket.js';
+import { WsRelayConnector, type WsRelayConnectorOptions } from './relay-socket.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { SessionClient } from './session-client.js';
 import { buildTlsTrust } from './tls-trust.js';
@@ -22,6 +22,23 @@ export interface ComposeOptions {
   readonly readinessGate?: boolean;
   /** A retry policy kept across rebuilds (the service's runtime), or one with a fixed random source (tests). */
   readonly retryPolicy?: RetryPolicy;
+}
+
+/** The session WebSocket's connector as the configuration says (the fleet bench builds one per kiosk too). */
+export function relayConnectorFor(
+  config: KioskConfig,
+  endpoints: BackendEndpoints,
+  extra: Pick<WsRelayConnectorOptions, 'tls' | 'proxy'> = {},
+): WsRelayConnector {
+  return new WsRelayConnector({
+    endpoints,
+    auth: config.backend.wsAuth,
+    connectTimeoutMs: config.timeouts.connectMs,
+    closeTimeoutMs: config.timeouts.socketCloseMs,
+    maxMessageBytes: config.backend.maxMessageBytes,
+    heartbeatMs: config.timeouts.heartbeatMs,
+    ...extra,
+  });
 }
 
 export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logger, options: ComposeOptions = {}): Kiosk {
@@ -48,16 +65,7 @@ export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logg
     ...(proxy ? { proxy } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
-  const connector = new WsRelayConnector({
-    endpoints,
-    auth: config.backend.wsAuth,
-    connectTimeoutMs: config.timeouts.connectMs,
-    closeTimeoutMs: config.timeouts.socketCloseMs,
-    maxMessageBytes: config.backend.maxMessageBytes,
-    heartbeatMs: config.timeouts.heartbeatMs,
-    ...(tls ? { tls } : {}),
-    ...(proxy ? { proxy } : {}),
-  });
+  const connector = relayConnectorFor(config, endpoints, { ...(tls ? { tls } : {}), ...(proxy ? { proxy } : {}) });
   log.info(
     {
       event: 'kiosk_configured',

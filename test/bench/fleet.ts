@@ -33,7 +33,7 @@ import { fileURLToPath } from 'node:url';
 import { backendEndpoints } from '../../src/kiosk/backend-endpoints.js';
 import { resolveProfile } from '../../src/kiosk/profiles.js';
 import type { RelayConnector } from '../../src/kiosk/relay-link.js';
-import { WsRelayConnector } from '../../src/kiosk/relay-socket.js';
+import { relayConnectorFor } from '../../src/kiosk/compose.js';
 import { HEALTHY_AFTER_MS, RetryPolicy, WINDOW_MS } from '../../src/kiosk/retry-policy.js';
 import { SessionClient } from '../../src/kiosk/session-client.js';
 import { SessionKeeper, retrySettingsOf, type KeeperStatus, type SessionFactory } from '../../src/kiosk/session-keeper.js';
@@ -297,14 +297,7 @@ class Fleet {
     const logger = createLogger({ level: 'info', name: 'fleet' }, { write: (line: string) => this.onLogLine(line) });
     for (let index = 0; index < settings.kiosks; index++) {
       const client = new SessionClient({ endpoints, apiKey: fleetApiKey(seed, index), timeoutMs: config.timeouts.httpMs });
-      const socket = new WsRelayConnector({
-        endpoints,
-        auth: config.backend.wsAuth,
-        connectTimeoutMs: config.timeouts.connectMs,
-        closeTimeoutMs: config.timeouts.socketCloseMs,
-        maxMessageBytes: config.backend.maxMessageBytes,
-        heartbeatMs: config.timeouts.heartbeatMs,
-      });
+      const socket = relayConnectorFor(config, endpoints);
       const sent: number[] = [];
       const admitted: number[] = [];
       const sessions: SessionFactory = {
