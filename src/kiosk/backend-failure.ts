@@ -5,8 +5,8 @@
  */
 import type { BackendFailureKind, FailureStage } from '../common/backend-failure-kinds.js';
 import { proxyFailureIsConfiguration } from './backend-proxy.js';
-import { RelayHandshakeError } from './relay-link.js';
-import { SessionApiError } from './session-client.js';
+import type { RelayHandshakeError } from './relay-link.js';
+import type { SessionApiError } from './session-client.js';
 
 // The list itself is a contract the screen and the health schema read too: it lives in common/.
 export { BACKEND_FAILURE_KINDS, type BackendFailureKind, type FailureStage } from '../common/backend-failure-kinds.js';
@@ -101,11 +101,4 @@ export function handshakeFailure(e: RelayHandshakeError, context: HandshakeConte
     case 'aborted':
       return { ...base, kind: 'unreachable' };
   }
-}
-
-/** Classifies what `arm()` threw; undefined for errors that are not the backend's (a bug: reported as such). */
-export function classifyArmingError(e: unknown, context: HandshakeContext): BackendFailure | undefined {
-  if (e instanceof SessionApiError) return createFailure(e);
-  if (e instanceof RelayHandshakeError) return handshakeFailure(e, context);
-  return undefined;
 }

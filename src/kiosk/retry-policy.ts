@@ -23,6 +23,7 @@
  *   apart from the session that follows a verification the backend served (a customer's, at most two
  *   requests).
  */
+import type { KioskConfig } from '../platform/config.js';
 import type { BackendFailure, BackendFailureKind, FailureStage } from './backend-failure.js';
 
 export interface RetrySettings {
@@ -34,6 +35,12 @@ export interface RetrySettings {
   readonly conflictBackoffMs: number;
   /** The budget: requests to the backend in any 60 s (`session.maxRequestsPerMinute`). */
   readonly maxRequestsPerMinute: number;
+}
+
+/** The settings as the configuration gives them (read again at each decision: a saved change applies). */
+export function retrySettingsOf(config: Pick<KioskConfig, 'session'>): RetrySettings {
+  const { offlineBackoffMinMs, offlineBackoffMaxMs, conflictBackoffMs, maxRequestsPerMinute } = config.session;
+  return { backoffMinMs: offlineBackoffMinMs, backoffMaxMs: offlineBackoffMaxMs, conflictBackoffMs, maxRequestsPerMinute };
 }
 
 /** How the kiosk should present itself while it waits to retry. */

@@ -20,10 +20,10 @@ import { AbortedError, sleep } from './async-tools.js';
 import type { KioskConfig } from '../platform/config.js';
 import { insideWindow } from '../platform/time-window.js';
 import type { Logger } from '../platform/log.js';
-import { classifyArmingError, handshakeFailure, type BackendFailure } from './backend-failure.js';
+import { createFailure, handshakeFailure, type BackendFailure } from './backend-failure.js';
 import { RelayChannel, type Arrival } from './relay-channel.js';
 import { CloseCode, RelayHandshakeError, type RelayConnector } from './relay-link.js';
-import { HEALTHY_AFTER_MS, RetryPolicy, type RetryDecision, type RetryReport, type Standing } from './retry-policy.js';
+import { HEALTHY_AFTER_MS, RetryPolicy, retrySettingsOf, type RetryDecision, type RetryReport, type Standing } from './retry-policy.js';
 import { SessionApiError, type Session } from './session-client.js';
 import { backendErrorFields, closeCodeForViolation } from './verification/results.js';
 
@@ -83,16 +83,6 @@ export interface SessionKeeperOptions {
    * keeps its backoff and its request budget); by default one of its own.
    */
   readonly retryPolicy?: RetryPolicy;
-}
-
-/** The retry policy's settings, read from the configuration at each decision. */
-export function retrySettingsOf(config: Pick<KioskConfig, 'session'>): ConstructorParameters<typeof RetryPolicy>[0] {
-  return () => ({
-    backoffMinMs: config.session.offlineBackoffMinMs,
-    backoffMaxMs: config.session.offlineBackoffMaxMs,
-    conflictBackoffMs: config.session.conflictBackoffMs,
-    maxRequestsPerMinute: config.session.maxRequestsPerMinute,
-  });
 }
 
 /** How often the business-hours policy looks at the clock while no session is warm. */
@@ -174,7 +164,7 @@ export class SessionKeeper {
 
   constructor(private readonly options: SessionKeeperOptions) {
     this.now = options.now ?? Date.now;
-    this.policy = options.retryPolicy ?? new RetryPolicy(retrySettingsOf(options.config));
+    this.policy = options.retryPolicy ?? new RetryPolicy(() => retrySettingsOf(options.config));
   }
 
   get status(): KeeperStatus {
@@ -338,16 +328,15 @@ export class SessionKeeper {
     // session that replaces this one is the next customer's due, not a retry of a failure of the backend's.
     const served = disposition === 'completed' || armed.channel.answered > 0;
     if (served) this.policy.onHealthy();
-    if (disposition === 'completed') {
-      this.uncounted = { requests: 2, until: this.now() + UNCOUNTED_FOR_MS };
-      this.ensure();
-      return;
+    if (disposition !== 'completed') {
+      if (disposition === 'retry' && this.remaining(armed.session) > this.options.config.session.renewBeforeExpiryMs) {
+        this.reusable = { session: armed.session, reuses: armed.reuses + 1, usedBefore: true, conflicts: 0 };
+      }
+      // Schedules the re-arm after the policy's wait (and ends any earlier allowance, hence the order below).
+      this.onFailure({ kind: 'verification_failed', stage: 'verification', detail: `the verification ended without an outcome (${disposition})` });
     }
-    if (disposition === 'retry' && this.remaining(armed.session) > this.options.config.session.renewBeforeExpiryMs) {
-      this.reusable = { session: armed.session, reuses: armed.reuses + 1, usedBefore: true, conflicts: 0 };
-    }
-    this.onFailure({ kind: 'verification_failed', stage: 'verification', detail: `the verification ended without an outcome (${disposition})` });
     if (served) this.uncounted = { requests: 2, until: this.now() + UNCOUNTED_FOR_MS };
+    if (disposition === 'completed') this.ensure();
   }
 
   /** The request profile changed: re-engage the idle session with the new namespaces. */
@@ -607,10 +596,9 @@ export class SessionKeeper {
       this.callListener(() => this.options.onSessionCreated?.());
       return session;
     } catch (e) {
-      if (e instanceof SessionApiError && e.kind === 'aborted') throw new AbortedError('session creation aborted');
-      const failure = classifyArmingError(e, { usedBefore: false });
-      if (failure) throw new ArmingFailure(failure);
-      throw e;
+      if (!(e instanceof SessionApiError)) throw e;
+      if (e.kind === 'aborted') throw new AbortedError('session creation aborted');
+      throw new ArmingFailure(createFailure(e));
     }
   }
 

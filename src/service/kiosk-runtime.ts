@@ -9,8 +9,7 @@ import { QrScanQueue } from '../devices/qr/qr-scan-queue.js';
 import { createKiosk } from '../kiosk/compose.js';
 import type { KioskConfig } from '../platform/config.js';
 import type { Kiosk, VerificationReport } from '../kiosk/kiosk.js';
-import { RetryPolicy, type RetryReport } from '../kiosk/retry-policy.js';
-import { retrySettingsOf } from '../kiosk/session-keeper.js';
+import { RetryPolicy, retrySettingsOf, type RetryReport } from '../kiosk/retry-policy.js';
 import type { Logger } from '../platform/log.js';
 import type { DiagnosticsLog } from './diagnostics.js';
 import { BUSY_PHASES, EMPTY_DEVICES, deviceStatus, serviceView, type ScreenStateStream } from './screen-state.js';
@@ -61,9 +60,9 @@ export class KioskRuntime {
 
   private retryPolicyFor(config: KioskConfig): RetryPolicy {
     const backend = config.backend.baseUrl;
-    if (this.retry?.backend !== backend || this.retry === undefined) {
+    if (this.retry === undefined || this.retry.backend !== backend) {
       // Read at each decision, so a saved backoff or budget applies without a new policy.
-      this.retry = { backend, policy: new RetryPolicy(() => retrySettingsOf(this.runningConfig ?? config)()) };
+      this.retry = { backend, policy: new RetryPolicy(() => retrySettingsOf(this.runningConfig ?? config)) };
     }
     return this.retry.policy;
   }

@@ -255,3 +255,12 @@ export function roundTrips(
     sentAt = peer.sendText(request(0));
   });
 }
+
+/** A bench child's message to its parent over IPC; `sent` runs once it is handed over (or could not be). */
+export function sendToParent(message: unknown, sent?: () => void): void {
+  if (!process.connected || !process.send) {
+    sent?.();
+    return;
+  }
+  process.send(message, undefined, undefined, () => sent?.());
+}

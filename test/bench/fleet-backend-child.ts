@@ -14,6 +14,7 @@ import { createIsoReaderEngineFactory } from '../../src/qa/sim/mock-backend/read
 import { startMockBackend, type MockBackend } from '../../src/qa/sim/mock-backend/server.js';
 import { getTestPki } from '../../src/qa/sim/virtual-wallet/pki.js';
 import { fleetApiKey, isFleetChildCommand, type FleetChildReport, type WireArrival } from './fleet-protocol.js';
+import { sendToParent } from './bench-tools.js';
 
 if (!process.send) {
   console.error('fleet-backend-child: run by the fleet bench (needs an IPC channel)');
@@ -28,14 +29,7 @@ if (!Number.isInteger(kiosks) || kiosks < 1 || seed === '') {
   process.exit(2);
 }
 
-/** Sends to the bench; `sent` runs once the message is handed over (or could not be). */
-function report(message: FleetChildReport, sent?: () => void): void {
-  if (!process.connected || !process.send) {
-    sent?.();
-    return;
-  }
-  process.send(message, undefined, undefined, () => sent?.());
-}
+const report = (message: FleetChildReport, sent?: () => void): void => sendToParent(message, sent);
 
 const apiKeys = Array.from({ length: kiosks }, (_, i) => fleetApiKey(seed, i));
 const engineFactory = createIsoReaderEngineFactory({ trustedIacaCertificates: [(await getTestPki()).iaca.der] });

@@ -34,9 +34,9 @@ import { backendEndpoints } from '../../src/kiosk/backend-endpoints.js';
 import { resolveProfile } from '../../src/kiosk/profiles.js';
 import type { RelayConnector } from '../../src/kiosk/relay-link.js';
 import { relayConnectorFor } from '../../src/kiosk/compose.js';
-import { HEALTHY_AFTER_MS, RetryPolicy, WINDOW_MS } from '../../src/kiosk/retry-policy.js';
+import { HEALTHY_AFTER_MS, RetryPolicy, WINDOW_MS, retrySettingsOf } from '../../src/kiosk/retry-policy.js';
 import { SessionClient } from '../../src/kiosk/session-client.js';
-import { SessionKeeper, retrySettingsOf, type KeeperStatus, type SessionFactory } from '../../src/kiosk/session-keeper.js';
+import { SessionKeeper, type KeeperStatus, type SessionFactory } from '../../src/kiosk/session-keeper.js';
 import { parseConfig, type KioskConfig } from '../../src/platform/config.js';
 import { createLogger } from '../../src/platform/log.js';
 import { percentile } from './bench-tools.js';
@@ -320,7 +320,7 @@ class Fleet {
         config,
         namespaces: () => namespaces,
         log: logger.child({ kiosk: index }),
-        retryPolicy: new ObservedPolicy(retrySettingsOf(config), admitted),
+        retryPolicy: new ObservedPolicy(() => retrySettingsOf(config), admitted),
       });
       const kiosk: Kiosk = { index, keeper, client, sent, admitted, armedAt: [], unarmedAt: [], state: keeper.status.state, events: [] };
       keeper.onStatus((status) => {

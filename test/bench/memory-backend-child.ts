@@ -18,7 +18,7 @@
  * exits on `{kind: 'stop'}`, or as soon as the IPC channel closes (the bench ended or died).
  */
 import { FakeBackend, type FakeConnection } from '../support/fake-backend.js';
-import { BackendPeer, type Inbound } from './bench-tools.js';
+import { BackendPeer, sendToParent, type Inbound } from './bench-tools.js';
 import {
   BLE_EXCHANGE,
   COMPLETE,
@@ -49,14 +49,7 @@ if (!process.send) {
   process.exit(2);
 }
 
-/** Sends to the bench over IPC; `sent` runs once the message is handed over (or could not be). */
-function report(message: ChildReport, sent?: () => void): void {
-  if (!process.connected || !process.send) {
-    sent?.();
-    return;
-  }
-  process.send(message, undefined, undefined, () => sent?.());
-}
+const report = (message: ChildReport, sent?: () => void): void => sendToParent(message, sent);
 
 let completed = 0;
 let failed = 0;

@@ -29,11 +29,11 @@ import {
   type RelayLinkHandlers,
 } from '../../src/kiosk/relay-link.js';
 import { recoverResult } from '../../src/kiosk/result-recovery.js';
-import { RetryPolicy, WINDOW_MS, type RetryDecision, type RetrySettings } from '../../src/kiosk/retry-policy.js';
+import { RetryPolicy, WINDOW_MS, retrySettingsOf, type RetryDecision, type RetrySettings } from '../../src/kiosk/retry-policy.js';
 import type { ProxyFailureStage } from '../../src/kiosk/backend-proxy.js';
 import { SessionApiError, sessionKindForStatus, type Session, type SessionApiErrorKind } from '../../src/kiosk/session-client.js';
 import type { SessionService } from '../../src/kiosk/session-service.js';
-import { SessionKeeper, retrySettingsOf, type KeeperStatus } from '../../src/kiosk/session-keeper.js';
+import { SessionKeeper, type KeeperStatus } from '../../src/kiosk/session-keeper.js';
 import { parseConfig, type KioskConfig } from '../../src/platform/config.js';
 import { createLogger } from '../../src/platform/log.js';
 import { MemoryConnection } from '../support/memory-backend.js';
@@ -251,7 +251,7 @@ interface RunResult {
 async function simulate(s: Script, policy?: (settings: () => RetrySettings) => RetryPolicy): Promise<RunResult> {
   const config = parseConfig({});
   const backend = new ScriptedBackend(s);
-  const settings = retrySettingsOf(config);
+  const settings = (): RetrySettings => retrySettingsOf(config);
   const keeper = new SessionKeeper({
     sessions: backend,
     connector: backend,

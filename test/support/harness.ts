@@ -6,8 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { KioskView } from '../../src/common/kiosk-view.js';
 import { QrScanQueue } from '../../src/devices/qr/qr-scan-queue.js';
 import { createKiosk } from '../../src/kiosk/compose.js';
-import { RetryPolicy } from '../../src/kiosk/retry-policy.js';
-import { retrySettingsOf } from '../../src/kiosk/session-keeper.js';
+import { RetryPolicy, retrySettingsOf } from '../../src/kiosk/retry-policy.js';
 import { mergeConfig, parseConfig, type KioskConfig } from '../../src/platform/config.js';
 import type { Kiosk, VerificationReport } from '../../src/kiosk/kiosk.js';
 import { createLogger } from '../../src/platform/log.js';
@@ -191,7 +190,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       env: options.env ?? {},
       ...(options.now ? { now: options.now } : {}),
       ...(options.readinessGate ? { readinessGate: true } : {}),
-      ...(options.random ? { retryPolicy: new RetryPolicy(retrySettingsOf(config), options.random) } : {}),
+      ...(options.random ? { retryPolicy: new RetryPolicy(() => retrySettingsOf(config), options.random) } : {}),
     },
   );
   const observed = observeKiosk(kiosk);

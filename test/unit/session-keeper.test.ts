@@ -8,8 +8,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig, type KioskConfig } from '../../src/platform/config.js';
 import { createLogger } from '../../src/platform/log.js';
-import { RetryPolicy } from '../../src/kiosk/retry-policy.js';
-import { SessionKeeper, retrySettingsOf, type KeeperStatus } from '../../src/kiosk/session-keeper.js';
+import { RetryPolicy, retrySettingsOf } from '../../src/kiosk/retry-policy.js';
+import { SessionKeeper, type KeeperStatus } from '../../src/kiosk/session-keeper.js';
 import { MemoryBackend } from '../support/memory-backend.js';
 
 const T0 = Date.UTC(2030, 0, 1, 9, 0, 0);
@@ -51,7 +51,7 @@ function rig(): Rig {
     connector: backend,
     config,
     // Every backoff drawn at its ceiling, so that the moments below are exact.
-    retryPolicy: new RetryPolicy(retrySettingsOf(config), () => 0.999_999),
+    retryPolicy: new RetryPolicy(() => retrySettingsOf(config), () => 0.999_999),
     namespaces: () => ({ 'org.iso.18013.5.1': ['age_over_21'] }),
     log: createLogger({ level: 'silent' }),
   });
