@@ -344,6 +344,7 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
     staff: { pinConfigured: true, unlocked: false, unlockedUntil: null, lockedOutUntil: null },
     testMode: true,
     backendOrigin: 'http://127.0.0.1:8443',
+    replaced: null,
   };
   const view = (patch: Partial<ScreenState['view']>): ScreenState => ({ ...base, view: { ...base.view, ...patch } });
   switch (name) {
