@@ -155,6 +155,24 @@ describe('a tap on a kiosk that cannot serve anyone gets the screen that tells t
     expect(h.kiosk.currentView.phase).toBe('offline');
   });
 
+  it('a failure with the phone still on the reader while the kiosk can no longer serve anyone: the needs-staff screen, not "lift your phone and tap again"', async () => {
+    h = await startHarness({ readinessGate: true, config: { timeouts: { errorDisplayMs: 300 } } });
+    const conn = await armed(h);
+    h.nfc.tap(() => u8(0x90, 0x00));
+    await conn.expect('nfc_card_present');
+    const from = mark(h);
+    // Bluetooth goes while the attempt fails: a tap again could not work.
+    h.central.usable = false;
+    h.central.reason = 'no_adapter';
+    h.peripheral.usable = false;
+    conn.send({ type: 'error', message: 'engagement refused' });
+    await viewAfter(h, from, (v) => v.phase === 'error');
+    await viewAfter(h, from, (v) => v.phase === 'cannot_verify', 5_000);
+    // Before: "remove_to_retry" (lift your phone, then tap it again) on a kiosk that could not take the tap.
+    expect(h.views.slice(from).map((v) => v.prompt)).not.toContain('remove_to_retry');
+    expect(h.nfc.presence).toBeDefined();
+  });
+
   it('no Bluetooth and the backend down: the permanent cause (Bluetooth, needs staff) wins over "offline", before and after a tap', async () => {
     h = await offlineHarness({ readinessGate: true });
     h.central.usable = false;
