@@ -77,6 +77,20 @@ describe('silent backend: idle', () => {
   }, 70_000);
 });
 
+describe('silent backend: HTTP', () => {
+  it('a kiosk starting against a silent backend: POST /sessions bounded by timeouts.httpMs → offline, backend "not answering" (never "connecting" for ever)', async () => {
+    backend = await FakeBackend.start();
+    gate = await SilentGate.open(backend.port);
+    gate.silence();
+    const startedAt = Date.now();
+    h = await startHarness({ backend, config: { backend: { baseUrl: `http://127.0.0.1:${gate.port}/v1` }, timeouts: { httpMs: 1_000 } } });
+    const offline = await h.view(notAnswering, 1_000 + MARGIN_MS + 1_000);
+    expect(offline.at - startedAt).toBeLessThanOrEqual(1_000 + MARGIN_MS);
+    expect(h.kiosk.backendFailures.lastFailure).toMatchObject({ kind: 'timeout', stage: 'create' });
+    expect(backend.http).toEqual([]); // nothing reached the backend
+  }, 20_000);
+});
+
 describe('silent backend: a tap or a scan', () => {
   it(`NFC tap on a socket gone silent (not yet found idle): the probe finds it within pongMs (${PONG_MS} ms); "not answering", never "That took too long"; then offline`, async () => {
     const { h, gate } = await behindGate({ timeouts: { heartbeatMs: 60_000 } });
