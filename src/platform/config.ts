@@ -267,7 +267,7 @@ export const KioskConfigShape = z.object({
       backendReplyMs: ms(15_000),
       /**
        * The backend's first reply after a tap or a scan (`nfc_card_present`, `qr_scanned`): a backend that
-       * says nothing by then is not answering, and the customer is told so at once (docs/protocol.md §10.4).
+       * says nothing by then is not answering, and the customer is told so at once (docs/protocol.md §10.2).
        */
       firstReplyMs: ms(4_000, 60_000),
       /** One APDU exchange with the card. */

@@ -1,7 +1,7 @@
 /**
  * A backend that goes silent — traffic taken, nothing answered, nothing closed, how real outages begin —
  * on the real ws stack, behind a TCP gate that black-holes the traffic (src/qa/wiring/silent-gate.ts).
- * docs/protocol.md §10.4 states the bounds measured here, with the default timeouts:
+ * docs/protocol.md §10.2 states the bounds measured here, with the default timeouts:
  *
  * - idle: the pre-warmed socket's ping goes unanswered → offline, "not answering", within
  *   heartbeatMs + pongMs (7.5 s);

@@ -363,7 +363,7 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
         session: { state: 'none', createdAt: null, expiresAt: null },
       };
     case 'offline_not_answering':
-      // A silent backend: the idle socket's ping went unanswered (docs/protocol.md §10.4).
+      // A silent backend: the idle socket's ping went unanswered (docs/protocol.md §10.2).
       return {
         ...view({
           phase: 'offline',

@@ -1,6 +1,6 @@
 /**
  * The session socket's heartbeat on a fake clock: a ping every interval, each with a pong deadline of its
- * own, and a probe that pings at once (docs/protocol.md §10.4: the detection bounds).
+ * own, and a probe that pings at once (docs/protocol.md §10.2: the detection bounds).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Heartbeat } from '../../src/kiosk/heartbeat.js';

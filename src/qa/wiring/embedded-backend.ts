@@ -7,7 +7,7 @@
  * kiosk's "offline, retrying" path is exercised as a counter sees it; the fault plan survives the restart.
  * QA can also make it silent (`goSilent` / `answerAgain`): the kiosk reaches it through a loopback gate
  * (silent-gate.ts) that then takes every byte and answers nothing, closing nothing — how real outages
- * begin, and what the kiosk's "not answering" detection is for (docs/protocol.md §10.4).
+ * begin, and what the kiosk's "not answering" detection is for (docs/protocol.md §10.2).
  */
 import { randomBytes } from 'node:crypto';
 import type { FaultController, FaultPlanInput } from '../sim/mock-backend/faults.js';

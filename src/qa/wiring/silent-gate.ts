@@ -5,7 +5,7 @@
  * refusal, no reset, no answer); `answer()` forwards new connections again and resets the ones that went
  * silent (their lost bytes cannot be resumed, as after a middlebox that lost its state). QA's "silent
  * backend" switch (the embedded mock backend, the phone page) and the kiosk's tests of the silent-backend
- * detection (docs/protocol.md §10.4) use it.
+ * detection (docs/protocol.md §10.2) use it.
  */
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 

@@ -53,7 +53,7 @@ export const commonFr: CommonStrings = {
     title: 'Cette borne est momentanément indisponible',
     body: 'Nous nous reconnectons. Patientez un instant ou demandez au personnel.',
     retry: 'Réessayer maintenant',
-    notAnswering: 'Le service de vérification ne répond pas. Nous réessayons : veuillez patienter un instant ou demander au personnel.',
+    notAnswering: 'Le service de vérification ne répond pas. Nous réessayons. Veuillez patienter un instant ou demander au personnel.',
   },
   configError: { title: 'Cette borne a besoin d’un membre du personnel', body: 'Demandez de l’aide au personnel.' },
   stopped: { title: 'Cette borne est fermée', body: 'Demandez de l’aide au personnel.' },
