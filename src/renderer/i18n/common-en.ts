@@ -232,6 +232,7 @@ export const commonEn = {
       unreachable: 'unreachable',
       offline: 'offline',
       config_error: 'configuration problem',
+      not_answering: 'not answering',
       last_attempt_failed: 'the last verification failed',
       connecting: 'connecting',
       stopped: 'stopped',

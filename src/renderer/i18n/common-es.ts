@@ -234,6 +234,7 @@ export const commonEs: CommonStrings = {
       unreachable: 'inaccesible',
       offline: 'sin conexión',
       config_error: 'problema de configuración',
+      not_answering: 'no responde',
       last_attempt_failed: 'la última verificación falló',
       connecting: 'conectando',
       stopped: 'detenido',

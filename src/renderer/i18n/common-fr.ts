@@ -234,6 +234,7 @@ export const commonFr: CommonStrings = {
       unreachable: 'injoignable',
       offline: 'hors ligne',
       config_error: 'problème de configuration',
+      not_answering: 'ne répond pas',
       last_attempt_failed: 'la dernière vérification a échoué',
       connecting: 'connexion en cours',
       stopped: 'arrêté',
