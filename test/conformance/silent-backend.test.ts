@@ -16,8 +16,7 @@ import type { KioskView } from '../../src/common/kiosk-view.js';
 import { SilentGate } from '../../src/qa/wiring/silent-gate.js';
 import { FakeBackend } from '../support/fake-backend.js';
 import { startHarness, type Harness } from '../support/harness.js';
-import { armed, mark, viewAfter } from '../support/relay-fixtures.js';
-import { u8 } from '../support/relay-fixtures.js';
+import { armed, connectCentral, mark, scanQr, u8, viewAfter } from '../support/relay-fixtures.js';
 
 const HEARTBEAT_MS = 5_000; // the defaults (config.ts), so the documented bounds are what is measured
 const PONG_MS = 2_500;
@@ -152,6 +151,21 @@ describe('silent backend: a tap or a scan', () => {
     await again.expect('engage');
     await viewAfter(h, from, (v) => v.phase === 'ready' && v.backend === 'connected', 10_000);
   }, 30_000);
+
+  it('silent in the middle of a BLE transfer (before the end byte): the heartbeat finds it within heartbeatMs + pongMs → "not answering", no result recovery attempted', async () => {
+    const { h, gate } = await behindGate({ timeouts: { heartbeatMs: 1_000, pongMs: 500, bleIdleMs: 30_000 } });
+    const conn = await armed(h);
+    await scanQr(h, conn);
+    const link = await connectCentral(h, conn);
+    const silentAt = Date.now();
+    gate.silence();
+    const report = await h.nextReport(1_500 + MARGIN_MS + 3_000);
+    expect(report).toMatchObject({ result: 'not_answering', error: { code: 'backend_not_answering' } });
+    expect(Date.now() - silentAt).toBeLessThanOrEqual(1_500 + MARGIN_MS);
+    expect(link.closed).toBe(true);
+    // Nothing to recover before the end byte: no GET /sessions/{id} was tried.
+    expect(h.logs.records.filter((r) => /^result_recover/.test(String(r.event)))).toEqual([]);
+  }, 20_000);
 
   it('timeouts.firstReplyMs is configurable and bounds qr_scanned the same way', async () => {
     backend = await FakeBackend.start();
