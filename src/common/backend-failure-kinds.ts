@@ -12,6 +12,11 @@ export const BACKEND_FAILURE_KINDS = [
   'unreachable',
   /** No answer in time (POST or upgrade). */
   'timeout',
+  /**
+   * An open session socket whose backend stopped answering without closing it: no pong within
+   * `timeouts.pongMs`, or no first reply within `timeouts.firstReplyMs` after a tap or a scan.
+   */
+  'not_answering',
   /** The backend's certificate is not trusted, or its TLS handshake failed. */
   'tls',
   /** The forward proxy cannot be reached (refused, unresolvable, its own TLS failed). */

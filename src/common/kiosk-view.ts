@@ -131,10 +131,11 @@ export const DeviceStatusView = z.object({ usable: z.boolean(), reason: z.string
 
 /**
  * The backend as far as the kiosk knows it: `connected` only after a successful exchange (a session
- * engaged), `on_demand` when policy keeps no session and none has been made yet, `needs_staff` when it
+ * engaged), `on_demand` when policy keeps no session and none has been made yet, `not_answering` when it
+ * takes the traffic and answers nothing (a silent backend: no pong, no reply in time), `needs_staff` when it
  * refused the credentials or the kiosk is not configured to reach one.
  */
-export const BackendState = z.enum(['connecting', 'connected', 'on_demand', 'offline', 'needs_staff', 'stopped']);
+export const BackendState = z.enum(['connecting', 'connected', 'on_demand', 'offline', 'not_answering', 'needs_staff', 'stopped']);
 export type BackendState = z.infer<typeof BackendState>;
 
 export const KioskView = z.object({

@@ -37,6 +37,7 @@ export function relayConnectorFor(
     closeTimeoutMs: config.timeouts.socketCloseMs,
     maxMessageBytes: config.backend.maxMessageBytes,
     heartbeatMs: config.timeouts.heartbeatMs,
+    pongMs: config.timeouts.pongMs,
     ...extra,
   });
 }

@@ -368,7 +368,7 @@ export class Kiosk {
       case 'arming':
         return 'connecting';
       case 'offline':
-        return 'offline';
+        return status.code === 'backend_not_answering' ? 'not_answering' : 'offline';
       case 'config_error':
         return 'needs_staff';
       case 'stopped':
@@ -735,8 +735,12 @@ export class Kiosk {
       this.emit({ ...base, result: kind, outcome: null, error });
     }
     await closing;
-    // A transfer that ended (end byte sent) but could not be recovered is not retried on this session.
-    this.keeper.release(armed, outcome !== undefined ? 'completed' : result.kind === 'dropped' && result.transferFinished ? 'spent' : 'retry');
+    // A transfer that ended (end byte sent) but could not be recovered is not retried on this session; a
+    // backend that stopped answering is an absence the keeper waits out (offline, backoff) before re-arming.
+    this.keeper.release(
+      armed,
+      outcome !== undefined ? 'completed' : result.kind === 'dropped' && result.transferFinished ? 'spent' : result.kind === 'not_answering' ? 'unanswered' : 'retry',
+    );
   }
 
   /** What `armed` asked for, with the profile's required elements when the profile asked the same. */

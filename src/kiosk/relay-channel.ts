@@ -235,6 +235,11 @@ export class RelayChannel {
     waiter.reject(error);
   }
 
+  /** Asks the link to check now that the backend answers (a ping); a no-op for links that cannot. */
+  probe(): void {
+    this.link?.probe?.();
+  }
+
   /** Closes the socket (idempotent); resolves when it is closed or destroyed. */
   async close(code: number, reason: string): Promise<void> {
     this.timer.dispose();

@@ -16,6 +16,8 @@ export interface LinkClosed {
   readonly reason: string;
   /** True when the kiosk closed it. */
   readonly local: boolean;
+  /** The kiosk dropped it because the backend answered no ping in time (`timeouts.pongMs`): not answering. */
+  readonly unanswered?: boolean;
 }
 
 export interface RelayLinkHandlers {
@@ -35,6 +37,11 @@ export interface RelayLink {
    * link can tell; the relay bounds what it lets pile up (ble-transfer.ts).
    */
   readonly bufferedAmount?: number;
+  /**
+   * Checks now that the backend still answers (a WebSocket ping); a link that gets no answer in time closes
+   * with `unanswered`. Links that cannot tell (in-memory test links) leave it out.
+   */
+  probe?(): void;
 }
 
 export type HandshakeFailureKind =

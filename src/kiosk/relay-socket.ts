@@ -5,10 +5,13 @@
  *   for proxies that strip headers. The URL with a token is never logged or put in an error message.
  * - Handshake answers map to {@link RelayHandshakeError} kinds (404 → session gone, 409 → conflict, …).
  * - Compression is off: frames are small and latency matters more than bytes.
- * - A heartbeat (WebSocket ping every `heartbeatMs`) finds a half-open connection — an idle pre-warmed
- *   socket behind a NAT or load balancer that dropped it — before a customer's tap does: no pong by the
- *   next beat and the socket is destroyed, which re-arms the session.
+ * - A heartbeat (WebSocket ping every `heartbeatMs`, each answered within `pongMs`: heartbeat.ts) finds a
+ *   silent backend or a half-open connection — an idle pre-warmed socket behind a NAT or load balancer that
+ *   dropped it, a backend that stopped answering without closing — before a customer's tap does. The
+ *   socket is then destroyed and its close says `unanswered`, so the keeper and the verification can tell
+ *   "not answering" from "closed". `probe()` pings at once (a tap or a scan asks for it).
  */
+import { Heartbeat } from './heartbeat.js';
 import { describeTlsFailure, type TlsTrust } from './tls-trust.js';
 import WebSocket from 'ws';
 import type { ClientRequest, IncomingMessage } from 'node:http';
@@ -32,6 +35,8 @@ export interface WsRelayConnectorOptions {
   readonly maxMessageBytes: number;
   /** Interval of the ping heartbeat; 0 turns it off. */
   readonly heartbeatMs: number;
+  /** How long each ping may wait for its pong before the connection is dropped as silent. */
+  readonly pongMs: number;
   /** The backend's TLS trust (extra CAs, pins); default: Node's bundled roots. */
   readonly tls?: TlsTrust;
   /** A forward proxy to tunnel through (HTTP CONNECT); the TLS trust applies inside the tunnel. */
@@ -57,30 +62,40 @@ function retryAfterMs(header: string | string[] | undefined): number | undefined
 class WsRelayLink implements RelayLink {
   /** Set when the kiosk asked to close, so the close event can say who closed. */
   closedLocally = false;
+  /** Set when a ping went unanswered and the kiosk dropped the socket for it. */
+  unanswered = false;
   private closing: Promise<void> | undefined;
   private closedPromise: Promise<void>;
 
-  private heartbeat: NodeJS.Timeout | undefined;
+  private readonly heartbeat: Heartbeat;
 
   constructor(
     private readonly ws: WebSocket,
     private readonly closeTimeoutMs: number,
     heartbeatMs: number,
+    pongMs: number,
   ) {
     this.closedPromise = new Promise((resolve) => ws.once('close', () => resolve()));
-    if (heartbeatMs > 0) {
-      let answered = true;
-      ws.on('pong', () => (answered = true));
-      this.heartbeat = setInterval(() => {
-        if (!answered) {
-          ws.terminate(); // no pong since the last ping: the connection is gone
-          return;
-        }
-        answered = false;
-        if (ws.readyState === WebSocket.OPEN) ws.ping();
-      }, heartbeatMs);
-      ws.once('close', () => clearInterval(this.heartbeat));
-    }
+    this.heartbeat = new Heartbeat({
+      intervalMs: heartbeatMs,
+      pongMs,
+      ping: () => {
+        if (ws.readyState !== WebSocket.OPEN) return false;
+        ws.ping();
+        return true;
+      },
+      onSilent: () => {
+        this.unanswered = true;
+        ws.terminate(); // no pong in time: the backend is not answering (or the connection is gone)
+      },
+    });
+    ws.on('pong', () => this.heartbeat.pong());
+    ws.once('close', () => this.heartbeat.stop());
+  }
+
+  /** Pings now; no pong within `pongMs` and the socket is dropped as unanswered. */
+  probe(): void {
+    this.heartbeat.probe();
   }
 
   get isOpen(): boolean {
@@ -198,13 +213,13 @@ export class WsRelayConnector implements RelayConnector {
         }
         settled = true;
         signal.removeEventListener('abort', onAbort);
-        const link = new WsRelayLink(ws, this.options.closeTimeoutMs, this.options.heartbeatMs);
+        const link = new WsRelayLink(ws, this.options.closeTimeoutMs, this.options.heartbeatMs, this.options.pongMs);
         ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
           if (isBinary) handlers.onFrame({ kind: 'binary', size: rawSize(data) });
           else handlers.onFrame({ kind: 'text', text: rawText(data) });
         });
         ws.once('close', (code: number, reason: Buffer) => {
-          handlers.onClose({ code, reason: reason.toString('utf8'), local: link.closedLocally });
+          handlers.onClose({ code, reason: reason.toString('utf8'), local: link.closedLocally, ...(link.unanswered ? { unanswered: true } : {}) });
         });
         resolve(link);
       });

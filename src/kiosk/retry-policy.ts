@@ -85,6 +85,8 @@ type FailureClass = 'transient' | 'ending' | 'configuration' | 'permanent';
 const CLASS_OF: Readonly<Record<BackendFailureKind, FailureClass>> = {
   unreachable: 'transient',
   timeout: 'transient',
+  // An absence like `unreachable`, not an ordinary ending: offline at once, and backoff when it comes back.
+  not_answering: 'transient',
   tls: 'configuration',
   proxy_unreachable: 'transient',
   proxy_refused: 'configuration',
@@ -132,7 +134,7 @@ export function backoff(n: number, baseMs: number, capMs: number, random: () => 
 }
 
 /** Kinds that say the backend (or the way to it) was away: an ending right after one is its return. */
-const AWAY: ReadonlySet<BackendFailureKind> = new Set(['unreachable', 'timeout', 'server_error', 'rate_limited', 'proxy_unreachable']);
+const AWAY: ReadonlySet<BackendFailureKind> = new Set(['unreachable', 'timeout', 'not_answering', 'server_error', 'rate_limited', 'proxy_unreachable']);
 
 /**
  * How often, in words for staff, what only staff can fix is probed: {@link slowPace}, a random time in

@@ -14,6 +14,8 @@ export function errorViewFor(result: Exclude<RunResult, { kind: 'complete' }>, s
       return { code: 'protocol_violation', detail: `${result.violation.kind}: ${result.violation.detail}`, retryable: true };
     case 'timeout':
       return { code: 'timeout', detail: result.detail, retryable: true };
+    case 'not_answering':
+      return { code: 'backend_not_answering', detail: result.detail, retryable: true };
     case 'ble_failed':
       return { code: result.unavailable ? 'ble_unavailable' : 'ble_setup_failed', detail: result.reason, retryable: true };
     case 'ble_link_lost':
@@ -44,6 +46,9 @@ export function logResult(log: Logger, result: RunResult, showBackendErrorText: 
       return;
     case 'timeout':
       log.warn({ event: 'watchdog_timeout', phase: result.phase, detail: result.detail }, 'verification timed out');
+      return;
+    case 'not_answering':
+      log.warn({ event: 'backend_not_answering', phase: result.phase, detail: result.detail }, 'the backend is not answering');
       return;
     case 'dropped':
       log.warn({ event: 'socket_dropped', code: result.closed?.code ?? null, transferFinished: result.transferFinished }, 'session socket dropped');

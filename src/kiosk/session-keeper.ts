@@ -44,8 +44,12 @@ export type KeeperStatus =
   | { readonly state: 'armed' }
   /** No session kept warm by policy (`session.prewarm`): a tap or scan creates one. The kiosk is ready. */
   | { readonly state: 'standby' }
-  /** `backend_tls`: the backend's certificate is not trusted; staff must act, so retries are slow. */
-  | { readonly state: 'offline'; readonly detail: string; readonly code?: 'backend_tls' }
+  /**
+   * `backend_tls`: the backend's certificate is not trusted; staff must act, so retries are slow.
+   * `backend_not_answering`: it takes the traffic and answers nothing (no pong, no first reply, no answer to
+   * a handshake or a request in time): a silent backend, not a refused connection.
+   */
+  | { readonly state: 'offline'; readonly detail: string; readonly code?: 'backend_tls' | 'backend_not_answering' }
   /**
    * Only staff can fix it. `retrying`: the keeper still probes at the slowest pace and turns ready by itself
    * once the cause is gone (a gateway fixed); otherwise (refused credentials) it waits for staff's retry.
@@ -63,9 +67,10 @@ export interface IdleFailure {
 /**
  * What the holder of a lent session tells the keeper when giving it back: `completed` (an outcome came: the
  * backend works), `spent` (the session cannot serve again, and no outcome came), `retry` (it failed and may
- * be reconnected).
+ * be reconnected), `unanswered` (the backend stopped answering: an absence, counted like an unreachable
+ * backend, and the session is tried again once it answers).
  */
-export type Disposition = 'completed' | 'spent' | 'retry';
+export type Disposition = 'completed' | 'spent' | 'retry' | 'unanswered';
 
 export interface SessionKeeperOptions {
   readonly sessions: SessionFactory;
@@ -329,11 +334,15 @@ export class SessionKeeper {
     const served = disposition === 'completed' || armed.channel.answered > 0;
     if (served) this.policy.onHealthy();
     if (disposition !== 'completed') {
-      if (disposition === 'retry' && this.remaining(armed.session) > this.options.config.session.renewBeforeExpiryMs) {
+      if (disposition !== 'spent' && this.remaining(armed.session) > this.options.config.session.renewBeforeExpiryMs) {
         this.reusable = { session: armed.session, reuses: armed.reuses + 1, usedBefore: true, conflicts: 0 };
       }
       // Schedules the re-arm after the policy's wait (and ends any earlier allowance, hence the order below).
-      this.onFailure({ kind: 'verification_failed', stage: 'verification', detail: `the verification ended without an outcome (${disposition})` });
+      this.onFailure(
+        disposition === 'unanswered'
+          ? { kind: 'not_answering', stage: 'verification', detail: 'the backend stopped answering during a verification' }
+          : { kind: 'verification_failed', stage: 'verification', detail: `the verification ended without an outcome (${disposition})` },
+      );
     }
     if (served) this.uncounted = { requests: 2, until: this.now() + UNCOUNTED_FOR_MS };
     if (disposition === 'completed') this.ensure();
@@ -497,7 +506,10 @@ export class SessionKeeper {
       case 'recovering':
         return { state: 'arming' };
       case 'offline':
-        return failure.kind === 'tls' ? { state: 'offline', detail: failure.detail, code: 'backend_tls' } : { state: 'offline', detail: failure.detail };
+        if (failure.kind === 'tls') return { state: 'offline', detail: failure.detail, code: 'backend_tls' };
+        // Timeouts and a silent socket: something takes the traffic and answers nothing.
+        if (failure.kind === 'not_answering' || failure.kind === 'timeout') return { state: 'offline', detail: failure.detail, code: 'backend_not_answering' };
+        return { state: 'offline', detail: failure.detail };
       case 'needs_staff':
         return { state: 'config_error', detail: failure.detail, retrying: true, kind: failure.kind };
     }
@@ -644,8 +656,10 @@ export class SessionKeeper {
       let failure: BackendFailure;
       switch (arrival.kind) {
         case 'closed':
-          this.options.log.warn({ event: 'idle_socket_closed', sessionId: armed.session.id, code: arrival.closed.code }, 'idle session socket closed; re-arming');
-          failure = { kind: 'socket_lost', stage: 'socket', detail: `the idle session socket closed (code ${arrival.closed.code})` };
+          this.options.log.warn({ event: 'idle_socket_closed', sessionId: armed.session.id, code: arrival.closed.code, unanswered: arrival.closed.unanswered === true }, 'idle session socket closed; re-arming');
+          failure = arrival.closed.unanswered
+            ? { kind: 'not_answering', stage: 'socket', detail: 'the backend answered no ping on the idle session socket (timeouts.pongMs); the socket was dropped' }
+            : { kind: 'socket_lost', stage: 'socket', detail: `the idle session socket closed (code ${arrival.closed.code})` };
           break;
         case 'violation':
           this.options.log.warn(

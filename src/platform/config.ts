@@ -265,6 +265,11 @@ export const KioskConfigShape = z.object({
       connectMs: ms(5_000),
       /** A reply from the backend after a message that expects one (`qr_scanned`, `nfc_rapdu`, …). */
       backendReplyMs: ms(15_000),
+      /**
+       * The backend's first reply after a tap or a scan (`nfc_card_present`, `qr_scanned`): a backend that
+       * says nothing by then is not answering, and the customer is told so at once (docs/protocol.md §10.2).
+       */
+      firstReplyMs: ms(4_000, 60_000),
       /** One APDU exchange with the card. */
       apduMs: ms(5_000),
       /** Re-tap after `nfc_await_card`. */
@@ -285,8 +290,13 @@ export const KioskConfigShape = z.object({
       verificationMs: ms(150_000),
       /** Closing handshake of the WebSocket before the socket is destroyed. */
       socketCloseMs: ms(2_000),
-      /** WebSocket ping interval; a socket without a pong by the next ping is dropped (half-open connections). */
-      heartbeatMs: z.number().int().min(0).max(MAX_DURATION_MS, { error: `at most ${MAX_DURATION_MS} ms (24 h)` }).default(20_000),
+      /** WebSocket ping interval; 0 turns the periodic ping off. */
+      heartbeatMs: z.number().int().min(0).max(MAX_DURATION_MS, { error: `at most ${MAX_DURATION_MS} ms (24 h)` }).default(5_000),
+      /**
+       * How long each ping may wait for its pong (at most `heartbeatMs`): no pong by then and the socket is
+       * dropped as not answering. A silent backend is found within `heartbeatMs + pongMs` while idle.
+       */
+      pongMs: ms(2_500, 60_000),
       /** How long to wait for an armed session when a tap arrives while none is ready. */
       armWaitMs: ms(15_000),
       /** Polling `GET /sessions/{id}` for a result after the socket dropped at the end of a transfer. */

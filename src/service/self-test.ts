@@ -23,6 +23,8 @@ function clip(text: string | undefined): string | undefined {
 }
 
 function backendCheck(view: KioskView): SelfTestCheck {
+  // A silent backend is named whatever the screen shows (an error after a tap nobody answered, Offline).
+  if (view.backend === 'not_answering') return { name: 'backend', ok: false, status: 'not_answering', ...withDetail(view.error?.detail) };
   switch (view.phase) {
     case 'ready':
       return { name: 'backend', ok: true, status: 'armed' };

@@ -94,6 +94,7 @@ function wsConnector(b: Target, p: BackendProxy, connectTimeoutMs = 3_000): WsRe
     closeTimeoutMs: 500,
     maxMessageBytes: 1_000_000,
     heartbeatMs: 0,
+    pongMs: 2_500,
     tls: buildTlsTrust({ caFile }),
     proxy: p,
   });
@@ -434,7 +435,7 @@ describe('backend.proxy.caFile vouches for the proxy only', () => {
     expect(http.message).toBe(
       "POST /sessions: the backend's certificate is not issued by a CA this kiosk trusts (SELF_SIGNED_CERT_IN_CHAIN): add the CA (or the TLS inspection proxy's CA) to backend.tls.caFile",
     );
-    const connector = new WsRelayConnector({ ...untrusting, auth: 'header', connectTimeoutMs: 3_000, closeTimeoutMs: 500, maxMessageBytes: 1_000_000, heartbeatMs: 0 });
+    const connector = new WsRelayConnector({ ...untrusting, auth: 'header', connectTimeoutMs: 3_000, closeTimeoutMs: 500, maxMessageBytes: 1_000_000, heartbeatMs: 0, pongMs: 2_500 });
     const ws = await handshakeFailure(connector, b.createSession());
     expect(ws.kind).toBe('tls');
     expect(ws.message).toBe(

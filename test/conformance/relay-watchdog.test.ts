@@ -174,11 +174,11 @@ describe('watchdogs: BLE', () => {
     await expectRecoveryOnSameSession(h, conn);
   });
 
-  it('watchdog, §3 QR engaged: backend silent after qr_scanned for backendReplyMs → timeout 4008, error view, ready on the same session', async () => {
+  it('watchdog, §3 QR engaged: backend silent after qr_scanned (the first reply, bounded by min(firstReplyMs, backendReplyMs)) → not answering, 4008, error view, ready on the same session', async () => {
     h = await startHarness({ config: { timeouts: { backendReplyMs: 300 } } });
     const conn = await armed(h);
     await scanQr(h, conn);
-    await expectFailure(h, conn, { result: 'timeout', code: 'timeout', closeCode: TIMEOUT_CLOSE });
+    await expectFailure(h, conn, { result: 'not_answering', code: 'backend_not_answering', closeCode: TIMEOUT_CLOSE });
     await expectRecoveryOnSameSession(h, conn);
   });
 });

@@ -111,7 +111,7 @@ describe('backend TLS trust', () => {
     const { WsRelayConnector } = await import('../../src/kiosk/relay-socket.js');
     const { backendEndpoints } = await import('../../src/kiosk/backend-endpoints.js');
     const session = b.createSession();
-    const connector = new WsRelayConnector({ endpoints: backendEndpoints(b.baseUrl, { allowInsecure: false }), auth: 'header', connectTimeoutMs: 3_000, closeTimeoutMs: 500, maxMessageBytes: 1_000_000, heartbeatMs: 0, tls: trust });
+    const connector = new WsRelayConnector({ endpoints: backendEndpoints(b.baseUrl, { allowInsecure: false }), auth: 'header', connectTimeoutMs: 3_000, closeTimeoutMs: 500, maxMessageBytes: 1_000_000, heartbeatMs: 0, pongMs: 2_500, tls: trust });
     const error = await connector
       .connect({ id: session.id, clientSecret: session.secret, createdAt: Date.now() }, { onFrame: () => undefined, onClose: () => undefined }, new AbortController().signal)
       .then(() => undefined, (e: unknown) => e);

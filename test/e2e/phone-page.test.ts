@@ -140,6 +140,23 @@ describe('the virtual phone page', () => {
     await counter.reconfigurePhone({ credential: 'valid' });
   }, 60_000);
 
+  it('Mock backend: "Go silent" makes the embedded backend answer nothing (the kiosk finds it: not answering); "Answer again" brings it back', async () => {
+    const backend = counter.backend;
+    if (!backend) throw new Error('no backend');
+    await observed.view((v) => v.phase === 'ready', 20_000);
+    expect(await page.getByTestId('backend-state').textContent()).toBe('answering');
+    expect(await page.getByRole('button', { name: 'Answer again' }).isDisabled()).toBe(true);
+    const from = observed.views.length;
+    await page.getByRole('button', { name: 'Go silent' }).click();
+    await expect.poll(() => page.getByTestId('backend-state').textContent()).toBe('silent (answers nothing)');
+    expect(backend.silent).toBe(true);
+    // heartbeatMs + pongMs (7.5 s with the defaults), with room for a loaded machine.
+    await observed.view((v) => observed.views.indexOf(v) >= from && v.backend === 'not_answering' && v.phase === 'offline', 12_000);
+    await page.getByRole('button', { name: 'Answer again' }).click();
+    await expect.poll(() => page.getByTestId('backend-state').textContent()).toBe('answering');
+    await observed.view((v) => observed.views.indexOf(v) >= from && v.phase === 'ready' && v.backend === 'connected', 40_000);
+  }, 70_000);
+
   it('its API refuses bad input with clear errors and keeps working', async () => {
     const { origin, token } = phonePage;
     const call = (path: string, init: RequestInit = {}) => fetch(`${origin}${path}`, init);

@@ -28,6 +28,7 @@ export const FIXTURE_NAMES = [
   'starting',
   'connecting',
   'offline',
+  'offline_not_answering',
   'config_error',
   'config_error_gateway',
   'ready',
@@ -54,6 +55,7 @@ export const FIXTURE_NAMES = [
   'error_timeout',
   'error_backend',
   'error_unknown',
+  'error_not_answering',
   'remove_phone',
   'remove_to_retry',
   'cannot_verify',
@@ -98,7 +100,10 @@ export function screenOf(name: FixtureName): string {
     case 'error_timeout':
     case 'error_backend':
     case 'error_unknown':
+    case 'error_not_answering':
       return 'error';
+    case 'offline_not_answering':
+      return 'offline';
     default:
       return name;
   }
@@ -360,6 +365,17 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
         ...view({ phase: 'offline', prompt: 'offline', backend: 'offline', error: { code: 'backend_unavailable', detail: 'POST /sessions: connect ECONNREFUSED 127.0.0.1:8443 (retry in 8 s)', retryable: true } }),
         session: { state: 'none', createdAt: null, expiresAt: null },
       };
+    case 'offline_not_answering':
+      // A silent backend: the idle socket's ping went unanswered (docs/protocol.md §10.2).
+      return {
+        ...view({
+          phase: 'offline',
+          prompt: 'offline',
+          backend: 'not_answering',
+          error: { code: 'backend_not_answering', detail: 'the backend answered no ping on the idle session socket (timeouts.pongMs); the socket was dropped', retryable: true },
+        }),
+        session: { state: 'none', createdAt: null, expiresAt: null },
+      };
     case 'config_error':
       return {
         ...view({ phase: 'config_error', prompt: 'config_error', backend: 'needs_staff', error: { code: 'config_error', detail: 'the backend refused the API key (401 Unauthorized)', retryable: false } }),
@@ -453,6 +469,18 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
       };
     case 'error':
       return { ...view({ phase: 'error', prompt: 'try_again', transport: 'qr', error: { code: 'ble_link_lost', detail: 'peripheral disconnected before the response was complete', retryable: true } }), clearsAt: now + 6_000 };
+    case 'error_not_answering':
+      // A tap the backend never answered (timeouts.firstReplyMs): told at once, not after the reply wait.
+      return {
+        ...view({
+          phase: 'error',
+          prompt: 'try_again',
+          transport: 'nfc',
+          backend: 'not_answering',
+          error: { code: 'backend_not_answering', detail: 'no reply from the backend within 4000 ms of the nfc_card_present (timeouts.firstReplyMs)', retryable: true },
+        }),
+        clearsAt: now + 6_000,
+      };
     case 'remove_phone':
       return view({ phase: 'remove_phone', prompt: 'remove_phone', transport: 'nfc' });
     case 'remove_to_retry':

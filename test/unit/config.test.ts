@@ -72,6 +72,16 @@ describe('defaults', () => {
     expect(config.timeouts.httpMs).toBe(5_000);
   });
 
+  it('a silent backend is found within seconds by default (docs/protocol.md §10.2): ping every 5 s, pong within 2.5 s, first reply within 4 s; bounded', () => {
+    const { timeouts } = parseConfig({});
+    expect({ heartbeatMs: timeouts.heartbeatMs, pongMs: timeouts.pongMs, firstReplyMs: timeouts.firstReplyMs }).toEqual({ heartbeatMs: 5_000, pongMs: 2_500, firstReplyMs: 4_000 });
+    expect(timeouts.heartbeatMs + timeouts.pongMs).toBeLessThanOrEqual(7_500);
+    expect(() => parseConfig({ timeouts: { pongMs: 0 } })).toThrow(/pongMs/);
+    expect(() => parseConfig({ timeouts: { pongMs: 60_001 } })).toThrow(/pongMs/);
+    expect(() => parseConfig({ timeouts: { firstReplyMs: 60_001 } })).toThrow(/firstReplyMs/);
+    expect(parseConfig({ timeouts: { firstReplyMs: 1_000 } }).timeouts.firstReplyMs).toBe(1_000);
+  });
+
   it('every timeout is a positive number, so no wait is unbounded', () => {
     for (const [name, value] of Object.entries(parseConfig({}).timeouts)) {
       expect(value, name).toBeGreaterThan(0);

@@ -150,3 +150,19 @@ describe('the tests read only files in the repository', () => {
     expect(readRepoFile('test/fixtures/iso18013-5/README.md')).toMatch(/Annex D[\s\S]*TestVectors\.kt[\s\S]*af670c68e15fe85087409aa4c8a96944ac8f160d/);
   });
 });
+
+describe('no merge left half-done', () => {
+  // A conflict resolved in a hurry once left both sides of two README and protocol paragraphs on main.
+  const MARKER = /^(<{7}|>{7})( |$)/m;
+  const conflicted = (text: string): boolean => MARKER.test(text);
+
+  it('finds a planted conflict and passes an ordinary Markdown rule', () => {
+    expect(conflicted(['text', '<'.repeat(7) + ' HEAD', 'a', '='.repeat(7), 'b', '>'.repeat(7) + ' branch'].join('\n'))).toBe(true);
+    expect(conflicted('a heading\n=======\n')).toBe(false);
+  });
+
+  it('holds for every tracked text file', () => {
+    const left = files.filter((file) => conflicted(readRepoFile(file) ?? ''));
+    expect(left).toEqual([]);
+  });
+});

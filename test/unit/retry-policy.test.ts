@@ -88,6 +88,17 @@ describe('decisions by kind', () => {
     expect(delayOf(p.onFailure(failure('unreachable'), 11))).toBe(30_000);
   });
 
+  it('a silent backend (not_answering) is an absence: offline from the first one, exponential backoff, never the free ordinary ending', () => {
+    const p = policy();
+    const first = p.onFailure(failure('not_answering', { stage: 'socket' }), 0);
+    expect(first).toMatchObject({ action: 'retry', delayMs: 1_000, standing: 'offline', consecutive: 1 });
+    const delays = [1, 2, 3, 4, 5].map((i) => delayOf(p.onFailure(failure(i % 2 === 0 ? 'not_answering' : 'timeout'), i)));
+    expect(delays).toEqual([2_000, 4_000, 8_000, 16_000, 30_000]);
+    // When it answers again, its 404 for the old session is its return: within [0, base], still counted.
+    expect(p.onFailure(failure('session_gone', { status: 404 }), 7)).toMatchObject({ standing: 'recovering', delayMs: 1_000, consecutive: 7 });
+    expect(failureClass('not_answering')).toBe('transient');
+  });
+
   it('failures of different kinds share one streak: switching kinds does not restart the backoff', () => {
     const p = policy();
     const kinds: BackendFailureKind[] = ['unreachable', 'server_error', 'timeout', 'bad_response', 'rate_limited'];

@@ -99,7 +99,13 @@ export class Attempt {
   }
 
   private dropped(closed: LinkClosed | undefined): RunResult {
-    return { kind: 'dropped', closed, transferFinished: this.transferFinished || this.endByteReceived };
+    const transferFinished = this.transferFinished || this.endByteReceived;
+    // Dropped for want of a pong before the backend had the answer: nobody is answering, and nothing is to be
+    // recovered. After the end byte a result may still wait behind a lost connection: that path tries.
+    if (closed?.unanswered && !transferFinished) {
+      return { kind: 'not_answering', phase: this.phase, detail: `the backend answered no ping within timeouts.pongMs (${this.phase}); the socket was dropped` };
+    }
+    return { kind: 'dropped', closed, transferFinished };
   }
 
   // ------------------------------------------------------------ timers
@@ -181,6 +187,26 @@ export class Attempt {
     } catch (e) {
       if (e instanceof ChannelTimeoutError) {
         return this.fail({ kind: 'timeout', phase, detail: `no message from the backend within ${timeoutMs} ms (${phase})` });
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * The backend's first reply after a tap or a scan (`nfc_card_present`, `qr_scanned`), bounded by
+   * `firstReplyMs` (never longer than `backendReplyMs`): a backend that says nothing by then is not
+   * answering, and the customer is told so instead of being asked to hold still for the full reply wait.
+   * The socket is probed (a ping) at once, so a dead connection is found within `pongMs`.
+   */
+  async firstReply(phase: string): Promise<BackendRequest> {
+    const { firstReplyMs, backendReplyMs } = this.ctx.timeouts;
+    const bound = Math.min(firstReplyMs, backendReplyMs);
+    this.ctx.channel.probe();
+    try {
+      return this.unwrap(await this.ctx.channel.next(bound, this.signal));
+    } catch (e) {
+      if (e instanceof ChannelTimeoutError) {
+        return this.fail({ kind: 'not_answering', phase, detail: `no reply from the backend within ${bound} ms of the ${phase} (timeouts.firstReplyMs)` });
       }
       throw e;
     }

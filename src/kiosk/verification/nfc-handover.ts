@@ -19,6 +19,8 @@ export class NfcHandover {
   /** The kiosk's own bound on each APDU, in case a port ignores its timeout (one timer for all APDUs). */
   private readonly apduGuard = new LazyDeadline();
   private abortTransmit: (() => void) | undefined;
+  /** `nfc_card_present` went out and nothing came back yet: the next reply is bounded by `firstReplyMs`. */
+  private awaitingFirstReply = false;
 
   constructor(private readonly attempt: Attempt) {
     // The attempt's end rejects a pending transmit at once, without an abort listener per APDU.
@@ -39,8 +41,12 @@ export class NfcHandover {
     this.card = card;
     attempt.progress('engaging', 'hold_still', 1);
     attempt.sendExpectingReply({ type: 'step_result', op: 'nfc_card_present', status: 'ok' });
+    this.awaitingFirstReply = true;
     for (;;) {
-      const message = await attempt.nextMessage('nfc_handover', attempt.ctx.timeouts.backendReplyMs);
+      const message = this.awaitingFirstReply
+        ? await attempt.firstReply('nfc_card_present')
+        : await attempt.nextMessage('nfc_handover', attempt.ctx.timeouts.backendReplyMs);
+      this.awaitingFirstReply = false;
       if (message.type === 'complete') return attempt.fail({ kind: 'complete', outcome: message.outcome });
       switch (message.op) {
         case 'nfc_apdu':
@@ -152,5 +158,6 @@ export class NfcHandover {
     }
     attempt.progress('engaging', 'hold_still', 1);
     attempt.sendExpectingReply({ type: 'step_result', op: 'nfc_card_present', status: 'ok' });
+    this.awaitingFirstReply = true;
   }
 }

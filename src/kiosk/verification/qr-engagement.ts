@@ -6,7 +6,7 @@ export async function qrEngagement(attempt: Attempt, text: string): Promise<BleM
   attempt.progress('engaging', 'hold_still', 1);
   attempt.sendExpectingReply({ type: 'step_result', op: 'qr_scanned', status: 'ok', data: text });
   attempt.ctx.log.info({ event: 'qr_scanned_sent' }, 'QR engagement sent');
-  const message = await attempt.nextMessage('qr_engaged', attempt.ctx.timeouts.backendReplyMs);
+  const message = await attempt.firstReply('qr_scanned');
   // A `complete` here means the backend ended the verification early; its outcome stands.
   if (message.type === 'complete') return attempt.fail({ kind: 'complete', outcome: message.outcome });
   if (message.op !== 'ble_exchange') {

@@ -25,6 +25,11 @@ export type RunResult =
       readonly transferFinished: boolean;
     }
   | { readonly kind: 'timeout'; readonly phase: string; readonly detail: string }
+  /**
+   * The backend stopped answering: no first reply within `firstReplyMs` after a tap or a scan, or no pong
+   * within `pongMs` (the socket was dropped) before the transfer finished.
+   */
+  | { readonly kind: 'not_answering'; readonly phase: string; readonly detail: string }
   | {
       readonly kind: 'ble_failed';
       readonly role: BleRole;
@@ -89,6 +94,8 @@ export function closeCodeFor(result: RunResult): { code: number; reason: string 
       return { code: closeCodeForViolation(result.violation.kind), reason: `protocol violation: ${result.violation.kind}` };
     case 'timeout':
       return { code: CloseCode.timeout, reason: `kiosk timeout: ${result.phase}` };
+    case 'not_answering':
+      return { code: CloseCode.timeout, reason: `kiosk timeout: backend not answering (${result.phase})` };
     case 'ble_failed':
       return { code: CloseCode.normal, reason: 'BLE setup failed' };
     case 'ble_link_lost':

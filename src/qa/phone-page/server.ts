@@ -50,7 +50,11 @@ export const PHONE_PAGE_CSP = [
 
 const MAX_BODY_BYTES = 4_096;
 
-export const PhoneActionSchema = z.strictObject({ action: z.enum(['tap', 'lift', 'retap', 'show_qr', 'scan_qr']) });
+/**
+ * `backend_silent` / `backend_answer`: the embedded mock backend takes the traffic and answers nothing, or
+ * answers again (QA's "silent backend" switch, docs/qa-demo.md).
+ */
+export const PhoneActionSchema = z.strictObject({ action: z.enum(['tap', 'lift', 'retap', 'show_qr', 'scan_qr', 'backend_silent', 'backend_answer']) });
 export type PhoneAction = z.infer<typeof PhoneActionSchema>['action'];
 
 const ASSETS: Readonly<Record<string, { readonly file: string; readonly type: string }>> = {
@@ -139,6 +143,7 @@ export async function startPhonePage(options: PhonePageOptions): Promise<PhonePa
       qr: text === undefined || imageFor === undefined ? null : { text, image: imageFor.image },
       kioskPhase: options.kioskPhase?.() ?? null,
       canScan: options.scan !== undefined,
+      backend: counter.backend === undefined ? null : { online: counter.backend.online, silent: counter.backend.silent },
     };
   };
 
@@ -161,6 +166,14 @@ export async function startPhonePage(options: PhonePageOptions): Promise<PhonePa
         if (text === undefined) throw new HttpError(409, 'the phone shows no QR code: press "Show QR" first');
         if (options.scan === undefined) throw new HttpError(409, 'no kiosk to scan into');
         return { ok: true, scan: await options.scan(text) };
+      }
+      case 'backend_silent':
+      case 'backend_answer': {
+        const backend = counter.backend;
+        if (backend === undefined) throw new HttpError(409, 'no embedded backend: the kiosk uses a backend of its own');
+        if (action === 'backend_silent') backend.goSilent();
+        else backend.answerAgain();
+        return { ok: true, backend: { online: backend.online, silent: backend.silent } };
       }
     }
   };

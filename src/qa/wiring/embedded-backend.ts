@@ -5,11 +5,15 @@
  *
  * QA can take it off the air and bring it back on the same address (`goOffline` / `comeBack`), so the
  * kiosk's "offline, retrying" path is exercised as a counter sees it; the fault plan survives the restart.
+ * QA can also make it silent (`goSilent` / `answerAgain`): the kiosk reaches it through a loopback gate
+ * (silent-gate.ts) that then takes every byte and answers nothing, closing nothing — how real outages
+ * begin, and what the kiosk's "not answering" detection is for (docs/protocol.md §10.2).
  */
 import { randomBytes } from 'node:crypto';
 import type { FaultController, FaultPlanInput } from '../sim/mock-backend/faults.js';
 import { createIsoReaderEngineFactory } from '../sim/mock-backend/reader/index.js';
 import { startMockBackend, type MockBackend } from '../sim/mock-backend/server.js';
+import { SilentGate } from './silent-gate.js';
 
 export interface EmbeddedBackendOptions {
   /** 0 (default) picks a free port. */
@@ -23,10 +27,16 @@ export interface EmbeddedBackend {
   /** The running mock backend (after `comeBack`, the new one). */
   readonly backend: MockBackend;
   readonly apiKey: string;
-  /** Base URL; stays the same across `goOffline` / `comeBack`. */
+  /** Base URL (the silent gate's); stays the same across `goOffline` / `comeBack` and `goSilent` / `answerAgain`. */
   readonly url: string;
   readonly faults: FaultController;
   readonly online: boolean;
+  /** Takes the traffic and answers nothing (`goSilent`). */
+  readonly silent: boolean;
+  /** Nothing answers from now on, and nothing is closed: open connections swallow their bytes. */
+  goSilent(): void;
+  /** Answers again; the connections that went silent are reset (their lost bytes cannot be resumed). */
+  answerAgain(): void;
   /** Stops listening: the kiosk finds the backend unreachable. */
   goOffline(): Promise<void>;
   /** Listens again on the same port, with the same key, trust and fault plan. */
@@ -46,9 +56,12 @@ export async function startEmbeddedBackend(trustedIacaCertificates: readonly Uin
       ...(faults ? { faults } : {}),
       ...(options.lifetimeMs === undefined ? {} : { lifetimeMs: options.lifetimeMs }),
     });
-  let current = await start(options.port ?? 0, options.faults);
+  let current = await start(0, options.faults);
   const port = current.port;
-  const url = current.url;
+  // The kiosk talks to the gate, on the port QA asked for; the mock backend itself listens on a free one.
+  const gate = await SilentGate.open(port, options.port ?? 0);
+  const mockUrl = new URL(current.url);
+  const url = `http://127.0.0.1:${gate.port}${mockUrl.pathname === '/' ? '' : mockUrl.pathname}`;
   let online = true;
   let stopped = false;
   return {
@@ -63,6 +76,15 @@ export async function startEmbeddedBackend(trustedIacaCertificates: readonly Uin
     get online() {
       return online;
     },
+    get silent() {
+      return gate.silent;
+    },
+    goSilent() {
+      if (!stopped) gate.silence();
+    },
+    answerAgain() {
+      gate.answer();
+    },
     async goOffline() {
       if (!online || stopped) return;
       online = false;
@@ -76,6 +98,7 @@ export async function startEmbeddedBackend(trustedIacaCertificates: readonly Uin
     async stop() {
       if (stopped) return;
       stopped = true;
+      await gate.close();
       if (online) await current.stop();
       online = false;
     },

@@ -29,6 +29,8 @@ export function errorLine(code: string, t: (key: string) => string): string {
       return t('error.line.cancelled');
     case 'backend_unavailable':
       return t('error.line.backendUnavailable');
+    case 'backend_not_answering':
+      return t('error.line.backendNotAnswering');
     case 'config_error':
       return t('error.line.configError');
     // A configuration failure the kiosk keeps probing (src/common/backend-failure-kinds.ts NEEDS_STAFF_CODES).

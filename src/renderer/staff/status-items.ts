@@ -99,6 +99,8 @@ export function backendItem(state: ScreenState, t: T): StatusItem {
   switch (state.view.backend) {
     case 'offline':
       return withOrigin({ id: 'backend', label, value: t('status.backendState.offline'), level: 'problem' });
+    case 'not_answering':
+      return withOrigin({ id: 'backend', label, value: t('status.backendState.notAnswering'), level: 'problem' });
     case 'needs_staff':
       return withOrigin({ id: 'backend', label, value: needsStaffText(state.view.error?.code, t), level: 'problem' });
     case 'connecting':
@@ -145,7 +147,7 @@ export function statusItems(state: ScreenState, now: number, t: T, camera?: Came
  */
 export function summaryItem(state: ScreenState, t: T): { readonly value: string; readonly level: ItemLevel } {
   // The backend as the core knows it counts on every screen (an error screen while offline is not "ready").
-  if (state.view.backend === 'offline' || state.view.backend === 'needs_staff') return { value: t('status.summary.problem'), level: 'problem' };
+  if (state.view.backend === 'offline' || state.view.backend === 'not_answering' || state.view.backend === 'needs_staff') return { value: t('status.summary.problem'), level: 'problem' };
   switch (state.view.phase) {
     case 'offline':
     case 'config_error':

@@ -80,6 +80,15 @@ describe('status bar', () => {
     expect(summaryItem({ ...error, view: { ...error.view, backend: 'offline' } }, t).level).toBe('problem');
   });
 
+  it('a silent backend: staff read "not answering" (never "connected"), customers "needs staff", and the error line says the service is not answering', () => {
+    const engaging = screenState('engaging_nfc');
+    const silent = { ...engaging, view: { ...engaging.view, backend: 'not_answering' as const } };
+    expect(backendItem(silent, t)).toMatchObject({ value: 'not answering, retrying', level: 'problem' });
+    expect(summaryItem(silent, t)).toEqual({ value: 'needs staff', level: 'problem' });
+    expect(errorLine('backend_not_answering', t)).toBe('The verification service is not answering. Please try again in a moment.');
+    expect(errorLine('backend_not_answering', t)).not.toBe(errorLine('timeout', t));
+  });
+
   it('the camera item is the screen\'s own camera when given, else the host\'s', () => {
     const ready = screenState('ready');
     expect(statusItems(ready, Date.now(), t, 'denied').find((i) => i.id === 'camera')).toMatchObject({ value: 'access denied', level: 'problem' });

@@ -207,6 +207,16 @@ describe('diagnostics', () => {
     expect(checks.map((c) => selfTestStatusText(c.status, tFor('fr')))).toEqual(['injoignable', 'non configuré', 'non configuré', 'non configuré', 'éteinte entre deux clients, a déjà fonctionné']);
   });
 
+  it('a silent backend: the self-test says "not answering", whatever the screen shows (the error of a tap nobody answered, Offline)', () => {
+    for (const phase of ['error', 'offline', 'engaging'] as const) {
+      const view = { phase, backend: 'not_answering', error: { code: 'backend_not_answering', detail: 'no pong', retryable: true } } as Parameters<typeof runSelfTest>[0]['view'];
+      const [backend] = runSelfTest({ view, ports: {}, camera: undefined });
+      expect(backend, phase).toMatchObject({ name: 'backend', ok: false, status: 'not_answering', detail: 'no pong' });
+      expect(selfTestStatusText(backend?.status ?? '', t)).toBe('not answering');
+      expect(selfTestStatusText(backend?.status ?? '', tFor('es'))).toBe('no responde');
+    }
+  });
+
   it('names the counts the service keeps in words, and unknown ones as they are', () => {
     // The keys DiagnosticsLog.countVerification and KioskService.qrScanned count (src/service/).
     const names = [

@@ -82,6 +82,10 @@ function show(state) {
     figure.hidden = true;
   }
   $('scan-button').disabled = !state.canScan;
+  const backend = state.backend;
+  $('backend-state').textContent = backend === null ? 'not embedded' : !backend.online ? 'off the air' : backend.silent ? 'silent (answers nothing)' : 'answering';
+  $('backend-silent').disabled = backend === null || backend.silent;
+  $('backend-answer').disabled = backend === null || !backend.silent;
 }
 
 async function poll() {
