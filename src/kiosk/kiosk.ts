@@ -262,7 +262,7 @@ export class Kiosk {
     if (!this.busy && this.screen.kind === 'none') this.update({ profile: this.profile.name });
   }
 
-  /** "Next customer": clears the outcome or error from the screen now (and the record of a replaced one). */
+  /** "Next customer": clears the outcome or error from the screen now (a replaced one stays for staff until its time). */
   dismiss(): void {
     // Remembered for the screen on show: the loop may not be waiting on it yet (closing the socket).
     if (this.screen.kind !== 'none') this.dismissed = this.screen;
