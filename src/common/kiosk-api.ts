@@ -10,7 +10,7 @@
 import type { IpcIntentName } from './ipc-contract.js';
 import { z } from 'zod';
 import { BackendFailureKind, FailureStage } from './backend-failure-kinds.js';
-import { KioskView } from './kiosk-view.js';
+import { KioskView, ReplacedOutcome } from './kiosk-view.js';
 
 // ---------------------------------------------------------------- shared values
 
@@ -88,6 +88,8 @@ export const ScreenState = z.object({
   testMode: z.boolean(),
   /** The backend's origin, for the staff status bar (never a path, query or credential). */
   backendOrigin: z.string().max(300).nullable(),
+  /** The outcome a new customer replaced, for staff, until it would have cleared (no disclosed value). */
+  replaced: ReplacedOutcome.nullable(),
 });
 export type ScreenState = z.infer<typeof ScreenState>;
 

@@ -99,6 +99,24 @@ export const OutcomeView = z.object({
 });
 export type OutcomeView = z.infer<typeof OutcomeView>;
 
+/**
+ * An outcome a new customer's tap or scan replaced before it cleared (docs/kiosk-screen.md, "Outcome
+ * kept"): for staff only, until the time it would have cleared. Codes and times, never a disclosed value.
+ */
+export const ReplacedOutcome = z.object({
+  verdict: Verdict,
+  answer: z.object({ kind: z.enum(['age', 'elements']), result: RequirementResult, threshold: z.number().int().min(0).max(200).nullable() }),
+  /** How the replaced outcome's customer came in. */
+  transport: Transport.nullable(),
+  shownAt: z.number(),
+  replacedAt: z.number(),
+  /** How the customer who replaced it came in. */
+  replacedBy: Transport,
+  /** When it would have cleared by itself: the record is gone then. */
+  clearsAt: z.number(),
+});
+export type ReplacedOutcome = z.infer<typeof ReplacedOutcome>;
+
 export const ErrorView = z.object({
   /** Stable machine key, e.g. `backend_error`, `protocol_violation`, `timeout`, `ble_unavailable`. */
   code: z.string(),

@@ -6,7 +6,7 @@
  * adapter or a listener throws can end the loop.
  */
 import { needsStaffCode } from '../common/backend-failure-kinds.js';
-import type { BackendState, ErrorView, KioskView, OutcomeView, PromptKey, Transport } from '../common/kiosk-view.js';
+import type { BackendState, ErrorView, KioskView, OutcomeView, PromptKey, ReplacedOutcome, Transport } from '../common/kiosk-view.js';
 import { readinessOf } from '../common/readiness.js';
 import type { Availability, DevicePorts, NfcCard } from '../devices/ports.js';
 import { AbortedError, deferred, sleep, withTimeout } from './async-tools.js';
@@ -62,11 +62,21 @@ export interface VerificationReport {
 
 type Screen =
   | { readonly kind: 'none' }
-  /** An outcome or an error on screen; what follows it depends on which (`after`). */
-  | { readonly kind: 'timed'; readonly until: number; readonly card: NfcCard | undefined; readonly after: 'result' | 'error' }
+  /**
+   * An outcome or an error on screen; what follows it depends on which (`after`). Before `takesTapsAt` no
+   * tap or scan is taken: one made meanwhile waits (the phone on the reader, the scan queued) until then.
+   */
+  | {
+      readonly kind: 'timed';
+      readonly shownAt: number;
+      readonly until: number;
+      readonly takesTapsAt: number;
+      readonly card: NfcCard | undefined;
+      readonly after: 'result' | 'error';
+    }
   | { readonly kind: 'remove_phone'; readonly until: number; readonly card: NfcCard };
 
-type Next = { kind: 'trigger'; trigger: Trigger } | { kind: 'screen_done' } | { kind: 'screen_changed' };
+type Next = { kind: 'trigger'; trigger: Trigger } | { kind: 'screen_done' } | { kind: 'screen_changed' } | { kind: 'takes_taps' };
 
 const PROGRESS_INTERVAL_MS = 100;
 /** Bound on releasing a card handle outside a verification (the port promises it never hangs). */
@@ -103,6 +113,8 @@ export class Kiosk {
   /** Counter-only progress (APDUs, BLE messages) is published at most every PROGRESS_INTERVAL_MS. */
   private progressTimer: NodeJS.Timeout | undefined;
   private pendingProgress: KioskView['progress'] | undefined;
+  /** The outcome a new customer replaced, kept for staff until it would have cleared. */
+  private replaced: ReplacedOutcome | undefined;
 
   constructor(private readonly deps: KioskDeps) {
     this.now = deps.now ?? Date.now;
@@ -158,6 +170,20 @@ export class Kiosk {
   /** The backend's failures: the last one, how many in a row, totals by kind, the request budget. */
   get backendFailures(): RetryReport {
     return this.keeper.failureReport;
+  }
+
+  /**
+   * The outcome the last new customer replaced before it cleared (staff see it until then; `null` after).
+   * Codes and times only: the disclosed values went with the outcome.
+   */
+  get replacedOutcome(): ReplacedOutcome | null {
+    const replaced = this.replaced;
+    if (replaced === undefined) return null;
+    if (this.now() >= replaced.clearsAt) {
+      this.replaced = undefined;
+      return null;
+    }
+    return replaced;
   }
 
   /** The request profile in use. */
@@ -236,7 +262,7 @@ export class Kiosk {
     if (!this.busy && this.screen.kind === 'none') this.update({ profile: this.profile.name });
   }
 
-  /** "Next customer": clears the outcome or error from the screen now. */
+  /** "Next customer": clears the outcome or error from the screen now (a replaced one stays for staff until its time). */
   dismiss(): void {
     // Remembered for the screen on show: the loop may not be waiting on it yet (closing the socket).
     if (this.screen.kind !== 'none') this.dismissed = this.screen;
@@ -363,6 +389,15 @@ export class Kiosk {
 
   private showIdle(status: KeeperStatus = this.keeper.status): void {
     const base = { transport: null, role: null, outcome: null, progress: { step: 0, apdus: 0, bleMessages: 0 }, profile: this.profile.name, backend: this.backendFor(status) };
+    if (status.state === 'offline' || status.state === 'arming') {
+      // A cause only staff can fix (no Bluetooth) wins over one that passes by itself: "offline" or
+      // "connecting" would have staff wait for nothing.
+      const refusal = this.deviceRefusal();
+      if (refusal !== undefined && refusal.code !== 'starting') {
+        this.update({ ...base, phase: 'cannot_verify', prompt: 'cannot_verify', error: refusal });
+        return;
+      }
+    }
     switch (status.state) {
       case 'armed':
       case 'standby': {
@@ -391,12 +426,17 @@ export class Kiosk {
   private showResult(outcome: OutcomeView, card: NfcCard | undefined): void {
     const prompt: PromptKey = outcome.verdict;
     this.update({ phase: 'result', prompt, outcome, error: null, progress: { ...this.view.progress, step: 4 } });
-    this.setScreen({ kind: 'timed', until: this.now() + this.deps.config.timeouts.resultDisplayMs, card, after: 'result' });
+    const { resultDisplayMs, outcomeMinimumMs } = this.deps.config.timeouts;
+    const shownAt = this.now();
+    // Staff get at least the minimum to read it: the next customer's tap waits that long (issue 28).
+    this.setScreen({ kind: 'timed', shownAt, until: shownAt + resultDisplayMs, takesTapsAt: shownAt + Math.min(outcomeMinimumMs, resultDisplayMs), card, after: 'result' });
   }
 
   private showError(error: ErrorView, card: NfcCard | undefined): void {
     this.update({ phase: 'error', prompt: 'try_again', outcome: null, error });
-    this.setScreen({ kind: 'timed', until: this.now() + this.deps.config.timeouts.errorDisplayMs, card, after: 'error' });
+    const shownAt = this.now();
+    // A failure has nothing to protect: tapping again is the way to retry.
+    this.setScreen({ kind: 'timed', shownAt, until: shownAt + this.deps.config.timeouts.errorDisplayMs, takesTapsAt: shownAt, card, after: 'error' });
   }
 
   private setScreen(screen: Screen): void {
@@ -432,7 +472,8 @@ export class Kiosk {
       this.afterScreen();
       return;
     }
-    if (next.kind === 'screen_changed') return;
+    if (next.kind === 'screen_changed' || next.kind === 'takes_taps') return;
+    this.keepReplaced(next.trigger);
     this.screen = { kind: 'none' };
     this.busy = true;
     try {
@@ -442,22 +483,44 @@ export class Kiosk {
     }
   }
 
-  /** The next tap or scan, or the end of what is on screen, whichever comes first. */
+  /** An outcome replaced by a new customer before it cleared: staff see it until then (never silent). */
+  private keepReplaced(trigger: Trigger): void {
+    const screen = this.screen;
+    const outcome = this.view.outcome;
+    if (screen.kind !== 'timed' || screen.after !== 'result' || outcome === null) return;
+    const { answer } = outcome;
+    this.replaced = {
+      verdict: outcome.verdict,
+      answer: { kind: answer.kind, result: answer.result, threshold: answer.kind === 'age' ? answer.threshold : null },
+      transport: this.view.transport,
+      shownAt: screen.shownAt,
+      replacedAt: this.now(),
+      replacedBy: trigger.kind,
+      clearsAt: screen.until,
+    };
+    this.deps.log.info({ event: 'outcome_replaced', verdict: outcome.verdict, answer: answer.result, by: trigger.kind, shownForMs: this.now() - screen.shownAt }, 'a new customer replaced the outcome on screen');
+  }
+
+  /**
+   * The next tap or scan, or the end of what is on screen, whichever comes first. While an outcome is
+   * younger than its minimum no tap or scan is taken (one made meanwhile is taken when the minimum ends).
+   */
   private async waitForNext(stop: AbortSignal): Promise<Next> {
     const local = new AbortController();
     const onStop = (): void => local.abort();
     stop.addEventListener('abort', onStop, { once: true });
     this.screenChanged = deferred<undefined>();
-    const trigger = this.triggers.next(local.signal);
-    const contenders: Promise<Next>[] = [
-      trigger.then((t) => ({ kind: 'trigger', trigger: t }) as const),
-      this.screenChanged.promise.then(() => ({ kind: 'screen_changed' }) as const),
-    ];
-    if (this.screen.kind !== 'none') contenders.push(this.screenEnds(this.screen, local.signal).then(() => ({ kind: 'screen_done' }) as const));
+    const screen = this.screen;
+    const holdFor = screen.kind === 'timed' ? screen.takesTapsAt - this.now() : 0;
+    const trigger = holdFor > 0 ? undefined : this.triggers.next(local.signal);
+    const contenders: Promise<Next>[] = [this.screenChanged.promise.then(() => ({ kind: 'screen_changed' }) as const)];
+    if (trigger) contenders.push(trigger.then((t) => ({ kind: 'trigger', trigger: t }) as const));
+    else contenders.push(sleep(holdFor, local.signal).then(() => ({ kind: 'takes_taps' }) as const));
+    if (screen.kind !== 'none') contenders.push(this.screenEnds(screen, local.signal).then(() => ({ kind: 'screen_done' }) as const));
     try {
       const next = await Promise.race(contenders);
       // A tap or scan that completes just as the screen changes is kept for the next round, not lost.
-      if (next.kind !== 'trigger') trigger.then((t) => this.triggers.stash(t), () => undefined);
+      if (trigger && next.kind !== 'trigger') trigger.then((t) => this.triggers.stash(t), () => undefined);
       return next;
     } finally {
       local.abort();
@@ -491,7 +554,9 @@ export class Kiosk {
 
   private afterScreen(): void {
     const screen = this.screen;
-    if (screen.kind === 'timed' && screen.card?.present) {
+    // "Lift your phone and tap again" only when a tap again can work: offline or needing staff, the
+    // idle screen says why (the phone on the reader is not read again either way).
+    if (screen.kind === 'timed' && screen.card?.present && (screen.after === 'result' || this.canServe())) {
       this.askToRemove(screen.card, screen.after);
       return;
     }
@@ -544,6 +609,12 @@ export class Kiosk {
     return undefined;
   }
 
+  /** A tap now could start a verification: the devices can finish one and the backend is not known down. */
+  private canServe(): boolean {
+    const { state } = this.keeper.status;
+    return state !== 'offline' && state !== 'config_error' && state !== 'stopped' && this.deviceRefusal() === undefined;
+  }
+
   /**
    * What staff are told of a keeper that needs them. A configuration failure the keeper still probes (a
    * gateway refusing the session socket, a session API not at the address, a proxy refusing the tunnel) has
@@ -557,15 +628,24 @@ export class Kiosk {
     return { code, detail: `${status.detail} (checked again ${slowPaceText(offlineBackoffMaxMs, maxRequestsPerMinute)})`, retryable: false };
   }
 
-  /** Ends a tap or scan that got no session: the card is let go, the code cooled down, the error shown. */
-  private async notReady(trigger: Trigger, started: number, error: ErrorView): Promise<void> {
+  /**
+   * Ends a tap or scan that got no session: the card is let go, the code cooled down. When the kiosk cannot
+   * serve anyone now (offline, needs staff) the idle screen that says so is shown, not an error whose "Try
+   * again" cannot work; otherwise (no session in time, cancelled) the error.
+   */
+  private async notReady(trigger: Trigger, started: number, error: ErrorView, shown: 'idle' | 'error'): Promise<void> {
     const { timeouts } = this.deps.config;
     if (trigger.kind === 'nfc') await this.releaseCard(trigger.card);
     this.triggers.ignoreInputDuringRun();
     if (trigger.kind === 'qr') this.triggers.qrFailed(trigger.text, timeouts.errorDisplayMs);
     if (this.isStopping()) return;
     this.deps.log.warn({ event: 'verification_not_ready', code: error.code }, 'no session ready for the tap');
-    this.showError(error, trigger.kind === 'nfc' ? trigger.card : undefined);
+    if (shown === 'idle') {
+      this.screen = { kind: 'none' };
+      this.showIdle();
+    } else {
+      this.showError(error, trigger.kind === 'nfc' ? trigger.card : undefined);
+    }
     this.emit({ transport: trigger.kind, sessionId: null, result: 'not_ready', outcome: null, error, durationMs: this.now() - started, apdus: 0, bleMessages: 0 });
   }
 
@@ -573,7 +653,7 @@ export class Kiosk {
     const refused = this.refusal();
     if (refused) {
       this.deps.log.info({ event: 'verification_start', transport }, 'tap or scan received');
-      await this.notReady(trigger, started, refused);
+      await this.notReady(trigger, started, refused, 'idle');
       return;
     }
     this.update({ phase: 'engaging', prompt: 'hold_still', transport, role: null, outcome: null, error: null, progress: { step: 1, apdus: 0, bleMessages: 0 } });
@@ -590,7 +670,7 @@ export class Kiosk {
         : status.state === 'config_error'
           ? this.configError(status)
           : { code: 'backend_unavailable', detail: e instanceof ArmTimeoutError ? e.message : 'no session available', retryable: true };
-      await this.notReady(trigger, started, error);
+      await this.notReady(trigger, started, error, !signal.aborted && status.state !== 'armed' && status.state !== 'arming' && status.state !== 'standby' ? 'idle' : 'error');
       return;
     }
     // What this session asked (the keeper hands out only sessions engaged with the current profile).

@@ -303,6 +303,12 @@ export const KioskConfigShape = z.object({
       recoverResultMs: ms(6_000),
       /** Result on screen before it is cleared (privacy). */
       resultDisplayMs: ms(30_000),
+      /**
+       * How long an outcome stays on screen before a new customer's tap or scan may replace it (staff "Next"
+       * always clears). A tap or scan meanwhile is held, not lost: it starts once this time has passed. 0: at
+       * once. At most 10 s, and never more than `qr.scanFreshMs` (a scan held longer would go stale).
+       */
+      outcomeMinimumMs: z.number().int().min(0).max(10_000, { error: 'at most 10000 ms (10 s)' }).default(5_000),
       /** Error on screen before the kiosk re-arms. */
       errorDisplayMs: ms(6_000),
       /** "Remove your phone" prompt after a verification before the kiosk stops waiting. */
@@ -421,6 +427,13 @@ export const KioskConfigSchema = KioskConfigShape.superRefine((c, ctx) => {
       code: 'custom',
       path: ['session', 'renewBeforeExpiryMs'],
       message: 'must exceed session.minRemainingToStartMs, or an idle session expires before renewal',
+    });
+  }
+  if (c.timeouts.outcomeMinimumMs > c.qr.scanFreshMs) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['timeouts', 'outcomeMinimumMs'],
+      message: 'must not exceed qr.scanFreshMs, or a scan held while an outcome shows would go stale',
     });
   }
   if (c.session.renewBeforeExpiryMs >= c.session.lifetimeMs) {

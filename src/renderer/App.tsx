@@ -26,6 +26,7 @@ import { StoppedScreen } from './screens/StoppedScreen.js';
 import { TapAgainScreen } from './screens/TapAgainScreen.js';
 import { TransferringScreen } from './screens/TransferringScreen.js';
 import { WaitingScreen } from './screens/WaitingScreen.js';
+import { CounterActivity } from './staff/CounterActivity.js';
 import { DiagnosticsScreen } from './staff/DiagnosticsScreen.js';
 import { SettingsScreen } from './staff/SettingsScreen.js';
 import { StaffPinScreen } from './staff/StaffPinScreen.js';
@@ -203,6 +204,7 @@ export function App(): ReactNode {
     name = staffView;
     content = (
       <StaffShell page={staffView} staff={state.staff} onPage={setStaffView} onLock={leaveStaff}>
+        <CounterActivity state={state} onShow={leaveStaff} />
         {staffView === 'settings' ? (
           <SettingsScreen api={api} state={state} onScan={pasteScan} />
         ) : (

@@ -11,7 +11,7 @@ import type { CameraStatus } from './camera-status.js';
 import type { DiagnosticsLog } from './diagnostics.js';
 import type { KioskRuntime } from './kiosk-runtime.js';
 import type { RendererErrorLog } from './renderer-errors.js';
-import { WAITING_PHASES, type ScreenStateStream } from './screen-state.js';
+import { VISIT_END_PHASES, WAITING_PHASES, type ScreenStateStream } from './screen-state.js';
 import type { Args, Ok } from './service-options.js';
 
 export interface CustomerIntentsOptions {
@@ -47,7 +47,11 @@ export function customerIntents(options: CustomerIntentsOptions): CustomerIntent
     // Cut short or damaged (a scanner dropped characters): say so, rather than spend a session on it.
     if (requireMdocPrefix && engagementTextProblem(stripped) !== undefined) return { accepted: false, reason: 'unreadable' };
     const { kiosk, devices } = runtime;
-    if (!kiosk || !devices || !WAITING_PHASES.has(screen.view.phase)) return { accepted: false, reason: 'not_waiting' };
+    // One rule for both ways in (issue 28): a scan is taken whenever a tap is. On an outcome, error or
+    // "remove your phone" the core holds it until the outcome's minimum has passed, as it does a phone left
+    // on the reader; only while a verification runs is it refused.
+    const phase = screen.view.phase;
+    if (!kiosk || !devices || !(WAITING_PHASES.has(phase) || VISIT_END_PHASES.has(phase))) return { accepted: false, reason: 'not_waiting' };
     // Unmodified: the core strips a scanner's terminator itself (`qr_scanned` carries the text as scanned).
     devices.qr.push(text);
     return { accepted: true };

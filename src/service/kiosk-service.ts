@@ -109,6 +109,7 @@ export class KioskService implements KioskApiHandlers {
         config,
         kioskTimeouts: () => this.runtime.kioskTimeouts(),
         sessionFreshness: () => this.runtime.kiosk?.sessionFreshness,
+        replacedOutcome: () => this.runtime.kiosk?.replacedOutcome ?? null,
         staff: this.staff,
         camera,
         testMode: options.testMode ?? false,

@@ -6,7 +6,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Language, ScreenState, SessionFreshness } from '../common/kiosk-api.js';
-import type { KioskView } from '../common/kiosk-view.js';
+import type { KioskView, ReplacedOutcome } from '../common/kiosk-view.js';
 import type { Availability, AvailabilitySource, DevicePorts } from '../devices/ports.js';
 import type { KioskConfig } from '../platform/config.js';
 import type { Logger } from '../platform/log.js';
@@ -64,6 +64,8 @@ export interface ScreenStateOptions {
   readonly kioskTimeouts: () => KioskConfig['timeouts'];
   /** The running Kiosk's session freshness; undefined while none runs. */
   readonly sessionFreshness: () => SessionFreshness | undefined;
+  /** The outcome a new customer replaced, while the running Kiosk keeps it (until it would have cleared). */
+  readonly replacedOutcome: () => ReplacedOutcome | null;
   readonly staff: Pick<StaffGate, 'state' | 'anyUnlocked'>;
   readonly camera: CameraStatus;
   readonly testMode: boolean;
@@ -87,13 +89,16 @@ export class ScreenStateStream {
   private current: ScreenState;
   private languageTimer: NodeJS.Timeout | undefined;
   private sessionTimer: NodeJS.Timeout | undefined;
+  /** Publishes again when the replaced outcome's record ends, so the staff view drops it on time. */
+  private replacedTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly options: ScreenStateOptions,
     view: KioskView,
   ) {
     this.shown = view;
-    this.current = this.build();
+    // No Kiosk runs yet while the service is being built: nothing can have been replaced.
+    this.current = this.build(false);
   }
 
   get view(): KioskView {
@@ -195,6 +200,7 @@ export class ScreenStateStream {
   dispose(): void {
     clearInterval(this.sessionTimer);
     clearTimeout(this.languageTimer);
+    clearTimeout(this.replacedTimer);
   }
 
   private refreshSession(): void {
@@ -221,9 +227,20 @@ export class ScreenStateStream {
     this.languageTimer.unref();
   }
 
-  private build(): ScreenState {
+  private scheduleReplacedEnd(replaced: ReplacedOutcome | null): void {
+    clearTimeout(this.replacedTimer);
+    this.replacedTimer = undefined;
+    if (replaced === null) return;
+    // A little after the end, so the Kiosk's own clock has passed it when the state is built again.
+    this.replacedTimer = setTimeout(() => this.publish(), Math.max(0, replaced.clearsAt - this.options.now()) + 20);
+    this.replacedTimer.unref();
+  }
+
+  private build(kioskRuns = true): ScreenState {
     const config = this.options.config();
     const view = this.shown;
+    const replaced = kioskRuns ? this.options.replacedOutcome() : null;
+    this.scheduleReplacedEnd(replaced);
     const profiles = Object.values(availableProfiles(config))
       .slice(0, 100)
       .map((p) => ({ name: p.name.slice(0, 100), label: p.label.slice(0, 200) }));
@@ -243,6 +260,7 @@ export class ScreenStateStream {
       staff: this.options.staff.state(SERVICE_SCREEN),
       testMode: this.options.testMode,
       backendOrigin: originOf(config.backend.baseUrl),
+      replaced,
     };
   }
 }

@@ -37,6 +37,7 @@ import {
   installFakeKiosk,
   jpeg2000PortraitBase64,
   resetFakeStaff,
+  replacedFixture,
   screenOf,
   screenState,
   setFakeCamera,
@@ -217,6 +218,7 @@ const SCENES: readonly Scene[] = [
   customerScene('result_declined', { main: true }),
   customerScene('result_identity_missing'),
   customerScene('result_hostile'),
+  customerScene('result_replaced', { main: true }),
   customerScene('error', { main: true }),
   customerScene('error_not_answering', { main: true }),
   customerScene('error_timeout'),
@@ -279,6 +281,23 @@ const SCENES: readonly Scene[] = [
       await page.locator('[data-field="timeouts.errorDisplayMs"] input').fill('99999');
       await page.getByTestId('settings-save').click();
       await expect.poll(() => page.getByTestId('field-error').count()).toBe(2);
+    },
+  },
+  {
+    // A customer's verification starts while staff are in Settings, after the next customer replaced an outcome.
+    name: 'settings_counter_activity',
+    screen: 'settings',
+    staff: true,
+    main: true,
+    show: async (page, language) => {
+      await setFakeSettings(page, fixtureSettings());
+      await openStaff(page, language);
+      await unlock(page);
+      const unlocked = screenState('settings');
+      const running = screenState('transferring_approve');
+      await setFakeState(page, { ...unlocked, language, view: running.view, replaced: replacedFixture(Date.now()) });
+      await page.getByTestId('counter-activity').waitFor();
+      await page.getByTestId('replaced-outcome').waitFor();
     },
   },
   { name: 'diagnostics', screen: 'diagnostics', staff: true, show: showDiagnostics },

@@ -50,6 +50,7 @@ export const FIXTURE_NAMES = [
   'result_identity_missing',
   'result_portrait_undecodable',
   'result_hostile',
+  'result_replaced',
   'error',
   'error_timeout',
   'error_backend',
@@ -88,6 +89,7 @@ export function screenOf(name: FixtureName): string {
     case 'result_hostile':
     case 'result_declined':
     case 'result_identity_missing':
+    case 'result_replaced':
       return 'result';
     case 'remove_to_retry':
       return 'remove_phone';
@@ -349,6 +351,7 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
     staff: { pinConfigured: true, unlocked: false, unlockedUntil: null, lockedOutUntil: null },
     testMode: true,
     backendOrigin: 'http://127.0.0.1:8443',
+    replaced: null,
   };
   const view = (patch: Partial<ScreenState['view']>): ScreenState => ({ ...base, view: { ...base.view, ...patch } });
   switch (name) {
@@ -452,6 +455,9 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
       return { ...view({ phase: 'result', prompt: 'verified', transport: 'qr', role: 'central', profile: 'identity', progress: { step: 4, apdus: 0, bleMessages: 30 }, outcome: identityMissing() }), clearsAt: now + 30_000 };
     case 'result_hostile':
       return { ...view({ phase: 'result', prompt: 'verified', transport: 'qr', role: 'peripheral', profile: 'full', progress: { step: 4, apdus: 0, bleMessages: 60 }, outcome: hostileOutcome() }), clearsAt: null };
+    case 'result_replaced':
+      // The next customer's "21 or older" replaced a "NOT 21 or older" after the minimum: the status bar says so.
+      return { ...view({ phase: 'result', prompt: 'verified', transport: 'qr', role: 'central', progress: { step: 4, apdus: 0, bleMessages: 21 }, outcome: ageOutcome({ age_over_21: true }) }), clearsAt: now + 30_000, replaced: replacedFixture(now) };
     case 'error_timeout':
       return { ...view({ phase: 'error', prompt: 'try_again', transport: 'nfc', error: { code: 'timeout', detail: 'no answer from the phone within 15000 ms (awaiting_card)', retryable: true } }), clearsAt: now + 6_000 };
     case 'error_backend':
@@ -487,6 +493,11 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
     case 'diagnostics':
       return { ...base, staff: { ...base.staff, unlocked: true, unlockedUntil: now + 120_000 } };
   }
+}
+
+/** An outcome ("NOT 21 or older", by NFC) a QR scan replaced 6 s after it showed; it would clear 24 s from now. */
+export function replacedFixture(now: number): NonNullable<ScreenState['replaced']> {
+  return { verdict: 'verified', answer: { kind: 'age', result: 'not_met', threshold: 21 }, transport: 'nfc', shownAt: now - 6_000, replacedAt: now - 500, replacedBy: 'qr', clearsAt: now + 24_000 };
 }
 
 /** A verified identity outcome (profile `identity`) on the result screen. */
