@@ -116,7 +116,7 @@ describe('ready only when the kiosk can verify', () => {
       await denied.locator('main[data-screen="ready"]').waitFor({ timeout: 15_000 });
       await expect.poll(() => denied.getByTestId('way-qr').getAttribute('data-by'), { timeout: 10_000 }).toBe('scanner');
       const text = (await denied.locator('main').textContent()) ?? '';
-      expect(text).toContain('Or show your QR code to the scanner');
+      expect(text).toContain('If your wallet shows a QR code instead, hold it up to the scanner');
       expect(text).not.toContain('to the camera');
       expect(await denied.getByTestId('camera-preview').getAttribute('data-camera-state')).toBe('denied');
       await shot(denied, 'ready-camera-denied');
