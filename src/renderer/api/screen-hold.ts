@@ -3,7 +3,8 @@
  * "Keep your phone near" may last 2 ms), and a prompt that flashes by cannot be read and looks like a
  * fault. An in-between screen therefore stays at least `MIN_SCREEN_MS` once shown; what comes meanwhile
  * waits, and only the latest state is kept (an in-between screen overtaken while waiting is skipped).
- * The end of a visit — an outcome or an error — waits at most `MAX_END_DELAY_MS`; a state with no kiosk
+ * The end of a visit — an outcome or an error — only waits until the in-between screen has been up
+ * `MAX_END_DELAY_MS` (so at most that long, and not at all after a step that lasted); a state with no kiosk
  * (disconnected) and any change that stays on the same screen (progress, language) show at once.
  */
 import type { ScreenState } from '../../common/kiosk-api.js';
@@ -11,7 +12,7 @@ import { progressVariantFor } from '../screens/screen-name.js';
 
 /** The least time an in-between screen stays once shown. */
 export const MIN_SCREEN_MS = 1_000;
-/** The most an outcome or an error waits for an in-between screen's minimum. */
+/** An outcome or an error waits until the in-between screen has been up this long (so at most this long). */
 export const MAX_END_DELAY_MS = 250;
 
 /** Screens between the customer's actions and the end of a visit (they may last only milliseconds). */
@@ -34,7 +35,6 @@ export function holdDelay(shown: ScreenState | null, shownSince: number, next: S
   if (shown === null || next === null) return 0;
   if (screenKey(shown) === screenKey(next)) return 0;
   if (!IN_BETWEEN.has(shown.view.phase)) return 0;
-  const left = shownSince + MIN_SCREEN_MS - now;
-  if (left <= 0) return 0;
-  return VISIT_END.has(next.view.phase) ? Math.min(left, MAX_END_DELAY_MS) : left;
+  const left = shownSince + (VISIT_END.has(next.view.phase) ? MAX_END_DELAY_MS : MIN_SCREEN_MS) - now;
+  return Math.max(0, left);
 }

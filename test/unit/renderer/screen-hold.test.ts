@@ -12,9 +12,10 @@ describe('holdDelay', () => {
     expect(holdDelay(screenState('remove_phone'), T0, screenState('ready'), T0 + 10)).toBe(MIN_SCREEN_MS - 10);
   });
 
-  it('an outcome or an error waits at most a glance', () => {
-    expect(holdDelay(screenState('engaging_nfc'), T0, screenState('result_verified'), T0 + 2)).toBe(MAX_END_DELAY_MS);
-    expect(holdDelay(screenState('ble_connecting'), T0, screenState('error'), T0 + MIN_SCREEN_MS - 50)).toBe(50);
+  it('an outcome or an error waits at most a glance, and not at all after a step that lasted', () => {
+    expect(holdDelay(screenState('engaging_nfc'), T0, screenState('result_verified'), T0 + 2)).toBe(MAX_END_DELAY_MS - 2);
+    expect(holdDelay(screenState('ble_connecting'), T0, screenState('error'), T0 + 200)).toBe(MAX_END_DELAY_MS - 200);
+    expect(holdDelay(screenState('transferring_receiving'), T0, screenState('result_verified'), T0 + MAX_END_DELAY_MS)).toBe(0);
     expect(MAX_END_DELAY_MS).toBeLessThanOrEqual(300);
   });
 
