@@ -12,6 +12,7 @@ export const IPC_INTENT_NAMES = [
   'next',
   'retry',
   'cancel',
+  'moreTime',
   'setLanguage',
   'reportCamera',
   'unlock',

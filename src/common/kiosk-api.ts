@@ -67,6 +67,10 @@ export const StaffState = z.object({
 });
 export type StaffState = z.infer<typeof StaffState>;
 
+/** Where the NFC reader sits, seen from the customer facing the screen (`ui.readerPosition`). */
+export const ReaderPosition = z.enum(['left', 'right', 'below']);
+export type ReaderPosition = z.infer<typeof ReaderPosition>;
+
 export const ScreenState = z.object({
   view: KioskView,
   profiles: z.array(ProfileChoice).max(100),
@@ -90,6 +94,8 @@ export const ScreenState = z.object({
   backendOrigin: z.string().max(300).nullable(),
   /** The outcome a new customer replaced, for staff, until it would have cleared (no disclosed value). */
   replaced: ReplacedOutcome.nullable(),
+  /** Where Ready points the customer to the NFC reader; absent: the installer did not say (no pointer). */
+  readerPosition: ReaderPosition.optional(),
 });
 export type ScreenState = z.infer<typeof ScreenState>;
 
@@ -305,6 +311,11 @@ export const KIOSK_INTENTS = {
    * Only then (`cancelled: false` otherwise): other screens of a verification run to their own end.
    */
   cancel: { args: Empty, result: z.object({ cancelled: z.boolean() }), staff: false },
+  /**
+   * "More time" on an error screen (WCAG 2.2.1): the error stays longer (its `clearsAt` moves), a bounded
+   * number of times; `extended: false` when nothing was extended (no error on screen, or presses spent).
+   */
+  moreTime: { args: Empty, result: z.object({ extended: z.boolean() }), staff: false },
   /** The customer's language for this visit; back to the default for the next customer. */
   setLanguage: { args: z.object({ language: Language }).strict(), result: Ok, staff: false },
   /** The renderer reports what its camera is doing (for the status bar, self-test and diagnostics). */

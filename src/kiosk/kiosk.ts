@@ -73,6 +73,8 @@ type Screen =
       readonly takesTapsAt: number;
       readonly card: NfcCard | undefined;
       readonly after: 'result' | 'error';
+      /** How many times "More time" was pressed (an error only). */
+      readonly extended?: number;
     }
   | { readonly kind: 'remove_phone'; readonly until: number; readonly card: NfcCard };
 
@@ -83,6 +85,9 @@ const PROGRESS_INTERVAL_MS = 100;
 const RELEASE_MS = 2_000;
 /** Pause after an unexpected failure of the loop, so a persistent fault cannot spin. */
 const LOOP_FAULT_PAUSE_MS = 1_000;
+/** "More time" on an error screen (WCAG 2.2.1): each press adds this much, at most `MORE_TIME_PRESSES` times. */
+export const MORE_TIME_MS = 30_000;
+export const MORE_TIME_PRESSES = 10;
 
 export class Kiosk {
   private readonly keeper: SessionKeeper;
@@ -290,6 +295,22 @@ export class Kiosk {
     this.customerCancelled = run;
     run.abort();
     return true;
+  }
+
+  /**
+   * "More time" on an error screen (WCAG 2.2.1 Timing Adjustable): the error stays `MORE_TIME_MS` longer,
+   * at most `MORE_TIME_PRESSES` times per error. Returns the time left on screen (ms), or undefined when no
+   * error is on screen or its extensions are spent. Outcomes are not extended: they hold personal data.
+   */
+  moreTime(): number | undefined {
+    const screen = this.screen;
+    if (screen.kind !== 'timed' || screen.after !== 'error' || this.view.phase !== 'error') return undefined;
+    const extended = (screen.extended ?? 0) + 1;
+    if (extended > MORE_TIME_PRESSES) return undefined;
+    const now = this.now();
+    const until = Math.max(screen.until, now) + MORE_TIME_MS;
+    this.setScreen({ ...screen, until, extended });
+    return until - now;
   }
 
   // ------------------------------------------------------------ view

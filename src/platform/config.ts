@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { BleRoles, Language } from '../common/kiosk-api.js';
+import { BleRoles, Language, ReaderPosition } from '../common/kiosk-api.js';
 import { HeaderToken, Namespaces } from '../common/protocol/messages.js';
 // Hosts an update feed may reach over plain http (a local mirror on this machine): the backend's rule.
 import { isLoopbackHost } from './loopback-host.js';
@@ -368,6 +368,11 @@ export const KioskConfigShape = z.object({
       cameraDeviceId: z.string().min(1).max(512).optional(),
       /** Camera frames decoded per second at most (keeps the CPU cool while idle). */
       qrDecodesPerSecond: z.number().int().min(1).max(30).default(8),
+      /**
+       * Where the NFC reader sits, seen from the customer facing the screen: Ready points there with an
+       * arrow and says it in words. Unset: no pointer (a wrong arrow is worse than none).
+       */
+      readerPosition: ReaderPosition.optional(),
     })
     .prefault({}),
   /** The staff screens (settings, diagnostics). */

@@ -7,6 +7,7 @@ import { useTranslation } from 'react-i18next';
 import type { CameraState, KioskApi, Language, ScanSource, ScreenState } from '../common/kiosk-api.js';
 import { useKiosk } from './api/KioskContext.js';
 import { addressRefused } from './api/socket-transport.js';
+import { useHeldState } from './api/use-held-state.js';
 import { LiveRegion } from './components/announcer.js';
 import { useScannerWedge } from './qr/scanner-wedge.js';
 import { useCameraStatus, type CameraStatus } from './qr/camera-status.js';
@@ -84,6 +85,7 @@ function CustomerScreen(props: { state: ScreenState; api: KioskApi; hint: ScanHi
   const next = (): void => void api.next({}).catch(() => undefined);
   const retry = (): void => void api.retry({}).catch(() => undefined);
   const cancel = (): void => void api.cancel({}).catch(() => undefined);
+  const moreTime = (): void => void api.moreTime({}).catch(() => undefined);
   const chooseLanguage = (language: Language): void => void api.setLanguage({ language }).catch(() => undefined);
   switch (state.view.phase) {
     case 'starting':
@@ -106,10 +108,11 @@ function CustomerScreen(props: { state: ScreenState; api: KioskApi; hint: ScanHi
     case 'transferring':
       return <TransferringScreen state={state} />;
     case 'result':
-      return <ResultScreen state={state} onNext={next} />;
+      // "Try again" (after "You declined to share") dismisses the outcome and keeps the language, as on an error.
+      return <ResultScreen state={state} onNext={next} onTryAgain={retry} />;
     case 'error':
       // "Try again" re-arms now (and dismisses the error), as `retry` does on the host.
-      return <ErrorScreen state={state} onTryAgain={retry} />;
+      return <ErrorScreen state={state} onTryAgain={retry} onMoreTime={moreTime} />;
     case 'remove_phone':
       return <RemovePhoneScreen afterFailure={state.view.prompt === 'remove_to_retry'} />;
     case 'stopped':
@@ -120,6 +123,8 @@ function CustomerScreen(props: { state: ScreenState; api: KioskApi; hint: ScanHi
 export function App(): ReactNode {
   const { t } = useTranslation();
   const { api, state, connection, missingToken, stale } = useKiosk();
+  // What the customer screens draw: in-between screens held long enough to read (api/screen-hold.ts).
+  const shownState = useHeldState(state) ?? state;
   const [staffView, setStaffView] = useState<StaffView | null>(null);
   useLanguage(state?.language ?? 'en');
   const { hint, scan } = useScans(api);
@@ -216,9 +221,14 @@ export function App(): ReactNode {
     name = 'waiting';
     content = <WaitingScreen connection={connection} />;
   } else {
-    name = customerScreenFor(state);
-    content = <CustomerScreen state={state} api={api} hint={hint} onScan={onCameraScan} camera={camera} onCameraState={reportCamera} />;
+    const customerState = shownState ?? state;
+    name = customerScreenFor(customerState);
+    content = <CustomerScreen state={customerState} api={api} hint={hint} onScan={onCameraScan} camera={camera} onCameraState={reportCamera} />;
   }
+  // The customer may change the language wherever they read: on Ready it is part of the screen, elsewhere
+  // in the bar (not on the staff screens, nor while no kiosk state is shown).
+  const languageInBar = state !== null && api !== null && staffView === null && !stale && name !== 'ready' && name !== 'disconnected';
+  const chooseLanguage = (language: Language): void => void api?.setLanguage({ language }).catch(() => undefined);
 
   return (
     <div className={`app${state?.testMode ? ' app--test-mode' : ''}`}>
@@ -231,7 +241,8 @@ export function App(): ReactNode {
         </div>
       </main>
       <StatusBar
-        state={state}
+        state={staffView === null ? shownState : state}
+        language={languageInBar ? { current: state.language, onChoose: chooseLanguage } : undefined}
         camera={camera.shown}
         staffView={staffView === 'settings' || staffView === 'diagnostics'}
         staffEnabled={api !== null && state !== null}

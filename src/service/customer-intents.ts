@@ -19,7 +19,7 @@ export interface CustomerIntentsOptions {
   /** Reads the configuration again and rebuilds the kiosk (a "try again" on a configuration error). */
   readonly reloadConfig: () => void;
   readonly runtime: Pick<KioskRuntime, 'kiosk' | 'devices' | 'running' | 'requestRebuild'>;
-  readonly screen: Pick<ScreenStateStream, 'view' | 'publish' | 'chooseLanguage' | 'keepLanguageForRetry'>;
+  readonly screen: Pick<ScreenStateStream, 'view' | 'publish' | 'chooseLanguage' | 'keepLanguageForRetry' | 'extendClearsAt'>;
   readonly camera: CameraStatus;
   readonly diagnostics: Pick<DiagnosticsLog, 'count'>;
   readonly rendererErrors: Pick<RendererErrorLog, 'report'>;
@@ -31,6 +31,7 @@ export interface CustomerIntents {
   next(): Ok;
   retry(): Ok;
   cancel(): { cancelled: boolean };
+  moreTime(): { extended: boolean };
   setLanguage(args: Args<'setLanguage'>): Ok;
   reportCamera(args: Args<'reportCamera'>): Ok;
   reportError(args: Args<'reportError'>): Ok;
@@ -81,6 +82,12 @@ export function customerIntents(options: CustomerIntentsOptions): CustomerIntent
       return { ok: true };
     },
     cancel: () => ({ cancelled: runtime.kiosk?.cancelTapAgain() ?? false }),
+    moreTime: () => {
+      const leftMs = runtime.kiosk?.moreTime();
+      if (leftMs === undefined) return { extended: false };
+      screen.extendClearsAt(leftMs);
+      return { extended: true };
+    },
     setLanguage: (args) => {
       screen.chooseLanguage(args.language);
       return { ok: true };

@@ -262,6 +262,7 @@ export class KioskService implements KioskApiHandlers {
   readonly next = (): Ok => this.customer.next();
   readonly retry = (): Ok => this.customer.retry();
   readonly cancel = (): { cancelled: boolean } => this.customer.cancel();
+  readonly moreTime = (): { extended: boolean } => this.customer.moreTime();
   readonly setLanguage = (args: Args<'setLanguage'>): Ok => this.customer.setLanguage(args);
   readonly reportCamera = (args: Args<'reportCamera'>): Ok => this.customer.reportCamera(args);
   readonly reportError = (args: Args<'reportError'>): Ok => this.customer.reportError(args);

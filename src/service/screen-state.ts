@@ -81,6 +81,8 @@ export class ScreenStateStream {
   private language: Language = 'en';
   /** "Try again" on an error: the same customer goes on, so the visit's end keeps their language once. */
   private keepLanguageOnce = false;
+  /** The visit's end screens included an outcome: leaving them ends the visit (language). */
+  private outcomeShown = false;
   /** The staff session as last published: opening or closing it ends the customer's visit (language). */
   private staffWasUnlocked = false;
   private clearsAt: number | null = null;
@@ -135,17 +137,28 @@ export class ScreenStateStream {
     if (view.phase !== previous) {
       const { resultDisplayMs, errorDisplayMs } = options.kioskTimeouts();
       this.clearsAt = view.phase === 'result' ? options.now() + resultDisplayMs : view.phase === 'error' ? options.now() + errorDisplayMs : null;
-      // The visit's screen ended and the kiosk waits for the next customer: back to the default language
-      // (unless the customer pressed "Try again": the same person goes on).
+      if (view.phase === 'result') this.outcomeShown = true;
+      // The visit ended with an outcome and the kiosk waits for the next customer: back to the default
+      // language (unless the customer pressed "Try again": the same person goes on). An error does not end
+      // the visit, whether dismissed or cleared by itself: the customer is likely still there and tries
+      // again, in their language; if nobody does, Ready's idle reset (`languageResetMs`) brings it back.
       if (VISIT_END_PHASES.has(previous) && !VISIT_END_PHASES.has(view.phase)) {
-        if (!BUSY_PHASES.has(view.phase) && !this.keepLanguageOnce) this.language = options.config().ui.defaultLanguage;
+        if (!BUSY_PHASES.has(view.phase) && !this.keepLanguageOnce && this.outcomeShown) this.language = options.config().ui.defaultLanguage;
         this.keepLanguageOnce = false;
+        this.outcomeShown = false;
       }
     }
     this.shown = view;
     this.freshness = options.sessionFreshness() ?? this.freshness;
     if (!BUSY_PHASES.has(view.phase)) options.onNotBusy();
     this.scheduleLanguageReset();
+    this.publish();
+  }
+
+  /** "More time" on an error: the core keeps it `leftMs` from now, and the countdown says so. */
+  extendClearsAt(leftMs: number): void {
+    if (this.shown.phase !== 'error') return;
+    this.clearsAt = this.options.now() + leftMs;
     this.publish();
   }
 
@@ -261,6 +274,7 @@ export class ScreenStateStream {
       testMode: this.options.testMode,
       backendOrigin: originOf(config.backend.baseUrl),
       replaced,
+      ...(config.ui.readerPosition === undefined ? {} : { readerPosition: config.ui.readerPosition }),
     };
   }
 }

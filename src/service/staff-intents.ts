@@ -55,6 +55,7 @@ export class StaffIntents {
       next: () => customer.next(),
       retry: () => customer.retry(),
       cancel: () => customer.cancel(),
+      moreTime: () => customer.moreTime(),
       setLanguage: (args) => customer.setLanguage(args),
       reportCamera: (args) => customer.reportCamera(args),
       reportError: (args) => customer.reportError(args),

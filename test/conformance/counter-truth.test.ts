@@ -10,6 +10,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { KioskView } from '../../src/common/kiosk-view.js';
+import { MORE_TIME_MS, MORE_TIME_PRESSES } from '../../src/kiosk/kiosk.js';
 import { FakeBackend } from '../support/fake-backend.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { OUTCOME, armed, at, centralMode, completeQrVerification, freshQr, mark, scanQr, u8, viewAfter } from '../support/relay-fixtures.js';
@@ -165,6 +166,25 @@ describe('after a failed tap, and the customer\'s way out', () => {
     await viewAfter(h, from, (v) => v.phase === 'error');
     const remove = await viewAfter(h, from, (v) => v.phase === 'remove_phone', 5_000);
     expect(remove.prompt).toBe('remove_to_retry');
+  });
+
+  it('"More time" on an error keeps it on screen (WCAG 2.2.1), a bounded number of times; nowhere else', async () => {
+    h = await startHarness({ config: { timeouts: { errorDisplayMs: 2_000 } } });
+    const conn = await armed(h);
+    expect(h.kiosk.moreTime()).toBeUndefined();
+    await scanQr(h, conn);
+    const from = mark(h);
+    conn.send({ type: 'error', message: 'engagement refused' });
+    await viewAfter(h, from, (v) => v.phase === 'error');
+    const left = h.kiosk.moreTime();
+    expect(left).toBeGreaterThan(MORE_TIME_MS);
+    expect(left).toBeLessThanOrEqual(MORE_TIME_MS + 2_000);
+    await new Promise((done) => setTimeout(done, 2_500));
+    expect(h.kiosk.currentView.phase).toBe('error');
+    for (let i = 1; i < MORE_TIME_PRESSES; i++) expect(h.kiosk.moreTime()).toBeDefined();
+    expect(h.kiosk.moreTime()).toBeUndefined();
+    h.kiosk.dismiss();
+    await viewAfter(h, from, (v) => v.phase === 'ready', 5_000);
   });
 
   it('after an outcome with the phone still on the reader it is the goodbye (remove_phone)', async () => {

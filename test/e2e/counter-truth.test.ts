@@ -60,7 +60,7 @@ describe('ready only when the kiosk can verify', () => {
     const { page } = stack;
     await expect.poll(() => page.getByTestId('way-tap').count()).toBe(1);
     expect(await page.getByTestId('way-qr').getAttribute('data-by')).toBe('camera');
-    expect(await page.locator('main h1').textContent()).toBe('Tap your phone or show your QR code');
+    expect(await page.locator('main h1').textContent()).toBe('Tap your phone on the reader');
   });
 
   it('no NFC reader: no "hold your phone on the reader", only the QR code', async () => {
@@ -116,7 +116,7 @@ describe('ready only when the kiosk can verify', () => {
       await denied.locator('main[data-screen="ready"]').waitFor({ timeout: 15_000 });
       await expect.poll(() => denied.getByTestId('way-qr').getAttribute('data-by'), { timeout: 10_000 }).toBe('scanner');
       const text = (await denied.locator('main').textContent()) ?? '';
-      expect(text).toContain('Or show your QR code to the scanner');
+      expect(text).toContain('If your wallet shows a QR code instead, hold it up to the scanner');
       expect(text).not.toContain('to the camera');
       expect(await denied.getByTestId('camera-preview').getAttribute('data-camera-state')).toBe('denied');
       await shot(denied, 'ready-camera-denied');
@@ -304,7 +304,7 @@ describe('the small ones', () => {
     expect(stack.service.state().language).toBe('en');
     await page.getByRole('button', { name: 'Lock' }).click();
     await stack.waitForScreen('ready');
-    expect(await page.locator('main h1').textContent()).toBe('Tap your phone or show your QR code');
+    expect(await page.locator('main h1').textContent()).toBe('Tap your phone on the reader');
   }, 40_000);
 
   it('"Tap your phone again" has a way out: Cancel goes back to Ready at once without an error screen; no message count for the customer', async () => {

@@ -30,7 +30,8 @@ const TEXT_RECORDER = `(() => {
 })()`;
 
 beforeAll(async () => {
-  stack = await startBrowserStack({ phonePage: true });
+  // The reader's place as an installer sets it (ui.readerPosition): Ready points there.
+  stack = await startBrowserStack({ phonePage: true, config: { ui: { readerPosition: 'below' } } });
   await stack.page.evaluate(TEXT_RECORDER);
   await stack.waitForScreen('ready', 30_000);
 }, 60_000);
@@ -54,6 +55,7 @@ describe('the kiosk screen, flow by flow', () => {
   it('NFC: Tap on the phone page → verified, "21 or older" as the headline, the portrait drawn', async () => {
     const phone = stack.phone;
     if (!phone) throw new Error('no phone page');
+    expect(await stack.page.getByTestId('reader-pointer').getAttribute('data-at')).toBe('below');
     await checkScreen(stack, 'ready', { docs: true });
     await phone.getByRole('button', { name: 'Tap (NFC)' }).click();
     await stack.waitForScreen(['engaging', 'ble_connecting', 'transferring', 'result'], 10_000);

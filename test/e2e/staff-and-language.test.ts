@@ -9,7 +9,7 @@ import { UnlockResult, dispatchIntent } from '../../src/common/kiosk-api.js';
 import { join } from 'node:path';
 import { HOLDER_NEEDLES, SCREENSHOT_DIR, base64Slice, checkScreen, pageTraces, personalDataLeft, startBrowserStack, stopBrowserStack, type BrowserStack } from '../support/e2e-browser.js';
 
-const READY_EN = 'Tap your phone or show your QR code';
+const READY_EN = 'Tap your phone on the reader';
 
 let stack: BrowserStack;
 

@@ -404,9 +404,10 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
       // No NFC reader: only the QR code is offered.
       return { ...view({ devices: { ...base.view.devices, nfc: { usable: false, reason: 'no_reader' } } }), camera: { ...base.camera, scanning: true, state: 'active' } };
     case 'ready':
-      return { ...base, camera: { ...base.camera, scanning: true, state: 'active' } };
+      // The installer said where the reader is (ui.readerPosition): Ready points there.
+      return { ...base, camera: { ...base.camera, scanning: true, state: 'active' }, readerPosition: 'below' };
     case 'ready_es':
-      return { ...base, language: 'es', camera: { ...base.camera, scanning: true, state: 'active' } };
+      return { ...base, language: 'es', camera: { ...base.camera, scanning: true, state: 'active' }, readerPosition: 'below' };
     case 'engaging_nfc':
       return { ...view({ phase: 'engaging', prompt: 'hold_still', transport: 'nfc', progress: { step: 1, apdus: 6, bleMessages: 0 } }), session: { ...base.session, state: 'busy' } };
     case 'engaging_qr':
@@ -590,6 +591,11 @@ const FAKE_KIOSK_SOURCE = String.raw`
     next: function (a) { record('next', a); return Promise.resolve(ok); },
     retry: function (a) { record('retry', a); return Promise.resolve(ok); },
     cancel: function (a) { record('cancel', a); return Promise.resolve({ cancelled: !!state && state.view.phase === 'awaiting_card' }); },
+    moreTime: function (a) { record('moreTime', a);
+      // As the service does: an error's clear time moves on; nothing else is extended.
+      if (!state || state.view.phase !== 'error' || state.clearsAt === null) return Promise.resolve({ extended: false });
+      setState(Object.assign({}, state, { clearsAt: Math.max(state.clearsAt, Date.now()) + 30000 }));
+      return Promise.resolve({ extended: true }); },
     setLanguage: function (a) { record('setLanguage', a); if (state) setState(Object.assign({}, state, { language: a.language })); return Promise.resolve(ok); },
     reportCamera: function (a) { record('reportCamera', { state: a.state });
       // As the service does: the status bar shows what the screen last reported of the camera.

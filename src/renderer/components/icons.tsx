@@ -104,3 +104,12 @@ export function HourglassIcon(): ReactNode {
     </Svg>
   );
 }
+
+/** A bold arrow pointing down; turned by CSS for left and right (the reader pointer on Ready). */
+export function ArrowDownIcon(): ReactNode {
+  return (
+    <svg viewBox="0 0 64 64" width="72" height="72" fill="none" stroke="currentColor" strokeWidth="7" strokeLinecap="round" strokeLinejoin="round" focusable="false">
+      <path d="M32 8v44M14 34l18 18 18-18" />
+    </svg>
+  );
+}

@@ -33,11 +33,12 @@ export const commonEn = {
   restarting: { title: 'One moment, please', body: 'The screen is restarting.' },
   connecting: { title: 'Getting ready…', body: 'One moment, please.' },
   ready: {
-    title: 'Tap your phone or show your QR code',
+    title: 'Tap your phone on the reader',
     body: 'Open your ID wallet on your phone first.',
-    tap: 'Hold your phone on the reader',
-    show: 'Or show the QR code to the camera',
-    showScanner: 'Or show your QR code to the scanner',
+    tap: 'Hold your phone on the reader until the screen changes',
+    show: 'If your wallet shows a QR code instead, hold it up to the camera',
+    showScanner: 'If your wallet shows a QR code instead, hold it up to the scanner',
+    readerAt: { left: 'The reader is to the left of this screen', right: 'The reader is to the right of this screen', below: 'The reader is below this screen' },
     titleQr: 'Show your QR code',
     showOnly: 'Show the QR code to the camera',
     showScannerOnly: 'Show your QR code to the scanner',
@@ -51,8 +52,6 @@ export const commonEn = {
   progress: {
     label: 'Progress',
     step: 'Step {{step}} of 4',
-    messages_one: '{{count}} message exchanged',
-    messages_other: '{{count}} messages exchanged',
     nfcReading: { title: 'Hold your phone still on the reader', body: 'Reading your phone…' },
     qrRead: { title: 'QR code read, connecting to your phone', body: 'Keep your phone near.' },
     engaging: { title: 'Hold your phone still', body: 'Connecting to your phone…' },
@@ -84,6 +83,7 @@ export const commonEn = {
     code: 'Code: {{code}}',
     clearsIn_one: 'This screen clears in {{count}} second.',
     clearsIn_other: 'This screen clears in {{count}} seconds.',
+    moreTime: 'More time',
     line: {
       backendError: 'Something went wrong on our side. Please try again.',
       protocolViolation: 'Something went wrong on our side. Please try again.',

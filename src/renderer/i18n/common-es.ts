@@ -35,11 +35,12 @@ export const commonEs: CommonStrings = {
   restarting: { title: 'Un momento, por favor', body: 'La pantalla se está reiniciando.' },
   connecting: { title: 'Preparando…', body: 'Un momento, por favor.' },
   ready: {
-    title: 'Acerque su teléfono o muestre su código QR',
+    title: 'Acerque su teléfono al lector',
     body: 'Primero abra la cartera de identidad en su teléfono.',
-    tap: 'Sostenga el teléfono sobre el lector',
-    show: 'O muestre el código QR a la cámara',
-    showScanner: 'O muestre su código QR al escáner',
+    tap: 'Sostenga el teléfono sobre el lector hasta que cambie la pantalla',
+    show: 'Si su cartera muestra un código QR, acérquelo a la cámara',
+    showScanner: 'Si su cartera muestra un código QR, acérquelo al escáner',
+    readerAt: { left: 'El lector está a la izquierda de esta pantalla', right: 'El lector está a la derecha de esta pantalla', below: 'El lector está debajo de esta pantalla' },
     titleQr: 'Muestre su código QR',
     showOnly: 'Muestre el código QR a la cámara',
     showScannerOnly: 'Muestre su código QR al escáner',
@@ -53,8 +54,6 @@ export const commonEs: CommonStrings = {
   progress: {
     label: 'Progreso',
     step: 'Paso {{step}} de 4',
-    messages_one: '{{count}} mensaje intercambiado',
-    messages_other: '{{count}} mensajes intercambiados',
     nfcReading: { title: 'Mantenga el teléfono quieto sobre el lector', body: 'Leyendo su teléfono…' },
     qrRead: { title: 'Código QR leído, conectando con su teléfono', body: 'Mantenga el teléfono cerca.' },
     engaging: { title: 'Mantenga el teléfono quieto', body: 'Conectando con su teléfono…' },
@@ -86,6 +85,7 @@ export const commonEs: CommonStrings = {
     code: 'Código: {{code}}',
     clearsIn_one: 'Esta pantalla se borra en {{count}} segundo.',
     clearsIn_other: 'Esta pantalla se borra en {{count}} segundos.',
+    moreTime: 'Más tiempo',
     line: {
       backendError: 'Algo ha fallado por nuestra parte. Inténtelo de nuevo.',
       protocolViolation: 'Algo ha fallado por nuestra parte. Inténtelo de nuevo.',

@@ -35,11 +35,12 @@ export const commonFr: CommonStrings = {
   restarting: { title: 'Un instant, s’il vous plaît', body: 'L’écran redémarre.' },
   connecting: { title: 'Préparation…', body: 'Un instant, s’il vous plaît.' },
   ready: {
-    title: 'Approchez votre téléphone ou montrez votre code QR',
+    title: 'Posez votre téléphone sur le lecteur',
     body: 'Ouvrez d’abord le portefeuille d’identité sur votre téléphone.',
-    tap: 'Posez votre téléphone sur le lecteur',
-    show: 'Ou montrez le code QR à la caméra',
-    showScanner: 'Ou montrez votre code QR au scanner',
+    tap: 'Gardez votre téléphone sur le lecteur jusqu’au changement d’écran',
+    show: 'Si votre portefeuille affiche un code QR, montrez-le à la caméra',
+    showScanner: 'Si votre portefeuille affiche un code QR, montrez-le au scanner',
+    readerAt: { left: 'Le lecteur est à gauche de cet écran', right: 'Le lecteur est à droite de cet écran', below: 'Le lecteur est sous cet écran' },
     titleQr: 'Montrez votre code QR',
     showOnly: 'Montrez le code QR à la caméra',
     showScannerOnly: 'Montrez votre code QR au scanner',
@@ -53,8 +54,6 @@ export const commonFr: CommonStrings = {
   progress: {
     label: 'Progression',
     step: 'Étape {{step}} sur 4',
-    messages_one: '{{count}} message échangé',
-    messages_other: '{{count}} messages échangés',
     nfcReading: { title: 'Gardez votre téléphone immobile sur le lecteur', body: 'Lecture de votre téléphone…' },
     qrRead: { title: 'Code QR lu, connexion à votre téléphone', body: 'Gardez votre téléphone à proximité.' },
     engaging: { title: 'Gardez votre téléphone immobile', body: 'Connexion à votre téléphone…' },
@@ -86,6 +85,7 @@ export const commonFr: CommonStrings = {
     code: 'Code : {{code}}',
     clearsIn_one: 'Cet écran s’efface dans {{count}} seconde.',
     clearsIn_other: 'Cet écran s’efface dans {{count}} secondes.',
+    moreTime: 'Plus de temps',
     line: {
       backendError: 'Un problème est survenu de notre côté. Veuillez réessayer.',
       protocolViolation: 'Un problème est survenu de notre côté. Veuillez réessayer.',

@@ -5,13 +5,14 @@
  *   core's verdict is `verified` and nothing in the outcome contradicts it; "Not accepted" in red
  *   otherwise; an outcome that cannot be read at all is a neutral "ask staff", never green.
  * - For age requests the age answer is the headline (`age-answer`, `data-age`), with the document's
- *   authenticity as a separate, smaller line; an unverified document never yields an age answer. The
+ *   authenticity as a separate, smaller, neutral line (never green beside a red answer); an unverified
+ *   document never yields an age answer. The
  *   answer is the core's (`outcome.answer`), never worked out again here.
  * - A holder who shared nothing (declined on the phone) gets a neutral "You declined to share", not the
- *   red "not accepted" of a forged document.
+ *   red "not accepted" of a forged document, and "Try again" next to "Next customer".
  * - What the customer needs is in plain words; why a document was not accepted (the core's reasons, the
  *   backend's own messages) is behind "Details for staff".
- * - The portrait is large (canvas, `portrait`), then every disclosed element with a human label
+ * - The portrait is large (canvas, `portrait`; marked "not verified" unless the verdict is), then every disclosed element with a human label
  *   (`element-row`, `data-element="<namespace>/<identifier>"`), the checks, the reasons and notes.
  * - A countdown to `clearsAt` and "Next customer" (`next-button`).
  */
@@ -31,6 +32,8 @@ export interface OutcomeScreenProps {
   /** When the core clears the outcome (ms since the epoch), or null when it does not say. */
   readonly clearsAt: number | null;
   onNext(): void;
+  /** "Try again" for a holder who shared nothing: dismisses the outcome, the same customer goes on. */
+  onTryAgain?(): void;
 }
 
 type IconShape = 'check' | 'cross' | 'question' | 'dash';
@@ -194,7 +197,7 @@ export function OutcomeScreen(props: OutcomeScreenProps): ReactNode {
 
       {model.unreadable ? null : (
         <div className={`outcome-body${showPortrait ? '' : ' outcome-body--no-portrait'}`}>
-          {model.portrait.state === 'absent' ? null : <PortraitCanvas source={model.portrait} onState={setPortraitState} />}
+          {model.portrait.state === 'absent' ? null : <PortraitCanvas source={model.portrait} onState={setPortraitState} unverified={verdict !== 'verified'} />}
           <div className="outcome-details">
             {verdict === 'verified' ? null : (
               // For staff: the reasons and the backend's own words (digest IDs, SessionData status …) mean
@@ -251,9 +254,16 @@ export function OutcomeScreen(props: OutcomeScreenProps): ReactNode {
 
       <footer className="outcome-foot">
         {seconds === undefined ? <span /> : <p className="outcome-countdown">{t('clearsIn', { count: seconds })}</p>}
-        <button type="button" className="outcome-next" data-testid="next-button" onClick={() => props.onNext()}>
-          {t('next')}
-        </button>
+        <div className="outcome-actions">
+          {declined && props.onTryAgain !== undefined ? (
+            <button type="button" className="outcome-retry" data-testid="retry-button" onClick={() => props.onTryAgain?.()}>
+              {t('tryAgain')}
+            </button>
+          ) : null}
+          <button type="button" className="outcome-next" data-testid="next-button" onClick={() => props.onNext()}>
+            {t('next')}
+          </button>
+        </div>
       </footer>
     </section>
   );

@@ -10,7 +10,11 @@ import type { PortraitSource } from './present.js';
 
 export type PortraitState = 'loading' | 'shown' | 'failed';
 
-export function PortraitCanvas(props: { source: Exclude<PortraitSource, { state: 'absent' }>; onState?: (state: PortraitState) => void }): ReactNode {
+/**
+ * `unverified`: the document was not accepted (or its verdict is unclear): the photo carries a "not
+ * verified" band over it, so nobody matches a face against a photo the kiosk did not accept.
+ */
+export function PortraitCanvas(props: { source: Exclude<PortraitSource, { state: 'absent' }>; onState?: (state: PortraitState) => void; unverified?: boolean }): ReactNode {
   const { t } = useTranslation('outcome');
   const canvas = useRef<HTMLCanvasElement>(null);
   const { source } = props;
@@ -59,7 +63,13 @@ export function PortraitCanvas(props: { source: Exclude<PortraitSource, { state:
   }, [imageKey]);
 
   return (
-    <figure className="outcome-portrait" data-state={state}>
+    <figure className={`outcome-portrait${props.unverified === true ? ' outcome-portrait--unverified' : ''}`} data-state={state}>
+      {props.unverified === true && state === 'shown' ? (
+        <p className="outcome-portrait-unverified" data-testid="portrait-unverified">
+          <span aria-hidden="true">✕ </span>
+          {t('portrait.notVerified')}
+        </p>
+      ) : null}
       <canvas
         ref={canvas}
         className="outcome-portrait-canvas"

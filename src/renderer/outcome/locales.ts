@@ -32,6 +32,7 @@ const en = {
     failed: 'Portrait could not be shown',
     absent: 'No photo was shared',
     shownAbove: 'Shown large on screen',
+    notVerified: 'Not verified: do not use this photo',
   },
   auth: {
     title: 'Checks',
@@ -104,6 +105,7 @@ const en = {
   clearsIn_one: 'This screen clears in {{count}} second',
   clearsIn_other: 'This screen clears in {{count}} seconds',
   next: 'Next customer',
+  tryAgain: 'Try again',
   label: {
     mdl: {
       family_name: 'Family name',
@@ -189,6 +191,7 @@ const es: Translation<typeof en> = {
     failed: 'No se pudo mostrar la foto',
     absent: 'No se compartió ninguna foto',
     shownAbove: 'Se muestra en grande',
+    notVerified: 'No verificada: no use esta foto',
   },
   auth: {
     title: 'Comprobaciones',
@@ -261,6 +264,7 @@ const es: Translation<typeof en> = {
   clearsIn_one: 'Esta pantalla se borra en {{count}} segundo',
   clearsIn_other: 'Esta pantalla se borra en {{count}} segundos',
   next: 'Siguiente cliente',
+  tryAgain: 'Intentar de nuevo',
   label: {
     mdl: {
       family_name: 'Apellidos',
@@ -346,6 +350,7 @@ const fr: Translation<typeof en> = {
     failed: 'La photo n’a pas pu être affichée',
     absent: 'Aucune photo partagée',
     shownAbove: 'Affichée en grand',
+    notVerified: 'Non vérifiée : ne pas utiliser cette photo',
   },
   auth: {
     title: 'Contrôles',
@@ -418,6 +423,7 @@ const fr: Translation<typeof en> = {
   clearsIn_one: 'Cet écran s’efface dans {{count}} seconde',
   clearsIn_other: 'Cet écran s’efface dans {{count}} secondes',
   next: 'Client suivant',
+  tryAgain: 'Réessayer',
   label: {
     mdl: {
       family_name: 'Nom',

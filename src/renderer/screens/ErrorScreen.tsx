@@ -1,4 +1,8 @@
-/** The verification failed: a friendly line for the customer, the staff detail, "Try again". */
+/**
+ * The verification failed: a friendly line for the customer, the staff detail, "Try again", and "More
+ * time" (WCAG 2.2.1 Timing Adjustable: the screen clears by itself, and a customer who reads slowly can
+ * keep it; the core bounds how often).
+ */
 import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { ScreenState } from '../../common/kiosk-api.js';
@@ -8,7 +12,7 @@ import { StaffDetail } from '../components/StaffDetail.js';
 import { secondsUntil, useNow } from '../components/use-now.js';
 import { errorLine } from './error-copy.js';
 
-export function ErrorScreen(props: { state: ScreenState; onTryAgain: () => void }): ReactNode {
+export function ErrorScreen(props: { state: ScreenState; onTryAgain: () => void; onMoreTime: () => void }): ReactNode {
   const { t } = useTranslation();
   const { error } = props.state.view;
   const { clearsAt } = props.state;
@@ -22,7 +26,16 @@ export function ErrorScreen(props: { state: ScreenState; onTryAgain: () => void 
       <button type="button" className="button button--primary" data-testid="retry-button" onClick={props.onTryAgain}>
         {t('error.retry')}
       </button>
-      {clearsAt !== null ? <p className="countdown">{t('error.clearsIn', { count: secondsUntil(clearsAt, now) })}</p> : null}
+      {clearsAt !== null ? (
+        <div className="countdown-row">
+          <p className="countdown" data-testid="error-countdown">
+            {t('error.clearsIn', { count: secondsUntil(clearsAt, now) })}
+          </p>
+          <button type="button" className="button button--secondary button--small" data-testid="more-time-button" onClick={props.onMoreTime}>
+            {t('error.moreTime')}
+          </button>
+        </div>
+      ) : null}
       {error ? (
         <StaffDetail>
           {t('error.code', { code: error.code })} · {error.detail}

@@ -29,7 +29,7 @@ function copyFor(variant: ProgressVariant, t: (key: string) => string): { title:
   }
 }
 
-export function ProgressScreen(props: { state: ScreenState; variant: ProgressVariant; showMessages?: boolean; children?: ReactNode }): ReactNode {
+export function ProgressScreen(props: { state: ScreenState; variant: ProgressVariant; children?: ReactNode }): ReactNode {
   const { t } = useTranslation();
   const copy = copyFor(props.variant, t);
   const { progress } = props.state.view;
@@ -38,7 +38,7 @@ export function ProgressScreen(props: { state: ScreenState; variant: ProgressVar
       <p className="lead" data-variant={props.variant}>
         {copy.body}
       </p>
-      <Progress step={progress.step} apdus={progress.apdus} bleMessages={progress.bleMessages} showMessages={props.showMessages ?? true} />
+      <Progress step={progress.step} />
       {props.children}
     </ScreenFrame>
   );

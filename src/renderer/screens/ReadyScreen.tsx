@@ -2,13 +2,15 @@
  * Ready: tap or show the QR code; the request the kiosk will make; the camera; the language switch. Only
  * the ways that work are offered (src/common/readiness.ts): no "hold your phone on the reader" without a
  * usable reader, no "show the QR code to the camera" with this screen's camera blocked or missing (a
- * handheld scanner still reads QR codes, and the screen says so).
+ * handheld scanner still reads QR codes, and the screen says so). The tap leads (every wallet that can
+ * tap does, and some can only tap); the QR code is the alternative for wallets that show one. Where the
+ * installer said where the reader is (`ui.readerPosition`), an arrow points there.
  */
 import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { CameraState, Language, ScreenState } from '../../common/kiosk-api.js';
+import type { CameraState, Language, ReaderPosition, ScreenState } from '../../common/kiosk-api.js';
 import { ScreenFrame } from '../components/ScreenFrame.js';
-import { PhoneTapIcon, QrIcon } from '../components/icons.js';
+import { ArrowDownIcon, PhoneTapIcon, QrIcon } from '../components/icons.js';
 import { readinessOf } from '../../common/readiness.js';
 import { CameraPreview } from '../qr/CameraPreview.js';
 import { LanguageSwitch } from './LanguageSwitch.js';
@@ -17,6 +19,19 @@ import { customerProfileText } from './profile-label.js';
 export type ScanHint = 'not_mdoc' | 'empty' | 'unreadable';
 
 const HINT_TEXT: Readonly<Record<ScanHint, string>> = { not_mdoc: 'scanHint.notMdoc', empty: 'qr:hint.empty', unreadable: 'scanHint.unreadable' };
+
+/** "The reader is below this screen", with an arrow that points there (the words say it without the arrow). */
+function ReaderPointer(props: { at: ReaderPosition }): ReactNode {
+  const { t } = useTranslation();
+  return (
+    <p className={`reader-pointer reader-pointer--${props.at}`} data-testid="reader-pointer" data-at={props.at}>
+      <span className="reader-pointer-arrow" aria-hidden="true">
+        <ArrowDownIcon />
+      </span>
+      <span className="reader-pointer-text">{t(`ready.readerAt.${props.at}`)}</span>
+    </p>
+  );
+}
 
 export function ReadyScreen(props: {
   state: ScreenState;
@@ -76,6 +91,7 @@ export function ReadyScreen(props: {
           />
         </div>
       </div>
+      {ways.tap && state.readerPosition !== undefined ? <ReaderPointer at={state.readerPosition} /> : null}
       <LanguageSwitch current={state.language} onChoose={props.onLanguage} />
     </ScreenFrame>
   );

@@ -8,12 +8,12 @@ import type { ScreenState } from '../../common/kiosk-api.js';
 import { ScreenFrame } from '../components/ScreenFrame.js';
 import { OutcomeScreen } from '../outcome/OutcomeScreen.js';
 
-export function ResultScreen(props: { state: ScreenState; onNext: () => void }): ReactNode {
+export function ResultScreen(props: { state: ScreenState; onNext: () => void; onTryAgain: () => void }): ReactNode {
   const { t } = useTranslation();
   const { outcome } = props.state.view;
   if (!outcome) {
     // The core never shows `result` without an outcome; say nothing rather than guess.
     return <ScreenFrame title={t('result.waiting')} tone="calm" />;
   }
-  return <OutcomeScreen outcome={outcome} clearsAt={props.state.clearsAt} onNext={props.onNext} />;
+  return <OutcomeScreen outcome={outcome} clearsAt={props.state.clearsAt} onNext={props.onNext} onTryAgain={props.onTryAgain} />;
 }

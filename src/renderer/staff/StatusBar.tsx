@@ -6,8 +6,9 @@
  */
 import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { CameraState, ScreenState } from '../../common/kiosk-api.js';
+import type { CameraState, Language, ScreenState } from '../../common/kiosk-api.js';
 import { useNow } from '../components/use-now.js';
+import { LanguageSwitch } from '../screens/LanguageSwitch.js';
 import { statusItems, summaryItem, type ItemLevel } from './status-items.js';
 
 const MARK: Record<ItemLevel, string> = { ok: '✓', warn: '!', problem: '✕', off: '–' };
@@ -25,8 +26,19 @@ function StatusLine(props: { id: string; label: string; value: string; level: It
   );
 }
 
-/** `addressInvalid`: no state will come (this page's address is refused or has no token), so not "connecting". */
-export function StatusBar(props: { state: ScreenState | null; camera: CameraState; staffView: boolean; onStaff: () => void; staffEnabled: boolean; addressInvalid?: boolean }): ReactNode {
+/**
+ * `addressInvalid`: no state will come (this page's address is refused or has no token), so not "connecting".
+ * `language`: the customer's language switch, on the customer screens that have none of their own.
+ */
+export function StatusBar(props: {
+  state: ScreenState | null;
+  camera: CameraState;
+  staffView: boolean;
+  onStaff: () => void;
+  staffEnabled: boolean;
+  addressInvalid?: boolean;
+  language?: { readonly current: Language; readonly onChoose: (language: Language) => void } | undefined;
+}): ReactNode {
   const { t } = useTranslation();
   const now = useNow(5_000, props.state !== null && props.staffView);
   const items = props.state && props.staffView ? statusItems(props.state, now, t, props.camera) : [];
@@ -34,6 +46,8 @@ export function StatusBar(props: { state: ScreenState | null; camera: CameraStat
   const kiosk = t('status.kiosk');
   return (
     <footer className="status-bar" data-testid="status-bar" aria-label={t('status.label')}>
+      {/* First, far from the Staff button: it is the customer's. */}
+      {props.language ? <LanguageSwitch current={props.language.current} onChoose={props.language.onChoose} compact /> : null}
       <ul className="status-items">
         {props.state ? null : props.addressInvalid === true ? (
           <StatusLine id="kiosk" label={kiosk} value={t('status.summary.problem')} level="problem" />

@@ -139,15 +139,21 @@ export function statusItems(state: ScreenState, now: number, t: T, camera?: Came
   ];
 }
 
+/** Phases with a customer at the counter: no summary line under them. */
+const CUSTOMER_PHASES: ReadonlySet<ScreenState['view']['phase']> = new Set(['engaging', 'awaiting_card', 'ble_connecting', 'transferring', 'result', 'error', 'remove_phone']);
+
 /**
  * The one line customers see instead of the staff items: whether the kiosk can serve them, in words. The
  * phase and the backend decide (the core only shows Ready when a verification can run to the end): ready,
  * getting ready, or needs staff. Which device or backend is at fault is staff detail, behind the Staff
  * button.
  */
-export function summaryItem(state: ScreenState, t: T): { readonly value: string; readonly level: ItemLevel } {
-  // The backend as the core knows it counts on every screen (an error screen while offline is not "ready").
+export function summaryItem(state: ScreenState, t: T): { readonly value: string; readonly level: ItemLevel } | undefined {
+  // The backend as the core knows it counts on every screen (an error screen while offline needs staff).
   if (state.view.backend === 'offline' || state.view.backend === 'not_answering' || state.view.backend === 'needs_staff') return { value: t('status.summary.problem'), level: 'problem' };
+  // A customer is being served (a verification, its outcome or error, "remove your phone"): the screen says
+  // what is going on, and "Kiosk: ready" under it would not be true. Nothing then.
+  if (CUSTOMER_PHASES.has(state.view.phase)) return undefined;
   switch (state.view.phase) {
     case 'offline':
     case 'config_error':

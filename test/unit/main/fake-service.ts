@@ -37,6 +37,7 @@ const RESULTS: Partial<Record<IntentName, unknown>> = {
   next: { ok: true },
   retry: { ok: true },
   cancel: { cancelled: false },
+  moreTime: { extended: false },
   setLanguage: { ok: true },
   reportCamera: { ok: true },
   unlock: { ok: false, reason: 'wrong_pin', attemptsLeft: 4 },

@@ -75,9 +75,14 @@ describe('status bar', () => {
   it('customers get one line: ready, getting ready or needs staff — never ready while the backend is offline', () => {
     expect(summaryItem(screenState('ready'), t)).toEqual({ value: 'ready', level: 'ok' });
     expect(summaryItem(screenState('connecting'), t)).toEqual({ value: 'getting ready', level: 'warn' });
-    for (const name of ['offline', 'config_error', 'cannot_verify'] as const) expect(summaryItem(screenState(name), t).level, name).toBe('problem');
+    for (const name of ['offline', 'config_error', 'cannot_verify'] as const) expect(summaryItem(screenState(name), t)?.level, name).toBe('problem');
     const error = screenState('error');
-    expect(summaryItem({ ...error, view: { ...error.view, backend: 'offline' } }, t).level).toBe('problem');
+    expect(summaryItem({ ...error, view: { ...error.view, backend: 'offline' } }, t)?.level).toBe('problem');
+  });
+
+  it('says nothing while a customer is served: no "Kiosk: ready" under a verification, an outcome or an error', () => {
+    const served = ['engaging_nfc', 'awaiting_card', 'ble_connecting', 'transferring_approve', 'result_verified', 'result_age_no', 'error', 'error_timeout', 'remove_phone', 'remove_to_retry'] as const;
+    for (const name of served) expect(summaryItem(screenState(name), t), name).toBeUndefined();
   });
 
   it('a silent backend: staff read "not answering" (never "connected"), customers "needs staff", and the error line says the service is not answering', () => {
