@@ -624,7 +624,8 @@ export class Kiosk {
     if (status.state === 'offline') {
       // A customer is waiting: try the backend now rather than at the end of the backoff.
       this.keeper.retryNow();
-      return { code: 'backend_unavailable', detail: `the backend is unreachable: ${status.detail}`.slice(0, 500), retryable: true };
+      // The report names what the Offline screen shows (a silent backend is `backend_not_answering`).
+      return { code: status.code ?? 'backend_unavailable', detail: `the backend is unreachable: ${status.detail}`.slice(0, 500), retryable: true };
     }
     if (status.state === 'config_error') return this.configError(status);
     return undefined;

@@ -1303,12 +1303,19 @@ async function normalVerification(w: World, kind: NormalKind): Promise<void> {
 // Checks shared by the runs
 // =====================================================================================================
 
-/** Every failed verification showed its error; none ended inside the kiosk. */
+/** Screens that tell a customer why no verification ran: a tap on them keeps them (docs/kiosk-screen.md). */
+const REFUSING_PHASES: ReadonlySet<string> = new Set(['offline', 'config_error', 'cannot_verify']);
+
+/**
+ * Every failed verification showed its error (a tap refused while the kiosk is offline or needs staff: the
+ * screen that says so, with the same code); none ended inside the kiosk.
+ */
 function checkReports(w: World): void {
   for (const report of w.reports) {
     if (report.result === 'internal_error') throw new Error(`the verification ended inside the kiosk\n${diagnostics(w)}`);
     const code = report.error?.code;
-    if (code !== undefined && !w.views.some((v) => v.phase === 'error' && v.error?.code === code)) {
+    const shows = (v: KioskView): boolean => (v.phase === 'error' || (report.result === 'not_ready' && REFUSING_PHASES.has(v.phase))) && v.error?.code === code;
+    if (code !== undefined && !w.views.some(shows)) {
       throw new Error(`no error view for ${code}\n${diagnostics(w)}`);
     }
   }

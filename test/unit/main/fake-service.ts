@@ -28,6 +28,7 @@ export function sampleState(overrides: Partial<ScreenState> = {}): ScreenState {
     staff: { pinConfigured: true, unlocked: false, unlockedUntil: null, lockedOutUntil: null },
     testMode: true,
     backendOrigin: 'http://127.0.0.1:1',
+    replaced: null,
     ...overrides,
   });
 }
