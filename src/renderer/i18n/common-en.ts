@@ -118,7 +118,7 @@ export const commonEn = {
     wrong: 'Wrong PIN.',
     attemptsLeft_one: '{{count}} attempt left.',
     attemptsLeft_other: '{{count}} attempts left.',
-    lockedOut: 'Too many wrong PINs. Try again in {{seconds}} s.',
+    lockedOut: 'Too many wrong PINs. Try again in {{seconds}}\u00a0s.',
     noPin: 'No staff PIN is set on this kiosk. Ask the installer to set one (staff.pinHash in the managed configuration, or --set-pin on a browser-host kiosk), then try again.',
     format: 'A PIN is 4 to 12 digits.',
     failed: 'Could not check the PIN: {{message}}',

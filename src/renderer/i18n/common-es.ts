@@ -120,7 +120,7 @@ export const commonEs: CommonStrings = {
     wrong: 'PIN incorrecto.',
     attemptsLeft_one: 'Queda {{count}} intento.',
     attemptsLeft_other: 'Quedan {{count}} intentos.',
-    lockedOut: 'Demasiados PIN incorrectos. Inténtelo de nuevo en {{seconds}} s.',
+    lockedOut: 'Demasiados PIN incorrectos. Inténtelo de nuevo en {{seconds}}\u00a0s.',
     noPin: 'Este quiosco no tiene PIN del personal. Pida al instalador que lo defina (staff.pinHash en la configuración gestionada, o --set-pin en un quiosco con host de navegador) e inténtelo de nuevo.',
     format: 'Un PIN tiene de 4 a 12 dígitos.',
     failed: 'No se pudo comprobar el PIN: {{message}}',

@@ -120,7 +120,7 @@ export const commonFr: CommonStrings = {
     wrong: 'Code PIN erroné.',
     attemptsLeft_one: 'Il reste {{count}} essai.',
     attemptsLeft_other: 'Il reste {{count}} essais.',
-    lockedOut: 'Trop de codes PIN erronés. Réessayez dans {{seconds}} s.',
+    lockedOut: 'Trop de codes PIN erronés. Réessayez dans {{seconds}}\u00a0s.',
     noPin: 'Aucun code PIN du personnel n’est défini sur cette borne. Demandez à l’installateur d’en définir un (staff.pinHash dans la configuration gérée, ou --set-pin sur une borne avec hôte navigateur), puis réessayez.',
     format: 'Un code PIN compte de 4 à 12 chiffres.',
     failed: 'Impossible de vérifier le code PIN : {{message}}',
