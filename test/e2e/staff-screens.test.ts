@@ -154,3 +154,30 @@ describe('the staff PIN pad by keyboard', () => {
     });
   }
 });
+
+describe('diagnostics in words', () => {
+  for (const [language, viewport, unlocked, unknown] of [
+    ['en', VIEWPORTS[0], 'Staff unlocked the settings', 'Other event (see the code)'],
+    ['es', VIEWPORTS[1], 'El personal desbloqueó los ajustes', 'Otro evento (vea el código)'],
+    ['fr', VIEWPORTS[0], 'Le personnel a déverrouillé les réglages', 'Autre événement (voir le code)'],
+  ] as const) {
+    it(`recent events: a line in words, the code below it in small type; an unknown code gets the generic line (${language}, ${viewport.width}×${viewport.height})`, async () => {
+      await page.setViewportSize(viewport);
+      await show({ ...screenState('ready'), language }, 'ready');
+      await openStaffScreen(page, 'diagnostics');
+      const row = (event: string) => page.locator(`[data-testid="events"] td[data-event="${event}"]`);
+      await row('staff_unlocked').waitFor();
+      expect(await row('staff_unlocked').locator('.event-line').textContent()).toBe(unlocked);
+      expect(await row('staff_unlocked').locator('.event-code').textContent()).toBe('staff_unlocked');
+      expect(await row('future_event_name').locator('.event-line').textContent()).toBe(unknown);
+      expect(await row('future_event_name').locator('.event-code').textContent()).toBe('future_event_name');
+      // The code is the small print: smaller than the line it belongs to.
+      const sizes = await page.evaluate<number[]>(
+        `['.event-line', '.event-code'].map((s) => parseFloat(getComputedStyle(document.querySelector('td[data-event="staff_unlocked"] ' + s)).fontSize))`,
+      );
+      expect(sizes[1]).toBeLessThan(sizes[0] ?? 0);
+      await screenshot(`staff-diagnostics-${language}`);
+      expect(await axeViolations(page)).toEqual([]);
+    });
+  }
+});

@@ -490,6 +490,8 @@ export function fixtureDiagnostics(now = Date.now()): Diagnostics {
     version: '0.1.0',
     startedAt: now - 3_600_000,
     events: [
+      // A name this screen has no words for (a newer host): the generic line, the code beside it.
+      { at: now - 660_000, level: 'info', event: 'future_event_name' },
       { at: now - 600_000, level: 'info', event: 'session_created' },
       { at: now - 420_000, level: 'info', event: 'verification_outcome', detail: 'verdict=verified source=complete' },
       { at: now - 300_000, level: 'warn', event: 'ble_link_lost', detail: 'peripheral disconnected' },
