@@ -247,6 +247,22 @@ export type SelfTestCheck = z.infer<typeof SelfTestCheck>;
 const Empty = z.object({}).strict();
 const Ok = z.object({ ok: z.literal(true) });
 
+/**
+ * What "Retry now" on Offline came to (src/kiosk/session-keeper.ts `RetryAttempt`): tried at `at` and the
+ * backend answered or not (`detail`: the failure, backend-influenced text, bounded), or not tried because
+ * the retry policy's request budget says wait (`waitMs`) or the kiosk is stopping.
+ */
+export const RetryAttempt = z.union([
+  z.object({ tried: z.literal(true), at: z.number(), reachable: z.literal(true) }).strict(),
+  z.object({ tried: z.literal(true), at: z.number(), reachable: z.literal(false), detail: z.string().max(300) }).strict(),
+  z.object({ tried: z.literal(false), at: z.number(), reason: z.enum(['request_budget', 'stopped']), waitMs: z.number().int().min(0).max(3_600_000).optional() }).strict(),
+]);
+export type RetryAttempt = z.infer<typeof RetryAttempt>;
+
+/** `attempt`: present when the retry was of the backend (Offline); absent for "Try again" after an error. */
+export const RetryResult = z.object({ ok: z.literal(true), attempt: RetryAttempt.optional() }).strict();
+export type RetryResult = z.infer<typeof RetryResult>;
+
 export const QrScannedResult = z.union([
   z.object({ accepted: z.literal(true) }),
   /** `unreadable`: an `mdoc:` code whose engagement is cut short or damaged (a scanner dropped characters). */
@@ -296,8 +312,8 @@ export const KIOSK_INTENTS = {
   qrScanned: { args: z.object({ text: z.string().max(MAX_QR_TEXT), source: ScanSource }).strict(), result: QrScannedResult, staff: false },
   /** "Next customer": clear the outcome or error now. */
   next: { args: Empty, result: Ok, staff: false },
-  /** "Try again": re-arm now after an error, or retry the backend while offline. */
-  retry: { args: Empty, result: Ok, staff: false },
+  /** "Try again": re-arm now after an error, or retry the backend while offline (then says what came of it). */
+  retry: { args: Empty, result: RetryResult, staff: false },
   /**
    * "Cancel" on "Tap your phone again": the customer gives up the verification that waits for the re-tap.
    * Only then (`cancelled: false` otherwise): other screens of a verification run to their own end.

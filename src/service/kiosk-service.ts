@@ -20,7 +20,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { multistream, type DestinationStream, type Level } from 'pino';
-import type { AppStatus, Diagnostics, FieldError, KioskApiHandlers, QrScannedResult, SaveResult, ScreenState, SelfTestCheck, Settings, UnlockResult } from '../common/kiosk-api.js';
+import type { AppStatus, Diagnostics, FieldError, KioskApiHandlers, QrScannedResult, RetryResult, SaveResult, ScreenState, SelfTestCheck, Settings, UnlockResult } from '../common/kiosk-api.js';
 import type { KioskConfig } from '../platform/config.js';
 import type { VerificationReport } from '../kiosk/kiosk.js';
 import type { RetryReport } from '../kiosk/retry-policy.js';
@@ -259,7 +259,7 @@ export class KioskService implements KioskApiHandlers {
 
   readonly qrScanned = (args: Args<'qrScanned'>): QrScannedResult => this.customer.qrScanned(args);
   readonly next = (): Ok => this.customer.next();
-  readonly retry = (): Ok => this.customer.retry();
+  readonly retry = (): RetryResult | Promise<RetryResult> => this.customer.retry();
   readonly cancel = (): { cancelled: boolean } => this.customer.cancel();
   readonly setLanguage = (args: Args<'setLanguage'>): Ok => this.customer.setLanguage(args);
   readonly reportCamera = (args: Args<'reportCamera'>): Ok => this.customer.reportCamera(args);
