@@ -23,6 +23,7 @@ export const IPC_INTENT_NAMES = [
   'getDiagnostics',
   'selfTest',
   'writeSupportBundle',
+  'listSupportVolumes',
   'reportError',
 ] as const;
 

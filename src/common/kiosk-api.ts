@@ -300,6 +300,10 @@ export const RendererError = z
   .strict();
 export type RendererError = z.infer<typeof RendererError>;
 
+/** A removable volume a support bundle can be written to (src/service/removable-volumes.ts). */
+export const SupportVolume = z.object({ id: z.string().min(1).max(4_096), label: z.string().max(255) }).strict();
+export type SupportVolume = z.infer<typeof SupportVolume>;
+
 /** Pins are digits only, 4 to 12 of them. */
 export const Pin = z.string().regex(/^[0-9]{4,12}$/, { error: 'a PIN is 4 to 12 digits' });
 
@@ -336,8 +340,13 @@ export const KIOSK_INTENTS = {
   },
   getDiagnostics: { args: Empty, result: Diagnostics, staff: true },
   selfTest: { args: Empty, result: z.object({ checks: z.array(SelfTestCheck).max(20) }), staff: true },
-  /** Writes a support bundle (no personal data, no secrets) into the kiosk's support folder; says where. */
-  writeSupportBundle: { args: Empty, result: z.object({ path: z.string().max(4_096), bytes: z.number().int().min(0) }), staff: true },
+  /**
+   * Writes a support bundle (no personal data, no secrets) into the kiosk's support folder, or onto one of
+   * the removable volumes `listSupportVolumes` named (`volume`: its id); says where.
+   */
+  writeSupportBundle: { args: z.object({ volume: z.string().min(1).max(4_096).optional() }).strict(), result: z.object({ path: z.string().max(4_096), bytes: z.number().int().min(0) }), staff: true },
+  /** The removable volumes (USB sticks) mounted now, where a support bundle can go. */
+  listSupportVolumes: { args: Empty, result: z.object({ volumes: z.array(SupportVolume).max(20) }), staff: true },
   /** The screen hit an error (a script error, an unhandled rejection, a component that failed to render). */
   reportError: { args: RendererError, result: Ok, staff: false },
 } as const;

@@ -275,5 +275,6 @@ export class KioskService implements KioskApiHandlers {
   readonly changePin = (args: Args<'changePin'>): Promise<Ok | { ok: false; errors: FieldError[] }> => this.staffIntents.changePin(SERVICE_SCREEN, args);
   readonly getDiagnostics = (): Diagnostics => this.own.getDiagnostics({}) as Diagnostics;
   readonly selfTest = (): { checks: SelfTestCheck[] } => this.own.selfTest({}) as { checks: SelfTestCheck[] };
-  readonly writeSupportBundle = (): Promise<{ path: string; bytes: number }> => this.own.writeSupportBundle({}) as Promise<{ path: string; bytes: number }>;
+  readonly writeSupportBundle = (args: Args<'writeSupportBundle'> = {}): Promise<{ path: string; bytes: number }> => this.own.writeSupportBundle(args) as Promise<{ path: string; bytes: number }>;
+  readonly listSupportVolumes = (): Promise<{ volumes: { id: string; label: string }[] }> => this.own.listSupportVolumes({}) as Promise<{ volumes: { id: string; label: string }[] }>;
 }

@@ -3,6 +3,7 @@
  * self-test, and the support bundle (support-bundle.ts) made of all of them with the configuration's
  * layers, scrubbed of every secret the kiosk knows.
  */
+import { removableVolumesFor } from './removable-volumes.js';
 import { join } from 'node:path';
 import type { AppStatus, Diagnostics, SelfTestCheck } from '../common/kiosk-api.js';
 import type { Logger } from '../platform/log.js';
@@ -20,7 +21,7 @@ import { runtimeVersions, writeSupportBundle, type SupportBundle } from './suppo
 import { supportReport } from './support-report.js';
 
 export interface ServiceSupportOptions {
-  readonly service: Pick<KioskServiceOptions, 'appStatus' | 'managed' | 'testMode' | 'support' | 'dataDir'>;
+  readonly service: Pick<KioskServiceOptions, 'appStatus' | 'managed' | 'testMode' | 'support' | 'dataDir' | 'removableVolumes'>;
   readonly config: Pick<ServiceConfig, 'effective' | 'secrets' | 'storeProblems' | 'supportFacts'>;
   readonly runtime: Pick<KioskRuntime, 'devices' | 'backendFailures'>;
   readonly screen: Pick<ScreenStateStream, 'view' | 'state'>;
@@ -71,6 +72,23 @@ export class ServiceSupport {
     const checks = runSelfTest({ view: screen.view, ports: runtime.devices?.ports ?? EMPTY_DEVICES, camera: camera.forSelfTest() });
     this.options.log().info({ event: 'self_test', count: checks.filter((c) => !c.ok).length }, 'self-test run');
     return { checks };
+  }
+
+  /** The removable volumes mounted now (what the screen may offer). */
+  async supportVolumes(): Promise<{ volumes: { id: string; label: string }[] }> {
+    const volumes = await (this.options.service.removableVolumes ?? removableVolumesFor()).list();
+    return { volumes: volumes.map((v) => ({ id: v.id.slice(0, 4_096), label: v.label.slice(0, 255) })) };
+  }
+
+  /**
+   * Writes the bundle onto the removable volume `id` names: looked up in a fresh listing, so only a listed
+   * volume's root is ever written to (a screen cannot name another path). Fails when it is gone.
+   */
+  async writeBundleToVolume(id: string): Promise<SupportBundle> {
+    const volume = (await (this.options.service.removableVolumes ?? removableVolumesFor()).list()).find((v) => v.id === id);
+    if (volume === undefined) throw new Error('that removable volume is not mounted any more: plug it in again and choose it again');
+    const stamp = new Date(this.options.now()).toISOString().replace(/[:.]/g, '-');
+    return this.writeBundle(join(volume.path, `mdl-kiosk-support-${stamp}.tar.gz`));
   }
 
   /**

@@ -36,7 +36,7 @@ beforeAll(async () => {
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
   const context = await browser.newContext({ viewport: VIEWPORTS[0], locale: 'en-US', reducedMotion: 'reduce', deviceScaleFactor: 1 });
   page = await context.newPage();
-  await installFakeKiosk(page, 'ready');
+  await installFakeKiosk(page, 'ready', { volumes: [{ id: '/media/kiosk/SUPPORT-USB', label: 'SUPPORT-USB' }] });
   await page.goto(`http://127.0.0.1:${(http.address() as AddressInfo).port}/`);
   await page.locator('main[data-screen="ready"]').waitFor();
 }, 60_000);
@@ -177,6 +177,26 @@ describe('diagnostics in words', () => {
       );
       expect(sizes[1]).toBeLessThan(sizes[0] ?? 0);
       await screenshot(`staff-diagnostics-${language}`);
+      expect(await axeViolations(page)).toEqual([]);
+    });
+  }
+});
+
+describe('the support bundle onto a removable drive', () => {
+  for (const viewport of VIEWPORTS) {
+    it(`the drives mounted now are offered beside the kiosk's folder; the bundle goes to the one chosen (${viewport.width}×${viewport.height})`, async () => {
+      await page.setViewportSize(viewport);
+      await openStaffScreen(page, 'diagnostics');
+      const where = page.getByTestId('support-bundle-where');
+      await expect.poll(() => where.locator('option').allTextContents()).toEqual(["this kiosk’s support folder", 'removable drive SUPPORT-USB']);
+      expect(await page.getByLabel('Write it to').count()).toBe(1);
+      await where.selectOption('/media/kiosk/SUPPORT-USB');
+      const from = (await calls()).length;
+      await page.getByTestId('support-bundle-write').click();
+      await expect.poll(() => page.getByTestId('support-bundle-path').textContent()).toMatch(/^\/media\/kiosk\/SUPPORT-USB\/mdl-kiosk-support-/);
+      expect((await calls()).slice(from).filter((c) => c.intent === 'writeSupportBundle')).toEqual([{ intent: 'writeSupportBundle', args: { volume: '/media/kiosk/SUPPORT-USB' } }]);
+      await page.getByTestId('support-bundle').scrollIntoViewIfNeeded();
+      await screenshot('staff-support-bundle');
       expect(await axeViolations(page)).toEqual([]);
     });
   }

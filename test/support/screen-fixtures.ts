@@ -581,7 +581,10 @@ const FAKE_KIOSK_SOURCE = String.raw`
     changePin: function (a) { record('changePin', {}); return Promise.resolve(ok); },
     getDiagnostics: function (a) { record('getDiagnostics', a); return Promise.resolve(config.diagnostics); },
     reportError: function (a) { record('reportError', { kind: a.kind }); return Promise.resolve(ok); },
-    writeSupportBundle: function (a) { record('writeSupportBundle', a); return Promise.resolve({ path: '/home/kiosk/.config/mDL Kiosk/support/mdl-kiosk-support-2026-11-27T09-30-00-000Z.tar.gz', bytes: 48213 }); },
+    writeSupportBundle: function (a) { record('writeSupportBundle', a);
+      var dir = a.volume ? a.volume : '/home/kiosk/.config/mDL Kiosk/support';
+      return Promise.resolve({ path: dir + '/mdl-kiosk-support-2026-11-27T09-30-00-000Z.tar.gz', bytes: 48213 }); },
+    listSupportVolumes: function (a) { record('listSupportVolumes', a); return Promise.resolve({ volumes: config.volumes || [] }); },
     selfTest: function (a) { record('selfTest', a); return Promise.resolve({ checks: [
       { name: 'backend', ok: true, status: 'reachable', detail: 'http://127.0.0.1:8443 answered in 12 ms' },
       { name: 'nfc', ok: true, status: 'usable', detail: 'Virtual PC/SC reader 00 00' },
@@ -614,12 +617,14 @@ const FAKE_KIOSK_SOURCE = String.raw`
 export interface FakeKioskOptions {
   /** Extra fields merged into the fixture's state (e.g. `{ testMode: false }`). */
   readonly patch?: Partial<ScreenState>;
+  /** The removable volumes `listSupportVolumes` answers (default none). */
+  readonly volumes?: readonly { readonly id: string; readonly label: string }[];
 }
 
 /** Installs the fake `window.kiosk` with the fixture's state; call before `page.goto`. */
 export async function installFakeKiosk(page: Page, name: FixtureName, options: FakeKioskOptions = {}): Promise<void> {
   const state = name === 'disconnected' ? null : { ...screenState(name), ...options.patch };
-  const config = { state, pin: FAKE_PIN, settings: fixtureSettings(), diagnostics: fixtureDiagnostics() };
+  const config = { state, pin: FAKE_PIN, settings: fixtureSettings(), diagnostics: fixtureDiagnostics(), volumes: options.volumes ?? [] };
   await page.addInitScript({ content: `${FAKE_KIOSK_SOURCE}(${JSON.stringify(config)});` });
 }
 

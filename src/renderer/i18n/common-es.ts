@@ -220,7 +220,7 @@ export const commonEs: CommonStrings = {
     selfTest: 'Ejecutar la autoprueba',
     selfTestRunning: 'Probando los dispositivos…',
     selfTestFailed: 'La autoprueba falló: {{message}}',
-    support: { title: 'Paquete de soporte', explain: 'Un archivo para soporte: versiones, ajustes sin secretos, estado de los dispositivos, la autoprueba, eventos y registros recientes. Sin datos de clientes ni claves.', write: 'Crear un paquete de soporte', writing: 'Creando el paquete de soporte…', written: 'Paquete de soporte creado ({{size}} KB):', failed: 'No se pudo crear el paquete de soporte: {{message}}' },
+    support: { title: 'Paquete de soporte', explain: 'Un archivo para soporte: versiones, ajustes sin secretos, estado de los dispositivos, la autoprueba, eventos y registros recientes. Sin datos de clientes ni claves.', write: 'Crear un paquete de soporte', writing: 'Creando el paquete de soporte…', written: 'Paquete de soporte creado ({{size}} KB):', failed: 'No se pudo crear el paquete de soporte: {{message}}', where: 'Guardarlo en', kioskDisk: 'la carpeta de soporte de este quiosco', volume: 'unidad extraíble {{label}}', look: 'Buscar unidades', noVolume: 'No se encontró ninguna unidad extraíble: conecte una memoria USB y pulse «Buscar unidades».' },
     checks: 'Resultados de la autoprueba',
     check: { backend: 'Servidor', nfc: 'Lector NFC', bleCentral: 'Bluetooth central', blePeripheral: 'Bluetooth periférico', camera: 'Cámara' },
     pass: 'correcto',

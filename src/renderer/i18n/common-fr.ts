@@ -220,7 +220,7 @@ export const commonFr: CommonStrings = {
     selfTest: 'Lancer l’autotest',
     selfTestRunning: 'Test des appareils…',
     selfTestFailed: 'L’autotest a échoué : {{message}}',
-    support: { title: 'Dossier pour le support', explain: 'Un fichier pour le support : versions, réglages sans secrets, état des appareils, l’autotest, événements et journaux récents. Aucune donnée client, aucune clé.', write: 'Créer un dossier pour le support', writing: 'Création du dossier pour le support…', written: 'Dossier pour le support créé ({{size}} Ko) :', failed: 'Le dossier pour le support n’a pas pu être créé : {{message}}' },
+    support: { title: 'Dossier pour le support', explain: 'Un fichier pour le support : versions, réglages sans secrets, état des appareils, l’autotest, événements et journaux récents. Aucune donnée client, aucune clé.', write: 'Créer un dossier pour le support', writing: 'Création du dossier pour le support…', written: 'Dossier pour le support créé ({{size}} Ko) :', failed: 'Le dossier pour le support n’a pas pu être créé : {{message}}', where: 'L’enregistrer dans', kioskDisk: 'le dossier de support de cette borne', volume: 'lecteur amovible {{label}}', look: 'Chercher les lecteurs', noVolume: 'Aucun lecteur amovible trouvé : branchez une clé USB puis « Chercher les lecteurs ».' },
     checks: 'Résultats de l’autotest',
     check: { backend: 'Serveur', nfc: 'Lecteur NFC', bleCentral: 'Bluetooth central', blePeripheral: 'Bluetooth périphérique', camera: 'Caméra' },
     pass: 'réussi',

@@ -1,25 +1,46 @@
 /**
- * Diagnostics' "Support bundle" card: one button that has the kiosk write a `.tar.gz` for support (no
- * personal data, no secrets) into its support folder, and then says where it is and how big, so staff can
- * hand it over (a USB stick, a remote session). The path comes from the host and is shown as text.
+ * Diagnostics' "Support bundle" card: the kiosk writes a `.tar.gz` for support (no personal data, no
+ * secrets) into its support folder or onto a removable volume mounted now (a USB stick: the host lists
+ * them, and only those), and then says where it is and how big, so staff can hand it over. Paths and
+ * volume names come from the host and are shown as text.
  */
-import { useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useId, useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { KioskApi } from '../../common/kiosk-api.js';
+import type { KioskApi, SupportVolume } from '../../common/kiosk-api.js';
 
 type Status = { kind: 'idle' } | { kind: 'writing' } | { kind: 'written'; path: string; bytes: number } | { kind: 'failed'; message: string };
 
+/** The choice for the kiosk's own support folder (a volume id is never empty). */
+const KIOSK_DISK = '';
+
 export function SupportBundleCard(props: { api: KioskApi; onWritten?: () => void }): ReactNode {
   const { t, i18n } = useTranslation();
+  const id = useId();
   const [status, setStatus] = useState<Status>({ kind: 'idle' });
+  const [volumes, setVolumes] = useState<readonly SupportVolume[]>([]);
+  const [target, setTarget] = useState(KIOSK_DISK);
+
+  const look = useCallback(() => {
+    props.api
+      .listSupportVolumes({})
+      .then((r) => {
+        setVolumes(r.volumes);
+        // A stick taken out: back to the kiosk's own disk rather than a choice that is gone.
+        setTarget((current) => (current === KIOSK_DISK || r.volumes.some((v) => v.id === current) ? current : KIOSK_DISK));
+      })
+      .catch(() => setVolumes([]));
+  }, [props.api]);
+  useEffect(look, [look]);
+
   const write = async (): Promise<void> => {
     setStatus({ kind: 'writing' });
     try {
-      const written = await props.api.writeSupportBundle({});
+      const written = await props.api.writeSupportBundle(target === KIOSK_DISK ? {} : { volume: target });
       setStatus({ kind: 'written', path: written.path, bytes: written.bytes });
       props.onWritten?.();
     } catch (e) {
       setStatus({ kind: 'failed', message: e instanceof Error ? e.message : String(e) });
+      look();
     }
   };
   const size = (bytes: number): string => new Intl.NumberFormat(i18n.language, { maximumFractionDigits: 0 }).format(Math.max(1, Math.round(bytes / 1024)));
@@ -27,6 +48,25 @@ export function SupportBundleCard(props: { api: KioskApi; onWritten?: () => void
     <section className="staff-card" aria-labelledby="support-title" data-testid="support-bundle">
       <h2 id="support-title">{t('diagnostics.support.title')}</h2>
       <p>{t('diagnostics.support.explain')}</p>
+      <div className="field">
+        <label htmlFor={`${id}-where`} className="field-label">
+          {t('diagnostics.support.where')}
+        </label>
+        <div className="support-where">
+          <select id={`${id}-where`} value={target} onChange={(e) => setTarget(e.target.value)} data-testid="support-bundle-where">
+            <option value={KIOSK_DISK}>{t('diagnostics.support.kioskDisk')}</option>
+            {volumes.map((v) => (
+              <option key={v.id} value={v.id}>
+                {t('diagnostics.support.volume', { label: v.label })}
+              </option>
+            ))}
+          </select>
+          <button type="button" className="button button--secondary" onClick={look} data-testid="support-bundle-look">
+            {t('diagnostics.support.look')}
+          </button>
+        </div>
+        {volumes.length === 0 ? <p className="field-help">{t('diagnostics.support.noVolume')}</p> : null}
+      </div>
       <button type="button" className="button button--secondary" onClick={() => void write()} disabled={status.kind === 'writing'} data-testid="support-bundle-write">
         {t('diagnostics.support.write')}
       </button>

@@ -58,6 +58,7 @@ const RESULTS: Partial<Record<IntentName, unknown>> = {
   getDiagnostics: { version: '1', startedAt: 1, events: [], counts: {} },
   selfTest: { checks: [] },
   writeSupportBundle: { path: '/data/support/mdl-kiosk-support.tar.gz', bytes: 4096 },
+  listSupportVolumes: { volumes: [{ id: '/media/kiosk/USB', label: 'USB' }] },
 };
 
 export function fakeService(): KioskApiHandlers & {
