@@ -24,6 +24,7 @@ export const IPC_INTENT_NAMES = [
   'selfTest',
   'writeSupportBundle',
   'listSupportVolumes',
+  'prepareSupportDownload',
   'reportError',
 ] as const;
 

@@ -345,6 +345,15 @@ export const KIOSK_INTENTS = {
    * the removable volumes `listSupportVolumes` named (`volume`: its id); says where.
    */
   writeSupportBundle: { args: z.object({ volume: z.string().min(1).max(4_096).optional() }).strict(), result: z.object({ path: z.string().max(4_096), bytes: z.number().int().min(0) }), staff: true },
+  /**
+   * Browser host: writes a support bundle and returns a one-time ticket for it, good for one download of
+   * `/support-bundle/<ticket>` from this host within a minute (the staff's own browser saves it).
+   */
+  prepareSupportDownload: {
+    args: Empty,
+    result: z.object({ ticket: z.string().regex(/^[A-Za-z0-9_-]{43}$/), name: z.string().max(255), bytes: z.number().int().min(0) }).strict(),
+    staff: true,
+  },
   /** The removable volumes (USB sticks) mounted now, where a support bundle can go. */
   listSupportVolumes: { args: Empty, result: z.object({ volumes: z.array(SupportVolume).max(20) }), staff: true },
   /** The screen hit an error (a script error, an unhandled rejection, a component that failed to render). */

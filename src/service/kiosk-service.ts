@@ -276,5 +276,8 @@ export class KioskService implements KioskApiHandlers {
   readonly getDiagnostics = (): Diagnostics => this.own.getDiagnostics({}) as Diagnostics;
   readonly selfTest = (): { checks: SelfTestCheck[] } => this.own.selfTest({}) as { checks: SelfTestCheck[] };
   readonly writeSupportBundle = (args: Args<'writeSupportBundle'> = {}): Promise<{ path: string; bytes: number }> => this.own.writeSupportBundle(args) as Promise<{ path: string; bytes: number }>;
+  readonly prepareSupportDownload = (): Promise<{ ticket: string; name: string; bytes: number }> => this.own.prepareSupportDownload({}) as Promise<{ ticket: string; name: string; bytes: number }>;
+  /** The browser host's `/support-bundle/<ticket>`: the bundle a ticket stands for, once. */
+  readonly takeSupportDownload = (ticket: string): { path: string; name: string } | undefined => this.support.takeDownload(ticket);
   readonly listSupportVolumes = (): Promise<{ volumes: { id: string; label: string }[] }> => this.own.listSupportVolumes({}) as Promise<{ volumes: { id: string; label: string }[] }>;
 }

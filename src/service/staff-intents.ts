@@ -30,7 +30,7 @@ export interface StaffIntentsOptions {
   readonly config: Pick<ServiceConfig, 'save' | 'saveProfile' | 'settingsView'>;
   readonly runtime: Pick<KioskRuntime, 'kiosk' | 'setProfile' | 'applySaved'>;
   readonly screen: Pick<ScreenStateStream, 'view' | 'state' | 'onState' | 'safeCall' | 'publish' | 'showProfile' | 'resetLanguage'>;
-  readonly support: Pick<ServiceSupport, 'diagnostics' | 'selfTest' | 'writeBundle' | 'writeBundleToVolume' | 'supportVolumes'>;
+  readonly support: Pick<ServiceSupport, 'diagnostics' | 'selfTest' | 'writeBundle' | 'writeBundleToVolume' | 'supportVolumes' | 'prepareDownload'>;
   readonly log: () => Logger;
 }
 
@@ -74,6 +74,7 @@ export class StaffIntents {
         return { path: bundle.path, bytes: bundle.bytes };
       }),
       listSupportVolumes: staffAction(() => support.supportVolumes()),
+      prepareSupportDownload: staffAction(() => support.prepareDownload()),
     };
   }
 

@@ -584,6 +584,7 @@ const FAKE_KIOSK_SOURCE = String.raw`
     writeSupportBundle: function (a) { record('writeSupportBundle', a);
       var dir = a.volume ? a.volume : '/home/kiosk/.config/mDL Kiosk/support';
       return Promise.resolve({ path: dir + '/mdl-kiosk-support-2026-11-27T09-30-00-000Z.tar.gz', bytes: 48213 }); },
+    prepareSupportDownload: function (a) { record('prepareSupportDownload', a); return Promise.resolve({ ticket: 'T'.repeat(43), name: 'mdl-kiosk-support-2026-11-27T09-30-00-000Z.tar.gz', bytes: 48213 }); },
     listSupportVolumes: function (a) { record('listSupportVolumes', a); return Promise.resolve({ volumes: config.volumes || [] }); },
     selfTest: function (a) { record('selfTest', a); return Promise.resolve({ checks: [
       { name: 'backend', ok: true, status: 'reachable', detail: 'http://127.0.0.1:8443 answered in 12 ms' },

@@ -218,7 +218,7 @@ export const commonEn = {
     selfTest: 'Run self-test',
     selfTestRunning: 'Testing the devices…',
     selfTestFailed: 'The self-test failed: {{message}}',
-    support: { title: 'Support bundle', explain: 'One file for support: versions, settings without secrets, device states, the self-test, recent events and logs. No customer data, no keys.', write: 'Write a support bundle', writing: 'Writing the support bundle…', written: 'Support bundle written ({{size}} KB):', failed: 'The support bundle could not be written: {{message}}', where: 'Write it to', kioskDisk: 'this kiosk’s support folder', volume: 'removable drive {{label}}', look: 'Look for drives', noVolume: 'No removable drive found: plug in a USB stick, then “Look for drives”.' },
+    support: { title: 'Support bundle', explain: 'One file for support: versions, settings without secrets, device states, the self-test, recent events and logs. No customer data, no keys.', write: 'Write a support bundle', writing: 'Writing the support bundle…', written: 'Support bundle written ({{size}} KB):', failed: 'The support bundle could not be written: {{message}}', where: 'Write it to', kioskDisk: 'this kiosk’s support folder', volume: 'removable drive {{label}}', look: 'Look for drives', download: 'Download to this computer', downloaded: 'Support bundle handed to this browser’s downloads ({{size}} KB):', noVolume: 'No removable drive found: plug in a USB stick, then “Look for drives”.' },
     checks: 'Self-test results',
     check: { backend: 'Backend', nfc: 'NFC reader', bleCentral: 'Bluetooth central', blePeripheral: 'Bluetooth peripheral', camera: 'Camera' },
     pass: 'pass',

@@ -7,8 +7,22 @@
 import { useCallback, useEffect, useId, useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { KioskApi, SupportVolume } from '../../common/kiosk-api.js';
+import { preloadKiosk } from '../api/connect.js';
 
-type Status = { kind: 'idle' } | { kind: 'writing' } | { kind: 'written'; path: string; bytes: number } | { kind: 'failed'; message: string };
+type Status =
+  | { kind: 'idle' }
+  | { kind: 'writing' }
+  | { kind: 'written'; path: string; bytes: number }
+  | { kind: 'downloaded'; name: string; bytes: number }
+  | { kind: 'failed'; message: string };
+
+/** The browser host's download of a ticket (src/host/server.ts DOWNLOAD_PREFIX). */
+const DOWNLOAD_PREFIX = '/support-bundle/';
+
+/** In a browser on the browser host (no Electron preload), the staff's own browser can save the bundle. */
+function canDownload(): boolean {
+  return typeof window !== 'undefined' && preloadKiosk(window) === null;
+}
 
 /** The choice for the kiosk's own support folder (a volume id is never empty). */
 const KIOSK_DISK = '';
@@ -43,6 +57,24 @@ export function SupportBundleCard(props: { api: KioskApi; onWritten?: () => void
       look();
     }
   };
+  const download = async (): Promise<void> => {
+    setStatus({ kind: 'writing' });
+    try {
+      const prepared = await props.api.prepareSupportDownload({});
+      // An <a download> on the host's own origin: the browser saves the file; the ticket works once.
+      const link = document.createElement('a');
+      link.href = `${DOWNLOAD_PREFIX}${encodeURIComponent(prepared.ticket)}`;
+      link.download = prepared.name;
+      link.rel = 'noopener';
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setStatus({ kind: 'downloaded', name: prepared.name, bytes: prepared.bytes });
+      props.onWritten?.();
+    } catch (e) {
+      setStatus({ kind: 'failed', message: e instanceof Error ? e.message : String(e) });
+    }
+  };
   const size = (bytes: number): string => new Intl.NumberFormat(i18n.language, { maximumFractionDigits: 0 }).format(Math.max(1, Math.round(bytes / 1024)));
   return (
     <section className="staff-card" aria-labelledby="support-title" data-testid="support-bundle">
@@ -70,11 +102,21 @@ export function SupportBundleCard(props: { api: KioskApi; onWritten?: () => void
       <button type="button" className="button button--secondary" onClick={() => void write()} disabled={status.kind === 'writing'} data-testid="support-bundle-write">
         {t('diagnostics.support.write')}
       </button>
+      {canDownload() ? (
+        <button type="button" className="button button--secondary support-download" onClick={() => void download()} disabled={status.kind === 'writing'} data-testid="support-bundle-download">
+          {t('diagnostics.support.download')}
+        </button>
+      ) : null}
       <div role="status" className="form-message" data-testid="support-bundle-status">
         {status.kind === 'writing' ? t('diagnostics.support.writing') : null}
         {status.kind === 'written' ? (
           <>
             {t('diagnostics.support.written', { size: size(status.bytes) })} <code data-testid="support-bundle-path">{status.path}</code>
+          </>
+        ) : null}
+        {status.kind === 'downloaded' ? (
+          <>
+            {t('diagnostics.support.downloaded', { size: size(status.bytes) })} <code>{status.name}</code>
           </>
         ) : null}
         {status.kind === 'failed' ? t('diagnostics.support.failed', { message: status.message }) : null}

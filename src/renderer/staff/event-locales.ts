@@ -128,6 +128,7 @@ const en = {
     self_test: 'The self-test ran',
     support_bundle_written: 'A support bundle was written',
     support_bundle_failed: 'Writing a support bundle failed',
+    support_bundle_downloaded: 'A support bundle was downloaded by the staff’s browser',
     // The screen and the browser host
     host_started: 'The browser host started',
     host_screen_connected: 'A kiosk screen connected',
@@ -304,6 +305,7 @@ const es: Translation<typeof en> = {
     self_test: 'Se ejecutó la autoprueba',
     support_bundle_written: 'Se escribió un paquete de soporte',
     support_bundle_failed: 'Falló la escritura de un paquete de soporte',
+    support_bundle_downloaded: 'El navegador del personal descargó un paquete de soporte',
     host_started: 'El servidor del navegador se inició',
     host_screen_connected: 'Se conectó una pantalla del quiosco',
     host_screen_disconnected: 'Se desconectó una pantalla del quiosco',
@@ -477,6 +479,7 @@ const fr: Translation<typeof en> = {
     self_test: 'L’autotest a été lancé',
     support_bundle_written: 'Un paquet d’assistance a été écrit',
     support_bundle_failed: 'L’écriture d’un paquet d’assistance a échoué',
+    support_bundle_downloaded: 'Un paquet d’assistance a été téléchargé par le navigateur du personnel',
     host_started: 'L’hôte navigateur a démarré',
     host_screen_connected: 'Un écran de borne s’est connecté',
     host_screen_disconnected: 'Un écran de borne s’est déconnecté',

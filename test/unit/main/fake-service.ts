@@ -59,6 +59,7 @@ const RESULTS: Partial<Record<IntentName, unknown>> = {
   selfTest: { checks: [] },
   writeSupportBundle: { path: '/data/support/mdl-kiosk-support.tar.gz', bytes: 4096 },
   listSupportVolumes: { volumes: [{ id: '/media/kiosk/USB', label: 'USB' }] },
+  prepareSupportDownload: { ticket: 'a'.repeat(43), name: 'mdl-kiosk-support.tar.gz', bytes: 4096 },
 };
 
 export function fakeService(): KioskApiHandlers & {

@@ -82,4 +82,21 @@ describe('removable volumes', () => {
     await expect(call('writeSupportBundle', { volume: stick })).rejects.toThrow(/not mounted/);
     await expect(call('writeSupportBundle', { volume: '' })).rejects.toThrow();
   });
+
+  it('a download ticket (browser host) is for staff, good once, and stands for a bundle in the support folder', async () => {
+    const pin = '246810';
+    fixture = await startServiceFixture({ overrides: { staff: { pinHash: await hashPin(pin, TEST_SCRYPT) } } });
+    const f = fixture;
+    const call = (intent: string, args: unknown): Promise<unknown> => dispatchIntent(f.service, intent, args, () => f.service.staffUnlocked());
+    await expect(call('prepareSupportDownload', {})).rejects.toMatchObject({ code: 'staff_required' });
+    expect(await call('unlock', { pin })).toMatchObject({ ok: true });
+    const prepared = (await call('prepareSupportDownload', {})) as { ticket: string; name: string; bytes: number };
+    expect(prepared.ticket).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(prepared.name).toMatch(/^mdl-kiosk-support-.*\.tar\.gz$/);
+    expect(f.service.takeSupportDownload('x'.repeat(43))).toBeUndefined();
+    const taken = f.service.takeSupportDownload(prepared.ticket);
+    expect(taken?.path.startsWith(join(f.dataDir, 'support'))).toBe(true);
+    expect((await stat(taken?.path ?? '')).size).toBe(prepared.bytes);
+    expect(f.service.takeSupportDownload(prepared.ticket)).toBeUndefined();
+  });
 });
