@@ -99,14 +99,16 @@ export function SupportBundleCard(props: { api: KioskApi; onWritten?: () => void
         </div>
         {volumes.length === 0 ? <p className="field-help">{t('diagnostics.support.noVolume')}</p> : null}
       </div>
-      <button type="button" className="button button--secondary" onClick={() => void write()} disabled={status.kind === 'writing'} data-testid="support-bundle-write">
-        {t('diagnostics.support.write')}
-      </button>
-      {canDownload() ? (
-        <button type="button" className="button button--secondary support-download" onClick={() => void download()} disabled={status.kind === 'writing'} data-testid="support-bundle-download">
-          {t('diagnostics.support.download')}
+      <div className="support-actions">
+        <button type="button" className="button button--secondary" onClick={() => void write()} disabled={status.kind === 'writing'} data-testid="support-bundle-write">
+          {t('diagnostics.support.write')}
         </button>
-      ) : null}
+        {canDownload() ? (
+          <button type="button" className="button button--secondary" onClick={() => void download()} disabled={status.kind === 'writing'} data-testid="support-bundle-download">
+            {t('diagnostics.support.download')}
+          </button>
+        ) : null}
+      </div>
       <div role="status" className="form-message" data-testid="support-bundle-status">
         {status.kind === 'writing' ? t('diagnostics.support.writing') : null}
         {status.kind === 'written' ? (
