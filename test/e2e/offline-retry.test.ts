@@ -42,6 +42,11 @@ describe('"Retry now" on Offline', () => {
     expect(requests() - before).toBe(1);
     expect(await button.textContent()).toBe('Retry now');
     expect(await button.getAttribute('aria-disabled')).toBe('false');
+    // One answer for the one attempt: nothing replaces it afterwards (no second press got through).
+    await new Promise((done) => setTimeout(done, 1_500));
+    expect(await result.textContent()).toMatch(/^Tried at .* still not reachable/);
+    // "Trying…" began once: one attempt from the screen, however many presses.
+    expect(await page.evaluate('window.__retryButton.filter((t, i, all) => t.startsWith("Trying") && !(all[i - 1] ?? "").startsWith("Trying")).length')).toBe(1);
     await checkScreen(stack, 'offline-retry-tried');
 
     const said: string[] = [];

@@ -4,7 +4,7 @@
  * the retry policy's request budget says wait. While an attempt runs the button says so and ignores
  * presses (it stays focusable, so the focus does not fall to the page).
  */
-import { useState, type ReactNode } from 'react';
+import { useRef, useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { RetryResult, ScreenState } from '../../common/kiosk-api.js';
 import { UnplugIcon } from '../components/icons.js';
@@ -19,14 +19,19 @@ export function OfflineScreen(props: { state: ScreenState; onRetry: () => Promis
   const { error } = props.state.view;
   const [retry, setRetry] = useState<Retry>({ kind: 'idle' });
   const trying = retry.kind === 'trying';
+  // The guard is a ref, not the state: presses that arrive before the next render are ignored too.
+  const inFlight = useRef(false);
 
   const onRetry = async (): Promise<void> => {
-    if (trying) return;
+    if (inFlight.current) return;
+    inFlight.current = true;
     setRetry({ kind: 'trying' });
     try {
       setRetry({ kind: 'done', result: await props.onRetry() });
     } catch (e) {
       setRetry({ kind: 'failed', message: e instanceof Error ? e.message : String(e) });
+    } finally {
+      inFlight.current = false;
     }
   };
 
