@@ -24,6 +24,8 @@ export const IPC_INTENT_NAMES = [
   'getDiagnostics',
   'selfTest',
   'writeSupportBundle',
+  'listSupportVolumes',
+  'prepareSupportDownload',
   'reportError',
 ] as const;
 

@@ -255,6 +255,22 @@ export type SelfTestCheck = z.infer<typeof SelfTestCheck>;
 const Empty = z.object({}).strict();
 const Ok = z.object({ ok: z.literal(true) });
 
+/**
+ * What "Retry now" on Offline came to (src/kiosk/session-keeper.ts `RetryAttempt`): tried at `at` and the
+ * backend answered or not (`detail`: the failure, backend-influenced text, bounded), or not tried because
+ * the retry policy's request budget says wait (`waitMs`) or the kiosk is stopping.
+ */
+export const RetryAttempt = z.union([
+  z.object({ tried: z.literal(true), at: z.number(), reachable: z.literal(true) }).strict(),
+  z.object({ tried: z.literal(true), at: z.number(), reachable: z.literal(false), detail: z.string().max(300) }).strict(),
+  z.object({ tried: z.literal(false), at: z.number(), reason: z.enum(['request_budget', 'stopped']), waitMs: z.number().int().min(0).max(3_600_000).optional() }).strict(),
+]);
+export type RetryAttempt = z.infer<typeof RetryAttempt>;
+
+/** `attempt`: present when the retry was of the backend (Offline); absent for "Try again" after an error. */
+export const RetryResult = z.object({ ok: z.literal(true), attempt: RetryAttempt.optional() }).strict();
+export type RetryResult = z.infer<typeof RetryResult>;
+
 export const QrScannedResult = z.union([
   z.object({ accepted: z.literal(true) }),
   /** `unreadable`: an `mdoc:` code whose engagement is cut short or damaged (a scanner dropped characters). */
@@ -292,6 +308,10 @@ export const RendererError = z
   .strict();
 export type RendererError = z.infer<typeof RendererError>;
 
+/** A removable volume a support bundle can be written to (src/service/removable-volumes.ts). */
+export const SupportVolume = z.object({ id: z.string().min(1).max(4_096), label: z.string().max(255) }).strict();
+export type SupportVolume = z.infer<typeof SupportVolume>;
+
 /** Pins are digits only, 4 to 12 of them. */
 export const Pin = z.string().regex(/^[0-9]{4,12}$/, { error: 'a PIN is 4 to 12 digits' });
 
@@ -304,8 +324,8 @@ export const KIOSK_INTENTS = {
   qrScanned: { args: z.object({ text: z.string().max(MAX_QR_TEXT), source: ScanSource }).strict(), result: QrScannedResult, staff: false },
   /** "Next customer": clear the outcome or error now. */
   next: { args: Empty, result: Ok, staff: false },
-  /** "Try again": re-arm now after an error, or retry the backend while offline. */
-  retry: { args: Empty, result: Ok, staff: false },
+  /** "Try again": re-arm now after an error, or retry the backend while offline (then says what came of it). */
+  retry: { args: Empty, result: RetryResult, staff: false },
   /**
    * "Cancel" on "Tap your phone again": the customer gives up the verification that waits for the re-tap.
    * Only then (`cancelled: false` otherwise): other screens of a verification run to their own end.
@@ -333,8 +353,22 @@ export const KIOSK_INTENTS = {
   },
   getDiagnostics: { args: Empty, result: Diagnostics, staff: true },
   selfTest: { args: Empty, result: z.object({ checks: z.array(SelfTestCheck).max(20) }), staff: true },
-  /** Writes a support bundle (no personal data, no secrets) into the kiosk's support folder; says where. */
-  writeSupportBundle: { args: Empty, result: z.object({ path: z.string().max(4_096), bytes: z.number().int().min(0) }), staff: true },
+  /**
+   * Writes a support bundle (no personal data, no secrets) into the kiosk's support folder, or onto one of
+   * the removable volumes `listSupportVolumes` named (`volume`: its id); says where.
+   */
+  writeSupportBundle: { args: z.object({ volume: z.string().min(1).max(4_096).optional() }).strict(), result: z.object({ path: z.string().max(4_096), bytes: z.number().int().min(0) }), staff: true },
+  /**
+   * Browser host: writes a support bundle and returns a one-time ticket for it, good for one download of
+   * `/support-bundle/<ticket>` from this host within a minute (the staff's own browser saves it).
+   */
+  prepareSupportDownload: {
+    args: Empty,
+    result: z.object({ ticket: z.string().regex(/^[A-Za-z0-9_-]{43}$/), name: z.string().max(255), bytes: z.number().int().min(0) }).strict(),
+    staff: true,
+  },
+  /** The removable volumes (USB sticks) mounted now, where a support bundle can go. */
+  listSupportVolumes: { args: Empty, result: z.object({ volumes: z.array(SupportVolume).max(20) }), staff: true },
   /** The screen hit an error (a script error, an unhandled rejection, a component that failed to render). */
   reportError: { args: RendererError, result: Ok, staff: false },
 } as const;

@@ -9,7 +9,9 @@
  * validated; a bad message gets a clear error and the connection stays, a flood closes it (1008).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -41,6 +43,8 @@ export type HostedScreen = KioskApiHandlers & {
 /** What the host needs of the main side (KioskService satisfies it). */
 export interface HostedService {
   connectScreen(): HostedScreen;
+  /** The support bundle a download ticket (`prepareSupportDownload`) stands for, once; absent: no downloads. */
+  takeSupportDownload?(ticket: string): { path: string; name: string } | undefined;
 }
 
 export interface HostOptions {
@@ -78,6 +82,9 @@ const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
 /** A screen that does not read its socket is dropped rather than buffered without bound. */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 const DEFAULT_MAX_CALLS_PER_SECOND = 50;
+
+/** Where the staff's browser fetches a support bundle by its one-time ticket. */
+export const DOWNLOAD_PREFIX = '/support-bundle/';
 
 export class HostConfigError extends Error {
   override readonly name = 'HostConfigError';
@@ -139,12 +146,58 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
       res.end('forbidden: wrong Host header (the kiosk host answers only to 127.0.0.1 and localhost)');
       return;
     }
+    if ((req.url ?? '').startsWith(DOWNLOAD_PREFIX)) {
+      serveSupportDownload(req, res).catch((e: unknown) => {
+        log.error({ event: 'support_bundle_failed' }, e instanceof Error ? e.name : 'unknown');
+        if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end('internal error');
+      });
+      return;
+    }
     serveStatic(req, res, rendererDir).catch((e: unknown) => {
       log.error({ event: 'host_static_failed' }, e instanceof Error ? e.name : 'unknown');
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
       res.end('internal error');
     });
   });
+
+  /**
+   * `GET /support-bundle/<ticket>`: the staff's own browser saves a support bundle. The ticket (32 random
+   * bytes) was handed out over the token-authenticated socket to an unlocked staff session and is good for
+   * one download within a minute; a request another site's page makes (`Sec-Fetch-Site`, `Origin`) is refused.
+   */
+  async function serveSupportDownload(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const refuse = (status: number, text: string): void => {
+      res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8' });
+      res.end(text);
+    };
+    if (req.method !== 'GET') {
+      refuse(405, 'use GET');
+      return;
+    }
+    const site = req.headers['sec-fetch-site'];
+    const origin = req.headers.origin;
+    if ((site !== undefined && site !== 'same-origin' && site !== 'none') || (origin !== undefined && !allowedOrigins().has(origin))) {
+      refuse(403, 'forbidden: not from the kiosk page');
+      return;
+    }
+    const ticket = (req.url ?? '').slice(DOWNLOAD_PREFIX.length).split('?', 1)[0] ?? '';
+    const bundle = /^[A-Za-z0-9_-]{43}$/.test(ticket) ? options.service.takeSupportDownload?.(ticket) : undefined;
+    if (bundle === undefined) {
+      refuse(404, 'no such download: it was used already or has expired; write a new one');
+      return;
+    }
+    const info = await stat(bundle.path);
+    const name = bundle.name.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 200);
+    res.writeHead(200, {
+      'Content-Type': 'application/gzip',
+      'Content-Length': String(info.size),
+      'Content-Disposition': `attachment; filename="${name}"`,
+      'Cache-Control': 'no-store',
+    });
+    log.info({ event: 'support_bundle_downloaded', count: info.size }, 'support bundle downloaded by the staff browser');
+    await pipeline(createReadStream(bundle.path), res);
+  }
 
   const wss = new WebSocketServer({
     noServer: true,

@@ -19,7 +19,7 @@ import type { RelayConnector } from './relay-link.js';
 import { slowPaceText, type RetryPolicy, type RetryReport } from './retry-policy.js';
 import { recoverResult } from './result-recovery.js';
 import { errorViewFor, logResult } from './run-report.js';
-import { ArmTimeoutError, SessionKeeper, type ArmedSession, type KeeperStatus } from './session-keeper.js';
+import { ArmTimeoutError, SessionKeeper, type ArmedSession, type KeeperStatus, type RetryAttempt } from './session-keeper.js';
 import type { SessionService } from './session-service.js';
 import { TriggerSource } from './triggers.js';
 import { runVerification } from './verification/run-verification.js';
@@ -275,6 +275,11 @@ export class Kiosk {
   }
 
   /** Staff: try the backend again now (after a configuration error or during an offline backoff). */
+  /** "Retry now" on Offline: an attempt if the retry policy allows one now, and what came of it. */
+  retryBackend(timeoutMs: number): Promise<RetryAttempt> {
+    return this.keeper.retryAndReport(timeoutMs);
+  }
+
   retry(): void {
     this.keeper.retryNow();
   }

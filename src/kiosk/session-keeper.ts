@@ -39,6 +39,18 @@ export interface ArmedSession {
   readonly reuses: number;
 }
 
+/**
+ * What a "Retry now" came to (staff or a customer on Offline): tried at `at` and the backend answered
+ * (`reachable`) or not (`detail`: why, the failure's own words); or not tried, because the request budget
+ * of the retry policy says wait (`waitMs`), or the kiosk is stopping.
+ */
+export type RetryAttempt =
+  | { readonly tried: true; readonly at: number; readonly reachable: true }
+  | { readonly tried: true; readonly at: number; readonly reachable: false; readonly detail: string }
+  | { readonly tried: false; readonly at: number; readonly reason: 'request_budget' | 'stopped'; readonly waitMs?: number };
+
+type AttemptEnd = { readonly reachable: true } | { readonly reachable: false; readonly detail: string };
+
 export type KeeperStatus =
   | { readonly state: 'arming' }
   | { readonly state: 'armed' }
@@ -162,6 +174,8 @@ export class SessionKeeper {
   private readonly stopController = new AbortController();
   private readonly waiters = new Set<() => void>();
   private readonly statusListeners = new Set<(status: KeeperStatus) => void>();
+  /** Callers of {@link retryAndReport} waiting for the attempt under way to end. */
+  private readonly attemptWaiters = new Set<(end: AttemptEnd) => void>();
   private readonly idleFailureListeners = new Set<(failure: IdleFailure) => void>();
   /** Sockets being closed, by session id: the same session is reconnected only after its close (one connection per session, spec §8). */
   private readonly closing = new Map<string, Promise<void>>();
@@ -228,6 +242,47 @@ export class SessionKeeper {
     this.retryTimer = undefined;
     if (this.statusValue.state === 'config_error') this.setStatus({ state: 'arming' });
     this.ensure();
+  }
+
+  /**
+   * "Retry now" with an answer: the retry policy's request budget decides whether an attempt may go now
+   * (if not, nothing is sent and the wait is said); an attempt already under way is waited for rather than
+   * doubled, so pressing again and again cannot hammer the backend. Resolves when the attempt ends, or after
+   * `timeoutMs` without an answer (said as not reachable).
+   */
+  async retryAndReport(timeoutMs: number): Promise<RetryAttempt> {
+    const at = this.now();
+    if (this.stopped) return { tried: false, at, reason: 'stopped' };
+    if (!this.preparing) {
+      const waitMs = this.policy.admissionDelay(at);
+      if (waitMs > 0) return { tried: false, at, reason: 'request_budget', waitMs };
+    }
+    let settle: ((end: AttemptEnd) => void) | undefined;
+    const ended = new Promise<AttemptEnd>((resolve) => {
+      settle = resolve;
+      this.attemptWaiters.add(resolve);
+    });
+    if (!this.preparing) this.retryNow();
+    if (!this.preparing) {
+      // Nothing to try: a session is ready (or kept for a customer), or the policy keeps none warm.
+      if (settle) this.attemptWaiters.delete(settle);
+      return this.statusValue.state === 'armed' || this.statusValue.state === 'standby' ? { tried: true, at, reachable: true } : { tried: false, at, reason: 'stopped' };
+    }
+    const controller = new AbortController();
+    const timeout = sleep(timeoutMs, controller.signal).then(
+      (): AttemptEnd => ({ reachable: false, detail: `no answer within ${Math.round(timeoutMs / 1_000)} s` }),
+      (): AttemptEnd => ({ reachable: false, detail: 'stopped' }),
+    );
+    const end = await Promise.race([ended, timeout]);
+    controller.abort();
+    if (settle) this.attemptWaiters.delete(settle);
+    return end.reachable ? { tried: true, at, reachable: true } : { tried: true, at, reachable: false, detail: end.detail.slice(0, 300) };
+  }
+
+  private attemptEnded(end: AttemptEnd): void {
+    const waiters = [...this.attemptWaiters];
+    this.attemptWaiters.clear();
+    for (const waiter of waiters) waiter(end);
   }
 
   /**
@@ -453,21 +508,27 @@ export class SessionKeeper {
       if (old) void this.closeIdle(old, CloseCode.normal, 'session renewed');
       this.watchIdle(armed);
       // Something the backend sent before the watcher was in place already ended this session.
-      if (this.idle !== armed) return;
+      if (this.idle !== armed) {
+        this.attemptEnded({ reachable: true });
+        return;
+      }
       this.scheduleRenewal(armed);
       this.deferredStatus = undefined;
       this.setStatus({ state: 'armed' });
       this.wake();
+      this.attemptEnded({ reachable: true });
     } catch (e) {
       if (this.stopped || e instanceof AbortedError) return;
       if (e instanceof ArmingFailure) {
         this.onFailure(e.failure);
+        this.attemptEnded({ reachable: false, detail: e.failure.detail });
         return;
       }
       // Not the backend's doing (a bug): still a failure, so that it cannot make the keeper spin.
       const detail = e instanceof Error ? `${e.name}: ${e.message}` : 'unknown error';
       this.options.log.error({ event: 'arming_fault', detail }, 'unexpected fault while arming a session');
       this.onFailure({ kind: 'unreachable', stage: 'create', detail: `unexpected fault: ${detail}`.slice(0, 300) });
+      this.attemptEnded({ reachable: false, detail: 'unexpected fault in the kiosk' });
     }
   }
 

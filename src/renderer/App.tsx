@@ -93,7 +93,7 @@ function CustomerScreen(props: { state: ScreenState; api: KioskApi; hint: ScanHi
     case 'connecting':
       return <ConnectingScreen />;
     case 'offline':
-      return <OfflineScreen state={state} onRetry={retry} />;
+      return <OfflineScreen state={state} onRetry={() => api.retry({})} />;
     case 'config_error':
     case 'cannot_verify':
       return <NeedsStaffScreen state={state} />;

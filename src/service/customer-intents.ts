@@ -2,7 +2,7 @@
  * What the customer's screen asks of the kiosk: a QR scan, "next" and "try again", cancelling a tap,
  * the language, the camera's state and the screen's own errors. None needs a staff session.
  */
-import type { QrScannedResult } from '../common/kiosk-api.js';
+import type { QrScannedResult, RetryResult } from '../common/kiosk-api.js';
 import { engagementTextProblem, failsMdocPrefixRule } from '../kiosk/engagement-text.js';
 import type { KioskConfig } from '../platform/config.js';
 import { stripScannerTerminator } from '../kiosk/kiosk.js';
@@ -29,7 +29,7 @@ export interface CustomerIntentsOptions {
 export interface CustomerIntents {
   qrScanned(args: Args<'qrScanned'>): QrScannedResult;
   next(): Ok;
-  retry(): Ok;
+  retry(): RetryResult | Promise<RetryResult>;
   cancel(): { cancelled: boolean };
   moreTime(): { extended: boolean };
   setLanguage(args: Args<'setLanguage'>): Ok;
@@ -71,6 +71,11 @@ export function customerIntents(options: CustomerIntentsOptions): CustomerIntent
     retry: () => {
       screen.keepLanguageForRetry();
       const { kiosk } = runtime;
+      if (kiosk && screen.view.phase === 'offline') {
+        // "Retry now" on Offline: the retry policy decides whether an attempt goes now; the screen is told what came of it.
+        const { backendReplyMs } = options.config().timeouts;
+        return kiosk.retryBackend(Math.min(2 * backendReplyMs + 1_000, 60_000)).then((attempt) => ({ ok: true as const, attempt }));
+      }
       if (kiosk) {
         kiosk.retry();
         kiosk.dismiss();

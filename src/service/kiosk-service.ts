@@ -20,7 +20,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { multistream, type DestinationStream, type Level } from 'pino';
-import type { AppStatus, Diagnostics, FieldError, KioskApiHandlers, QrScannedResult, SaveResult, ScreenState, SelfTestCheck, Settings, UnlockResult } from '../common/kiosk-api.js';
+import type { AppStatus, Diagnostics, FieldError, KioskApiHandlers, QrScannedResult, RetryResult, SaveResult, ScreenState, SelfTestCheck, Settings, UnlockResult } from '../common/kiosk-api.js';
 import type { KioskConfig } from '../platform/config.js';
 import type { VerificationReport } from '../kiosk/kiosk.js';
 import type { RetryReport } from '../kiosk/retry-policy.js';
@@ -260,7 +260,7 @@ export class KioskService implements KioskApiHandlers {
 
   readonly qrScanned = (args: Args<'qrScanned'>): QrScannedResult => this.customer.qrScanned(args);
   readonly next = (): Ok => this.customer.next();
-  readonly retry = (): Ok => this.customer.retry();
+  readonly retry = (): RetryResult | Promise<RetryResult> => this.customer.retry();
   readonly cancel = (): { cancelled: boolean } => this.customer.cancel();
   readonly moreTime = (): { extended: boolean } => this.customer.moreTime();
   readonly setLanguage = (args: Args<'setLanguage'>): Ok => this.customer.setLanguage(args);
@@ -277,5 +277,9 @@ export class KioskService implements KioskApiHandlers {
   readonly changePin = (args: Args<'changePin'>): Promise<Ok | { ok: false; errors: FieldError[] }> => this.staffIntents.changePin(SERVICE_SCREEN, args);
   readonly getDiagnostics = (): Diagnostics => this.own.getDiagnostics({}) as Diagnostics;
   readonly selfTest = (): { checks: SelfTestCheck[] } => this.own.selfTest({}) as { checks: SelfTestCheck[] };
-  readonly writeSupportBundle = (): Promise<{ path: string; bytes: number }> => this.own.writeSupportBundle({}) as Promise<{ path: string; bytes: number }>;
+  readonly writeSupportBundle = (args: Args<'writeSupportBundle'> = {}): Promise<{ path: string; bytes: number }> => this.own.writeSupportBundle(args) as Promise<{ path: string; bytes: number }>;
+  readonly prepareSupportDownload = (): Promise<{ ticket: string; name: string; bytes: number }> => this.own.prepareSupportDownload({}) as Promise<{ ticket: string; name: string; bytes: number }>;
+  /** The browser host's `/support-bundle/<ticket>`: the bundle a ticket stands for, once. */
+  readonly takeSupportDownload = (ticket: string): { path: string; name: string } | undefined => this.support.takeDownload(ticket);
+  readonly listSupportVolumes = (): Promise<{ volumes: { id: string; label: string }[] }> => this.own.listSupportVolumes({}) as Promise<{ volumes: { id: string; label: string }[] }>;
 }

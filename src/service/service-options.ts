@@ -2,6 +2,7 @@
  * What the parts of the kiosk service (kiosk-service.ts and the parts it is made of) share: its options,
  * the argument and answer shapes of the `KioskApi` intents, and a few small helpers.
  */
+import type { RemovableVolumes } from './removable-volumes.js';
 import type { DestinationStream } from 'pino';
 import type { z } from 'zod';
 import type { AppStatus, IntentName, KIOSK_INTENTS } from '../common/kiosk-api.js';
@@ -83,6 +84,8 @@ export interface KioskServiceOptions {
    * records (by name in the bundle), secrets of its own to scrub (the browser host's token), and where
    * the staff screen's bundles go (default `<dataDir>/support`).
    */
+  /** Where removable volumes are found for the support bundle (default: this OS's adapter, removable-volumes.ts). */
+  readonly removableVolumes?: RemovableVolumes;
   readonly support?: () => { readonly logDir?: string; readonly files?: Record<string, string>; readonly secrets?: readonly string[]; readonly dir?: string };
   readonly now?: () => number;
 }

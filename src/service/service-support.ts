@@ -3,7 +3,9 @@
  * self-test, and the support bundle (support-bundle.ts) made of all of them with the configuration's
  * layers, scrubbed of every secret the kiosk knows.
  */
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { removableVolumesFor } from './removable-volumes.js';
+import { basename, join } from 'node:path';
 import type { AppStatus, Diagnostics, SelfTestCheck } from '../common/kiosk-api.js';
 import type { Logger } from '../platform/log.js';
 import { backendFailuresView } from './backend-report.js';
@@ -20,7 +22,7 @@ import { runtimeVersions, writeSupportBundle, type SupportBundle } from './suppo
 import { supportReport } from './support-report.js';
 
 export interface ServiceSupportOptions {
-  readonly service: Pick<KioskServiceOptions, 'appStatus' | 'managed' | 'testMode' | 'support' | 'dataDir'>;
+  readonly service: Pick<KioskServiceOptions, 'appStatus' | 'managed' | 'testMode' | 'support' | 'dataDir' | 'removableVolumes'>;
   readonly config: Pick<ServiceConfig, 'effective' | 'secrets' | 'storeProblems' | 'supportFacts'>;
   readonly runtime: Pick<KioskRuntime, 'devices' | 'backendFailures'>;
   readonly screen: Pick<ScreenStateStream, 'view' | 'state'>;
@@ -31,6 +33,9 @@ export interface ServiceSupportOptions {
   readonly now: () => number;
   readonly log: () => Logger;
 }
+
+/** How long a support bundle's download ticket is good for. */
+export const DOWNLOAD_TICKET_MS = 60_000;
 
 export class ServiceSupport {
   constructor(private readonly options: ServiceSupportOptions) {}
@@ -71,6 +76,44 @@ export class ServiceSupport {
     const checks = runSelfTest({ view: screen.view, ports: runtime.devices?.ports ?? EMPTY_DEVICES, camera: camera.forSelfTest() });
     this.options.log().info({ event: 'self_test', count: checks.filter((c) => !c.ok).length }, 'self-test run');
     return { checks };
+  }
+
+  /** One-time download tickets of written bundles (browser host), by ticket. */
+  private readonly downloads = new Map<string, { readonly path: string; readonly name: string; readonly until: number }>();
+
+  /** Writes a bundle and hands out a ticket for one download of it within {@link DOWNLOAD_TICKET_MS}. */
+  async prepareDownload(): Promise<{ ticket: string; name: string; bytes: number }> {
+    const bundle = await this.writeBundle();
+    const now = this.options.now();
+    for (const [ticket, entry] of this.downloads) if (entry.until <= now) this.downloads.delete(ticket);
+    const ticket = randomBytes(32).toString('base64url');
+    const name = basename(bundle.path);
+    this.downloads.set(ticket, { path: bundle.path, name, until: now + DOWNLOAD_TICKET_MS });
+    return { ticket, name, bytes: bundle.bytes };
+  }
+
+  /** The bundle a ticket stands for, once: the ticket is spent (or found expired) here. */
+  takeDownload(ticket: string): { path: string; name: string } | undefined {
+    const entry = this.downloads.get(ticket);
+    this.downloads.delete(ticket);
+    return entry !== undefined && entry.until > this.options.now() ? { path: entry.path, name: entry.name } : undefined;
+  }
+
+  /** The removable volumes mounted now (what the screen may offer). */
+  async supportVolumes(): Promise<{ volumes: { id: string; label: string }[] }> {
+    const volumes = await (this.options.service.removableVolumes ?? removableVolumesFor()).list();
+    return { volumes: volumes.map((v) => ({ id: v.id.slice(0, 4_096), label: v.label.slice(0, 255) })) };
+  }
+
+  /**
+   * Writes the bundle onto the removable volume `id` names: looked up in a fresh listing, so only a listed
+   * volume's root is ever written to (a screen cannot name another path). Fails when it is gone.
+   */
+  async writeBundleToVolume(id: string): Promise<SupportBundle> {
+    const volume = (await (this.options.service.removableVolumes ?? removableVolumesFor()).list()).find((v) => v.id === id);
+    if (volume === undefined) throw new Error('that removable volume is not mounted any more: plug it in again and choose it again');
+    const stamp = new Date(this.options.now()).toISOString().replace(/[:.]/g, '-');
+    return this.writeBundle(join(volume.path, `mdl-kiosk-support-${stamp}.tar.gz`));
   }
 
   /**

@@ -30,7 +30,7 @@ export interface StaffIntentsOptions {
   readonly config: Pick<ServiceConfig, 'save' | 'saveProfile' | 'settingsView'>;
   readonly runtime: Pick<KioskRuntime, 'kiosk' | 'setProfile' | 'applySaved'>;
   readonly screen: Pick<ScreenStateStream, 'view' | 'state' | 'onState' | 'safeCall' | 'publish' | 'showProfile' | 'resetLanguage'>;
-  readonly support: Pick<ServiceSupport, 'diagnostics' | 'selfTest' | 'writeBundle'>;
+  readonly support: Pick<ServiceSupport, 'diagnostics' | 'selfTest' | 'writeBundle' | 'writeBundleToVolume' | 'supportVolumes' | 'prepareDownload'>;
   readonly log: () => Logger;
 }
 
@@ -70,10 +70,12 @@ export class StaffIntents {
       changePin: (args) => this.changePin(connection, args),
       getDiagnostics: staffAction(() => support.diagnostics()),
       selfTest: staffAction(() => support.selfTest()),
-      writeSupportBundle: staffAction(async () => {
-        const bundle = await support.writeBundle();
+      writeSupportBundle: staffAction(async (args: Args<'writeSupportBundle'>) => {
+        const bundle = args.volume === undefined ? await support.writeBundle() : await support.writeBundleToVolume(args.volume);
         return { path: bundle.path, bytes: bundle.bytes };
       }),
+      listSupportVolumes: staffAction(() => support.supportVolumes()),
+      prepareSupportDownload: staffAction(() => support.prepareDownload()),
     };
   }
 

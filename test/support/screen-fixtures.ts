@@ -530,6 +530,8 @@ export function fixtureDiagnostics(now = Date.now()): Diagnostics {
     version: '0.1.0',
     startedAt: now - 3_600_000,
     events: [
+      // A name this screen has no words for (a newer host): the generic line, the code beside it.
+      { at: now - 660_000, level: 'info', event: 'future_event_name' },
       { at: now - 600_000, level: 'info', event: 'session_created' },
       { at: now - 420_000, level: 'info', event: 'verification_outcome', detail: 'verdict=verified source=complete' },
       { at: now - 300_000, level: 'warn', event: 'ble_link_lost', detail: 'peripheral disconnected' },
@@ -624,7 +626,11 @@ const FAKE_KIOSK_SOURCE = String.raw`
     changePin: function (a) { record('changePin', {}); return Promise.resolve(ok); },
     getDiagnostics: function (a) { record('getDiagnostics', a); return Promise.resolve(config.diagnostics); },
     reportError: function (a) { record('reportError', { kind: a.kind }); return Promise.resolve(ok); },
-    writeSupportBundle: function (a) { record('writeSupportBundle', a); return Promise.resolve({ path: '/home/kiosk/.config/mDL Kiosk/support/mdl-kiosk-support-2026-11-27T09-30-00-000Z.tar.gz', bytes: 48213 }); },
+    writeSupportBundle: function (a) { record('writeSupportBundle', a);
+      var dir = a.volume ? a.volume : '/home/kiosk/.config/mDL Kiosk/support';
+      return Promise.resolve({ path: dir + '/mdl-kiosk-support-2026-11-27T09-30-00-000Z.tar.gz', bytes: 48213 }); },
+    prepareSupportDownload: function (a) { record('prepareSupportDownload', a); return Promise.resolve({ ticket: 'T'.repeat(43), name: 'mdl-kiosk-support-2026-11-27T09-30-00-000Z.tar.gz', bytes: 48213 }); },
+    listSupportVolumes: function (a) { record('listSupportVolumes', a); return Promise.resolve({ volumes: config.volumes || [] }); },
     selfTest: function (a) { record('selfTest', a); return Promise.resolve({ checks: [
       { name: 'backend', ok: true, status: 'reachable', detail: 'http://127.0.0.1:8443 answered in 12 ms' },
       { name: 'nfc', ok: true, status: 'usable', detail: 'Virtual PC/SC reader 00 00' },
@@ -657,12 +663,14 @@ const FAKE_KIOSK_SOURCE = String.raw`
 export interface FakeKioskOptions {
   /** Extra fields merged into the fixture's state (e.g. `{ testMode: false }`). */
   readonly patch?: Partial<ScreenState>;
+  /** The removable volumes `listSupportVolumes` answers (default none). */
+  readonly volumes?: readonly { readonly id: string; readonly label: string }[];
 }
 
 /** Installs the fake `window.kiosk` with the fixture's state; call before `page.goto`. */
 export async function installFakeKiosk(page: Page, name: FixtureName, options: FakeKioskOptions = {}): Promise<void> {
   const state = name === 'disconnected' ? null : { ...screenState(name), ...options.patch };
-  const config = { state, pin: FAKE_PIN, settings: fixtureSettings(), diagnostics: fixtureDiagnostics() };
+  const config = { state, pin: FAKE_PIN, settings: fixtureSettings(), diagnostics: fixtureDiagnostics(), volumes: options.volumes ?? [] };
   await page.addInitScript({ content: `${FAKE_KIOSK_SOURCE}(${JSON.stringify(config)});` });
 }
 

@@ -23,7 +23,7 @@ import type { TestPki } from '../sim/virtual-wallet/pki.js';
 import type { PhoneProfileName } from '../sim/virtual-wallet/profiles.js';
 import { VirtualPhone, type AbortReason, type EngagementKind, type PhoneBehaviour, type PhoneSetup, type PresentationOutcome } from '../sim/virtual-wallet/virtual-phone.js';
 import { startEmbeddedBackend, type EmbeddedBackend, type EmbeddedBackendOptions } from './embedded-backend.js';
-import { PhoneSettingsChangeSchema, fromPhoneBehaviour, needsNewPhone, toPhoneBehaviour, type PhoneSettings, type PhoneSettingsChange } from './phone-settings.js';
+import { PhoneSettingsChangeSchema, deviceAvailability, fromPhoneBehaviour, needsNewPhone, toPhoneBehaviour, underAgeBirthDate, type PhoneSettings, type PhoneSettingsChange } from './phone-settings.js';
 import { defaultQaPkiDir, loadOrCreateQaPki } from './qa-pki.js';
 
 /** Which Bluetooth roles the kiosk can take on the counter. */
@@ -119,11 +119,12 @@ export async function createVirtualCounter(options: VirtualCounterOptions = {}):
 
   const credentials = new Map<string, Promise<TestCredential>>();
   const credentialFor = (s: PhoneSettings): Promise<TestCredential> => {
-    const key = `${s.credential}/${s.portrait}`;
+    const key = `${s.credential}/${s.portrait}/${s.holder}`;
     let issued = credentials.get(key);
     if (issued === undefined) {
       issued = issueTestCredential({
         pki,
+        ...(s.holder === 'under_21' ? { holder: { birth_date: underAgeBirthDate(new Date()) } } : {}),
         validity: s.credential === 'expired' ? 'expired' : 'valid',
         ...(s.credential === 'tampered' ? { tamper: true } : {}),
         portraitFormat: s.portrait,
@@ -219,15 +220,26 @@ export async function createVirtualCounter(options: VirtualCounterOptions = {}):
     },
   };
 
+  // The kiosk's device ports as the QA switches say (at once: the kiosk sees it before the next tap).
+  const unconfigured = { usable: false, reason: 'not_configured' } as const;
+  const applyDevices = (s: PhoneSettings): void => {
+    const { nfc, bluetooth } = deviceAvailability(s);
+    base.nfc.setAvailability(nfc);
+    radioRig?.central.setAvailability(roles === 'both' || roles === 'central' ? bluetooth : unconfigured);
+    radioRig?.peripheral.setAvailability(roles === 'both' || roles === 'peripheral' ? bluetooth : unconfigured);
+  };
+
   let changes: Promise<unknown> = Promise.resolve();
   const reconfigure = async (change: PhoneSettingsChange): Promise<PhoneSettings> => {
     if (stopped) throw new Error('the virtual counter was stopped');
     const next: PhoneSettings = { ...settings, ...PhoneSettingsChangeSchema.parse(change) };
+    if (next.bluetooth !== 'on' && radioRig === undefined) throw new Error('the Bluetooth switch needs the virtual radio (not an HCI rig)');
     if (needsNewPhone(settings, next)) {
       await replacePhone(await phoneOptions(next));
     } else {
       base.phone.setBehaviour(toPhoneBehaviour(next));
     }
+    if (next.nfcReader !== settings.nfcReader || next.bluetooth !== settings.bluetooth) applyDevices(next);
     settings = next;
     return settings;
   };

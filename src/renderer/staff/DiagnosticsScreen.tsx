@@ -12,7 +12,7 @@ import { AppStatusCard } from './AppStatusCard.js';
 import { BackendFailuresCard } from './BackendFailuresCard.js';
 import { probeCamera } from './camera-probe.js';
 import { SupportBundleCard } from './SupportBundleCard.js';
-import { countLabel, selfTestStatusText } from './diagnostic-texts.js';
+import { countLabel, eventText, selfTestStatusText } from './diagnostic-texts.js';
 
 type Load<T> = { kind: 'loading' } | { kind: 'loaded'; value: T } | { kind: 'failed'; message: string };
 
@@ -184,7 +184,11 @@ export function DiagnosticsScreen(props: { api: KioskApi; language: string; came
                   <tr key={`${e.at}-${i}`} className={`event--${e.level}`}>
                     <td>{time(e.at)}</td>
                     <td>{levelName(e.level)}</td>
-                    <td>{breakAfterUnderscores(e.event)}</td>
+                    <td data-event={e.event}>
+                      <span className="event-line">{eventText(e.event, t)}</span>
+                      {/* The code as logged, for support (the log and the support bundle use it). */}
+                      <code className="event-code">{breakAfterUnderscores(e.event)}</code>
+                    </td>
                     <td>{e.detail ?? ''}</td>
                   </tr>
                 ))}

@@ -42,7 +42,9 @@ export function StaffPinScreen(props: { api: KioskApi; staff: StaffState; onUnlo
   const now = useNow(1_000, lockedUntil !== null);
   const locked = lockedUntil !== null && lockedUntil > now;
   const input = useRef<HTMLInputElement>(null);
+  const messageRef = useRef<HTMLParagraphElement>(null);
   const id = useId();
+  const { onCancel } = props;
 
   // The PIN field takes the focus (after the frame focused the heading, so the title is still announced).
   useEffect(() => {
@@ -53,12 +55,25 @@ export function StaffPinScreen(props: { api: KioskApi; staff: StaffState; onUnlo
     if (staff.unlocked) onUnlocked();
   }, [staff.unlocked, onUnlocked]);
 
-  // The field was disabled during a lockout, which took the focus away: give it back when the lockout ends.
-  const wasLocked = useRef(locked);
+  // A lockout disables the field and the keypad; the focus would fall to <body>. It goes to the message
+  // that says why and for how long (read out on focus), and back to the field when the lockout ends.
+  const wasLocked = useRef(false);
   useEffect(() => {
-    if (wasLocked.current && !locked) input.current?.focus();
+    if (locked) messageRef.current?.focus();
+    else if (wasLocked.current) input.current?.focus();
     wasLocked.current = locked;
   }, [locked]);
+
+  // Escape leaves the PIN pad from anywhere on it, as Cancel does.
+  useEffect(() => {
+    const onEscape = (event: globalThis.KeyboardEvent): void => {
+      if (event.key !== 'Escape' || event.defaultPrevented) return;
+      event.preventDefault();
+      onCancel();
+    };
+    document.addEventListener('keydown', onEscape);
+    return () => document.removeEventListener('keydown', onEscape);
+  }, [onCancel]);
 
   const append = (digit: string): void => {
     setPin((p) => (p.length < MAX_PIN ? p + digit : p));
@@ -140,7 +155,14 @@ export function StaffPinScreen(props: { api: KioskApi; staff: StaffState; onUnlo
           onChange={(e) => setPin(e.target.value.replace(/[^0-9]/g, '').slice(0, MAX_PIN))}
           disabled={locked}
         />
-        <p id={`${id}-message`} className={message ? 'form-message form-message--problem' : 'form-message'} role="alert">
+        <p
+          ref={messageRef}
+          id={`${id}-message`}
+          className={message ? 'form-message form-message--problem' : 'form-message'}
+          role="alert"
+          tabIndex={-1}
+          data-testid="pin-message"
+        >
           {message ? (
             <>
               <span aria-hidden="true">✕ </span>
@@ -165,7 +187,7 @@ export function StaffPinScreen(props: { api: KioskApi; staff: StaffState; onUnlo
           </button>
         </div>
         <div className="form-actions">
-          <button type="button" className="button button--secondary" onClick={props.onCancel}>
+          <button type="button" className="button button--secondary" onClick={onCancel}>
             {t('pin.cancel')}
           </button>
           <button type="submit" className="button button--primary" disabled={busy || locked || pin.length === 0}>

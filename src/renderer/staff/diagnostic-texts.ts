@@ -8,6 +8,7 @@
  */
 import { outcomeResources } from '../outcome/locales.js';
 import { commonEn } from '../i18n/common-en.js';
+import { knownEvent } from './event-locales.js';
 
 type T = (key: string, options?: Record<string, unknown>) => string;
 
@@ -66,4 +67,9 @@ export function countLabel(name: string, t: T): string {
   if (!known(commonEn.diagnostics.countGroup, group)) return name;
   const item = countPart(group, rest, t);
   return item === undefined ? name : t('diagnostics.countFormat', { group: t(`diagnostics.countGroup.${group}`), name: item });
+}
+
+/** A recent event's name in words; a name the screen has no line for gets the generic line (the code is shown beside it either way). */
+export function eventText(name: string, t: T): string {
+  return knownEvent(name) ? t(`events:line.${name}`) : t('events:unknown');
 }

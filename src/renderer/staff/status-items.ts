@@ -17,7 +17,7 @@ export interface StatusItem {
   readonly detail?: string;
 }
 
-function reasonText(reason: string | undefined, t: T): string {
+function reasonText(reason: string | undefined, t: T): string | undefined {
   switch (reason) {
     case undefined:
       return t('status.unavailable');
@@ -42,14 +42,16 @@ function reasonText(reason: string | undefined, t: T): string {
     case 'no_adapter':
       return t('status.reason.noAdapter');
     default:
-      // A reason the screen has no words for: staff still see the adapter's own key.
-      return `${t('status.unavailable')} (${reason.slice(0, 40)})`;
+      return undefined;
   }
 }
 
 function deviceItem(id: StatusItem['id'], label: string, device: { usable: boolean; reason?: string | undefined }, t: T): StatusItem {
   if (device.usable) return { id, label, value: t('status.ok'), level: 'ok' };
-  return { id, label, value: reasonText(device.reason, t), level: device.reason === 'not_configured' ? 'off' : device.reason === 'starting' ? 'warn' : 'problem' };
+  const level = device.reason === 'not_configured' ? 'off' : device.reason === 'starting' ? 'warn' : 'problem';
+  const words = reasonText(device.reason, t);
+  // A reason the screen has no words for: the generic word, and the adapter's own key as the staff detail.
+  return words === undefined ? { id, label, value: t('status.unavailable'), level, detail: (device.reason ?? '').slice(0, 40) } : { id, label, value: words, level };
 }
 
 /** The camera of this screen (`camera`, qr/camera-status.ts) when known, else as the host last heard it. */

@@ -60,6 +60,8 @@ const RESULTS: Partial<Record<IntentName, unknown>> = {
   getDiagnostics: { version: '1', startedAt: 1, events: [], counts: {} },
   selfTest: { checks: [] },
   writeSupportBundle: { path: '/data/support/mdl-kiosk-support.tar.gz', bytes: 4096 },
+  listSupportVolumes: { volumes: [{ id: '/media/kiosk/USB', label: 'USB' }] },
+  prepareSupportDownload: { ticket: 'a'.repeat(43), name: 'mdl-kiosk-support.tar.gz', bytes: 4096 },
 };
 
 export function fakeService(): KioskApiHandlers & {

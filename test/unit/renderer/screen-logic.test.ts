@@ -103,7 +103,7 @@ describe('status bar', () => {
   it('shows an unknown device reason as its key, never blank', () => {
     const state = screenState('ready');
     const odd = { ...state, view: { ...state.view, devices: { ...state.view.devices, nfc: { usable: false, reason: 'reader_on_fire' } } } };
-    expect(statusItems(odd, Date.now(), t)[0]).toMatchObject({ value: 'unavailable (reader_on_fire)', level: 'problem' });
+    expect(statusItems(odd, Date.now(), t)[0]).toMatchObject({ value: 'unavailable', detail: 'reader_on_fire', level: 'problem' });
   });
 
   it('counts session minutes down and says when it expired', () => {

@@ -315,7 +315,7 @@ describe('page address helpers', () => {
     expect(preloadKiosk({})).toBeNull();
     expect(preloadKiosk({ kiosk: { onState: () => undefined } })).toBeNull();
     const full: Record<string, unknown> = { onState: () => () => undefined };
-    for (const k of ['qrScanned', 'next', 'retry', 'cancel', 'moreTime', 'setLanguage', 'reportCamera', 'unlock', 'lock', 'setProfile', 'getSettings', 'saveSettings', 'changePin', 'getDiagnostics', 'selfTest', 'writeSupportBundle', 'reportError']) full[k] = () => Promise.resolve({});
+    for (const k of ['qrScanned', 'next', 'retry', 'cancel', 'moreTime', 'setLanguage', 'reportCamera', 'unlock', 'lock', 'setProfile', 'getSettings', 'saveSettings', 'changePin', 'getDiagnostics', 'selfTest', 'writeSupportBundle', 'listSupportVolumes', 'prepareSupportDownload', 'reportError']) full[k] = () => Promise.resolve({});
     expect(preloadKiosk({ kiosk: full })).not.toBeNull();
   });
 });

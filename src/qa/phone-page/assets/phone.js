@@ -43,6 +43,9 @@ function fillForm(s) {
   form.elements.bleDrop.checked = s.bleDropAfterChunks !== null;
   form.elements.bleDropAfterChunks.value = String(s.bleDropAfterChunks ?? 1);
   form.elements.wrongIdent.checked = s.wrongIdent;
+  check('holder', s.holder);
+  form.elements.nfcReader.value = s.nfcReader;
+  form.elements.bluetooth.value = s.bluetooth;
 }
 
 function readForm() {
@@ -58,6 +61,9 @@ function readForm() {
     fieldDropAtApdu: form.elements.fieldDrop.checked ? whole('fieldDropAtApdu') : null,
     bleDropAfterChunks: form.elements.bleDrop.checked ? whole('bleDropAfterChunks') : null,
     wrongIdent: form.elements.wrongIdent.checked,
+    holder: radio('holder'),
+    nfcReader: form.elements.nfcReader.value,
+    bluetooth: form.elements.bluetooth.value,
   };
 }
 
