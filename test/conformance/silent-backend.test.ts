@@ -60,11 +60,11 @@ describe('silent backend: idle', () => {
     expect(h.logs.records.filter((r) => r.event === 'idle_socket_closed')).toEqual([expect.objectContaining({ unanswered: true })]);
     expect(h.kiosk.backendFailures.lastFailure).toMatchObject({ kind: 'not_answering', stage: 'socket' });
 
-    // A tap while it stays silent is told at once, without a wait on "hold still".
+    // A tap while it stays silent is told at once (the Offline screen's own code), without a wait on "hold still".
     const tapFrom = mark(h);
     h.nfc.tap(() => u8(0x90, 0x00));
     const report = await h.nextReport();
-    expect(report).toMatchObject({ result: 'not_ready', error: { code: 'backend_unavailable' } });
+    expect(report).toMatchObject({ result: 'not_ready', error: { code: 'backend_not_answering' } });
     expect(h.views.slice(tapFrom).some((v) => v.prompt === 'hold_still')).toBe(false);
     h.nfc.lift();
 
