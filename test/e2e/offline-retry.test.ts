@@ -11,7 +11,7 @@ let stack: BrowserStack;
 
 beforeAll(async () => {
   // Long automatic backoff, so the presses are what contacts the backend; the smallest request budget.
-  stack = await startBrowserStack({ config: { session: { offlineBackoffMinMs: 60_000, offlineBackoffMaxMs: 120_000, maxRequestsPerMinute: 4 } } });
+  stack = await startBrowserStack({ config: { session: { offlineBackoffMinMs: 60_000, offlineBackoffMaxMs: 120_000, maxRequestsPerMinute: 6 } } });
   await stack.waitForScreen('ready', 30_000);
 }, 60_000);
 
@@ -21,7 +21,9 @@ describe('"Retry now" on Offline', () => {
   it('says when it tried and what came of it, "Trying…" meanwhile, presses meanwhile send nothing; then that the budget says wait; Ready once the backend is back', async () => {
     const { page } = stack;
     await stack.backend.goOffline();
-    await stack.waitForScreen('offline', 30_000);
+    // The lost socket is an ordinary ending, retried once after a wait jittered within the backoff's base
+    // (60 s here; docs/protocol.md §10.1); its failure then shows Offline.
+    await stack.waitForScreen('offline', 75_000);
     const button = page.getByTestId('retry-button');
     const result = page.getByTestId('retry-result');
     expect(await result.getAttribute('role')).toBe('status');
@@ -35,6 +37,9 @@ describe('"Retry now" on Offline', () => {
     })()`);
     const requests = (): number => stack.service.getDiagnostics().backend?.requestsLastMinute ?? 0;
     const before = requests();
+    // Going offline spends part of the budget (the lost socket, its reconnection, a new session): the
+    // budget leaves room for the press below whatever that took (at most 4 of 6).
+    expect(before).toBeLessThanOrEqual(4);
     // One press and four more at once: one attempt.
     await page.evaluate(`(() => { const b = document.querySelector('[data-testid="retry-button"]'); for (let i = 0; i < 5; i++) b.click(); })()`);
     await expect.poll(() => result.textContent(), { timeout: 30_000 }).toMatch(/^Tried at \d{1,2}:\d{2}:\d{2}\s?(AM|PM)? — still not reachable: \S/);
@@ -58,7 +63,7 @@ describe('"Retry now" on Offline', () => {
       said.push(text);
       if (text.startsWith('Not tried')) break;
     }
-    // The budget (4 requests a minute) stops the presses, and says for how long; nothing is sent then.
+    // The budget (6 requests a minute) stops the presses, and says for how long; nothing is sent then.
     expect(said.at(-1)).toMatch(/^Not tried at .* Next try possible in \d+\u00a0s\.$/);
     const spent = requests();
     await button.click();
@@ -79,5 +84,5 @@ describe('"Retry now" on Offline', () => {
       )
       .not.toBe('offline');
     expect(stack.backend.online).toBe(true);
-  }, 150_000);
+  }, 230_000);
 });
