@@ -696,7 +696,12 @@ export class Kiosk {
         ? { code: 'cancelled', detail: 'verification cancelled', retryable: true }
         : status.state === 'config_error'
           ? this.configError(status)
-          : { code: 'backend_unavailable', detail: e instanceof ArmTimeoutError ? e.message : 'no session available', retryable: true };
+          : {
+              // Offline by now: the code the Offline screen shows (a silent backend is `backend_not_answering`).
+              code: status.state === 'offline' ? (status.code ?? 'backend_unavailable') : 'backend_unavailable',
+              detail: e instanceof ArmTimeoutError ? e.message : 'no session available',
+              retryable: true,
+            };
       await this.notReady(trigger, started, error, !signal.aborted && status.state !== 'armed' && status.state !== 'arming' && status.state !== 'standby' ? 'idle' : 'error');
       return;
     }
