@@ -85,6 +85,9 @@ export function allowedResults(fault: Fault, phone: PhoneOutcomeSummary | undefi
     case 'result_lost':
       return ['dropped'];
     case 'backend_stall':
+      // Its first reply after the tap or the scan never comes in time: the backend is not answering
+      // (timeouts.firstReplyMs, docs/protocol.md §10.2), not a slow step.
+      return ['not_answering'];
     case 'phone_too_slow':
       return ['timeout'];
     case 'backend_offline_run':
