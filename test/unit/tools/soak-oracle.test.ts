@@ -123,7 +123,11 @@ describe('soak judge: rejected and failed runs', () => {
     expect(judge(plan(offline), report(), SHARED, { ...NO_FACTS, offline: 'before_session' }, TRUTH, AT).ok).toBe(true);
     expect(judge(plan(offline), report(), SHARED, { ...NO_FACTS, offline: 'after_complete' }, TRUTH, AT).ok).toBe(true);
     expect(judge(plan(offline), error('not_ready', 'backend_unavailable'), undefined, { ...NO_FACTS, offline: 'before_session' }, TRUTH, AT).ok).toBe(true);
-    expect(problemOf(judge(plan({ kind: 'backend_stall', delayMs: 4_000 }), report({ result: 'timeout', outcome: null, error: null }), undefined, NO_FACTS, TRUTH, AT))).toMatch(/without an error/);
+    // A stalled first reply is "not answering" (timeouts.firstReplyMs), said with its error; a plain timeout is not it.
+    const stall = { kind: 'backend_stall', delayMs: 4_000 } as const;
+    expect(judge(plan(stall), error('not_answering', 'backend_not_answering'), undefined, NO_FACTS, TRUTH, AT).ok).toBe(true);
+    expect(problemOf(judge(plan(stall), error('timeout', 'timeout'), undefined, NO_FACTS, TRUTH, AT))).toMatch(/expected not_answering/);
+    expect(problemOf(judge(plan(stall), report({ result: 'not_answering', outcome: null, error: null }), undefined, NO_FACTS, TRUTH, AT))).toMatch(/without an error/);
   });
 
   it('a field drop that happened must have gone through "tap again"', () => {
