@@ -15,16 +15,12 @@
  * artifacts/screenshots/customer-visit/.
  */
 import { mkdirSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Language, ScreenState } from '../../src/common/kiosk-api.js';
 import { MAX_END_DELAY_MS, MIN_SCREEN_MS } from '../../src/renderer/api/screen-hold.js';
-import { applySecurityHeaders } from '../../src/service/security-headers.js';
-import { serveStatic } from '../../src/service/static-files.js';
-import { assertBrowserPrerequisites, CHROMIUM, RENDERER_DIR, SCREENSHOT_DIR } from '../support/e2e-browser.js';
+import { assertBrowserPrerequisites, CHROMIUM, SCREENSHOT_DIR, serveBuiltScreen, type BuiltScreenServer } from '../support/e2e-browser.js';
 import { installFakeKiosk, screenOf, screenState, setFakeState, type FixtureName } from '../support/screen-fixtures.js';
 
 const OUT_DIR = join(SCREENSHOT_DIR, 'customer-visit');
@@ -32,7 +28,7 @@ const LANDSCAPE = { width: 1280, height: 800 };
 const PORTRAIT = { width: 1080, height: 1920 };
 
 let browser: Browser | undefined;
-let server: Server | undefined;
+let server: BuiltScreenServer | undefined;
 let page: Page;
 
 /** The page's own view of itself (this file is compiled without the DOM library). */
@@ -51,17 +47,12 @@ beforeAll(async () => {
   assertBrowserPrerequisites();
   rmSync(OUT_DIR, { recursive: true, force: true });
   mkdirSync(OUT_DIR, { recursive: true });
-  const http = createServer((req, res) => {
-    applySecurityHeaders(res, (http.address() as AddressInfo).port);
-    void serveStatic(req, res, RENDERER_DIR);
-  });
-  server = http;
-  await new Promise<void>((done) => http.listen(0, '127.0.0.1', done));
+  server = await serveBuiltScreen();
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream'] });
   const context = await browser.newContext({ viewport: LANDSCAPE, locale: 'en-US', reducedMotion: 'reduce', deviceScaleFactor: 1 });
   page = await context.newPage();
   await installFakeKiosk(page, 'ready');
-  await page.goto(`http://127.0.0.1:${(http.address() as AddressInfo).port}/`);
+  await page.goto(`${server.origin}/`);
   await page.locator('main[data-screen="ready"]').waitFor();
   // Every screen change, timed in the page: what a customer would have seen, and for how long.
   await page.evaluate(() => {
@@ -82,8 +73,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  const http = server;
-  if (http !== undefined) await new Promise<void>((done) => http.close(() => done()));
+  await server?.close();
 });
 
 async function show(state: ScreenState, screen: string): Promise<void> {

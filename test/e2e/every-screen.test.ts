@@ -18,16 +18,12 @@
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScreenState, type Language } from '../../src/common/kiosk-api.js';
-import { applySecurityHeaders } from '../../src/service/security-headers.js';
-import { serveStatic } from '../../src/service/static-files.js';
-import { AXE_TAGS, assertBrowserPrerequisites, CHROMIUM, REPO, RENDERER_DIR, SCREENSHOT_DIR } from '../support/e2e-browser.js';
+import { AXE_TAGS, assertBrowserPrerequisites, CHROMIUM, REPO, SCREENSHOT_DIR, serveBuiltScreen, type BuiltScreenServer } from '../support/e2e-browser.js';
 import { writeBlankY4m } from '../support/fake-camera.js';
 import type { PageDocument } from '../support/page-globals.js';
 import {
@@ -458,7 +454,7 @@ async function checkScene(page: Page, scene: Scene, language: Language, file: st
 
 let browser: Browser | undefined;
 let page: Page;
-let server: Server | undefined;
+let server: BuiltScreenServer | undefined;
 let mediaDir: string | undefined;
 const consoleErrors: string[] = [];
 
@@ -469,14 +465,8 @@ beforeAll(async () => {
   rmSync(OUT_DIR, { recursive: true, force: true });
   mkdirSync(OUT_DIR, { recursive: true });
 
-  // The built screen with the browser host's headers (strict CSP, no inline script), on loopback.
-  const http = createServer((req, res) => {
-    applySecurityHeaders(res, (http.address() as AddressInfo).port);
-    void serveStatic(req, res, RENDERER_DIR);
-  });
-  server = http;
-  await new Promise<void>((done) => http.listen(0, '127.0.0.1', done));
-  const origin = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  server = await serveBuiltScreen();
+  const { origin } = server;
 
   mediaDir = await mkdtemp(join(tmpdir(), 'mdl-kiosk-every-screen-'));
   const camera = join(mediaDir, 'camera.y4m');
@@ -500,8 +490,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  const http = server;
-  if (http !== undefined) await new Promise<void>((done) => http.close(() => done()));
+  await server?.close();
   if (mediaDir !== undefined) await rm(mediaDir, { recursive: true, force: true });
 });
 

@@ -9,6 +9,8 @@
 import { expect } from 'vitest';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +20,8 @@ import type { KioskPhase } from '../../src/common/kiosk-view.js';
 import { startHost, type RunningHost } from '../../src/host/server.js';
 import type { VerificationReport } from '../../src/kiosk/kiosk.js';
 import { createLogger } from '../../src/platform/log.js';
+import { applySecurityHeaders } from '../../src/service/security-headers.js';
+import { serveStatic } from '../../src/service/static-files.js';
 import { createVirtualCounter, getTestPki, startPhonePage, type EmbeddedBackend, type PhonePage, type PhoneSettingsChange, type VirtualCounter } from '../../src/qa/index.js';
 import { KioskService } from '../../src/service/kiosk-service.js';
 import { hashPin } from '../../src/service/staff-pin.js';
@@ -475,4 +479,22 @@ export async function scannerTypes(page: Page, text: string): Promise<void> {
       if (i % 16 === 15) await new Promise<void>((done) => globalThis.setTimeout(done, 1));
     }
   }, [...Array.from(text), 'Enter']);
+}
+
+/** The built screen (dist/renderer) served with the browser host's own headers (strict CSP, no inline script) on loopback. */
+export interface BuiltScreenServer {
+  readonly origin: string;
+  close(): Promise<void>;
+}
+
+export async function serveBuiltScreen(): Promise<BuiltScreenServer> {
+  const http = createServer((req, res) => {
+    applySecurityHeaders(res, (http.address() as AddressInfo).port);
+    void serveStatic(req, res, RENDERER_DIR);
+  });
+  await new Promise<void>((done) => http.listen(0, '127.0.0.1', done));
+  return {
+    origin: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((done) => http.close(() => done())),
+  };
 }
