@@ -26,11 +26,13 @@ export const DEFAULT_ENTRIES = {
   main: 'src/main/index.ts',
   qa: 'src/qa/app/main.ts',
   preload: 'src/preload/index.ts',
+  /** The PC/SC addon's thread (src/devices/pcsc/worker-binding.ts starts `./pcsc-worker.js` beside main). */
+  pcscWorker: 'src/devices/pcsc/pcsc-worker.ts',
 } as const;
 
 export type AppEntries = Record<keyof typeof DEFAULT_ENTRIES, string>;
 
-export const OUTPUT_NAMES = { main: 'main.js', qa: 'main-qa.js', preload: 'preload.cjs' } as const;
+export const OUTPUT_NAMES = { main: 'main.js', qa: 'main-qa.js', preload: 'preload.cjs', pcscWorker: 'pcsc-worker.js' } as const;
 
 /**
  * The only shared files a sandboxed preload may carry: the IPC contract (channel names) and the reply
@@ -298,6 +300,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuildAppResult
   };
   if (only.has('main')) run('main', esmMain(entries.main, OUTPUT_NAMES.main));
   if (only.has('qa')) run('qa', esmMain(entries.qa, OUTPUT_NAMES.qa));
+  if (only.has('pcscWorker')) run('pcscWorker', esmMain(entries.pcscWorker, OUTPUT_NAMES.pcscWorker));
   if (only.has('preload')) {
     run('preload', {
       ...common,
@@ -325,6 +328,8 @@ export async function buildApp(options: BuildAppOptions): Promise<BuildAppResult
   }
   const mainMeta = built.get('main');
   if (mainMeta !== undefined) problems.push(...checkProductionInputs(inputsOf(mainMeta, OUTPUT_NAMES.main)));
+  const workerMeta = built.get('pcscWorker');
+  if (workerMeta !== undefined) problems.push(...checkProductionInputs(inputsOf(workerMeta, OUTPUT_NAMES.pcscWorker)));
 
   const bundleRelative: Extract<RelativeReadPlan, { kind: 'bundle-relative' }>[] = [];
   for (const [kind, meta] of built) {
