@@ -425,6 +425,26 @@ describe('kiosk peripheral through bleno (scripted backend, scripted phone as GA
     await until(() => peripheralIdle(r), 3_000, 'the kiosk peripheral idle');
   });
 
+  it('the kiosk\'s adapter goes off mid-transfer and the stack reports no disconnect (macOS; hci with its dongle gone) → told at once: Bluetooth not working on the kiosk, not "the phone left"', async () => {
+    const r = await startRig({ config: { timeouts: { bleLinkLossGraceMs: 200, bleIdleMs: 60_000 } } });
+    const conn = await armed(r);
+    await scanQr(r, conn);
+    const mode = peripheralMode();
+    conn.stepRequest('ble_exchange', { modes: [mode] });
+    const phone = new PhoneClient(r.radio);
+    await phone.connect(mode.service_uuid);
+    await phone.subscribe(P.s2c);
+    expect(await conn.receive()).toEqual(connectedOk('peripheral'));
+    // Only the adapter's state says so: the binding's disconnect events never come.
+    const bindings = Reflect.get(r.bleno, '_bindings') as { emit: (event: string | symbol, ...args: unknown[]) => boolean };
+    const emit = bindings.emit.bind(bindings);
+    bindings.emit = (event, ...args) => (event === 'disconnect' ? false : emit(event, ...args));
+    r.device.setPowered(false);
+    const report = await expectFailure(r, conn, 'ble_link_lost', 'ble_unavailable');
+    expect(report.error?.detail).toMatch(/^adapter_off: the Bluetooth adapter was switched off/);
+    bindings.emit = emit;
+  });
+
   it('phone disconnects mid-transfer → ble_link_lost error view and report, everything torn down; the next session advertises its new UUID and the phone connects to it', async () => {
     const r = await startRig({ config: { timeouts: { bleLinkLossGraceMs: 200 } } });
     const conn = await armed(r);

@@ -32,8 +32,7 @@ class WinScanMatch {
     const { id } = peripheral;
     if ((peripheral.connectable as boolean | undefined) !== false) this.connectable.add(id);
     // noble's merge keeps the last report's UUIDs on win (Emit.cc always sends the array): look at each report.
-    const uuids: readonly string[] = peripheral.advertisement.serviceUuids ?? [];
-    if (uuids.some((uuid) => sameUuid(uuid, this.serviceUuid))) this.advertising.add(id);
+    if (peripheral.advertisement.serviceUuids.some((uuid) => sameUuid(uuid, this.serviceUuid))) this.advertising.add(id);
     return this.connectable.has(id) && this.advertising.has(id);
   }
 }

@@ -104,7 +104,11 @@ class UnreachableOnceBindings extends RadioNobleBindings {
   }
 }
 
-const count = (bindings: RadioNobleBindings, request: string): number => (bindings as WinNobleBindings).requests.filter((r) => r === request).length;
+const win = (bindings: RadioNobleBindings): WinNobleBindings => {
+  if (!(bindings instanceof WinNobleBindings)) throw new Error('not the win bindings');
+  return bindings;
+};
+const count = (bindings: RadioNobleBindings, request: string): number => win(bindings).requests.filter((r) => r === request).length;
 
 describe('Windows central: the link is made by service discovery (issue 29, defect 2)', () => {
   it('a phone out of reach at the first try ("unreachable while discovering services") is tried again and connected', async () => {
@@ -188,7 +192,7 @@ describe('Windows central: a refused subscription reported as success (issue 29,
       reason: `subscribe_refused: the phone did not turn notifications on for s2c (${SERVER_MODE.s2c}); its CCCD reads 0x0000`,
     });
     // The binding did hide the refusal (OnNotify ignores GattCommunicationStatus).
-    expect((s.bindings as WinNobleBindings).hiddenRefusals).toEqual([`notify ${stack(SERVER_MODE.s2c)} true`]);
+    expect(win(s.bindings).hiddenRefusals).toEqual([`notify ${stack(SERVER_MODE.s2c)} true`]);
     await until(() => s.phone.connection === undefined, 2_000, 'the phone released');
   });
 
