@@ -8,9 +8,11 @@
  * - availability follows noble's adapter state (`availabilityOf`), with change notifications;
  * - setup failures are `BleSetupError`s whose `reason` starts with a stable key (`scan_timeout:`,
  *   `connect_timeout:`, `connect_failed:`, `service_not_found:`, `characteristic_missing:`,
- *   `characteristic_unusable:`, `gatt_timeout:`, `disconnected:`, …); an aborted signal rejects with an
+ *   `characteristic_unusable:`, `gatt_timeout:`, `subscribe_refused:`, `disconnected:`, …); an aborted signal rejects with an
  *   abort error; either way nothing stays connected, scanning or listening;
- * - the ATT MTU is requested large (517, hci only) and reported as ATT_MTU on every binding.
+ * - the ATT MTU is requested large (517, hci only) and reported as ATT_MTU on every binding;
+ * - Windows (docs/ble-libraries.md §7): an "unreachable" service discovery is a failed connect (retried), the scan
+ *   finds a wallet whose UUID is only in its scan response, and each subscription's CCCD is read back.
  */
 import type { Noble, Peripheral } from '@stoprocent/noble';
 import { BleSetupError, type Availability, type BleCentral, type BleCentralHandlers, type BleCentralLink, type GattProfile } from '../ports.js';
