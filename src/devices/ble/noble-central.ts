@@ -18,7 +18,7 @@ import { DeviceAbortError, abortedError, errorMessage } from '../shared/abort.js
 import { dropEventsForForgottenPeripherals, forgetPeripheral } from './noble-cache.js';
 import { NobleCentralLink } from './noble-link.js';
 import { scanFor } from './noble-scan.js';
-import { AdapterAvailability } from './adapter-state.js';
+import { ADAPTER_SETTLE_MS, AdapterAvailability, macPermissionWait } from './adapter-state.js';
 import { availabilityOf, defaultBindingKind, stoppedBindingAvailability, type NobleBindingKind } from './noble-support.js';
 import { nobleUuid } from './uuid.js';
 import { bounded, delay } from './wait.js';
@@ -96,7 +96,8 @@ export class NobleCentral implements BleCentral {
     // Forgetting peripherals (noble-cache.ts) must not turn a late GATT result into a crash.
     dropEventsForForgottenPeripherals(noble);
     // The first stateChange listener starts noble's bindings (on the next tick); state is 'unknown' till then.
-    this.notifier = new AdapterAvailability(() => this.stopped ?? availabilityOf(this.noble.state, this.binding));
+    const read = (): Availability => this.stopped ?? availabilityOf(this.noble.state, this.binding);
+    this.notifier = new AdapterAvailability(read, ADAPTER_SETTLE_MS, Date.now, macPermissionWait(this.binding, () => this.noble.state === 'unknown'));
     noble.on('stateChange', this.onStateChange);
   }
 
