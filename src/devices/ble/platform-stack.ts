@@ -85,7 +85,11 @@ export const NOBLE_RESOLVE_BINDINGS = '@stoprocent/noble/lib/resolve-bindings';
  */
 let blenoRouting: (() => void) | undefined;
 
-/** Lets noble's `newListener` hook start the bindings (process.nextTick) before they are stopped: a stop before that start would leave a manager running. */
+/**
+ * Lets a start that noble's `newListener` hook deferred (process.nextTick) happen before the stop: a stop
+ * first would leave a manager running. (NobleCentral reads `noble.state` first, which starts the bindings at
+ * once; this keeps the close right whoever adds the first listener.)
+ */
 const afterPendingStart = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 const hex4 = (n: number): string => n.toString(16).padStart(4, '0');
