@@ -75,14 +75,19 @@ describe('a rebuild over HCI (btvirt), production loading path', () => {
     }
   }, 120_000);
 
-  it('peripheral: verified, rebuilt on the process’s one bleno, verified again', async () => {
+  it('peripheral: verified, rebuilt on the process’s one bleno, verified again — three times, no handlers added per build', async () => {
     vi.stubEnv('BLUETOOTH_HCI_SOCKET_UART_PORT', hciTtysIn(radio.radio.dir).kioskPeripheral);
     const counter = await phoneRig('iphone');
-    for (let i = 0; i < 2; i++) {
+    const listeners = (): number[] => [process.listenerCount('exit'), process.listenerCount('SIGINT')];
+    let afterFirst: number[] | undefined;
+    for (let i = 0; i < 3; i++) {
       const ble = build('peripheral');
       await verify(counter, { blePeripheral: ble.peripheral });
       await ble.close();
       builds.splice(builds.indexOf(ble), 1);
+      // bleno's init() put its exit and SIGINT handlers on the process once; later builds add none.
+      afterFirst ??= listeners();
+      expect(listeners()).toEqual(afterFirst);
     }
   }, 120_000);
 });
