@@ -328,6 +328,8 @@ export const PRODUCTION_LOADS: readonly { readonly id: string; readonly how: 'im
   { id: 'electron-updater', how: 'import' },
   { id: 'smartcard', how: 'require' },
   { id: '@stoprocent/noble/lib/noble', how: 'require' },
+  // What loadPlatformBle requires for each build's noble (platform-stack.ts): builds nothing until called.
+  { id: '@stoprocent/noble/lib/resolve-bindings', how: 'require' },
   { id: '@stoprocent/noble/lib/hci-socket/bindings', how: 'require' },
   { id: '@stoprocent/bleno/lib/bleno', how: 'require' },
   { id: '@stoprocent/bleno/lib/hci-socket/bindings', how: 'require' },

@@ -66,7 +66,7 @@ import {
 } from '../ports.js';
 import { abortable, abortedError, errorMessage, isAborted } from '../shared/abort.js';
 import { safeCall } from '../shared/safe-call.js';
-import { AdapterAvailability } from './adapter-state.js';
+import { ADAPTER_SETTLE_MS, AdapterAvailability, macPermissionWait } from './adapter-state.js';
 import { awaitEvent, blenoAvailability, blenoBindingKind, blenoUuid, type BlenoBindingKind } from './bleno-support.js';
 import { hciOf, MAX_UNSENT_ACL_PACKETS, whenAclBelow, whenAclDrained } from './hci-acl.js';
 import type {
@@ -121,7 +121,7 @@ export class BlenoPeripheral implements BlePeripheral {
     private readonly options: BlenoPeripheralOptions = {},
   ) {
     this.binding = options.binding ?? blenoBindingKind();
-    this.state = new AdapterAvailability(() => this.current());
+    this.state = new AdapterAvailability(() => this.current(), ADAPTER_SETTLE_MS, Date.now, macPermissionWait(this.binding, () => bleno.state === 'unknown'));
     // Adding the first `stateChange` listener is what makes bleno call its bindings' init().
     bleno.on('stateChange', this.onStateChange);
   }

@@ -20,8 +20,8 @@ import { DeviceAbortError, abortedError, errorMessage } from '../shared/abort.js
 import { dropEventsForForgottenPeripherals, forgetPeripheral } from './noble-cache.js';
 import { NobleCentralLink } from './noble-link.js';
 import { scanFor } from './noble-scan.js';
-import { AdapterAvailability } from './adapter-state.js';
-import { availabilityOf, defaultBindingKind, type NobleBindingKind } from './noble-support.js';
+import { ADAPTER_SETTLE_MS, AdapterAvailability, macPermissionWait } from './adapter-state.js';
+import { availabilityOf, defaultBindingKind, stoppedBindingAvailability, type NobleBindingKind } from './noble-support.js';
 import { nobleUuid } from './uuid.js';
 import { bounded, delay } from './wait.js';
 
@@ -84,6 +84,8 @@ export class NobleCentral implements BleCentral {
   private readonly settings: typeof DEFAULTS & { readonly confirmSubscriptions: boolean };
   private readonly notifier: AdapterAvailability;
   private readonly onStateChange = (): void => this.notifier.update();
+  /** Set once a binding call threw that its manager is gone: noble's state still reads as before, the central is dead (fail closed). */
+  private stopped: Availability | undefined;
 
   constructor(
     private readonly noble: Noble,
@@ -105,7 +107,8 @@ export class NobleCentral implements BleCentral {
     // Forgetting peripherals (noble-cache.ts) must not turn a late GATT result into a crash.
     dropEventsForForgottenPeripherals(noble);
     // The first stateChange listener starts noble's bindings (on the next tick); state is 'unknown' till then.
-    this.notifier = new AdapterAvailability(() => availabilityOf(this.noble.state, this.binding));
+    const read = (): Availability => this.stopped ?? availabilityOf(this.noble.state, this.binding);
+    this.notifier = new AdapterAvailability(read, ADAPTER_SETTLE_MS, Date.now, macPermissionWait(this.binding, () => this.noble.state === 'unknown'));
     noble.on('stateChange', this.onStateChange);
   }
 
@@ -196,6 +199,7 @@ export class NobleCentral implements BleCentral {
       } catch (e) {
         // Not ours to keep: a later attempt scans afresh (noble's cache must not grow per phone, noble-cache.ts).
         forgetPeripheral(this.noble, peripheral.id);
+        this.noteStopped(e);
         if (signal.aborted) throw abortedError('BLE central connect');
         if (!this.availability().usable || attempt >= connectAttempts) throw this.connectError(e, peripheral, attempt);
       }
@@ -216,7 +220,15 @@ export class NobleCentral implements BleCentral {
     }
   }
 
+  /** A binding that says its manager is gone stays unusable (noble-support.ts `stoppedBindingAvailability`). */
+  private noteStopped(e: unknown): void {
+    if (this.stopped) return;
+    this.stopped = stoppedBindingAvailability(e);
+    if (this.stopped) this.notifier.update();
+  }
+
   private connectError(e: unknown, peripheral: Peripheral, attempts: number): BleSetupError {
+    this.noteStopped(e);
     const availability = this.availability();
     if (!availability.usable) return new BleSetupError(availability.reason ?? 'unavailable');
     const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;
@@ -229,6 +241,7 @@ export class NobleCentral implements BleCentral {
   /** Aborts stay aborts (the core stops anyway); everything else becomes a setup failure with a reason. */
   private setupError(e: unknown, signal: AbortSignal, stage: string, dropped?: string): Error {
     if (signal.aborted || e instanceof DeviceAbortError) return abortedError(`BLE central ${stage}`);
+    this.noteStopped(e);
     const availability = this.availability();
     if (!availability.usable) return new BleSetupError(availability.reason ?? 'unavailable');
     if (dropped !== undefined) return new BleSetupError(`disconnected: the phone disconnected during ${stage} (${dropped})`);
