@@ -33,6 +33,15 @@ class Records implements LibraryLog {
   }
 }
 
+function nth<T>(list: readonly T[], i: number): T {
+  const item = list[i];
+  if (item === undefined) throw new Error(`no item ${i}`);
+  return item;
+}
+const last = <T>(list: readonly T[]): T => nth(list, list.length - 1);
+const central = (h: Harness) => h.radio.central ?? nth([], 0);
+const peripheral = (h: Harness) => h.radio.peripheral ?? nth([], 0);
+
 const tick = (): Promise<void> => new Promise((resolve) => queueMicrotask(resolve));
 async function settle(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i++) await tick();
@@ -152,9 +161,9 @@ describe('radio process: the ports over the channel', () => {
     h.radio.central?.onAvailabilityChange?.((a) => seen.push(a));
 
     const hs = handlers();
-    const link = await h.radio.central!.connect(PROFILE, hs, new AbortController().signal);
+    const link = await central(h).connect(PROFILE, hs, new AbortController().signal);
     expect(link.mtu).toBe(247);
-    const fake = h.centrals[0]!.links[0]!;
+    const fake = nth(nth(h.centrals, 0).links, 0);
     for (let i = 0; i < 50; i++) fake.notify('aa03', Uint8Array.of(i));
     await settle();
     expect(hs.notifications.map(([, d]) => d[0])).toEqual([...Array(50).keys()]);
@@ -167,7 +176,7 @@ describe('radio process: the ports over the channel', () => {
     await settle();
     expect(hs.disconnects).toEqual([]); // closed links say nothing more
 
-    h.centrals[0]!.usable = false;
+    nth(h.centrals, 0).usable = false;
     expect(seen).toEqual([]); // the fake has no change notification: nothing invented
   });
 
@@ -175,8 +184,8 @@ describe('radio process: the ports over the channel', () => {
     const h = harness();
     await h.radio.started();
     const hs = handlers();
-    await h.radio.central!.connect(PROFILE, hs, new AbortController().signal);
-    h.centrals[0]!.links[0]!.drop('remote user terminated connection');
+    await central(h).connect(PROFILE, hs, new AbortController().signal);
+    nth(nth(h.centrals, 0).links, 0).drop('remote user terminated connection');
     await settle();
     expect(hs.disconnects).toEqual(['remote user terminated connection']);
   });
@@ -185,11 +194,11 @@ describe('radio process: the ports over the channel', () => {
     const h = harness({ readAnswerMs: 50 });
     await h.radio.started();
     const events: PeripheralEvent[] = [];
-    const session = await h.radio.peripheral!.advertise(PROFILE, (e) => {
+    const session = await peripheral(h).advertise(PROFILE, (e) => {
       events.push(e);
       if (e.kind === 'read' && e.offset === 0) e.respond(Uint8Array.of(9, 8, 7));
     }, new AbortController().signal);
-    const fake = h.peripherals[0]!.sessions[0]!;
+    const fake = nth(nth(h.peripherals, 0).sessions, 0);
     fake.connect();
     fake.subscribe('aa03');
     fake.write('aa02', Uint8Array.of(1, 2));
@@ -206,26 +215,26 @@ describe('radio process: the ports over the channel', () => {
   it("an abort here cancels the child's connect (its signal aborts) and rejects at once", async () => {
     const h = harness();
     await h.radio.started();
-    h.centrals[0]!.behaviour = { hang: true };
+    nth(h.centrals, 0).behaviour = { hang: true };
     const controller = new AbortController();
-    const connecting = h.radio.central!.connect(PROFILE, handlers(), controller.signal);
+    const connecting = central(h).connect(PROFILE, handlers(), controller.signal);
     await settle();
-    expect(h.centrals[0]!.connectSignals).toHaveLength(1);
+    expect(nth(h.centrals, 0).connectSignals).toHaveLength(1);
     controller.abort();
     await expect(connecting).rejects.toMatchObject({ name: 'AbortError' });
     await settle();
-    expect(h.centrals[0]!.connectSignals[0]!.aborted).toBe(true);
+    expect(nth(nth(h.centrals, 0).connectSignals, 0).aborted).toBe(true);
   });
 
   it('setup errors keep their class and reason; values no ATT PDU carries are refused before they cross', async () => {
     const h = harness();
     await h.radio.started();
-    h.centrals[0]!.behaviour = { failWith: new BleSetupError('scan_timeout: no phone advertising the service') };
-    await expect(h.radio.central!.connect(PROFILE, handlers(), new AbortController().signal)).rejects.toEqual(new BleSetupError('scan_timeout: no phone advertising the service'));
-    h.centrals[0]!.behaviour = {};
-    const link = await h.radio.central!.connect(PROFILE, handlers(), new AbortController().signal);
+    nth(h.centrals, 0).behaviour = { failWith: new BleSetupError('scan_timeout: no phone advertising the service') };
+    await expect(central(h).connect(PROFILE, handlers(), new AbortController().signal)).rejects.toEqual(new BleSetupError('scan_timeout: no phone advertising the service'));
+    nth(h.centrals, 0).behaviour = {};
+    const link = await central(h).connect(PROFILE, handlers(), new AbortController().signal);
     await expect(link.write('aa02', new Uint8Array(600))).rejects.toBeInstanceOf(BleValueTooLargeError);
-    expect(h.centrals[0]!.links[0]!.writes).toEqual([]);
+    expect(nth(nth(h.centrals, 0).links, 0).writes).toEqual([]);
   });
 });
 
@@ -244,8 +253,8 @@ describe('radio process: the protocol', () => {
     const h = harness();
     await h.radio.started();
     const hs = handlers();
-    const link = await h.radio.central!.connect(PROFILE, hs, new AbortController().signal);
-    const child = h.children[0]!;
+    const link = await central(h).connect(PROFILE, hs, new AbortController().signal);
+    const child = nth(h.children, 0);
     child.send({ t: 'notification', link: 1, uuid: 'aa03', data: 'not bytes' });
     child.send('hello');
     child.send({ t: 'ok' });
@@ -256,13 +265,13 @@ describe('radio process: the protocol', () => {
       expect.stringMatching(/^dropped a message from the radio process: id: /),
     ]);
     await link.write('aa02', Uint8Array.of(1));
-    expect(h.centrals[0]!.links[0]!.writes).toHaveLength(1);
+    expect(nth(nth(h.centrals, 0).links, 0).writes).toHaveLength(1);
   });
 
   it('the child logs a bad message from the kiosk and keeps serving; the production child refuses QA commands', async () => {
     const h = harness();
     await h.radio.started();
-    const child = h.children[0]!;
+    const child = nth(h.children, 0);
     for (const l of child.toChild) l({ t: 'write', id: 99, link: 1, uuid: 'aa02', data: new Uint8Array(MAX_DATA_BYTES + 1) });
     h.radio.qa('abort');
     await settle();
@@ -276,9 +285,9 @@ describe('radio process: the protocol', () => {
   it("the child's stdout/stderr become escaped, bounded library-output log lines", async () => {
     const h = harness();
     await h.radio.started();
-    const child = h.children[0]!;
+    const child = nth(h.children, 0);
     child.stdout.write('BLEManager: peripheral 12:34 \u001b[31mred\n');
-    child.stderr.write(`${'x'.repeat(3_000)}`);
+    child.stderr.write('x'.repeat(3_000));
     child.stderr.end();
     await new Promise((resolve) => setImmediate(resolve));
     const output = h.log.lines.filter((l) => l.fields.event === 'ble_library_output');
@@ -293,30 +302,30 @@ describe('radio process: crashes, hangs and restarts', () => {
     const h = harness({ restartMinMs: 20 });
     await h.radio.started();
     const hs = handlers();
-    await h.radio.central!.connect(PROFILE, hs, new AbortController().signal);
+    await central(h).connect(PROFILE, hs, new AbortController().signal);
     const session: PeripheralEvent[] = [];
-    await h.radio.peripheral!.advertise(PROFILE, (e) => session.push(e), new AbortController().signal);
-    h.centrals[0]!.behaviour = { hang: true };
-    const pending = h.radio.central!.connect(PROFILE, handlers(), new AbortController().signal);
+    await peripheral(h).advertise(PROFILE, (e) => session.push(e), new AbortController().signal);
+    nth(h.centrals, 0).behaviour = { hang: true };
+    const pending = central(h).connect(PROFILE, handlers(), new AbortController().signal);
     const seen: Availability[] = [];
-    h.radio.central!.onAvailabilityChange?.((a) => seen.push(a));
+    central(h).onAvailabilityChange?.((a) => seen.push(a));
     await settle();
 
-    h.children[0]!.exit({ code: null, signal: 'SIGSEGV' });
+    nth(h.children, 0).exit({ code: null, signal: 'SIGSEGV' });
     await expect(pending).rejects.toEqual(new BleSetupError('radio_process_exited: killed by SIGSEGV'));
     expect(hs.disconnects).toEqual(['the radio process stopped: killed by SIGSEGV']);
     expect(session.at(-1)).toEqual({ kind: 'disconnect', reason: 'the radio process stopped: killed by SIGSEGV' });
-    expect(h.radio.central!.availability()).toMatchObject({ usable: false, reason: 'restarting' });
-    expect(h.radio.central!.availability().detail).toMatch(/^the radio process stopped \(killed by SIGSEGV\); restarting in \d+\.\d s$/);
+    expect(central(h).availability()).toMatchObject({ usable: false, reason: 'restarting' });
+    expect(central(h).availability().detail).toMatch(/^the radio process stopped \(killed by SIGSEGV\); restarting in \d+\.\d s$/);
     // Asked while restarting: a clear setup error, not a hang.
-    await expect(h.radio.central!.connect(PROFILE, handlers(), new AbortController().signal)).rejects.toEqual(new BleSetupError('radio_process_restarting: the radio process is restarting'));
+    await expect(central(h).connect(PROFILE, handlers(), new AbortController().signal)).rejects.toEqual(new BleSetupError('radio_process_restarting: the radio process is restarting'));
 
-    await vi.waitFor(() => expect(h.radio.central!.availability()).toEqual({ usable: true }), { timeout: 2_000 });
+    await vi.waitFor(() => expect(central(h).availability()).toEqual({ usable: true }), { timeout: 2_000 });
     expect(seen.map((a) => a.reason ?? 'usable')).toEqual(['restarting', 'usable']);
     expect(h.children).toHaveLength(2);
-    const link = await h.radio.central!.connect(PROFILE, handlers(), new AbortController().signal);
+    const link = await central(h).connect(PROFILE, handlers(), new AbortController().signal);
     await link.write('aa02', Uint8Array.of(1));
-    expect(h.centrals[1]!.links[0]!.writes).toHaveLength(1);
+    expect(nth(nth(h.centrals, 1).links, 0).writes).toHaveLength(1);
   });
 
   it('a child that exits at once, every time, is restarted with a growing, bounded backoff, never in a tight loop (fake time)', async () => {
@@ -341,7 +350,7 @@ describe('radio process: crashes, hangs and restarts', () => {
     expect(gaps.slice(0, 6)).toEqual([375, 750, 1_500, 3_000, 6_000, 12_000]);
     expect(Math.max(...gaps)).toBeLessThanOrEqual(30_000);
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(375);
-    expect(h.radio.central!.availability()).toMatchObject({ usable: false, reason: 'restarting' });
+    expect(central(h).availability()).toMatchObject({ usable: false, reason: 'restarting' });
     expect(h.radio.spawnCount).toBe(h.children.length);
   });
 
@@ -350,13 +359,13 @@ describe('radio process: crashes, hangs and restarts', () => {
     const h = harness({ restartMinMs: 1_000, healthyMs: 60_000 });
     await vi.advanceTimersByTimeAsync(10);
     for (let i = 0; i < 4; i++) {
-      h.children.at(-1)!.exit({ code: 1, signal: null });
+      last(h.children).exit({ code: 1, signal: null });
       await vi.advanceTimersByTimeAsync(20_000);
     }
     expect(h.children).toHaveLength(5);
     await vi.advanceTimersByTimeAsync(61_000); // healthy
     const before = h.children.length;
-    h.children.at(-1)!.exit({ code: 1, signal: null });
+    last(h.children).exit({ code: 1, signal: null });
     await vi.advanceTimersByTimeAsync(749);
     expect(h.children).toHaveLength(before);
     await vi.advanceTimersByTimeAsync(1);
@@ -367,16 +376,16 @@ describe('radio process: crashes, hangs and restarts', () => {
     vi.useFakeTimers();
     const h = harness({ heartbeatMs: 1_000, heartbeatDeadlineMs: 5_000, restartMinMs: 100 });
     await vi.advanceTimersByTimeAsync(10);
-    expect(h.radio.central!.availability()).toEqual({ usable: true });
+    expect(central(h).availability()).toEqual({ usable: true });
     await vi.advanceTimersByTimeAsync(30_000);
     expect(h.children).toHaveLength(1); // answering: left alone
-    h.children[0]!.answering = false;
+    nth(h.children, 0).answering = false;
     await vi.advanceTimersByTimeAsync(7_000);
-    expect(h.children[0]!.killed).toBe(true);
+    expect(nth(h.children, 0).killed).toBe(true);
     expect(h.log.lines.find((l) => l.fields.event === 'radio_process_stopped')?.message).toMatch(/^the radio process stopped: it stopped answering \(no heartbeat for \d+ ms\)$/);
     await vi.advanceTimersByTimeAsync(200);
     expect(h.children).toHaveLength(2);
-    expect(h.radio.central!.availability()).toEqual({ usable: true });
+    expect(central(h).availability()).toEqual({ usable: true });
   });
 
   it('close: shuts the child down, leaves no timer, and never restarts it', async () => {
@@ -384,7 +393,7 @@ describe('radio process: crashes, hangs and restarts', () => {
     const h = harness();
     await vi.advanceTimersByTimeAsync(10);
     await h.radio.close();
-    expect(h.children[0]!.alive).toBe(false);
+    expect(nth(h.children, 0).alive).toBe(false);
     expect(vi.getTimerCount()).toBe(0);
     await vi.advanceTimersByTimeAsync(120_000);
     expect(h.children).toHaveLength(1);
