@@ -109,6 +109,7 @@ export class RadioProcess {
   private firstReady: { promise: Promise<readonly string[]>; resolve(problems: readonly string[]): void };
   private problems: readonly string[] = [];
   private exitWaiters: (() => void)[] = [];
+  private readonly missing = new Set<Role>();
 
   constructor(private readonly options: RadioProcessOptions) {
     this.settings = {
@@ -314,6 +315,8 @@ export class RadioProcess {
         this.problems = message.problems;
         for (const role of [...this.availabilities.keys()]) {
           const availability = message[role];
+          if (availability) this.missing.delete(role);
+          else this.missing.add(role);
           const problem = message.problems.find((p) => p.startsWith(role));
           this.setAvailability(role, availability ?? { usable: false, reason: 'not_configured', detail: problem ?? `the radio process has no ${role}` });
         }
@@ -467,6 +470,11 @@ export class RadioProcess {
 
   dropSession(id: number): void {
     this.sessions.delete(id);
+  }
+
+  /** False once a ready child said it has no such role (its library could not load); true before. */
+  hasRole(role: Role): boolean {
+    return !this.missing.has(role);
   }
 
   /** The roles' problems the last ready child reported. */
