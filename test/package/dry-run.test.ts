@@ -59,6 +59,8 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
       '/dist/app/main.js',
       '/dist/app/main.js.map',
       '/dist/app/preload.cjs',
+      '/dist/app/radio.js',
+      '/dist/app/radio.js.map',
       '/dist/renderer/THIRD-PARTY-NOTICES.txt',
       '/dist/renderer/index.html',
       '/package.json',

@@ -242,7 +242,7 @@ export function flavourProblems(packed: PackedFlavour, context: ProblemContext):
   const { flavour } = packed;
   const byPath = new Map(packed.files.map((f) => [f.path, f]));
   const own = packed.files.filter((f) => !f.path.startsWith('/node_modules/'));
-  const mustHave = ['/package.json', '/dist/app/main.js', '/dist/app/preload.cjs', '/dist/renderer/index.html'];
+  const mustHave = ['/package.json', '/dist/app/main.js', '/dist/app/radio.js', '/dist/app/preload.cjs', '/dist/renderer/index.html'];
   if (flavour === 'qa') mustHave.push('/dist/app/main-qa.js', '/dist/app/assets/index.html');
   for (const path of mustHave) if (!byPath.has(path)) problems.push(`${flavour}: ${path} is missing from the archive`);
 
