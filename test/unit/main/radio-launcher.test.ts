@@ -43,7 +43,7 @@ describe('the radio process under Electron (utilityProcess)', () => {
     expect(lines.map((l) => l.message)).toContain('printf from a binding');
 
     first.emit('exit', 134);
-    expect(radio.central?.availability()).toMatchObject({ usable: false, reason: 'restarting', detail: 'the radio process stopped (exited with code 134); restarting in 0.8 s' });
+    expect(radio.central?.availability()).toMatchObject({ usable: false, reason: 'starting', detail: 'the radio process stopped (exited with code 134); restarting in 0.8 s' });
     await vi.advanceTimersByTimeAsync(750);
     expect(FakeUtilityProcess.forked).toHaveLength(2);
 

@@ -9,7 +9,7 @@
  * - a heartbeat finds a child that stopped answering (it is killed);
  * - when the child is gone, every open link gets `onDisconnect('the radio process stopped: …')`, a pending
  *   connect/advertise rejects with `BleSetupError('radio_process_exited: …')`, availability reads
- *   `restarting`, and the child is started again after an exponential backoff with jitter (reset after a
+ *   `starting` (detail: restarting in …), and the child is started again after an exponential backoff with jitter (reset after a
  *   healthy period), so a child that dies at once is never restarted in a tight loop.
  */
 import { escapePeerText } from '../../../common/peer-text.js';
@@ -264,8 +264,10 @@ export class RadioProcess {
     const ceiling = Math.min(this.settings.restartMaxMs, this.settings.restartMinMs * 2 ** Math.min(this.failures - 1, 30));
     // Equal jitter: at least half the ceiling, so kiosks restarted together do not stay in step.
     const delay = Math.round(ceiling / 2 + (this.settings.random() * ceiling) / 2);
+    // `starting`, as an adapter coming up: the kiosk waits (bounded) for it rather than refusing the role,
+    // and the staff status shows it as a warning; the detail says why.
     const detail = `the radio process stopped (${why}); restarting in ${(delay / 1000).toFixed(1)} s`;
-    for (const role of this.availabilities.keys()) this.setAvailability(role, { usable: false, reason: 'restarting', detail });
+    for (const role of this.availabilities.keys()) this.setAvailability(role, { usable: false, reason: 'starting', detail });
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       if (!this.closed) this.spawn();

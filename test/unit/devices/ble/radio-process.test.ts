@@ -13,6 +13,9 @@ import { ChildMessage, MAX_DATA_BYTES, ParentMessage } from '../../../../src/dev
 import { serveRadio, type RadioStack } from '../../../../src/devices/ble/radio-process/child-server.js';
 import { RadioProcess } from '../../../../src/devices/ble/radio-process/radio-process.js';
 import { FakeBleCentral, FakeBlePeripheral } from '../../../support/fake-devices.js';
+import { parseConfig } from '../../../../src/platform/config.js';
+import { createLogger } from '../../../../src/platform/log.js';
+import { createConfiguredDevices } from '../../../../src/service/configured-devices.js';
 
 const SPEC = (uuid: string) => ({ uuid, operations: ['notify' as const, 'write_without_response' as const], permissions: ['readable' as const, 'writeable' as const] });
 const PROFILE: GattProfile = {
@@ -315,13 +318,13 @@ describe('radio process: crashes, hangs and restarts', () => {
     await expect(pending).rejects.toEqual(new BleSetupError('radio_process_exited: killed by SIGSEGV'));
     expect(hs.disconnects).toEqual(['the radio process stopped: killed by SIGSEGV']);
     expect(session.at(-1)).toEqual({ kind: 'disconnect', reason: 'the radio process stopped: killed by SIGSEGV' });
-    expect(central(h).availability()).toMatchObject({ usable: false, reason: 'restarting' });
+    expect(central(h).availability()).toMatchObject({ usable: false, reason: 'starting' });
     expect(central(h).availability().detail).toMatch(/^the radio process stopped \(killed by SIGSEGV\); restarting in \d+\.\d s$/);
     // Asked while restarting: a clear setup error, not a hang.
     await expect(central(h).connect(PROFILE, handlers(), new AbortController().signal)).rejects.toEqual(new BleSetupError('radio_process_restarting: the radio process is restarting'));
 
     await vi.waitFor(() => expect(central(h).availability()).toEqual({ usable: true }), { timeout: 2_000 });
-    expect(seen.map((a) => a.reason ?? 'usable')).toEqual(['restarting', 'usable']);
+    expect(seen.map((a) => a.reason ?? 'usable')).toEqual(['starting', 'usable']);
     expect(h.children).toHaveLength(2);
     const link = await central(h).connect(PROFILE, handlers(), new AbortController().signal);
     await link.write('aa02', Uint8Array.of(1));
@@ -350,7 +353,7 @@ describe('radio process: crashes, hangs and restarts', () => {
     expect(gaps.slice(0, 6)).toEqual([375, 750, 1_500, 3_000, 6_000, 12_000]);
     expect(Math.max(...gaps)).toBeLessThanOrEqual(30_000);
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(375);
-    expect(central(h).availability()).toMatchObject({ usable: false, reason: 'restarting' });
+    expect(central(h).availability()).toMatchObject({ usable: false, reason: 'starting' });
     expect(h.radio.spawnCount).toBe(h.children.length);
   });
 
@@ -397,5 +400,46 @@ describe('radio process: crashes, hangs and restarts', () => {
     expect(vi.getTimerCount()).toBe(0);
     await vi.advanceTimersByTimeAsync(120_000);
     expect(h.children).toHaveLength(1);
+  });
+});
+
+describe('radio process: configured devices', () => {
+  it('ble.process separate: the ports are the proxies; closing the devices (a rebuild) shuts the child down and the next build starts a fresh one', async () => {
+    const children: InProcessChild[] = [];
+    const inits: unknown[] = [];
+    const radioLauncher: RadioLauncher = () => {
+      const child = new InProcessChild();
+      children.push(child);
+      serveRadio(
+        { send: (m) => child.send(m), onMessage: (l) => child.toChild.push(l) },
+        (init): RadioStack => {
+          inits.push(init);
+          return { central: new FakeBleCentral(), problems: [], close: () => Promise.resolve() };
+        },
+        { exit: () => child.exit({ code: 0, signal: null }) },
+      );
+      return child;
+    };
+    const log = createLogger({ level: 'silent' });
+    const config = parseConfig({ ble: { roles: 'central' } });
+    expect(config.ble.process).toBe('separate');
+    const first = await createConfiguredDevices(config, log, { nfc: 'none', radioLauncher });
+    expect(first.ports.bleCentral?.availability()).toEqual({ usable: true });
+    expect(first.ports.blePeripheral).toBeUndefined();
+    await first.close();
+    expect(nth(children, 0).alive).toBe(false);
+    const second = await createConfiguredDevices(config, log, { nfc: 'none', radioLauncher });
+    expect(children).toHaveLength(2);
+    expect(nth(children, 1).alive).toBe(true);
+    await second.close();
+    expect(inits).toEqual([{ central: true, peripheral: false }, { central: true, peripheral: false }]);
+    // inline: no child at all
+    const inline = await createConfiguredDevices(parseConfig({ ble: { roles: 'central', process: 'inline' } }), log, {
+      nfc: 'none',
+      radioLauncher,
+      loadBle: () => ({ problems: [], close: () => Promise.resolve() }),
+    });
+    await inline.close();
+    expect(children).toHaveLength(2);
   });
 });
