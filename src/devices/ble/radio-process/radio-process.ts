@@ -4,7 +4,8 @@
  * alive. A native crash, a hang or stray output in noble/bleno then costs one verification, not the app
  * (docs/ARCHITECTURE.md "The radio process"):
  *
- * - the child's stdout/stderr are piped here and logged as library output, escaped and bounded, never
+ * - the child's stdout/stderr are piped here and logged as library output, escaped, bounded and without
+ *   device addresses (a native print may name a phone), never
  *   passed on to this process's stdout (the relay CLI prints one JSON line per verification);
  * - a heartbeat finds a child that stopped answering (it is killed);
  * - when the child is gone, every open link gets `onDisconnect('the radio process stopped: …')`, a pending
@@ -79,6 +80,14 @@ interface SessionEntry {
 }
 
 const MAX_OUTPUT_LINE = 500;
+
+/** A Bluetooth device address (a phone's, in a native print): `12:34:56:78:9A:BC`, `-` or no separators. */
+const DEVICE_ADDRESS = /\b[0-9a-f]{2}([:-]?)(?:[0-9a-f]{2}\1){4}[0-9a-f]{2}\b/gi;
+
+/** A line the child printed, fit for the log: no device address, escaped, bounded. */
+export function childOutputLine(line: string): string {
+  return escapePeerText(line.replace(DEVICE_ADDRESS, '[address]'), MAX_OUTPUT_LINE);
+}
 
 /** "killed by SIGKILL", "exited with code 134", … */
 export function describeExit(exit: RadioChildExit): string {
@@ -224,7 +233,7 @@ export class RadioProcess {
     let partial = '';
     const emit = (line: string): void => {
       if (line.trim() === '') return;
-      this.options.log.warn({ event: 'ble_library_output', library: 'radio-process', stream: name }, escapePeerText(line, MAX_OUTPUT_LINE));
+      this.options.log.warn({ event: 'ble_library_output', library: 'radio-process', stream: name }, childOutputLine(line));
     };
     stream.on('data', (chunk: Buffer | string) => {
       partial += chunk.toString();
