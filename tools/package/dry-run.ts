@@ -269,7 +269,7 @@ export function flavourProblems(packed: PackedFlavour, context: ProblemContext):
     for (const f of own) {
       if (f.path === '/package.json') continue;
       if (OWN_FORBIDDEN.test(f.path)) problems.push(`production: ${f.path} must not ship (QA, sources or tests)`);
-      if (!/^\/dist\/(app\/(main\.js|main\.js\.map|preload\.cjs)$|renderer\/)/.test(f.path)) problems.push(`production: unexpected file ${f.path}`);
+      if (!/^\/dist\/(app\/(main\.js|main\.js\.map|radio\.js|radio\.js\.map|preload\.cjs)$|renderer\/)/.test(f.path)) problems.push(`production: unexpected file ${f.path}`);
     }
     for (const sim of SIMULATOR_PACKAGES) {
       if (packed.files.some((f) => f.path.startsWith(`/node_modules/${sim}/`))) problems.push(`production: simulator library ${sim} is in node_modules`);
