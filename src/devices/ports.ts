@@ -212,6 +212,7 @@ export type PeripheralEvent =
       fail(): void;
     }
   | { readonly kind: 'write'; readonly characteristicUuid: string; readonly data: Uint8Array }
+  /** `reason` starts with `adapter_off:` when the kiosk's own adapter went off under the phone (not the phone leaving). */
   | { readonly kind: 'disconnect'; readonly reason: string };
 
 export interface BlePeripheralSession {

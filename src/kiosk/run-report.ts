@@ -19,7 +19,9 @@ export function errorViewFor(result: Exclude<RunResult, { kind: 'complete' }>, s
     case 'ble_failed':
       return { code: result.unavailable ? 'ble_unavailable' : 'ble_setup_failed', detail: result.reason, retryable: true };
     case 'ble_link_lost':
-      return { code: 'ble_link_lost', detail: result.reason, retryable: true };
+      // The kiosk's own adapter went off (ports.ts PeripheralEvent `adapter_off:`): Bluetooth is not working
+      // here; telling the customer the phone's link was lost and to keep it near would not be true.
+      return { code: result.reason.startsWith('adapter_off:') ? 'ble_unavailable' : 'ble_link_lost', detail: result.reason, retryable: true };
     case 'ble_transfer_failed':
       return { code: 'ble_transfer_failed', detail: result.reason, retryable: true };
     case 'dropped':

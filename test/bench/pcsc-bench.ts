@@ -4,17 +4,22 @@
  *   kiosk   backend → kiosk (WebSocket) → PC/SC adapter → pcscd → vpcd → virtual card → back, timed
  *           by the fake backend from sending `nfc_apdu` to receiving `nfc_rapdu`;
  *   direct  a bare transmit through the same binding (`smartcard`) to the same card on the same reader (a
- *           second, shared handle).
+ *           second, shared handle), in a process of its own (`pcsc-direct-child.ts`: the addon may be
+ *           loaded by one thread per process, and here that is the kiosk adapter's worker);
+ *   thread  the same bare transmit in this process through the binding on its worker thread
+ *           (`worker-binding.ts`), as the kiosk's adapter runs it: thread − direct is what the hop costs.
  *
  * Both run in this process against one private pcscd (TCP_NODELAY shim, tools/pcscd) with the card in
  * this process too, in alternating batches so drift in the machine's load hits both alike. Last line:
  * `RESULT added_median_ms=… kiosk_median_ms=… direct_median_ms=…` (added = kiosk − direct medians; the
  * issue's target is < 0.5 ms). The run fails only on a correctness problem (a wrong or missing response).
  */
+import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { ReaderState, type BindingReader } from '../../src/devices/pcsc/pcsc-binding.js';
-import { loadSmartcardBinding } from '../../src/devices/pcsc/smartcard-binding.js';
+import { workerBindingFactory } from '../../src/devices/pcsc/worker-binding.js';
+import type { BindingFactory } from '../../src/devices/pcsc/pcsc-binding.js';
 import { PcscNfcReader, RECEIVE_BUFFER_BYTES } from '../../src/devices/pcsc/pcsc-nfc-reader.js';
 import { createKiosk } from '../../src/kiosk/compose.js';
 import { parseConfig } from '../../src/platform/config.js';
@@ -66,9 +71,43 @@ async function directBatch(reader: BindingReader, protocol: number, first: numbe
   }
 }
 
+/** The bare side in its own process (pcsc-direct-child.ts). */
+class DirectChild {
+  private readonly replies = new Mailbox<Record<string, unknown>>();
+
+  private constructor(private readonly child: ChildProcess) {
+    child.on('message', (m) => this.replies.put(m as Record<string, unknown>));
+    child.on('exit', (code) => this.replies.put({ error: `the direct side exited (code ${code})` }));
+  }
+
+  static async start(readerName: string): Promise<DirectChild> {
+    const child = fork(new URL('./pcsc-direct-child.js', import.meta.url), [readerName], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const direct = new DirectChild(child);
+    await direct.reply();
+    return direct;
+  }
+
+  private async reply(): Promise<Record<string, unknown>> {
+    const message = await this.replies.take(60_000, 'the direct side');
+    if (typeof message.error === 'string') throw new Error(message.error);
+    return message;
+  }
+
+  async batch(first: number, count: number, samples: number[] | undefined): Promise<void> {
+    this.child.send({ first, count, measure: samples !== undefined });
+    const { samples: got } = await this.reply();
+    if (samples && Array.isArray(got)) samples.push(...got.filter((x): x is number => typeof x === 'number'));
+  }
+
+  stop(): void {
+    if (this.child.connected) this.child.send({ stop: true });
+    setTimeout(() => this.child.kill(), 2_000).unref();
+  }
+}
+
 /** A second handle on the card, outside the kiosk, with its own PC/SC context. */
-async function directHandle(slot: PcscdReader): Promise<{ reader: BindingReader; protocol: number; close(): void }> {
-  const context = loadSmartcardBinding()();
+async function directHandle(slot: PcscdReader, factory: BindingFactory): Promise<{ reader: BindingReader; protocol: number; close(): void }> {
+  const context = await factory();
   context.on('error', () => undefined); // a lost service; the bench fails on its answers anyway
   const reader = await new Promise<BindingReader>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`reader ${slot.name} not announced`)), 10_000);
@@ -125,7 +164,9 @@ async function main(): Promise<void> {
   const backend = await FakeBackend.start();
   const nfc = new PcscNfcReader({ reader: slot.name });
   let kiosk: Kiosk | undefined;
-  let direct: Awaited<ReturnType<typeof directHandle>> | undefined;
+  let direct: DirectChild | undefined;
+  let threaded: Awaited<ReturnType<typeof directHandle>> | undefined;
+  const threadFactory = workerBindingFactory();
   try {
     const peers = new Mailbox<BackendPeer>();
     backend.onConnection((connection) => peers.put(new BackendPeer(connection)));
@@ -137,37 +178,47 @@ async function main(): Promise<void> {
     await card.insert({ fieldOn: () => undefined, fieldOff: () => undefined, processApdu: instantCard });
     const present = await peer.next(10_000);
     check(present.op === 'nfc_card_present', `after the tap the kiosk sent ${present.op}`);
-    direct = await directHandle(slot);
+    direct = await DirectChild.start(slot.name);
+    threaded = await directHandle(slot, threadFactory);
 
     const kioskSamples: number[] = [];
     const directSamples: number[] = [];
-    await kioskBatch(peer, 0, WARMUP, undefined);
-    await directBatch(direct.reader, direct.protocol, 0, WARMUP, undefined);
+    const threadSamples: number[] = [];
+    const bare = direct;
+    const viaThread = threaded;
+    const sides = [
+      (first: number, count: number, samples: number[] | undefined) => kioskBatch(peer, first, count, samples),
+      (first: number, count: number, samples: number[] | undefined) => bare.batch(first, count, samples),
+      (first: number, count: number, samples: number[] | undefined) => directBatch(viaThread.reader, viaThread.protocol, first, count, samples),
+    ] as const;
+    const sampleSets = [kioskSamples, directSamples, threadSamples] as const;
+    for (const side of sides) await side(0, WARMUP, undefined);
     for (let round = 0; round < ROUNDS; round++) {
       const first = WARMUP + round * BATCH;
-      // Alternate which side goes first, so neither always follows the other's work.
-      if (round % 2 === 0) {
-        await kioskBatch(peer, first, BATCH, kioskSamples);
-        await directBatch(direct.reader, direct.protocol, first, BATCH, directSamples);
-      } else {
-        await directBatch(direct.reader, direct.protocol, first, BATCH, directSamples);
-        await kioskBatch(peer, first, BATCH, kioskSamples);
+      // Rotate which side goes first, so none always follows another's work.
+      for (let k = 0; k < sides.length; k++) {
+        const which = (round + k) % sides.length;
+        await sides[which]?.(first, BATCH, sampleSets[which]);
       }
     }
     const k = summarize(kioskSamples);
     const d = summarize(directSamples);
+    const t = summarize(threadSamples);
     console.log(`\nkiosk  (backend → kiosk → pcscd → card → back) ms: ${describeSummary(k)}`);
     console.log(`direct (smartcard transmit → pcscd → card) ms:    ${describeSummary(d)}`);
-    console.log(`added median ${ms(k.median - d.median)} ms (target < 0.5 ms), p90 ${ms(k.p90 - d.p90)} ms`);
-    result = `RESULT added_median_ms=${ms(k.median - d.median)} kiosk_median_ms=${ms(k.median)} direct_median_ms=${ms(d.median)}`;
+    console.log(`thread (the same through the binding's worker thread) ms: ${describeSummary(t)}`);
+    console.log(`added median ${ms(k.median - d.median)} ms (target < 0.5 ms), p90 ${ms(k.p90 - d.p90)} ms; of it the worker thread's hop ${ms(t.median - d.median)} ms`);
+    result = `RESULT added_median_ms=${ms(k.median - d.median)} kiosk_median_ms=${ms(k.median)} direct_median_ms=${ms(d.median)} thread_hop_ms=${ms(t.median - d.median)}`;
     peer.sendText(JSON.stringify({ type: 'error', message: 'bench: done' }));
   } catch (e) {
     failures.push(e instanceof Error ? e.message : String(e));
   } finally {
-    direct?.close();
+    direct?.stop();
+    threaded?.close();
     await kiosk?.stop();
     await card.remove();
     await nfc.close();
+    await threadFactory.dispose();
     await backend.stop();
     await pcscd.stop();
   }

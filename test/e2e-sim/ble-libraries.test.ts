@@ -14,16 +14,18 @@ import { NobleCentral, type NobleCentralOptions } from '../../src/devices/ble/no
 import type { BlePeripheralSession, GattProfile, PeripheralEvent } from '../../src/devices/ports.js';
 import { QrScanQueue } from '../../src/devices/qr/qr-scan-queue.js';
 import { createVirtualBleno } from '../../src/qa/devices/bleno-radio-bindings.js';
+import type { RadioNobleBindings} from '../../src/qa/devices/noble-radio-bindings.js';
 import { createVirtualNoble } from '../../src/qa/devices/noble-radio-bindings.js';
 import { createKiosk } from '../../src/kiosk/compose.js';
 import { mergeConfig, parseConfig } from '../../src/platform/config.js';
 import type { Kiosk, VerificationReport } from '../../src/kiosk/kiosk.js';
 import { createLogger } from '../../src/platform/log.js';
-import { VirtualRadio, type RadioDevice, type RadioLogEntry } from '../../src/qa/sim/radio/virtual-radio.js';
+import { AttError, VirtualRadio, type RadioDevice, type RadioLogEntry } from '../../src/qa/sim/radio/virtual-radio.js';
 import { blenoSessionListeners } from '../support/ble-fixtures.js';
+import { WinNobleBindings, type WinAdvertising } from '../support/fake-noble-win.js';
 import { FakeBackend, type FakeConnection, type ReceivedMessage } from '../support/fake-backend.js';
 import { LogCapture, TEST_TIMEOUTS, observeKiosk, type KioskObserver } from '../support/harness.js';
-import { PhoneClient, PhoneServer, hex, stack, until } from '../support/radio-phone.js';
+import { PhoneClient, PhoneServer, SERVER_MODE_TABLE, hex, stack, until } from '../support/radio-phone.js';
 import {
   CENTRAL_CHARS,
   PERIPHERAL_CHARS,
@@ -78,6 +80,8 @@ interface LibRig extends KioskObserver {
 interface RigOptions {
   readonly config?: Record<string, unknown>;
   readonly noble?: NobleCentralOptions;
+  /** noble's bindings on the kiosk's device (default: the radio bindings, as hci). */
+  readonly nobleBindings?: (device: RadioDevice) => RadioNobleBindings;
 }
 
 let rig: LibRig | undefined;
@@ -104,7 +108,7 @@ async function startRig(options: RigOptions = {}): Promise<LibRig> {
   const radioLog: RadioLogEntry[] = [];
   radio.onLog((entry) => radioLog.push(entry));
   const device = radio.addDevice({ name: 'kiosk' });
-  const noble = createVirtualNoble(device);
+  const noble = createVirtualNoble(device, options.nobleBindings?.(device));
   const central = new NobleCentral(noble, { platform: 'hci', connectAttempts: 1, gattTimeoutMs: 2_000, closeTimeoutMs: 500, ...options.noble });
   const bleno = createVirtualBleno(device);
   const peripheral = new TrackingBlenoPeripheral(bleno, { teardownStepMs: 500 });
@@ -287,6 +291,45 @@ describe('kiosk central through noble (scripted backend, scripted phone as GATT 
   );
 });
 
+describe('kiosk central on Windows (noble\'s win binding as its sources show it, test/support/fake-noble-win.ts)', () => {
+  it('a wallet with its UUID only in the scan response, out of reach at the first try: found, the link made on the second attempt, the transfer completes', async () => {
+    const advertising = new Map<string, WinAdvertising>();
+    const r = await startRig({ noble: { platform: 'win', connectAttempts: 3, retryDelayMs: 5 }, nobleBindings: (device) => new WinNobleBindings(device, { advertising }) });
+    const conn = await armed(r);
+    await scanQr(r, conn);
+    const mode = centralMode();
+    const phone = new PhoneServer(r.radio, { serviceUuid: mode.service_uuid, name: 'phone' });
+    advertising.set(phone.device.id, 'scan_response');
+    await phone.start();
+    phone.device.setFaults({ refuseConnections: 1 });
+    conn.stepRequest('ble_exchange', { modes: [mode] });
+    expect(await conn.receive()).toEqual(connectedOk('central'));
+    conn.stepRequest('ble_write', { char: C.c2s, data: b64([0x01, 0xaa]) });
+    endTransfer(conn, C.state);
+    expect((await r.nextReport()).result).toBe('complete');
+    expect(phone.writes.all.map((w) => hex(w.data))).toEqual(['01aa', '02']);
+  });
+
+  it('a phone that refuses the CCCD write (reported as success by the binding): ble_connected error subscribe_refused, at once, not a wait for notifications', async () => {
+    const r = await startRig({ noble: { platform: 'win' }, nobleBindings: (device) => new WinNobleBindings(device) });
+    const conn = await armed(r);
+    await scanQr(r, conn);
+    const mode = centralMode();
+    const phone = new PhoneServer(r.radio, { serviceUuid: mode.service_uuid, name: 'phone' });
+    await phone.start();
+    phone.device.peripheral.setServices([{ uuid: mode.service_uuid, characteristics: SERVER_MODE_TABLE }], {
+      onSubscribe: () => {
+        throw new AttError(0x05); // Insufficient Authentication
+      },
+    });
+    conn.stepRequest('ble_exchange', { modes: [mode] });
+    const reply = await conn.receive();
+    expect(reply).toMatchObject({ type: 'step_result', op: 'ble_connected', status: 'error', role: 'central' });
+    expect((reply as { reason?: string }).reason).toMatch(/^subscribe_refused: the phone did not turn notifications on for state /);
+    await until(() => r.device.central.links.length === 0, 3_000, 'the kiosk link closed');
+  });
+});
+
 describe('kiosk peripheral through bleno (scripted backend, scripted phone as GATT client)', () => {
   it('interleaving: phone writes go out as ble_written while ble_write notifications are held in flight; both orders kept (§4.5)', async () => {
     const r = await startRig({ config: { timeouts: { bleWriteMs: 5_000, bleIdleMs: 10_000, completionFlushMs: 15_000 } } });
@@ -423,6 +466,26 @@ describe('kiosk peripheral through bleno (scripted backend, scripted phone as GA
     expect(Date.now() - left).toBeLessThan(1_500);
     expect(phone.notifications.all).toEqual([]);
     await until(() => peripheralIdle(r), 3_000, 'the kiosk peripheral idle');
+  });
+
+  it('the kiosk\'s adapter goes off mid-transfer and the stack reports no disconnect (macOS; hci with its dongle gone) → told at once: Bluetooth not working on the kiosk, not "the phone left"', async () => {
+    const r = await startRig({ config: { timeouts: { bleLinkLossGraceMs: 200, bleIdleMs: 60_000 } } });
+    const conn = await armed(r);
+    await scanQr(r, conn);
+    const mode = peripheralMode();
+    conn.stepRequest('ble_exchange', { modes: [mode] });
+    const phone = new PhoneClient(r.radio);
+    await phone.connect(mode.service_uuid);
+    await phone.subscribe(P.s2c);
+    expect(await conn.receive()).toEqual(connectedOk('peripheral'));
+    // Only the adapter's state says so: the binding's disconnect events never come.
+    const bindings = Reflect.get(r.bleno, '_bindings') as { emit: (event: string | symbol, ...args: unknown[]) => boolean };
+    const emit = bindings.emit.bind(bindings);
+    bindings.emit = (event, ...args) => (event === 'disconnect' ? false : emit(event, ...args));
+    r.device.setPowered(false);
+    const report = await expectFailure(r, conn, 'ble_link_lost', 'ble_unavailable');
+    expect(report.error?.detail).toMatch(/^adapter_off: the Bluetooth adapter was switched off/);
+    bindings.emit = emit;
   });
 
   it('phone disconnects mid-transfer → ble_link_lost error view and report, everything torn down; the next session advertises its new UUID and the phone connects to it', async () => {

@@ -58,6 +58,8 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
     expect(own(production).filter((f) => !f.startsWith('/dist/renderer/assets/'))).toEqual([
       '/dist/app/main.js',
       '/dist/app/main.js.map',
+      '/dist/app/pcsc-worker.js',
+      '/dist/app/pcsc-worker.js.map',
       '/dist/app/preload.cjs',
       '/dist/app/radio.js',
       '/dist/app/radio.js.map',

@@ -19,6 +19,8 @@
  *   subscribe, read or write (ble_peripheral_manager.mm:200-272); the set is cleared only when the manager
  *   goes (dealloc, :36-43), so a central seen in an earlier session is never accepted again;
  * - an unsubscribe emits only `unsubscribe` (:218-224);
+ * - Bluetooth switched off or on (`setAdapterState`) emits only `stateChange` (`peripheralManagerDidUpdateState`,
+ *   :168-185): no unsubscribe, no disconnect;
  * - the read callback must get a Buffer: it converts `info[1]` with `As<Napi::Buffer>` (callbacks.mm:79-88,
  *   napi_objc.mm:35-37), which throws for `undefined`/`null` under the binding's C++ exceptions, so the
  *   request is never answered; a Write Command's callback answers nothing (:258-263);
@@ -31,7 +33,9 @@
  * database holds what was added until removed; a request reaches the delegate only for a characteristic in
  * it (else the central gets Attribute Not Found) and waits for `respondToRequest` (a request whose
  * characteristic has no emitter stays unanswered); a central that disconnects is unsubscribed from each
- * characteristic it had subscribed to (the delegate's only sign that it left).
+ * characteristic it had subscribed to (the delegate's only sign that it left). Below poweredOn, advertising has
+ * stopped and the local GATT database is cleared (Apple's `peripheralManagerDidUpdateState(_:)`): the centrals'
+ * links are gone with it, and nothing tells the delegate about them.
  */
 import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
@@ -72,9 +76,30 @@ export class FakeBlenoMac extends EventEmitter implements BlenoBindings {
   readonly calls: string[] = [];
   /** Errors the binding threw back at a JS callback (the request stays unanswered). */
   readonly callbackErrors: Error[] = [];
+  /** What a manager reports (CoreBluetooth's state, which the user may switch). */
+  private adapterState: BlenoState;
 
   constructor(private readonly options: FakeBlenoMacOptions = {}) {
     super();
+    this.adapterState = options.state ?? 'poweredOn';
+  }
+
+  /**
+   * The user switches Bluetooth (Control Centre): the manager reports the new state and nothing else. Below
+   * poweredOn advertising stops and the database is cleared; links to centrals end without a word.
+   */
+  setAdapterState(state: BlenoState): void {
+    this.adapterState = state;
+    const manager = this.manager;
+    if (!manager) return;
+    if (state !== 'poweredOn') {
+      manager.advertising = undefined;
+      manager.services.length = 0;
+      manager.emitters.clear();
+    }
+    later(() => {
+      if (this.manager === manager) this.emit('stateChange', state);
+    });
   }
 
   private checked(): Manager {
@@ -90,7 +115,7 @@ export class FakeBlenoMac extends EventEmitter implements BlenoBindings {
     this.manager = { connectedCentrals: new Set(), services: [], emitters: new Map(), advertising: undefined };
     const manager = this.manager;
     later(() => {
-      if (this.manager === manager) this.emit('stateChange', this.options.state ?? 'poweredOn');
+      if (this.manager === manager) this.emit('stateChange', this.adapterState);
     });
   }
 

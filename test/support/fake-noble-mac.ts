@@ -43,6 +43,7 @@ export class MacNobleBindings extends RadioNobleBindings {
   }
 
   override write(id: string, serviceUuid: string, characteristicUuid: string, data: Uint8Array, withoutResponse: boolean): void {
+    this.manager.check('write');
     if (!withoutResponse) {
       super.write(id, serviceUuid, characteristicUuid, data, withoutResponse);
       return;
@@ -57,6 +58,8 @@ export class MacNobleBindings extends RadioNobleBindings {
       this.leaving.push(leaves);
       const bytes = new Uint8Array(data);
       setTimeout(() => {
+        // Queued in CoreBluetooth: gone with the manager.
+        if (!this.manager.running) return;
         this.hiddenRadioWrites++;
         super.write(id, serviceUuid, characteristicUuid, bytes, true);
       }, leaves - now);

@@ -56,6 +56,22 @@ export interface EmulatedRadioState {
 export interface EmulatedRadio extends EmulatedRadioState {
   /** Stops socat and btvirt by pid and removes the ttys and btvirt's sockets. Idempotent. */
   stop(): Promise<void>;
+  /**
+   * Switches a controller off as the hci bindings see it: its adapter vanishes. The socat of its tty is
+   * stopped, so btvirt drops the controller and the library's UART driver reads the tty closing: noble and
+   * bleno report `poweredOff` at once (bluetooth-hci-socket lib/uart.js, the serial port's `close` →
+   * `state` false). Resolves once the tty is gone.
+   */
+  switchOff(name: string): Promise<void>;
+  /**
+   * Switches it on again: a new controller (btvirt's next address) behind the same tty path. A library
+   * instance that had the old tty open does NOT come back by itself: the UART driver's reconnection
+   * (lib/uart.js `_handleReconnection`) looks for the path in `SerialPort.list()`, which lists udev's
+   * serial devices only (ttyS, ttyUSB, ttyACM, …; @serialport/bindings-cpp linux-list.js), never a pty — and
+   * even on a real USB-UART dongle it gives up after 10 tries a second apart. A new instance (a devices
+   * rebuild for noble, a new process for bleno) opens it. Resolves with the controller once its tty exists.
+   */
+  switchOn(name: string): Promise<EmulatedController>;
 }
 
 export function defaultRadioDir(): string {
@@ -160,6 +176,27 @@ export async function startEmulatedRadio(options: EmulatedRadioOptions): Promise
   };
   const started: { btvirtPid: number; controllers: EmulatedController[] } = { btvirtPid: 0, controllers: [] };
   const what = (text: string) => () => `${text}${output.length > 0 ? ` (${output.slice(-5).join(' | ')})` : ''}`;
+  /** One socat: a new controller (the `index`-th connection) behind the tty `name`. */
+  const connect = async (name: string, index: number, record: (controller: EmulatedController) => void): Promise<EmulatedController> => {
+    const tty = path.join(dir, name);
+    await rm(tty, { force: true });
+    // UNIX-CONNECT first: the tty link appears only once btvirt has taken the connection, so the
+    // controllers are numbered (and addressed) in this order.
+    const socat = spawn(tools.socat, [`UNIX-CONNECT:${BT_SERVER_LE}`, `PTY,link=${tty},raw,echo=0`], { detached, stdio: stdio() });
+    keep(socat, `socat ${name}`);
+    if (socat.pid === undefined) throw new Error(`emulated radio: socat for ${name} could not be started`);
+    const socatPid = socat.pid;
+    if (detached) socat.unref();
+    const controller = { name, tty, address: controllerAddress(index), socatPid };
+    record(controller);
+    await waitFor(
+      async () => (await readlink(tty).then(() => true, () => false)) || !alive(socatPid),
+      startTimeoutMs,
+      what(`the tty ${tty} did not appear within ${startTimeoutMs} ms`),
+    );
+    if (!alive(socatPid)) throw new Error(what(`socat for ${name} exited at start`)());
+    return controller;
+  };
   try {
     for (const socket of BT_SERVER_PATHS) await rm(socket, { force: true });
     const btvirt = spawn(tools.btvirt, ['-s', '-l0'], {
@@ -174,22 +211,7 @@ export async function startEmulatedRadio(options: EmulatedRadioOptions): Promise
     await waitFor(() => existsSync(BT_SERVER_LE) || !alive(started.btvirtPid), startTimeoutMs, what(`btvirt did not open ${BT_SERVER_LE} within ${startTimeoutMs} ms`));
     if (!alive(started.btvirtPid)) throw new Error(what('btvirt exited at start')());
     for (const [index, name] of options.controllers.entries()) {
-      const tty = path.join(dir, name);
-      await rm(tty, { force: true });
-      // UNIX-CONNECT first: the tty link appears only once btvirt has taken the connection, so the
-      // controllers are numbered (and addressed) in this order.
-      const socat = spawn(tools.socat, [`UNIX-CONNECT:${BT_SERVER_LE}`, `PTY,link=${tty},raw,echo=0`], { detached, stdio: stdio() });
-      keep(socat, `socat ${name}`);
-      if (socat.pid === undefined) throw new Error(`emulated radio: socat for ${name} could not be started`);
-      const socatPid = socat.pid;
-      if (detached) socat.unref();
-      started.controllers.push({ name, tty, address: controllerAddress(index), socatPid });
-      await waitFor(
-        async () => (await readlink(tty).then(() => true, () => false)) || !alive(socatPid),
-        startTimeoutMs,
-        what(`the tty ${tty} did not appear within ${startTimeoutMs} ms`),
-      );
-      if (!alive(socatPid)) throw new Error(what(`socat for ${name} exited at start`)());
+      await connect(name, index, (controller) => started.controllers.push(controller));
     }
     // An LE controller whose crypto could not be set up is closed by btvirt at once: socat then exits.
     await sleep(30);
@@ -203,7 +225,31 @@ export async function startEmulatedRadio(options: EmulatedRadioOptions): Promise
   } finally {
     if (logFd !== undefined) closeSync(logFd);
   }
-  const state: EmulatedRadioState = { btvirtPid: started.btvirtPid, dir, controllers: started.controllers };
+  // The controllers now (switchOn replaces one); stop() ends whichever socat runs then.
+  const controllers = started.controllers;
+  let connections = controllers.length;
+  const named = (name: string): number => {
+    const at = controllers.findIndex((c) => c.name === name);
+    if (at < 0) throw new Error(`emulated radio: no controller named ${name}`);
+    return at;
+  };
+  const state: EmulatedRadioState = { btvirtPid: started.btvirtPid, dir, controllers };
   let stopping: Promise<void> | undefined;
-  return { ...state, stop: () => (stopping ??= stopEmulatedRadio(state)) };
+  return {
+    ...state,
+    stop: () => (stopping ??= stopEmulatedRadio(state)),
+    async switchOff(name) {
+      const controller = controllers[named(name)];
+      if (!controller) return;
+      await stopPid(controller.socatPid);
+      await rm(controller.tty, { force: true });
+    },
+    async switchOn(name) {
+      const at = named(name);
+      const old = controllers[at];
+      if (old && alive(old.socatPid)) throw new Error(`emulated radio: ${name} is on`);
+      if (stopping) throw new Error('emulated radio: stopped');
+      return connect(name, connections++, (controller) => controllers.splice(at, 1, controller));
+    },
+  };
 }

@@ -30,11 +30,13 @@ export const DEFAULT_ENTRIES = {
   qa: 'src/qa/app/main.ts',
   preload: 'src/preload/index.ts',
   radio: 'src/devices/ble/radio-process/child-entry.ts',
+  /** The PC/SC addon's thread (src/devices/pcsc/worker-binding.ts starts `./pcsc-worker.js` beside main). */
+  pcscWorker: 'src/devices/pcsc/pcsc-worker.ts',
 } as const;
 
 export type AppEntries = Record<keyof typeof DEFAULT_ENTRIES, string>;
 
-export const OUTPUT_NAMES = { main: 'main.js', qa: 'main-qa.js', preload: 'preload.cjs', radio: 'radio.js' } as const;
+export const OUTPUT_NAMES = { main: 'main.js', qa: 'main-qa.js', preload: 'preload.cjs', radio: 'radio.js', pcscWorker: 'pcsc-worker.js' } as const;
 
 /**
  * The only shared files a sandboxed preload may carry: the IPC contract (channel names) and the reply
@@ -303,6 +305,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuildAppResult
   if (only.has('main')) run('main', esmMain(entries.main, OUTPUT_NAMES.main));
   if (only.has('qa')) run('qa', esmMain(entries.qa, OUTPUT_NAMES.qa));
   if (only.has('radio')) run('radio', esmMain(entries.radio, OUTPUT_NAMES.radio));
+  if (only.has('pcscWorker')) run('pcscWorker', esmMain(entries.pcscWorker, OUTPUT_NAMES.pcscWorker));
   if (only.has('preload')) {
     run('preload', {
       ...common,
@@ -333,6 +336,8 @@ export async function buildApp(options: BuildAppOptions): Promise<BuildAppResult
   // The radio process ships in the production package too: the same rules as main.
   const radioMeta = built.get('radio');
   if (radioMeta !== undefined) problems.push(...checkProductionInputs(inputsOf(radioMeta, OUTPUT_NAMES.radio)).map((p) => p.replace('the production bundle', 'the radio bundle')));
+  const workerMeta = built.get('pcscWorker');
+  if (workerMeta !== undefined) problems.push(...checkProductionInputs(inputsOf(workerMeta, OUTPUT_NAMES.pcscWorker)));
 
   const bundleRelative: Extract<RelativeReadPlan, { kind: 'bundle-relative' }>[] = [];
   for (const [kind, meta] of built) {

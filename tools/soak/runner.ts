@@ -79,6 +79,11 @@ const REPORT_BOUND_MS = SOAK_TIMEOUTS.verificationMs + 10_000;
 const PHONE_OUTCOME_MS = 5_000;
 /** A wedged kiosk gets this much longer to come back before the soak gives up. */
 const WEDGE_GRACE_MS = 60_000;
+/**
+ * A run that has not ended after this long is stuck somewhere the bounds above do not reach (a wait in the
+ * runner or the stack itself): the soak stops with the trail instead of hanging until CI kills it.
+ */
+const RUN_BOUND_MS = REPORT_BOUND_MS + PHONE_OUTCOME_MS + 2 * WEDGE_GRACE_MS;
 /** A customer takes a moment before tapping again. */
 const RETAP_DELAY_MS = 150;
 /** Events of the kiosk's own log shown in the trail (the rest would flood it). */
@@ -661,6 +666,22 @@ export class Soak {
 
   // ------------------------------------------------------------ the loop
 
+  /** `runOne`, or a SoakAbort naming the run when it outlives RUN_BOUND_MS. */
+  private async bounded(run: Promise<RunResult>, plan: RunPlan): Promise<RunResult> {
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.note(`run #${plan.index} still running after ${RUN_BOUND_MS / 1000} s`);
+        reject(new SoakAbort(`run #${plan.index} (${describePlan(plan)}) did not end within ${RUN_BOUND_MS / 1000} s (a wait with no bound; the trail shows its last step)`));
+      }, RUN_BOUND_MS);
+    });
+    try {
+      return await Promise.race([run, stuck]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   private done(): boolean {
     const goal = this.options.goal;
     if (goal.kind === 'runs') return this.runs >= goal.runs;
@@ -727,7 +748,7 @@ export class Soak {
         const runStarted = performance.now();
         let result: RunResult;
         try {
-          result = await this.runOne(plan);
+          result = await this.bounded(this.runOne(plan), plan);
         } catch (e) {
           if (e instanceof SoakAbort) throw e;
           result = { ok: false, wedged: false, problem: `the run failed: ${errorText(e)}` };

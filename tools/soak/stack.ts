@@ -164,9 +164,18 @@ export async function startSoakStack(options: SoakStackOptions): Promise<SoakSta
     const log = createLogger({ level: config.log.level, name: 'mdl-kiosk' }, { write: (line: string) => options.onLogLine(line) });
     const rig = counter.radioRig;
     if (!rig) throw new Error('the soak counter is not on the virtual radio');
-    const noble = createVirtualNoble(rig.central.device);
+    // As in production (platform-stack.ts): a noble of its own per devices build (a stopped one never
+    // starts again and its bindings throw, docs/ble-libraries.md §1), one bleno for the process.
+    let noble = createVirtualNoble(rig.central.device);
     const bleno = createVirtualBleno(rig.peripheral.device);
-    const devices = await createConfiguredDevices(config, log, { nfc: 'pcsc', loadBle: (o) => virtualPlatformBle(noble, bleno, o) });
+    let builds = 0;
+    const devices = await createConfiguredDevices(config, log, {
+      nfc: 'pcsc',
+      loadBle: (o) => {
+        if (builds++ > 0) noble = createVirtualNoble(rig.central.device);
+        return virtualPlatformBle(noble, bleno, o);
+      },
+    });
     cleanups.push(() => devices.close());
     const reader = devices.pcsc;
     if (!reader) throw new Error(`the PC/SC reader could not be set up: ${devices.problems.join('; ')}`);
@@ -186,7 +195,12 @@ export async function startSoakStack(options: SoakStackOptions): Promise<SoakSta
       devices,
       reader,
       card,
-      emitters: { noble, bleno },
+      emitters: {
+        get noble() {
+          return noble;
+        },
+        bleno,
+      },
       backend: () => embedded.backend,
       stop: unwind,
     };

@@ -22,6 +22,34 @@ export function nextAvailability(previous: Availability, next: Availability): Av
  */
 export const ADAPTER_SETTLE_MS = 3_000;
 
+/**
+ * A start-up state that means something more once it lasts (macOS: CoreBluetooth keeps `unknown` while the
+ * Bluetooth permission prompt waits for an answer): after `afterMs` of it, `starting` carries `detail`.
+ */
+export interface LingeringStart {
+  readonly afterMs: number;
+  /** Whether the library's state now is the one that lingers. */
+  readonly applies: () => boolean;
+  readonly detail: string;
+}
+
+/**
+ * How long CoreBluetooth may say `unknown` before staff are told to answer the permission prompt. Until the
+ * prompt is answered the manager reports nothing or `CBManagerStateUnknown` (noble lib/mac/src/ble_manager.mm
+ * `centralManagerDidUpdateState`, objc_cpp.mm `stateToString`; bleno ble_peripheral_manager.mm
+ * `peripheralManagerDidUpdateState`), so the library's state stays `unknown`; a Mac that may use Bluetooth
+ * answers within a second.
+ */
+export const MAC_PERMISSION_WAIT_MS = 3_000;
+
+/** What staff read while that lasts. */
+export const MAC_PERMISSION_DETAIL = 'waiting for Bluetooth permission (answer the macOS prompt)';
+
+/** The lingering start of a mac binding (adapter-state.ts `LingeringStart`); none for the other bindings. */
+export function macPermissionWait(binding: string, stateIsUnknown: () => boolean): LingeringStart | undefined {
+  return binding === 'mac' ? { afterMs: MAC_PERMISSION_WAIT_MS, applies: stateIsUnknown, detail: MAC_PERMISSION_DETAIL } : undefined;
+}
+
 const COMING_UP: Availability = { usable: false, reason: 'starting', detail: 'the Bluetooth adapter is coming up (it reports powered off until its controller answers)' };
 
 /**
@@ -34,12 +62,15 @@ export class AdapterAvailability {
   private settled = false;
   private comingUpSince: number;
   private timer: NodeJS.Timeout | undefined;
+  private lingeringSince: number | undefined;
+  private lingerTimer: NodeJS.Timeout | undefined;
 
   constructor(
     /** The library's current state, mapped (`availabilityOf`, `blenoAvailability`). */
     private readonly read: () => Availability,
     private readonly settleMs = ADAPTER_SETTLE_MS,
     private readonly now: () => number = Date.now,
+    private readonly lingering?: LingeringStart,
   ) {
     this.comingUpSince = now();
     this.notifier = new AvailabilityNotifier(this.next(read()));
@@ -62,6 +93,8 @@ export class AdapterAvailability {
   dispose(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+    clearTimeout(this.lingerTimer);
+    this.lingerTimer = undefined;
   }
 
   private next(raw: Availability): Availability {
@@ -70,8 +103,11 @@ export class AdapterAvailability {
       // unknown or resetting: a new start-up window
       this.settled = false;
       this.comingUpSince = this.now();
-      return raw;
+      return this.linger(raw);
     }
+    this.lingeringSince = undefined;
+    clearTimeout(this.lingerTimer);
+    this.lingerTimer = undefined;
     if (raw.reason === 'powered_off' && !this.settled) {
       const left = this.settleMs - (this.now() - this.comingUpSince);
       if (left > 0) {
@@ -89,5 +125,25 @@ export class AdapterAvailability {
     clearTimeout(this.timer);
     this.timer = undefined;
     return previous ? nextAvailability(previous.current, raw) : raw;
+  }
+
+  /** `starting`, with the lingering detail once the lingering state has lasted `afterMs`. */
+  private linger(raw: Availability): Availability {
+    const lingering = this.lingering;
+    if (!lingering?.applies()) {
+      this.lingeringSince = undefined;
+      return raw;
+    }
+    this.lingeringSince ??= this.now();
+    const left = lingering.afterMs - (this.now() - this.lingeringSince);
+    if (left <= 0) return { ...raw, detail: lingering.detail };
+    if (this.lingerTimer === undefined) {
+      this.lingerTimer = setTimeout(() => {
+        this.lingerTimer = undefined;
+        this.update();
+      }, left);
+      this.lingerTimer.unref();
+    }
+    return raw;
   }
 }

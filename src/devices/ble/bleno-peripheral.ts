@@ -66,7 +66,7 @@ import {
 } from '../ports.js';
 import { abortable, abortedError, errorMessage, isAborted } from '../shared/abort.js';
 import { safeCall } from '../shared/safe-call.js';
-import { AdapterAvailability } from './adapter-state.js';
+import { ADAPTER_SETTLE_MS, AdapterAvailability, macPermissionWait } from './adapter-state.js';
 import { awaitEvent, blenoAvailability, blenoBindingKind, blenoUuid, type BlenoBindingKind } from './bleno-support.js';
 import { hciOf, MAX_UNSENT_ACL_PACKETS, whenAclBelow, whenAclDrained } from './hci-acl.js';
 import type {
@@ -85,6 +85,8 @@ const ATT_READ_NOT_PERMITTED = 0x02;
 const ATT_WRITE_NOT_PERMITTED = 0x03;
 const ATT_INVALID_OFFSET = 0x07;
 const ATT_UNLIKELY_ERROR = 0x0e;
+/** Reason key of a `disconnect` the adapter's own power-off caused (src/kiosk/run-report.ts tells it apart). */
+const ADAPTER_OFF = 'adapter_off';
 /** The data of a refused read (bleno-types.ts `BlenoReadCallback`). */
 const NO_DATA = Buffer.alloc(0);
 
@@ -119,7 +121,7 @@ export class BlenoPeripheral implements BlePeripheral {
     private readonly options: BlenoPeripheralOptions = {},
   ) {
     this.binding = options.binding ?? blenoBindingKind();
-    this.state = new AdapterAvailability(() => this.current());
+    this.state = new AdapterAvailability(() => this.current(), ADAPTER_SETTLE_MS, Date.now, macPermissionWait(this.binding, () => bleno.state === 'unknown'));
     // Adding the first `stateChange` listener is what makes bleno call its bindings' init().
     bleno.on('stateChange', this.onStateChange);
   }
@@ -304,6 +306,7 @@ class BlenoSession implements BlePeripheralSession {
   async start(signal: AbortSignal): Promise<void> {
     this.bleno.on('accept', this.onAccept);
     this.bleno.on('disconnect', this.onDisconnect);
+    this.bleno.on('stateChange', this.onAdapterState);
     const characteristics = [...this.byKey.values()].map((s) => this.characteristic(s));
     const service = new this.bleno.PrimaryService({ uuid: this.serviceUuid, characteristics });
     const bounded = { signal, timeoutMs: this.options.setupTimeoutMs };
@@ -363,6 +366,17 @@ class BlenoSession implements BlePeripheralSession {
   private readonly onDisconnect = (_address: unknown, handle: BlenoConnection): void => {
     if (this.phone === undefined || handle !== this.phone) return;
     this.phoneLeft('the phone disconnected');
+  };
+
+  /**
+   * The adapter left poweredOn with the phone on it: the link is gone. macOS says nothing else (the binding
+   * has no disconnect, and CoreBluetooth sends no unsubscribe for it: ble_peripheral_manager.mm
+   * `peripheralManagerDidUpdateState` emits only `stateChange`), so without this the kiosk would wait out its
+   * idle bound. On hci a `disconnect` may follow (or come first): the phone is reported gone once.
+   */
+  private readonly onAdapterState = (state: unknown): void => {
+    if (this.closed || state === 'poweredOn' || this.phone === undefined) return;
+    this.phoneLeft(`${ADAPTER_OFF}: the Bluetooth adapter was switched off (${String(state)}), the link to the phone is gone`);
   };
 
   /** The phone is gone: the subscriptions bleno did not report dropped, then `disconnect`; advertising resumes. */
@@ -578,6 +592,7 @@ class BlenoSession implements BlePeripheralSession {
 
   private async shutDown(): Promise<void> {
     this.closed = true;
+    this.bleno.removeListener('stateChange', this.onAdapterState);
     const closedError = new Error('BLE peripheral session closed');
     for (const waiter of [...this.waiters]) waiter.reject(closedError);
     for (const departed of [...this.departures]) departed();

@@ -8,9 +8,11 @@
  * - availability follows noble's adapter state (`availabilityOf`), with change notifications;
  * - setup failures are `BleSetupError`s whose `reason` starts with a stable key (`scan_timeout:`,
  *   `connect_timeout:`, `connect_failed:`, `service_not_found:`, `characteristic_missing:`,
- *   `characteristic_unusable:`, `gatt_timeout:`, `disconnected:`, …); an aborted signal rejects with an
+ *   `characteristic_unusable:`, `gatt_timeout:`, `subscribe_refused:`, `disconnected:`, …); an aborted signal rejects with an
  *   abort error; either way nothing stays connected, scanning or listening;
- * - the ATT MTU is requested large (517, hci only) and reported as ATT_MTU on every binding.
+ * - the ATT MTU is requested large (517, hci only) and reported as ATT_MTU on every binding;
+ * - Windows (docs/ble-libraries.md §7): an "unreachable" service discovery is a failed connect (retried), the scan
+ *   finds a wallet whose UUID is only in its scan response, and each subscription's CCCD is read back.
  */
 import type { Noble, Peripheral } from '@stoprocent/noble';
 import { BleSetupError, type Availability, type BleCentral, type BleCentralHandlers, type BleCentralLink, type GattProfile } from '../ports.js';
@@ -18,8 +20,8 @@ import { DeviceAbortError, abortedError, errorMessage } from '../shared/abort.js
 import { dropEventsForForgottenPeripherals, forgetPeripheral } from './noble-cache.js';
 import { NobleCentralLink } from './noble-link.js';
 import { scanFor } from './noble-scan.js';
-import { AdapterAvailability } from './adapter-state.js';
-import { availabilityOf, defaultBindingKind, type NobleBindingKind } from './noble-support.js';
+import { ADAPTER_SETTLE_MS, AdapterAvailability, macPermissionWait } from './adapter-state.js';
+import { availabilityOf, defaultBindingKind, stoppedBindingAvailability, type NobleBindingKind } from './noble-support.js';
 import { nobleUuid } from './uuid.js';
 import { bounded, delay } from './wait.js';
 
@@ -49,6 +51,14 @@ export interface NobleCentralOptions {
    * no flow control and CoreBluetooth drops what it has no room for (write-spacing.ts).
    */
   readonly writeSpacingMs?: number;
+  /**
+   * After each subscription, read the phone's CCCD (0x2902) back and fail with `subscribe_refused:` unless
+   * notifications are on. Default: on the win binding only, whose `OnNotify` reports a CCCD write the phone
+   * refused as success (ble_manager.cc ignores the result's `GattCommunicationStatus`): without it the kiosk
+   * would wait for notifications that never come. Costs two GATT round trips per subscribed characteristic
+   * (descriptor discovery, read); the other bindings report a refused CCCD write as an error already.
+   */
+  readonly confirmSubscriptions?: boolean;
 }
 
 const DEFAULTS = {
@@ -71,9 +81,11 @@ class ConnectTimeout extends Error {}
 
 export class NobleCentral implements BleCentral {
   private readonly binding: NobleBindingKind;
-  private readonly settings: typeof DEFAULTS;
+  private readonly settings: typeof DEFAULTS & { readonly confirmSubscriptions: boolean };
   private readonly notifier: AdapterAvailability;
   private readonly onStateChange = (): void => this.notifier.update();
+  /** Set once a binding call threw that its manager is gone: noble's state still reads as before, the central is dead (fail closed). */
+  private stopped: Availability | undefined;
 
   constructor(
     private readonly noble: Noble,
@@ -90,11 +102,13 @@ export class NobleCentral implements BleCentral {
       closeTimeoutMs: pick('closeTimeoutMs'),
       mtu: pick('mtu'),
       writeSpacingMs: pick('writeSpacingMs'),
+      confirmSubscriptions: options.confirmSubscriptions ?? this.binding === 'win',
     };
     // Forgetting peripherals (noble-cache.ts) must not turn a late GATT result into a crash.
     dropEventsForForgottenPeripherals(noble);
     // The first stateChange listener starts noble's bindings (on the next tick); state is 'unknown' till then.
-    this.notifier = new AdapterAvailability(() => availabilityOf(this.noble.state, this.binding));
+    const read = (): Availability => this.stopped ?? availabilityOf(this.noble.state, this.binding);
+    this.notifier = new AdapterAvailability(read, ADAPTER_SETTLE_MS, Date.now, macPermissionWait(this.binding, () => this.noble.state === 'unknown'));
     noble.on('stateChange', this.onStateChange);
   }
 
@@ -122,37 +136,70 @@ export class NobleCentral implements BleCentral {
     } catch (e) {
       throw new BleSetupError(`invalid_service_uuid: ${errorMessage(e)}`);
     }
-    const peripheral = await this.scanAndConnect(serviceUuid, profile.serviceUuid, signal);
     const { binding } = this;
-    const { gattTimeoutMs, closeTimeoutMs } = this.settings;
-    const forget = (): void => forgetPeripheral(this.noble, peripheral.id);
+    const { gattTimeoutMs, closeTimeoutMs, connectAttempts, retryDelayMs } = this.settings;
     const writeSpacingMs = binding === 'mac' ? this.settings.writeSpacingMs : 0;
-    const link = new NobleCentralLink(peripheral, profile, handlers, { binding, gattTimeoutMs, closeTimeoutMs, forget, noble: this.noble, writeSpacingMs });
-    try {
-      await link.setUp(signal);
-      return link;
-    } catch (e) {
-      const error = this.setupError(e, signal, link.stage, link.droppedDuringSetup);
-      await link.release(false);
-      throw error;
+    const confirmSubscriptions = this.settings.confirmSubscriptions;
+    for (let next = 1; ; next++) {
+      const { peripheral, attempt } = await this.scanAndConnect(serviceUuid, profile.serviceUuid, signal, next);
+      next = attempt;
+      const forget = (): void => forgetPeripheral(this.noble, peripheral.id);
+      const link = new NobleCentralLink(peripheral, profile, handlers, {
+        binding,
+        gattTimeoutMs,
+        closeTimeoutMs,
+        forget,
+        noble: this.noble,
+        writeSpacingMs,
+        confirmSubscriptions,
+      });
+      try {
+        await link.setUp(signal);
+        return link;
+      } catch (e) {
+        // Windows makes the link with the first GATT call (see `linkFailed`): that failure is a failed connect.
+        const error = this.linkFailed(e, link.stage, signal) ? undefined : this.setupError(e, signal, link.stage, link.droppedDuringSetup);
+        await link.release(false);
+        if (error) throw error;
+        if (!this.availability().usable || attempt >= connectAttempts) throw this.connectError(e, peripheral, attempt);
+      }
+      await delay(retryDelayMs, signal, 'BLE central connect');
     }
   }
 
-  private async scanAndConnect(serviceUuid: string, label: string, signal: AbortSignal): Promise<Peripheral> {
+  /**
+   * Windows: `connect` opens no link (ble_manager.cc `Connect` → `FromBluetoothAddressAsync` → `OnConnected`
+   * reports it at once, in reach or not); the first GATT call makes it, so a phone out of reach fails service
+   * discovery with "Device is unreachable while discovering services" (`OnServicesDiscovered`,
+   * `gattStatusToString`). Other bindings report that as a connect failure, which is retried.
+   */
+  private linkFailed(e: unknown, stage: string, signal: AbortSignal): boolean {
+    if (this.binding !== 'win' || signal.aborted || e instanceof DeviceAbortError || e instanceof BleSetupError) return false;
+    return stage === 'service discovery' && /\bunreachable\b/i.test(errorMessage(e));
+  }
+
+  /** Scans and connects, retrying failed connects within `connectAttempts` (counted from `firstAttempt`); says which attempt connected. */
+  private async scanAndConnect(
+    serviceUuid: string,
+    label: string,
+    signal: AbortSignal,
+    firstAttempt: number,
+  ): Promise<{ readonly peripheral: Peripheral; readonly attempt: number }> {
     const { connectAttempts, scanTimeoutMs, retryDelayMs } = this.settings;
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = firstAttempt; ; attempt++) {
       let peripheral: Peripheral;
       try {
-        peripheral = await scanFor(this.noble, serviceUuid, { signal, timeoutMs: scanTimeoutMs, label });
+        peripheral = await scanFor(this.noble, serviceUuid, { signal, timeoutMs: scanTimeoutMs, label, binding: this.binding });
       } catch (e) {
         throw this.setupError(e, signal, 'scan');
       }
       try {
         await this.connectOnce(peripheral, signal);
-        return peripheral;
+        return { peripheral, attempt };
       } catch (e) {
         // Not ours to keep: a later attempt scans afresh (noble's cache must not grow per phone, noble-cache.ts).
         forgetPeripheral(this.noble, peripheral.id);
+        this.noteStopped(e);
         if (signal.aborted) throw abortedError('BLE central connect');
         if (!this.availability().usable || attempt >= connectAttempts) throw this.connectError(e, peripheral, attempt);
       }
@@ -173,7 +220,15 @@ export class NobleCentral implements BleCentral {
     }
   }
 
+  /** A binding that says its manager is gone stays unusable (noble-support.ts `stoppedBindingAvailability`). */
+  private noteStopped(e: unknown): void {
+    if (this.stopped) return;
+    this.stopped = stoppedBindingAvailability(e);
+    if (this.stopped) this.notifier.update();
+  }
+
   private connectError(e: unknown, peripheral: Peripheral, attempts: number): BleSetupError {
+    this.noteStopped(e);
     const availability = this.availability();
     if (!availability.usable) return new BleSetupError(availability.reason ?? 'unavailable');
     const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;
@@ -186,6 +241,7 @@ export class NobleCentral implements BleCentral {
   /** Aborts stay aborts (the core stops anyway); everything else becomes a setup failure with a reason. */
   private setupError(e: unknown, signal: AbortSignal, stage: string, dropped?: string): Error {
     if (signal.aborted || e instanceof DeviceAbortError) return abortedError(`BLE central ${stage}`);
+    this.noteStopped(e);
     const availability = this.availability();
     if (!availability.usable) return new BleSetupError(availability.reason ?? 'unavailable');
     if (dropped !== undefined) return new BleSetupError(`disconnected: the phone disconnected during ${stage} (${dropped})`);

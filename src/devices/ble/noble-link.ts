@@ -24,12 +24,17 @@ export interface NobleLinkOptions {
   readonly noble?: object;
   /** Pause between two Write Commands, for a binding without flow control (macOS, write-spacing.ts); absent: none. */
   readonly writeSpacingMs?: number;
+  /** Read each subscribed characteristic's CCCD back and fail unless notifications are on (NobleCentralOptions). */
+  readonly confirmSubscriptions?: boolean;
 }
 
 interface Target {
   readonly characteristic: Characteristic;
   readonly spec: CharacteristicSpec;
 }
+
+/** Client Characteristic Configuration descriptor (Core Vol 3 Part G §3.3.3.3). */
+const CCCD_UUID = '2902';
 
 const linkClosed = (): Error => new Error('BLE central link closed');
 
@@ -96,10 +101,26 @@ export class NobleCentralLink implements BleCentralLink {
       this.undo.push(() => target.characteristic.removeListener('data', onData));
       await this.gatt(target.characteristic.subscribeAsync(), signal);
       this.subscribed.push(target.characteristic);
+      if (this.options.confirmSubscriptions) await this.confirmSubscribed(target.characteristic, name, spec, signal);
     }
     if (signal.aborted) throw abortedError('BLE central connect');
     if (this.dropReason !== undefined) throw new Error(`Disconnected ${this.dropReason}`);
     this.ready = true;
+  }
+
+  /**
+   * The CCCD as the phone holds it must have notifications (bit 0) or indications (bit 1) on: Windows reports
+   * a refused CCCD write as success (ble_manager.cc `OnNotify`), but reads the descriptor back uncached and
+   * checks the result (`OnReadValue`).
+   */
+  private async confirmSubscribed(characteristic: Characteristic, name: string, spec: CharacteristicSpec, signal: AbortSignal): Promise<void> {
+    const descriptors = await this.gatt(characteristic.discoverDescriptorsAsync(), signal);
+    const cccd = descriptors.find((d) => sameUuid(d.uuid, CCCD_UUID));
+    if (!cccd) throw new BleSetupError(`subscribe_refused: ${name} (${spec.uuid}) has no CCCD on the phone`);
+    const value = await this.gatt(cccd.readValueAsync(), signal);
+    if (((value[0] ?? 0) & 0x03) === 0) {
+      throw new BleSetupError(`subscribe_refused: the phone did not turn notifications on for ${name} (${spec.uuid}); its CCCD reads 0x${value.toString('hex') || 'empty'}`);
+    }
   }
 
   write(characteristicUuid: string, data: Uint8Array, signal?: AbortSignal): Promise<void> {

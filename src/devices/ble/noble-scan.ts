@@ -2,12 +2,39 @@
 import type { AdapterState, Noble, Peripheral } from '@stoprocent/noble';
 import { BleSetupError } from '../ports.js';
 import { abortedError, errorMessage } from '../shared/abort.js';
+import type { NobleBindingKind } from './noble-support.js';
+import { sameUuid } from './uuid.js';
 
 export interface ScanOptions {
   readonly signal: AbortSignal;
   readonly timeoutMs: number;
   /** The service as the backend spelled it, for the reason string. */
   readonly label: string;
+  /** The binding (win scans differently, see `scanFor`); default: any other. */
+  readonly binding?: NobleBindingKind;
+}
+
+/**
+ * On Windows the binding filters each report alone and calls a scan response non-connectable
+ * (ble_manager.cc `OnScanResult`, peripheral_winrt.cc `PeripheralWinrt::Update`): a wallet with its service UUID
+ * only in the scan response would be dropped by the filter (its advertisement lacks the UUID) or seen only as
+ * non-connectable. So on win the scan is unfiltered, with duplicates (a later report of a peripheral is
+ * otherwise never emitted, `mAdvertismentMap`), and a peripheral is the phone once it has both advertised the
+ * UUID and sent a connectable report in this scan. A beacon that is never connectable is still ignored.
+ */
+class WinScanMatch {
+  private readonly connectable = new Set<string>();
+  private readonly advertising = new Set<string>();
+
+  constructor(private readonly serviceUuid: string) {}
+
+  matches(peripheral: Peripheral): boolean {
+    const { id } = peripheral;
+    if ((peripheral.connectable as boolean | undefined) !== false) this.connectable.add(id);
+    // noble's merge keeps the last report's UUIDs on win (Emit.cc always sends the array): look at each report.
+    if (peripheral.advertisement.serviceUuids.some((uuid) => sameUuid(uuid, this.serviceUuid))) this.advertising.add(id);
+    return this.connectable.has(id) && this.advertising.has(id);
+  }
 }
 
 /**
@@ -32,7 +59,12 @@ export function scanFor(noble: Noble, serviceUuid: string, options: ScanOptions)
       if (stopScan) noble.stopScanning();
       return true;
     };
+    const win = options.binding === 'win' ? new WinScanMatch(serviceUuid) : undefined;
     const onDiscover = (peripheral: Peripheral): void => {
+      if (win) {
+        if (win.matches(peripheral) && finish(true)) resolve(peripheral);
+        return;
+      }
       // Non-connectable reports (a beacon using the same UUID) cannot be the phone's GATT server.
       if ((peripheral.connectable as boolean | undefined) === false) return;
       if (finish(true)) resolve(peripheral);
@@ -49,7 +81,7 @@ export function scanFor(noble: Noble, serviceUuid: string, options: ScanOptions)
     noble.on('discover', onDiscover);
     noble.on('stateChange', onState);
     signal.addEventListener('abort', onAbort, { once: true });
-    noble.startScanningAsync([serviceUuid], false).catch((e: unknown) => {
+    noble.startScanningAsync(win ? [] : [serviceUuid], win !== undefined).catch((e: unknown) => {
       if (finish(false)) reject(new BleSetupError(`scan_failed: ${errorMessage(e)}`));
     });
   });

@@ -9,11 +9,38 @@ import type { Availability, GattProfile } from '../ports.js';
 /** The noble binding in use: what `peripheral.mtu` means depends on it (docs/ble-libraries.md §3). */
 export type NobleBindingKind = 'hci' | 'dbus' | 'mac' | 'win';
 
-/** The binding stoprocent picks by default on this OS (docs/ble-libraries.md §2). */
-export function defaultBindingKind(platform: NodeJS.Platform = process.platform): NobleBindingKind {
+/**
+ * The binding stoprocent's `lib/resolve-bindings.js` (`getDefaultBindings`) builds for the default instance,
+ * by the same rules: `NOBLE_BINDINGS` (dbus, hci, mac, win) wins; then hci on Linux and FreeBSD, or wherever
+ * an HCI UART (`BLUETOOTH_HCI_SOCKET_UART_PORT`, `BLUETOOTH_HCI_SOCKET_FORCE_UART`) or a USB dongle
+ * (`BLUETOOTH_HCI_SOCKET_USB_VID` with `_PID`) is named; else mac on macOS, win on Windows
+ * (docs/ble-libraries.md §2). It decides what `peripheral.mtu` means, so it must follow the env too.
+ */
+export function defaultBindingKind(platform: NodeJS.Platform = process.platform, env: NodeJS.ProcessEnv = process.env): NobleBindingKind {
+  const requested = (env.NOBLE_BINDINGS ?? '').toLowerCase();
+  if (requested === 'dbus' || requested === 'hci' || requested === 'mac' || requested === 'win') return requested;
+  const hciAsked =
+    Boolean(env.BLUETOOTH_HCI_SOCKET_UART_PORT) ||
+    Boolean(env.BLUETOOTH_HCI_SOCKET_FORCE_UART) ||
+    (Boolean(env.BLUETOOTH_HCI_SOCKET_USB_VID) && Boolean(env.BLUETOOTH_HCI_SOCKET_USB_PID));
+  if (platform === 'linux' || platform === 'freebsd' || hciAsked) return 'hci';
   if (platform === 'darwin') return 'mac';
   if (platform === 'win32') return 'win';
   return 'hci';
+}
+
+/**
+ * What the mac and win bindings throw for every call once their manager is gone (`stop()`, or never
+ * started): `CHECK_MANAGER` in lib/mac/src/noble_mac.mm and lib/win/src/noble_winrt.cc, "<Fn>: BLEManager
+ * has already been cleaned up". The QA bindings throw the same words after `stop()`.
+ */
+const STOPPED_BINDING = /BLEManager has already been cleaned up/;
+
+/** The availability of a central whose binding has been stopped under it (a call threw `STOPPED_BINDING`), or undefined. */
+export function stoppedBindingAvailability(error: unknown): Availability | undefined {
+  const message = error instanceof Error ? error.message : String(error);
+  if (!STOPPED_BINDING.test(message)) return undefined;
+  return { usable: false, reason: 'adapter_error', detail: 'the Bluetooth stack was stopped under the kiosk (restart the kiosk to use the central again)' };
 }
 
 /** ATT MTU with the ATT header: the smallest ATT_MTU (Core Vol 3 Part F §3.2.8). */
@@ -39,16 +66,22 @@ export function availabilityOf(state: AdapterState, binding: NobleBindingKind): 
     case 'unauthorized':
       return { usable: false, reason: 'unauthorized', detail: 'the kiosk is not allowed to use Bluetooth' };
     case 'unsupported':
-      // hci/dbus: no hciX, or a controller without LE; mac/win: the OS API reports no LE on this machine.
-      return binding === 'hci' || binding === 'dbus'
-        ? { usable: false, reason: 'no_adapter', detail: `no Bluetooth LE adapter (${binding} binding)` }
-        : { usable: false, reason: 'unsupported_platform', detail: `Bluetooth LE is not supported here (${binding} binding)` };
+      // hci/dbus: no hciX, or a controller without LE; mac: CoreBluetooth reports no LE on this Mac.
+      if (binding === 'hci' || binding === 'dbus') return { usable: false, reason: 'no_adapter', detail: `no Bluetooth LE adapter (${binding} binding)` };
+      // win: the binding says unsupported whenever WinRT gives it no radio (lib/win/src/ble_manager.cc
+      // `OnRadio`; radio_watcher.cc `OnRadioChanged`: no default adapter, or the call failed): a stopped
+      // Bluetooth service (bthserv) or a removed dongle, far more often than a PC without LE.
+      if (binding === 'win') return { usable: false, reason: 'unsupported_platform', detail: WIN_NO_RADIO };
+      return { usable: false, reason: 'unsupported_platform', detail: `Bluetooth LE is not supported here (${binding} binding)` };
     case 'resetting':
       return { usable: false, reason: 'starting', detail: 'the Bluetooth adapter is resetting' };
     case 'unknown':
       return { usable: false, reason: 'starting', detail: 'the Bluetooth adapter state is not known yet' };
   }
 }
+
+/** What staff read for the win binding's `unsupported` (see `availabilityOf`). */
+export const WIN_NO_RADIO = 'the Bluetooth service is stopped or the adapter is missing (win binding)';
 
 const HCI_REASONS: Readonly<Record<number, string>> = {
   0x08: 'connection timeout',

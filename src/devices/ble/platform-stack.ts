@@ -13,6 +13,15 @@
  * on undefined, usb.js:237-241): a TypeError at every quit. So bleno is loaded there only for a USB dongle
  * set up for it (`usbDongle`); without one the role is a port that says "unsupported on this computer".
  * Whatever a library that failed to start left on the process is taken off again.
+ *
+ * Every build gets a noble of its own, on bindings of its own: `lib/resolve-bindings.js` (the function the
+ * index calls once for its default instance) builds new default bindings and a new Noble on each call. The
+ * index's instance cannot be reused after a rebuild: `noble.stop()` stops its bindings but never clears
+ * `_initialized` (lib/noble.js `stop`, `_initializeBindings`, the `newListener` hook), so a second central
+ * on it never starts them again — on macOS and Windows every later call then throws "BLEManager has
+ * already been cleaned up" (noble_mac.mm / noble_winrt.cc `CHECK_MANAGER`), on hci the socket stays closed.
+ * bleno is the other way round: one instance per process (the index's), never stopped on hci
+ * (docs/ble-libraries.md §1); each build's adapter takes its listener off again at close.
  */
 import { createRequire } from 'node:module';
 import type { Noble } from '@stoprocent/noble';
@@ -23,6 +32,7 @@ import { blenoBindingKind } from './bleno-support.js';
 import type { Bleno } from './bleno-types.js';
 import { routeLibraryConsole, type LibraryLog } from './library-console.js';
 import { NobleCentral, type NobleCentralOptions } from './noble-central.js';
+import { defaultBindingKind } from './noble-support.js';
 import { UnavailablePeripheral } from './unavailable-peripheral.js';
 
 /** A USB device by vendor and product id. */
@@ -40,8 +50,8 @@ export interface PlatformBle {
   /** Roles that could not be set up, with why (for staff diagnostics). */
   readonly problems: readonly string[];
   /**
-   * Releases the adapters; noble is stopped, bleno is left running (its stop() leaks a timer, docs/ble-libraries.md
-   * §1), and so is the routing of its console output to the log.
+   * Releases the adapters; this build's noble is stopped (the next build makes a new one), bleno is left
+   * running (its stop() leaks a timer, docs/ble-libraries.md §1), and so is one routing of its console output.
    */
   close(): Promise<void>;
 }
@@ -59,7 +69,28 @@ export interface PlatformBleOptions {
   readonly platform?: NodeJS.Platform;
   /** Loads a library by module id (default: Node's require); tests hand in doubles. */
   readonly load?: (id: string) => unknown;
+  /** The environment the libraries read their binding choice from (default `process.env`; noble-support.ts `defaultBindingKind`). */
+  readonly env?: NodeJS.ProcessEnv;
 }
+
+/** noble's `lib/resolve-bindings.js`: new default bindings and a new Noble on them, per call. */
+type NobleWithBindings = (kind?: 'default') => Noble;
+
+/** The noble module id each build loads (not the index, whose load builds a default instance of its own). */
+export const NOBLE_RESOLVE_BINDINGS = '@stoprocent/noble/lib/resolve-bindings';
+
+/**
+ * The routing of bleno's console output: bleno lives as long as the process and keeps printing, so one
+ * routing stays with it; a build's own routing ends at its close (else each rebuild would add a sink).
+ */
+let blenoRouting: (() => void) | undefined;
+
+/**
+ * Lets a start that noble's `newListener` hook deferred (process.nextTick) happen before the stop: a stop
+ * first would leave a manager running. (NobleCentral reads `noble.state` first, which starts the bindings at
+ * once; this keeps the close right whoever adds the first listener.)
+ */
+const afterPendingStart = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 const hex4 = (n: number): string => n.toString(16).padStart(4, '0');
 
@@ -102,9 +133,11 @@ export function loadPlatformBle(options: PlatformBleOptions): PlatformBle {
   let bleno: BlenoPeripheral | undefined;
   if (options.central) {
     try {
-      noble = load('@stoprocent/noble') as Noble;
-      const library = noble;
-      central = startedOrUndone(() => new NobleCentral(library, options.centralOptions));
+      const withBindings = load(NOBLE_RESOLVE_BINDINGS) as NobleWithBindings;
+      const library = startedOrUndone(() => withBindings('default'));
+      noble = library;
+      const binding = defaultBindingKind(platform, options.env ?? process.env);
+      central = startedOrUndone(() => new NobleCentral(library, { platform: binding, ...options.centralOptions }));
     } catch (e) {
       problems.push(`central (noble): ${errorMessage(e)}`);
     }
@@ -145,11 +178,20 @@ export function loadPlatformBle(options: PlatformBleOptions): PlatformBle {
     problems,
     async close() {
       central?.dispose();
-      noble?.stop();
+      if (noble) {
+        const stopping = noble;
+        await afterPendingStart();
+        try {
+          stopping.stop();
+        } catch {
+          // mac: a binding whose manager is gone throws even on stop (noble_mac.mm `Stop`, CHECK_MANAGER): nothing left to release.
+        }
+      }
       await bleno?.close();
       // bleno is never stopped on hci (its poll timer would throw, docs/ble-libraries.md §1) and keeps reporting state
-      // changes, each printed: its output stays routed for as long as it lives, i.e. the process.
-      if (!bleno) unroute();
+      // changes, each printed: one routing stays for as long as it lives, i.e. the process (see blenoRouting).
+      if (bleno && options.log && blenoRouting === undefined) blenoRouting = unroute;
+      else unroute();
     },
   };
 }

@@ -35,10 +35,18 @@ export interface BindingContext {
   on(event: 'reader', listener: (reader: BindingReader) => void): unknown;
   on(event: 'error', listener: (error: unknown) => void): unknown;
   close(): void;
+  /** Resolves once the context's native resources are released (bindings that can tell). */
+  whenClosed?(): Promise<void>;
 }
 
-/** Establishes a context; throws (e.g. `... (0x8010001D)`) when the service is not available. */
-export type BindingFactory = () => BindingContext;
+/**
+ * Establishes a context; throws or rejects (e.g. `... (0x8010001D)`) when the service is not available. A
+ * binding whose calls run on another thread answers asynchronously and may be disposed of.
+ */
+export type BindingFactory = (() => BindingContext | Promise<BindingContext>) & { readonly dispose?: () => void | Promise<void> };
+
+/** A factory that answers on the calling thread (the addon itself, and test doubles). */
+export type SyncBindingFactory = () => BindingContext;
 
 /** Status word bits (pcsclite.h / winscard.h; identical on every OS). */
 export const ReaderState = {

@@ -43,7 +43,7 @@ import { AvailabilityNotifier } from '../shared/availability.js';
 import { nativeCall, NativeCallTimeout } from './native-call.js';
 import { eventCounter, PcscBindingUnavailableError, ReaderState, type BindingContext, type BindingFactory, type BindingReader } from './pcsc-binding.js';
 import { PcscCard, withDeadline } from './pcsc-card.js';
-import { loadSmartcardBinding } from './smartcard-binding.js';
+import { workerBindingFactory } from './worker-binding.js';
 import { MAX_READER_NAME_CHARS, chooseReader, readerSelector, type ReaderSelector } from './reader-selection.js';
 import { Connection, Presence, ReaderEntry } from './reader-state.js';
 import { CONTEXT_LOST_CODES, currentScardPlatform, formatScardCode, parseScardCode, Scard, scardVariant, type ScardPlatform } from './scard-errors.js';
@@ -119,6 +119,8 @@ export class PcscNfcReader implements NfcReader {
   private readonly notifier = new AvailabilityNotifier({ usable: false, reason: 'starting', detail: 'connecting to the PC/SC service' });
   private factory: BindingFactory | undefined;
   private context: BindingContext | undefined;
+  /** A context is being made on the binding's thread (one at a time). */
+  private establishing = false;
   private readonly readers = new Map<string, ReaderEntry>();
   private readonly waiters = new Set<PresenceWaiter>();
   private retryTimer: NodeJS.Timeout | undefined;
@@ -217,6 +219,7 @@ export class PcscNfcReader implements NfcReader {
     for (const waiter of [...this.waiters]) waiter.reject(new Error('the PC/SC reader is closed'));
     this.waiters.clear();
     await this.dropContext('Cancelled');
+    await this.factory?.dispose?.();
     this.sweepOrphans();
     this.notifier.set({ usable: false, reason: 'closed' });
   }
@@ -224,30 +227,55 @@ export class PcscNfcReader implements NfcReader {
   // ------------------------------------------------------------------ context
 
   private establish(): void {
-    if (this.closed) return;
+    if (this.closed || this.establishing) return;
     try {
-      this.factory ??= loadSmartcardBinding();
+      this.factory ??= workerBindingFactory();
     } catch (e) {
       const detail = errorMessage(e);
       this.log.warn({ event: 'pcsc_binding_unavailable' }, detail);
       this.notifier.set({ usable: false, reason: 'not_installed', detail });
       return;
     }
-    let context: BindingContext;
+    let made: BindingContext | Promise<BindingContext>;
     try {
-      context = this.factory();
+      made = this.factory();
     } catch (e) {
-      if (e instanceof PcscBindingUnavailableError) {
-        this.notifier.set({ usable: false, reason: 'not_installed', detail: e.message });
-        return;
-      }
-      const code = parseScardCode(e);
-      const variant = code === undefined ? 'UnknownError' : scardVariant(code, this.platform);
-      this.notifier.set({ usable: false, reason: 'service_down', detail: `the PC/SC service is not available (${variant})` });
-      this.log.warn({ event: 'pcsc_service_unavailable', code: code === undefined ? undefined : formatScardCode(code), variant }, 'PC/SC service not available; retrying');
-      this.scheduleRetry();
+      this.establishFailed(e);
       return;
     }
+    if (!(made instanceof Promise)) {
+      this.adopt(made);
+      return;
+    }
+    this.establishing = true;
+    made.then(
+      (context) => {
+        this.establishing = false;
+        // Closed while the context was being made: it is not wanted.
+        if (this.closed) context.close();
+        else this.adopt(context);
+      },
+      (e: unknown) => {
+        this.establishing = false;
+        if (!this.closed) this.establishFailed(e);
+      },
+    );
+  }
+
+  private establishFailed(e: unknown): void {
+    if (e instanceof PcscBindingUnavailableError) {
+      this.log.warn({ event: 'pcsc_binding_unavailable' }, e.message);
+      this.notifier.set({ usable: false, reason: 'not_installed', detail: e.message });
+      return;
+    }
+    const code = parseScardCode(e);
+    const variant = code === undefined ? 'UnknownError' : scardVariant(code, this.platform);
+    this.notifier.set({ usable: false, reason: 'service_down', detail: `the PC/SC service is not available (${variant})` });
+    this.log.warn({ event: 'pcsc_service_unavailable', code: code === undefined ? undefined : formatScardCode(code), variant }, 'PC/SC service not available; retrying');
+    this.scheduleRetry();
+  }
+
+  private adopt(context: BindingContext): void {
     this.context = context;
     // A phone that lay on a reader when the service went away counts as lifted unless that reader is back
     // and reports it within this time.

@@ -23,7 +23,7 @@
 import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import { z } from 'zod';
-import { PcscBindingUnavailableError, pcscAddonLoadFailureMessage, ReaderState, type BindingCallbackError, type BindingContext, type BindingFactory, type BindingReader } from './pcsc-binding.js';
+import { PcscBindingUnavailableError, pcscAddonLoadFailureMessage, ReaderState, type BindingCallbackError, type BindingContext, type BindingReader, type SyncBindingFactory } from './pcsc-binding.js';
 import { PcscBindingError } from './smartcard-errors.js';
 
 export const SMARTCARD_PACKAGE = 'smartcard';
@@ -251,6 +251,8 @@ class SmartcardBindingContext extends EventEmitter implements BindingContext {
   private pnpState = 0;
   private closed = false;
   private pending: Promise<unknown> | undefined;
+  private markReleased: () => void = () => undefined;
+  private readonly released = new Promise<void>((resolve) => (this.markReleased = resolve));
 
   constructor(
     private readonly addon: SmartcardAddon,
@@ -260,6 +262,16 @@ class SmartcardBindingContext extends EventEmitter implements BindingContext {
     super();
     // Listeners are attached by whoever received this context, after the factory returned.
     setImmediate(() => void this.run());
+  }
+
+  /** Resolves once the monitor context is released (after close(), or after the monitor failed). */
+  whenClosed(): Promise<void> {
+    return this.released;
+  }
+
+  private release(): void {
+    closeQuietly(this.monitor);
+    this.markReleased();
   }
 
   close(): void {
@@ -272,8 +284,8 @@ class SmartcardBindingContext extends EventEmitter implements BindingContext {
     }
     const pending = this.pending ?? Promise.resolve();
     void pending.then(
-      () => closeQuietly(this.monitor),
-      () => closeQuietly(this.monitor),
+      () => this.release(),
+      () => this.release(),
     );
   }
 
@@ -326,7 +338,7 @@ class SmartcardBindingContext extends EventEmitter implements BindingContext {
       const error = e instanceof PcscBindingError ? e : e instanceof z.ZodError ? new Error(`the smartcard addon answered a status wait with an unexpected value: ${e.issues[0]?.message ?? ''}`) : new PcscBindingError('SCardGetStatusChange', e);
       // The monitor is unusable now (a lost service ends every handle of it): the owner builds a new context.
       this.closed = true;
-      closeQuietly(this.monitor);
+      this.release();
       this.emit('error', error);
     }
   }
@@ -369,7 +381,7 @@ class SmartcardBindingContext extends EventEmitter implements BindingContext {
 }
 
 /** The port's factory over a loaded addon: each call establishes a monitor context (throws when the service is down). */
-export function smartcardBindingFactory(addon: SmartcardAddon, options: SmartcardBindingOptions = {}): BindingFactory {
+export function smartcardBindingFactory(addon: SmartcardAddon, options: SmartcardBindingOptions = {}): SyncBindingFactory {
   const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
   if (!(Number.isFinite(waitMs) && waitMs > 0)) throw new RangeError(`waitMs must be a positive number, got ${waitMs}`);
   return () => new SmartcardBindingContext(addon, establish(addon, 'monitor'), waitMs);
@@ -380,7 +392,7 @@ export function smartcardBindingFactory(addon: SmartcardAddon, options: Smartcar
  * installs and runs the kiosk with other devices), so a missing or unusable addon is a clear error here
  * (`load` is replaceable for tests).
  */
-export function loadSmartcardBinding(load: (id: string) => unknown = createRequire(import.meta.url), options: SmartcardBindingOptions = {}): BindingFactory {
+export function loadSmartcardBinding(load: (id: string) => unknown = createRequire(import.meta.url), options: SmartcardBindingOptions = {}): SyncBindingFactory {
   let loaded: unknown;
   try {
     loaded = load(SMARTCARD_PACKAGE);

@@ -17,10 +17,14 @@
  * - hci's habits kept: advertising restarts after an accept and after a disconnect while the app has not
  *   stopped it (docs/ble-libraries.md §4); `servicesSet` is emitted synchronously; state changes follow the device's
  *   power. The radio negotiated the MTU already (both devices' preferences), so gatt's 256 cap is raised
- *   to the link's value when a link asks for more: both ends then frame with one MTU.
+ *   to the link's value when a link asks for more: both ends then frame with one MTU;
+ * - the mac binding's lifecycle: between `init()` and `stop()` only; every other call then throws "BLEManager has
+ *   already been cleaned up" (bleno_mac.mm `CHECK_MANAGER`, binding-lifecycle.ts), and the next `init()` starts
+ *   afresh (bleno's `stop()` lets its next `stateChange` listener call it again).
  */
 import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
+import { blenoMacManager, type BindingManager } from './binding-lifecycle.js';
 import type { Bleno, BlenoBindings, BlenoConnection, BlenoConstructor, BlenoPrimaryService } from '../../devices/ble/bleno-types.js';
 import {
   AttError,
@@ -626,7 +630,10 @@ export class BlenoRadioBindings extends EventEmitter implements BlenoBindings {
   private readonly gatt: BlenoGattSide;
   private readonly radio: RadioPeripheralSide;
 
-  constructor(device: RadioDevice) {
+  constructor(
+    device: RadioDevice,
+    private readonly manager: BindingManager = blenoMacManager(),
+  ) {
     super();
     this.gatt = new BlenoGattSide(
       (handle, data) => this.radio.fromGatt(handle, data),
@@ -641,19 +648,22 @@ export class BlenoRadioBindings extends EventEmitter implements BlenoBindings {
   }
 
   init(): void {
-    this.radio.init();
+    if (this.manager.start()) this.radio.init();
   }
 
   startAdvertising(name: string, serviceUuids: readonly string[]): void {
+    this.manager.check('startAdvertising');
     this.gatt.updateName(name);
     this.radio.startAdvertising(name, serviceUuids);
   }
 
   stopAdvertising(): void {
+    this.manager.check('stopAdvertising');
     this.radio.stopAdvertising();
   }
 
   setServices(services: readonly BlenoPrimaryService[]): void {
+    this.manager.check('setServices');
     try {
       this.gatt.setServices(services);
       this.radio.setServices(toRadioServices(services));
@@ -665,14 +675,17 @@ export class BlenoRadioBindings extends EventEmitter implements BlenoBindings {
   }
 
   disconnect(handle?: BlenoConnection | null): void {
+    this.manager.check('disconnect');
     this.radio.disconnect(handle);
   }
 
   updateRssi(): void {
+    this.manager.check('updateRssi');
     this.radio.updateRssi();
   }
 
   stop(): void {
+    this.manager.stop();
     this.radio.stop();
   }
 }

@@ -7,6 +7,9 @@
  * Like hci, the bindings are strict where hci is: scan filters and discovery filters are exact string
  * matches on noble's spelling (lower case, no dashes), so an adapter that forgets to normalise fails here
  * as it would on hardware. Every event goes up asynchronously, never within the call that caused it.
+ * And like the mac and win bindings, they are dead once stopped: every call but `start` throws "<Fn>:
+ * BLEManager has already been cleaned up" (binding-lifecycle.ts), so code that keeps using a stopped
+ * noble fails here as it does on a Mac.
  *
  *   const noble = createVirtualNoble(rig.central.device);   // a Noble, as `withBindings()` returns one
  */
@@ -14,6 +17,7 @@ import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import type { Noble } from '@stoprocent/noble';
 import type { AdvertisementReport, DiscoveredService, RadioDevice, RadioLink, ScanHandle } from '../sim/radio/virtual-radio.js';
+import { nobleMacManager, type BindingManager } from './binding-lifecycle.js';
 
 /** HCI status codes noble's hci binding reports (Core Vol 1 Part F). */
 const HCI_LOCAL_HOST_TERMINATED = 0x16;
@@ -28,24 +32,26 @@ interface Connection {
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
 
 export class RadioNobleBindings extends EventEmitter {
-  private started = false;
   private stopPower: (() => void) | undefined;
   private scan: ScanHandle | undefined;
   private readonly pending = new Map<string, AbortController>();
   private readonly connections = new Map<string, Connection>();
 
-  constructor(readonly device: RadioDevice) {
+  constructor(
+    readonly device: RadioDevice,
+    /** The binding's manager (default: as noble's mac binding keeps it). */
+    protected readonly manager: BindingManager = nobleMacManager(),
+  ) {
     super();
   }
 
   // ------------------------------------------------------------ lifecycle
 
   start(): void {
-    if (this.started) return;
-    this.started = true;
+    if (!this.manager.start()) return;
     this.stopPower = this.device.onPowerChange((powered) => this.emit('stateChange', powered ? 'poweredOn' : 'poweredOff'));
     setImmediate(() => {
-      if (!this.started) return;
+      if (!this.manager.running) return;
       this.emit('addressChange', this.device.address);
       this.emit('stateChange', this.device.powered ? 'poweredOn' : 'poweredOff');
     });
@@ -56,20 +62,23 @@ export class RadioNobleBindings extends EventEmitter {
     this.start();
   }
 
-  /** Like hci's stop(): scanning ends, links drop, the adapter reads as off. */
+  /**
+   * Like the native stop(): scanning ends, links drop, and nothing more is said — no `stateChange` (neither
+   * hci's `Hci.stop` nor mac's `Stop` reports one), so noble's state keeps reading what it read, while every
+   * later call throws.
+   */
   stop(): void {
-    if (!this.started) return;
-    this.started = false;
+    if (!this.manager.stop()) return;
     this.stopPower?.();
     this.stopPower = undefined;
     this.endScan();
     for (const controller of this.pending.values()) controller.abort();
     this.pending.clear();
     for (const connection of this.connections.values()) void connection.link.disconnect('noble stopped');
-    setImmediate(() => this.emit('stateChange', 'poweredOff'));
   }
 
   reset(): void {
+    this.manager.check('reset');
     // Nothing to reset on the virtual controller.
   }
 
@@ -80,10 +89,12 @@ export class RadioNobleBindings extends EventEmitter {
   // ------------------------------------------------------------ scanning
 
   setScanParameters(): void {
+    this.manager.check('setScanParameters');
     setImmediate(() => this.emit('scanParametersSet'));
   }
 
   startScanning(serviceUuids: readonly string[] | undefined, allowDuplicates: boolean): void {
+    this.manager.check('startScanning');
     this.endScan();
     const filter = serviceUuids ?? [];
     try {
@@ -106,6 +117,7 @@ export class RadioNobleBindings extends EventEmitter {
   }
 
   stopScanning(): void {
+    this.manager.check('stopScanning');
     this.endScan();
     setImmediate(() => this.emit('scanStop'));
   }
@@ -129,6 +141,7 @@ export class RadioNobleBindings extends EventEmitter {
   // ------------------------------------------------------------ connections
 
   connect(id: string, parameters?: { readonly mtu?: number }): void {
+    this.manager.check('connect');
     this.pending.get(id)?.abort();
     const controller = new AbortController();
     this.pending.set(id, controller);
@@ -147,11 +160,13 @@ export class RadioNobleBindings extends EventEmitter {
   }
 
   cancelConnect(id: string): void {
+    this.manager.check('cancelConnect');
     this.pending.get(id)?.abort();
     this.pending.delete(id);
   }
 
   disconnect(id: string): void {
+    this.manager.check('disconnect');
     const connection = this.connections.get(id);
     if (connection) {
       void connection.link.disconnect('closed by the kiosk');
@@ -163,6 +178,7 @@ export class RadioNobleBindings extends EventEmitter {
   }
 
   updateRssi(id: string): void {
+    this.manager.check('updateRssi');
     setImmediate(() => this.emit('rssiUpdate', id, -50));
   }
 
@@ -193,6 +209,7 @@ export class RadioNobleBindings extends EventEmitter {
   // ------------------------------------------------------------ GATT
 
   discoverServices(id: string, uuids: readonly string[] | undefined): void {
+    this.manager.check('discoverServices');
     const connection = this.link(id);
     if (connection instanceof Error) {
       setImmediate(() => this.emit('servicesDiscover', id, [], connection));
@@ -210,10 +227,12 @@ export class RadioNobleBindings extends EventEmitter {
   }
 
   discoverIncludedServices(id: string, serviceUuid: string): void {
+    this.manager.check('discoverIncludedServices');
     setImmediate(() => this.emit('includedServicesDiscover', id, serviceUuid, []));
   }
 
   discoverCharacteristics(id: string, serviceUuid: string, uuids: readonly string[] | undefined): void {
+    this.manager.check('discoverCharacteristics');
     const connection = this.link(id);
     const filter = uuids ?? [];
     const answer = (services: DiscoveredService[]): void => {
@@ -233,6 +252,7 @@ export class RadioNobleBindings extends EventEmitter {
   }
 
   read(id: string, serviceUuid: string, characteristicUuid: string): void {
+    this.manager.check('read');
     const connection = this.link(id);
     const request = connection instanceof Error ? Promise.reject(connection) : connection.link.read(serviceUuid, characteristicUuid);
     request.then(
@@ -243,6 +263,7 @@ export class RadioNobleBindings extends EventEmitter {
 
   /** `write` goes up in both modes, or `writeAsync` never resolves for Write Commands (docs/ble-libraries.md §2). */
   write(id: string, serviceUuid: string, characteristicUuid: string, data: Uint8Array, withoutResponse: boolean): void {
+    this.manager.check('write');
     const connection = this.link(id);
     const request = connection instanceof Error ? Promise.reject(connection) : connection.link.write(serviceUuid, characteristicUuid, data, { withoutResponse });
     request.then(
@@ -252,6 +273,7 @@ export class RadioNobleBindings extends EventEmitter {
   }
 
   notify(id: string, serviceUuid: string, characteristicUuid: string, on: boolean): void {
+    this.manager.check('notify');
     const connection = this.link(id);
     const request =
       connection instanceof Error
@@ -266,11 +288,13 @@ export class RadioNobleBindings extends EventEmitter {
   }
 
   broadcast(id: string, serviceUuid: string, characteristicUuid: string): void {
+    this.manager.check('broadcast');
     setImmediate(() => this.emit('broadcast', id, serviceUuid, characteristicUuid, false));
   }
 
   /** The radio models the CCCD only through subscribe/unsubscribe: it is the one descriptor reported. */
   discoverDescriptors(id: string, serviceUuid: string, characteristicUuid: string): void {
+    this.manager.check('discoverDescriptors');
     const connection = this.connections.get(id);
     const characteristic = connection?.services.find((s) => s.uuid === serviceUuid)?.characteristics.find((c) => c.uuid === characteristicUuid);
     const descriptors = characteristic?.properties.includes('notify') ? ['2902'] : [];
@@ -278,20 +302,24 @@ export class RadioNobleBindings extends EventEmitter {
   }
 
   readValue(id: string, serviceUuid: string, characteristicUuid: string, descriptorUuid: string): void {
+    this.manager.check('readValue');
     const error = new Error('descriptor reads are not modelled by the virtual radio');
     setImmediate(() => this.emit('valueRead', id, serviceUuid, characteristicUuid, descriptorUuid, undefined, error));
   }
 
   writeValue(id: string, serviceUuid: string, characteristicUuid: string, descriptorUuid: string): void {
+    this.manager.check('writeValue');
     const error = new Error('descriptor writes are not modelled by the virtual radio');
     setImmediate(() => this.emit('valueWrite', id, serviceUuid, characteristicUuid, descriptorUuid, error));
   }
 
   readHandle(id: string, handle: number): void {
+    this.manager.check('readHandle');
     setImmediate(() => this.emit('handleRead', id, handle, undefined, new Error('handle access is not modelled by the virtual radio')));
   }
 
   writeHandle(id: string, handle: number): void {
+    this.manager.check('writeHandle');
     setImmediate(() => this.emit('handleWrite', id, handle, new Error('handle access is not modelled by the virtual radio')));
   }
 }

@@ -17,6 +17,7 @@ import { createRequire } from 'node:module';
 import type { Bleno, BlenoBindings, BlenoConnection, BlenoConstructor, BlenoPrimaryService } from '../../../devices/ble/bleno-types.js';
 import { BlenoGattSide, toRadioServices } from '../bleno-radio-bindings.js';
 import { RadioLinkBindings, handshake, type RadioLinkClientOptions, type RoleMessage, type Welcomed } from './link-client.js';
+import { blenoMacManager } from '../binding-lifecycle.js';
 import { BLENO_CALL_ARGS, decodeValue, type BlenoCallMethod } from './protocol.js';
 
 export type RemoteBlenoOptions = RadioLinkClientOptions;
@@ -25,6 +26,8 @@ export class RemoteBlenoBindings extends RadioLinkBindings implements BlenoBindi
   private readonly gatt: BlenoGattSide;
   /** Open connections: handle → central address (for the disconnects a lost link implies). */
   private readonly connections = new Map<number, string>();
+  /** As the mac binding's: every call outside init…stop throws (binding-lifecycle.ts). */
+  private readonly manager = blenoMacManager();
 
   private constructor(welcomed: Welcomed) {
     super(welcomed);
@@ -46,20 +49,23 @@ export class RemoteBlenoBindings extends RadioLinkBindings implements BlenoBindi
   // ------------------------------------------------------------ the binding contract (calls)
 
   init(): void {
-    this.call('init', []);
+    if (this.manager.start()) this.call('init', []);
   }
 
   startAdvertising(name: string, serviceUuids: readonly string[]): void {
+    this.manager.check('startAdvertising');
     this.gatt.updateName(name);
     this.call('startAdvertising', [name, serviceUuids]);
   }
 
   stopAdvertising(): void {
+    this.manager.check('stopAdvertising');
     this.call('stopAdvertising', []);
   }
 
   /** bleno's table stays here; the radio learns UUIDs and properties. `servicesSet` is synchronous, as hci's. */
   setServices(services: readonly BlenoPrimaryService[]): void {
+    this.manager.check('setServices');
     try {
       this.gatt.setServices(services);
     } catch (e) {
@@ -71,15 +77,17 @@ export class RemoteBlenoBindings extends RadioLinkBindings implements BlenoBindi
   }
 
   disconnect(handle?: BlenoConnection | null): void {
+    this.manager.check('disconnect');
     this.call('disconnect', [typeof handle === 'number' ? handle : null]);
   }
 
   updateRssi(): void {
+    this.manager.check('updateRssi');
     this.call('updateRssi', []);
   }
 
   stop(): void {
-    this.call('stop', []);
+    if (this.manager.stop()) this.call('stop', []);
   }
 
   // ------------------------------------------------------------ frames from the server

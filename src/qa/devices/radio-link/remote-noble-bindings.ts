@@ -10,12 +10,14 @@
  *
  * When the link goes away without `close()` (server stopped, process gone), every peripheral noble
  * believes connected gets `disconnect` (HCI 0x08) and the adapter reads `poweredOff`; later calls are
- * dropped, so noble sees an adapter that is off.
+ * dropped, so noble sees an adapter that is off. Like the mac binding, a stopped one throws on every call
+ * ("<Fn>: BLEManager has already been cleaned up", binding-lifecycle.ts), here, before anything is sent.
  */
 import type { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import type { Noble } from '@stoprocent/noble';
 import { RadioLinkBindings, RadioLinkError, handshake, type RadioLinkClientOptions, type RoleMessage, type Welcomed } from './link-client.js';
+import { nobleMacManager } from '../binding-lifecycle.js';
 import { CALL_ARGS, HCI_CONNECTION_TIMEOUT, decodeValue, type CallMethod } from './protocol.js';
 
 export { RadioLinkError, type RemoteDevice } from './link-client.js';
@@ -23,6 +25,7 @@ export type RemoteNobleOptions = RadioLinkClientOptions;
 
 export class RemoteNobleBindings extends RadioLinkBindings {
   private readonly connected = new Set<string>();
+  private readonly manager = nobleMacManager();
 
   private constructor(welcomed: Welcomed) {
     super(welcomed);
@@ -40,72 +43,92 @@ export class RemoteNobleBindings extends RadioLinkBindings {
   }
 
   start(): void {
-    this.call('start', []);
+    if (this.manager.start()) this.call('start', []);
   }
   init(): void {
-    this.call('init', []);
+    if (this.manager.start()) this.call('init', []);
   }
   stop(): void {
-    this.call('stop', []);
+    if (this.manager.stop()) this.call('stop', []);
   }
   reset(): void {
+    this.manager.check('reset');
     this.call('reset', []);
   }
   setScanParameters(interval?: number, window?: number): void {
+    this.manager.check('setScanParameters');
     this.call('setScanParameters', [interval, window]);
   }
   startScanning(serviceUuids: readonly string[] | undefined, allowDuplicates: boolean): void {
+    this.manager.check('startScanning');
     this.call('startScanning', [serviceUuids, allowDuplicates]);
   }
   stopScanning(): void {
+    this.manager.check('stopScanning');
     this.call('stopScanning', []);
   }
   connect(id: string, parameters?: { readonly mtu?: number }): void {
+    this.manager.check('connect');
     this.call('connect', [id, parameters?.mtu === undefined ? undefined : { mtu: parameters.mtu }]);
   }
   cancelConnect(id: string): void {
+    this.manager.check('cancelConnect');
     this.call('cancelConnect', [id]);
   }
   disconnect(id: string): void {
+    this.manager.check('disconnect');
     this.call('disconnect', [id]);
   }
   updateRssi(id: string): void {
+    this.manager.check('updateRssi');
     this.call('updateRssi', [id]);
   }
   discoverServices(id: string, uuids: readonly string[] | undefined): void {
+    this.manager.check('discoverServices');
     this.call('discoverServices', [id, uuids]);
   }
   discoverIncludedServices(id: string, serviceUuid: string, uuids?: readonly string[]): void {
+    this.manager.check('discoverIncludedServices');
     this.call('discoverIncludedServices', [id, serviceUuid, uuids]);
   }
   discoverCharacteristics(id: string, serviceUuid: string, uuids: readonly string[] | undefined): void {
+    this.manager.check('discoverCharacteristics');
     this.call('discoverCharacteristics', [id, serviceUuid, uuids]);
   }
   read(id: string, serviceUuid: string, characteristicUuid: string): void {
+    this.manager.check('read');
     this.call('read', [id, serviceUuid, characteristicUuid]);
   }
   write(id: string, serviceUuid: string, characteristicUuid: string, data: Uint8Array, withoutResponse: boolean): void {
+    this.manager.check('write');
     this.call('write', [id, serviceUuid, characteristicUuid, data, withoutResponse]);
   }
   notify(id: string, serviceUuid: string, characteristicUuid: string, on: boolean): void {
+    this.manager.check('notify');
     this.call('notify', [id, serviceUuid, characteristicUuid, on]);
   }
   broadcast(id: string, serviceUuid: string, characteristicUuid: string, broadcast: boolean): void {
+    this.manager.check('broadcast');
     this.call('broadcast', [id, serviceUuid, characteristicUuid, broadcast]);
   }
   discoverDescriptors(id: string, serviceUuid: string, characteristicUuid: string): void {
+    this.manager.check('discoverDescriptors');
     this.call('discoverDescriptors', [id, serviceUuid, characteristicUuid]);
   }
   readValue(id: string, serviceUuid: string, characteristicUuid: string, descriptorUuid: string): void {
+    this.manager.check('readValue');
     this.call('readValue', [id, serviceUuid, characteristicUuid, descriptorUuid]);
   }
   writeValue(id: string, serviceUuid: string, characteristicUuid: string, descriptorUuid: string, data: Uint8Array): void {
+    this.manager.check('writeValue');
     this.call('writeValue', [id, serviceUuid, characteristicUuid, descriptorUuid, data]);
   }
   readHandle(id: string, handle: number): void {
+    this.manager.check('readHandle');
     this.call('readHandle', [id, handle]);
   }
   writeHandle(id: string, handle: number, data: Uint8Array, withoutResponse?: boolean): void {
+    this.manager.check('writeHandle');
     this.call('writeHandle', [id, handle, data, withoutResponse]);
   }
 

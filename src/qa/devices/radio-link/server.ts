@@ -309,7 +309,11 @@ class LinkSession {
     if (this.cleaned) return;
     this.cleaned = true;
     for (const off of this.detach.splice(0)) off();
-    this.bindings?.stop();
+    try {
+      this.bindings?.stop();
+    } catch {
+      // stopped by the client already (the bindings throw then, as the mac binding does)
+    }
     this.bleno?.stop();
   }
 }

@@ -155,6 +155,50 @@ describe('macOS peripheral: the phone leaving', () => {
   });
 });
 
+describe('macOS peripheral: Bluetooth switched off mid-session (issue 29, defect 3)', () => {
+  const OFF = 'disconnect adapter_off: the Bluetooth adapter was switched off (poweredOff), the link to the phone is gone';
+
+  it('ends the phone at once: its subscriptions, then a disconnect saying the adapter was switched off (the binding reports only stateChange)', async () => {
+    const r = await setup();
+    const stateListeners = r.bleno.listenerCount('stateChange');
+    const session = await r.port.advertise(profile(), r.events.onEvent, signal());
+    await visit(r, session);
+    r.mac.setAdapterState('poweredOff');
+    await until(() => r.events.log.all.length === 8, 2_000, 'the phone reported gone');
+    expect(r.events.log.all.slice(5)).toEqual([`unsubscribe ${C.state}`, `unsubscribe ${C.s2c}`, OFF]);
+    await session.close();
+    expect(r.events.log.all.filter((e) => e.startsWith('disconnect'))).toEqual([OFF]);
+    expect(r.bleno.listenerCount('stateChange')).toBe(stateListeners);
+  });
+
+  it('a flush waiting for the phone to leave ends when the adapter is switched off', async () => {
+    const r = await setup();
+    const session = await r.port.advertise(profile(), r.events.onEvent, signal());
+    await visit(r, session);
+    await session.notify(C.state, Uint8Array.of(0x02));
+    // Bounded, so that a flush that never ends fails here rather than at the test's timeout.
+    const flushing = session.flush?.(AbortSignal.timeout(5_000));
+    r.mac.setAdapterState('poweredOff');
+    await flushing;
+    expect(r.events.log.all).toContain(OFF);
+    await session.close();
+  });
+
+  it('switched off before any phone came: nothing to report (the setup bound decides); switched on again, the next session serves', async () => {
+    const r = await setup();
+    const session = await r.port.advertise(profile(), r.events.onEvent, signal());
+    r.mac.setAdapterState('poweredOff');
+    await until(() => !r.port.availability().usable);
+    await turns(5);
+    expect(r.events.log.all).toEqual([]);
+    await session.close();
+    r.mac.setAdapterState('poweredOn');
+    await until(() => r.port.availability().usable, 2_000, 'poweredOn again');
+    const next = await r.port.advertise(profile(), new Events().onEvent, signal());
+    await next.close();
+  });
+});
+
 describe('macOS peripheral: teardown', () => {
   it('removes the service from the GATT database, with no disconnect step and no wait for a servicesSet that never comes', { timeout: 10_000 }, async () => {
     // Steps bounded at 60 s: a step waiting for an event the binding never emits would time the test out.

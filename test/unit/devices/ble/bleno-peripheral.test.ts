@@ -3,6 +3,7 @@
  * object model and GATT server (`lib/bleno`, `lib/hci-socket/gatt.js`) on the virtual radio bindings,
  * with a scripted phone acting as GATT client (mdoc central client mode).
  */
+import type { EventEmitter } from 'node:events';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { BlenoPeripheral } from '../../../../src/devices/ble/bleno-peripheral.js';
@@ -497,6 +498,26 @@ describe('abort and availability', () => {
     await until(() => r.events.log.all.includes('disconnect the phone disconnected'));
     await session.close();
     expectNothingRunning(r);
+  });
+
+  it('adapter gone mid-session with no disconnect from the stack (hci: a dongle pulled out, only pollIsDevUp reports it): the phone is reported gone at once, saying why', async () => {
+    const r = await setup();
+    const session = await r.port.advertise(profile(), r.events.onEvent, signal());
+    await r.phone.connect(SERVICE);
+    await r.phone.subscribe(C.s2c);
+    await until(() => r.events.log.all.includes(`subscribe ${C.s2c}`));
+    // Nothing comes from a socket whose adapter is gone: the binding's disconnect events are lost.
+    const bindings = Reflect.get(r.bleno, '_bindings') as EventEmitter;
+    const emit = bindings.emit.bind(bindings);
+    bindings.emit = (event: string | symbol, ...args: unknown[]): boolean => (event === 'disconnect' ? false : emit(event, ...args));
+    r.device.setPowered(false);
+    await until(() => r.events.log.all.some((e) => e.startsWith('disconnect')), 2_000, 'the phone reported gone');
+    expect(r.events.log.all.slice(-2)).toEqual([
+      `unsubscribe ${C.s2c}`,
+      'disconnect adapter_off: the Bluetooth adapter was switched off (poweredOff), the link to the phone is gone',
+    ]);
+    await session.close();
+    bindings.emit = emit;
   });
 
   it('maps bleno states to availability', () => {

@@ -1,0 +1,114 @@
+/**
+ * The kiosk's adapter switched off and on over the emulated radio (tools/btvirt `switchOff`/`switchOn`: the
+ * controller behind a tty vanishes and a new one comes back on the same path), on the production loading
+ * path (`loadPlatformBle`, default bindings on the UART of `BLUETOOTH_HCI_SOCKET_UART_PORT`).
+ *
+ * What the libraries do (bluetooth-hci-socket lib/uart.js): the tty closing reads as `poweredOff` at once;
+ * the driver's own reconnection never finds a pty (`SerialPort.list()` lists udev's serial devices only),
+ * so the instance that had it stays off. A new instance opens it: for the central the next devices
+ * rebuild (a noble of its own per build); for the peripheral a new bleno, i.e. a new process (the kiosk
+ * keeps one bleno per process, docs/ble-libraries.md §1).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { BlenoPeripheral } from '../../src/devices/ble/bleno-peripheral.js';
+import { loadPlatformBle, type PlatformBle } from '../../src/devices/ble/platform-stack.js';
+import type { BleCentral, BlePeripheral, DevicePorts } from '../../src/devices/ports.js';
+import { createHciBleno } from '../../src/qa/hci/hci-libraries.js';
+import { createHciRig, HCI_CONTROLLER_NAMES, hciTtysIn, type HciRig } from '../../src/qa/hci/hci-rig.js';
+import type { PhoneProfileName } from '../../src/qa/sim/virtual-wallet/profiles.js';
+import { availabilityWhen } from '../support/availability-wait.js';
+import { expectVerified } from '../support/ble-fixtures.js';
+import { startE2eOn } from '../support/e2e-stack.js';
+import { startHciRadio, type HciRadio } from '../support/hci-stack.js';
+
+let radio: HciRadio;
+let rig: HciRig | undefined;
+const builds: PlatformBle[] = [];
+const closers: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  radio = await startHciRadio();
+}, 30_000);
+
+afterAll(async () => {
+  await radio.radio.stop();
+});
+
+afterEach(async () => {
+  for (const ble of builds.splice(0)) await ble.close();
+  for (const close of closers.splice(0)) await close();
+  await rig?.stop();
+  rig = undefined;
+  vi.unstubAllEnvs();
+});
+
+async function verify(counter: HciRig, ports: { readonly bleCentral?: BleCentral; readonly blePeripheral?: BlePeripheral }): Promise<void> {
+  const kept = { phone: counter.phone, devices: counter.devices, stop: () => Promise.resolve() };
+  const devices: DevicePorts = { ...counter.devices, ...ports };
+  const stack = await startE2eOn(kept, { config: { profile: 'identity' }, devices: () => devices });
+  try {
+    await stack.ready();
+    counter.showQr();
+    expectVerified(await stack.nextReport(30_000));
+  } finally {
+    await stack.stop();
+  }
+}
+
+async function phoneRig(profile: PhoneProfileName): Promise<HciRig> {
+  rig = await createHciRig(radio.stacks, { profile, ble: { central: false, peripheral: false } });
+  return rig;
+}
+
+function build(role: 'central' | 'peripheral'): PlatformBle {
+  const ble = loadPlatformBle({ central: role === 'central', peripheral: role === 'peripheral' });
+  builds.push(ble);
+  expect(ble.problems).toEqual([]);
+  return ble;
+}
+
+describe('the kiosk’s adapter switched off and on (btvirt)', () => {
+  it('central: verified; off → powered_off; on → the old noble stays off, the next devices build verifies', async () => {
+    vi.stubEnv('BLUETOOTH_HCI_SOCKET_UART_PORT', hciTtysIn(radio.radio.dir).kioskCentral);
+    const counter = await phoneRig('android');
+    const before = build('central');
+    const central = before.central;
+    if (!central) throw new Error('no central');
+    await verify(counter, { bleCentral: central });
+
+    await radio.radio.switchOff(HCI_CONTROLLER_NAMES.kioskCentral);
+    expect(await availabilityWhen(central, (a) => !a.usable, 5_000)).toMatchObject({ usable: false, reason: 'powered_off' });
+
+    await radio.radio.switchOn(HCI_CONTROLLER_NAMES.kioskCentral);
+    // The UART driver gives the pty up (no reconnection): the instance that had it never comes back.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(central.availability()).toMatchObject({ usable: false, reason: 'powered_off' });
+
+    await before.close();
+    builds.splice(builds.indexOf(before), 1);
+    const after = build('central');
+    await verify(counter, { bleCentral: after.central });
+  }, 120_000);
+
+  it('peripheral: verified; off → powered_off; on → a new bleno (a new process) verifies', async () => {
+    const tty = hciTtysIn(radio.radio.dir).kioskPeripheral;
+    vi.stubEnv('BLUETOOTH_HCI_SOCKET_UART_PORT', tty);
+    const counter = await phoneRig('iphone');
+    const ble = build('peripheral');
+    const peripheral = ble.peripheral;
+    if (!peripheral) throw new Error('no peripheral');
+    await verify(counter, { blePeripheral: peripheral });
+
+    await radio.radio.switchOff(HCI_CONTROLLER_NAMES.kioskPeripheral);
+    expect(await availabilityWhen(peripheral, (a) => !a.usable, 5_000)).toMatchObject({ usable: false, reason: 'powered_off' });
+
+    await radio.radio.switchOn(HCI_CONTROLLER_NAMES.kioskPeripheral);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(peripheral.availability()).toMatchObject({ usable: false, reason: 'powered_off' });
+
+    // What a restarted radio process has: a bleno of its own on the tty.
+    const fresh = new BlenoPeripheral(createHciBleno({ tty }), { binding: 'hci' });
+    closers.push(() => fresh.close());
+    await verify(counter, { blePeripheral: fresh });
+  }, 120_000);
+});
