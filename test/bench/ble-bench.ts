@@ -183,7 +183,7 @@ async function main(): Promise<void> {
   result += ` process_added_median_ms=${ms(hop.addedMedianMs)} process_notified_per_s=${hop.perSecond.toFixed(0)} ipc_apdu_rtt_ms=${ms(hop.apduMs)} ipc_max_apdu_rtt_ms=${ms(hop.maxApduMs)}`;
   const hci = await hciFigures();
   failures.push(...hci.failures);
-  result += ` hci_notified_per_s=${hci.notifiedPerSecond.toFixed(0)} hci_verification_ms=${ms(hci.verificationMedianMs, 1)}`;
+  result += ` hci_notified_per_s=${hci.notifiedPerSecond.toFixed(0)} hci_verification_ms=${ms(hci.verificationMedianMs, 1)} hci_process_verification_ms=${ms(hci.processVerificationMedianMs, 1)}`;
   finishBench('ble bench', started, failures, `${ROUNDS * BATCH + WARMUP + FLOOD} notifications through the adapter and 8,000 per path over HCI (2,000 of them warm-up), each once and in order; every HCI verification verified`, result);
 }
 
