@@ -118,6 +118,8 @@ describe('the radio process over the radio link (forked child, virtual radio)', 
       const cut = await verification(c, () => (how === 'SIGKILL' ? process.kill(first, 'SIGKILL') : radio.qa('abort')));
       // What the core reports, and the error screen's detail: the link was lost because the radio process stopped.
       expect(cut, JSON.stringify(cut)).toMatchObject({ result: 'ble_link_lost', error: { code: 'ble_link_lost', detail: `the radio process stopped: killed by ${how === 'SIGKILL' ? 'SIGKILL' : 'SIGABRT'}` } });
+      // The screen showed that error (the customer: Bluetooth link lost, may retry; staff: the detail).
+      expect(e2e.views.some((v) => v.phase === 'error' && v.error?.code === 'ble_link_lost' && v.error.retryable)).toBe(true);
       const stopped = log.lines.find((l) => l.fields.event === 'radio_process_stopped')?.message ?? '';
       expect(stopped).toBe(`the radio process stopped: killed by ${how === 'SIGKILL' ? 'SIGKILL' : 'SIGABRT'}`);
       expect(e2e.logs.records.some((r) => JSON.stringify(r).includes('the radio process stopped') || JSON.stringify(r).includes('radio_process_exited'))).toBe(true);
