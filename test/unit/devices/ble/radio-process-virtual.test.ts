@@ -136,6 +136,26 @@ describe('the radio process over the radio link (forked child, virtual radio)', 
     });
   }
 
+  it('central: five kills in a row, each mid-transfer; every verification after each verifies; nothing leaks', { timeout: 180_000 }, async () => {
+    const fdsBefore = fds();
+    const exitListeners = process.listenerCount('exit');
+    const c = await counter('central');
+    for (let kill = 1; kill <= 5; kill++) {
+      const pid = c.radio.pid ?? 0;
+      const cut = await verification(c, () => process.kill(pid, 'SIGKILL'));
+      expect(cut.result).toBe('ble_link_lost');
+      await until(() => c.radio.central?.availability().usable === true, 30_000, `the radio process after kill ${kill}`);
+      await c.e2e.ready();
+      expectVerifiedOutcome(await verification(c));
+    }
+    expect(c.radio.spawnCount).toBe(6);
+    const all = [...c.pids];
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    await until(() => all.every((pid) => !alive(pid)), 5_000, 'every radio child gone');
+    expect(process.listenerCount('exit')).toBe(exitListeners);
+    await until(() => fds() <= fdsBefore, 5_000, `fds back to ${fdsBefore}`);
+  });
+
   it('peripheral: killed mid-transfer, restarted, the next verification verifies', { timeout: 90_000 }, async () => {
     const c = await counter('peripheral');
     const { e2e, radio } = c;
