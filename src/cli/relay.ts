@@ -12,6 +12,7 @@ import type { KioskView } from '../common/kiosk-view.js';
 import { BlenoPeripheral } from '../devices/ble/bleno-peripheral.js';
 import { routeLibraryConsole, type LibraryLog } from '../devices/ble/library-console.js';
 import { NobleCentral } from '../devices/ble/noble-central.js';
+import { RadioProcess } from '../devices/ble/radio-process/radio-process.js';
 import { createConfiguredDevices, createPcscReader } from '../service/configured-devices.js';
 import type { Availability, BleCentral, BlePeripheral, DevicePorts } from '../devices/ports.js';
 import type { Bleno } from '../devices/ble/bleno-types.js';
@@ -29,6 +30,7 @@ import {
   type CustomerHands,
   type Engagement,
   parseHostPort,
+  radioLinkLauncher,
   type PhoneBehaviour,
   RemoteBlenoBindings,
   RemoteNobleBindings,
@@ -88,6 +90,9 @@ Options:
   --hci-dir DIR          with --ble hci: where npm run btvirt made the ttys (default ${defaultHciDir()})
   --radio-link HOST:PORT with --ble noble: noble and bleno reach a virtual phone's radio in another process
                          over this loopback link (npm run virtual-wallet -- --radio-link PORT)
+  --ble-process WHERE    with --ble noble: separate (the default, or ble.process in the config file) runs noble
+                         and bleno in a radio process of their own, which is restarted if it crashes; inline
+                         runs them in this process
   --vpcd HOST:PORT       with --devices virtual --nfc pcsc: the virtual customer lays the phone on this vpcd
                          reader (pcscd + vsmartcard-vpcd, e.g. npm run pcscd -- start) instead of the
                          virtual reader, so the whole flow runs through the real PC/SC stack
@@ -143,6 +148,7 @@ const OPTIONS = {
   ble: { type: 'string' },
   'hci-dir': { type: 'string' },
   'radio-link': { type: 'string' },
+  'ble-process': { type: 'string' },
   phone: { type: 'string' },
   engage: { type: 'string' },
   'kiosk-ble': { type: 'string' },
@@ -310,6 +316,28 @@ async function bleOverRadioLink(address: VpcdReaderAddress, roles: KioskBleRoles
   });
 }
 
+/**
+ * noble and bleno over the radio link, in a radio process of their own (the QA child): what the kiosk
+ * runs as `ble.process: separate`, with the link in place of this machine's Bluetooth stack.
+ */
+async function radioProcessOverRadioLink(address: VpcdReaderAddress, roles: KioskBleRoles, log: LibraryLog): Promise<BlePorts> {
+  const radio = new RadioProcess({
+    launcher: radioLinkLauncher(address, { strayOutput: process.env.MDL_KIOSK_QA_RADIO_STRAY_OUTPUT === '1' }),
+    init: { central: roles !== 'peripheral', peripheral: roles !== 'central' },
+    log,
+  });
+  const problems = await radio.started();
+  if (problems.length > 0) {
+    await radio.close();
+    throw new Error(problems.join('; '));
+  }
+  return {
+    ...(radio.central ? { central: radio.central } : {}),
+    ...(radio.peripheral ? { peripheral: radio.peripheral } : {}),
+    close: () => radio.close(),
+  };
+}
+
 /** Whether the configuration file names `log.level` (then the CLI's quieter default does not override it). */
 function configSetsLogLevel(file: string | undefined): boolean {
   try {
@@ -344,6 +372,8 @@ async function main(): Promise<number> {
   } catch (e) {
     fail(`--radio-link: ${(e as Error).message}`);
   }
+  if (args['ble-process'] !== undefined && bleKind !== 'noble') fail('--ble-process goes with --ble noble');
+  oneOf('ble-process', args['ble-process'], ['separate', 'inline'], 'separate');
   if (args.vpcd !== undefined && (nfcKind !== 'pcsc' || devicesKind !== 'virtual')) fail('--vpcd goes with --devices virtual --nfc pcsc');
   // The virtual customer can reach a PC/SC reader only through vpcd.
   if (devicesKind === 'virtual' && nfcKind === 'pcsc' && args.vpcd === undefined) fail('--devices virtual --nfc pcsc needs --vpcd HOST:PORT (the vpcd reader the virtual phone is laid on)');
@@ -362,6 +392,7 @@ async function main(): Promise<number> {
         backend: { baseUrl: args.backend, apiKeyFile: args['api-key-file'], wsAuth: args['ws-auth'], allowInsecure: args['allow-insecure'] },
         profile: args.profile,
         pcsc: { reader: args.reader },
+        ble: { process: args['ble-process'] },
         log: { level: args['log-level'] ?? (configSetsLogLevel(args.config) ? undefined : 'warn') },
       },
     });
@@ -445,7 +476,10 @@ async function main(): Promise<number> {
     }
     if (bleKind === 'noble' && linkAddress) {
       try {
-        ble = await bleOverRadioLink(linkAddress, kioskBleRoles(args), log.child({ component: 'ble' }));
+        ble =
+          config.ble.process === 'separate'
+            ? await radioProcessOverRadioLink(linkAddress, kioskBleRoles(args), log.child({ component: 'ble' }))
+            : await bleOverRadioLink(linkAddress, kioskBleRoles(args), log.child({ component: 'ble' }));
       } catch (e) {
         fail(`--radio-link: ${(e as Error).message}`);
       }

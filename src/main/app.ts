@@ -38,6 +38,7 @@ import { AppLifecycle, applyStartAtLogin, claimSingleInstance } from './lifecycl
 import { RelaunchGuard } from './relaunch-guard.js';
 import { logChildProcessDeaths, watchRenderer } from './renderer-watch.js';
 import { SafeStorageSecretStore } from './safe-storage-secret-store.js';
+import { utilityRadioLauncher } from './radio-launcher.js';
 import { openPhoneWindow } from './phone-window.js';
 import { installLockdown, OriginRegistry } from './security.js';
 import type { AppUpdaterLike, Updater } from './updater.js';
@@ -93,7 +94,8 @@ function defaults(given: Partial<KioskAppDependencies> | undefined): KioskAppDep
   const env = given?.env ?? process.env;
   const platform = given?.platform ?? process.platform;
   return {
-    devices: configuredDeviceFactory({ nfc: 'pcsc' }),
+    // Next to the main bundle: dist/app/main.js → dist/app/radio.js, the radio process (ble.process separate).
+    devices: configuredDeviceFactory({ nfc: 'pcsc', radioLauncher: utilityRadioLauncher(fileURLToPath(new URL('./radio.js', import.meta.url))) }),
     env,
     platform,
     // Set by Electron for `electron <dir>`; absent (falsy) in an installed app.

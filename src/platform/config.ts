@@ -357,6 +357,12 @@ export const KioskConfigShape = z.object({
        * own Bluetooth. Unset on Windows: no peripheral role.
        */
       usbDongle: UsbDeviceId.optional(),
+      /**
+       * Where noble and bleno run: `separate` (default) in a radio process of their own, so a native crash,
+       * a hang or stray output costs one verification, not the app (docs/ARCHITECTURE.md "The radio
+       * process"); `inline` in the kiosk's own process.
+       */
+      process: z.enum(['separate', 'inline']).default('separate'),
     })
     .prefault({}),
   /** The screen. */

@@ -57,3 +57,4 @@ export { createVirtualNoble } from './devices/noble-radio-bindings.js';
 export { createRemoteBleno, RemoteBlenoBindings } from './devices/radio-link/remote-bleno-bindings.js';
 export { createRemoteNoble, RemoteNobleBindings } from './devices/radio-link/remote-noble-bindings.js';
 export { RadioLinkServer } from './devices/radio-link/server.js';
+export { qaRadioChildEntry, radioLinkLauncher } from './devices/radio-link/radio-child-launcher.js';

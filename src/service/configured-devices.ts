@@ -11,9 +11,11 @@
 import type { Logger } from '../platform/log.js';
 import type { KioskConfig } from '../platform/config.js';
 import { errorMessage } from '../devices/shared/abort.js';
-import { loadPlatformBle, type PlatformBle } from '../devices/ble/platform-stack.js';
+import { loadPlatformBle } from '../devices/ble/platform-stack.js';
+import { forkLauncher, type RadioLauncher } from '../devices/ble/radio-process/launcher.js';
+import { RadioProcess } from '../devices/ble/radio-process/radio-process.js';
 import { PcscNfcReader } from '../devices/pcsc/pcsc-nfc-reader.js';
-import type { DevicePorts } from '../devices/ports.js';
+import type { BleCentral, BlePeripheral, DevicePorts } from '../devices/ports.js';
 import { QrScanQueue } from '../devices/qr/qr-scan-queue.js';
 
 export interface ConfiguredDevicesOptions {
@@ -21,8 +23,36 @@ export interface ConfiguredDevicesOptions {
   readonly nfc?: 'pcsc' | 'none';
   /** How long a pushed scan stays usable (default `config.qr.scanFreshMs`). */
   readonly qrFreshMs?: number;
-  /** Loads the BLE libraries (tests inject a double; default: noble and bleno on this machine's stack). */
+  /**
+   * Loads the BLE libraries in this process (tests inject a double; default: noble and bleno on this
+   * machine's stack). A double always runs inline, whatever `ble.process` says.
+   */
   readonly loadBle?: typeof loadPlatformBle;
+  /**
+   * Starts the radio process when `ble.process` is `separate` (default: Node's `fork` of the production
+   * child; the Electron main process passes its `utilityProcess` launcher).
+   */
+  readonly radioLauncher?: RadioLauncher;
+}
+
+/** The BLE roles as set up, inline or in the radio process. */
+interface BleRoles {
+  readonly central?: BleCentral;
+  readonly peripheral?: BlePeripheral;
+  readonly problems: readonly string[];
+  close(): Promise<void>;
+}
+
+/** noble and bleno in a radio process of their own; resolves once it is ready (or its start bound passed). */
+async function separateBle(init: { central: boolean; peripheral: boolean; usbDongle?: { vid: number; pid: number } }, log: Logger, launcher: RadioLauncher): Promise<BleRoles> {
+  const radio = new RadioProcess({ launcher, init, log: log.child({ component: 'ble' }) });
+  const problems = await radio.started();
+  return {
+    ...(radio.central && radio.hasRole('central') ? { central: radio.central } : {}),
+    ...(radio.peripheral && radio.hasRole('peripheral') ? { peripheral: radio.peripheral } : {}),
+    problems,
+    close: () => radio.close(),
+  };
 }
 
 export interface ConfiguredDevices {
@@ -49,7 +79,7 @@ export function createPcscReader(config: KioskConfig, log: Logger): PcscNfcReade
   });
 }
 
-export function createConfiguredDevices(config: KioskConfig, log: Logger, options: ConfiguredDevicesOptions = {}): Promise<ConfiguredDevices> {
+export async function createConfiguredDevices(config: KioskConfig, log: Logger, options: ConfiguredDevicesOptions = {}): Promise<ConfiguredDevices> {
   const problems: string[] = [];
   const qr = new QrScanQueue({ freshMs: options.qrFreshMs ?? config.qr.scanFreshMs });
   let pcsc: PcscNfcReader | undefined;
@@ -61,16 +91,15 @@ export function createConfiguredDevices(config: KioskConfig, log: Logger, option
     }
   }
   const roles = config.ble.roles;
-  let ble: PlatformBle | undefined;
+  let ble: BleRoles | undefined;
   if (roles !== 'none') {
     try {
       const { usbDongle } = config.ble;
-      ble = (options.loadBle ?? loadPlatformBle)({
-        central: roles !== 'peripheral',
-        peripheral: roles !== 'central',
-        log: log.child({ component: 'ble' }),
-        ...(usbDongle ? { usbDongle } : {}),
-      });
+      const init = { central: roles !== 'peripheral', peripheral: roles !== 'central', ...(usbDongle ? { usbDongle } : {}) };
+      ble =
+        config.ble.process === 'separate' && !options.loadBle
+          ? await separateBle(init, log, options.radioLauncher ?? forkLauncher())
+          : (options.loadBle ?? loadPlatformBle)({ ...init, log: log.child({ component: 'ble' }) });
       problems.push(...ble.problems.map((p) => `ble ${p}`));
     } catch (e) {
       problems.push(`ble: ${errorMessage(e)}`);
@@ -84,7 +113,7 @@ export function createConfiguredDevices(config: KioskConfig, log: Logger, option
     ...(ble?.peripheral ? { blePeripheral: ble.peripheral } : {}),
   };
   let closing: Promise<void> | undefined;
-  return Promise.resolve({
+  return {
     ports,
     qr,
     ...(pcsc ? { pcsc } : {}),
@@ -96,7 +125,7 @@ export function createConfiguredDevices(config: KioskConfig, log: Logger, option
       })();
       return closing;
     },
-  });
+  };
 }
 
 /** A device factory for the kiosk service over the configured real devices. */

@@ -12,15 +12,30 @@
  * notification rate through `NobleCentral` against a bare noble on the same air, and whole QR → central
  * verifications with a ≥ 20 kB response.
  *
- * Last line: `RESULT notified_per_s=… added_median_ms=… hci_notified_per_s=… hci_verification_ms=…` (issue 5
+ * The radio process (docs/ARCHITECTURE.md "The radio process"): the same latency and flood with noble over
+ * the radio link, once in this process and once in the kiosk's radio process (a forked child, the IPC hop
+ * in between), in alternating batches; added = the difference of the medians. And the IPC round trip of an
+ * APDU-sized message (261 B) and of the longest response APDU (65,538 B) to a forked echo child, for the
+ * PC/SC decision (compare bench:pcsc `added_median_ms`).
+ *
+ * Last line: `RESULT notified_per_s=… added_median_ms=… process_added_median_ms=… process_notified_per_s=…
+ * ipc_apdu_rtt_ms=… ipc_max_apdu_rtt_ms=… hci_notified_per_s=… hci_verification_ms=…
+ * hci_process_verification_ms=…` (issue 5
  * targets: ≥ 5,000/s, added < 0.5 ms). The run fails only on a correctness problem (a notification lost,
  * duplicated or out of order, a verification not verified), never on a timing.
  */
+import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { NobleCentral } from '../../src/devices/ble/noble-central.js';
 import type { BleCentralLink } from '../../src/devices/ports.js';
 import { createVirtualNoble } from '../../src/qa/devices/noble-radio-bindings.js';
+import { RadioProcess } from '../../src/devices/ble/radio-process/radio-process.js';
+import { radioLinkLauncher } from '../../src/qa/devices/radio-link/radio-child-launcher.js';
+import { RemoteNobleBindings, createRemoteNoble } from '../../src/qa/devices/radio-link/remote-noble-bindings.js';
+import { RadioLinkServer } from '../../src/qa/devices/radio-link/server.js';
 import { VirtualRadio, type RadioLink } from '../../src/qa/sim/radio/virtual-radio.js';
 import { PhoneServer, SERVER_MODE } from '../support/radio-phone.js';
 import { describeSummary, finishBench, ms, summarize } from './bench-tools.js';
@@ -164,10 +179,112 @@ async function main(): Promise<void> {
     noble.stop();
     radio.shutdown();
   }
+  const hop = await processFigures().catch((e: unknown) => ({ failures: [e instanceof Error ? e.message : String(e)], addedMedianMs: NaN, perSecond: NaN, apduMs: NaN, maxApduMs: NaN }));
+  failures.push(...hop.failures);
+  result += ` process_added_median_ms=${ms(hop.addedMedianMs)} process_notified_per_s=${hop.perSecond.toFixed(0)} ipc_apdu_rtt_ms=${ms(hop.apduMs)} ipc_max_apdu_rtt_ms=${ms(hop.maxApduMs)}`;
   const hci = await hciFigures();
   failures.push(...hci.failures);
-  result += ` hci_notified_per_s=${hci.notifiedPerSecond.toFixed(0)} hci_verification_ms=${ms(hci.verificationMedianMs, 1)}`;
+  result += ` hci_notified_per_s=${hci.notifiedPerSecond.toFixed(0)} hci_verification_ms=${ms(hci.verificationMedianMs, 1)} hci_process_verification_ms=${ms(hci.processVerificationMedianMs, 1)}`;
   finishBench('ble bench', started, failures, `${ROUNDS * BATCH + WARMUP + FLOOD} notifications through the adapter and 8,000 per path over HCI (2,000 of them warm-up), each once and in order; every HCI verification verified`, result);
+}
+
+const SERVICE_INLINE = '11111111-2222-4333-8444-555555555503';
+const SERVICE_PROCESS = '11111111-2222-4333-8444-555555555504';
+const PROCESS_FLOOD = 10_000;
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (const t0 = performance.now(); !check(); ) {
+    if (performance.now() - t0 > 10_000) throw new Error(`${what}: not within 10 s`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Round trips of `bytes` to a forked echo child over the IPC channel the radio process uses. */
+async function ipcRoundTrip(bytes: number, count: number): Promise<number> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'mdl-ipc-bench-'));
+  const script = path.join(dir, 'echo.cjs');
+  writeFileSync(script, "process.on('message', (m) => process.send(m)); process.on('disconnect', () => process.exit(0));\n");
+  const child = fork(script, [], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  try {
+    const data = new Uint8Array(bytes).fill(0x90);
+    const samples: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const back = new Promise((resolve) => child.once('message', resolve));
+      const t0 = performance.now();
+      child.send({ t: 'write', id: i, data });
+      await back;
+      if (i >= count / 10) samples.push(performance.now() - t0); // the first tenth warms up
+    }
+    return summarize(samples).median;
+  } finally {
+    child.disconnect();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The radio process's hop: noble over the radio link inline against the same in the forked radio process. */
+async function processFigures(): Promise<{ failures: string[]; addedMedianMs: number; perSecond: number; apduMs: number; maxApduMs: number }> {
+  const failures: string[] = [];
+  const radio = new VirtualRadio();
+  const phoneInline = new PhoneServer(radio, { serviceUuid: SERVICE_INLINE, name: 'phone-inline' });
+  const phoneProcess = new PhoneServer(radio, { serviceUuid: SERVICE_PROCESS, name: 'phone-process' });
+  await phoneInline.start();
+  await phoneProcess.start();
+  const server = await RadioLinkServer.start({ radio });
+  const bindings = await RemoteNobleBindings.connect({ port: server.port, name: 'kiosk-inline' });
+  const noble = createRemoteNoble(bindings);
+  const inline = new NobleCentral(noble, { platform: 'hci' });
+  const silent = { info: () => undefined, warn: () => undefined };
+  const radioProcess = new RadioProcess({ launcher: radioLinkLauncher({ host: '127.0.0.1', port: server.port }), init: { central: true, peripheral: false }, log: silent });
+  const links: BleCentralLink[] = [];
+  try {
+    const problems = await radioProcess.started();
+    if (problems.length > 0) throw new Error(`radio process: ${problems.join('; ')}`);
+    const processCentral = radioProcess.central;
+    if (!processCentral) throw new Error('radio process: no central');
+    await until(() => inline.availability().usable && processCentral.availability().usable, 'both centrals powered on');
+    const viaInline = new Sink();
+    const viaProcess = new Sink();
+    links.push(await inline.connect(profile(SERVICE_INLINE), { onNotification: (_u, d) => viaInline.receive(d), onDisconnect: () => undefined }, new AbortController().signal));
+    links.push(await processCentral.connect(profile(SERVICE_PROCESS), { onNotification: (_u, d) => viaProcess.receive(d), onDisconnect: () => undefined }, new AbortController().signal));
+    await until(() => phoneInline.isSubscribed(SERVER_MODE.s2c) && phoneProcess.isSubscribed(SERVER_MODE.s2c), 'both subscribed');
+    const inlineSamples: number[] = [];
+    const processSamples: number[] = [];
+    await latencyBatch(phoneInline, viaInline, 0, WARMUP, undefined);
+    await latencyBatch(phoneProcess, viaProcess, 0, WARMUP, undefined);
+    for (let round = 0; round < ROUNDS; round++) {
+      const first = WARMUP + round * BATCH;
+      const order = round % 2 === 0 ? ([[phoneInline, viaInline, inlineSamples], [phoneProcess, viaProcess, processSamples]] as const) : ([[phoneProcess, viaProcess, processSamples], [phoneInline, viaInline, inlineSamples]] as const);
+      for (const [phone, sink, samples] of order) await latencyBatch(phone, sink, first, BATCH, samples);
+    }
+    const i = summarize(inlineSamples);
+    const p = summarize(processSamples);
+    console.log(`\nlatency, noble over the radio link, inline ms:             ${describeSummary(i)}`);
+    console.log(`latency, noble over the radio link, in the radio process ms: ${describeSummary(p)}`);
+    const firstFlood = WARMUP + ROUNDS * BATCH;
+    const last = firstFlood + PROCESS_FLOOD - 1;
+    const done = viaProcess.arrival(last);
+    const floodStart = performance.now();
+    const sends: Promise<void>[] = [];
+    for (let n = firstFlood; n <= last; n++) sends.push(phoneProcess.notify(SERVER_MODE.s2c, payload(n)));
+    await Promise.all(sends);
+    const perSecond = PROCESS_FLOOD / (((await done) - floodStart) / 1000);
+    console.log(`flood through the radio process: ${PROCESS_FLOOD} notifications → ${perSecond.toFixed(0)}/s`);
+    console.log(`radio process added median ${ms(p.median - i.median)} ms`);
+    failures.push(...viaInline.failures, ...viaProcess.failures);
+    const apduMs = await ipcRoundTrip(261, 2_000);
+    const maxApduMs = await ipcRoundTrip(65_538, 500);
+    console.log(`IPC round trip (fork, structured clone): 261 B ${ms(apduMs)} ms, 65,538 B ${ms(maxApduMs)} ms (median)`);
+    return { failures, addedMedianMs: p.median - i.median, perSecond, apduMs, maxApduMs };
+  } finally {
+    for (const link of links) await link.close();
+    inline.dispose();
+    noble.stop();
+    await radioProcess.close();
+    await bindings.close();
+    await server.stop();
+    radio.shutdown();
+  }
 }
 
 main()

@@ -70,4 +70,27 @@ describe('the phone in its own process over the radio link', () => {
     expect((await ended)[1]).toBe('shared');
     wallet.stdin.end('quit\n');
   }, 90_000);
+
+  it('the radio process (ble.process separate, the default) prints native-style text: logged, never on stdout, which keeps one JSON line', async () => {
+    const backend = start('src/cli/mock-backend.ts', ['--port', '0', '--api-key', 'cli-key', '--protocol-log', 'off']);
+    const url = (await printed(backend, /^(http:\/\/127\.0\.0\.1:\d+)\s*$/m))[1] ?? '';
+    const wallet = start('src/cli/virtual-wallet.ts', ['--radio-link', '0', '--profile', 'android']);
+    const port = (await printed(wallet, /radio link on 127\.0\.0\.1:(\d+)/))[1] ?? '';
+    const qr = printed(wallet, /qr: (mdoc:\S+)/);
+    wallet.stdin.write('qr\n');
+    const text = (await qr)[1] ?? '';
+    const relay = await runCli(
+      'src/cli/relay.ts',
+      ['--ble', 'noble', '--kiosk-ble', 'central', '--radio-link', `127.0.0.1:${port}`, '--qr', text, '--backend', url, '--api-key-file', keyFile, '--log-level', 'warn'],
+      { env: { ...env, MDL_KIOSK_QA_RADIO_STRAY_OUTPUT: '1' }, stdin: '' },
+    );
+    expect(relay.code, relay.stderr).toBe(0);
+    const lines = relay.stdout.split('\n').filter((l) => l !== '');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({ result: 'complete', outcome: { verdict: 'verified' } });
+    // The child's printf went to the log (stderr, JSON), escaped; the phone-address-like text never to stdout.
+    expect(relay.stdout).not.toContain('BLEManager');
+    expect(relay.stderr).toMatch(/"event":"ble_library_output".*"library":"radio-process".*"stream":"stdout"/);
+    wallet.stdin.end('quit\n');
+  }, 90_000);
 });

@@ -58,7 +58,11 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
     expect(own(production).filter((f) => !f.startsWith('/dist/renderer/assets/'))).toEqual([
       '/dist/app/main.js',
       '/dist/app/main.js.map',
+      '/dist/app/pcsc-worker.js',
+      '/dist/app/pcsc-worker.js.map',
       '/dist/app/preload.cjs',
+      '/dist/app/radio.js',
+      '/dist/app/radio.js.map',
       '/dist/renderer/THIRD-PARTY-NOTICES.txt',
       '/dist/renderer/index.html',
       '/package.json',
@@ -129,7 +133,7 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
 
   it('what main.js loads from node_modules loads from the packed production app in plain Node (the PC/SC and HCI addons too)', () => {
     expect(result.loadSmoke.ok, result.loadSmoke.output).toBe(true);
-    expect(result.loadSmoke.output).toMatch(/^loaded 14 entry modules as main\.js does$/m);
+    expect(result.loadSmoke.output).toMatch(/^loaded 15 entry modules as main\.js does$/m);
   });
 
   it('the QA flavour adds its entry, the phone page and the codec wasm, and starts from main-qa.js', () => {

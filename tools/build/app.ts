@@ -4,14 +4,17 @@
  *   main.js      ESM, src/main/index.ts        production entry; every package of `dependencies` and
  *                                              `optionalDependencies` stays external (node_modules ships them)
  *   main-qa.js   ESM, src/qa/app/main.ts       QA flavour entry; inlines the simulators (devDependencies)
+ *   radio.js     ESM, src/devices/ble/radio-process/child-entry.ts
+ *                                              the radio process (noble and bleno in a utility process of
+ *                                              their own, docs/ARCHITECTURE.md); checked as the production main
  *   preload.cjs  CJS, src/preload/index.ts     sandboxed preloads must be one CommonJS file
  *                                              (electronjs.org/docs/latest/tutorial/sandbox#preload-scripts)
  * and fails when a bundle breaks its contract: the preload pulls in anything but itself and the IPC
  * contract, the production main inlines QA code or any package (it must come from `dependencies`), or a
  * bundled module reads a file relative to its own URL that is not where the bundle will look for it.
  *
- * Development without the real entry files: `--main-entry`, `--qa-entry`, `--preload-entry` (or
- * MDL_KIOSK_BUILD_{MAIN,QA,PRELOAD}_ENTRY) point at other files; `--out-dir` at another output folder.
+ * Development without the real entry files: `--main-entry`, `--qa-entry`, `--preload-entry`, `--radio-entry` (or
+ * MDL_KIOSK_BUILD_{MAIN,QA,PRELOAD,RADIO}_ENTRY) point at other files; `--out-dir` at another output folder.
  */
 import { cp, mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -26,13 +29,14 @@ export const DEFAULT_ENTRIES = {
   main: 'src/main/index.ts',
   qa: 'src/qa/app/main.ts',
   preload: 'src/preload/index.ts',
+  radio: 'src/devices/ble/radio-process/child-entry.ts',
   /** The PC/SC addon's thread (src/devices/pcsc/worker-binding.ts starts `./pcsc-worker.js` beside main). */
   pcscWorker: 'src/devices/pcsc/pcsc-worker.ts',
 } as const;
 
 export type AppEntries = Record<keyof typeof DEFAULT_ENTRIES, string>;
 
-export const OUTPUT_NAMES = { main: 'main.js', qa: 'main-qa.js', preload: 'preload.cjs', pcscWorker: 'pcsc-worker.js' } as const;
+export const OUTPUT_NAMES = { main: 'main.js', qa: 'main-qa.js', preload: 'preload.cjs', radio: 'radio.js', pcscWorker: 'pcsc-worker.js' } as const;
 
 /**
  * The only shared files a sandboxed preload may carry: the IPC contract (channel names) and the reply
@@ -300,6 +304,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuildAppResult
   };
   if (only.has('main')) run('main', esmMain(entries.main, OUTPUT_NAMES.main));
   if (only.has('qa')) run('qa', esmMain(entries.qa, OUTPUT_NAMES.qa));
+  if (only.has('radio')) run('radio', esmMain(entries.radio, OUTPUT_NAMES.radio));
   if (only.has('pcscWorker')) run('pcscWorker', esmMain(entries.pcscWorker, OUTPUT_NAMES.pcscWorker));
   if (only.has('preload')) {
     run('preload', {
@@ -328,6 +333,9 @@ export async function buildApp(options: BuildAppOptions): Promise<BuildAppResult
   }
   const mainMeta = built.get('main');
   if (mainMeta !== undefined) problems.push(...checkProductionInputs(inputsOf(mainMeta, OUTPUT_NAMES.main)));
+  // The radio process ships in the production package too: the same rules as main.
+  const radioMeta = built.get('radio');
+  if (radioMeta !== undefined) problems.push(...checkProductionInputs(inputsOf(radioMeta, OUTPUT_NAMES.radio)).map((p) => p.replace('the production bundle', 'the radio bundle')));
   const workerMeta = built.get('pcscWorker');
   if (workerMeta !== undefined) problems.push(...checkProductionInputs(inputsOf(workerMeta, OUTPUT_NAMES.pcscWorker)));
 
@@ -339,7 +347,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuildAppResult
       const where = relativeToRoot(root, read.source);
       if (plan.kind === 'bundle-relative') bundleRelative.push(plan);
       else {
-        if (kind === 'main') {
+        if (kind === 'main' || kind === 'radio') {
           problems.push(`${where} reads ${read.path} beside its source: the production package carries only the bundles and the renderer; ship that data another way`);
           continue;
         }
@@ -370,12 +378,13 @@ export async function buildApp(options: BuildAppOptions): Promise<BuildAppResult
   return { outDir, outputs, copied: [...new Set(copied)].sort() };
 }
 
-/** Entry overrides from MDL_KIOSK_BUILD_{MAIN,QA,PRELOAD}_ENTRY (development before the real files exist). */
+/** Entry overrides from MDL_KIOSK_BUILD_{MAIN,QA,PRELOAD,RADIO}_ENTRY (development before the real files exist). */
 export function entriesFromEnv(env: NodeJS.ProcessEnv): Partial<AppEntries> {
   const entries: Partial<AppEntries> = {};
   if (env.MDL_KIOSK_BUILD_MAIN_ENTRY) entries.main = resolve(env.MDL_KIOSK_BUILD_MAIN_ENTRY);
   if (env.MDL_KIOSK_BUILD_QA_ENTRY) entries.qa = resolve(env.MDL_KIOSK_BUILD_QA_ENTRY);
   if (env.MDL_KIOSK_BUILD_PRELOAD_ENTRY) entries.preload = resolve(env.MDL_KIOSK_BUILD_PRELOAD_ENTRY);
+  if (env.MDL_KIOSK_BUILD_RADIO_ENTRY) entries.radio = resolve(env.MDL_KIOSK_BUILD_RADIO_ENTRY);
   return entries;
 }
 
@@ -389,6 +398,7 @@ async function main(): Promise<void> {
       'main-entry': { type: 'string' },
       'qa-entry': { type: 'string' },
       'preload-entry': { type: 'string' },
+      'radio-entry': { type: 'string' },
       'out-dir': { type: 'string' },
     },
     strict: true,
@@ -398,6 +408,7 @@ async function main(): Promise<void> {
   if (values['main-entry'] !== undefined) entries.main = resolve(values['main-entry']);
   if (values['qa-entry'] !== undefined) entries.qa = resolve(values['qa-entry']);
   if (values['preload-entry'] !== undefined) entries.preload = resolve(values['preload-entry']);
+  if (values['radio-entry'] !== undefined) entries.radio = resolve(values['radio-entry']);
   const started = Date.now();
   const result = await buildApp({ root, entries, ...(values['out-dir'] === undefined ? {} : { outDir: resolve(values['out-dir']) }) });
   for (const output of result.outputs) process.stdout.write(`  ${output.file.padEnd(24)} ${kib(output.bytes)}\n`);

@@ -242,7 +242,7 @@ export function flavourProblems(packed: PackedFlavour, context: ProblemContext):
   const { flavour } = packed;
   const byPath = new Map(packed.files.map((f) => [f.path, f]));
   const own = packed.files.filter((f) => !f.path.startsWith('/node_modules/'));
-  const mustHave = ['/package.json', '/dist/app/main.js', '/dist/app/preload.cjs', '/dist/app/pcsc-worker.js', '/dist/renderer/index.html'];
+  const mustHave = ['/package.json', '/dist/app/main.js', '/dist/app/radio.js', '/dist/app/preload.cjs', '/dist/app/pcsc-worker.js', '/dist/renderer/index.html'];
   if (flavour === 'qa') mustHave.push('/dist/app/main-qa.js', '/dist/app/assets/index.html');
   for (const path of mustHave) if (!byPath.has(path)) problems.push(`${flavour}: ${path} is missing from the archive`);
 
@@ -269,7 +269,7 @@ export function flavourProblems(packed: PackedFlavour, context: ProblemContext):
     for (const f of own) {
       if (f.path === '/package.json') continue;
       if (OWN_FORBIDDEN.test(f.path)) problems.push(`production: ${f.path} must not ship (QA, sources or tests)`);
-      if (!/^\/dist\/(app\/(main\.js|main\.js\.map|preload\.cjs)$|renderer\/)/.test(f.path)) problems.push(`production: unexpected file ${f.path}`);
+      if (!/^\/dist\/(app\/(main\.js|main\.js\.map|radio\.js|radio\.js\.map|pcsc-worker\.js|pcsc-worker\.js\.map|preload\.cjs)$|renderer\/)/.test(f.path)) problems.push(`production: unexpected file ${f.path}`);
     }
     for (const sim of SIMULATOR_PACKAGES) {
       if (packed.files.some((f) => f.path.startsWith(`/node_modules/${sim}/`))) problems.push(`production: simulator library ${sim} is in node_modules`);

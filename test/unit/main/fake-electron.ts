@@ -13,6 +13,7 @@
  * `resetFakeElectron()` gives every test a fresh world.
  */
 import { EventEmitter } from 'node:events';
+import { PassThrough } from 'node:stream';
 import type {
   BrowserWindowConstructorOptions,
   CustomScheme,
@@ -610,7 +611,46 @@ export const systemPreferences = {
   },
 };
 
+// ------------------------------------------------------------------------------------------ utilityProcess
+
+/** A forked utility process: records what the parent posts; a test emits `message` / `exit` on it. */
+export class FakeUtilityProcess extends EventEmitter {
+  static readonly forked: FakeUtilityProcess[] = [];
+  readonly posted: unknown[] = [];
+  readonly stdout = new PassThrough();
+  readonly stderr = new PassThrough();
+  pid: number | undefined = 4_242 + FakeUtilityProcess.forked.length;
+  killed = false;
+  constructor(
+    readonly modulePath: string,
+    readonly args: readonly string[],
+    readonly options: { readonly stdio?: unknown; readonly serviceName?: string },
+  ) {
+    super();
+  }
+  postMessage(message: unknown): void {
+    this.posted.push(structuredClone(message));
+  }
+  /** As Electron: the process ends, `exit` follows. */
+  kill(): boolean {
+    this.killed = true;
+    this.pid = undefined;
+    this.emit('exit', 9);
+    return true;
+  }
+}
+
+export const utilityProcess = {
+  fork(modulePath: string, args: readonly string[] = [], options: { readonly stdio?: unknown; readonly serviceName?: string } = {}): FakeUtilityProcess {
+    calls.push(`utilityProcess.fork ${modulePath}`);
+    const child = new FakeUtilityProcess(modulePath, args, options);
+    FakeUtilityProcess.forked.push(child);
+    return child;
+  },
+};
+
 export function resetFakeElectron(): void {
+  FakeUtilityProcess.forked.length = 0;
   calls.length = 0;
   systemPreferences.camera = 'not-determined';
   systemPreferences.answer = 'granted';
@@ -646,4 +686,5 @@ export default {
   safeStorage,
   session,
   shell,
+  utilityProcess,
 };

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, fork } from 'node:child_process';
 import { readFile, mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -144,6 +144,24 @@ describe('buildApp on stand-in entries', () => {
     expect(code).not.toMatch(/requireCjs\("cbor-x"\)|__require\("cbor-x"\)/);
     const { stdout } = await run(process.execPath, [join(out, 'main-qa.js')], { cwd: dir });
     expect(JSON.parse(stdout)).toEqual([1, 'x', [true]]);
+  });
+
+  it('builds the radio process (radio.js): our sources only, noble and bleno left to node_modules, and it serves over fork', async () => {
+    // Inside the repository, as in the package: the shipped packages resolve from node_modules on the way up.
+    const out = await mkdtemp(join(REPO, 'node_modules', '.mdl-radio-build-'));
+    dirs.push(out);
+    const result = await buildApp({ root: REPO, outDir: out, only: ['radio'] });
+    expect(result.outputs).toEqual([{ file: expect.stringMatching(/\/radio\.js$/) as string, bytes: expect.any(Number) as number }]);
+    const code = await readFile(join(out, 'radio.js'), 'utf8');
+    expect(code).not.toContain('src/qa/');
+    // Run it as the kiosk does (an IPC channel, structured clone): asked for no roles, it answers ready.
+    const child = fork(join(out, 'radio.js'), [], { cwd: REPO, serialization: 'advanced', stdio: ['ignore', 'pipe', 'pipe', 'ipc'], timeout: 15_000 });
+    const ready = new Promise<unknown>((resolveReady) => child.once('message', resolveReady));
+    child.send({ t: 'init', init: { central: false, peripheral: false } });
+    expect(await ready).toEqual({ t: 'ready', problems: [] });
+    const exited = new Promise((resolveExit) => child.once('exit', resolveExit));
+    child.send({ t: 'shutdown' });
+    expect(await exited).toBe(0);
   });
 
   it('refuses to start without an entry file', async () => {

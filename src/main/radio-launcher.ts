@@ -1,0 +1,42 @@
+/**
+ * The radio process in the app: Electron's `utilityProcess.fork` (a Node child under Electron's own
+ * supervision, no Node integration needed in any window), behind the launcher port the supervisor uses
+ * (src/devices/ble/radio-process/launcher.ts). The child is the bundled production entry
+ * (`dist/app/radio.js`, tools/build/app.ts); it talks over `process.parentPort`, structured-cloned.
+ * stdout/stderr are piped, so a native printf lands in the log, never on the app's console.
+ */
+import { utilityProcess } from 'electron';
+import type { RadioChild, RadioChildExit, RadioLauncher } from '../devices/ble/radio-process/launcher.js';
+
+export function utilityRadioLauncher(modulePath: string): RadioLauncher {
+  return (): RadioChild => {
+    const child = utilityProcess.fork(modulePath, [], { stdio: 'pipe', serviceName: 'mDL Kiosk radio' });
+    let exited = false;
+    const exitListeners: ((exit: RadioChildExit) => void)[] = [];
+    // Electron reports a crash as an exit code only (no signal name).
+    child.once('exit', (code: number) => {
+      if (exited) return;
+      exited = true;
+      for (const listener of exitListeners) listener({ code, signal: null });
+    });
+    return {
+      get pid() {
+        return child.pid;
+      },
+      postMessage(message) {
+        if (!exited) child.postMessage(message);
+      },
+      onMessage(listener) {
+        child.on('message', listener);
+      },
+      onExit(listener) {
+        exitListeners.push(listener);
+      },
+      stdout: child.stdout,
+      stderr: child.stderr,
+      kill() {
+        if (!exited) child.kill();
+      },
+    };
+  };
+}
