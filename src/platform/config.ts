@@ -363,6 +363,13 @@ export const KioskConfigShape = z.object({
        * process"); `inline` in the kiosk's own process.
        */
       process: z.enum(['separate', 'inline']).default('separate'),
+      /**
+       * With `process: separate`: a role whose adapter stays gone (switched off, unplugged, the OS's
+       * Bluetooth service stopped) this long while no verification uses it gets a fresh radio process, and
+       * then after twice as long each time, at most every 5 min; 0 never. A library instance does not always
+       * find its adapter again by itself (a serial HCI adapter never does once its port closed).
+       */
+      adapterRecoveryMs: z.number().int().min(0).max(600_000).default(15_000),
     })
     .prefault({}),
   /** The screen. */

@@ -44,8 +44,8 @@ interface BleRoles {
 }
 
 /** noble and bleno in a radio process of their own; resolves once it is ready (or its start bound passed). */
-async function separateBle(init: { central: boolean; peripheral: boolean; usbDongle?: { vid: number; pid: number } }, log: Logger, launcher: RadioLauncher): Promise<BleRoles> {
-  const radio = new RadioProcess({ launcher, init, log: log.child({ component: 'ble' }) });
+async function separateBle(init: { central: boolean; peripheral: boolean; usbDongle?: { vid: number; pid: number } }, log: Logger, launcher: RadioLauncher, recoverAfterMs: number): Promise<BleRoles> {
+  const radio = new RadioProcess({ launcher, init, log: log.child({ component: 'ble' }), recoverAfterMs });
   const problems = await radio.started();
   return {
     ...(radio.central && radio.hasRole('central') ? { central: radio.central } : {}),
@@ -98,7 +98,7 @@ export async function createConfiguredDevices(config: KioskConfig, log: Logger, 
       const init = { central: roles !== 'peripheral', peripheral: roles !== 'central', ...(usbDongle ? { usbDongle } : {}) };
       ble =
         config.ble.process === 'separate' && !options.loadBle
-          ? await separateBle(init, log, options.radioLauncher ?? forkLauncher())
+          ? await separateBle(init, log, options.radioLauncher ?? forkLauncher(), config.ble.adapterRecoveryMs)
           : (options.loadBle ?? loadPlatformBle)({ ...init, log: log.child({ component: 'ble' }) });
       problems.push(...ble.problems.map((p) => `ble ${p}`));
     } catch (e) {

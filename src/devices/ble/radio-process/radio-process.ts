@@ -33,6 +33,10 @@ import type { RadioChild, RadioChildExit, RadioLauncher } from './launcher.js';
 import { ChildMessage, ParentMessage, describeIssue, type PeripheralEventWire, type RadioInit } from './protocol.js';
 import { fromWire } from './wire-errors.js';
 
+/** Availability reasons of an adapter that is gone (ports.ts): a fresh process may find it again. */
+const LOST_ADAPTER: ReadonlySet<string> = new Set(['powered_off', 'no_adapter', 'adapter_error']);
+const MAX_RECOVERY_WAIT_MS = 5 * 60_000;
+
 /** The stable reason key of a setup cut short by the radio process going away. */
 export const RADIO_PROCESS_EXITED = 'radio_process_exited';
 /** The stable reason key of a setup asked for while the radio process is (re)starting. */
@@ -56,6 +60,15 @@ export interface RadioProcessOptions {
   /** Bound on a graceful shutdown before SIGKILL (default 3 s), and on a link's close (default 2 s). */
   readonly stopMs?: number;
   readonly closeMs?: number;
+  /**
+   * A role whose adapter stays gone (`powered_off`, `no_adapter`, `adapter_error`) this long while no
+   * verification uses the radio gets a fresh process (default 15 s; each further try waits twice as long,
+   * at most 5 min, until no role's adapter is lost). A library instance does not always find its adapter
+   * again by itself: over a serial HCI transport it never does once the port closed (bluetooth-hci-socket's
+   * UART reconnection looks the port up among udev's serial devices and gives up after ten tries), and a
+   * stopped mac or win binding stays stopped. 0 turns it off.
+   */
+  readonly recoverAfterMs?: number;
   /** Jitter source in [0, 1) (default Math.random). */
   readonly random?: () => number;
 }
@@ -119,6 +132,11 @@ export class RadioProcess {
   private problems: readonly string[] = [];
   private exitWaiters: (() => void)[] = [];
   private readonly missing = new Set<Role>();
+  private recoveryTimer: NodeJS.Timeout | undefined;
+  /** Fresh processes started for a lost adapter since a role was last usable. */
+  private recoveries = 0;
+  /** Why the running child is being replaced by the kiosk itself (told in place of its exit). */
+  private replacing: string | undefined;
 
   constructor(private readonly options: RadioProcessOptions) {
     this.settings = {
@@ -130,6 +148,7 @@ export class RadioProcess {
       startMs: options.startMs ?? 15_000,
       stopMs: options.stopMs ?? 3_000,
       closeMs: options.closeMs ?? 2_000,
+      recoverAfterMs: options.recoverAfterMs ?? 15_000,
       random: options.random ?? Math.random,
     };
     let resolveReady: (problems: readonly string[]) => void = () => undefined;
@@ -175,6 +194,7 @@ export class RadioProcess {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.restartTimer);
+    clearTimeout(this.recoveryTimer);
     this.firstReady.resolve(['the radio process was closed']);
     const child = this.child;
     if (!child) {
@@ -259,6 +279,12 @@ export class RadioProcess {
     this.child = undefined;
     clearInterval(this.heartbeat);
     this.heartbeat = undefined;
+    clearTimeout(this.recoveryTimer);
+    this.recoveryTimer = undefined;
+    if (this.replacing !== undefined) {
+      why = this.replacing;
+      this.replacing = undefined;
+    }
     const wasReady = this.ready;
     this.ready = false;
     if (this.closed) {
@@ -400,6 +426,39 @@ export class RadioProcess {
   private setAvailability(role: Role, availability: Availability): void {
     this.availabilities.set(role, availability);
     for (const listener of this.listeners.get(role) ?? []) listener(availability);
+    this.watchForLostAdapter();
+  }
+
+  /** Arms (or disarms) the fresh-process recovery for an adapter that stays gone (`recoverAfterMs`). */
+  private watchForLostAdapter(): void {
+    const lost = [...this.availabilities.values()].find((a) => !a.usable && a.reason !== undefined && LOST_ADAPTER.has(a.reason));
+    // Back to the short wait once no role is lost; a restart in between (`starting`) is not "found".
+    if (!lost && this.ready) this.recoveries = 0;
+    if (!lost || !this.ready || this.settings.recoverAfterMs <= 0) {
+      clearTimeout(this.recoveryTimer);
+      this.recoveryTimer = undefined;
+      return;
+    }
+    if (this.recoveryTimer) return;
+    const wait = Math.min(MAX_RECOVERY_WAIT_MS, this.settings.recoverAfterMs * 2 ** Math.min(this.recoveries, 20));
+    this.recoveryTimer = setTimeout(() => {
+      this.recoveryTimer = undefined;
+      const child = this.child;
+      const still = [...this.availabilities.values()].find((a) => !a.usable && a.reason !== undefined && LOST_ADAPTER.has(a.reason));
+      if (!child || !this.ready || this.closed || !still) return;
+      if (this.links.size > 0 || this.sessions.size > 0 || this.pending.size > 0) {
+        // A verification is using the radio: never cut it for this; look again later.
+        this.watchForLostAdapter();
+        return;
+      }
+      this.recoveries += 1;
+      this.replacing = `replaced to find the Bluetooth adapter again (${still.reason ?? 'lost'} for ${(wait / 1000).toFixed(0)} s)`;
+      this.options.log.warn({ event: 'radio_process_recovering', reason: still.reason, attempt: this.recoveries }, `the Bluetooth adapter stayed unusable for ${wait} ms: starting a fresh radio process`);
+      this.post({ t: 'shutdown' });
+      const kill = setTimeout(() => child.kill(), this.settings.stopMs);
+      kill.unref();
+      child.onExit(() => clearTimeout(kill));
+    }, wait);
   }
 
   // ------------------------------------------------------------ for the proxies

@@ -112,7 +112,7 @@ afterEach(async () => {
   vi.useRealTimers();
 });
 
-function harness(options: { readonly launch?: (child: InProcessChild) => void; readonly onQa?: (command: string) => void; readonly readAnswerMs?: number } & Partial<ConstructorParameters<typeof RadioProcess>[0]> = {}): Harness {
+function harness(options: { readonly launch?: (child: InProcessChild) => void; readonly onQa?: (command: string) => void; readonly readAnswerMs?: number; readonly centralAdapter?: 'gone' } & Partial<ConstructorParameters<typeof RadioProcess>[0]> = {}): Harness {
   const log = new Records();
   const childLogs = new Records();
   const children: InProcessChild[] = [];
@@ -129,6 +129,7 @@ function harness(options: { readonly launch?: (child: InProcessChild) => void; r
       { send: (m) => child.send(m), onMessage: (l) => child.toChild.push(l) },
       (init): RadioStack => {
         const central = new FakeBleCentral();
+        if (options.centralAdapter === 'gone') central.usable = false; // reads powered_off
         const peripheral = new FakeBlePeripheral();
         centrals.push(central);
         peripherals.push(peripheral);
@@ -357,6 +358,57 @@ describe('radio process: crashes, hangs and restarts', () => {
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(375);
     expect(central(h).availability()).toMatchObject({ usable: false, reason: 'starting' });
     expect(h.radio.spawnCount).toBe(h.children.length);
+  });
+
+  it('an adapter that stays gone gets a fresh process after recoverAfterMs, then after twice as long each time, at most every 5 min (fake time)', async () => {
+    vi.useFakeTimers();
+    const h = harness({ centralAdapter: 'gone', recoverAfterMs: 15_000, restartMinMs: 500 });
+    const starts: number[] = [];
+    let seen = 0;
+    for (let second = 0; second < 40 * 60; second++) {
+      await vi.advanceTimersByTimeAsync(1_000);
+      if (h.children.length > seen) {
+        seen = h.children.length;
+        starts.push(Date.now());
+      }
+    }
+    const gaps = starts.slice(1).map((t, i) => Math.round((t - (starts[i] ?? 0)) / 1_000));
+    // Each gap: the wait (15, 30, 60, 120, 240, then 300 s) plus the restart's backoff (< 31 s).
+    const waits = [15, 30, 60, 120, 240, 300, 300];
+    for (const [i, wait] of waits.entries()) {
+      expect(gaps[i]).toBeGreaterThanOrEqual(wait);
+      expect(gaps[i]).toBeLessThanOrEqual(wait + 31);
+    }
+    expect(h.children.length).toBeLessThan(14);
+    expect(h.log.events()).toContain('radio_process_recovering');
+    const stopped = h.log.lines.find((l) => l.fields.event === 'radio_process_stopped');
+    expect(stopped?.message).toMatch(/replaced to find the Bluetooth adapter again \(powered_off for 15 s\)/);
+    // Every replaced child was asked to shut down, none left running.
+    expect(h.children.slice(0, -1).every((c) => !c.alive)).toBe(true);
+  });
+
+  it('a lost adapter never replaces the process under a verification that uses the radio; once it ends, it does', async () => {
+    vi.useFakeTimers();
+    const h = harness({ recoverAfterMs: 5_000 });
+    await vi.advanceTimersByTimeAsync(10);
+    const hs = handlers();
+    const link = await central(h).connect(PROFILE, hs, new AbortController().signal);
+    nth(h.children, 0).send({ t: 'availability', role: 'peripheral', availability: { usable: false, reason: 'no_adapter', detail: 'gone' } });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(h.children).toHaveLength(1);
+    expect(hs.disconnects).toEqual([]);
+    await link.close();
+    await vi.advanceTimersByTimeAsync(6_000);
+    expect(h.children.length).toBe(2);
+  });
+
+  it('no replacement while a role is usable, nor when recoverAfterMs is 0', async () => {
+    vi.useFakeTimers();
+    const usable = harness({ recoverAfterMs: 5_000 });
+    const off = harness({ centralAdapter: 'gone', recoverAfterMs: 0 });
+    await vi.advanceTimersByTimeAsync(10 * 60_000);
+    expect(usable.children).toHaveLength(1);
+    expect(off.children).toHaveLength(1);
   });
 
   it('after a healthy period the backoff starts over', async () => {
