@@ -14,7 +14,10 @@ import type { CharacteristicSpec } from '../common/protocol/messages.js';
 /** Whether a device can be used right now, and if not, why (a stable key the UI can translate). */
 export interface Availability {
   readonly usable: boolean;
-  /** e.g. `no_adapter`, `powered_off`, `unauthorized`, `unsupported_platform`, `not_configured`, `service_down`. */
+  /**
+   * e.g. `no_adapter`, `no_radio` (Windows: the Bluetooth service is stopped or the adapter is missing),
+   * `powered_off`, `unauthorized`, `unsupported_platform`, `not_configured`, `service_down`.
+   */
   readonly reason?: string;
   /** Free text for staff diagnostics; never personal data. */
   readonly detail?: string;

@@ -2,7 +2,7 @@
 import type { Availability } from '../ports.js';
 import { AvailabilityNotifier } from '../shared/availability.js';
 
-const ABSENT = new Set(['no_adapter', 'unsupported_platform']);
+const ABSENT = new Set(['no_adapter', 'no_radio', 'unsupported_platform']);
 
 /**
  * The next availability, except that an absent adapter does not turn into a switched-off one: without an

@@ -71,7 +71,7 @@ export function availabilityOf(state: AdapterState, binding: NobleBindingKind): 
       // win: the binding says unsupported whenever WinRT gives it no radio (lib/win/src/ble_manager.cc
       // `OnRadio`; radio_watcher.cc `OnRadioChanged`: no default adapter, or the call failed): a stopped
       // Bluetooth service (bthserv) or a removed dongle, far more often than a PC without LE.
-      if (binding === 'win') return { usable: false, reason: 'unsupported_platform', detail: WIN_NO_RADIO };
+      if (binding === 'win') return { usable: false, reason: 'no_radio', detail: WIN_NO_RADIO };
       return { usable: false, reason: 'unsupported_platform', detail: `Bluetooth LE is not supported here (${binding} binding)` };
     case 'resetting':
       return { usable: false, reason: 'starting', detail: 'the Bluetooth adapter is resetting' };

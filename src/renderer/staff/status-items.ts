@@ -41,6 +41,8 @@ function reasonText(reason: string | undefined, t: T): string | undefined {
       return t('status.reason.serviceDown');
     case 'no_adapter':
       return t('status.reason.noAdapter');
+    case 'no_radio':
+      return t('status.reason.noRadio');
     default:
       return undefined;
   }

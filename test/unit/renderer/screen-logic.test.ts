@@ -106,6 +106,12 @@ describe('status bar', () => {
     expect(statusItems(odd, Date.now(), t)[0]).toMatchObject({ value: 'unavailable', detail: 'reader_on_fire', level: 'problem' });
   });
 
+  it('a Windows central without a radio reads "service stopped or adapter missing", not "not supported"', () => {
+    const state = screenState('ready');
+    const win = { ...state, view: { ...state.view, devices: { ...state.view.devices, bleCentral: { usable: false, reason: 'no_radio' } } } };
+    expect(statusItems(win, Date.now(), t).find((i) => i.id === 'ble_central')).toMatchObject({ value: 'service stopped or adapter missing', level: 'problem' });
+  });
+
   it('counts session minutes down and says when it expired', () => {
     const now = 1_000_000;
     const state = screenState('ready', now);

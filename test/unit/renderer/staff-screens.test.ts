@@ -166,7 +166,7 @@ describe('diagnostics', () => {
       'not_configured', 'usable', 'unusable', 'adapter_error', ...NEEDS_STAFF_CODE_LIST,
       'not_reported', 'active', 'starting', 'idle', 'denied', 'missing', 'unplugged', 'error',
       // availability reasons of src/devices/** (PC/SC and BLE adapters)
-      'no_reader', 'service_down', 'not_installed', 'closed', 'powered_off', 'unauthorized', 'unsupported_platform', 'no_adapter',
+      'no_reader', 'service_down', 'not_installed', 'closed', 'powered_off', 'unauthorized', 'unsupported_platform', 'no_adapter', 'no_radio',
       // named in the review
       'offline', 'unsupported',
     ];

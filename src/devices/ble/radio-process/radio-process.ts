@@ -34,7 +34,7 @@ import { ChildMessage, ParentMessage, describeIssue, type PeripheralEventWire, t
 import { fromWire } from './wire-errors.js';
 
 /** Availability reasons of an adapter that is gone (ports.ts): a fresh process may find it again. */
-const LOST_ADAPTER: ReadonlySet<string> = new Set(['powered_off', 'no_adapter', 'adapter_error']);
+const LOST_ADAPTER: ReadonlySet<string> = new Set(['powered_off', 'no_adapter', 'no_radio', 'adapter_error']);
 const MAX_RECOVERY_WAIT_MS = 5 * 60_000;
 
 /** The stable reason key of a setup cut short by the radio process going away. */
@@ -61,7 +61,7 @@ export interface RadioProcessOptions {
   readonly stopMs?: number;
   readonly closeMs?: number;
   /**
-   * A role whose adapter stays gone (`powered_off`, `no_adapter`, `adapter_error`) this long while no
+   * A role whose adapter stays gone (`powered_off`, `no_adapter`, `no_radio`, `adapter_error`) this long while no
    * verification uses the radio gets a fresh process (default 15 s; each further try waits twice as long,
    * at most 5 min, until no role's adapter is lost). A library instance does not always find its adapter
    * again by itself: over a serial HCI transport it never does once the port closed (bluetooth-hci-socket's

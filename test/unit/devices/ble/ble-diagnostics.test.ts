@@ -38,9 +38,9 @@ describe('noble binding choice follows stoprocent’s rules (lib/resolve-binding
 });
 
 describe('Windows: no radio is not "not supported"', () => {
-  it('unsupported on the win binding keeps its key and tells staff the service is stopped or the adapter missing', () => {
+  it('unsupported on the win binding is no_radio (staff: the service is stopped or the adapter missing), not unsupported_platform', () => {
     const win = availabilityOf('unsupported', 'win');
-    expect(win).toEqual({ usable: false, reason: 'unsupported_platform', detail: WIN_NO_RADIO });
+    expect(win).toEqual({ usable: false, reason: 'no_radio', detail: WIN_NO_RADIO });
     expect(win.detail).toMatch(/Bluetooth service is stopped or the adapter is missing/);
     // The other bindings keep theirs.
     expect(availabilityOf('unsupported', 'mac').detail).toMatch(/not supported/);
