@@ -48,8 +48,15 @@ export function channelOfThisProcess(): ChildChannel {
 /** A log that goes to the parent as `log` messages (the libraries' console, routed in loadPlatformBle). */
 export function parentLog(channel: ChildChannel): LibraryLog {
   const send = (level: 'info' | 'warn', fields: object, message: string): void => {
-    const event = (fields as { event?: unknown }).event;
-    channel.send({ t: 'log', level, event: typeof event === 'string' ? event.slice(0, 64) : 'ble_library_output', message: message.slice(0, 2_000) });
+    const { event, library } = fields as { event?: unknown; library?: unknown };
+    channel.send({
+      t: 'log',
+      level,
+      event: typeof event === 'string' ? event.slice(0, 64) : 'ble_library_output',
+      // Which library printed it (library-console.ts tells), so the parent's record says so too.
+      ...(library === 'noble' || library === 'bleno' ? { library } : {}),
+      message: message.slice(0, 2_000),
+    });
   };
   return { info: (fields, message) => send('info', fields, message), warn: (fields, message) => send('warn', fields, message) };
 }

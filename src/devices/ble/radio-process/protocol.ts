@@ -94,7 +94,7 @@ export const ChildMessage = z.discriminatedUnion('t', [
   z.strictObject({ t: z.literal('disconnect'), link: Id, reason: Text }),
   z.strictObject({ t: z.literal('event'), session: Id, event: PeripheralEventWire }),
   /** A log record of the child (its libraries' console, routed): the parent logs it. */
-  z.strictObject({ t: z.literal('log'), level: z.enum(['info', 'warn']), event: z.string().max(64), message: Text }),
+  z.strictObject({ t: z.literal('log'), level: z.enum(['info', 'warn']), event: z.string().max(64), library: z.enum(['noble', 'bleno']).optional(), message: Text }),
 ]);
 export type ChildMessage = z.infer<typeof ChildMessage>;
 

@@ -407,7 +407,7 @@ export class RadioProcess {
         return;
       }
       case 'log':
-        this.options.log[message.level]({ event: message.event, library: 'radio-process' }, escapePeerText(message.message, MAX_OUTPUT_LINE));
+        this.options.log[message.level]({ event: message.event, library: message.library ?? 'radio-process' }, escapePeerText(message.message, MAX_OUTPUT_LINE));
         return;
     }
   }
