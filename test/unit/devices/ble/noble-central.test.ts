@@ -136,7 +136,7 @@ describe('helpers', () => {
     expect(availabilityOf('poweredOff', 'mac')).toMatchObject({ usable: false, reason: 'powered_off' });
     expect(availabilityOf('unauthorized', 'mac')).toMatchObject({ usable: false, reason: 'unauthorized' });
     expect(availabilityOf('unsupported', 'hci')).toMatchObject({ usable: false, reason: 'no_adapter' });
-    expect(availabilityOf('unsupported', 'win')).toMatchObject({ usable: false, reason: 'unsupported_platform' });
+    expect(availabilityOf('unsupported', 'win')).toMatchObject({ usable: false, reason: 'no_radio' });
     expect(availabilityOf('unknown', 'hci')).toMatchObject({ usable: false, reason: 'starting' });
     expect(disconnectReasonText(0x13)).toBe('remote user terminated connection (0x13)');
     expect(disconnectReasonText('cleanup')).toMatch(/adapter stopped/);
