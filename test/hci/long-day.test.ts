@@ -139,6 +139,14 @@ describe('a long day over HCI: rebuilds, adapter off and on, radio process kills
         // which only a fresh library instance opens — the radio process is replaced after RECOVERY_MS.
         const central = current.devices.ports.bleCentral;
         await radio.radio.switchOff(CONTROLLER);
+        // An idle serial adapter whose pty went away is noticed at the library's next write (EIO, then the
+        // port closes): serialport takes a pty's EIO on read for an error, not a disconnect, so an idle
+        // library may not see it until then; a USB-serial unplug reads ENXIO and is seen at once. A customer
+        // who comes meanwhile starts a scan: that write finds the adapter gone, and they are told.
+        await until(() => central?.availability().usable === false, 2_000, 'the central unusable with its adapter off').catch(async () => {
+          const meanwhile = await verify(current, `a customer while the adapter is off ${cycle}`);
+          expect(meanwhile.result).not.toBe('complete');
+        });
         await until(() => central?.availability().usable === false, 10_000, 'the central unusable with its adapter off');
         expect(central?.availability().reason).toBe('powered_off');
         await radio.radio.switchOn(CONTROLLER);
@@ -169,6 +177,10 @@ describe('a long day over HCI: rebuilds, adapter off and on, radio process kills
       expect(pids.slice(0, -1).filter(alive)).toEqual([]);
       expect(verified).toHaveLength(1 + 4 * CYCLES);
       expect(deviceLogs.records.filter((r) => r.event === 'radio_process_recovering').length).toBeGreaterThanOrEqual(CYCLES);
+    } catch (e) {
+      // What the radio processes said (their own log records and the libraries' lines) tells why.
+      process.stderr.write(`long day failed; the devices' log:\n${deviceLogs.lines.slice(-60).join('\n')}\n`);
+      throw e;
     } finally {
       await current.e2e.stop();
       await current.devices.close();
