@@ -17,17 +17,15 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { ReaderState, type BindingReader } from '../../src/devices/pcsc/pcsc-binding.js';
 import { workerBindingFactory } from '../../src/devices/pcsc/worker-binding.js';
-import type { BindingFactory } from '../../src/devices/pcsc/pcsc-binding.js';
-import { PcscNfcReader, RECEIVE_BUFFER_BYTES } from '../../src/devices/pcsc/pcsc-nfc-reader.js';
+import { bareBatch, openBareHandle, type BareHandle } from './pcsc-handle.js';
+import { PcscNfcReader } from '../../src/devices/pcsc/pcsc-nfc-reader.js';
 import { createKiosk } from '../../src/kiosk/compose.js';
 import { parseConfig } from '../../src/platform/config.js';
 import type { Kiosk } from '../../src/kiosk/kiosk.js';
 import { createLogger } from '../../src/platform/log.js';
 import { VpcdCard } from '../../src/qa/sim/vpcd/vpcd-card.js';
 import { startPrivatePcscd } from '../../tools/pcscd/pcscd-daemon.js';
-import type { PcscdReader } from '../../tools/pcscd/pcscd-reader.js';
 import { FakeBackend } from '../support/fake-backend.js';
 import { BackendPeer, describeSummary, finishBench, Mailbox, ms, roundTrips, summarize, type Inbound } from './bench-tools.js';
 import { apduCommand, b64, instantCard, stepRequest } from './bench-protocol.js';
@@ -53,22 +51,6 @@ function kioskBatch(peer: BackendPeer, first: number, count: number, samples: nu
     }
   };
   return roundTrips(peer, count, (i) => APDU_TEXTS[first + i] ?? '', check, samples, 30_000);
-}
-
-/** The direct side: the same APDUs through a bare binding handle. */
-async function directBatch(reader: BindingReader, protocol: number, first: number, count: number, samples: number[] | undefined): Promise<void> {
-  for (let i = first; i < first + count; i++) {
-    const started = performance.now();
-    const response = await new Promise<Buffer>((resolve, reject) => {
-      reader.transmit(Buffer.from(apduCommand(i)), RECEIVE_BUFFER_BYTES, protocol, (error, data) => {
-        if (error) reject(error);
-        else if (!data) reject(new Error('no response'));
-        else resolve(data);
-      });
-    });
-    samples?.push(performance.now() - started);
-    check(b64(response) === RAPDU_B64[i], `direct APDU ${i}: unexpected answer ${response.toString('hex').slice(0, 40)}`);
-  }
 }
 
 /** The bare side in its own process (pcsc-direct-child.ts). */
@@ -105,42 +87,6 @@ class DirectChild {
   }
 }
 
-/** A second handle on the card, outside the kiosk, with its own PC/SC context. */
-async function directHandle(slot: PcscdReader, factory: BindingFactory): Promise<{ reader: BindingReader; protocol: number; close(): void }> {
-  const context = await factory();
-  context.on('error', () => undefined); // a lost service; the bench fails on its answers anyway
-  const reader = await new Promise<BindingReader>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`reader ${slot.name} not announced`)), 10_000);
-    context.on('reader', (r) => {
-      r.on('error', () => undefined);
-      if (r.name !== slot.name) return;
-      r.on('status', (status) => {
-        if ((status.state & ReaderState.PRESENT) === 0) return;
-        clearTimeout(timer);
-        resolve(r);
-      });
-    });
-  });
-  const protocol = await new Promise<number>((resolve, reject) => {
-    reader.connect({ share_mode: reader.SCARD_SHARE_SHARED, protocol: reader.SCARD_PROTOCOL_T0 | reader.SCARD_PROTOCOL_T1 }, (error, p) => {
-      if (error || p === undefined) reject(error ?? new Error('no protocol'));
-      else resolve(p);
-    });
-  });
-  return {
-    reader,
-    protocol,
-    close: () =>
-      setImmediate(() => {
-        reader.disconnect(reader.SCARD_LEAVE_CARD, () => undefined);
-        setImmediate(() => {
-          reader.close();
-          context.close();
-        });
-      }),
-  };
-}
-
 function benchKiosk(backend: FakeBackend, nfc: PcscNfcReader): Kiosk {
   const config = parseConfig({
     backend: { baseUrl: backend.baseUrl, apiKey: backend.apiKey },
@@ -165,7 +111,7 @@ async function main(): Promise<void> {
   const nfc = new PcscNfcReader({ reader: slot.name });
   let kiosk: Kiosk | undefined;
   let direct: DirectChild | undefined;
-  let threaded: Awaited<ReturnType<typeof directHandle>> | undefined;
+  let threaded: BareHandle | undefined;
   const threadFactory = workerBindingFactory();
   try {
     const peers = new Mailbox<BackendPeer>();
@@ -179,7 +125,7 @@ async function main(): Promise<void> {
     const present = await peer.next(10_000);
     check(present.op === 'nfc_card_present', `after the tap the kiosk sent ${present.op}`);
     direct = await DirectChild.start(slot.name);
-    threaded = await directHandle(slot, threadFactory);
+    threaded = await openBareHandle(slot.name, threadFactory);
 
     const kioskSamples: number[] = [];
     const directSamples: number[] = [];
@@ -189,7 +135,7 @@ async function main(): Promise<void> {
     const sides = [
       (first: number, count: number, samples: number[] | undefined) => kioskBatch(peer, first, count, samples),
       (first: number, count: number, samples: number[] | undefined) => bare.batch(first, count, samples),
-      (first: number, count: number, samples: number[] | undefined) => directBatch(viaThread.reader, viaThread.protocol, first, count, samples),
+      (first: number, count: number, samples: number[] | undefined) => bareBatch(viaThread, first, count, samples),
     ] as const;
     const sampleSets = [kioskSamples, directSamples, threadSamples] as const;
     for (const side of sides) await side(0, WARMUP, undefined);
