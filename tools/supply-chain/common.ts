@@ -63,7 +63,9 @@ export function runNpm(args: readonly string[], options: NpmOptions): Promise<Np
   return new Promise((done, fail) => {
     const child = spawn(command, argv, {
       cwd: options.cwd,
-      env: options.env ?? process.env,
+      // An explicit log level: `npm run -s` hands its children `npm_config_loglevel=silent`, and a failing
+      // child npm would then explain nothing.
+      env: { ...(options.env ?? process.env), npm_config_loglevel: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
       shell: !viaNode && process.platform === 'win32',
       detached: process.platform !== 'win32',
