@@ -109,7 +109,7 @@ export class FakeReader extends EventEmitter implements BindingReader {
   connect(options: { share_mode: number; protocol: number }, callback: (error: BindingCallbackError, protocol?: number) => void): void {
     this.slot.connects.push({ shareMode: options.share_mode, protocol: options.protocol });
     setImmediate(() => {
-      if (this.connected) { callback(undefined, undefined); return; } // pitfall 7
+      if (this.connected) { callback(undefined, undefined); return; } // a stale handle: neither error nor protocol, as the smartcard binding does
       const error = this.slot.connectError;
       if (error) {
         this.slot.connectError = undefined;

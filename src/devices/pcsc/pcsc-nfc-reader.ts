@@ -5,7 +5,7 @@
  *
  * - Context: established at start and re-established with exponential backoff while the service is
  *   absent (0x8010001D) or after it was lost (0x80100013: a pcscd restart ends every reader of the old
- *   instance for good, pitfall 4). The old instance is closed; its late "Command cancelled" is swallowed.
+ *   instance for good: pcsc-lite's client keeps the dead daemon's reader handles). The old instance is closed; its late "Command cancelled" is swallowed.
  * - Readers: announced and withdrawn by the binding while running; the one used is chosen by
  *   `reader-selection.ts` (configured name or pattern; otherwise contactless first, SAM slots never).
  *   Names come from drivers: logged and shown escaped and cut (`readerLabel`); a name no real reader has
@@ -16,7 +16,7 @@
  *   is not engaged again until it has been removed ("remove your phone").
  * - Handles: `connect` with the configured share mode (default shared) and protocols (default T=0|T=1);
  *   the handle is dropped on EMPTY and after any failed exchange (a stale handle keeps `connected` true and
- *   breaks the next connect, pitfall 7); `nfc_await_card` therefore always gets a fresh handle.
+ *   breaks the next connect: the `smartcard` binding then answers a connect with neither error nor protocol); `nfc_await_card` therefore always gets a fresh handle.
  * - Transmit: receive buffer 65,538 bytes (extended APDUs: 65,536 data bytes + SW1 SW2), a per-APDU
  *   timeout of our own (vpcd and some drivers never time out), failures mapped to the canonical variant:
  *   - a response longer than the receive buffer → `InsufficientBuffer` (never handed on);
@@ -24,7 +24,7 @@
  *   - no answer within the timeout → `Timeout` (SCARD_E_TIMEOUT's variant; the backend ends the session,
  *     a re-tap does not cure a phone that has stopped answering while lying still on the reader);
  *   - a response shorter than SW1 SW2 → `UnresponsiveCard` (vpcd reports a card that left mid-APDU as an
- *     empty success, pitfall 3; recoverable, so the customer is asked to tap again);
+ *     empty success, where a real reader reports SCARD_W_REMOVED_CARD; recoverable, so the customer is asked to tap again);
  *   - the binding's own "not connected" error (no code) → `RemovedCard` when the card has left, else
  *     `InvalidHandle`; any other error without a code → `UnknownError`, as the `pcsc` crate masks codes.
  *
@@ -557,7 +557,7 @@ export class PcscNfcReader implements NfcReader {
           }),
       });
       if (typeof protocol !== 'number') {
-        // pitfall 7: the binding answers (undefined, undefined) while it still holds a stale handle
+        // The binding answers (undefined, undefined) while it still holds a stale handle of this reader
         await this.dropHandle(entry, true);
         throw new NfcTransmitError('InvalidHandle', 'the binding returned no protocol');
       }

@@ -381,7 +381,7 @@ describe('transmit failures', () => {
     await card.release();
   });
 
-  it('the binding throwing synchronously (pitfall 7) is UnknownError', async () => {
+  it('the binding throwing synchronously (a stale handle) is UnknownError', async () => {
     const { service, card } = await cardWith(echoCard);
     service.slot().transmitThrows = new TypeError('Third argument must be an integer');
     expect((await transmitError(card)).reason).toBe('UnknownError');
