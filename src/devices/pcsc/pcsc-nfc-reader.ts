@@ -5,7 +5,7 @@
  *
  * - Context: established at start and re-established with exponential backoff while the service is
  *   absent (0x8010001D) or after it was lost (0x80100013: a pcscd restart ends every reader of the old
- *   instance for good: pcsc-lite's client keeps the dead daemon's reader handles). The old instance is closed; its late "Command cancelled" is swallowed.
+ *   instance for good: the old context and its readers never work again, a new context must be made). The old instance is closed; its late "Command cancelled" is swallowed.
  * - Readers: announced and withdrawn by the binding while running; the one used is chosen by
  *   `reader-selection.ts` (configured name or pattern; otherwise contactless first, SAM slots never).
  *   Names come from drivers: logged and shown escaped and cut (`readerLabel`); a name no real reader has
@@ -24,7 +24,7 @@
  *   - no answer within the timeout → `Timeout` (SCARD_E_TIMEOUT's variant; the backend ends the session,
  *     a re-tap does not cure a phone that has stopped answering while lying still on the reader);
  *   - a response shorter than SW1 SW2 → `UnresponsiveCard` (vpcd reports a card that left mid-APDU as an
- *     empty success, where a real reader reports SCARD_W_REMOVED_CARD; recoverable, so the customer is asked to tap again);
+ *     empty success rather than an error — vpcd's own behaviour, and a reply without a status word is no reply from any reader; recoverable, so the customer is asked to tap again);
  *   - the binding's own "not connected" error (no code) → `RemovedCard` when the card has left, else
  *     `InvalidHandle`; any other error without a code → `UnknownError`, as the `pcsc` crate masks codes.
  *
