@@ -3,6 +3,7 @@ import js from '@eslint/js';
 import path from 'node:path';
 import tseslint from 'typescript-eslint';
 import { roomFloors } from './tools/lint/room-floors.js';
+import { roomPackages } from './tools/lint/room-packages.js';
 
 const PRODUCTION_PATTERNS = [
   { group: ['**/qa', '**/qa/**'], message: 'production code must not import QA-only code (src/qa/): inject it from a QA entry point instead' },
@@ -56,6 +57,23 @@ const FLOOR_REASONS = {
   preload: 'the bridge hands the KioskApi of src/common to the page, nothing else',
 };
 
+// The packages each room may not import (tools/lint/room-packages.js). The page and what it shares with Node
+// (common) get nothing of Node: neither its built-ins nor a package that needs them; the relay core gets no
+// device library (it has the ports). Electron is kept to its two rooms by no-restricted-imports below.
+const NODE_ONLY_PACKAGES = ['pino*', 'ws', 'undici', 'https-proxy-agent', 'tar', 'smartcard', '@stoprocent/*', 'serialport', '@serialport/*'];
+const DEVICE_LIBRARIES = ['smartcard', '@stoprocent/*', 'serialport', '@serialport/*'];
+const PAGE_WHY = 'it runs in the sandboxed page or is shared with it: no Node module may slip into the page';
+const ROOM_PACKAGES = {
+  common: { nodeBuiltins: false, deny: NODE_ONLY_PACKAGES, why: PAGE_WHY },
+  renderer: {
+    nodeBuiltins: false,
+    deny: NODE_ONLY_PACKAGES,
+    why: PAGE_WHY,
+    except: { 'renderer/vite.config.ts': "the screen's build configuration: runs in Node when the page is built, never in it" },
+  },
+  kiosk: { deny: DEVICE_LIBRARIES, why: 'the relay core reaches the devices only through their ports; the adapters are in src/devices' },
+};
+
 export default tseslint.config(
   // test/support/*.cjs: plain CommonJS stand-ins that worker threads require as they are (no TypeScript project).
   { ignores: ['node_modules/**', 'dist/**', 'coverage/**', '.tmp/**', 'test/support/*.cjs'] },
@@ -77,8 +95,11 @@ export default tseslint.config(
   },
   {
     files: ['src/**'],
-    plugins: { kiosk: { rules: { 'room-floors': roomFloors } } },
-    rules: { 'kiosk/room-floors': ['error', { src: path.join(import.meta.dirname, 'src'), rooms: FLOORS, why: FLOOR_REASONS }] },
+    plugins: { kiosk: { rules: { 'room-floors': roomFloors, 'room-packages': roomPackages } } },
+    rules: {
+      'kiosk/room-floors': ['error', { src: path.join(import.meta.dirname, 'src'), rooms: FLOORS, why: FLOOR_REASONS }],
+      'kiosk/room-packages': ['error', { src: path.join(import.meta.dirname, 'src'), rooms: ROOM_PACKAGES }],
+    },
   },
   {
     // The cut line between the product and QA (docs/ARCHITECTURE.md, *The QA cut line*): everything QA-only lives in src/qa/ (simulators,

@@ -134,3 +134,75 @@ describe('the floors: every way of naming a module is checked', () => {
     ]);
   });
 });
+
+const PACKAGES_RULE = 'kiosk/room-packages';
+
+async function packageMessages(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: join(REPO, file) });
+  const messages = result?.messages ?? [];
+  expect(messages.filter((m) => m.ruleId === null)).toEqual([]);
+  return messages.filter((m) => m.ruleId === PACKAGES_RULE).map((m) => m.message);
+}
+
+describe('packages and Node built-ins per room: a planted import', () => {
+  const NODE_ONLY = ['node:fs', 'fs', 'fs/promises', 'node:crypto', 'pino', 'pino-roll', 'ws', 'undici', 'https-proxy-agent', 'smartcard', '@stoprocent/noble', '@stoprocent/bleno/lib/bleno'];
+
+  it.each(NODE_ONLY.flatMap((spec) => ['renderer', 'common'].map((room): [string, string] => [room, spec])))('src/%s cannot import %s', async (room, spec) => {
+    expect(await packageMessages(`src/${room}/inner/planted-package.ts`, importOf(spec))).toEqual([expect.stringContaining(`src/${room} may not import`)]);
+  });
+
+  it('the page and common keep their own packages', async () => {
+    for (const spec of ['react', 'react-i18next', 'zod', 'i18next', 'zxing-wasm/reader']) {
+      expect(await packageMessages('src/renderer/planted-package.tsx', importOf(spec))).toEqual([]);
+    }
+    expect(await packageMessages('src/common/planted-package.ts', importOf('zod'))).toEqual([]);
+  });
+
+  it("the screen's build configuration is exempt, with its reason in the table", async () => {
+    expect(await packageMessages('src/renderer/vite.config.ts', importOf('node:url'))).toEqual([]);
+    expect(await packageMessages('src/renderer/vite-config-copy.ts', importOf('node:url'))).toEqual([expect.stringContaining("Node's built-in 'node:url'")]);
+  });
+
+  it('the relay core imports no device library, but may use Node and its own packages', async () => {
+    for (const spec of ['smartcard', '@stoprocent/noble', '@stoprocent/bleno', 'serialport']) {
+      expect(await packageMessages('src/kiosk/verification/planted-package.ts', importOf(spec))).toEqual([expect.stringContaining('through their ports')]);
+    }
+    expect(await packageMessages('src/kiosk/planted-package.ts', importOf('undici'))).toEqual([]);
+    expect(await packageMessages('src/kiosk/planted-package.ts', importOf('node:net'))).toEqual([]);
+    expect(await packageMessages('src/devices/ble/planted-package.ts', importOf('@stoprocent/noble'))).toEqual([]);
+  });
+
+  it('every way of naming a package is checked', async () => {
+    for (const code of [
+      "import type { Server } from 'node:http';\nexport type S = Server;\n",
+      "export { createServer } from 'node:http';\n",
+      "export const load = () => import('node:http');\n",
+      "export type S = import('node:http').Server;\n",
+      "import 'node:http';\n",
+    ]) {
+      expect(await packageMessages('src/renderer/planted-package.ts', code)).toEqual([expect.stringContaining("Node's built-in 'node:http'")]);
+    }
+  });
+
+  it('require() of a package is checked like an import', async () => {
+    const code = "import { createRequire } from 'node:module';\nexport const noble: unknown = createRequire(import.meta.url)('@stoprocent/noble');\n";
+    expect(await packageMessages('src/kiosk/planted-package.ts', code)).toEqual([expect.stringContaining("may not import '@stoprocent/noble'")]);
+    expect(await packageMessages('src/devices/ble/planted-package.ts', code)).toEqual([]);
+  });
+});
+
+describe('no way around the rooms', () => {
+  it('a file directly in src/ belongs to no room and is refused', async () => {
+    expect(await packageMessages('src/planted.ts', 'export const x = 1;\n')).toEqual([expect.stringContaining('sits directly in src/, in no room')]);
+  });
+
+  it.each([
+    ['createRequire(…)(…)', "import { createRequire } from 'node:module';\nexport const s: unknown = createRequire(import.meta.url)('../service/kiosk-service.js');\n"],
+    ['a require alias', "import { createRequire } from 'node:module';\nconst requireCjs = createRequire(import.meta.url);\nexport const s: unknown = requireCjs('./kiosk-service.js');\n"],
+  ])('loading a module of src/ with %s is refused in every room', async (_how, code) => {
+    for (const room of ROOMS) {
+      // (common and renderer are also told that node:module is not theirs)
+      expect(await packageMessages(`src/${room}/planted-require.ts`, code)).toContainEqual(expect.stringContaining('goes past the floors'));
+    }
+  });
+});
