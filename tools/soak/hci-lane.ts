@@ -87,6 +87,20 @@ export class HciLane {
     return embedded ? embedded.backend.sessions.onCreated((session) => listener(session.clientSecret)) : () => undefined;
   }
 
+  /**
+   * Before a resource sample: the HCI kiosk ready again (a sample right after its run would catch it
+   * replacing its session: the old socket closing, the new one opening), and its backend's idle keep-alive
+   * connections closed. False when it is not ready within the bound (the sample is taken anyway).
+   */
+  async settle(boundMs: number): Promise<boolean> {
+    const ready = await this.watch.ready(boundMs).then(
+      () => true,
+      () => false,
+    );
+    this.counter.backend?.backend.closeIdleConnections();
+    return ready;
+  }
+
   /** An API key the secrets search must never find in what this kiosk writes. */
   get apiKey(): string | undefined {
     return this.counter.backend?.apiKey;

@@ -56,6 +56,15 @@ export function gcAvailable(): boolean {
   return typeof (globalThis as { gc?: unknown }).gc === 'function';
 }
 
+function isSocket(resource: string): boolean {
+  return /^(TCP|Pipe|TTY|UDP)/.test(resource) && resource !== 'TTYWrap';
+}
+
+/** Open sockets of the process now (TCP, pipes, UDP; not the terminal). */
+export function activeSockets(): number {
+  return process.getActiveResourcesInfo().filter(isSocket).length;
+}
+
 /**
  * One sample now; `emitters` are the objects whose listeners are counted (besides the process), and
  * `moreListeners` those counted elsewhere (listener sets of objects that are not emitters).
@@ -70,7 +79,7 @@ export function sampleResources(runs: number, emitters: readonly EventEmitterLik
     fds: openFds(),
     listeners: listenerTotal(process) + emitters.reduce((sum, e) => sum + listenerTotal(e), 0) + moreListeners,
     timers: resources.filter((r) => r === 'Timeout').length,
-    sockets: resources.filter((r) => /^(TCP|Pipe|TTY|UDP)/.test(r) && r !== 'TTYWrap').length,
+    sockets: resources.filter(isSocket).length,
   };
 }
 

@@ -18,7 +18,7 @@ import { describeHciPlan, HCI_EVERY, HciLane, planHciRun } from './hci-lane.js';
 import { judge, NO_FACTS, type HolderTruth, type RunFacts } from './oracle.js';
 import { describePlan, FAULT_WEIGHTS, planRun, type Fault, type FaultKind, type RunPlan } from './plan.js';
 import { Progress, type Goal } from './progress.js';
-import { DEFAULT_LEAK_BOUNDS, gcAvailable, METRICS, ResourceTracker, sampleResources, type EventEmitterLike, type LeakBounds, type ResourceReport } from './resources.js';
+import { DEFAULT_LEAK_BOUNDS, gcAvailable, METRICS, ResourceTracker, sampleResources, activeSockets, type EventEmitterLike, type LeakBounds, type ResourceReport } from './resources.js';
 import { middleSlice, SecretScanner } from './secrets.js';
 import { SOAK_LIMITS, SOAK_SESSION, SOAK_TIMEOUTS, startSoakStack, type SoakStack } from './stack.js';
 import { Trail } from './trail.js';
@@ -86,6 +86,11 @@ const WEDGE_GRACE_MS = 60_000;
 const RUN_BOUND_MS = REPORT_BOUND_MS + PHONE_OUTCOME_MS + 2 * WEDGE_GRACE_MS;
 /** A customer takes a moment before tapping again. */
 const RETAP_DELAY_MS = 150;
+/** Before a resource sample: the count of sockets must read the same this many times, this far apart, within the bound. */
+const SETTLE_STEADY_READS = 5;
+const SETTLE_POLL_MS = 50;
+const SETTLE_BOUND_MS = 3_000;
+const SETTLE_HCI_READY_MS = 15_000;
 /** Events of the kiosk's own log shown in the trail (the rest would flood it). */
 const LOG_EVENTS_FOR_TRAIL = /^(session_gone|session_conflict|session_conflict_exhausted|backend_unavailable|session_retired|session_renewing|idle_socket_closed|socket_dropped|watchdog_timeout|protocol_violation|backend_error|ble_link_lost|ble_failed|apdu_failed|pcsc_\w+|kiosk_loop_fault|internal_error)$/;
 /** Events that mean a defect whatever the run: the kiosk caught something it did not expect. */
@@ -688,7 +693,27 @@ export class Soak {
     return this.progress.fraction(this.runs) >= 1;
   }
 
-  private sample(final = false): void {
+  /**
+   * Lets the backends' idle keep-alive connections go first (the HTTP client pools them for a few seconds,
+   * more after a busy moment: counted, they read as sockets and descriptors that come and go with the
+   * traffic of the last seconds) and the HCI kiosk be ready again after its run, then waits until the
+   * count of sockets stops moving.
+   */
+  private async settle(): Promise<void> {
+    if (this.hci && !(await this.hci.settle(SETTLE_HCI_READY_MS))) this.note('resource sample: the HCI kiosk was not ready');
+    this.stack.backend().closeIdleConnections();
+    let last = -1;
+    let steady = 0;
+    for (let waited = 0; waited < SETTLE_BOUND_MS && steady < SETTLE_STEADY_READS; waited += SETTLE_POLL_MS) {
+      await sleep(SETTLE_POLL_MS);
+      const now = activeSockets();
+      steady = now === last ? steady + 1 : 0;
+      last = now;
+    }
+  }
+
+  private async sample(final = false): Promise<void> {
+    await this.settle();
     const { noble, bleno } = this.stack.emitters;
     const sample = sampleResources(this.runs, [noble, bleno, ...pcscEmitters(this.stack)], kioskListenerSets(this.stack));
     this.tracker.add(sample);
@@ -766,14 +791,14 @@ export class Soak {
         if (result.ok) this.ok++;
         else this.failRun(plan, result.problem ?? 'failed');
         if (this.hci && index % HCI_EVERY === 0) await this.runHci(index);
-        if (this.runs % this.options.sampleEvery === 0) this.sample();
+        if (this.runs % this.options.sampleEvery === 0) await this.sample();
         this.progress.update({ done: this.runs, ok: this.ok, failed: this.failed, faults: this.faults });
         if (this.failed >= this.options.maxFailures) {
           aborted = `stopped after ${this.failed} failed runs`;
           break;
         }
       }
-      this.sample(true);
+      await this.sample(true);
     } catch (e) {
       aborted = errorText(e);
       if (this.runs > 0 || e instanceof SoakAbort) {

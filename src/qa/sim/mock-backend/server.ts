@@ -78,6 +78,12 @@ export interface MockBackend {
    * frame, or `terminate` the TCP connection without one. Returns how many were open.
    */
   dropConnections(how: 'close' | 'terminate'): number;
+  /**
+   * Closes the keep-alive connections that carry no request now, as the server's keep-alive timeout would a
+   * few seconds later (session sockets are not touched). The soak uses it before counting sockets, so a
+   * client's idle pool is not taken for a leak.
+   */
+  closeIdleConnections(): void;
   stop(): Promise<void>;
 }
 
@@ -330,6 +336,9 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
         else client.close(1011, 'injected fault: connection dropped');
       }
       return open.length;
+    },
+    closeIdleConnections: () => {
+      server.closeIdleConnections();
     },
     stop: async () => {
       for (const timer of delayed) clearTimeout(timer);
