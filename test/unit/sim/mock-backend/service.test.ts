@@ -4,6 +4,8 @@
  * text per cause, PC/SC classification and the retry limit, reset after `error`, the read-request rule,
  * `complete` and `GET /sessions/{id}`, fault injection and the redacted protocol log.
  */
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { BleActions, NfcStep, ReaderEngine, ReaderEngineFactory } from '../../../../src/qa/sim/mock-backend/engine.js';
@@ -481,6 +483,33 @@ describe('fault injection for the soak (QA)', () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(mock.dropConnections('terminate')).toBe(1);
     expect((await c.client.closed).code).toBe(1006);
+  });
+
+  it('closeIdleConnections closes the keep-alive connections that carry no request, and leaves a session socket open (the soak counts sockets after it)', async () => {
+    const mock = await start();
+    const live = await engaged();
+    // A keep-alive connection of its own, idle once its answer has come.
+    const agent = new HttpAgent({ keepAlive: true });
+    const idle = await new Promise<Socket>((resolve, reject) => {
+      const req = httpRequest(`${mock.url}/sessions`, { method: 'POST', agent, headers: { authorization: `Bearer ${KEY}` } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(req.socket as Socket));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    // Node's server would close it by itself after its keep-alive timeout (5 s): well before that, or it was not us.
+    const closed = new Promise<'closed'>((resolve) => idle.once('close', () => resolve('closed')));
+    const keptAlive = new Promise<'kept alive'>((resolve) => setTimeout(() => resolve('kept alive'), 2_000).unref());
+    await new Promise((r) => setImmediate(r)); // the answer ended on the server side too
+    mock.closeIdleConnections();
+    expect(await Promise.race([closed, keptAlive])).toBe('closed');
+    agent.destroy();
+    // The session socket is still open and answers a ping.
+    expect(live.client.ws.readyState).toBe(WebSocket.OPEN);
+    const pong = new Promise<void>((resolve) => live.client.ws.once('pong', () => resolve()));
+    live.client.ws.ping();
+    await pong;
   });
 
   it('conflictConnects answers that many handshakes with 409; notFoundNextConnect one with 404; both clear themselves', async () => {
