@@ -188,7 +188,7 @@ describe('every managed key with a malformed value is reported, naming the key',
       ['scrypt$32768$8$1$<salt>$<hash>', /base64.*placeholder/],
       ['plain:1234', /not in the form scrypt\$N\$r\$p\$salt\$hash/],
       ['scrypt$1000$8$1$c2FsdHNhbHQ=$aGFzaGhhc2hoYXNoaGFzaA==', /unusable N/],
-      ['scrypt$32768$8$1$c2FsdA==$aGFzaA==', /short salt or hash/],
+      ['scrypt$32768$8$1$c2FsdA==$aGFzaA==', /16-byte salt and a 32-byte hash, this one has 4 and 4/],
     ] as const) {
       const managed = readManagedConfig(await policy(JSON.stringify({ staff: { pinHash: hash } })));
       expect(managed.problem).toMatch(new RegExp(`staff\\.pinHash: .*${why.source}`));
