@@ -9,8 +9,19 @@
  * unreachable feed, becomes status `error` with a short, cleaned message, is logged, and is retried at the
  * next check; the kiosk keeps verifying throughout. Sources: electron.build/auto-update,
  * electron.build/configuration/publish (generic provider), electron-updater's AppUpdater typings.
+ *
+ * A download waits for its moment, and the channel may change meanwhile (a release pulled, a rollout
+ * paused). electron-updater keeps what it downloaded and installs it on `quitAndInstall` whatever the feed
+ * says by then (node_modules/electron-updater/out/AppUpdater.js: doCheckForUpdates leaves the downloaded
+ * file alone when nothing is available; BaseUpdater.js install() only needs the file). So right before
+ * installing, the channel is asked again (without downloading): the download is installed only if the
+ * channel still offers that version with the same files (sha512); otherwise it is dropped and the kiosk
+ * goes on as the channel says. A channel that cannot be asked (feed unreachable) installs nothing: a pulled
+ * release must not reach the kiosks that happen to be offline when it is pulled; the kiosk asks again after
+ * the check interval and keeps verifying on the version it runs.
  */
 import { isDeepStrictEqual } from 'node:util';
+import { z } from 'zod';
 import type { AppUpdater } from 'electron-updater';
 import type { KioskConfig } from '../platform/config.js';
 import { insideWindow } from '../platform/time-window.js';
@@ -64,6 +75,27 @@ function versionOf(info: unknown): string {
   const version = typeof info === 'object' && info !== null ? (info as { version?: unknown }).version : undefined;
   return typeof version === 'string' && version !== '' ? version.slice(0, 100) : 'unknown';
 }
+
+/** What a channel offers, as far as deciding that a download is still the one offered: its version and files. */
+const Offer = z.object({
+  version: z.string().min(1).max(100),
+  files: z.array(z.object({ url: z.string().max(2_000), sha512: z.string().max(200) }).loose()).max(50).default([]),
+  // The older single-file form of a channel file (electron-updater reads it too).
+  path: z.string().max(2_000).optional(),
+  sha512: z.string().max(200).optional(),
+});
+
+/** A comparable fingerprint of what a feed offers (version and every file's sha512), undefined when unreadable. */
+function offerOf(info: unknown): string | undefined {
+  const offer = Offer.safeParse(info);
+  if (!offer.success) return undefined;
+  const files = offer.data.files.map((f) => `${f.url} ${f.sha512}`);
+  if (offer.data.path !== undefined && offer.data.sha512 !== undefined) files.push(`${offer.data.path} ${offer.data.sha512}`);
+  return JSON.stringify([offer.data.version, [...new Set(files)].sort()]);
+}
+
+/** The parts of a `checkForUpdates()` result the confirmation reads (electron-updater's UpdateCheckResult). */
+const CheckResult = z.object({ isUpdateAvailable: z.boolean().optional(), updateInfo: z.unknown() }).loose();
 
 export interface UpdaterOptions {
   readonly updater: AppUpdaterLike;
@@ -126,6 +158,12 @@ export function startUpdater(options: UpdaterOptions): Updater {
   let installTimer: NodeJS.Timeout | undefined;
   let idleSince: number | undefined;
   let lastErrorAt = Number.NEGATIVE_INFINITY;
+  /** What the waiting download is (offerOf its update-downloaded info). */
+  let downloadedOffer: string | undefined;
+  /** The channel is being asked whether the download is still offered: electron-updater's events are the answer, not news. */
+  let confirming = false;
+  /** After the channel could not be asked, the next time to ask (not at every poll). */
+  let confirmNotBefore = Number.NEGATIVE_INFINITY;
 
   const fail = (e: unknown, during: string): void => {
     // electron-updater both emits 'error' and rejects the promise for one failure: log it once.
@@ -173,15 +211,64 @@ export function startUpdater(options: UpdaterOptions): Updater {
     idleSince ??= at;
     if (at - idleSince < QUIET_MS) return;
     if (config.maintenanceWindow !== undefined && !insideWindow(config.maintenanceWindow, new Date(at))) return;
-    // Checked once more right here: a customer may have tapped since the last poll.
+    if (at < confirmNotBefore) return;
+    void confirmAndInstall();
+  };
+
+  /** Ask the channel once more; install only what it still offers (see the header). */
+  const confirmAndInstall = async (): Promise<void> => {
+    if (confirming) return;
+    confirming = true;
+    const version = current.version;
+    let answer: { available: boolean; offer: string | undefined; version: string } | undefined;
+    let failure: unknown;
+    // Only ask: a download now would race the install (electron-updater downloads on a check when autoDownload is on).
+    updater.autoDownload = false;
+    try {
+      const result = CheckResult.safeParse(await updater.checkForUpdates());
+      if (result.success) answer = { available: result.data.isUpdateAvailable === true, offer: offerOf(result.data.updateInfo), version: versionOf(result.data.updateInfo) };
+      else failure = new Error('the updater gave no answer (inactive)');
+    } catch (e) {
+      failure = e;
+    } finally {
+      updater.autoDownload = true;
+      confirming = false;
+    }
+    if (stopped || current.state !== 'downloaded') return;
+    const at = now();
+    const versionField = version === undefined ? {} : { version };
+    if (answer === undefined) {
+      confirmNotBefore = at + nextDelay();
+      const error = `not installed: the update feed could not confirm it still offers this version (${updateErrorText(failure)}); asked again later`;
+      setStatus({ ...current, error });
+      log.warn({ event: 'update_unconfirmed', ...versionField }, error);
+      return;
+    }
+    confirmNotBefore = Number.NEGATIVE_INFINITY;
+    if (!answer.available || answer.offer === undefined || answer.offer !== downloadedOffer) {
+      // Pulled (nothing newer, or an older version: allowDowngrade stays off), paused, or replaced by another build.
+      clearInterval(installTimer);
+      installTimer = undefined;
+      downloadedOffer = undefined;
+      const replaced = answer.available && answer.offer !== undefined;
+      log.warn(
+        { event: 'update_withdrawn', ...versionField, ...(replaced ? { offered: answer.version.replace(/[^0-9A-Za-z.+-]/g, '') } : {}) },
+        replaced ? 'the channel now offers another build: the download is dropped and the offered one downloaded' : 'the channel no longer offers the downloaded update: it is dropped, nothing is installed',
+      );
+      setStatus({ state: 'idle', checkedAt: at });
+      if (replaced) void check();
+      return;
+    }
+    // The check took a while: a customer may have come meanwhile, and the window may have closed.
     if (!isIdle()) {
       idleSince = undefined;
       return;
     }
+    if (config.maintenanceWindow !== undefined && !insideWindow(config.maintenanceWindow, new Date(at))) return;
     clearInterval(installTimer);
     installTimer = undefined;
-    setStatus({ ...current, state: 'installing' });
-    log.info({ event: 'update_installing', ...(current.version === undefined ? {} : { version: current.version }) }, 'installing the downloaded update and restarting');
+    setStatus({ state: 'installing', ...versionField, checkedAt: at });
+    log.info({ event: 'update_installing', ...versionField }, 'installing the downloaded update and restarting');
     try {
       // Silent install, then run the app again (electron.build/auto-update: quitAndInstall).
       updater.quitAndInstall(true, true);
@@ -192,18 +279,23 @@ export function startUpdater(options: UpdaterOptions): Updater {
 
   const handlers = {
     'checking-for-update': (): void => {
+      if (confirming) return;
       setStatus({ state: 'checking', ...(current.checkedAt === undefined ? {} : { checkedAt: current.checkedAt }) });
     },
     'update-not-available': (): void => {
+      if (confirming) return;
       setStatus({ state: 'idle', checkedAt: now() });
     },
     'update-available': (info: unknown): void => {
+      if (confirming) return;
       const version = versionOf(info);
       setStatus({ state: 'downloading', version, checkedAt: now() });
       log.info({ event: 'update_available', version: version.replace(/[^0-9A-Za-z.+-]/g, '') }, 'an update is available; downloading in the background');
     },
     'update-downloaded': (info: unknown): void => {
       const version = versionOf(info);
+      downloadedOffer = offerOf(info);
+      confirmNotBefore = Number.NEGATIVE_INFINITY;
       setStatus({ state: 'downloaded', version, ...(current.checkedAt === undefined ? {} : { checkedAt: current.checkedAt }) });
       log.info({ event: 'update_downloaded', version: version.replace(/[^0-9A-Za-z.+-]/g, '') }, 'update downloaded; it installs when the kiosk is idle');
       idleSince = undefined;
@@ -213,6 +305,8 @@ export function startUpdater(options: UpdaterOptions): Updater {
       tryInstall();
     },
     error: (e: Error): void => {
+      // The confirmation's failure is its own (the promise rejects too): it is not the download's.
+      if (confirming) return;
       fail(e, current.state === 'downloading' ? 'download' : 'check');
     },
   };

@@ -467,8 +467,61 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
+const TYPE_WORDS: Record<string, string> = { string: 'text', number: 'a number', int: 'a whole number', boolean: 'true or false', object: 'an object ({…})', array: 'a list ([…])', record: 'an object ({…})' };
+const SIZE_UNITS: Record<string, [string, string]> = { string: ['character', 'characters'], array: ['entry', 'entries'], set: ['entry', 'entries'], file: ['byte', 'bytes'] };
+
+/**
+ * One configuration problem in an installer's words. The schema's own messages ("must be an https://
+ * address …") stay; zod's generic ones ("Too small: expected string to have >=1 characters") — and the
+ * same issues as another library's global error map may word them — are said from the issue itself.
+ */
+export function configIssueText(issue: z.core.$ZodIssue): string {
+  const generic = /^(Too (small|big)|Invalid (input|option|string|number|key|element|value|type)|Unrecognized key|expected |Expected )/.test(issue.message);
+  if (!generic) return issue.message;
+  const count = (n: number | bigint, origin: string): string => {
+    const unit = SIZE_UNITS[origin];
+    return unit ? `${n.toString()} ${Number(n) === 1 ? unit[0] : unit[1]}` : n.toString();
+  };
+  switch (issue.code) {
+    case 'too_small': {
+      const sized = Object.hasOwn(SIZE_UNITS, issue.origin);
+      if (sized && Number(issue.minimum) === 1 && issue.inclusive !== false && issue.exact !== true) return 'must not be empty';
+      const least = issue.exact === true ? 'exactly' : issue.inclusive === false ? 'more than' : 'at least';
+      return sized ? `must have ${least} ${count(issue.minimum, issue.origin)}` : `must be ${issue.exact === true ? '' : issue.inclusive === false ? 'greater than ' : 'at least '}${issue.minimum.toString()}`;
+    }
+    case 'too_big': {
+      const sized = Object.hasOwn(SIZE_UNITS, issue.origin);
+      const most = issue.exact === true ? 'exactly' : issue.inclusive === false ? 'fewer than' : 'at most';
+      return sized ? `must have ${most} ${count(issue.maximum, issue.origin)}` : `must be ${issue.exact === true ? '' : issue.inclusive === false ? 'less than ' : 'at most '}${issue.maximum.toString()}`;
+    }
+    case 'invalid_type': {
+      if (/received undefined$/.test(issue.message)) return 'is required';
+      return `must be ${TYPE_WORDS[issue.expected] ?? issue.expected}`;
+    }
+    case 'invalid_value': {
+      const values = issue.values.map((v) => JSON.stringify(v));
+      return values.length === 1 ? `must be ${values[0] ?? ''}` : `must be one of ${values.slice(0, -1).join(', ')} or ${values.at(-1) ?? ''}`;
+    }
+    case 'invalid_format':
+      return issue.format === 'url' ? 'must be an absolute URL' : issue.format === 'regex' ? 'is not in the expected form' : `must be a valid ${issue.format}`;
+    case 'not_multiple_of':
+      return `must be a multiple of ${issue.divisor.toString()}`;
+    case 'unrecognized_keys':
+      return `unknown key${issue.keys.length === 1 ? '' : 's'} ${issue.keys.join(', ')}`;
+    case 'invalid_union':
+      return 'is not one of the accepted forms';
+    default:
+      return issue.message;
+  }
+}
+
+/** Every problem of a failed parse, each as `key.path: what is wrong` (the order the schema met them). */
+export function configIssues(error: z.ZodError): string[] {
+  return error.issues.map((i) => `${i.path.map(String).join('.') || '(root)'}: ${configIssueText(i)}`);
+}
+
 function formatIssues(error: z.ZodError): string {
-  return error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+  return configIssues(error).join('; ');
 }
 
 /** Validates a configuration object (defaults filled in); throws {@link ConfigError} with every problem. */

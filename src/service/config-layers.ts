@@ -5,7 +5,7 @@
  */
 import type { FieldError } from '../common/kiosk-api.js';
 import { backendEndpoints } from '../kiosk/backend-endpoints.js';
-import { KioskConfigSchema, mergeConfig, mergeConfigSources, parseConfig, readApiKeyFile, type KioskConfig } from '../platform/config.js';
+import { configIssueText, KioskConfigSchema, mergeConfig, mergeConfigSources, parseConfig, readApiKeyFile, type KioskConfig } from '../platform/config.js';
 import { availableProfiles } from '../kiosk/profiles.js';
 import { bindingProblem, type KeyBindings } from './api-key-binding.js';
 import { errorText } from '../common/error-text.js';
@@ -62,7 +62,7 @@ export function resolveLayers(
   }
   const parsed = KioskConfigSchema.safeParse(merged);
   if (!parsed.success) {
-    const errors = parsed.error.issues.slice(0, 20).map((i) => ({ key: settingKeyFor(i.path), message: i.message.slice(0, 500) }));
+    const errors = parsed.error.issues.slice(0, 20).map((i) => ({ key: settingKeyFor(i.path), message: configIssueText(i).slice(0, 500) }));
     return { config: parseConfig({}), problem: `invalid configuration: ${errors.map((e) => `${e.key}: ${e.message}`).join('; ')}`, errors };
   }
   try {
@@ -93,6 +93,37 @@ export function candidateErrors(config: KioskConfig, bindings: KeyBindings): Fie
     errors.push({ key: 'profile', message: `unknown request profile; choose one of ${Object.keys(availableProfiles(config)).join(', ')}`.slice(0, 500) });
   }
   return errors;
+}
+
+/** Where the backend address in effect was set, for a message an installer can act on (highest layer first). */
+function backendUrlSource(sources: LayerSources, settings: PersistedSettings): string {
+  const setsUrl = (layer: Json | undefined): boolean => {
+    const backend = layer?.backend;
+    return typeof backend === 'object' && backend !== null && (backend as Json).baseUrl !== undefined;
+  };
+  if (sources.backendOverride) return 'the test setup';
+  if (sources.managed && setsUrl(sources.managed.layer)) return `the managed configuration file ${sources.managed.path}`;
+  if (setsUrl(sources.overrides)) return 'the command line (--backend)';
+  if (sources.env.MDL_KIOSK_BACKEND_URL !== undefined) return 'the environment (MDL_KIOSK_BACKEND_URL)';
+  if (settings.backendUrl !== undefined) return 'the settings saved on this kiosk (settings screen)';
+  const file = sources.configFile ?? sources.env.MDL_KIOSK_CONFIG;
+  return file ? `the configuration file ${file}` : 'the configuration';
+}
+
+/**
+ * The backend address's transport rule (no plain http to another machine without backend.allowInsecure,
+ * no credentials in it, …) for the configuration in effect: the kiosk would refuse it when it starts, so
+ * it is said here with the key and the file (or other source) that set it, which is what must change.
+ */
+export function backendUrlProblem(config: KioskConfig, sources: LayerSources, settings: PersistedSettings): string | undefined {
+  const { baseUrl, allowInsecure } = config.backend;
+  if (baseUrl === undefined) return undefined;
+  try {
+    backendEndpoints(baseUrl, { allowInsecure });
+    return undefined;
+  } catch (e) {
+    return `${backendUrlSource(sources, settings)}: backend.baseUrl: ${errorText(e)}`;
+  }
 }
 
 /** A staff PIN hash set above the saved settings: the managed file's, else the command line's. */

@@ -16,7 +16,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { posix, win32 } from 'node:path';
 import { z } from 'zod';
-import { jsonSyntaxText, KioskConfigShape, mergeConfig } from '../platform/config.js';
+import { configIssues, jsonSyntaxText, KioskConfigShape, mergeConfig } from '../platform/config.js';
 
 /** A policy file is small; anything bigger is a mistake (or not ours), and is not read into memory. */
 export const MAX_MANAGED_CONFIG_BYTES = 1024 * 1024;
@@ -25,7 +25,7 @@ export interface ManagedConfig {
   readonly path: string;
   /** The file's values in the config's shape; empty when there is no file or it cannot be used. */
   readonly layer: Record<string, unknown>;
-  /** Why the file cannot be used: names the file and the first bad keys. */
+  /** Why the file cannot be used: names the file and every bad key. */
   readonly problem?: string;
 }
 
@@ -126,8 +126,23 @@ class ManagedConfigError extends Error {
   override readonly name = 'ManagedConfigError';
 }
 
-/** At most this many problems are named (the first ones are what staff fix first). */
-const MAX_PROBLEMS_NAMED = 3;
+/**
+ * How long the list of problems may grow: the screen shows 1,000 characters of a configuration error. Every
+ * problem that fits is named, unknown keys and bad values together (fixing the file is a restart each time,
+ * so an installer must see all there is to fix at once); only a file of nothing but mistakes ends "and N more".
+ */
+const MAX_PROBLEMS_TEXT = 900;
+
+function listProblems(path: string, problems: readonly string[]): string {
+  const head = `the managed configuration file ${path}: `;
+  let text = head;
+  for (const [i, problem] of problems.entries()) {
+    const next = `${i === 0 ? '' : '; '}${problem}`;
+    if (i > 0 && text.length + next.length > MAX_PROBLEMS_TEXT) return `${text}; and ${problems.length - i} more`;
+    text += next;
+  }
+  return text;
+}
 
 /**
  * The layer of a file's JSON text, or why it cannot be used. The layer is validated alone over the
@@ -144,15 +159,10 @@ export function parseManagedLayer(path: string, text: string): ManagedConfig {
   }
   if (!isJsonObject(value)) return { path, layer: {}, problem: `the managed configuration file ${path} must hold a JSON object` };
   const { unknown } = layerKeys(value);
-  if (unknown.length > 0) {
-    const named = unknown.slice(0, MAX_PROBLEMS_NAMED).map((k) => `${k.slice(0, 200)}: unknown key`);
-    return { path, layer: {}, problem: `the managed configuration file ${path}: ${named.join('; ')}` };
-  }
+  // The schema passes over keys it does not know, so the known ones are checked all the same.
   const parsed = KioskConfigShape.safeParse(mergeConfig({}, value));
-  if (!parsed.success) {
-    const named = parsed.error.issues.slice(0, MAX_PROBLEMS_NAMED).map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`);
-    return { path, layer: {}, problem: `the managed configuration file ${path}: ${named.join('; ')}` };
-  }
+  const problems = [...unknown.map((k) => `${k.slice(0, 200)}: unknown key`), ...(parsed.success ? [] : configIssues(parsed.error))];
+  if (problems.length > 0) return { path, layer: {}, problem: listProblems(path, problems) };
   return { path, layer: value };
 }
 

@@ -21,7 +21,7 @@ import {
   type MachineKey,
   type StoredApiKey,
 } from './api-key-binding.js';
-import { candidateErrors, managedPinHash, resolveLayers, type LayerSources, type Resolved } from './config-layers.js';
+import { backendUrlProblem, candidateErrors, managedPinHash, resolveLayers, type LayerSources, type Resolved } from './config-layers.js';
 import { tightenPrivateFiles } from './private-files.js';
 import { API_KEY_SECRET, MACHINE_KEY_ORIGIN_SECRET, type SecretStore } from './secret-store.js';
 import { errorText } from '../common/error-text.js';
@@ -153,7 +153,12 @@ export class ServiceConfig {
   kioskProblem(): string | undefined {
     // An unreadable stored key only stops the kiosk when no other source gives one.
     const keyProblem = this.current.backend.apiKey === undefined ? this.secretsProblem : undefined;
-    return this.managedProblem ?? this.settingsProblem ?? this.configProblem ?? keyProblem;
+    return this.managedProblem ?? this.settingsProblem ?? this.configProblem ?? this.urlProblem() ?? keyProblem;
+  }
+
+  /** A backend address the kiosk would refuse (plain http, …), naming the key and the source that set it. */
+  private urlProblem(): string | undefined {
+    return this.configProblem === undefined ? backendUrlProblem(this.current, this.sources, this.store.currentSettings) : undefined;
   }
 
   /** Reads the configuration again (it may have been fixed since it failed). */

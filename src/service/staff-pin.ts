@@ -12,7 +12,7 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
 import type { StaffState, UnlockResult } from '../common/kiosk-api.js';
 import { Pin } from '../common/kiosk-api.js';
 import type { KioskConfig } from '../platform/config.js';
-import { parsePinHash, PinHashError, type ScryptParams } from '../platform/pin-hash-format.js';
+import { parsePinHash, PIN_KEY_BYTES, PIN_SALT_BYTES, PinHashError, type ScryptParams } from '../platform/pin-hash-format.js';
 
 export { parsePinHash, PinHashError, type ScryptParams };
 import type { StaffRecord } from './settings-store.js';
@@ -20,8 +20,9 @@ import type { StaffRecord } from './settings-store.js';
 /** About 100 ms and 32 MiB per check on a small kiosk PC (OWASP's scrypt minimum is N=2^17 r=8 p=1 for passwords;
  *  a PIN is guarded by the lockout above all, so the cost only has to make an offline guess slow). */
 export const DEFAULT_SCRYPT: ScryptParams = { N: 2 ** 15, r: 8, p: 1 };
-const KEY_BYTES = 32;
-const SALT_BYTES = 16;
+// The lengths parsePinHash requires: what is stored is what a check derives.
+const KEY_BYTES = PIN_KEY_BYTES;
+const SALT_BYTES = PIN_SALT_BYTES;
 export const MAX_LOCKOUT_MS = 3_600_000;
 
 function scryptAsync(pin: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {

@@ -429,7 +429,7 @@ describe('a packaged production app is locked down whatever its launcher or the 
     ['backend.allowInsecure', { backend: { allowInsecure: true } }],
     ['backend.tls.caFile', { backend: { tls: { caFile: '/tmp/attacker-ca.pem' } } }],
     ['privacy.backendErrorText', { privacy: { backendErrorText: true } }],
-    ['staff.pinHash', { staff: { pinHash: 'scrypt$1024$8$1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g=' } }],
+    ['staff.pinHash', { staff: { pinHash: 'scrypt$1024$8$1$c2FsdHNhbHRzYWx0c2FsdA==$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g=' } }],
     ['staff.maxAttempts', { staff: { maxAttempts: 20 } }],
     ['staff.lockoutMs', { staff: { lockoutMs: 1_000 } }],
     ['staff.unlockMs', { staff: { unlockMs: 86_400_000 } }],

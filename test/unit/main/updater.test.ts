@@ -69,17 +69,18 @@ class FakeUpdater extends EventEmitter {
   }
 }
 
-/** A check that finds `version` and downloads it. */
+/** A check that finds `version` and, as electron-updater does with autoDownload on, downloads it. */
 const finds = (version: string): CheckScript => (fake) => {
+  const updateInfo = { version, files: [{ url: `mdl-kiosk-${version}.AppImage`, sha512: `sha-of-${version}` }] };
   fake.emit('checking-for-update');
-  fake.emit('update-available', { version });
-  fake.emit('update-downloaded', { version, downloadedFile: '/tmp/x' });
-  return Promise.resolve({ updateInfo: { version } });
+  fake.emit('update-available', updateInfo);
+  if (fake.autoDownload) fake.emit('update-downloaded', { ...updateInfo, downloadedFile: '/tmp/x' });
+  return Promise.resolve({ isUpdateAvailable: true, updateInfo });
 };
 const nothingNew: CheckScript = (fake) => {
   fake.emit('checking-for-update');
   fake.emit('update-not-available', { version: '1.0.0' });
-  return Promise.resolve({ updateInfo: { version: '1.0.0' } });
+  return Promise.resolve({ isUpdateAvailable: false, updateInfo: { version: '1.0.0' } });
 };
 /** Fails as electron-updater does: an 'error' event and a rejected promise. */
 const fails = (error: Error): CheckScript => (fake) => {
@@ -269,6 +270,44 @@ describe('installing', () => {
     expect(fake.installs).toEqual([]);
     await vi.advanceTimersByTimeAsync(INSTALL_POLL_MS);
     expect(fake.installs).toHaveLength(1);
+  });
+
+  it('asks the channel once more before installing, and a customer who comes during that answer postpones the install', async () => {
+    start();
+    fake.script = finds('2.0.0');
+    await vi.advanceTimersByTimeAsync(FIRST_CHECK_MS);
+    expect(fake.checks).toBe(1);
+    // The confirmation: electron-updater is asked without downloading, and its events are not news.
+    const seen: boolean[] = [];
+    fake.script = (f) => {
+      seen.push(f.autoDownload);
+      idle = false; // a customer taps while the feed answers
+      return finds('2.0.0')(f);
+    };
+    await vi.advanceTimersByTimeAsync(QUIET_MS);
+    expect(seen).toEqual([false]);
+    expect(fake.autoDownload).toBe(true);
+    expect(fake.installs).toEqual([]);
+    expect(updater?.status()).toMatchObject({ state: 'downloaded', version: '2.0.0' });
+    expect(statuses.map((s) => s.state)).toEqual(['idle', 'checking', 'downloading', 'downloaded']);
+    idle = true;
+    fake.script = finds('2.0.0');
+    await vi.advanceTimersByTimeAsync(QUIET_MS + INSTALL_POLL_MS);
+    expect(fake.installs).toHaveLength(1);
+    expect(fake.checks).toBe(3);
+  });
+
+  it('a confirmation that fails is not an update failure: the download waits, staff read why', async () => {
+    start();
+    fake.script = finds('2.0.0');
+    await vi.advanceTimersByTimeAsync(FIRST_CHECK_MS);
+    fake.script = fails(new Error('net::ERR_PROXY_CONNECTION_FAILED'));
+    await vi.advanceTimersByTimeAsync(QUIET_MS);
+    expect(fake.installs).toEqual([]);
+    expect(updater?.status()).toMatchObject({ state: 'downloaded', version: '2.0.0' });
+    expect(updater?.status().error).toContain('net::ERR_PROXY_CONNECTION_FAILED');
+    expect(logs.events()).not.toContain('update_failed');
+    expect(logs.events()).toContain('update_unconfirmed');
   });
 
   it('waits for the maintenance window (here one that wraps midnight)', async () => {

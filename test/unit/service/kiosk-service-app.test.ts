@@ -271,4 +271,28 @@ describe('a managed file on disk, end to end', () => {
     expect(state.view.error?.detail).toContain(path);
     expect(state.view.error?.detail).toContain('app.logs.retentionDays');
   });
+
+  it('plain http to another machine is refused naming the file and the key that set it (issue 30)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mdl-kiosk-managed-service-'));
+    dirs.push(dir);
+    const path = join(dir, 'config.json');
+    await writeFile(path, JSON.stringify({ backend: { baseUrl: 'http://verify.example.com/v1', apiKey: 'managed-key-1' } }));
+    const { readManagedConfig } = await import('../../../src/service/managed-config.js');
+    fixture = await startServiceFixture({ backend: 'none', service: { managed: readManagedConfig(path) } });
+    const state = await fixture.waitState((s) => s.view.phase === 'config_error', 5_000, 'config_error');
+    expect(state.view.error?.detail).toBe(
+      `the managed configuration file ${path}: backend.baseUrl: refusing plain http to verify.example.com: use https, or set backend.allowInsecure for a lab backend`,
+    );
+    expect(fixture.logs.text()).not.toContain('managed-key-1');
+  });
+
+  it.each([
+    ['the configuration file', { config: { backend: { baseUrl: 'http://verify.example.com/v1', apiKey: 'file-key-1' } } }],
+    ['the environment (MDL_KIOSK_BACKEND_URL)', { env: { MDL_KIOSK_BACKEND_URL: 'http://verify.example.com/v1', MDL_KIOSK_API_KEY: 'env-key-1' } }],
+    ['the command line (--backend)', { overrides: { backend: { baseUrl: 'http://verify.example.com/v1', apiKey: 'cli-key-1' } } }],
+  ] as const)('plain http set by %s: the message says where', async (where, options) => {
+    fixture = await startServiceFixture({ backend: 'none', ...options });
+    const state = await fixture.waitState((s) => s.view.phase === 'config_error', 5_000, 'config_error');
+    expect(state.view.error?.detail).toMatch(new RegExp(`^${where.replace(/[()]/g, '\\$&')}[^:]*: backend\\.baseUrl: refusing plain http to verify\\.example\\.com`));
+  });
 });

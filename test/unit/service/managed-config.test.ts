@@ -102,6 +102,61 @@ describe('readManagedConfig', () => {
     expect(layerKeys({ backend: { nope: 1 } }).unknown).toEqual(['backend.nope']);
   });
 
+  it('every problem at once (issue 30): unknown keys and bad values together, past the third, so one restart shows all to fix', async () => {
+    const path = await policy(
+      JSON.stringify({
+        backnd: { baseUrl: 'https://x.example' },
+        app: { updates: { chanel: 'pilot', url: 'http://updates.example/', checkEveryMinutes: 5 }, kioskMode: 'on' },
+        profile: '',
+        staff: { maxAttempts: 0, lockoutMs: -1 },
+        log: { level: 'loud' },
+      }),
+    );
+    const managed = readManagedConfig(path);
+    expect(managed.layer).toEqual({});
+    const problems = managed.problem?.replace(`the managed configuration file ${path}: `, '').split('; ');
+    // Unknown keys first, then the values in the schema's order.
+    expect(problems?.slice(0, 2)).toEqual(['backnd: unknown key', 'app.updates.chanel: unknown key']);
+    expect(problems?.slice(2).sort()).toEqual([
+      'app.kioskMode: must be true or false',
+      'app.updates.checkEveryMinutes: must be at least 15',
+      'app.updates.url: must be an https:// address (plain http only to a loopback host such as 127.0.0.1, for a local mirror)',
+      'log.level: must be one of "fatal", "error", "warn", "info", "debug", "trace" or "silent"',
+      'profile: must not be empty',
+      'staff.lockoutMs: must be greater than 0',
+      'staff.maxAttempts: must be at least 1',
+    ]);
+  });
+
+  it('zod\'s own wording never reaches the installer: each kind of problem in plain words', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ profile: '' }, 'profile: must not be empty'],
+      [{ backend: { apiKeyFile: '' } }, 'backend.apiKeyFile: must not be empty'],
+      [{ app: { updates: { checkEveryMinutes: 60.5 } } }, 'app.updates.checkEveryMinutes: must be a whole number'],
+      [{ app: { updates: { checkEveryMinutes: 2_000 } } }, 'app.updates.checkEveryMinutes: must be at most 1440'],
+      [{ app: { updates: { enabled: 'yes' } } }, 'app.updates.enabled: must be true or false'],
+      [{ staff: 'x' }, 'staff: must be an object ({…})'],
+      [{ ble: { roles: [] } }, 'ble.roles: must be one of "both", "central", "peripheral" or "none"'],
+      [{ timeouts: { httpMs: 'x' } }, 'timeouts.httpMs: must be a number'],
+      [{ backend: { baseUrl: 5 } }, 'backend.baseUrl: must be text'],
+    ];
+    for (const [layer, expected] of cases) {
+      const managed = readManagedConfig(await policy(JSON.stringify(layer)));
+      expect(managed.problem, JSON.stringify(layer)).toMatch(new RegExp(`: ${expected.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+      expect(managed.problem).not.toMatch(/Too (small|big)|Invalid (input|option)|expected (string|number|int|boolean)|>=|<=/);
+    }
+  });
+
+  it('a file of nothing but mistakes: as many as the screen shows, then how many more', async () => {
+    const layer = Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`mistake${String(i).padStart(2, '0')}`, i]));
+    const path = await policy(JSON.stringify(layer));
+    const problem = readManagedConfig(path).problem ?? '';
+    expect(problem.length).toBeLessThanOrEqual(1_000);
+    const named = problem.match(/mistake\d\d: unknown key/g) ?? [];
+    expect(named.length).toBeGreaterThan(3);
+    expect(problem).toMatch(new RegExp(`; and ${80 - named.length} more$`));
+  });
+
   it('values are checked alone; rules across sections wait for the merged configuration', async () => {
     // Alone, a long verification exceeds the default session margin; with the site's config file it may not.
     const managed = readManagedConfig(await policy(JSON.stringify({ timeouts: { verificationMs: 200_000 } })));
@@ -188,7 +243,7 @@ describe('every managed key with a malformed value is reported, naming the key',
       ['scrypt$32768$8$1$<salt>$<hash>', /base64.*placeholder/],
       ['plain:1234', /not in the form scrypt\$N\$r\$p\$salt\$hash/],
       ['scrypt$1000$8$1$c2FsdHNhbHQ=$aGFzaGhhc2hoYXNoaGFzaA==', /unusable N/],
-      ['scrypt$32768$8$1$c2FsdA==$aGFzaA==', /short salt or hash/],
+      ['scrypt$32768$8$1$c2FsdA==$aGFzaA==', /16-byte salt and a 32-byte hash, this one has 4 and 4/],
     ] as const) {
       const managed = readManagedConfig(await policy(JSON.stringify({ staff: { pinHash: hash } })));
       expect(managed.problem).toMatch(new RegExp(`staff\\.pinHash: .*${why.source}`));

@@ -1,7 +1,9 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../src/platform/config.js';
 import { SettingsStore, type StaffRecord } from '../../../src/service/settings-store.js';
 import { hashPin, parsePinHash, PinHashError, StaffGate, verifyPin, MAX_LOCKOUT_MS } from '../../../src/service/staff-pin.js';
 
@@ -28,6 +30,77 @@ describe('PIN hashing', () => {
     expect(() => parsePinHash(`scrypt$${2 ** 30}$8$1$c2FsdHNhbHQ=$aGFzaGhhc2hoYXNoaGFzaA==`)).toThrow(/N/);
     expect(() => parsePinHash('scrypt$1024$99$1$c2FsdHNhbHQ=$aGFzaGhhc2hoYXNoaGFzaA==')).toThrow(/r or p/);
     await expect(verifyPin('1234', 'scrypt$1024$8$1$$')).rejects.toThrow(PinHashError);
+  });
+});
+
+/** Accepted means usable: a hash parsePinHash takes must let the right PIN in (else staff are locked out). */
+async function acceptedMeansUsable(stored: string, pin: string): Promise<'refused' | 'usable' | 'locks staff out'> {
+  try {
+    parsePinHash(stored);
+  } catch (e) {
+    expect(e).toBeInstanceOf(PinHashError);
+    return 'refused';
+  }
+  return (await verifyPin(pin, stored)) ? 'usable' : 'locks staff out';
+}
+
+describe('truncated or mangled hashes (issue 30: a cut copy passed the check, then never matched)', () => {
+  it('a copy cut at every character: refused, or (only a dropped "=" pad) still lets the right PIN in', async () => {
+    const stored = await hashPin('482915', CHEAP);
+    const outcomes = new Map<string, number>();
+    for (let k = 0; k < stored.length; k++) {
+      const outcome = await acceptedMeansUsable(stored.slice(0, k), '482915');
+      expect(outcome, `cut to ${k} of ${stored.length} characters`).not.toBe('locks staff out');
+      outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+    }
+    // The whole hash, and the one cut that drops only its "=" pad (the same 32 bytes), are usable.
+    expect(await acceptedMeansUsable(stored, '482915')).toBe('usable');
+    expect(outcomes.get('usable')).toBe(1);
+  });
+
+  it('a hash or salt of every byte length but the derived one is refused, padded or not, naming the lengths', async () => {
+    const stored = await hashPin('482915', CHEAP);
+    const [head, salt, hash] = [stored.split('$').slice(0, 4).join('$'), stored.split('$')[4] ?? '', stored.split('$')[5] ?? ''];
+    const bytes = Buffer.from(hash, 'base64');
+    const saltBytes = Buffer.from(salt, 'base64');
+    for (let n = 0; n <= 48; n++) {
+      const long = Buffer.concat([bytes, bytes]).subarray(0, n).toString('base64');
+      const longSalt = Buffer.concat([saltBytes, saltBytes, saltBytes]).subarray(0, n).toString('base64');
+      for (const text of [long, long.replace(/=+$/, '')]) {
+        const candidate = `${head}$${salt}$${text}`;
+        if (n === 32) expect(await acceptedMeansUsable(candidate, '482915')).toBe('usable');
+        else if (n === 0) expect(() => parsePinHash(candidate)).toThrow(PinHashError);
+        else expect(() => parsePinHash(candidate), `hash of ${n} bytes`).toThrow(`a 16-byte salt and a 32-byte hash, this one has 16 and ${n}`);
+      }
+      for (const text of [longSalt, longSalt.replace(/=+$/, '')]) {
+        const candidate = `${head}$${text}$${hash}`;
+        if (n === 16) expect(await acceptedMeansUsable(candidate, '482915')).toBe('usable');
+        else if (n === 0) expect(() => parsePinHash(candidate)).toThrow(PinHashError);
+        else expect(() => parsePinHash(candidate), `salt of ${n} bytes`).toThrow(`a 16-byte salt and a 32-byte hash, this one has ${n} and 32`);
+      }
+    }
+  });
+
+  it('as a property: whatever is cut or dropped from a hash, accepted means the right PIN gets in', async () => {
+    const stored = await hashPin('4321', CHEAP);
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: stored.length }), fc.integer({ min: 0, max: stored.length }), async (from, to) => {
+        // Drop the characters between two positions (a cut end is the case to = length).
+        const [a, b] = from <= to ? [from, to] : [to, from];
+        const mangled = stored.slice(0, a) + stored.slice(b);
+        const outcome = await acceptedMeansUsable(mangled, '4321');
+        expect(outcome).not.toBe('locks staff out');
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('the configuration names staff.pinHash and the lengths for a truncated copy, and makes no PIN of it', async () => {
+    const stored = await hashPin('482915', CHEAP);
+    // Cut after 40 of the hash's 44 characters: 30 bytes, a whole base64 group, the case that passed before.
+    const cut = stored.slice(0, stored.length - 4);
+    expect(() => parseConfig({ staff: { pinHash: cut } })).toThrow(/staff\.pinHash: .*32-byte hash, this one has 16 and 30.*--set-pin/);
+    expect(parseConfig({ staff: { pinHash: stored } }).staff.pinHash).toBe(stored);
   });
 });
 
