@@ -21,6 +21,7 @@ import { HealthRecorder } from '../service/health-record.js';
 import { KioskService, type DeviceFactory, type KioskServiceOptions } from '../service/kiosk-service.js';
 import { openLogFiles, type LogFiles } from '../service/log-files.js';
 import { managedAllowsBasicTextSecrets, managedConfigPath, readManagedConfig } from '../service/managed-config.js';
+import { managedFileExposure } from '../service/managed-file-mode.js';
 import { SettingsStore } from '../service/settings-store.js';
 import { hashPin } from '../service/staff-pin.js';
 import { originOf } from './app-origin.js';
@@ -241,6 +242,11 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
   const log = createLogger({ level: early.logLevel, name: 'mdl-kiosk-app' }, destination);
   log.info({ event: 'app_starting', kind: flavour, version: app.getVersion() }, 'the kiosk app is starting');
   for (const problem of problems) log.warn({ event: 'command_line_ignored' }, problem);
+  const exposure = managedFileExposure(deps.managedConfigFile, deps.platform);
+  if (exposure !== undefined) {
+    deps.stderr.write(`mdl-kiosk: ${exposure}\n`);
+    log.warn({ event: 'managed_config_exposed' }, exposure);
+  }
 
   // Filled in as they start; the lifecycle's shutdown and the phone page's callbacks read them later.
   const parts: { window?: BrowserWindow; service?: KioskService; embedded?: EmbeddedSetup; updater?: Updater; health?: HealthRecorder } = {};
@@ -294,6 +300,8 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     updates: updateStatus,
     healthFile,
     cameraAccess,
+    // Staff see it on the diagnostics screen with the private files other users could read.
+    ...(exposure === undefined ? {} : { permissionProblems: [exposure] }),
   });
   const { embedded } = parts;
   const service = new KioskService({

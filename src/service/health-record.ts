@@ -34,7 +34,8 @@ export interface HealthRecorderOptions {
   readonly everySeconds: number;
   /**
    * Also write the figures as Prometheus text here (node_exporter's textfile collector: a `.prom` file in
-   * its directory), mode 0644 so the collector's user can read it; unset: not written.
+   * its directory), mode 0644 so the collector's user can read it (a missing folder is made 0755 for the
+   * same reason); unset: not written.
    */
   readonly metricsFile?: string;
   readonly updates?: () => UpdateStatus;
@@ -179,7 +180,7 @@ export class HealthRecorder {
     const metricsFile = this.options.metricsFile;
     if (metricsFile === undefined) return;
     try {
-      await writeFileAtomic(metricsFile, healthMetricsText(record), 0o644);
+      await writeFileAtomic(metricsFile, healthMetricsText(record), { mode: 0o644, dirMode: 0o755 });
       this.metricsFailing = false;
     } catch (e) {
       if (!this.metricsFailing) process.stderr.write(`mdl-kiosk: the metrics file ${metricsFile} could not be written: ${e instanceof Error ? e.message : String(e)}\n`);

@@ -61,7 +61,9 @@ export class ServiceSupport {
     };
     if (managedPath !== undefined) status.managedConfigPath = managedPath.slice(0, 1_000);
     if (secretsProblem !== undefined) status.secretsProblem = secretsProblem.slice(0, 500);
-    if (problems.permissions.length > 0) status.permissionProblems = problems.permissions.slice(0, 10).map((p) => p.slice(0, 500));
+    // The app's own findings (the managed file's mode) and the service's (its private files), together.
+    const permissions = [...(reported?.permissionProblems ?? []), ...problems.permissions];
+    if (permissions.length > 0) status.permissionProblems = permissions.slice(0, 10).map((p) => p.slice(0, 500));
     return status;
   }
 

@@ -5,7 +5,7 @@
  * quit that stops the service; plus the QA flavour's embedded default and the production updater.
  */
 import { EventEmitter } from 'node:events';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -318,6 +318,29 @@ describe('managed configuration and updates', () => {
     const text = await readFile(metricsFile, 'utf8');
     expect(text).toContain('# TYPE mdl_kiosk_verifications_total counter');
     expect(text).toMatch(/^mdl_kiosk_info\{version="0\.1\.0-test",flavour="production"\} 1$/m);
+  });
+
+  it('a world-readable managed file (the staff PIN hash open to every account) is named to staff, in the log and on stderr; 0640 is not', async () => {
+    await mkdir(join(root, 'managed'), { recursive: true });
+    const managedFile = join(root, 'managed', 'config.json');
+    await writeFile(managedFile, JSON.stringify({ app: { health: { everySeconds: 30 } } }));
+    await chmod(managedFile, 0o644);
+    const r = await boot();
+    expect(r?.service.appStatus().permissionProblems).toEqual([expect.stringContaining(`${managedFile} is readable by every user of this computer (mode 0644)`)]);
+    expect(stderr.text).toContain('is readable by every user of this computer (mode 0644)');
+    await quit();
+    expect(await logText()).toContain('"event":"managed_config_exposed"');
+  });
+
+  it('a managed file installed 0640 draws no warning', async () => {
+    await mkdir(join(root, 'managed'), { recursive: true });
+    const managedFile = join(root, 'managed', 'config.json');
+    await writeFile(managedFile, JSON.stringify({ app: { health: { everySeconds: 30 } } }));
+    await chmod(managedFile, 0o640);
+    const r = await boot();
+    expect(r?.service.appStatus().permissionProblems).toBeUndefined();
+    await quit();
+    expect(await logText()).not.toContain('managed_config_exposed');
   });
 
   it('app.hardwareAcceleration: false from the managed file turns the GPU off before Electron is ready (a black window otherwise)', async () => {
