@@ -534,6 +534,46 @@ export function parseConfig(input: unknown): KioskConfig {
 type Json = Record<string, unknown>;
 const isJsonObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Unwraps defaults and optionals down to the schema that describes the value itself. */
+function inner(schema: z.ZodType): z.ZodType {
+  let current = schema;
+  for (;;) {
+    if (current instanceof z.ZodDefault || current instanceof z.ZodPrefault || current instanceof z.ZodOptional || current instanceof z.ZodNullable) {
+      current = current.unwrap() as z.ZodType;
+    } else {
+      return current;
+    }
+  }
+}
+
+/**
+ * Dotted paths of what a layer sets, following the schema's objects; a record (profiles, a request body) or
+ * a scalar is one key. Keys the schema does not know are collected apart: the schema would drop them
+ * silently, and a mistyped policy key must not look applied.
+ */
+export function layerKeys(layer: Json, schema: z.ZodType = KioskConfigShape): { keys: string[]; unknown: string[] } {
+  const keys: string[] = [];
+  const unknown: string[] = [];
+  const walk = (value: Json, node: z.ZodType, prefix: string): void => {
+    const object = inner(node);
+    if (!(object instanceof z.ZodObject)) return;
+    const shape = object.shape as Record<string, z.ZodType>;
+    for (const [key, child] of Object.entries(value)) {
+      if (child === undefined) continue;
+      const path = prefix === '' ? key : `${prefix}.${key}`;
+      const childSchema = Object.hasOwn(shape, key) ? shape[key] : undefined;
+      if (childSchema === undefined) {
+        unknown.push(path);
+        continue;
+      }
+      if (isJsonObject(child) && inner(childSchema) instanceof z.ZodObject) walk(child, childSchema, path);
+      else keys.push(path);
+    }
+  };
+  walk(layer, schema, '');
+  return { keys, unknown };
+}
+
 /** Deep merge of plain objects; arrays and scalars of `over` replace those of `base`. */
 export function mergeConfig(base: Json, over: Json): Json {
   const out: Json = { ...base };
@@ -633,6 +673,13 @@ function readJsonFile(path: string): Json {
     throw new ConfigError(`config file ${path} is not valid JSON: ${jsonSyntaxText(e)}`);
   }
   if (!isJsonObject(value)) throw new ConfigError(`config file ${path} must hold a JSON object`);
+  // The schema would pass over a key it does not know: a misspelt one must not look applied.
+  const { unknown } = layerKeys(value);
+  if (unknown.length > 0) {
+    const shown = unknown.slice(0, 20).map((key) => key.slice(0, 200));
+    const more = unknown.length > shown.length ? ` and ${unknown.length - shown.length} more` : '';
+    throw new ConfigError(`config file ${path}: unknown key${unknown.length === 1 ? '' : 's'} ${shown.join(', ')}${more} (misspelt, or from another version? README "Configuration" lists every key)`);
+  }
   return value;
 }
 

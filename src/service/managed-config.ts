@@ -15,8 +15,9 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { posix, win32 } from 'node:path';
-import { z } from 'zod';
-import { configIssues, jsonSyntaxText, KioskConfigShape, mergeConfig } from '../platform/config.js';
+import { configIssues, jsonSyntaxText, KioskConfigShape, layerKeys, mergeConfig } from '../platform/config.js';
+
+export { layerKeys } from '../platform/config.js';
 
 /** A policy file is small; anything bigger is a mistake (or not ours), and is not read into memory. */
 export const MAX_MANAGED_CONFIG_BYTES = 1024 * 1024;
@@ -42,46 +43,6 @@ export function managedConfigPath(platform: NodeJS.Platform, env: NodeJS.Process
   }
   if (platform === 'darwin') return posix.join('/Library/Application Support', 'mdl-kiosk', 'config.json');
   return posix.join('/etc', 'mdl-kiosk', 'config.json');
-}
-
-/** Unwraps defaults and optionals down to the schema that describes the value itself. */
-function inner(schema: z.ZodType): z.ZodType {
-  let current = schema;
-  for (;;) {
-    if (current instanceof z.ZodDefault || current instanceof z.ZodPrefault || current instanceof z.ZodOptional || current instanceof z.ZodNullable) {
-      current = current.unwrap() as z.ZodType;
-    } else {
-      return current;
-    }
-  }
-}
-
-/**
- * Dotted paths of what a layer sets, following the schema's objects; a record (profiles, a request body) or
- * a scalar is one key. Keys the schema does not know are collected apart: the schema would drop them
- * silently, and a mistyped policy key must not look applied.
- */
-export function layerKeys(layer: Json, schema: z.ZodType = KioskConfigShape): { keys: string[]; unknown: string[] } {
-  const keys: string[] = [];
-  const unknown: string[] = [];
-  const walk = (value: Json, node: z.ZodType, prefix: string): void => {
-    const object = inner(node);
-    if (!(object instanceof z.ZodObject)) return;
-    const shape = object.shape as Record<string, z.ZodType>;
-    for (const [key, child] of Object.entries(value)) {
-      if (child === undefined) continue;
-      const path = prefix === '' ? key : `${prefix}.${key}`;
-      const childSchema = Object.hasOwn(shape, key) ? shape[key] : undefined;
-      if (childSchema === undefined) {
-        unknown.push(path);
-        continue;
-      }
-      if (isJsonObject(child) && inner(childSchema) instanceof z.ZodObject) walk(child, childSchema, path);
-      else keys.push(path);
-    }
-  };
-  walk(layer, schema, '');
-  return { keys, unknown };
 }
 
 function codeOf(e: unknown): string {

@@ -188,6 +188,15 @@ describe('sources and precedence', () => {
     expect(configError(() => loadConfig({ file: missing, env: {} })).message).toContain(missing);
   });
 
+  it('a config file with keys the kiosk does not know names every one of them (a misspelt key must not look applied)', () => {
+    const path = file('typo.json', JSON.stringify({ backend: { baseUrl: 'https://verify.example', apiKey: 'k', timeoutMS: 5 }, profil: 'identity', ble: { roles: 'central', procces: 'inline' } }));
+    const message = configError(() => loadConfig({ file: path, env: {} })).message;
+    expect(message).toContain(path);
+    expect(message).toContain('unknown keys backend.timeoutMS, profil, ble.procces');
+    // Known keys that hold records (profiles) are one key each: their insides are not "unknown".
+    expect(() => loadConfig({ file: file('ok.json', JSON.stringify({ backend: { baseUrl: 'https://verify.example', apiKey: 'k' } })), env: {} })).not.toThrow();
+  });
+
   it('a config file that is not JSON, or not an object, is refused', () => {
     expect(configError(() => loadConfig({ file: file('bad.json', '{ "profile": '), env: {} })).message).toMatch(/not valid JSON/);
     expect(configError(() => loadConfig({ file: file('arr.json', '[1,2]'), env: {} })).message).toMatch(/JSON object/);
