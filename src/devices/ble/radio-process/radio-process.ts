@@ -281,6 +281,7 @@ export class RadioProcess {
     this.heartbeat = undefined;
     clearTimeout(this.recoveryTimer);
     this.recoveryTimer = undefined;
+    const recovering = this.replacing !== undefined;
     if (this.replacing !== undefined) {
       why = this.replacing;
       this.replacing = undefined;
@@ -302,7 +303,13 @@ export class RadioProcess {
     // `starting`, as an adapter coming up: the kiosk waits (bounded) for it rather than refusing the role,
     // and the staff status shows it as a warning; the detail says why.
     const detail = `the radio process stopped (${why}); restarting in ${(delay / 1000).toFixed(1)} s`;
-    for (const role of this.availabilities.keys()) this.setAvailability(role, { usable: false, reason: 'starting', detail });
+    for (const [role, before] of [...this.availabilities]) {
+      // Replaced to find a lost adapter: the role still has none until the fresh process says otherwise, and
+      // staff and monitoring keep reading why (not a `starting` that comes and goes with each attempt).
+      const stillLost = recovering && !before.usable && before.reason !== undefined && LOST_ADAPTER.has(before.reason);
+      const base = (before.detail ?? before.reason ?? '').replace(/; looking for the adapter again .*$/, '');
+      this.setAvailability(role, stillLost ? { ...before, detail: `${base}; looking for the adapter again with a fresh radio process in ${(delay / 1000).toFixed(1)} s` } : { usable: false, reason: 'starting', detail });
+    }
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       if (!this.closed) this.spawn();

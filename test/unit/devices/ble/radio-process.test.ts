@@ -363,6 +363,12 @@ describe('radio process: crashes, hangs and restarts', () => {
   it('an adapter that stays gone gets a fresh process after recoverAfterMs, then after twice as long each time, at most every 5 min (fake time)', async () => {
     vi.useFakeTimers();
     const h = harness({ centralAdapter: 'gone', recoverAfterMs: 15_000, restartMinMs: 500 });
+    const reasons: (string | undefined)[] = [];
+    const details: (string | undefined)[] = [];
+    central(h).onAvailabilityChange?.((a) => {
+      reasons.push(a.reason);
+      details.push(a.detail);
+    });
     const starts: number[] = [];
     let seen = 0;
     for (let second = 0; second < 40 * 60; second++) {
@@ -385,6 +391,10 @@ describe('radio process: crashes, hangs and restarts', () => {
     expect(stopped?.message).toMatch(/replaced to find the Bluetooth adapter again \(powered_off for 15 s\)/);
     // Every replaced child was asked to shut down, none left running.
     expect(h.children.slice(0, -1).every((c) => !c.alive)).toBe(true);
+    // Staff and monitoring read the lost adapter all along, not a `starting` that comes back with each attempt.
+    expect(reasons.length).toBeGreaterThan(h.children.length);
+    expect(reasons.filter((r) => r !== 'powered_off')).toEqual([]);
+    expect(details.filter((d) => d?.includes('looking for the adapter again with a fresh radio process in')).length).toBe(h.children.length - 1);
   });
 
   it('a lost adapter never replaces the process under a verification that uses the radio; once it ends, it does', async () => {
