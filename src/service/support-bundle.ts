@@ -2,10 +2,11 @@
  * The support bundle: one `.tar.gz` with what support needs to understand a kiosk — a summary to read
  * first, who made it (the running kiosk or a separate process), the clock, the proxy and route to the
  * backend, the data folder's room, its versions, the configuration with every secret removed and the
- * source of each key, the screen's state and device states, the self-test, the diagnostics (events and counts), the health and relaunch records, and the
- * most recent log files — and nothing personal or secret. The kiosk logs events, never data; on top of
- * that, every text that goes in is scrubbed of the secrets the kiosk knows (API keys, the PIN hash, proxy
- * credentials, the browser host's token) before it is written.
+ * source of each key, the screen's state and device states, the self-test, the diagnostics (events and
+ * counts), the health and relaunch records, and the most recent log files — and nothing personal or
+ * secret. The kiosk logs events, never data; on top of that, every text that goes in is scrubbed of the
+ * secrets the kiosk knows (API keys, the PIN hash, proxy credentials, the browser host's token) before
+ * it is written.
  *
  * Written to a temporary folder of its own (0700), packed, and renamed into place (0600): a bundle is
  * whole or absent.
