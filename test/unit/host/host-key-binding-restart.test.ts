@@ -192,7 +192,7 @@ describe('npm run host: settings.json edited by hand between starts does not mov
           ...written,
         ] as const;
         for (const [where, text] of outputs) expect(text, where).not.toContain(FLEET_KEY);
-        expect(files).toContain('settings.json'); // the data folder was searched
+        expect(files).toContain(join(dataDir, 'settings.json')); // the data folder was searched
         expect(first.stderr()).toContain('"event":"host_started"'); // the JSON log was written, and searched
       }, 90_000);
     }
