@@ -13,7 +13,10 @@ import { join, resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { configuredDeviceFactory } from '../service/configured-devices.js';
+import { mergeConfigSources, parseConfig } from '../platform/config.js';
 import { createLogger } from '../platform/log.js';
+import { openLogFiles, type LogFiles } from '../service/log-files.js';
+import { shellSupport } from '../service/service-support.js';
 import { writeFileAtomic } from '../service/atomic-file.js';
 import { HealthRecorder } from '../service/health-record.js';
 import { KioskService } from '../service/kiosk-service.js';
@@ -41,12 +44,16 @@ Options:
   --metrics-file FILE the same figures as Prometheus text in FILE (mode 0644), for node_exporter's
                      textfile collector (or app.health.metricsFile in the config)
   --log-level LEVEL  fatal|error|warn|info|debug|trace|silent (default info); JSON logs on stderr
+                     and in rotating files in the log folder
+  --log-dir DIR      the log folder (default <data-dir>/logs; app.logs sets retention and size)
   --set-pin          set the staff PIN and exit: from MDL_KIOSK_STAFF_PIN, or typed without echo
   --support-bundle FILE
                      write a support bundle (.tar.gz: versions, settings without secrets and each
-                     key's source, the health record, diagnostics; no personal data) and exit, without
-                     touching the reader or the radio (for live device states use the staff screen's
-                     button in a running kiosk)
+                     key's source, the proxy and data folder, the health record given with
+                     --health-file, the log folder's files; no personal data) and exit, without
+                     touching the reader or the radio. It is made by this separate process and says
+                     so: the running host's live state, devices and self-test are in the bundle of
+                     the staff screen's Support bundle button
   -h, --help         this text`;
 
 const OPTIONS = {
@@ -58,6 +65,7 @@ const OPTIONS = {
   'health-file': { type: 'string' },
   'metrics-file': { type: 'string' },
   'log-level': { type: 'string' },
+  'log-dir': { type: 'string' },
   'set-pin': { type: 'boolean' },
   'support-bundle': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -136,22 +144,34 @@ async function setPin(dataDir: string): Promise<void> {
   process.stderr.write(`host: staff PIN set in ${join(dataDir, 'settings.json')}\n`);
 }
 
-/** `--support-bundle FILE`: the service without devices or kiosk, one bundle, and out. */
-async function supportBundle(target: string, options: { dataDir: string; healthFile: string | undefined; configFile: string | undefined; logLevel: string | undefined }): Promise<void> {
+/**
+ * `--support-bundle FILE`: the service without devices or kiosk, one bundle, and out. It reads the running
+ * host's records (log folder, health record) but describes its own process, and the bundle says so.
+ */
+async function supportBundle(target: string, options: { dataDir: string; logDir: string; healthFile: string | undefined; configFile: string | undefined; logLevel: string | undefined }): Promise<void> {
   const service = new KioskService({
     devices: () => Promise.reject(new Error('no devices for a support bundle')),
     runKiosk: false,
     dataDir: options.dataDir,
     ...(options.configFile === undefined ? {} : { configFile: options.configFile }),
     overrides: { log: { level: options.logLevel ?? 'silent' } },
-    support: () => ({ ...(options.healthFile === undefined ? {} : { files: { 'health.json': options.healthFile } }), dir: options.dataDir }),
+    support: shellSupport({ dataDir: options.dataDir, logDir: options.logDir, healthFile: options.healthFile }),
   });
   await service.start();
   try {
     const bundle = await service.writeSupportBundleTo(target);
-    process.stdout.write(`host: support bundle written to ${bundle.path} (${bundle.bytes} bytes)\n`);
+    process.stdout.write(`host: support bundle written to ${bundle.path} (${bundle.bytes} bytes) by this separate process: for a running host's live state use its staff screen's Support bundle button\n`);
   } finally {
     await service.stop();
+  }
+}
+
+/** The log files' retention and size from the configuration file (its defaults when it cannot be read: the service reports that). */
+function logSettings(configFile: string | undefined): { retentionDays: number; maxFileMegabytes: number } {
+  try {
+    return parseConfig(mergeConfigSources({ ...(configFile === undefined ? {} : { file: configFile }), env: process.env })).app.logs;
+  } catch {
+    return parseConfig({}).app.logs;
   }
 }
 
@@ -179,13 +199,29 @@ async function main(): Promise<void> {
   if (args['log-level'] !== undefined && !levels.includes(args['log-level'])) fail(`--log-level takes ${levels.join(' | ')}`);
 
   const healthFile = args['health-file'] === undefined ? undefined : resolvePath(args['health-file']);
+  const logDir = resolvePath(args['log-dir'] ?? join(dataDir, 'logs'));
   if (args['support-bundle'] !== undefined) {
-    await supportBundle(resolvePath(args['support-bundle']), { dataDir, healthFile, configFile: args.config, logLevel: args['log-level'] });
+    await supportBundle(resolvePath(args['support-bundle']), { dataDir, logDir, healthFile, configFile: args.config, logLevel: args['log-level'] });
     return;
   }
+  let logFiles: LogFiles | undefined;
+  try {
+    logFiles = await openLogFiles({ dir: logDir, ...logSettings(args.config) });
+  } catch (e) {
+    process.stderr.write(`host: the log files in ${logDir} cannot be opened (logging to stderr only): ${e instanceof Error ? e.message : String(e)}\n`);
+  }
+  // stderr for the journal, the files for the support bundle (the desktop app's bundles carry its logs too).
+  const destination = { write: (line: string): void => {
+    process.stderr.write(line);
+    logFiles?.destination.write(line);
+  } };
+  // Known once the host listens; the bundle's scrubber removes it from everything it writes.
+  const hostSecrets: string[] = [];
   const service = new KioskService({
     devices: configuredDeviceFactory({ nfc }),
     dataDir,
+    logDestination: destination,
+    support: shellSupport({ dataDir, logDir, healthFile, secrets: () => hostSecrets }),
     ...(args.config === undefined ? {} : { configFile: args.config }),
     ...(args['log-level'] === undefined ? {} : { overrides: { log: { level: args['log-level'] } } }),
     // The service fills in the secret store's protection itself.
@@ -210,15 +246,17 @@ async function main(): Promise<void> {
   const state = service.state();
   if (state.view.phase === 'config_error') process.stderr.write(`host: the kiosk needs staff: ${state.view.error?.detail ?? 'configuration error'}\n`);
   if (!state.staff.pinConfigured) process.stderr.write('host: no staff PIN yet: set one with `npm run host -- --set-pin`\n');
-  const log = createLogger({ level: service.config.log.level, name: 'mdl-kiosk-host' }, process.stderr);
+  const log = createLogger({ level: service.config.log.level, name: 'mdl-kiosk-host' }, destination);
   let host;
   try {
     host = await startHost({ service, port, log });
   } catch (e) {
     await service.stop();
     await health?.stop();
+    await logFiles?.close();
     fail(`cannot listen: ${(e as Error).message}`);
   }
+  hostSecrets.push(host.token);
   const urlFile = args['url-file'] === undefined ? undefined : resolvePath(args['url-file']);
   if (urlFile === undefined) {
     process.stdout.write(`${host.url}\n`);
@@ -233,6 +271,7 @@ async function main(): Promise<void> {
     await service.stop();
     // Last, so the final record shows the kiosk stopped.
     await health?.stop();
+    await logFiles?.close();
   };
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);

@@ -10,14 +10,15 @@ import { join, resolve } from 'node:path';
 import type { App } from 'electron';
 import type { Logger } from '../platform/log.js';
 import type { KioskService, KioskServiceOptions } from '../service/kiosk-service.js';
+import { shellSupport } from '../service/service-support.js';
 import { appArguments, parseCommandLine } from './command-line.js';
 
 /** How long the launch waits for the running kiosk to write the bundle. */
 export const SUPPORT_BUNDLE_WAIT_MS = 60_000;
 
-/** What the app adds to a bundle: its logs and its records. */
+/** What the app adds to a bundle: its logs and its records (the browser host adds the same, src/host/cli.ts). */
 export function appSupportFiles(dataDir: string, logsDir: string): ReturnType<NonNullable<KioskServiceOptions['support']>> {
-  return { logDir: logsDir, files: { 'health.json': join(dataDir, 'health.json'), 'relaunches.json': join(dataDir, 'relaunches.json') }, dir: join(dataDir, 'support') };
+  return shellSupport({ dataDir, logDir: logsDir, healthFile: join(dataDir, 'health.json'), relaunchFile: join(dataDir, 'relaunches.json') })();
 }
 
 /** The running app: a later launch with `--support-bundle FILE` has this kiosk write the bundle. */

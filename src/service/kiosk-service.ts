@@ -97,7 +97,7 @@ export class KioskService implements KioskApiHandlers {
       now,
       onChange: () => this.screen.staffChanged(),
       onEvent: (event, fields) => {
-        const level = event === 'staff_locked_out' || event === 'staff_pin_hash_invalid' ? 'warn' : 'info';
+        const level = event === 'staff_locked_out' || event === 'staff_pin_hash_invalid' || event === 'staff_record_unsaved' ? 'warn' : 'info';
         this.log[level]({ event, ...fields }, event.replace(/_/g, ' '));
       },
       ...(options.pinScrypt ? { scrypt: options.pinScrypt } : {}),

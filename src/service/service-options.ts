@@ -79,13 +79,14 @@ export interface KioskServiceOptions {
    * bundle made while another copy of the kiosk owns the reader and the radio, and must not be disturbed).
    */
   readonly runKiosk?: boolean;
+  /** Where removable volumes are found for the support bundle (default: this OS's adapter, removable-volumes.ts). */
+  readonly removableVolumes?: RemovableVolumes;
   /**
    * What the shell adds to a support bundle: its log folder, files such as the health and relaunch
    * records (by name in the bundle), secrets of its own to scrub (the browser host's token), and where
-   * the staff screen's bundles go (default `<dataDir>/support`).
+   * the staff screen's bundles go (default `<dataDir>/support`). Both shells build it with
+   * `shellSupport` (service-support.ts), so their bundles hold the same.
    */
-  /** Where removable volumes are found for the support bundle (default: this OS's adapter, removable-volumes.ts). */
-  readonly removableVolumes?: RemovableVolumes;
   readonly support?: () => { readonly logDir?: string; readonly files?: Record<string, string>; readonly secrets?: readonly string[]; readonly dir?: string };
   readonly now?: () => number;
 }

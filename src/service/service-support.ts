@@ -4,6 +4,8 @@
  * layers, scrubbed of every secret the kiosk knows.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { removableVolumesFor } from './removable-volumes.js';
 import { basename, join } from 'node:path';
 import type { AppStatus, Diagnostics, SelfTestCheck } from '../common/kiosk-api.js';
@@ -19,10 +21,10 @@ import type { ServiceConfig } from './service-config.js';
 import { errorText } from '../common/error-text.js';
 import type { KioskServiceOptions } from './service-options.js';
 import { runtimeVersions, writeSupportBundle, type SupportBundle } from './support-bundle.js';
-import { supportReport } from './support-report.js';
+import { dataFolderFacts, supportReport, type BundleOrigin } from './support-report.js';
 
 export interface ServiceSupportOptions {
-  readonly service: Pick<KioskServiceOptions, 'appStatus' | 'managed' | 'testMode' | 'support' | 'dataDir' | 'removableVolumes'>;
+  readonly service: Pick<KioskServiceOptions, 'appStatus' | 'managed' | 'testMode' | 'support' | 'dataDir' | 'removableVolumes' | 'runKiosk'>;
   readonly config: Pick<ServiceConfig, 'effective' | 'secrets' | 'storeProblems' | 'supportFacts'>;
   readonly runtime: Pick<KioskRuntime, 'devices' | 'backendFailures'>;
   readonly screen: Pick<ScreenStateStream, 'view' | 'state'>;
@@ -33,6 +35,68 @@ export interface ServiceSupportOptions {
   readonly now: () => number;
   readonly log: () => Logger;
 }
+
+/**
+ * What a shell (the desktop app, the browser host) adds to every bundle, the same for both: its log
+ * folder, the health record (and the desktop app's relaunch record), the secrets of its own to scrub
+ * (the browser host's token), and where the staff button's bundles go.
+ */
+export function shellSupport(options: {
+  readonly dataDir: string;
+  readonly logDir?: string | undefined;
+  readonly healthFile?: string | undefined;
+  readonly relaunchFile?: string | undefined;
+  readonly secrets?: () => readonly string[];
+}): NonNullable<KioskServiceOptions['support']> {
+  const files: Record<string, string> = {};
+  if (options.healthFile !== undefined) files['health.json'] = options.healthFile;
+  if (options.relaunchFile !== undefined) files['relaunches.json'] = options.relaunchFile;
+  return () => ({
+    ...(options.logDir === undefined ? {} : { logDir: options.logDir }),
+    files,
+    secrets: options.secrets?.() ?? [],
+    dir: join(options.dataDir, 'support'),
+  });
+}
+
+/** A health record rewritten this recently, by a live process, is a kiosk that runs now. */
+const RUNNING_HEALTH_MS = 5 * 60_000;
+
+/**
+ * Who a bundle describes. A service that runs no kiosk (`--support-bundle` while none answered) says so,
+ * and when the health record shows a kiosk running elsewhere, how to get that kiosk's own bundle.
+ */
+async function bundleOrigin(runKiosk: boolean, healthFile: string | undefined, now: number): Promise<BundleOrigin> {
+  if (runKiosk) return { madeBy: 'running kiosk' };
+  const separate = 'made by a separate short-lived process from the configuration and the records on disk: its state, devices, self-test and diagnostics are its own (phase stopped), NOT those of a running kiosk';
+  const text = healthFile === undefined ? undefined : await readFile(healthFile, 'utf8').catch(() => undefined);
+  if (text !== undefined) {
+    try {
+      const record = JSON.parse(text) as { pid?: unknown; updatedAt?: unknown; phase?: unknown };
+      const updated = typeof record.updatedAt === 'string' ? Date.parse(record.updatedAt) : NaN;
+      const pid = typeof record.pid === 'number' && Number.isInteger(record.pid) && record.pid > 0 ? record.pid : undefined;
+      let alive = false;
+      try {
+        if (pid !== undefined && pid !== process.pid) alive = process.kill(pid, 0);
+      } catch (e) {
+        // EPERM: it exists under another user.
+        alive = (e as NodeJS.ErrnoException).code === 'EPERM';
+      }
+      if (alive && record.phase !== 'stopped' && now - updated < RUNNING_HEALTH_MS) {
+        return {
+          madeBy: 'separate process',
+          note: `${separate}. A kiosk IS running (process ${pid}, phase ${String(record.phase).slice(0, 40)} in health.json): for its live bundle use the staff screen's Diagnostics > Support bundle, or the desktop app's \`mdl-kiosk --support-bundle FILE\``,
+        };
+      }
+    } catch {
+      // Not a health record: nothing to say about a running kiosk.
+    }
+  }
+  return { madeBy: 'separate process', note: `${separate}; no running kiosk was found (health.json absent, stopped or stale)` };
+}
+
+/** A data folder that cannot take a bundle (full, read-only) must not stop support getting one. */
+const FOLDER_FAILURES = new Set(['ENOSPC', 'EROFS', 'EACCES', 'EPERM', 'EDQUOT']);
 
 /** How long a support bundle's download ticket is good for. */
 export const DOWNLOAD_TICKET_MS = 60_000;
@@ -127,6 +191,7 @@ export class ServiceSupport {
     const { service, config, now } = this.options;
     const shell = service.support?.() ?? {};
     const facts = config.supportFacts();
+    const made = now();
     const report = supportReport({
       version: this.options.version,
       flavour: this.appStatus().flavour,
@@ -139,16 +204,31 @@ export class ServiceSupport {
       selfTest: this.selfTest().checks,
       secrets: [...facts.secrets, ...(shell.secrets ?? [])],
       versions: runtimeVersions(),
+      origin: await bundleOrigin(service.runKiosk !== false, shell.files?.['health.json'], made),
+      now: made,
+      dataFolder: await dataFolderFacts(service.dataDir),
     });
-    const stamp = new Date(now()).toISOString().replace(/[:.]/g, '-');
-    const path = target ?? join(shell.dir ?? join(service.dataDir, 'support'), `mdl-kiosk-support-${stamp}.tar.gz`);
-    const bundle = await writeSupportBundle(path, {
+    const stamp = new Date(made).toISOString().replace(/[:.]/g, '-');
+    const name = `mdl-kiosk-support-${stamp}.tar.gz`;
+    const path = target ?? join(shell.dir ?? join(service.dataDir, 'support'), name);
+    const input = {
       parts: report.parts,
       ...(shell.files ? { files: shell.files } : {}),
       ...(shell.logDir === undefined ? {} : { logDir: shell.logDir }),
       secrets: report.secrets,
       now,
-    });
+    };
+    let bundle: SupportBundle;
+    try {
+      bundle = await writeSupportBundle(path, input);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? '';
+      if (target !== undefined || !FOLDER_FAILURES.has(code)) throw e;
+      // The staff button on a full or read-only data folder: the system's temporary folder takes it.
+      this.options.log().warn({ event: 'support_bundle_folder_failed', code }, `the support folder cannot take the bundle (${code}); writing it to the temporary folder`);
+      // A folder of its own (0700): a shared temporary folder's fixed name could be another user's.
+      bundle = await writeSupportBundle(join(await mkdtemp(join(tmpdir(), 'mdl-kiosk-support-')), name), input);
+    }
     this.options.log().info({ event: 'support_bundle_written', count: bundle.bytes }, `support bundle written to ${bundle.path}`);
     return bundle;
   }

@@ -58,7 +58,7 @@ export interface StaffGateOptions {
   readonly now: () => number;
   /** The staff state changed (unlock, lock, expiry, lockout). */
   readonly onChange: () => void;
-  readonly onEvent?: (event: 'staff_unlocked' | 'staff_pin_wrong' | 'staff_locked_out' | 'staff_locked' | 'staff_pin_changed' | 'staff_pin_hash_invalid', fields?: Record<string, number>) => void;
+  readonly onEvent?: (event: 'staff_unlocked' | 'staff_pin_wrong' | 'staff_locked_out' | 'staff_locked' | 'staff_pin_changed' | 'staff_pin_hash_invalid' | 'staff_record_unsaved', fields?: Record<string, number>) => void;
   readonly scrypt?: ScryptParams;
   /** A PIN hash set by the managed file, the command line or the test setup: it wins and cannot be changed on the screen. */
   readonly managedPinHash?: string;
@@ -166,7 +166,13 @@ export class StaffGate {
 
   private async save(record: StaffRecord): Promise<void> {
     this.record = record;
-    await this.options.persist(record);
+    try {
+      await this.options.persist(record);
+    } catch {
+      // A full or read-only data folder must not lock staff out of the screens that diagnose it (the
+      // support bundle): the counter and any lockout hold in memory, and the file keeps its last record.
+      this.options.onEvent?.('staff_record_unsaved');
+    }
   }
 
   /** A staff action on `connection`: its unlocked session lasts `unlockMs` from now. No-op while locked. */

@@ -1,10 +1,12 @@
 /**
- * The support bundle: one `.tar.gz` with what support needs to understand a kiosk — its versions, the
- * configuration with every secret removed and the source of each key, the screen's state and device
- * states, the self-test, the diagnostics (events and counts), the health and relaunch records, and the
- * most recent log files — and nothing personal or secret. The kiosk logs events, never data; on top of
- * that, every text that goes in is scrubbed of the secrets the kiosk knows (API keys, the PIN hash, proxy
- * credentials, the browser host's token) before it is written.
+ * The support bundle: one `.tar.gz` with what support needs to understand a kiosk — a summary to read
+ * first, who made it (the running kiosk or a separate process), the clock, the proxy and route to the
+ * backend, the data folder's room, its versions, the configuration with every secret removed and the
+ * source of each key, the screen's state and device states, the self-test, the diagnostics (events and
+ * counts), the health and relaunch records, and the most recent log files — and nothing personal or
+ * secret. The kiosk logs events, never data; on top of that, every text that goes in is scrubbed of the
+ * secrets the kiosk knows (API keys, the PIN hash, proxy credentials, the browser host's token) before
+ * it is written.
  *
  * Written to a temporary folder of its own (0700), packed, and renamed into place (0600): a bundle is
  * whole or absent.
@@ -21,7 +23,7 @@ const MAX_LOG_FILES = 10;
 const LOG_NAME = /^mdl-kiosk[.\w-]*\.log$/;
 
 export interface SupportBundleInput {
-  /** JSON parts by file name (`config.json`, `diagnostics.json`, …). */
+  /** Parts by file name: JSON (`config.json`, `diagnostics.json`, …), or text as it is for a string (`summary.txt`). */
   readonly parts: Readonly<Record<string, unknown>>;
   /** Files copied as they are when they exist (health record, relaunch record), by name in the bundle. */
   readonly files?: Readonly<Record<string, string>>;
@@ -106,7 +108,7 @@ export async function writeSupportBundle(target: string, input: SupportBundleInp
       entries.push(`${root}/${name}`);
     };
     const made = new Date((input.now ?? Date.now)()).toISOString();
-    for (const [name, value] of Object.entries(input.parts)) await put(name, `${JSON.stringify(value, null, 2)}\n`);
+    for (const [name, value] of Object.entries(input.parts)) await put(name, typeof value === 'string' ? value : `${JSON.stringify(value, null, 2)}\n`);
     for (const [name, source] of Object.entries(input.files ?? {})) {
       const text = await readFile(source, 'utf8').catch(() => undefined);
       if (text !== undefined) await put(name, text);

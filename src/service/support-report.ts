@@ -4,7 +4,10 @@
  * customer's data, device states and the self-test, and the list of secrets to scrub from everything else.
  */
 import { readFileSync } from 'node:fs';
+import { mkdir, rm, statfs, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Diagnostics, ScreenState, SelfTestCheck } from '../common/kiosk-api.js';
+import { chooseBackendRoute } from '../kiosk/backend-proxy.js';
 import { environmentLayer, mergeConfigSources, type KioskConfig } from '../platform/config.js';
 import { layerKeys } from './managed-config.js';
 
@@ -62,7 +65,9 @@ export function supportState(state: ScreenState): Json {
     prompt: view.prompt,
     transport: view.transport,
     role: view.role,
-    error: view.error === null ? null : { code: view.error.code, retryable: view.error.retryable },
+    // The detail is the kiosk's own staff words (no secrets, no holder data by contract) and says why:
+    // without it a proxy asking for credentials reads as a bare code.
+    error: view.error === null ? null : { code: view.error.code, retryable: view.error.retryable, detail: view.error.detail.slice(0, 500) },
     devices: view.devices,
     profile: view.profile,
     session: state.session,
@@ -102,6 +107,90 @@ export function proxySecrets(config: KioskConfig, env: NodeJS.ProcessEnv): strin
   return secrets;
 }
 
+const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'] as const;
+const NO_PROXY_VARIABLES = ['NO_PROXY', 'no_proxy'] as const;
+
+/**
+ * The environment's proxy variables as support may see them: a proxy by its scheme, host and port only,
+ * whether credentials are set (never them), and the no-proxy lists (host names, no secrets).
+ */
+export function proxyEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const name of PROXY_VARIABLES) {
+    const value = env[name]?.trim();
+    if (value === undefined || value === '') continue;
+    try {
+      const url = new URL(value.includes('://') ? value : `http://${value}`);
+      out[name] = { proxy: `${url.protocol}//${url.host}`, credentials: url.username === '' && url.password === '' ? 'none' : 'set (not included)' };
+    } catch {
+      // The value may hold a password: never quoted.
+      out[name] = { problem: 'not a proxy address (http://host:port); the value is not included' };
+    }
+  }
+  for (const name of NO_PROXY_VARIABLES) {
+    const value = env[name]?.trim();
+    if (value !== undefined && value !== '') out[name] = value.slice(0, 1_000);
+  }
+  return out;
+}
+
+/** How the kiosk reaches its backend with this configuration and environment (backend-proxy.ts decides). */
+export function backendRoute(config: KioskConfig, env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const base = config.backend.baseUrl;
+  if (base === undefined) return { via: 'none', why: 'no backend.baseUrl is configured' };
+  try {
+    const route = chooseBackendRoute(config.backend, new URL(base), env);
+    if (route.proxy !== undefined) {
+      const credentials = route.proxy.authorization === undefined ? 'none' : config.backend.proxy.credentialsFile !== undefined ? 'from backend.proxy.credentialsFile (not included)' : 'from the proxy variable (not included)';
+      return { via: 'proxy', proxy: route.proxy.url.origin, source: route.proxy.source, credentials };
+    }
+    if (route.bypass !== undefined) return { via: 'direct', bypassedProxy: route.bypass.proxy, because: `${route.bypass.list} entry ${route.bypass.entry}` };
+    return { via: 'direct' };
+  } catch (e) {
+    // A ConfigError names the key or variable, never a credential.
+    return { via: 'unknown', problem: (e instanceof Error ? e.message : String(e)).slice(0, 500) };
+  }
+}
+
+/** The data folder: can the kiosk write there, and how much room is left (a full disk fails quietly otherwise). */
+export async function dataFolderFacts(dir: string): Promise<Record<string, unknown>> {
+  const facts: Record<string, unknown> = { path: dir };
+  try {
+    const fs = await statfs(dir);
+    facts.freeBytes = fs.bavail * fs.bsize;
+    facts.totalBytes = fs.blocks * fs.bsize;
+  } catch (e) {
+    facts.freeBytes = null;
+    facts.statfsProblem = errorCode(e);
+  }
+  // A real write, as the settings, health record and logs do: free blocks alone miss a read-only mount.
+  const probe = join(dir, `.support-probe-${process.pid}`);
+  try {
+    await mkdir(dir, { recursive: true });
+    await writeFile(probe, 'x'.repeat(4_096), { mode: 0o600 });
+    facts.writable = true;
+  } catch (e) {
+    facts.writable = false;
+    facts.problem = errorCode(e);
+  } finally {
+    await rm(probe, { force: true }).catch(() => undefined);
+  }
+  return facts;
+}
+
+function errorCode(e: unknown): string {
+  const code = typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : 'error';
+  const words: Record<string, string> = { ENOSPC: 'the disk is full', EROFS: 'the file system is read-only', EACCES: 'no permission', EPERM: 'not permitted', EDQUOT: 'the disk quota is used up', ENOENT: 'it does not exist' };
+  return words[code] === undefined ? code : `${code}: ${words[code]}`;
+}
+
+/** Who made the bundle: the kiosk that runs (live state), or a separate short-lived process. */
+export interface BundleOrigin {
+  readonly madeBy: 'running kiosk' | 'separate process';
+  /** What the reader must know about it (a separate process does not describe the running kiosk). */
+  readonly note?: string;
+}
+
 export interface SupportReport {
   readonly parts: Record<string, unknown>;
   readonly secrets: string[];
@@ -119,12 +208,54 @@ export interface SupportReportInput {
   readonly selfTest: readonly SelfTestCheck[];
   readonly secrets: readonly (string | undefined)[];
   readonly versions: Record<string, string>;
+  readonly origin: BundleOrigin;
+  /** When the bundle was made, by this kiosk's clock. */
+  readonly now: number;
+  readonly dataFolder: Record<string, unknown>;
+}
+
+/**
+ * What a support engineer reads first: one line per area, from the same facts as the JSON parts. Codes
+ * and the kiosk's own staff words only; scrubbed like every other file.
+ */
+export function supportSummary(input: SupportReportInput, environment: Record<string, unknown>): string {
+  const { view } = input.state;
+  const lines: string[] = ['mDL Kiosk support bundle: summary (details in the .json files)'];
+  lines.push(`Made by: ${input.origin.madeBy}${input.origin.note === undefined ? '' : ` (${input.origin.note})`}`);
+  lines.push(`Kiosk clock: ${new Date(input.now).toISOString()} (compare with the real time the bundle was made; a clock off by minutes breaks TLS and sessions)`);
+  lines.push(`Screen: phase ${view.phase}${view.error === null ? '' : `, error ${view.error.code}: ${view.error.detail}`}`);
+  const backend = input.diagnostics.backend;
+  const last = backend?.lastFailure;
+  if (backend === undefined) lines.push('Backend: no kiosk runs in this process, so no backend failures are known here');
+  else if (last === null || last === undefined) lines.push('Backend: no failure since the kiosk started');
+  else lines.push(`Backend: last failure ${last.kind}${last.status === null ? '' : ` (HTTP ${last.status})`} at ${last.stage}, ${backend.consecutive} in a row: ${last.detail}`);
+  const route = environment.backendRoute as Record<string, unknown>;
+  lines.push(`Route to the backend: ${Object.entries(route).map(([k, v]) => `${k} ${String(v)}`).join(', ')}`);
+  const proxies = Object.entries(environment.proxyEnvironment as Record<string, unknown>);
+  lines.push(`Proxy variables: ${proxies.length === 0 ? 'none' : proxies.map(([k, v]) => `${k}=${typeof v === 'string' ? v : Object.values(v as Record<string, string>).join(' ')}`).join('; ')}`);
+  for (const check of input.selfTest) lines.push(`Self-test ${check.name}: ${check.ok ? 'ok' : 'FAILED'} ${check.status}${check.detail === undefined ? '' : `: ${check.detail}`}`);
+  lines.push(`Camera: ${input.state.camera.state}${input.diagnostics.app?.cameraAccess === undefined ? '' : ` (operating system consent: ${input.diagnostics.app.cameraAccess})`}`);
+  const updates = input.diagnostics.app?.updates;
+  lines.push(`Updates: ${updates === undefined ? 'not reported' : `${updates.state}${updates.version === undefined ? '' : ` ${updates.version}`}${updates.error === undefined ? '' : `: ${updates.error}`}`}`);
+  const folder = input.dataFolder;
+  const free = typeof folder.freeBytes === 'number' ? `${Math.floor(folder.freeBytes / 1024)} KiB free` : 'free space unknown';
+  lines.push(`Data folder: ${String(folder.path)}: ${folder.writable === true ? 'writable' : `NOT WRITABLE (${String(folder.problem)})`}, ${free}`);
+  return `${lines.join('\n')}\n`;
 }
 
 export function supportReport(input: SupportReportInput): SupportReport {
   const problems = Object.fromEntries(Object.entries(input.problems).filter(([, v]) => v !== undefined));
+  const environment = {
+    ...input.origin,
+    kioskClock: { now: new Date(input.now).toISOString(), timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone, utcOffsetMinutes: -new Date(input.now).getTimezoneOffset() },
+    proxyEnvironment: proxyEnvironment(input.layers.env),
+    backendRoute: backendRoute(input.config, input.layers.env),
+    dataFolder: input.dataFolder,
+  };
   return {
     parts: {
+      'summary.txt': supportSummary(input, environment),
+      'environment.json': environment,
       'versions.json': { app: input.version, flavour: input.flavour, ...input.versions },
       'config.json': { effective: redactedConfig(input.config), sources: configSources(input.layers), ignoredManagedOnlyKeys: input.ignoredKeys, problems },
       'state.json': supportState(input.state),

@@ -61,16 +61,23 @@ export async function createTestCa(name = 'Kiosk Test TLS CA'): Promise<TestCa> 
   return { certPem: cert.toString('pem'), keys, name };
 }
 
-/** A server certificate issued by `ca` for the given DNS names and IP addresses. */
-export async function issueServerIdentity(ca: TestCa, names: { dns?: readonly string[]; ips?: readonly string[] } = { dns: ['localhost'], ips: ['127.0.0.1'] }): Promise<ServerIdentity> {
+/**
+ * A server certificate issued by `ca` for the given DNS names and IP addresses, valid from a day ago for a
+ * week unless `validity` says otherwise (a certificate not valid yet is what a kiosk whose clock is behind sees).
+ */
+export async function issueServerIdentity(
+  ca: TestCa,
+  names: { dns?: readonly string[]; ips?: readonly string[] } = { dns: ['localhost'], ips: ['127.0.0.1'] },
+  validity: { readonly notBefore: Date; readonly notAfter: Date } = { notBefore: new Date(Date.now() - DAY_MS), notAfter: new Date(Date.now() + 7 * DAY_MS) },
+): Promise<ServerIdentity> {
   const keys = await subtle.generateKey(EC, true, ['sign', 'verify']);
   const cert = await X509CertificateGenerator.create(
     {
       serialNumber: '02',
       subject: `CN=${names.dns?.[0] ?? names.ips?.[0] ?? 'server'}`,
       issuer: `CN=${ca.name}`,
-      notBefore: new Date(Date.now() - DAY_MS),
-      notAfter: new Date(Date.now() + 7 * DAY_MS),
+      notBefore: validity.notBefore,
+      notAfter: validity.notAfter,
       publicKey: keys.publicKey,
       signingKey: ca.keys.privateKey,
       signingAlgorithm: SIGN,

@@ -127,6 +127,15 @@ describe('npm run host: the token stays out of every output, and the API key sta
         const saved = await call('saveSettings', { backendUrl: other.url });
         expect(saved).toMatchObject({ ok: true, result: { ok: false, errors: [{ key: 'backendUrl' }] } });
         expect(JSON.stringify(saved)).toContain('belongs to the API key set by the environment');
+        // The staff button's bundle (downloaded by the staff's browser) carries what the desktop app's does:
+        // the health record and the host's own log files, the token scrubbed from them (here from a
+        // careless line in a log file: the host registers its token with the scrubber).
+        await writeFile(join(dir, 'data', 'logs', 'mdl-kiosk.2026-01-01.9.log'), `{"event":"careless","detail":"token ${token}"}\n`);
+        const ticket = (await call('prepareSupportDownload', {})) as { ok: boolean; result: { ticket: string } };
+        expect(ticket.ok).toBe(true);
+        const download = await fetch(`${origin}/support-bundle/${ticket.result.ticket}`);
+        expect(download.status).toBe(200);
+        await writeFile(join(dir, 'staff-bundle.tar.gz'), Buffer.from(await download.arrayBuffer()));
         ws.close();
         await new Promise((resolve) => setTimeout(resolve, 500));
         expect(other.seen).toEqual([]);
@@ -135,9 +144,21 @@ describe('npm run host: the token stays out of every output, and the API key sta
       }
       expect(await exited).toBe(0);
       const token = /#token=([A-Za-z0-9_-]{43})/.exec(await readFile(urlFile, 'utf8'))?.[1] ?? 'missing';
-      // Every output: stdout, stderr (JSON logs at trace level), the health record and the data folder.
-      const files = await readdir(join(dir, 'data'));
-      const written = await Promise.all([join(dir, 'health.json'), ...files.map((f) => join(dir, 'data', f))].map((f) => readFile(f, 'utf8')));
+      // Every output: stdout, stderr (JSON logs at trace level), the health record and the data folder
+      // (its log files too), and the staff button's bundle.
+      const unpacked = join(dir, 'unpacked');
+      await mkdir(unpacked);
+      await extract({ file: join(dir, 'staff-bundle.tar.gz'), cwd: unpacked });
+      const bundled = (await readdir(join(unpacked, 'mdl-kiosk-support'), { recursive: true })).sort();
+      expect(bundled).toEqual(expect.arrayContaining(['health.json', 'summary.txt', 'environment.json', expect.stringMatching(/^logs\/mdl-kiosk\.\d{4}-\d\d-\d\d\.1\.log$/) as string]));
+      const logText = await readFile(join(unpacked, 'mdl-kiosk-support', bundled.find((n) => /^logs\/mdl-kiosk\.\d{4}-\d\d-\d\d\.1\.log$/.test(n)) ?? 'missing'), 'utf8');
+      expect(logText).toContain('"event":"host_started"');
+      expect(await readFile(join(unpacked, 'mdl-kiosk-support', 'logs', 'mdl-kiosk.2026-01-01.9.log'), 'utf8')).toBe('{"event":"careless","detail":"token [removed]"}\n');
+      await rm(join(dir, 'data', 'logs', 'mdl-kiosk.2026-01-01.9.log'));
+      const files = (await readdir(join(dir, 'data'), { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+      expect(files.some((f) => f.includes(`${join(dir, 'data', 'logs')}/mdl-kiosk.`))).toBe(true);
+      const bundleFiles = (await readdir(join(unpacked, 'mdl-kiosk-support'), { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+      const written = await Promise.all([join(dir, 'health.json'), ...files, ...bundleFiles].map((f) => readFile(f, 'utf8')));
       for (const [where, text] of [['stdout', stdout], ['stderr', stderr], ...written.map((t, i) => [`file ${i}`, t] as const)] as const) {
         expect(text, where).not.toContain(token);
         expect(text, where).not.toContain('fleet-key-4f1c9d2e7a');
@@ -161,17 +182,24 @@ describe('npm run host -- --support-bundle', () => {
     const config = join(dir, 'config.json');
     await writeFile(config, JSON.stringify({ backend: { baseUrl: 'https://verifier.example/api' }, ble: { roles: 'both' } }));
     const health = join(dir, 'health.json');
-    await writeFile(health, JSON.stringify({ schema: 1, phase: 'ready', devices: { nfc: { usable: true } } }));
+    // The running host's record: a live process (this test's), rewritten just now.
+    await writeFile(health, JSON.stringify({ schema: 1, pid: process.pid, updatedAt: new Date().toISOString(), phase: 'ready', devices: { nfc: { usable: true } } }));
     const target = join(dir, 'out', 'support.tar.gz');
     const run = await runCli('src/host/cli.ts', ['--data-dir', data, '--config', config, '--health-file', health, '--support-bundle', target], { env: { MDL_KIOSK_CONFIG: '' } });
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^host: support bundle written to .+ \(\d+ bytes\)$/m);
+    expect(run.stdout).toMatch(/^host: support bundle written to .+ \(\d+ bytes\) by this separate process: for a running host's live state use its staff screen's Support bundle button$/m);
     expect(run.stdout.startsWith(`host: support bundle written to ${target} (`)).toBe(true);
     const unpacked = join(dir, 'unpacked');
     await mkdir(unpacked);
     await extract({ file: target, cwd: unpacked });
     const names = (await readdir(join(unpacked, 'mdl-kiosk-support'))).sort();
-    expect(names).toEqual(['README.txt', 'config.json', 'diagnostics.json', 'health.json', 'logs', 'self-test.json', 'state.json', 'versions.json']);
+    expect(names).toEqual(['README.txt', 'config.json', 'diagnostics.json', 'environment.json', 'health.json', 'logs', 'self-test.json', 'state.json', 'summary.txt', 'versions.json']);
+    // It says it is not the running kiosk (its own phase is `stopped`), and that the health record shows one running.
+    const environment = JSON.parse(await readFile(join(unpacked, 'mdl-kiosk-support', 'environment.json'), 'utf8')) as { madeBy: string; note: string };
+    expect(environment.madeBy).toBe('separate process');
+    expect(environment.note).toContain('NOT those of a running kiosk');
+    expect(environment.note).toContain(`A kiosk IS running (process ${process.pid}, phase ready in health.json): for its live bundle use the staff screen's Diagnostics > Support bundle`);
+    expect(await readFile(join(unpacked, 'mdl-kiosk-support', 'summary.txt'), 'utf8')).toMatch(/^Made by: separate process \(made by a separate short-lived process/m);
     const config2 = JSON.parse(await readFile(join(unpacked, 'mdl-kiosk-support', 'config.json'), 'utf8')) as { sources: Record<string, string> };
     expect(config2.sources).toMatchObject({ 'backend.baseUrl': 'config file', 'backend.apiKey': 'saved settings', 'ble.roles': 'config file' });
     for (const name of names.filter((n) => n.endsWith('.json') || n.endsWith('.txt'))) {

@@ -179,9 +179,11 @@ describe('npm run host: settings.json edited by hand between starts does not mov
         expect(await second.stop()).toBe(0);
 
         // The key in no output of either run (trace-level JSON logs included), nor in any file of the data
-        // folder (settings.json, and secrets.json where the binding of a key without an address is kept).
-        const files = await readdir(dataDir);
-        const written = await Promise.all(files.map(async (f) => [f, await readFile(join(dataDir, f), 'utf8')] as const));
+        // folder (settings.json, secrets.json where the binding of a key without an address is kept, and
+        // the host's log files under logs/).
+        const files = (await readdir(dataDir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+        expect(files.some((f) => f.startsWith(join(dataDir, 'logs', 'mdl-kiosk.')))).toBe(true);
+        const written = await Promise.all(files.map(async (f) => [f, await readFile(f, 'utf8')] as const));
         const outputs = [
           ['first stdout', first.stdout()],
           ['first stderr', first.stderr()],
@@ -190,7 +192,7 @@ describe('npm run host: settings.json edited by hand between starts does not mov
           ...written,
         ] as const;
         for (const [where, text] of outputs) expect(text, where).not.toContain(FLEET_KEY);
-        expect(files).toContain('settings.json'); // the data folder was searched
+        expect(files).toContain(join(dataDir, 'settings.json')); // the data folder was searched
         expect(first.stderr()).toContain('"event":"host_started"'); // the JSON log was written, and searched
       }, 90_000);
     }

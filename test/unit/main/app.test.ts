@@ -590,6 +590,7 @@ describe('--support-bundle', () => {
     expect(JSON.parse(files.get('versions.json') ?? '{}')).toMatchObject({ app: '0.1.0-test', flavour: 'production' });
     // The running kiosk's own state (not a fresh copy's).
     expect(JSON.parse(files.get('state.json') ?? '{}')).toMatchObject({ phase: r?.service.state().view.phase });
+    expect(files.get('summary.txt')).toMatch(/^Made by: running kiosk$/m);
   });
 
   it('with no kiosk running, the launch writes it from the records on disk, opens no device and no window, and exits 0', async () => {
@@ -602,6 +603,9 @@ describe('--support-bundle', () => {
     expect(stdout.text).toContain(`no kiosk is running; support bundle written from the records on disk to ${target}`);
     const files = await unpack(target);
     expect(JSON.parse(files.get('state.json') ?? '{}')).toMatchObject({ phase: 'stopped' });
+    // Its phase is its own: the bundle says it does not describe a running kiosk.
+    expect(JSON.parse(files.get('environment.json') ?? '{}')).toMatchObject({ madeBy: 'separate process', note: expect.stringContaining('NOT those of a running kiosk') as string });
+    expect(files.get('summary.txt')).toMatch(/^Made by: separate process \(/m);
   });
 
   it('with a kiosk running elsewhere, the launch waits for the file that kiosk writes', async () => {

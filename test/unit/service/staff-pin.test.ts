@@ -170,6 +170,29 @@ describe('StaffGate', () => {
     expect(await staff.unlock('4321', 'screen-a')).toMatchObject({ reason: 'locked_out', retryAfterMs: MAX_LOCKOUT_MS });
   });
 
+  it('a data folder that cannot be written (full disk) does not lock staff out: the right PIN unlocks, wrong ones still lock out', async () => {
+    const clock = { now: 1_000_000 };
+    const events: string[] = [];
+    const full = (): Promise<void> => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }));
+    const staff = new StaffGate({
+      config: () => STAFF,
+      record: { pinHash: await hashPin('4321', CHEAP), failures: 0, lockouts: 0, lockedOutUntil: null },
+      persist: full,
+      now: () => clock.now,
+      onChange: () => undefined,
+      onEvent: (event) => events.push(event),
+      scrypt: CHEAP,
+    });
+    expect(await staff.unlock('4321', 'screen-a')).toMatchObject({ ok: true });
+    expect(events).toEqual(['staff_record_unsaved', 'staff_unlocked']);
+    // The counter holds in memory: no fresh attempts for an attacker because the file was not written.
+    expect(await staff.unlock('0000', 'screen-b')).toMatchObject({ ok: false, reason: 'wrong_pin', attemptsLeft: 2 });
+    expect(await staff.unlock('0000', 'screen-b')).toMatchObject({ ok: false, reason: 'wrong_pin', attemptsLeft: 1 });
+    expect(await staff.unlock('0000', 'screen-b')).toMatchObject({ ok: false, reason: 'locked_out' });
+    expect(await staff.unlock('4321', 'screen-b')).toMatchObject({ ok: false, reason: 'locked_out' });
+    staff.dispose();
+  });
+
   it('parallel guesses are checked one at a time', async () => {
     const { staff } = await gate();
     const results = await Promise.all(['1', '2', '3', '4', '5'].map((d) => staff.unlock(d.repeat(4), 'screen-a')));

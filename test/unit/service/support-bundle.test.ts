@@ -82,8 +82,13 @@ describe('support bundle', () => {
     await extract({ file: bundle.path, cwd: unpacked });
     const files = await filesUnder(join(unpacked, 'mdl-kiosk-support'));
     expect([...files.keys()].sort()).toEqual(
-      ['README.txt', 'config.json', 'diagnostics.json', 'health.json', 'logs/mdl-kiosk.2026-11-27.1.log', 'self-test.json', 'state.json', 'versions.json'].sort(),
+      ['README.txt', 'config.json', 'diagnostics.json', 'environment.json', 'health.json', 'logs/mdl-kiosk.2026-11-27.1.log', 'self-test.json', 'state.json', 'summary.txt', 'versions.json'].sort(),
     );
+    // The environment's proxy by host and port only; the bundle describes the kiosk that runs.
+    expect(JSON.parse(files.get('environment.json') ?? '{}')).toMatchObject({
+      madeBy: 'running kiosk',
+      proxyEnvironment: { HTTPS_PROXY: { proxy: 'http://proxy.invalid:3128', credentials: 'set (not included)' }, NO_PROXY: '127.0.0.1' },
+    });
 
     // What support needs.
     const config = JSON.parse(files.get('config.json') ?? '{}') as { effective: { backend: { apiKey: string; baseUrl: string }; staff: { pinHash: string }; profile: string }; sources: Record<string, string> };
