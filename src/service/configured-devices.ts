@@ -80,6 +80,8 @@ export function createPcscReader(config: KioskConfig, log: Logger): PcscNfcReade
 }
 
 export async function createConfiguredDevices(config: KioskConfig, log: Logger, options: ConfiguredDevicesOptions = {}): Promise<ConfiguredDevices> {
+  // `log` is the host's logger: each part gets its own component (pino would repeat a key set twice).
+  const own = log.child({ component: 'devices' });
   const problems: string[] = [];
   const qr = new QrScanQueue({ freshMs: options.qrFreshMs ?? config.qr.scanFreshMs });
   let pcsc: PcscNfcReader | undefined;
@@ -105,7 +107,7 @@ export async function createConfiguredDevices(config: KioskConfig, log: Logger, 
       problems.push(`ble: ${errorMessage(e)}`);
     }
   }
-  for (const problem of problems) log.warn({ event: 'device_unavailable' }, `device not set up: ${problem}`);
+  for (const problem of problems) own.warn({ event: 'device_unavailable' }, `device not set up: ${problem}`);
   const ports: DevicePorts = {
     qr,
     ...(pcsc ? { nfc: pcsc } : {}),
@@ -120,8 +122,8 @@ export async function createConfiguredDevices(config: KioskConfig, log: Logger, 
     problems,
     close() {
       closing ??= (async () => {
-        await ble?.close().catch((e: unknown) => log.warn({ event: 'ble_close_failed' }, errorMessage(e)));
-        await pcsc?.close().catch((e: unknown) => log.warn({ event: 'pcsc_close_failed' }, errorMessage(e)));
+        await ble?.close().catch((e: unknown) => own.warn({ event: 'ble_close_failed' }, errorMessage(e)));
+        await pcsc?.close().catch((e: unknown) => own.warn({ event: 'pcsc_close_failed' }, errorMessage(e)));
       })();
       return closing;
     },

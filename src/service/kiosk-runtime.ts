@@ -181,7 +181,8 @@ export class KioskRuntime {
   private async buildDevices(): Promise<DeviceSet> {
     const { effective } = this.options.config;
     try {
-      return await this.options.devices(effective, this.options.log().child({ component: 'devices' }));
+      // The factory names its parts itself (component ble, pcsc, devices): a child here would repeat the key.
+      return await this.options.devices(effective, this.options.log());
     } catch (e) {
       // The screen and the staff still work; the kiosk runs with what it has (the screen's QR queue).
       this.options.log().error({ event: 'devices_failed' }, `devices could not be set up: ${errorText(e)}`);

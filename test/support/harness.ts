@@ -28,6 +28,36 @@ export class LogCapture extends Writable {
   text(): string {
     return this.lines.join('\n');
   }
+  /** Lines that name a top-level key twice (JSON.parse keeps the last silently; a log reader may keep either). */
+  linesWithRepeatedKeys(): { line: string; keys: string[] }[] {
+    return this.lines.map((line) => ({ line, keys: repeatedTopLevelKeys(line) })).filter((l) => l.keys.length > 0);
+  }
+}
+
+/** The keys an object's JSON text names more than once at its top level. */
+export function repeatedTopLevelKeys(json: string): string[] {
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  let depth = 0;
+  for (let i = 0; i < json.length; i++) {
+    const c = json[i];
+    if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') depth--;
+    else if (c === '"') {
+      let end = i + 1;
+      while (end < json.length && json[end] !== '"') end += json[end] === '\\' ? 2 : 1;
+      const text = json.slice(i, end + 1);
+      let next = end + 1;
+      while (json[next] === ' ') next++;
+      if (depth === 1 && json[next] === ':') {
+        const key = JSON.parse(text) as string;
+        if (seen.has(key)) repeated.add(key);
+        seen.add(key);
+      }
+      i = end;
+    }
+  }
+  return [...repeated];
 }
 
 /** Timeouts short enough for tests but long enough not to fire by accident on a loaded CI machine. */

@@ -56,7 +56,16 @@ describe('a BLE role change through the production device factory', () => {
       overrides: { staff: { pinHash } },
       config: { ble: { roles: 'central' } },
       rig: { radio, ble: { central: false, peripheral: false } },
-      service: { devices: configuredDeviceFactory({ nfc: 'none', loadBle: (o) => loadPlatformBle({ ...o, platform: 'linux', load }) }) },
+      service: {
+        devices: configuredDeviceFactory({
+          nfc: 'none',
+          loadBle: (o) => {
+            // A line through the logger the factory hands the Bluetooth stack (checked below).
+            o.log?.info({ event: 'ble_stack_loading' }, 'loading the Bluetooth stack');
+            return loadPlatformBle({ ...o, platform: 'linux', load });
+          },
+        }),
+      },
     });
     const f = fixture;
     const call = (intent: string, args: unknown): Promise<unknown> => dispatchIntent(f.service, intent, args, () => f.service.staffUnlocked());
@@ -81,5 +90,9 @@ describe('a BLE role change through the production device factory', () => {
     }
     expect(pkg.created.length).toBe(3); // central, both, central: a noble of its own each
     expect(processListeners()).toEqual(listenersAtStart);
+    // The devices' lines (ble, pcsc) under the runtime's logger name each key once: a nested component
+    // once read {"component":"devices","component":"ble"}, which a log reader may take either way.
+    expect(f.logs.lines.filter((l) => l.includes('"event":"ble_stack_loading"') && l.includes('"component":"ble"'))).toHaveLength(4);
+    expect(f.logs.linesWithRepeatedKeys()).toEqual([]);
   });
 });
