@@ -12,6 +12,14 @@ export interface CameraReport {
   readonly detail?: string;
 }
 
+/** The camera as the health record carries it: the state and whether it ever worked, never a detail, id or label. */
+export interface CameraHealth {
+  /** As {@link CameraStatus.state}: a problem is kept until the camera runs again. */
+  readonly state: CameraState;
+  /** The camera has delivered frames since this service started. */
+  readonly worked: boolean;
+}
+
 export class CameraStatus {
   private last: CameraReport | undefined;
   private problem: CameraReport | undefined;
@@ -35,6 +43,15 @@ export class CameraStatus {
   /** What the screen state shows: the kept problem, else the last report. */
   get state(): CameraState {
     return this.problem?.state ?? this.last?.state ?? 'off';
+  }
+
+  /**
+   * What the health record and the metrics carry; undefined when no screen has reported its camera yet
+   * (a kiosk starting, a headless one). The detail stays out: it is free text from the browser and can
+   * name the device.
+   */
+  forHealth(): CameraHealth | undefined {
+    return this.last && { state: this.state, worked: this.worked };
   }
 
   /** What the self-test judges; undefined when no screen has reported its camera yet. */

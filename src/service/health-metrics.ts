@@ -5,13 +5,15 @@
  * and `increase()` handle the reset at a restart); node_exporter adds `node_textfile_mtime_seconds`, so a
  * kiosk that stopped writing shows as stale.
  */
-import { UpdateStatus } from '../common/kiosk-api.js';
+import { CameraState, UpdateStatus } from '../common/kiosk-api.js';
 import { KioskView } from '../common/kiosk-view.js';
 import { BACKEND_FAILURE_KINDS } from '../common/backend-failure-kinds.js';
 import type { BackendHealth, HealthRecord } from './health-schema.js';
 
 const PHASES = KioskView.shape.phase.options;
 const UPDATE_STATES = UpdateStatus.shape.state.options;
+/** The camera's states, and `unknown` before a screen reports its camera (the record has none then). */
+const CAMERA_STATES = [...CameraState.options, 'unknown'] as const;
 
 /** A label value in the exposition format: backslash, double quote and newline escaped. */
 function labelValue(value: string): string {
@@ -87,6 +89,15 @@ export function healthMetricsText(record: HealthRecord): string {
       return [{ device, reason: d.reason ?? '' }, d.usable ? 1 : 0] as const;
     }),
   );
+  // Written before any report too (`unknown` 1), so a rule or a panel sees every kiosk's camera family.
+  const camera = record.camera?.state ?? 'unknown';
+  out.metric(
+    'mdl_kiosk_camera_state',
+    'gauge',
+    "The screen's camera: 1 for its current state, 0 for the others; a problem (denied, missing, unplugged, error) stays until the camera runs again; unknown before the screen reports.",
+    CAMERA_STATES.map((state) => [{ state }, state === camera ? 1 : 0] as const),
+  );
+  out.metric('mdl_kiosk_camera_worked', 'gauge', "1 when the screen's camera has delivered frames since the app started.", [[{}, record.camera?.worked ? 1 : 0]]);
   const o = record.outcomes;
   out.metric('mdl_kiosk_verifications_total', 'counter', 'Verifications that ended since the app started, by result.', [
     [{ result: 'verified' }, o.verified],

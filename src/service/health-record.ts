@@ -5,7 +5,8 @@
  * verifications end — without the staff screen and without any personal data.
  *
  * It holds: the app and version, the flavour, pid, start and update times and uptime, the kiosk's phase,
- * TEST MODE, the backend's origin (never a path, key or token), each device's usability, counts of
+ * TEST MODE, the backend's origin (never a path, key or token), each device's usability, the screen's
+ * camera (its state and whether it ever worked; no device id or label), counts of
  * outcomes by verdict, by the answer to the request, by rejection reason and error code since start, the
  * last error code, the backend's failures as the retry policy counts them (the last one's kind, stage,
  * HTTP status and time, how many in a row, totals by kind, the request budget in use), and the updater's
@@ -24,7 +25,9 @@ import type { KioskService } from './kiosk-service.js';
 import { CODE, HealthRecordSchema, MAX_KINDS, type HealthRecord } from './health-schema.js';
 
 /** What the recorder reads of the service. */
-export type HealthSource = Pick<KioskService, 'state' | 'onState' | 'onVerification' | 'version' | 'startedAt' | 'backendFailures'>;
+export type HealthSource = Pick<KioskService, 'state' | 'onState' | 'onVerification' | 'version' | 'startedAt' | 'backendFailures'> &
+  /** Absent: no screen can report a camera (the record then has none, as before any report). */
+  Partial<Pick<KioskService, 'cameraHealth'>>;
 
 export interface HealthRecorderOptions {
   readonly service: HealthSource;
@@ -128,6 +131,7 @@ export class HealthRecorder {
     const { devices } = state.view;
     const updates = this.options.updates?.();
     const backend = backendHealth(this.options.service.backendFailures());
+    const camera = this.options.service.cameraHealth?.();
     const o = this.outcomes;
     return HealthRecordSchema.parse({
       schema: 1,
@@ -142,6 +146,7 @@ export class HealthRecorder {
       testMode: state.testMode,
       backendOrigin: state.backendOrigin,
       devices: { nfc: device(devices.nfc), qr: device(devices.qr), bleCentral: device(devices.bleCentral), blePeripheral: device(devices.blePeripheral) },
+      ...(camera === undefined ? {} : { camera: { state: camera.state, worked: camera.worked } }),
       outcomes: { total: o.total, verified: o.verified, rejected: o.rejected, undetermined: o.undetermined, failed: o.failed, answers: { ...this.answers }, reasons: { ...o.reasons }, errors: { ...o.errors } },
       ...(this.lastError === undefined ? {} : { lastError: this.lastError }),
       ...(backend === undefined ? {} : { backend }),

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { BackendFailureKind, FailureStage } from '../common/backend-failure-kinds.js';
 import { KioskView } from '../common/kiosk-view.js';
-import { UpdateStatus } from '../common/kiosk-api.js';
+import { CameraState, UpdateStatus } from '../common/kiosk-api.js';
 
 export const CODE = /^[A-Za-z0-9_.:-]{1,64}$/;
 const Code = z.string().regex(CODE);
@@ -51,6 +51,14 @@ export const HealthRecordSchema = z
     /** Origin only (`https://verifier.example.com`), or null when no backend is configured. */
     backendOrigin: z.string().max(300).nullable(),
     devices: z.object({ nfc: Device, qr: Device, bleCentral: Device, blePeripheral: Device }).strict(),
+    /**
+     * The screen's camera: its state (a problem — denied, missing, unplugged, error — is kept until the
+     * camera runs again, though the screen turns it off outside Ready) and whether it ever delivered frames
+     * since start. Never the device id, label or the browser's message: they can identify the machine.
+     * Absent until a screen reports its camera (starting, headless); optional, so records written before
+     * it existed still validate.
+     */
+    camera: z.object({ state: CameraState, worked: z.boolean() }).strict().optional(),
     outcomes: z
       .object({
         /** Verifications that ended, however they ended. */

@@ -25,7 +25,7 @@ import type { KioskConfig } from '../platform/config.js';
 import type { VerificationReport } from '../kiosk/kiosk.js';
 import type { RetryReport } from '../kiosk/retry-policy.js';
 import { createLogger, type Logger } from '../platform/log.js';
-import { CameraStatus } from './camera-status.js';
+import { CameraStatus, type CameraHealth } from './camera-status.js';
 import { customerIntents, type CustomerIntents } from './customer-intents.js';
 import { DiagnosticsLog } from './diagnostics.js';
 import { KioskRuntime } from './kiosk-runtime.js';
@@ -71,6 +71,7 @@ export class KioskService implements KioskApiHandlers {
   private readonly support: ServiceSupport;
   private readonly customer: CustomerIntents;
   private readonly staffIntents: StaffIntents;
+  private readonly camera: CameraStatus;
   /** The service's own handlers (tests, the QA demo's scanner link) act as one screen of their own. */
   private readonly own: KioskApiHandlers;
   private readonly reportListeners = new Set<(report: VerificationReport) => void>();
@@ -103,7 +104,7 @@ export class KioskService implements KioskApiHandlers {
       ...(options.pinScrypt ? { scrypt: options.pinScrypt } : {}),
       ...(pinHash === undefined ? {} : { managedPinHash: pinHash }),
     });
-    const camera = new CameraStatus();
+    const camera = (this.camera = new CameraStatus());
     this.screen = new ScreenStateStream(
       {
         config,
@@ -249,6 +250,14 @@ export class KioskService implements KioskApiHandlers {
    */
   backendFailures(): RetryReport | undefined {
     return this.runtime.backendFailures();
+  }
+
+  /**
+   * The screen's camera for the health record and the metrics file: its state (a problem kept until the
+   * camera runs again) and whether it ever worked; undefined until a screen reports its camera.
+   */
+  cameraHealth(): CameraHealth | undefined {
+    return this.camera.forHealth();
   }
 
   /** The application's status for diagnostics: the shell's report, completed with what the service knows. */

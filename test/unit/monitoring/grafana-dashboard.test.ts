@@ -4,7 +4,7 @@
  * kiosk with a backend and a failure, so every family is there) or a recording rule of
  * docs/monitoring/mdl-kiosk.rules.yml; each query is valid PromQL (promtool parses it as a rule); and the
  * dashboard shows what a fleet needs: kiosks ready, verifications by verdict and answer, errors by kind,
- * the update state.
+ * the update state, the camera state.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -39,6 +39,7 @@ const FULL_RECORD = HealthRecordSchema.parse({
   outcomes: { total: 3, verified: 1, rejected: 1, undetermined: 0, failed: 1, answers: { met: 1, notMet: 0, undetermined: 0 }, reasons: { nothing_shared: 1 }, errors: { ble_timeout: 1 } },
   backend: { lastFailure: { kind: 'unreachable', stage: 'create', status: null, at: '2026-11-27T08:30:00.000Z' }, consecutive: 0, failures: { unreachable: 1 }, requestsLastMinute: 1, maxRequestsPerMinute: 20 },
   updates: { state: 'idle' },
+  camera: { state: 'active', worked: true },
 });
 
 const PROMQL_WORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset', 'inf', 'nan']);
@@ -114,7 +115,7 @@ describe('the fleet dashboard and the rules name only metrics the kiosk writes',
     expect(unknown).toEqual([]);
   });
 
-  it('shows kiosks ready, verifications by verdict and answer, errors by kind and the update state', async () => {
+  it('shows kiosks ready, verifications by verdict and answer, errors by kind, the update state and the camera state', async () => {
     const { dashboard, queries } = await load();
     const uses = (metric: string, by: string): boolean => queries.some(({ query }) => query.includes(metric) && new RegExp(`by \\(${by}\\)`).test(query));
     expect(queries.some(({ query }) => /mdl_kiosk_phase\{phase="ready"/.test(query))).toBe(true);
@@ -123,6 +124,7 @@ describe('the fleet dashboard and the rules name only metrics the kiosk writes',
     expect(uses('mdl_kiosk_errors_total', 'code')).toBe(true);
     expect(uses('mdl_kiosk_backend_failures_total', 'kind')).toBe(true);
     expect(uses('mdl_kiosk_update_state', 'state')).toBe(true);
+    expect(uses('mdl_kiosk_camera_state', 'state')).toBe(true);
     // Every panel reads the dashboard's Prometheus variable, so it imports into any Grafana.
     for (const panel of dashboard.panels) expect(JSON.stringify(panel.datasource), panel.title).toContain('${datasource}');
   });

@@ -1,15 +1,17 @@
 /**
  * Prometheus series as a fleet's Prometheus would store them, made by the kiosk's own metrics writer: a
  * simulated kiosk runs minute by minute (its screen state, its backend's failures counted by the kiosk's
- * real RetryPolicy, its verifications counted by the real HealthRecorder), each minute's record goes through
+ * real RetryPolicy, its verifications counted by the real HealthRecorder, its screen's camera reports kept by
+ * the real CameraStatus), each minute's record goes through
  * `healthMetricsText` (what the recorder writes to the `.prom` file) and becomes one scrape, with the
  * `instance` and `job` labels Prometheus adds. A hung app leaves its last file (node_exporter keeps serving
  * it); a computer that is off answers no scrape (`up` 0, every series stale).
  */
-import type { ScreenState, UpdateStatus } from '../../../src/common/kiosk-api.js';
+import type { CameraState, ScreenState, UpdateStatus } from '../../../src/common/kiosk-api.js';
 import type { BackendFailure } from '../../../src/kiosk/backend-failure.js';
 import type { VerificationReport } from '../../../src/kiosk/kiosk.js';
 import { RetryPolicy, type RetryReport } from '../../../src/kiosk/retry-policy.js';
+import { CameraStatus, type CameraHealth } from '../../../src/service/camera-status.js';
 import { healthMetricsText } from '../../../src/service/health-metrics.js';
 import { HealthRecorder, type HealthSource } from '../../../src/service/health-record.js';
 
@@ -64,6 +66,8 @@ class SimSource implements HealthSource {
   readonly version = '1.4.2';
   current: ScreenState;
   failures: RetryReport | undefined;
+  /** The screen's camera reports, kept as the service keeps them. */
+  readonly camera = new CameraStatus();
   private readonly listeners = new Set<(r: VerificationReport) => void>();
   constructor(
     readonly startedAt: number,
@@ -84,6 +88,9 @@ class SimSource implements HealthSource {
   backendFailures(): RetryReport | undefined {
     return this.failures;
   }
+  cameraHealth(): CameraHealth | undefined {
+    return this.camera.forHealth();
+  }
   verify(report: VerificationReport): void {
     for (const l of this.listeners) l(report);
   }
@@ -99,6 +106,8 @@ export interface Minute {
   /** No kiosk runs (a configuration that cannot build one): no backend metrics at all. */
   readonly noKiosk?: boolean;
   readonly verifications?: readonly VerificationReport[];
+  /** What the screen reports of its camera this minute, in order (none: no report this minute). */
+  readonly camera?: readonly CameraState[];
   readonly updates?: UpdateStatus;
   /** Samples node_exporter adds of its own this scrape (e.g. `node_textfile_scrape_error`). */
   readonly extra?: readonly Sample[];
@@ -113,7 +122,14 @@ export class SimKiosk {
   private policy: RetryPolicy | undefined;
   private updates: UpdateStatus | undefined;
 
-  constructor(readonly instance: string) {}
+  /**
+   * @param targetLabels labels the scrape configuration gives this target (e.g. `qr_scanner`), added to
+   *   every series as Prometheus does.
+   */
+  constructor(
+    readonly instance: string,
+    private readonly targetLabels: Readonly<Record<string, string>> = {},
+  ) {}
 
   private now(): number {
     return this.minute * MINUTE_MS;
@@ -138,6 +154,7 @@ export class SimKiosk {
       for (const failure of minute.failures ?? []) policy.onFailure(failure, this.now());
       if (minute.healthy) policy.onHealthy();
       for (const report of minute.verifications ?? []) source.verify(report);
+      for (const state of minute.camera ?? []) source.camera.report(state, undefined);
       source.current = minute.state;
       source.failures = minute.noKiosk ? undefined : policy.report(this.now());
       if (minute.updates) this.updates = minute.updates;
@@ -186,7 +203,7 @@ export class SimKiosk {
    * `stale` when a scrape no longer has it (Prometheus' staleness marker), `up` as Prometheus records it.
    */
   inputSeries(): { series: string; values: string }[] {
-    const target = { instance: this.instance, job: JOB };
+    const target = { ...this.targetLabels, instance: this.instance, job: JOB };
     const series = new Map<string, (string | undefined)[]>();
     const up: string[] = [];
     this.scrapes.forEach((scrape, i) => {

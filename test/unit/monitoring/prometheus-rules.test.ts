@@ -4,7 +4,9 @@
  * fires its alert — a configuration error, refused credentials, a gateway refusing the session socket, no
  * Bluetooth, a dead reader, no way in, a backend that is down, a proxy refusing the tunnel, an untrusted
  * certificate, a crashed app, a computer that is off, metrics node_exporter cannot read, a kiosk that never
- * gets ready — and a healthy QR-only kiosk, a busy one, a backend blip and a kiosk starting up stay silent.
+ * gets ready, a broken camera on a kiosk without NFC — and a healthy QR-only kiosk, a busy one, a backend
+ * blip, a kiosk starting up and a camera that is off outside Ready or recovered stay silent; a broken camera
+ * with NFC, or with a handheld scanner (target label `qr_scanner="yes"`), only warns (KioskCameraProblem).
  * The rule the installer guide used to print is kept as a case: it fired only when Bluetooth was gone.
  *
  * promtool is Debian's `prometheus` package (.ci/run installs it); without it these tests fail, naming it.
@@ -148,7 +150,59 @@ function cases(): Case[] {
       ],
     },
 
+    // The camera: kept as the service keeps it (a problem stays until the camera runs again, though the screen
+    // turns it off whenever it leaves Ready), written by the real metrics writer.
+    // A QR-only kiosk whose camera was unplugged: no way in, though the kiosk shows Ready; at the evaluation the
+    // screen has left Ready (a backend blip) and turned the camera off — the problem stays.
+    {
+      kiosk: new SimKiosk('camera-qr-only')
+        .boot(starting())
+        .run({ state: starting() })
+        .run({ state: ready(QR_ONLY), healthy: true, camera: ['starting', 'active'] }, 2)
+        .run({ state: ready(QR_ONLY), healthy: true, camera: ['unplugged'] })
+        .run({ state: ready(QR_ONLY), healthy: true, camera: ['off', 'starting', 'missing'] }, MINUTES - 5)
+        .run({ state: show('offline', { devices: QR_ONLY }), failures: [fail('unreachable', 'create')], camera: ['off'] }),
+      firing: [['KioskCannotVerify', 'camera'], ['KioskCameraProblem']],
+    },
+    // The same with a dead reader: both causes.
+    {
+      kiosk: steady('camera-and-reader', { state: ready({ ...HEALTHY, nfc: { usable: false, reason: 'no_reader' } }), healthy: true, camera: ['starting', 'error'] }),
+      firing: [['KioskCannotVerify', 'nfc_reader'], ['KioskCannotVerify', 'camera'], ['KioskCameraProblem']],
+    },
+    // Camera access denied, NFC fine: customers still tap, so a warning only.
+    { kiosk: steady('camera-denied-nfc-fine', { state: ready(), healthy: true, camera: ['starting', 'denied'] }), firing: [['KioskCameraProblem']] },
+    // A QR-only kiosk with a handheld scanner, marked so in the scrape configuration: a warning only.
+    {
+      kiosk: new SimKiosk('camera-scanner-kiosk', { qr_scanner: 'yes' })
+        .boot(starting())
+        .run({ state: starting() })
+        .run({ state: ready(QR_ONLY), healthy: true, camera: ['starting', 'missing'] }, MINUTES - 1),
+      firing: [['KioskCameraProblem']],
+    },
+
     // ------------------------------------------------------------------ silent
+    // A QR-only kiosk serving customers by camera: the camera runs in Ready and is off everywhere else.
+    {
+      kiosk: new SimKiosk('camera-off-outside-ready')
+        .boot(starting())
+        .run({ state: starting() })
+        .run({ state: ready(QR_ONLY), healthy: true, camera: ['starting', 'active'] })
+        .run({ state: show('result_verified', { devices: QR_ONLY }), verifications: [verified('qr')], camera: ['off'] }, 2)
+        .run({ state: ready(QR_ONLY), healthy: true, camera: ['starting', 'active'] })
+        .run({ state: show('result_rejected', { devices: QR_ONLY }), verifications: [verified('qr')], camera: ['off'] }, MINUTES - 5),
+      firing: [],
+    },
+    // A camera error that cleared when the camera ran again a minute later.
+    {
+      kiosk: new SimKiosk('camera-recovered')
+        .boot(starting())
+        .run({ state: starting() })
+        .run({ state: ready(QR_ONLY), healthy: true, camera: ['starting', 'active'] }, MINUTES - 4)
+        .run({ state: ready(QR_ONLY), healthy: true, camera: ['error', 'off'] })
+        .run({ state: ready(QR_ONLY), healthy: true, camera: ['starting', 'active'] })
+        .run({ state: show('result_verified', { devices: QR_ONLY }), verifications: [verified('qr')], camera: ['off'] }),
+      firing: [],
+    },
     {
       kiosk: new SimKiosk('qr-only')
         .boot(starting())

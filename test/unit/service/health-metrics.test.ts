@@ -37,6 +37,7 @@ const RECORD: HealthRecord = HealthRecordSchema.parse({
     maxRequestsPerMinute: 20,
   },
   updates: { state: 'downloaded', version: '1.2.4' },
+  camera: { state: 'unplugged', worked: true },
 });
 
 type Families = ReturnType<typeof parsePrometheusTextFormat>;
@@ -57,6 +58,8 @@ describe('health metrics (Prometheus text)', () => {
       ['mdl_kiosk_test_mode', 'GAUGE'],
       ['mdl_kiosk_phase', 'GAUGE'],
       ['mdl_kiosk_device_usable', 'GAUGE'],
+      ['mdl_kiosk_camera_state', 'GAUGE'],
+      ['mdl_kiosk_camera_worked', 'GAUGE'],
       ['mdl_kiosk_verifications_total', 'COUNTER'],
       ['mdl_kiosk_request_answers_total', 'COUNTER'],
       ['mdl_kiosk_rejection_reasons_total', 'COUNTER'],
@@ -100,6 +103,17 @@ describe('health metrics (Prometheus text)', () => {
     expect(value(families, 'mdl_kiosk_backend_request_budget_per_minute')).toBe(20);
     expect(value(families, 'mdl_kiosk_update_state', { state: 'downloaded' })).toBe(1);
     expect(value(families, 'mdl_kiosk_update_state', { state: 'disabled' })).toBe(0);
+    expect(families.find((f) => f.name === 'mdl_kiosk_camera_state')?.metrics.filter((m) => m.value === '1')).toEqual([{ labels: { state: 'unplugged' }, value: '1' }]);
+    expect(value(families, 'mdl_kiosk_camera_worked')).toBe(1);
+  });
+
+  it("the camera: every state written, 1 for the record's; `unknown` 1 while no screen has reported (the record has none)", () => {
+    const states = ['off', 'starting', 'active', 'denied', 'missing', 'unplugged', 'error', 'unknown'];
+    const before = parsePrometheusTextFormat(healthMetricsText({ ...RECORD, camera: undefined }));
+    expect(before.find((f) => f.name === 'mdl_kiosk_camera_state')?.metrics).toEqual(states.map((state) => ({ labels: { state }, value: state === 'unknown' ? '1' : '0' })));
+    expect(value(before, 'mdl_kiosk_camera_worked')).toBe(0);
+    const off = parsePrometheusTextFormat(healthMetricsText(HealthRecordSchema.parse({ ...RECORD, camera: { state: 'off', worked: false } })));
+    expect(off.find((f) => f.name === 'mdl_kiosk_camera_state')?.metrics.filter((m) => m.value === '1')).toEqual([{ labels: { state: 'off' }, value: '1' }]);
   });
 
   it('no backend failure yet: counters at 0, no last failure; no kiosk running: no backend metrics at all', () => {

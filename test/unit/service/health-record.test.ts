@@ -11,6 +11,7 @@ import type { ScreenState } from '../../../src/common/kiosk-api.js';
 import type { OutcomeView } from '../../../src/common/kiosk-view.js';
 import type { VerificationReport } from '../../../src/kiosk/kiosk.js';
 import { RetryPolicy, type RetryReport } from '../../../src/kiosk/retry-policy.js';
+import { healthMetricsText } from '../../../src/service/health-metrics.js';
 import { HealthRecorder, type HealthSource } from '../../../src/service/health-record.js';
 import { HealthRecordSchema, type HealthRecord } from '../../../src/service/health-schema.js';
 import { screenState } from '../../support/screen-fixtures.js';
@@ -281,6 +282,59 @@ describe('HealthRecorder', () => {
 });
 
 describe('HealthRecorder on a running service', () => {
+  it("carries the screen's camera: absent before a report, a problem kept while the camera is off outside Ready, never the browser's detail", async () => {
+    fixture = await startServiceFixture();
+    const f = fixture;
+    const recorder = new HealthRecorder({ service: f.service, flavour: 'production', everySeconds: 3_600 });
+    expect(recorder.record().camera).toBeUndefined();
+    expect(healthMetricsText(recorder.record())).toContain('mdl_kiosk_camera_state{state="unknown"} 1');
+    f.service.reportCamera({ state: 'starting' });
+    expect(recorder.record().camera).toEqual({ state: 'starting', worked: false });
+    f.service.reportCamera({ state: 'active' });
+    // The browser's message can name the device (its label, USB ids): it stays out of the record and the metrics.
+    const detail = 'NotReadableError: Logitech C920 (046d:082d) was unplugged';
+    f.service.reportCamera({ state: 'unplugged', detail });
+    // The screen leaves Ready and turns the camera off: the problem stays until the camera runs again.
+    f.service.reportCamera({ state: 'off' });
+    const broken = recorder.record();
+    expect(broken.camera).toEqual({ state: 'unplugged', worked: true });
+    const metrics = healthMetricsText(broken);
+    expect(metrics).toContain('mdl_kiosk_camera_state{state="unplugged"} 1');
+    expect(metrics).toContain('mdl_kiosk_camera_state{state="off"} 0');
+    for (const needle of ['Logitech', '046d', 'NotReadableError']) {
+      expect(JSON.stringify(broken)).not.toContain(needle);
+      expect(metrics).not.toContain(needle);
+    }
+    f.service.reportCamera({ state: 'starting' });
+    f.service.reportCamera({ state: 'active' });
+    expect(recorder.record().camera).toEqual({ state: 'active', worked: true });
+    f.service.reportCamera({ state: 'off' });
+    expect(recorder.record().camera).toEqual({ state: 'off', worked: true });
+  }, 30_000);
+
+  it('a record written before the camera was added still validates (agents reading old files), and the camera is checked strictly', () => {
+    const old = {
+      schema: 1,
+      app: 'mdl-kiosk',
+      version: '1.3.0',
+      flavour: 'production',
+      pid: 7,
+      startedAt: '2025-06-02T10:00:00.000Z',
+      updatedAt: '2025-06-02T10:05:00.000Z',
+      uptimeSeconds: 300,
+      phase: 'ready',
+      testMode: false,
+      backendOrigin: null,
+      devices: { nfc: { usable: true }, qr: { usable: true }, bleCentral: { usable: true }, blePeripheral: { usable: false, reason: 'not_configured' } },
+      outcomes: { total: 0, verified: 0, rejected: 0, undetermined: 0, failed: 0, answers: { met: 0, notMet: 0, undetermined: 0 }, reasons: {}, errors: {} },
+    };
+    expect(HealthRecordSchema.safeParse(old).success).toBe(true);
+    expect(HealthRecordSchema.safeParse({ ...old, camera: { state: 'denied', worked: false } }).success).toBe(true);
+    expect(HealthRecordSchema.safeParse({ ...old, camera: { state: 'denied', worked: false, deviceId: 'a1b2c3' } }).success).toBe(false);
+    expect(HealthRecordSchema.safeParse({ ...old, camera: { state: 'denied', worked: false, detail: 'Logitech C920' } }).success).toBe(false);
+    expect(HealthRecordSchema.safeParse({ ...old, camera: { state: 'Logitech C920', worked: false } }).success).toBe(false);
+  });
+
   it('a gateway that answers 404 on every session socket: the record names it (kind, status, count) and the screen\'s code, with no session id or key', async () => {
     const file = await healthFile();
     fixture = await startServiceFixture({
