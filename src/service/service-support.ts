@@ -69,7 +69,12 @@ const RUNNING_HEALTH_MS = 5 * 60_000;
 async function bundleOrigin(runKiosk: boolean, healthFile: string | undefined, now: number): Promise<BundleOrigin> {
   if (runKiosk) return { madeBy: 'running kiosk' };
   const separate = 'made by a separate short-lived process from the configuration and the records on disk: its state, devices, self-test and diagnostics are its own (phase stopped), NOT those of a running kiosk';
-  const text = healthFile === undefined ? undefined : await readFile(healthFile, 'utf8').catch(() => undefined);
+  // The browser host keeps a health record only where --health-file says: without it nothing was looked at,
+  // and "no running kiosk was found" would be read as "the host is down" while it runs.
+  if (healthFile === undefined) {
+    return { madeBy: 'separate process', note: `${separate}; whether a kiosk runs is not known: no health record was given (the browser host: add the running host's --health-file)` };
+  }
+  const text = await readFile(healthFile, 'utf8').catch(() => undefined);
   if (text !== undefined) {
     try {
       const record = JSON.parse(text) as { pid?: unknown; updatedAt?: unknown; phase?: unknown };

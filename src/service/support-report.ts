@@ -154,28 +154,28 @@ export function backendRoute(config: KioskConfig, env: NodeJS.ProcessEnv): Recor
 
 /** The data folder: can the kiosk write there, and how much room is left (a full disk fails quietly otherwise). */
 export async function dataFolderFacts(dir: string): Promise<Record<string, unknown>> {
-  const facts: Record<string, unknown> = { path: dir };
-  try {
-    const fs = await statfs(dir);
-    facts.freeBytes = fs.bavail * fs.bsize;
-    facts.totalBytes = fs.blocks * fs.bsize;
-  } catch (e) {
-    facts.freeBytes = null;
-    facts.statfsProblem = errorCode(e);
-  }
   // A real write, as the settings, health record and logs do: free blocks alone miss a read-only mount.
   const probe = join(dir, `.support-probe-${process.pid}`);
+  let written: Record<string, unknown>;
   try {
     await mkdir(dir, { recursive: true });
     await writeFile(probe, 'x'.repeat(4_096), { mode: 0o600 });
-    facts.writable = true;
+    written = { writable: true };
   } catch (e) {
-    facts.writable = false;
-    facts.problem = errorCode(e);
+    written = { writable: false, problem: errorCode(e) };
   } finally {
     await rm(probe, { force: true }).catch(() => undefined);
   }
-  return facts;
+  // Asked after the probe, which creates a folder not used yet (a first run, a new --data-dir): asked
+  // before it, such a folder read "free space unknown (ENOENT)" next to "writable".
+  let room: Record<string, unknown>;
+  try {
+    const fs = await statfs(dir);
+    room = { freeBytes: fs.bavail * fs.bsize, totalBytes: fs.blocks * fs.bsize };
+  } catch (e) {
+    room = { freeBytes: null, statfsProblem: errorCode(e) };
+  }
+  return { path: dir, ...room, ...written };
 }
 
 function errorCode(e: unknown): string {

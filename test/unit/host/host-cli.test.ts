@@ -210,6 +210,24 @@ describe('npm run host -- --support-bundle', () => {
   });
 });
 
+describe('npm run host -- --support-bundle without --health-file', () => {
+  // The host has no default health record: without the running host's --health-file nothing was looked at.
+  // The bundle said "no running kiosk was found (health.json absent, stopped or stale)", read as "the host is down".
+  it('says whether a kiosk runs is not known, and how to tell it, rather than that none runs', async () => {
+    const dir = await tempDir();
+    const target = join(dir, 'support.tar.gz');
+    const run = await runCli('src/host/cli.ts', ['--data-dir', join(dir, 'data'), '--support-bundle', target], { env: { MDL_KIOSK_CONFIG: '' } });
+    expect(run.code).toBe(0);
+    const unpacked = join(dir, 'unpacked');
+    await mkdir(unpacked);
+    await extract({ file: target, cwd: unpacked });
+    const environment = JSON.parse(await readFile(join(unpacked, 'mdl-kiosk-support', 'environment.json'), 'utf8')) as { madeBy: string; note: string };
+    expect(environment.madeBy).toBe('separate process');
+    expect(environment.note).not.toContain('no running kiosk was found');
+    expect(environment.note).toContain("whether a kiosk runs is not known: no health record was given (the browser host: add the running host's --health-file)");
+  });
+});
+
 describe('configured devices', () => {
   it('reports what cannot be set up instead of throwing', async () => {
     const config = parseConfig({ pcsc: { reader: '/[unclosed/' }, ble: { roles: 'central' } });

@@ -3,9 +3,12 @@
  * host and port only — never a user, a password or a value that does not parse (it may hold one) — and
  * the route backend-proxy.ts takes, with a configuration problem named by its variable.
  */
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/platform/config.js';
-import { backendRoute, proxyEnvironment } from '../../../src/service/support-report.js';
+import { backendRoute, dataFolderFacts, proxyEnvironment } from '../../../src/service/support-report.js';
 
 const PASSWORD = 's3cr%40t-pw';
 
@@ -45,5 +48,24 @@ describe('support report: proxies', () => {
     const wrong = backendRoute(config, { HTTPS_PROXY: `ftp://user:${PASSWORD}@proxy.corp.example` });
     expect(wrong).toEqual({ via: 'unknown', problem: 'HTTPS_PROXY: only http:// and https:// proxies are supported' });
     expect(backendRoute(parseConfig({}), {})).toEqual({ via: 'none', why: 'no backend.baseUrl is configured' });
+  });
+});
+
+describe('support report: the data folder', () => {
+  // A first run, or a bundle made with a new --data-dir: the folder does not exist until the probe makes it.
+  // Its room was asked first and read "free space unknown (ENOENT: it does not exist)" next to "writable".
+  it('gives the free space of a folder the kiosk had not created yet, as well as that it can be written', async () => {
+    const parent = await mkdtemp(join(tmpdir(), 'mdl-support-folder-'));
+    try {
+      const dir = join(parent, 'not-yet', 'mdl-kiosk');
+      const facts = await dataFolderFacts(dir);
+      expect((await stat(dir)).isDirectory()).toBe(true);
+      expect(facts).toMatchObject({ path: dir, writable: true });
+      expect(facts).not.toHaveProperty('statfsProblem');
+      expect(typeof facts.freeBytes).toBe('number');
+      expect(facts.freeBytes as number).toBeGreaterThan(0);
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
   });
 });
