@@ -230,10 +230,20 @@ export function supportSummary(input: SupportReportInput, environment: Record<st
   else if (last === null || last === undefined) lines.push('Backend: no failure since the kiosk started');
   else lines.push(`Backend: last failure ${last.kind}${last.status === null ? '' : ` (HTTP ${last.status})`} at ${last.stage}, ${backend.consecutive} in a row: ${last.detail}`);
   const route = environment.backendRoute as Record<string, unknown>;
-  lines.push(`Route to the backend: ${Object.entries(route).map(([k, v]) => `${k} ${String(v)}`).join(', ')}`);
+  const { via, ...routeFacts } = route;
+  const facts = Object.entries(routeFacts).map(([k, v]) => `${k}: ${String(v)}`);
+  lines.push(`Route to the backend: ${via === 'none' ? 'none' : String(via)}${facts.length === 0 ? '' : ` (${facts.join('; ')})`}`);
   const proxies = Object.entries(environment.proxyEnvironment as Record<string, unknown>);
   lines.push(`Proxy variables: ${proxies.length === 0 ? 'none' : proxies.map(([k, v]) => `${k}=${typeof v === 'string' ? v : Object.values(v as Record<string, string>).join(' ')}`).join('; ')}`);
-  for (const check of input.selfTest) lines.push(`Self-test ${check.name}: ${check.ok ? 'ok' : 'FAILED'} ${check.status}${check.detail === undefined ? '' : `: ${check.detail}`}`);
+  const roles = input.config.ble.roles;
+  const wanted: Partial<Record<SelfTestCheck['name'], boolean>> = { ble_central: roles === 'both' || roles === 'central', ble_peripheral: roles === 'both' || roles === 'peripheral' };
+  for (const check of input.selfTest) {
+    // A part this kiosk is not set up with (a QR-only kiosk's reader, a Bluetooth role ble.roles leaves out) is
+    // no failure; a role the configuration asks for and does not have is one.
+    const absent = !check.ok && check.status === 'not_configured' && wanted[check.name] !== true;
+    const verdict = check.ok ? 'ok' : absent ? 'not set up on this kiosk' : 'FAILED';
+    lines.push(`Self-test ${check.name}: ${verdict}${absent ? '' : ` ${check.status}`}${check.detail === undefined ? '' : `: ${check.detail}`}`);
+  }
   lines.push(`Camera: ${input.state.camera.state}${input.diagnostics.app?.cameraAccess === undefined ? '' : ` (operating system consent: ${input.diagnostics.app.cameraAccess})`}`);
   const updates = input.diagnostics.app?.updates;
   lines.push(`Updates: ${updates === undefined ? 'not reported' : `${updates.state}${updates.version === undefined ? '' : ` ${updates.version}`}${updates.error === undefined ? '' : `: ${updates.error}`}`}`);

@@ -238,6 +238,14 @@ describe('support bundle: the ten common failures can be read from it', () => {
     expect(line(files2, 'Self-test ble_central:')).toMatch(/^Self-test ble_central: FAILED /);
     expect((json(files2, 'state.json') as StatePart).devices.bleCentral?.usable).toBe(false);
     expectClean(files2, k2);
+
+    // Not a failure: a kiosk whose configuration leaves Bluetooth out (and, here, names no backend yet).
+    const k3 = await kiosk({ backend: 'none', config: { ble: { roles: 'none' } }, rig: { ble: { central: false, peripheral: false } } });
+    await k3.f.waitState((s) => s.view.phase === 'config_error', 15_000, 'needs staff for its configuration');
+    const files3 = await staffBundle(k3);
+    expect(line(files3, 'Self-test ble_central:')).toBe('Self-test ble_central: not set up on this kiosk');
+    expect(line(files3, 'Self-test ble_peripheral:')).toBe('Self-test ble_peripheral: not set up on this kiosk');
+    expect(line(files3, 'Route to the backend:')).toBe('Route to the backend: none (why: no backend.baseUrl is configured)');
   }, 60_000);
 
   it('7. camera: refused by the operating system (after a verification, so holder data was in the kiosk)', async () => {
@@ -262,7 +270,7 @@ describe('support bundle: the ten common failures can be read from it', () => {
     const files = await staffBundle(k);
     expect(line(files, 'Screen:')).toMatch(/^Screen: phase offline, error \w+: /);
     expect(line(files, 'Backend:')).toMatch(/^Backend: last failure unreachable at create, \d+ in a row: .*ECONNREFUSED/);
-    expect(line(files, 'Route to the backend:')).toBe('Route to the backend: via direct');
+    expect(line(files, 'Route to the backend:')).toBe('Route to the backend: direct');
     expect((json(files, 'diagnostics.json') as BackendPart).backend?.lastFailure?.kind).toBe('unreachable');
     expectClean(files, k);
   }, 60_000);
