@@ -68,7 +68,7 @@ Options:
   --backend URL          backend base URL (or MDL_KIOSK_BACKEND_URL, or backend.baseUrl in the config file);
                          with --devices virtual and no backend, an embedded mock backend is started
   --api-key-file FILE    file holding the API key (or MDL_KIOSK_API_KEY / MDL_KIOSK_API_KEY_FILE)
-  --config FILE          JSON configuration file (or MDL_KIOSK_CONFIG); see README "Configuration"
+  --config FILE          JSON configuration file (or MDL_KIOSK_CONFIG); see docs/configuration.md
   --profile NAME         request profile (age_over_18, age_over_21, identity, full, or a custom one)
   --list-profiles        print the profiles and exit
   --loop N               run N verifications one after another (default 1)

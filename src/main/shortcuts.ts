@@ -6,7 +6,7 @@
  *
  * Ordinary typing is never touched: the customer and staff type digits, letters and `-`, and staff paste
  * with Ctrl/Cmd+V. OS-level shortcuts (Alt+Tab, Ctrl+Alt+Del, the Windows key) never reach an app: they
- * need the OS kiosk lockdown (README, installer guide).
+ * need the OS kiosk lockdown (docs/desktop-app.md, installer guide).
  */
 import type { Input } from 'electron';
 

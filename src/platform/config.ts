@@ -678,7 +678,7 @@ function readJsonFile(path: string): Json {
   if (unknown.length > 0) {
     const shown = unknown.slice(0, 20).map((key) => key.slice(0, 200));
     const more = unknown.length > shown.length ? ` and ${unknown.length - shown.length} more` : '';
-    throw new ConfigError(`config file ${path}: unknown key${unknown.length === 1 ? '' : 's'} ${shown.join(', ')}${more} (misspelt, or from another version? README "Configuration" lists every key)`);
+    throw new ConfigError(`config file ${path}: unknown key${unknown.length === 1 ? '' : 's'} ${shown.join(', ')}${more} (misspelt, or from another version? docs/configuration.md lists every key)`);
   }
   return value;
 }

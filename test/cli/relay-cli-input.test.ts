@@ -1,5 +1,5 @@
 /**
- * The headless relay CLI's input rules (README "Headless relay CLI"): scans the kiosk would ignore are
+ * The headless relay CLI's input rules (docs/relay-cli.md): scans the kiosk would ignore are
  * refused up front, `--qr` needs as many scans as `--loop`, `--qr-stdin` ends (exit 2) when its input
  * ends first, and `--timeout` gives up on a verification that does not end. Each case exits 2 instead of
  * waiting for a verification that can never happen.
@@ -45,7 +45,7 @@ function expectUntouched(b: FakeBackend): void {
 }
 
 describe('npm run relay: input that can never make a verification', () => {
-  it('README "Headless relay CLI" (scans the kiosk would ignore are refused up front): --qr with a code that is not an mdoc: engagement → exit 2 at once with a message, no session created', async () => {
+  it('docs/relay-cli.md (scans the kiosk would ignore are refused up front): --qr with a code that is not an mdoc: engagement → exit 2 at once with a message, no session created', async () => {
     const b = await untouchedBackend();
     const run = await runCli(['--backend', b.baseUrl, '--qr', 'https://example.com/x'], { MDL_KIOSK_API_KEY: b.apiKey });
     expect(run.signal).toBeNull();
@@ -55,7 +55,7 @@ describe('npm run relay: input that can never make a verification', () => {
     expectUntouched(b);
   });
 
-  it('README "Headless relay CLI" (the same engagement twice is refused up front): --qr mdoc:A --qr mdoc:A → exit 2 with a message, no session created', async () => {
+  it('docs/relay-cli.md (the same engagement twice is refused up front): --qr mdoc:A --qr mdoc:A → exit 2 with a message, no session created', async () => {
     const b = await untouchedBackend();
     const run = await runCli(['--backend', b.baseUrl, '--qr', QR, '--qr', QR], { MDL_KIOSK_API_KEY: b.apiKey });
     expect(run.signal).toBeNull();
@@ -64,7 +64,7 @@ describe('npm run relay: input that can never make a verification', () => {
     expectUntouched(b);
   });
 
-  it('README "Headless relay CLI" (with --qr the run needs as many scans as --loop): --qr mdoc:A --loop 2 → exit 2 with a message, no session created', async () => {
+  it('docs/relay-cli.md (with --qr the run needs as many scans as --loop): --qr mdoc:A --loop 2 → exit 2 with a message, no session created', async () => {
     const b = await untouchedBackend();
     const run = await runCli(['--backend', b.baseUrl, '--qr', QR, '--loop', '2'], { MDL_KIOSK_API_KEY: b.apiKey });
     expect(run.signal).toBeNull();
@@ -75,7 +75,7 @@ describe('npm run relay: input that can never make a verification', () => {
 });
 
 describe('npm run relay: the run ends when its input or its time runs out', () => {
-  it('README "Headless relay CLI" (with --qr-stdin it ends, exit 2, when the input ends first): --qr-stdin --loop 2 with one scan then end of input → the first verification is reported, then exit 2 "input ended"', async () => {
+  it('docs/relay-cli.md (with --qr-stdin it ends, exit 2, when the input ends first): --qr-stdin --loop 2 with one scan then end of input → the first verification is reported, then exit 2 "input ended"', async () => {
     backend = await FakeBackend.start();
     backend.onConnection((c: FakeConnection) => {
       void (async () => {
@@ -95,7 +95,7 @@ describe('npm run relay: the run ends when its input or its time runs out', () =
     expect(run.stderr).toMatch(/input ended after 1 of 2 verification/);
   });
 
-  it('README "Headless relay CLI" (--timeout SECONDS gives up when a verification has not ended): --timeout 1 with a backend that never answers the scan → exit 2 with a message, the waiting verification cancelled, the session socket closed by the stop', async () => {
+  it('docs/relay-cli.md (--timeout SECONDS gives up when a verification has not ended): --timeout 1 with a backend that never answers the scan → exit 2 with a message, the waiting verification cancelled, the session socket closed by the stop', async () => {
     backend = await FakeBackend.start();
     let scanned = false;
     const connections: FakeConnection[] = [];

@@ -1,7 +1,7 @@
 /**
  * Robustness regressions: misbehaving device adapters, BLE setup edge cases, the link-loss grace, older
  * sessions refused with 401, single-use QR engagements, oversize messages, the WebSocket heartbeat and the
- * kiosk's own lifecycle. Each test names the README rule ("How the kiosk reads the protocol") or the spec
+ * kiosk's own lifecycle. Each test names the open point of docs/protocol.md §10 (as its table names it) or the spec
  * section it checks. Device faults are injected by replacing methods on the harness's fake devices, the
  * way a broken adapter would behave; timeouts are shortened through the configuration.
  */
@@ -97,8 +97,8 @@ async function coolDownOver(harness: Harness, reportedAt: number): Promise<void>
 
 // ================================================================ misbehaving adapters
 
-describe('README "Misbehaving adapters": nothing ends the kiosk loop', () => {
-  it('README "Misbehaving adapters" / "remove your phone": a card whose waitForRemoval() rejects (reader unplugged) ends the remove_phone screen; the kiosk is ready again and the next QR scan works', async () => {
+describe('docs/protocol.md §10 "misbehaving adapters": nothing ends the kiosk loop', () => {
+  it('docs/protocol.md §10 "misbehaving adapters" / "remove your phone": a card whose waitForRemoval() rejects (reader unplugged) ends the remove_phone screen; the kiosk is ready again and the next QR scan works', async () => {
     const h = await start();
     const conn1 = await armed(h);
     const card = await tap(h, conn1);
@@ -119,7 +119,7 @@ describe('README "Misbehaving adapters": nothing ends the kiosk loop', () => {
     await completeQrVerification(h, conn2);
   });
 
-  it('README "Misbehaving adapters": a BLE central link whose close() throws synchronously at teardown after complete → the report is still emitted and the next verification works', async () => {
+  it('docs/protocol.md §10 "misbehaving adapters": a BLE central link whose close() throws synchronously at teardown after complete → the report is still emitted and the next verification works', async () => {
     const h = await start();
     const connect = h.central.connect.bind(h.central);
     let throwingCloses = 0;
@@ -144,7 +144,7 @@ describe('README "Misbehaving adapters": nothing ends the kiosk loop', () => {
     expect(h.logs.events()).not.toContain('kiosk_loop_fault');
   });
 
-  it('README "Misbehaving adapters": ports whose availability() throws are shown unusable (adapter_error), nothing crashes, and verifications still work (BLE falls to the next usable mode, taps still work)', async () => {
+  it('docs/protocol.md §10 "misbehaving adapters": ports whose availability() throws are shown unusable (adapter_error), nothing crashes, and verifications still work (BLE falls to the next usable mode, taps still work)', async () => {
     const h = await start({ start: false });
     h.central.availability = crashingAvailability;
     h.nfc.availability = crashingAvailability;
@@ -186,7 +186,7 @@ describe('README "Misbehaving adapters": nothing ends the kiosk loop', () => {
     expect(h.logs.events()).not.toContain('kiosk_loop_fault');
   });
 
-  it('README "Misbehaving adapters" / "Pre-warmed session": availability() throwing while the backend closes the idle socket crashes nothing (no uncaught exception or unhandled rejection) and the kiosk re-arms', async () => {
+  it('docs/protocol.md §10 "misbehaving adapters" / "pre-warmed session": availability() throwing while the backend closes the idle socket crashes nothing (no uncaught exception or unhandled rejection) and the kiosk re-arms', async () => {
     const faults: unknown[] = [];
     const onFault = (e: unknown): void => {
       faults.push(e);
@@ -226,7 +226,7 @@ describe('README "Misbehaving adapters": nothing ends the kiosk loop', () => {
 
 // ================================================================ bounded device calls
 
-describe('README "Misbehaving adapters": every device call is bounded even if the adapter ignores its abort signal', () => {
+describe('docs/protocol.md §10 "misbehaving adapters": every device call is bounded even if the adapter ignores its abort signal', () => {
   /** Tap, one APDU failing with RemovedCard, then `nfc_await_card`; returns the first card. */
   async function untilAwaitCard(harness: Harness, conn: FakeConnection, beforeAwait: (card: NfcCard) => void): Promise<NfcCard> {
     const card = await tap(harness, conn, () => new NfcTransmitError('RemovedCard'));
@@ -246,7 +246,7 @@ describe('README "Misbehaving adapters": every device call is bounded even if th
     expect(watchdog.map((r) => r.phase)).toEqual(['awaiting_card']);
   }
 
-  it('§4.4 nfc_await_card / README "Misbehaving adapters": the old card\'s waitForRemoval() ignores its signal and never resolves → timeout (awaiting_card) after awaitCardMs, and kiosk.stop() completes', async () => {
+  it('§4.4 nfc_await_card / docs/protocol.md §10 "misbehaving adapters": the old card\'s waitForRemoval() ignores its signal and never resolves → timeout (awaiting_card) after awaitCardMs, and kiosk.stop() completes', async () => {
     const h = await start({ config: { timeouts: { awaitCardMs: 300 } } });
     const conn = await armed(h);
     await untilAwaitCard(h, conn, (card) => {
@@ -261,7 +261,7 @@ describe('README "Misbehaving adapters": every device call is bounded even if th
     expect(h.kiosk.currentView.phase).toBe('stopped');
   });
 
-  it('§4.4 nfc_await_card / README "Misbehaving adapters": the reader\'s nextCard() ignores its signal and never resolves → timeout (awaiting_card) after awaitCardMs, and kiosk.stop() completes', async () => {
+  it('§4.4 nfc_await_card / docs/protocol.md §10 "misbehaving adapters": the reader\'s nextCard() ignores its signal and never resolves → timeout (awaiting_card) after awaitCardMs, and kiosk.stop() completes', async () => {
     const h = await start({ config: { timeouts: { awaitCardMs: 300 } } });
     const conn = await armed(h);
     await untilAwaitCard(h, conn, () => {
@@ -279,8 +279,8 @@ describe('README "Misbehaving adapters": every device call is bounded even if th
 
 // ================================================================ link-loss grace
 
-describe('README "Phone link lost": a complete that arrived within the grace period stands', () => {
-  it('README "Phone link lost" / §3 BLE transfer → Complete: complete arrives after the link dropped, within bleLinkLossGraceMs, while a write to the dead link still hangs → complete (not ble_link_lost)', async () => {
+describe('docs/protocol.md §10 "phone link lost": a complete that arrived within the grace period stands', () => {
+  it('docs/protocol.md §10 "phone link lost" / §3 BLE transfer → Complete: complete arrives after the link dropped, within bleLinkLossGraceMs, while a write to the dead link still hangs → complete (not ble_link_lost)', async () => {
     const h = await start({ config: { timeouts: { bleLinkLossGraceMs: 300, completionFlushMs: 1_000, bleWriteMs: 5_000 } } });
     const writeStarted = new Latch();
     const writeReleased = new Latch();
@@ -314,8 +314,8 @@ describe('README "Phone link lost": a complete that arrived within the grace per
 
 // ================================================================ BLE setup
 
-describe('README "BLE setup failure": disconnects before the first GATT event, late links', () => {
-  it('README "BLE setup failure" / §4.5 peripheral: the phone connects and disconnects before any GATT event and does not come back → ble_connected error after bleSetupMs (not ble_link_lost), advertising stopped', async () => {
+describe('docs/protocol.md §10 "BLE setup failure": disconnects before the first GATT event, late links', () => {
+  it('docs/protocol.md §10 "BLE setup failure" / §4.5 peripheral: the phone connects and disconnects before any GATT event and does not come back → ble_connected error after bleSetupMs (not ble_link_lost), advertising stopped', async () => {
     const h = await start({ config: { timeouts: { bleSetupMs: 800 } } });
     const conn = await armed(h);
     await scanQr(h, conn);
@@ -331,7 +331,7 @@ describe('README "BLE setup failure": disconnects before the first GATT event, l
     await expectRecoveryOnSameSession(h, conn);
   });
 
-  it('README "BLE setup failure" / §4.5 peripheral: the phone disconnects before its first GATT event, then reconnects and subscribes → ble_connected ok, ble_writes are delivered as notifications (not skipped), complete', async () => {
+  it('docs/protocol.md §10 "BLE setup failure" / §4.5 peripheral: the phone disconnects before its first GATT event, then reconnects and subscribes → ble_connected ok, ble_writes are delivered as notifications (not skipped), complete', async () => {
     const h = await start();
     const conn = await armed(h);
     await scanQr(h, conn);
@@ -350,7 +350,7 @@ describe('README "BLE setup failure": disconnects before the first GATT event, l
     expect((await conn.closed).code).toBe(1000);
   });
 
-  it('README "BLE setup failure" / §3 ble_connected error (central): the link drops while connect() is still running → ble_connected error whose reason names the disconnect, link closed', async () => {
+  it('docs/protocol.md §10 "BLE setup failure" / §3 ble_connected error (central): the link drops while connect() is still running → ble_connected error whose reason names the disconnect, link closed', async () => {
     const h = await start();
     const connect = h.central.connect.bind(h.central);
     h.central.connect = (profile: GattProfile, handlers: BleCentralHandlers, signal: AbortSignal) => {
@@ -370,7 +370,7 @@ describe('README "BLE setup failure": disconnects before the first GATT event, l
     expect(at(h.central.links, 0).closed).toBe(true);
   });
 
-  it('README "BLE setup failure" (a link an adapter produces after the kiosk gave up is closed): central connect() ignores its signal and resolves after bleSetupMs → ble_connected error, then the late link is closed', async () => {
+  it('docs/protocol.md §10 "BLE setup failure" (a link an adapter produces after the kiosk gave up is closed): central connect() ignores its signal and resolves after bleSetupMs → ble_connected error, then the late link is closed', async () => {
     const h = await start({ config: { timeouts: { bleSetupMs: 300 } } });
     h.central.behaviour = { delayMs: 900 }; // the fake's delay ignores the abort signal
     const conn = await armed(h);
@@ -384,7 +384,7 @@ describe('README "BLE setup failure": disconnects before the first GATT event, l
     await until(() => at(h.central.links, 0).closed, 'the late link to be closed by the kiosk');
   });
 
-  it('README "BLE setup failure" (a session an adapter produces after the kiosk gave up is closed): peripheral advertise() resolves after bleSetupMs → ble_connected error, then the late session is closed', async () => {
+  it('docs/protocol.md §10 "BLE setup failure" (a session an adapter produces after the kiosk gave up is closed): peripheral advertise() resolves after bleSetupMs → ble_connected error, then the late session is closed', async () => {
     const h = await start({ config: { timeouts: { bleSetupMs: 300 } } });
     const advertise = h.peripheral.advertise.bind(h.peripheral);
     h.peripheral.advertise = async (profile: GattProfile, onEvent: (event: PeripheralEvent) => void) => {
@@ -405,8 +405,8 @@ describe('README "BLE setup failure": disconnects before the first GATT event, l
 
 // ================================================================ 401 on an older session
 
-describe('README "Handshake": 401/403 on an older session vs a new one', () => {
-  it('README "Handshake" / §5 rule 4: 401 when reconnecting an OLDER session (idle socket closed by the backend) → a new session is created and the kiosk is ready; no config_error', async () => {
+describe('docs/protocol.md §10 "handshake and HTTP statuses": 401/403 on an older session vs a new one', () => {
+  it('docs/protocol.md §10 "handshake and HTTP statuses" / §5 rule 4: 401 when reconnecting an OLDER session (idle socket closed by the backend) → a new session is created and the kiosk is ready; no config_error', async () => {
     const h = await start();
     const conn1 = await armed(h);
     const from = mark(h);
@@ -427,7 +427,7 @@ describe('README "Handshake": 401/403 on an older session vs a new one', () => {
     await completeQrVerification(h, conn2);
   });
 
-  it('README "Handshake" / §5: 401 on a brand-new session\'s handshake still means a configuration error (config_error view, not retryable)', async () => {
+  it('docs/protocol.md §10 "handshake and HTTP statuses" / §5: 401 on a brand-new session\'s handshake still means a configuration error (config_error view, not retryable)', async () => {
     ownBackend = await FakeBackend.start();
     ownBackend.handshakeStatuses.push(401);
     const h = await start({ backend: ownBackend });
@@ -440,8 +440,8 @@ describe('README "Handshake": 401/403 on an older session vs a new one', () => {
 
 // ================================================================ QR engagements
 
-describe('README "QR": an engagement that produced an outcome is never used again; a failed one after errorDisplayMs', () => {
-  it('README "QR": a scan while the backend is offline → not_ready; once the backend is back and the kiosk ready, the same QR text scanned again after errorDisplayMs starts a verification', async () => {
+describe('docs/protocol.md §10 "QR text": an engagement that produced an outcome is never used again; a failed one after errorDisplayMs', () => {
+  it('docs/protocol.md §10 "QR text": a scan while the backend is offline → not_ready; once the backend is back and the kiosk ready, the same QR text scanned again after errorDisplayMs starts a verification', async () => {
     ownBackend = await FakeBackend.start();
     gate = await TcpGate.open(ownBackend.port);
     await gate.shut();
@@ -468,7 +468,7 @@ describe('README "QR": an engagement that produced an outcome is never used agai
     expect(await conn.expect('qr_scanned')).toEqual({ type: 'step_result', op: 'qr_scanned', status: 'ok', data: text });
   });
 
-  it('README "QR": after a failed attempt (backend error) the same QR is ignored while the error is shown (errorDisplayMs) and accepted after it', async () => {
+  it('docs/protocol.md §10 "QR text": after a failed attempt (backend error) the same QR is ignored while the error is shown (errorDisplayMs) and accepted after it', async () => {
     const h = await start({ config: { timeouts: { errorDisplayMs: 1_500 } } });
     const conn1 = await armed(h);
     const text = freshQr();
@@ -495,7 +495,7 @@ describe('README "QR": an engagement that produced an outcome is never used agai
     expect(h.reports).toHaveLength(1);
   });
 
-  it('README "QR": after a completed verification the same QR is never used again (a different code is)', async () => {
+  it('docs/protocol.md §10 "QR text": after a completed verification the same QR is never used again (a different code is)', async () => {
     const h = await start();
     const conn1 = await armed(h);
     const text = freshQr();
@@ -517,8 +517,8 @@ describe('README "QR": an engagement that produced an outcome is never used agai
 
 // ================================================================ complete in any phase
 
-describe('README "complete": a complete that arrives in any phase after the tap or scan is honoured', () => {
-  it('README "complete" / §4.4 complete: complete while the kiosk is still setting up BLE (central connect hangs) → report complete with the outcome, socket closed 1000, setup aborted', async () => {
+describe('docs/protocol.md §10 "complete": a complete that arrives in any phase after the tap or scan is honoured', () => {
+  it('docs/protocol.md §10 "complete" / §4.4 complete: complete while the kiosk is still setting up BLE (central connect hangs) → report complete with the outcome, socket closed 1000, setup aborted', async () => {
     const h = await start();
     h.central.behaviour = { hang: true };
     const conn = await armed(h);
@@ -538,7 +538,7 @@ describe('README "complete": a complete that arrives in any phase after the tap 
     await h.view((v) => v.phase === 'result' && v.prompt === 'verified');
   });
 
-  it('README "complete" / §4.4 nfc_await_card: complete while awaiting the re-tap → report complete with the outcome, socket closed 1000', async () => {
+  it('docs/protocol.md §10 "complete" / §4.4 nfc_await_card: complete while awaiting the re-tap → report complete with the outcome, socket closed 1000', async () => {
     const h = await start();
     const conn = await armed(h);
     await tap(h, conn, () => new NfcTransmitError('RemovedCard'));
@@ -560,8 +560,8 @@ describe('README "complete": a complete that arrives in any phase after the tap 
 
 // ================================================================ transport limits
 
-describe('README close codes: oversize messages and the WebSocket heartbeat', () => {
-  it('README close codes (1009) / backend.maxMessageBytes: a message larger than the limit during the NFC handover → message_too_large violation, error view, socket closed 1009, next verification works', async () => {
+describe('docs/protocol.md §4.6 close codes: oversize messages and the WebSocket heartbeat', () => {
+  it('docs/protocol.md §4.6 close codes (1009) / backend.maxMessageBytes: a message larger than the limit during the NFC handover → message_too_large violation, error view, socket closed 1009, next verification works', async () => {
     const h = await start({ config: { backend: { maxMessageBytes: 4_096 } } });
     const conn = await armed(h);
     await tap(h, conn);
@@ -573,7 +573,7 @@ describe('README close codes: oversize messages and the WebSocket heartbeat', ()
     await expectRecoveryOnSameSession(h, conn);
   });
 
-  it('README timeouts.heartbeatMs: the idle socket is pinged; a responsive backend keeps it, a half-open connection (no pong) is dropped and the kiosk re-arms', async () => {
+  it('docs/configuration.md timeouts.heartbeatMs: the idle socket is pinged; a responsive backend keeps it, a half-open connection (no pong) is dropped and the kiosk re-arms', async () => {
     ownBackend = await FakeBackend.start();
     freezeGate = await FreezeGate.open(ownBackend.port);
     const h = await start({

@@ -243,7 +243,7 @@ describe('pre-warmed session (docs/protocol.md §10 "Both flows", spec §8 "crea
 // ================================================================ §4.2, §5 authentication
 
 describe('WebSocket authentication (spec §4.2, §5)', () => {
-  it('by default the client secret is sent in the Authorization header and not in the URL (§5, README *Privacy and logging*)', async () => {
+  it('by default the client secret is sent in the Authorization header and not in the URL (§5, docs/privacy.md)', async () => {
     const harness = await start();
     const conn = await armed(harness);
     const secret = conn.session.secret;

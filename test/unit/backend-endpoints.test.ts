@@ -1,7 +1,7 @@
 /**
  * Endpoint derivation (spec §4.1, §4.2): `{base_url}/sessions`, `{base_url}/sessions/{id}` and
  * `{ws_base_url}/sessions/{id}/mdoc-proximity/ws`, `ws_base_url` being the same host with the ws scheme.
- * TLS is required except on loopback or when explicitly allowed (README *Privacy and logging*).
+ * TLS is required except on loopback or when explicitly allowed (docs/privacy.md).
  */
 import { describe, expect, it } from 'vitest';
 import { InsecureBackendError, backendEndpoints } from '../../src/kiosk/backend-endpoints.js';

@@ -1,7 +1,7 @@
 /**
  * The kiosk's `NfcReader` port on PC/SC (pcscd on Linux, the Smart Card service on Windows, CryptoTokenKit
  * on macOS) through a binding behind the port of `pcsc-binding.ts` — by default the N-API `smartcard` addon
- * (`smartcard-binding.ts`). PC/SC behaviour it is built on: README *NFC readers (PC/SC)*.
+ * (`smartcard-binding.ts`). PC/SC behaviour it is built on: docs/nfc-readers.md.
  *
  * - Context: established at start and re-established with exponential backoff while the service is
  *   absent (0x8010001D) or after it was lost (0x80100013: a pcscd restart ends every reader of the old

@@ -69,7 +69,7 @@ describe('npm run host', () => {
 });
 
 describe('npm run host: the token stays out of every output, and the API key stays with its backend', () => {
-  it('the README\'s systemd set-up: --url-file keeps the token off stdout and stderr (trace logs too); a staff save of another backend URL is refused and the other server never gets the fleet key', async () => {
+  it('docs/browser-host.md\'s systemd set-up: --url-file keeps the token off stdout and stderr (trace logs too); a staff save of another backend URL is refused and the other server never gets the fleet key', async () => {
     const dir = await tempDir();
     const fleet = await startRecordingServer();
     const other = await startRecordingServer();

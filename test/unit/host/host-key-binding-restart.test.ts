@@ -56,7 +56,7 @@ interface HostRun {
   stop(): Promise<number | null>;
 }
 
-/** `npm run host` as the README's systemd unit runs it, with this environment (and no other MDL_KIOSK_*). */
+/** `npm run host` as the systemd unit of docs/browser-host.md runs it, with this environment (and no other MDL_KIOSK_*). */
 function startHost(dataDir: string, env: Record<string, string>): HostRun {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MDL_KIOSK_')));
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/host/cli.ts', '--data-dir', dataDir, '--nfc', 'none', '--log-level', 'trace'], {
@@ -117,7 +117,7 @@ const SOURCES: readonly KeySource[] = [
 ];
 
 /**
- * Where backend A's address is at the first start: in the config file (the README's systemd set-up), or
+ * Where backend A's address is at the first start: in the config file (the systemd set-up of docs/browser-host.md), or
  * only in settings.json, written by hand too (the key's source gives none: the key is then bound to the
  * address of its first start, which must hold at the next one).
  */

@@ -8,7 +8,7 @@
  * - sessions expire `lifetimeMs` after creation (10 minutes by default, spec §8);
  * - `{base}/__mock/faults` (API key) reads and sets the QA fault plan.
  *
- * Choices where the spec says "not shown" (also in the README): `POST /sessions` answers 201 with
+ * Choices where the spec says "not shown" (also in docs/qa-simulators.md): `POST /sessions` answers 201 with
  * `{id, client_secret, iframe_url}` and ignores its body; HTTP errors are JSON `{"error": text}` with 401
  * (missing or wrong key), 404 (unknown or expired session, unknown path), 405 (wrong method); a session's
  * `status` is `pending` until a verification completed on it, then `success` (whatever the verdict:

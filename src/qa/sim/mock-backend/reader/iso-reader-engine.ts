@@ -17,7 +17,7 @@
  * with `maxCharacteristicSize` (default 182: an iOS-sized ATT MTU of 185 − 3) and accept the phone's chunks
  * of any size up to 512 (it chunks with its own MTU).
  *
- * How a session without a DeviceResponse ends (decline semantics, documented in the README):
+ * How a session without a DeviceResponse ends (decline semantics, documented in docs/qa-simulators.md):
  * - SessionData `{status: 20}` without data (session termination, ISO/IEC 18013-5 §9.1.1), or State 0x02
  *   from the phone before any response: the holder declined or the wallet gave up. This is a *completed* verification: `complete`
  *   with `issuer_authentication`/`device_authentication` `Unchecked`, empty `response` and an error of

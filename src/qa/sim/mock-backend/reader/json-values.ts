@@ -2,7 +2,7 @@
  * JSON-safe values for the `complete` outcome (spec §2.4: disclosed elements by namespace, then element
  * identifier). Element values arrive as CBOR decoded by the toolkit (`src/qa/sim/iso/cbor.ts`:
  * maps as `Map`, tags 0/1004 kept as `Tag`, tag 24 as `EmbeddedCbor`); the spec only says the outcome is
- * JSON. The mapping, chosen here and documented in the README:
+ * JSON. The mapping, chosen here and documented in docs/qa-simulators.md:
  *
  * | CBOR (ISO 18013-5 §7.2.1 data element types)   | JSON                                                     |
  * |------------------------------------------------|----------------------------------------------------------|
