@@ -16,17 +16,7 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import yaml from 'js-yaml';
-import { z } from 'zod';
-
-const ChannelFile = z.looseObject({
-  version: z.string().min(1),
-  files: z.array(z.looseObject({ url: z.string().min(1), sha512: z.string().min(1) })).min(1),
-  path: z.string().optional(),
-  sha512: z.string().optional(),
-  stagingPercentage: z.unknown().optional(),
-});
-type ChannelFile = z.infer<typeof ChannelFile>;
+import { dumpChannelFile, parseChannelFile, type ChannelFile } from './channel-file.js';
 
 export class MergeError extends Error {
   override readonly name = 'MergeError';
@@ -37,15 +27,7 @@ const isArm64 = (url: string): boolean => url.includes('arm64');
 const isZip = (url: string): boolean => url.toLowerCase().endsWith('.zip');
 
 function parse(text: string, source: string): ChannelFile {
-  let doc: unknown;
-  try {
-    doc = yaml.load(text);
-  } catch (e) {
-    throw new MergeError(`${source} is not YAML: ${(e as Error).message.split('\n')[0] ?? ''}`);
-  }
-  const parsed = ChannelFile.safeParse(doc);
-  if (!parsed.success) throw new MergeError(`${source} is not an electron-builder channel file (version, and files with url and sha512)`);
-  return parsed.data;
+  return parseChannelFile(text, source, (message) => new MergeError(message));
 }
 
 /** The two builds' channel files as one (text), or a MergeError saying what does not fit. */
@@ -68,7 +50,7 @@ export function mergeMacChannelFiles(first: { text: string; source: string }, se
   if (appleSilicon === undefined) throw new MergeError('no Apple-silicon (arm64) ZIP among the files: those Macs would install the Intel app; give the arm64 build’s latest-mac.yml');
   // The legacy single-file fields name the Intel ZIP: an updater that reads only them cannot tell CPUs apart, and the Intel app runs on both.
   const merged = { ...a, files, path: intel.url, sha512: intel.sha512 };
-  return { text: yaml.dump(merged, { lineWidth: -1, noRefs: true }), version: a.version, zips: { intel: intel.url, appleSilicon: appleSilicon.url } };
+  return { text: dumpChannelFile(merged), version: a.version, zips: { intel: intel.url, appleSilicon: appleSilicon.url } };
 }
 
 export interface MergeArgs {

@@ -15,15 +15,7 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import yaml from 'js-yaml';
-import { z } from 'zod';
-
-/** The parts of an electron-builder channel file this tool needs to recognise one (builder-util-runtime's UpdateInfo). */
-const ChannelFile = z.looseObject({
-  version: z.string().min(1),
-  files: z.array(z.looseObject({ url: z.string(), sha512: z.string() })).min(1),
-  stagingPercentage: z.unknown().optional(),
-});
+import { dumpChannelFile, parseChannelFile } from './channel-file.js';
 
 export class StageError extends Error {
   override readonly name = 'StageError';
@@ -37,17 +29,10 @@ export function parsePercent(text: string): number {
 
 /** The channel file's text with `stagingPercentage` set (a number) or removed (null). */
 export function stageChannelFile(text: string, percent: number | null, source = 'channel file'): { text: string; version: string; before: unknown } {
-  let doc: unknown;
-  try {
-    doc = yaml.load(text);
-  } catch (e) {
-    throw new StageError(`${source} is not YAML: ${(e as Error).message.split('\n')[0] ?? ''}`);
-  }
-  const parsed = ChannelFile.safeParse(doc);
-  if (!parsed.success) throw new StageError(`${source} is not an electron-builder channel file (version and files with url and sha512): ${parsed.error.issues[0]?.path.join('.') ?? ''}`);
-  const { stagingPercentage: before, ...rest } = parsed.data;
+  const parsed = parseChannelFile(text, source, (message) => new StageError(message));
+  const { stagingPercentage: before, ...rest } = parsed;
   const next = percent === null ? rest : { ...rest, stagingPercentage: percent };
-  return { text: yaml.dump(next, { lineWidth: -1, noRefs: true }), version: parsed.data.version, before };
+  return { text: dumpChannelFile(next), version: parsed.version, before };
 }
 
 export interface StageArgs {
