@@ -32,6 +32,7 @@ import type { Logger } from '../platform/log.js';
 import { loopbackPeerUser, type PeerUser } from './peer-user.js';
 import { applySecurityHeaders, securityHeaders } from '../service/security-headers.js';
 import { serveStatic } from '../service/static-files.js';
+import { osCapabilities } from '../platform/os.js';
 
 /** One connected screen: the API with a staff session of its own (KioskService.connectScreen). */
 export type HostedScreen = KioskApiHandlers & {
@@ -133,7 +134,7 @@ export async function startHost(options: HostOptions): Promise<RunningHost> {
   const token = randomBytes(32).toString('base64url');
   const ownUid = process.getuid?.();
   // Only where the kernel tells (Linux); elsewhere the token alone admits a screen (docs/browser-host.md).
-  const peerUser = options.peerUser ?? (process.platform === 'linux' && ownUid !== undefined ? loopbackPeerUser : undefined);
+  const peerUser = options.peerUser ?? (osCapabilities().loopbackPeerUser && ownUid !== undefined ? loopbackPeerUser : undefined);
   let peerUnknownLogged = false;
   let port = 0;
   const allowedHosts = (): Set<string> => new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);

@@ -44,6 +44,7 @@ import { openPhoneWindow } from './phone-window.js';
 import { installLockdown, OriginRegistry } from './security.js';
 import type { AppUpdaterLike, Updater } from './updater.js';
 import { createKioskWindow, loadKioskScreen } from './window.js';
+import { currentPlatform } from '../platform/os.js';
 
 type Flavour = 'production' | 'qa';
 
@@ -93,7 +94,7 @@ async function loadAutoUpdater(): Promise<AppUpdaterLike> {
 
 function defaults(given: Partial<KioskAppDependencies> | undefined): KioskAppDependencies {
   const env = given?.env ?? process.env;
-  const platform = given?.platform ?? process.platform;
+  const platform = given?.platform ?? currentPlatform();
   return {
     // Next to the main bundle: dist/app/main.js → dist/app/radio.js, the radio process (ble.process separate).
     devices: configuredDeviceFactory({ nfc: 'pcsc', radioLauncher: utilityRadioLauncher(fileURLToPath(new URL('./radio.js', import.meta.url))) }),
