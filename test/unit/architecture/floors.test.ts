@@ -206,3 +206,33 @@ describe('no way around the rooms', () => {
     }
   });
 });
+
+const OS_RULE = 'kiosk/os-in-one-place';
+
+async function osMessages(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: join(REPO, file) });
+  const messages = result?.messages ?? [];
+  expect(messages.filter((m) => m.ruleId === null)).toEqual([]);
+  return messages.filter((m) => m.ruleId === OS_RULE).map((m) => m.message);
+}
+
+describe('the OS is told in one place: a planted read of the platform', () => {
+  it.each([
+    ['process.platform', "export const windows = process.platform === 'win32';\n"],
+    ["process['platform']", "export const windows = process['platform'] === 'win32';\n"],
+    ['os.platform() of node:os', "import os from 'node:os';\nexport const windows = os.platform() === 'win32';\n"],
+    ['os.type() of a namespace import', "import * as os from 'os';\nexport const windows = os.type() === 'Windows_NT';\n"],
+    ['platform imported by name', "import { platform } from 'node:os';\nexport const windows = platform() === 'win32';\n"],
+    ['type imported by name', "import { type as osType } from 'node:os';\nexport const windows = osType() === 'Windows_NT';\n"],
+  ])('%s is refused in every room but src/platform/os.ts', async (_how, code) => {
+    for (const room of ROOMS) {
+      expect(await osMessages(`src/${room}/inner/planted-os.ts`, code)).toEqual([expect.stringContaining('src/platform/os.ts')]);
+    }
+    expect(await osMessages('src/platform/os.ts', code)).toEqual([]);
+  });
+
+  it('the rest of node:os and of process stay open', async () => {
+    const code = "import { arch, homedir, tmpdir } from 'node:os';\nexport const where = [arch(), homedir(), tmpdir(), process.arch, process.env.HOME];\n";
+    expect(await osMessages('src/service/planted-os.ts', code)).toEqual([]);
+  });
+});
