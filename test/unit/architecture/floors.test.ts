@@ -137,12 +137,15 @@ describe('the floors: every way of naming a module is checked', () => {
 
 const PACKAGES_RULE = 'kiosk/room-packages';
 
-async function packageMessages(file: string, code: string): Promise<string[]> {
+/** What one rule says of a planted file (a parse error fails the test). */
+async function ruleMessages(rule: string, file: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath: join(REPO, file) });
   const messages = result?.messages ?? [];
   expect(messages.filter((m) => m.ruleId === null)).toEqual([]);
-  return messages.filter((m) => m.ruleId === PACKAGES_RULE).map((m) => m.message);
+  return messages.filter((m) => m.ruleId === rule).map((m) => m.message);
 }
+
+const packageMessages = (file: string, code: string): Promise<string[]> => ruleMessages(PACKAGES_RULE, file, code);
 
 describe('packages and Node built-ins per room: a planted import', () => {
   const NODE_ONLY = ['node:fs', 'fs', 'fs/promises', 'node:crypto', 'pino', 'pino-roll', 'ws', 'undici', 'https-proxy-agent', 'smartcard', '@stoprocent/noble', '@stoprocent/bleno/lib/bleno'];
@@ -209,12 +212,7 @@ describe('no way around the rooms', () => {
 
 const OS_RULE = 'kiosk/os-in-one-place';
 
-async function osMessages(file: string, code: string): Promise<string[]> {
-  const [result] = await eslint.lintText(code, { filePath: join(REPO, file) });
-  const messages = result?.messages ?? [];
-  expect(messages.filter((m) => m.ruleId === null)).toEqual([]);
-  return messages.filter((m) => m.ruleId === OS_RULE).map((m) => m.message);
-}
+const osMessages = (file: string, code: string): Promise<string[]> => ruleMessages(OS_RULE, file, code);
 
 describe('the OS is told in one place: a planted read of the platform', () => {
   it.each([
