@@ -3,6 +3,7 @@ import js from '@eslint/js';
 import path from 'node:path';
 import tseslint from 'typescript-eslint';
 import { roomFloors } from './tools/lint/room-floors.js';
+import { osInOnePlace } from './tools/lint/os-in-one-place.js';
 import { roomPackages } from './tools/lint/room-packages.js';
 
 const PRODUCTION_PATTERNS = [
@@ -95,11 +96,18 @@ export default tseslint.config(
   },
   {
     files: ['src/**'],
-    plugins: { kiosk: { rules: { 'room-floors': roomFloors, 'room-packages': roomPackages } } },
+    plugins: { kiosk: { rules: { 'room-floors': roomFloors, 'room-packages': roomPackages, 'os-in-one-place': osInOnePlace } } },
     rules: {
       'kiosk/room-floors': ['error', { src: path.join(import.meta.dirname, 'src'), rooms: FLOORS, why: FLOOR_REASONS }],
       'kiosk/room-packages': ['error', { src: path.join(import.meta.dirname, 'src'), rooms: ROOM_PACKAGES }],
     },
+  },
+  {
+    // Which OS this is, only src/platform/os.ts tells (docs/ARCHITECTURE.md, *The OS in one place*): the
+    // rest of src/ asks its capability record, so what differs per OS is read in one file.
+    files: ['src/**'],
+    ignores: ['src/platform/os.ts'],
+    rules: { 'kiosk/os-in-one-place': 'error' },
   },
   {
     // The cut line between the product and QA (docs/ARCHITECTURE.md, *The QA cut line*): everything QA-only lives in src/qa/ (simulators,

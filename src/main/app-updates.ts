@@ -10,6 +10,7 @@ import type { KioskConfig } from '../platform/config.js';
 import type { UpdateStatus } from '../common/kiosk-api.js';
 import type { Logger } from '../platform/log.js';
 import { startUpdater, type AppUpdaterLike, type Updater } from './updater.js';
+import { osCapabilities } from '../platform/os.js';
 
 export interface AppUpdatesOptions {
   readonly flavour: 'production' | 'qa';
@@ -46,7 +47,7 @@ export async function startAppUpdates(options: AppUpdatesOptions): Promise<Updat
   if (options.flavour !== 'production' || !options.config.enabled) return undefined;
   // A per-machine install on a standard account: the installer would need elevation, so quitAndInstall
   // would quit into a UAC prompt nobody at the counter can answer, and leave no app on screen.
-  if ((options.platform ?? process.platform) === 'win32' && options.installDir !== undefined && !(await (options.canWrite ?? canCreateFileIn)(options.installDir))) {
+  if (osCapabilities(options.platform).updateWritesInstallDir && options.installDir !== undefined && !(await (options.canWrite ?? canCreateFileIn)(options.installDir))) {
     const error = `updates are off: this account cannot write ${options.installDir} (a per-machine install on a standard account needs an administrator to update; use your software-distribution tool)`;
     options.onStatus({ state: 'disabled', error: error.slice(0, 500) });
     options.log.warn({ event: 'updates_unsupported' }, error);

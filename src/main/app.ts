@@ -8,68 +8,36 @@
  * with no backend configured anywhere it runs on the embedded mock backend and virtual counter that the
  * QA entry injects, and opens the virtual phone page in a second, ordinary window).
  */
-import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { app, ipcMain, powerSaveBlocker, protocol, safeStorage, session, systemPreferences, type BrowserWindow, type WebContents } from 'electron';
-import type { DestinationStream } from 'pino';
-import type { AppStatus, UpdateStatus } from '../common/kiosk-api.js';
-import { configuredDeviceFactory } from '../service/configured-devices.js';
-import { MANAGED_ONLY_KEYS, parseConfig } from '../platform/config.js';
-import { createLogger, type Logger } from '../platform/log.js';
+import { app, powerSaveBlocker, protocol, systemPreferences, type BrowserWindow } from 'electron';
+import type { UpdateStatus } from '../common/kiosk-api.js';
+import { MANAGED_ONLY_KEYS, type KioskConfig } from '../platform/config.js';
+import type { Logger } from '../platform/log.js';
 import { HealthRecorder } from '../service/health-record.js';
-import { KioskService, type DeviceFactory, type KioskServiceOptions } from '../service/kiosk-service.js';
-import { openLogFiles, type LogFiles } from '../service/log-files.js';
-import { managedAllowsBasicTextSecrets, managedConfigPath, readManagedConfig } from '../service/managed-config.js';
-import { managedFileExposure } from '../service/managed-file-mode.js';
+import type { KioskService } from '../service/kiosk-service.js';
 import { SettingsStore } from '../service/settings-store.js';
-import { hashPin } from '../service/staff-pin.js';
-import { originOf } from './app-origin.js';
-import { registerAppScheme, serveAppScheme } from './app-scheme.js';
-import { readEarlyConfig } from './app-settings.js';
+import { appDependencies, type KioskAppDependencies } from './app-dependencies.js';
+import { openAppLog } from './app-log.js';
+import { registerAppScheme } from './app-scheme.js';
+import { appStatusOf, createAppService } from './app-service.js';
 import { startAppUpdates } from './app-updates.js';
-import { appArguments, parseCommandLine, USAGE } from './command-line.js';
-import { dangerousSwitches } from './dangerous-switches.js';
-import { ensureCameraAccess, runProvisioning, type CameraAccess } from './os-consent.js';
-import { answerSupportBundleLaunches, appSupportFiles, runSupportBundleCommand } from './support-bundle-command.js';
+import { appArguments, parseCommandLine, type CommandLine } from './command-line.js';
 import { embeddedBanner, kioskLink, type EmbeddedDefault, type EmbeddedSetup } from './embedded-default.js';
 import { showFatalScreen } from './fatal-screen.js';
-import { registerKioskIpc } from './ipc.js';
-import { AppLifecycle, applyStartAtLogin, claimSingleInstance } from './lifecycle.js';
+import { openKioskScreen, openVirtualPhonePage } from './kiosk-screen.js';
+import { readLaunchConfig } from './launch-config.js';
+import { AppLifecycle, applyStartAtLogin, claimSingleInstance, type LifecycleOptions } from './lifecycle.js';
+import { refusedDangerousSwitches, runProvisioningLaunch, runSupportBundleLaunch, showUsage } from './one-shot-launches.js';
+import { ensureCameraAccess } from './os-consent.js';
 import { RelaunchGuard } from './relaunch-guard.js';
-import { logChildProcessDeaths, watchRenderer } from './renderer-watch.js';
-import { SafeStorageSecretStore } from './safe-storage-secret-store.js';
-import { utilityRadioLauncher } from './radio-launcher.js';
-import { openPhoneWindow } from './phone-window.js';
-import { installLockdown, OriginRegistry } from './security.js';
-import type { AppUpdaterLike, Updater } from './updater.js';
-import { createKioskWindow, loadKioskScreen } from './window.js';
+import { logChildProcessDeaths } from './renderer-watch.js';
+import { answerSupportBundleLaunches } from './support-bundle-command.js';
+import type { Updater } from './updater.js';
+
+export type { KioskAppDependencies } from './app-dependencies.js';
+export { EXIT_REFUSED_SWITCH } from './one-shot-launches.js';
 
 type Flavour = 'production' | 'qa';
-
-/** Exit status of a production app that refuses a dangerous command-line switch (EX_CONFIG: a supervisor
- *  should not restart it in a loop; systemd: `RestartPreventExitStatus=78`). */
-export const EXIT_REFUSED_SWITCH = 78;
-
-/** Seams for tests and the QA entry; every one has the production default. */
-export interface KioskAppDependencies {
-  /** Devices of the production flavour (and of QA with a configured backend). */
-  readonly devices: DeviceFactory;
-  readonly env: NodeJS.ProcessEnv;
-  readonly platform: NodeJS.Platform;
-  /** Unpackaged run (`electron <dir>`): argv carries the app's folder as well. */
-  readonly defaultApp: boolean;
-  readonly process: Pick<NodeJS.Process, 'on' | 'off'>;
-  readonly stdout: { write(text: string): unknown };
-  readonly stderr: DestinationStream & { write(text: string): unknown };
-  readonly preloadPath: string;
-  readonly rendererDir: string;
-  readonly managedConfigFile: string;
-  /** electron-updater's `autoUpdater`, loaded only when updates are on (it touches Electron when loaded). */
-  readonly loadUpdater: () => Promise<AppUpdaterLike>;
-  /** Extra service options (tests: a cheap PIN hash, a fixed clock). */
-  readonly serviceOptions: Partial<KioskServiceOptions>;
-}
 
 export interface RunKioskAppOptions {
   readonly flavour: Flavour;
@@ -86,31 +54,26 @@ export interface RunningKioskApp {
   readonly embedded: EmbeddedSetup | undefined;
 }
 
-async function loadAutoUpdater(): Promise<AppUpdaterLike> {
-  const updater = await import('electron-updater');
-  return (updater.default as { autoUpdater: AppUpdaterLike }).autoUpdater;
+/** The parts as they start: the lifecycle's shutdown and the phone page's callbacks read them later. */
+interface AppParts {
+  window?: BrowserWindow;
+  service?: KioskService;
+  embedded?: EmbeddedSetup;
+  updater?: Updater;
+  health?: HealthRecorder;
+  /** Undone at shutdown, last first. */
+  readonly stops: (() => void | Promise<void>)[];
 }
 
-function defaults(given: Partial<KioskAppDependencies> | undefined): KioskAppDependencies {
-  const env = given?.env ?? process.env;
-  const platform = given?.platform ?? process.platform;
-  return {
-    // Next to the main bundle: dist/app/main.js → dist/app/radio.js, the radio process (ble.process separate).
-    devices: configuredDeviceFactory({ nfc: 'pcsc', radioLauncher: utilityRadioLauncher(fileURLToPath(new URL('./radio.js', import.meta.url))) }),
-    env,
-    platform,
-    // Set by Electron for `electron <dir>`; absent (falsy) in an installed app.
-    defaultApp: process.defaultApp,
-    process,
-    stdout: process.stdout,
-    stderr: process.stderr,
-    // Next to the main bundle: dist/app/main.js → dist/app/preload.cjs and dist/renderer/.
-    preloadPath: fileURLToPath(new URL('./preload.cjs', import.meta.url)),
-    rendererDir: fileURLToPath(new URL('../renderer/', import.meta.url)),
-    managedConfigFile: managedConfigPath(platform, env),
-    loadUpdater: loadAutoUpdater,
-    serviceOptions: {},
-    ...given,
+/**
+ * Moves the data folder to `--data-dir`, called only after the single-instance lock: the lock is taken in
+ * the account's default data folder, since Electron keeps it in the data folder current when it is asked
+ * for, so after a --data-dir two launches with different folders would both run and fight over the reader
+ * and the radio.
+ */
+function dataFolderMover(cli: CommandLine): () => void {
+  return () => {
+    if (cli.dataDir !== undefined) app.setPath('userData', resolve(cli.dataDir));
   };
 }
 
@@ -120,281 +83,156 @@ async function savedBackend(dataDir: string): Promise<boolean> {
   return loaded.settings.backendUrl !== undefined;
 }
 
-/** Starts the app. Resolves once the kiosk window is up, or with `null` when this launch must end. */
-export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningKioskApp | null> {
-  const deps = defaults(options.dependencies);
-  const { flavour } = options;
-  const args = appArguments(options.argv ?? process.argv, deps.defaultApp);
-  const cli = parseCommandLine(args);
-  if (cli.help) {
-    deps.stdout.write(`${USAGE}\n`);
-    app.exit(0);
-    return null;
-  }
-  // A packaged production app is locked down whatever its launcher or the kiosk user's files say; the QA
-  // flavour and unpackaged runs keep the debugging switches and every config source.
-  const development = flavour === 'qa' || !app.isPackaged;
-  if (!development) {
-    const dangerous = dangerousSwitches(args, deps.platform, (name) => app.commandLine.hasSwitch(name));
-    if (dangerous.length > 0) {
-      deps.stderr.write(
-        `mdl-kiosk: refusing to start: ${dangerous.map((n) => `--${n}`).join(', ')} ${dangerous.length === 1 ? 'is' : 'are'} not allowed in a production kiosk (remote debugging, or security switched off). Remove ${dangerous.length === 1 ? 'it' : 'them'} from the shortcut or service that starts the app; the QA build accepts ${dangerous.length === 1 ? 'it' : 'them'}.\n`,
-      );
-      app.exit(EXIT_REFUSED_SWITCH);
-      return null;
-    }
-  }
-  const managedOnly = development ? undefined : MANAGED_ONLY_KEYS;
-  // The single-instance lock first, in the account's default data folder: Electron keeps the lock in the
-  // data folder current when it is asked for, so after a --data-dir two launches with different folders
-  // would both run and fight over the reader and the radio. The data folder moves only after the lock.
-  const moveDataFolder = (): void => {
-    if (cli.dataDir !== undefined) app.setPath('userData', resolve(cli.dataDir));
-  };
-  if (cli.provision) {
-    const log = createLogger({ level: cli.logLevel ?? 'warn', name: 'mdl-kiosk-provision' }, deps.stderr);
-    await runProvisioning({
-      app,
-      prefs: systemPreferences,
-      platform: deps.platform,
-      log,
-      stdout: deps.stdout,
-      stderr: deps.stderr,
-      bluetooth: async () => {
-        moveDataFolder();
-        const devices = await deps.devices(parseConfig({ ble: { roles: 'both' } }), log);
-        const status = (port: { availability(): { usable: boolean; reason?: string } } | undefined): { usable: boolean; reason?: string } =>
-          port ? port.availability() : { usable: false, reason: 'not_available' };
-        return { roles: () => ({ central: status(devices.ports.bleCentral), peripheral: status(devices.ports.blePeripheral) }), close: () => devices.close() };
-      },
-    });
-    return null;
-  }
-  if (cli.supportBundle !== undefined) {
-    await runSupportBundleCommand({
-      app,
-      target: cli.supportBundle,
-      stdout: deps.stdout,
-      stderr: deps.stderr,
-      service: () => {
-        moveDataFolder();
-        const dataDir = app.getPath('userData');
-        const managed = readManagedConfig(deps.managedConfigFile);
-        const userConfig = join(dataDir, 'config.json');
-        const configFile = cli.configFile ?? (deps.env.MDL_KIOSK_CONFIG || !existsSync(userConfig) ? undefined : userConfig);
-        return new KioskService({
-          devices: () => Promise.reject(new Error('no devices for a support bundle')),
-          runKiosk: false,
-          dataDir,
-          env: deps.env,
-          ...(configFile === undefined ? {} : { configFile }),
-          overrides: { log: { level: cli.logLevel ?? 'silent' } },
-          managed,
-          secrets: new SafeStorageSecretStore({ safeStorage, dataDir, platform: deps.platform, allowBasicText: managedAllowsBasicTextSecrets(managed) }),
-          ...(managedOnly ? { managedOnlyKeys: managedOnly } : {}),
-          testMode: flavour === 'qa',
-          version: app.getVersion(),
-          appStatus: () => ({ flavour, secretsProtection: 'os-encrypted', managedKeys: [] }),
-          support: () => appSupportFiles(dataDir, app.getPath('logs')),
-          ...deps.serviceOptions,
-        });
-      },
-    });
-    return null;
-  }
-  if (!claimSingleInstance(app)) return null;
-  moveDataFolder();
-  registerAppScheme(protocol);
-
-  const problems = [...cli.problems];
-  // The configuration is read before Electron is ready: some of it (hardware acceleration) only takes
-  // effect then.
-  const dataDir = app.getPath('userData');
-  const managed = readManagedConfig(deps.managedConfigFile);
-  const userConfig = join(dataDir, 'config.json');
-  const configFile = cli.configFile ?? (deps.env.MDL_KIOSK_CONFIG || !existsSync(userConfig) ? undefined : userConfig);
-  const overrides: Record<string, unknown> = {
-    ...(cli.logLevel === undefined ? {} : { log: { level: cli.logLevel } }),
-    ...(cli.noKiosk && development ? { app: { kioskMode: false } } : {}),
-  };
-  const early = readEarlyConfig({
-    env: deps.env,
-    overrides,
-    managed: managed.layer,
-    ...(configFile === undefined ? {} : { file: configFile }),
-    ...(managedOnly ? { managedOnly } : {}),
-  });
-  // A kiosk PC whose GPU driver is broken shows a black window: the fleet can turn the GPU off.
-  if (!early.app.hardwareAcceleration) app.disableHardwareAcceleration();
-
-  await app.whenReady();
-  if (cli.noKiosk && !development) problems.push('--no-kiosk is only honoured in the QA flavour or an unpackaged run (ignored)');
-  for (const problem of problems) deps.stderr.write(`mdl-kiosk: ${problem}\n`);
-  const logsDir = app.getPath('logs');
-
-  let logFiles: LogFiles | undefined;
-  try {
-    logFiles = await openLogFiles({ dir: logsDir, ...early.app.logs });
-  } catch (e) {
-    deps.stderr.write(`mdl-kiosk: the log files in ${logsDir} cannot be opened (logging to stderr): ${e instanceof Error ? e.message : String(e)}\n`);
-  }
-  const destination: DestinationStream = logFiles?.destination ?? deps.stderr;
-  const log = createLogger({ level: early.logLevel, name: 'mdl-kiosk-app' }, destination);
-  log.info({ event: 'app_starting', kind: flavour, version: app.getVersion() }, 'the kiosk app is starting');
-  for (const problem of problems) log.warn({ event: 'command_line_ignored' }, problem);
-  const exposure = managedFileExposure(deps.managedConfigFile, deps.platform);
-  if (exposure !== undefined) {
-    deps.stderr.write(`mdl-kiosk: ${exposure}\n`);
-    log.warn({ event: 'managed_config_exposed' }, exposure);
-  }
-
-  // Filled in as they start; the lifecycle's shutdown and the phone page's callbacks read them later.
-  const parts: { window?: BrowserWindow; service?: KioskService; embedded?: EmbeddedSetup; updater?: Updater; health?: HealthRecorder } = {};
-  const stops: (() => void | Promise<void>)[] = [];
+/** Crash recovery, relaunch and an orderly shutdown of whatever has started (`parts`), then the log files. */
+function startLifecycle(parts: AppParts, options: { deps: KioskAppDependencies; dataDir: string; logsDir: string; restartBy: LifecycleOptions['restartBy']; log: Logger; closeLog: () => Promise<void> }): AppLifecycle {
+  const { deps, log } = options;
   const lifecycle = new AppLifecycle({
     app,
     powerSaveBlocker,
     log,
-    guard: new RelaunchGuard({ file: join(dataDir, 'relaunches.json') }),
-    restartBy: early.app.restartBy,
+    guard: new RelaunchGuard({ file: join(options.dataDir, 'relaunches.json') }),
+    restartBy: options.restartBy,
     window: () => parts.window,
     process: deps.process,
     showFatal: (message) => {
-      if (!showFatalScreen(parts.window, message, logsDir)) deps.stderr.write(`mdl-kiosk: stopped after repeated errors: ${message}\n`);
+      if (!showFatalScreen(parts.window, message, options.logsDir)) deps.stderr.write(`mdl-kiosk: stopped after repeated errors: ${message}\n`);
     },
     shutdown: async () => {
       parts.updater?.stop();
-      for (const stop of stops.splice(0).reverse()) await stop();
+      for (const stop of parts.stops.splice(0).reverse()) await stop();
       await parts.service?.stop();
       await parts.health?.stop();
       await parts.embedded?.stop();
       log.info({ event: 'app_stopped' }, 'the kiosk app stopped');
-      await logFiles?.close();
+      await options.closeLog();
     },
   });
   lifecycle.start();
-  logChildProcessDeaths(app, log);
-  applyStartAtLogin(app, { openAtLogin: early.app.startAtLogin, platform: deps.platform, log });
+  return lifecycle;
+}
 
-  if (flavour === 'qa' && options.embedded && !early.backendConfigured && !(await savedBackend(dataDir))) {
-    try {
-      parts.embedded = await options.embedded.start(log.child({ component: 'embedded' }), kioskLink(() => parts.service));
-      deps.stdout.write(embeddedBanner(parts.embedded));
-    } catch (e) {
-      // The kiosk still starts: with no backend it shows staff what to configure.
-      const why = `the embedded mock backend and virtual counter could not start: ${e instanceof Error ? e.message : String(e)}`;
-      log.error({ event: 'embedded_default_failed' }, why);
-      deps.stderr.write(`mdl-kiosk: ${why}\n`);
-    }
+/** QA with no backend anywhere: the embedded mock backend and virtual counter, or undefined (the kiosk still starts and shows staff what to configure). */
+async function startEmbeddedDefault(embedded: EmbeddedDefault, parts: AppParts, deps: KioskAppDependencies, log: Logger): Promise<EmbeddedSetup | undefined> {
+  try {
+    const setup = await embedded.start(log.child({ component: 'embedded' }), kioskLink(() => parts.service));
+    deps.stdout.write(embeddedBanner(setup));
+    return setup;
+  } catch (e) {
+    const why = `the embedded mock backend and virtual counter could not start: ${e instanceof Error ? e.message : String(e)}`;
+    log.error({ event: 'embedded_default_failed' }, why);
+    deps.stderr.write(`mdl-kiosk: ${why}\n`);
+    return undefined;
   }
+}
 
+/** The health record a supervisor or fleet tool reads (and the metrics file when one is configured), written every few seconds. */
+function startHealthRecord(service: KioskService, options: { file: string; flavour: Flavour; health: KioskConfig['app']['health']; updates: () => UpdateStatus }): HealthRecorder {
+  const { health } = options;
+  const recorder = new HealthRecorder({
+    service,
+    file: options.file,
+    flavour: options.flavour,
+    everySeconds: health.everySeconds,
+    ...(health.metricsFile === undefined ? {} : { metricsFile: health.metricsFile }),
+    updates: options.updates,
+  });
+  recorder.start();
+  return recorder;
+}
+
+/** The updater of a production app (in the app's own folder), or undefined when updates are off here. */
+async function startUpdates(service: KioskService, options: { deps: KioskAppDependencies; flavour: Flavour; config: KioskConfig['app']['updates']; log: Logger; onStatus: (status: UpdateStatus) => void }): Promise<Updater | undefined> {
+  return startAppUpdates({
+    flavour: options.flavour,
+    config: options.config,
+    loadUpdater: options.deps.loadUpdater,
+    isIdle: () => service.isIdle(),
+    platform: options.deps.platform,
+    installDir: dirname(app.getPath('exe')),
+    log: options.log.child({ component: 'updater' }),
+    onStatus: options.onStatus,
+  });
+}
+
+/** Starts the app. Resolves once the kiosk window is up, or with `null` when this launch must end. */
+export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningKioskApp | null> {
+  const deps = appDependencies(options.dependencies);
+  const { flavour } = options;
+  const args = appArguments(options.argv ?? process.argv, deps.defaultApp);
+  const cli = parseCommandLine(args);
+  if (cli.help) return showUsage(deps);
+  // A packaged production app is locked down whatever its launcher or the kiosk user's files say; the QA
+  // flavour and unpackaged runs keep the debugging switches and every config source.
+  const development = flavour === 'qa' || !app.isPackaged;
+  if (!development && refusedDangerousSwitches(args, deps)) return null;
+  const managedOnly = development ? undefined : MANAGED_ONLY_KEYS;
+  const moveDataFolder = dataFolderMover(cli);
+  if (cli.provision) return runProvisioningLaunch(cli, deps, moveDataFolder);
+  if (cli.supportBundle !== undefined) return runSupportBundleLaunch({ cli, target: cli.supportBundle, deps, flavour, managedOnly, moveDataFolder });
+  if (!claimSingleInstance(app)) return null;
+  moveDataFolder();
+  registerAppScheme(protocol);
+
+  // The configuration is read before Electron is ready: some of it (hardware acceleration) only takes effect then.
+  const dataDir = app.getPath('userData');
+  const launch = readLaunchConfig({ cli, dataDir, env: deps.env, managedConfigFile: deps.managedConfigFile, development, managedOnly });
+  // A kiosk PC whose GPU driver is broken shows a black window: the fleet can turn the GPU off.
+  if (!launch.early.app.hardwareAcceleration) app.disableHardwareAcceleration();
+
+  await app.whenReady();
+  const problems = [...cli.problems, ...(cli.noKiosk && !development ? ['--no-kiosk is only honoured in the QA flavour or an unpackaged run (ignored)'] : [])];
+  const logsDir = app.getPath('logs');
+  const { log, logFiles, destination, exposure } = await openAppLog({ logsDir, early: launch.early, flavour, version: app.getVersion(), problems, deps });
+
+  const parts: AppParts = { stops: [] };
+  const lifecycle = startLifecycle(parts, { deps, dataDir, logsDir, restartBy: launch.early.app.restartBy, log, closeLog: async () => logFiles?.close() });
+  logChildProcessDeaths(app, log);
+  applyStartAtLogin(app, { openAtLogin: launch.early.app.startAtLogin, platform: deps.platform, log });
+  if (flavour === 'qa' && options.embedded && !launch.early.backendConfigured && !(await savedBackend(dataDir))) {
+    parts.embedded = await startEmbeddedDefault(options.embedded, parts, deps, log);
+  }
   // Before the kiosk window can cover the system prompt (macOS asks here; the answer goes to diagnostics).
-  const cameraAccess: CameraAccess = await ensureCameraAccess(systemPreferences, deps.platform, log);
+  const cameraAccess = await ensureCameraAccess(systemPreferences, deps.platform, log);
+
   let updateStatus: UpdateStatus = { state: 'disabled' };
   const healthFile = join(dataDir, 'health.json');
-  const appStatus = (): AppStatus => ({
-    flavour,
-    secretsProtection: 'os-encrypted',
-    managedKeys: [],
-    ...(logFiles ? { logDir: logFiles.dir } : {}),
-    updates: updateStatus,
-    healthFile,
-    cameraAccess,
-    // Staff see it on the diagnostics screen with the private files other users could read.
-    ...(exposure === undefined ? {} : { permissionProblems: [exposure] }),
-  });
+  const appStatus = appStatusOf({ flavour, logFiles, updates: () => updateStatus, healthFile, cameraAccess, exposure });
   const { embedded } = parts;
-  const service = new KioskService({
-    devices: embedded?.devices ?? deps.devices,
-    dataDir,
-    env: deps.env,
-    ...(configFile === undefined ? {} : { configFile }),
-    overrides: embedded ? { ...overrides, staff: { pinHash: await hashPin(embedded.staffPin) } } : overrides,
-    managed,
-    secrets: new SafeStorageSecretStore({ safeStorage, dataDir, platform: deps.platform, allowBasicText: managedAllowsBasicTextSecrets(managed) }),
-    ...(embedded ? { backendOverride: embedded.backendOverride } : {}),
-    testMode: flavour === 'qa',
-    ...(managedOnly ? { managedOnlyKeys: managedOnly } : {}),
-    logDestination: destination,
-    version: app.getVersion(),
-    appStatus,
-    support: () => appSupportFiles(dataDir, logsDir),
-    ...deps.serviceOptions,
-  });
+  const service = await createAppService({ deps, flavour, dataDir, logsDir, launch, managedOnly, embedded, logDestination: destination, appStatus });
   parts.service = service;
   answerSupportBundleLaunches(app, () => parts.service, deps.defaultApp, log);
   await service.start();
   const config = service.config.app;
 
-  serveAppScheme(protocol, deps.rendererDir);
-  const registry = new OriginRegistry();
-  installLockdown(app, { navigationOrigin: (c) => registry.navigationOrigin(c), isKioskScreen: (c) => registry.isKioskScreen(c), cameraSession: session.defaultSession }, log);
-
-  // With the virtual phone in a window of its own, the kiosk window must not cover the screen.
-  const kioskMode = config.kioskMode && embedded === undefined;
-  const kioskWindow = createKioskWindow({
-    kioskMode,
+  const screen = openKioskScreen({
+    service,
+    deps,
+    // With the virtual phone in a window of its own, the kiosk window must not cover the screen.
+    kioskMode: config.kioskMode && embedded === undefined,
     devTools: config.devTools && development,
-    preloadPath: deps.preloadPath,
     contentProtection: flavour === 'production',
     isQuitting: () => lifecycle.quitting,
+    onCrashLoop: () => lifecycle.relaunch('renderer_crash_loop', 'the kiosk screen kept crashing'),
+    onClosed: () => {
+      parts.window = undefined;
+    },
     log,
-    platform: deps.platform,
   });
-  parts.window = kioskWindow;
-  registry.setKioskScreen(kioskWindow.webContents);
-  // The kiosk window is one screen of the service: its staff session is its own.
-  const screen = service.connectScreen();
-  const ipc = registerKioskIpc({ ipcMain, contents: kioskWindow.webContents, service: screen, log });
-  stops.push(() => {
-    ipc.dispose();
-    screen.close();
-  });
-  stops.push(
-    watchRenderer({
-      window: kioskWindow,
-      contents: kioskWindow.webContents,
-      log,
-      isQuitting: () => lifecycle.quitting,
-      onCrashLoop: () => lifecycle.relaunch('renderer_crash_loop', 'the kiosk screen kept crashing'),
-    }),
-  );
-  // Outside kiosk mode the window can be closed: that ends the app.
-  kioskWindow.on('closed', () => {
-    parts.window = undefined;
-    if (!lifecycle.quitting) app.quit();
-  });
-  void loadKioskScreen(kioskWindow, log);
+  parts.window = screen.window;
+  parts.stops.push(...screen.stops);
+  if (embedded) openVirtualPhonePage(embedded.phonePageUrl, screen.registry, log);
 
-  if (embedded) {
-    const phoneOrigin = originOf(embedded.phonePageUrl);
-    if (phoneOrigin === null) log.error({ event: 'phone_page_url_invalid' }, 'the virtual phone page has no http origin; not opening it');
-    else openPhoneWindow({ url: embedded.phonePageUrl, confine: (c: WebContents) => registry.confine(c, phoneOrigin), log });
-  }
-
-  parts.health = new HealthRecorder({
-    service,
-    file: healthFile,
-    flavour,
-    everySeconds: config.health.everySeconds,
-    ...(config.health.metricsFile === undefined ? {} : { metricsFile: config.health.metricsFile }),
-    updates: () => updateStatus,
-  });
-  parts.health.start();
-
-  parts.updater = await startAppUpdates({
+  parts.health = startHealthRecord(service, { file: healthFile, flavour, health: config.health, updates: () => updateStatus });
+  parts.updater = await startUpdates(service, {
+    deps,
     flavour,
     config: config.updates,
-    loadUpdater: deps.loadUpdater,
-    isIdle: () => service.isIdle(),
-    platform: deps.platform,
-    installDir: dirname(app.getPath('exe')),
-    log: log.child({ component: 'updater' }),
+    log,
     onStatus: (status) => {
       updateStatus = status;
     },
   });
 
   log.info({ event: 'app_started', kind: flavour, state: service.state().view.phase }, 'the kiosk app is up');
-  return { window: kioskWindow, service, lifecycle, log, embedded };
+  return { window: screen.window, service, lifecycle, log, embedded };
 }

@@ -8,6 +8,7 @@ import { BrowserWindow, Menu } from 'electron';
 import type { Logger } from '../platform/log.js';
 import { APP_START_URL } from './app-origin.js';
 import { blockedShortcut, type BlockedShortcut } from './shortcuts.js';
+import { currentPlatform } from '../platform/os.js';
 
 export interface KioskWindowOptions {
   /** Kiosk + full screen (config `app.kioskMode`); off only for QA and development runs. */
@@ -40,7 +41,7 @@ export function isZoomWheel(modifiers: readonly string[]): boolean {
 }
 
 export function createKioskWindow(options: KioskWindowOptions): BrowserWindow {
-  const platform = options.platform ?? process.platform;
+  const platform = options.platform ?? currentPlatform();
   // No menu: also removes Electron's default accelerators (reload, devtools, zoom, quit).
   Menu.setApplicationMenu(null);
   const window = new BrowserWindow({

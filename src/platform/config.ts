@@ -15,6 +15,7 @@ import { HeaderToken, Namespaces } from '../common/protocol/messages.js';
 import { isLoopbackHost } from './loopback-host.js';
 import { parsePinHash } from './pin-hash-format.js';
 import { TIME_WINDOW } from './time-window.js';
+import { currentPlatform, osCapabilities } from './os.js';
 
 /**
  * Every duration is bounded: Node's timers take at most 2^31 − 1 ms and fire at once beyond it (so a
@@ -150,8 +151,8 @@ export const AppConfig = z
  * libusb: @stoprocent/bleno lib/resolve-bindings.js:18-27, bluetooth-hci-socket index.js:20-30), so the
  * kiosk is central there unless a dongle is set up (`ble.usbDongle`).
  */
-export function defaultBleRoles(platform: NodeJS.Platform = process.platform): BleRoles {
-  return platform === 'win32' ? 'central' : 'both';
+export function defaultBleRoles(platform: NodeJS.Platform = currentPlatform()): BleRoles {
+  return osCapabilities(platform).builtInBlePeripheral ? 'both' : 'central';
 }
 
 /** A USB device as `VID:PID` in hex (`0a12:0001`), as Device Manager and lsusb show them. */

@@ -17,6 +17,7 @@ import { chmod, mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DestinationStream } from 'pino';
 import pinoRoll from 'pino-roll';
+import { osCapabilities } from '../platform/os.js';
 
 export interface LogFiles {
   readonly destination: DestinationStream;
@@ -56,7 +57,7 @@ export async function removeExpiredLogFiles(dir: string, retentionDays: number, 
 }
 
 async function tightenModes(dir: string): Promise<void> {
-  if (process.platform === 'win32') return; // no POSIX modes; the folder's ACL applies
+  if (!osCapabilities().posixFileModes) return; // Windows: the folder's ACL applies
   await chmod(dir, 0o700).catch(() => undefined);
   for (const name of await readdir(dir).catch(() => [] as string[])) {
     if (LOG_FILE_NAME.test(name)) await chmod(join(dir, name), 0o600).catch(() => undefined);

@@ -6,10 +6,11 @@
  * Windows the folder's ACL decides, which this does not read.
  */
 import { statSync, type Stats } from 'node:fs';
+import { osCapabilities } from '../platform/os.js';
 
 /** A warning for staff and the log when the file's mode lets other users read or change it; else undefined. */
 export function managedFileExposure(path: string, platform: NodeJS.Platform, stat: (path: string) => Stats = statSync): string | undefined {
-  if (platform === 'win32') return undefined;
+  if (!osCapabilities(platform).posixFileModes) return undefined;
   let mode: number;
   try {
     mode = stat(path).mode & 0o777;

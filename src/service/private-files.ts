@@ -7,6 +7,7 @@
  */
 import { chmod, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
+import { currentPlatform, osCapabilities } from '../platform/os.js';
 
 /** What to do about a file of this name that others could read. */
 function advice(path: string): string {
@@ -17,8 +18,8 @@ function advice(path: string): string {
  * One problem per file that the group or others could read (mode & 0o077), after setting it to 0600;
  * missing files are fine. Never throws: a file that cannot be checked is reported as such.
  */
-export async function tightenPrivateFiles(paths: readonly string[], platform: NodeJS.Platform = process.platform): Promise<string[]> {
-  if (platform === 'win32') return [];
+export async function tightenPrivateFiles(paths: readonly string[], platform: NodeJS.Platform = currentPlatform()): Promise<string[]> {
+  if (!osCapabilities(platform).posixFileModes) return [];
   const problems: string[] = [];
   for (const path of paths) {
     let mode: number;

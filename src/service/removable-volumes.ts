@@ -13,6 +13,7 @@
  */
 import { lstat, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { currentPlatform, osCapabilities } from '../platform/os.js';
 
 export interface RemovableVolume {
   /** What the screen sends back to choose it (the mount path). */
@@ -109,15 +110,15 @@ export function windowsRemovableVolumes(systemDrive = process.env.SystemDrive ??
 }
 
 /** The adapter for this OS; none elsewhere. */
-export function removableVolumesFor(platform: NodeJS.Platform = process.platform): RemovableVolumes {
-  switch (platform) {
-    case 'linux':
+export function removableVolumesFor(platform: NodeJS.Platform = currentPlatform()): RemovableVolumes {
+  switch (osCapabilities(platform).removableDrives) {
+    case 'media-mounts':
       return linuxRemovableVolumes();
-    case 'darwin':
+    case 'volumes-folder':
       return macRemovableVolumes();
-    case 'win32':
+    case 'drive-letters':
       return windowsRemovableVolumes();
-    default:
+    case 'none':
       return { list: () => Promise.resolve([]) };
   }
 }

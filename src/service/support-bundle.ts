@@ -13,9 +13,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { arch, platform, release, tmpdir } from 'node:os';
+import { arch, release, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { create as createTar } from 'tar';
+import { currentPlatform } from '../platform/os.js';
 
 /** Log files taken: the newest, up to this much in all (support wants the last hours, not the archive). */
 export const MAX_LOG_BYTES = 8 * 1024 * 1024;
@@ -43,7 +44,7 @@ export interface SupportBundle {
 
 /** What every bundle says about where it was made. */
 export function runtimeVersions(extra: Record<string, string> = {}): Record<string, string> {
-  const versions: Record<string, string> = { node: process.versions.node, platform: platform(), arch: arch(), osRelease: release(), ...extra };
+  const versions: Record<string, string> = { node: process.versions.node, platform: currentPlatform(), arch: arch(), osRelease: release(), ...extra };
   const electron = (process.versions as Record<string, string | undefined>).electron;
   if (electron !== undefined) versions.electron = electron;
   const chrome = (process.versions as Record<string, string | undefined>).chrome;

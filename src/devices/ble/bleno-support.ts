@@ -6,6 +6,7 @@ import type { EventEmitter } from 'node:events';
 import type { Availability } from '../ports.js';
 import { abortedError } from '../shared/abort.js';
 import type { BlenoState } from './bleno-types.js';
+import { currentPlatform, osCapabilities } from '../../platform/os.js';
 
 const HEX = /^[0-9a-f]+$/;
 
@@ -27,9 +28,9 @@ export type BlenoBindingKind = 'hci' | 'mac';
  * UART is asked for, raw HCI everywhere else (on Windows through a USB dongle, bluetooth-hci-socket's
  * index.js:20-30).
  */
-export function blenoBindingKind(platform: NodeJS.Platform = process.platform, env: NodeJS.ProcessEnv = process.env): BlenoBindingKind {
+export function blenoBindingKind(platform: NodeJS.Platform = currentPlatform(), env: NodeJS.ProcessEnv = process.env): BlenoBindingKind {
   const uart = Boolean(env.BLUETOOTH_HCI_SOCKET_UART_PORT) || Boolean(env.BLUETOOTH_HCI_SOCKET_FORCE_UART);
-  return platform === 'darwin' && !uart ? 'mac' : 'hci';
+  return uart ? 'hci' : osCapabilities(platform).blenoBinding;
 }
 
 /**

@@ -5,6 +5,7 @@
 import type { AdapterState, CharacteristicProperty, DisconnectReason } from '@stoprocent/noble';
 import type { CharacteristicSpec, GattOperation } from '../../common/protocol/messages.js';
 import type { Availability, GattProfile } from '../ports.js';
+import { currentPlatform, osCapabilities } from '../../platform/os.js';
 
 /** The noble binding in use: what `peripheral.mtu` means depends on it (docs/ble-libraries.md §3). */
 export type NobleBindingKind = 'hci' | 'dbus' | 'mac' | 'win';
@@ -16,17 +17,14 @@ export type NobleBindingKind = 'hci' | 'dbus' | 'mac' | 'win';
  * (`BLUETOOTH_HCI_SOCKET_USB_VID` with `_PID`) is named; else mac on macOS, win on Windows
  * (docs/ble-libraries.md §2). It decides what `peripheral.mtu` means, so it must follow the env too.
  */
-export function defaultBindingKind(platform: NodeJS.Platform = process.platform, env: NodeJS.ProcessEnv = process.env): NobleBindingKind {
+export function defaultBindingKind(platform: NodeJS.Platform = currentPlatform(), env: NodeJS.ProcessEnv = process.env): NobleBindingKind {
   const requested = (env.NOBLE_BINDINGS ?? '').toLowerCase();
   if (requested === 'dbus' || requested === 'hci' || requested === 'mac' || requested === 'win') return requested;
   const hciAsked =
     Boolean(env.BLUETOOTH_HCI_SOCKET_UART_PORT) ||
     Boolean(env.BLUETOOTH_HCI_SOCKET_FORCE_UART) ||
     (Boolean(env.BLUETOOTH_HCI_SOCKET_USB_VID) && Boolean(env.BLUETOOTH_HCI_SOCKET_USB_PID));
-  if (platform === 'linux' || platform === 'freebsd' || hciAsked) return 'hci';
-  if (platform === 'darwin') return 'mac';
-  if (platform === 'win32') return 'win';
-  return 'hci';
+  return hciAsked ? 'hci' : osCapabilities(platform).nobleBinding;
 }
 
 /**

@@ -34,6 +34,7 @@ import { routeLibraryConsole, type LibraryLog } from './library-console.js';
 import { NobleCentral, type NobleCentralOptions } from './noble-central.js';
 import { defaultBindingKind } from './noble-support.js';
 import { UnavailablePeripheral } from './unavailable-peripheral.js';
+import { osCapabilities } from '../../platform/os.js';
 
 /** A USB device by vendor and product id. */
 export interface UsbDevice {
@@ -120,13 +121,13 @@ function startedOrUndone<T>(start: () => T): T {
 
 export function loadPlatformBle(options: PlatformBleOptions): PlatformBle {
   const load = options.load ?? createRequire(import.meta.url);
-  const platform = options.platform ?? process.platform;
+  const os = osCapabilities(options.platform);
   const problems: string[] = [];
   // Before the libraries load: their bindings print from the first state change on.
   const unroute = options.log ? routeLibraryConsole(options.log) : () => undefined;
   // Both roles on one adapter with raw HCI: without this noble answers the phone's ATT requests with
   // "Request Not Supported" (docs/ble-libraries.md §3). Set before noble loads; an explicit setting wins.
-  if (options.central && options.peripheral && platform === 'linux') process.env.NOBLE_MULTI_ROLE ??= '1';
+  if (options.central && options.peripheral && os.bleRolesShareRawHci) process.env.NOBLE_MULTI_ROLE ??= '1';
   let noble: Noble | undefined;
   let central: NobleCentral | undefined;
   let peripheral: BlePeripheral | undefined;
@@ -136,7 +137,7 @@ export function loadPlatformBle(options: PlatformBleOptions): PlatformBle {
       const withBindings = load(NOBLE_RESOLVE_BINDINGS) as NobleWithBindings;
       const library = startedOrUndone(() => withBindings('default'));
       noble = library;
-      const binding = defaultBindingKind(platform, options.env ?? process.env);
+      const binding = defaultBindingKind(os.name, options.env ?? process.env);
       central = startedOrUndone(() => new NobleCentral(library, { platform: binding, ...options.centralOptions }));
     } catch (e) {
       problems.push(`central (noble): ${errorMessage(e)}`);
@@ -144,7 +145,7 @@ export function loadPlatformBle(options: PlatformBleOptions): PlatformBle {
   }
   if (options.peripheral) {
     const dongle = options.usbDongle;
-    if (platform === 'win32' && !dongle) {
+    if (!os.builtInBlePeripheral && !dongle) {
       problems.push(`peripheral: ${WINDOWS_PERIPHERAL_UNAVAILABLE}`);
       peripheral = new UnavailablePeripheral({ usable: false, reason: 'unsupported_platform', detail: WINDOWS_PERIPHERAL_UNAVAILABLE });
     } else {
@@ -158,7 +159,7 @@ export function loadPlatformBle(options: PlatformBleOptions): PlatformBle {
                 bindParams: { usb: { vid: dongle.vid, pid: dongle.pid } },
               })
             : (load('@stoprocent/bleno') as Bleno);
-          return new BlenoPeripheral(library, { binding: dongle ? 'hci' : blenoBindingKind(platform), ...options.peripheralOptions });
+          return new BlenoPeripheral(library, { binding: dongle ? 'hci' : blenoBindingKind(os.name), ...options.peripheralOptions });
         });
         peripheral = bleno;
       } catch (e) {

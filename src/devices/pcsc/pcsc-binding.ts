@@ -7,6 +7,8 @@
  * The kiosk's binding is `smartcard-binding.ts` (the N-API `smartcard` addon behind this port); why that
  * addon and not `pcsclite`, which this port was first modelled on: docs/packaging.md, "PC/SC binding".
  */
+import { currentPlatform } from '../../platform/os.js';
+
 export type BindingCallbackError = Error | null | undefined;
 
 /** One reader as the binding models it: a status monitor plus at most one card handle. */
@@ -81,7 +83,7 @@ export function currentRuntime(): NativeRuntime {
   // Typed loosely on purpose: Electron's typings declare `versions.electron` always present.
   const versions: Partial<Record<string, string>> = process.versions;
   const electron = versions.electron;
-  return { modules: process.versions.modules, platform: `${process.platform}-${process.arch}`, ...(electron === undefined ? {} : { electron }) };
+  return { modules: process.versions.modules, platform: `${currentPlatform()}-${process.arch}`, ...(electron === undefined ? {} : { electron }) };
 }
 
 /** Loader errors meaning "the addon is there but was built for another OS or CPU". */

@@ -11,6 +11,7 @@
  * - Codes the crate does not model (Windows' PIN-cache and read-only codes, anything unknown) become
  *   `UnknownError`, as the crate masks them.
  */
+import { osCapabilities } from '../../platform/os.js';
 
 export type ScardPlatform = 'windows' | 'other';
 
@@ -102,7 +103,7 @@ export const SCARD_CODES: readonly ScardCodeEntry[] = [
 /** The variant for codes nobody defines, as the crate masks them. */
 export const UNKNOWN_VARIANT = 'UnknownError';
 
-export const currentScardPlatform = (): ScardPlatform => (process.platform === 'win32' ? 'windows' : 'other');
+export const currentScardPlatform = (): ScardPlatform => osCapabilities().scardCodes;
 
 const tables = new Map<ScardPlatform, ReadonlyMap<number, ScardCodeEntry>>();
 

@@ -137,12 +137,15 @@ describe('the floors: every way of naming a module is checked', () => {
 
 const PACKAGES_RULE = 'kiosk/room-packages';
 
-async function packageMessages(file: string, code: string): Promise<string[]> {
+/** What one rule says of a planted file (a parse error fails the test). */
+async function ruleMessages(rule: string, file: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath: join(REPO, file) });
   const messages = result?.messages ?? [];
   expect(messages.filter((m) => m.ruleId === null)).toEqual([]);
-  return messages.filter((m) => m.ruleId === PACKAGES_RULE).map((m) => m.message);
+  return messages.filter((m) => m.ruleId === rule).map((m) => m.message);
 }
+
+const packageMessages = (file: string, code: string): Promise<string[]> => ruleMessages(PACKAGES_RULE, file, code);
 
 describe('packages and Node built-ins per room: a planted import', () => {
   const NODE_ONLY = ['node:fs', 'fs', 'fs/promises', 'node:crypto', 'pino', 'pino-roll', 'ws', 'undici', 'https-proxy-agent', 'smartcard', '@stoprocent/noble', '@stoprocent/bleno/lib/bleno'];
@@ -204,5 +207,30 @@ describe('no way around the rooms', () => {
       // (common and renderer are also told that node:module is not theirs)
       expect(await packageMessages(`src/${room}/planted-require.ts`, code)).toContainEqual(expect.stringContaining('goes past the floors'));
     }
+  });
+});
+
+const OS_RULE = 'kiosk/os-in-one-place';
+
+const osMessages = (file: string, code: string): Promise<string[]> => ruleMessages(OS_RULE, file, code);
+
+describe('the OS is told in one place: a planted read of the platform', () => {
+  it.each([
+    ['process.platform', "export const windows = process.platform === 'win32';\n"],
+    ["process['platform']", "export const windows = process['platform'] === 'win32';\n"],
+    ['os.platform() of node:os', "import os from 'node:os';\nexport const windows = os.platform() === 'win32';\n"],
+    ['os.type() of a namespace import', "import * as os from 'os';\nexport const windows = os.type() === 'Windows_NT';\n"],
+    ['platform imported by name', "import { platform } from 'node:os';\nexport const windows = platform() === 'win32';\n"],
+    ['type imported by name', "import { type as osType } from 'node:os';\nexport const windows = osType() === 'Windows_NT';\n"],
+  ])('%s is refused in every room but src/platform/os.ts', async (_how, code) => {
+    for (const room of ROOMS) {
+      expect(await osMessages(`src/${room}/inner/planted-os.ts`, code)).toEqual([expect.stringContaining('src/platform/os.ts')]);
+    }
+    expect(await osMessages('src/platform/os.ts', code)).toEqual([]);
+  });
+
+  it('the rest of node:os and of process stay open', async () => {
+    const code = "import { arch, homedir, tmpdir } from 'node:os';\nexport const where = [arch(), homedir(), tmpdir(), process.arch, process.env.HOME];\n";
+    expect(await osMessages('src/service/planted-os.ts', code)).toEqual([]);
   });
 });
