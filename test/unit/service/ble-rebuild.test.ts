@@ -32,7 +32,9 @@ afterEach(async () => {
 });
 
 const PROCESS_EVENTS = ['exit', 'SIGINT'] as const;
-const processListeners = (): number[] => PROCESS_EVENTS.map((event) => process.listenerCount(event));
+// Each listener by event and the start of its source, so a failure says whose listener stayed or went.
+const processListeners = (): string[] =>
+  PROCESS_EVENTS.flatMap((event) => process.listeners(event).map((l) => `${event}: ${String(l).replace(/\s+/g, ' ').slice(0, 100)}`)).sort();
 
 describe('a BLE role change through the production device factory', () => {
   it('central → both → peripheral → central: each build verifies, the bleno of the process keeps no listener of an old build', async () => {
