@@ -212,12 +212,12 @@ export class Kiosk {
     this.timer.dismiss();
   }
 
-  /** Staff: try the backend again now (after a configuration error or during an offline backoff). */
   /** "Retry now" on Offline: an attempt if the retry policy allows one now, and what came of it. */
   retryBackend(timeoutMs: number): Promise<RetryAttempt> {
     return this.keeper.retryAndReport(timeoutMs);
   }
 
+  /** Staff: try the backend again now (after a configuration error or during an offline backoff). */
   retry(): void {
     this.keeper.retryNow();
   }
