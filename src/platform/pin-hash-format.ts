@@ -21,6 +21,11 @@ export class PinHashError extends Error {
 
 /** Largest log2(N) accepted from a stored hash. */
 const MAX_LOG2_N = 20;
+/**
+ * Smallest log2(N) accepted. The kiosk writes 2^15; below 2^10 a hash protects a PIN for minutes at most, and
+ * such an N is what a mangled copy reads (digits dropped from "1024" leave "4", still a power of two).
+ */
+const MIN_LOG2_N = 10;
 /** Bytes of the key a check derives (and `hashPin` stores). */
 export const PIN_KEY_BYTES = 32;
 /** Bytes of the salt `hashPin` writes. */
@@ -40,7 +45,9 @@ export function parsePinHash(stored: string): { params: ScryptParams; salt: Buff
   if (parts.length !== 6 || parts[0] !== 'scrypt') throw new PinHashError('the staff PIN hash is not in the form scrypt$N$r$p$salt$hash');
   const [N, r, p] = parts.slice(1, 4).map((v) => (/^[0-9]{1,10}$/.test(v) ? Number(v) : NaN)) as [number, number, number];
   const log2N = Math.log2(N);
-  if (!Number.isInteger(log2N) || log2N < 1 || log2N > MAX_LOG2_N) throw new PinHashError(`the staff PIN hash has an unusable N (a power of two up to 2^${MAX_LOG2_N})`);
+  if (!Number.isInteger(log2N) || log2N < MIN_LOG2_N || log2N > MAX_LOG2_N) {
+    throw new PinHashError(`the staff PIN hash has an unusable N (a power of two from 2^${MIN_LOG2_N} to 2^${MAX_LOG2_N})`);
+  }
   if (!(r >= 1 && r <= 32) || !(p >= 1 && p <= 16)) throw new PinHashError('the staff PIN hash has an unusable r or p');
   const [saltText, hashText] = [parts[4] ?? '', parts[5] ?? ''];
   if (!BASE64.test(saltText) || !BASE64.test(hashText)) throw new PinHashError('the staff PIN hash\'s salt and hash must be base64 (a placeholder such as <salt> left in?)');

@@ -81,6 +81,17 @@ describe('truncated or mangled hashes (issue 30: a cut copy passed the check, th
     }
   });
 
+  it('a cost too small to protect a PIN is refused: N below 2^10, such as "1024" with digits dropped (fast-check seed 167793628)', async () => {
+    const stored = await hashPin('4321', CHEAP);
+    expect(stored.startsWith('scrypt$1024$')).toBe(true);
+    // Characters 7 to 10 are "102": what is left reads N = 4, a power of two that no check of this PIN matches.
+    const mangled = stored.slice(0, 7) + stored.slice(10);
+    expect(mangled.startsWith('scrypt$4$8$1$')).toBe(true);
+    expect(() => parsePinHash(mangled)).toThrow(/unusable N \(a power of two from 2\^10 to 2\^20\)/);
+    for (const n of [2, 256, 512]) expect(() => parsePinHash(stored.replace('$1024$', `$${n}$`))).toThrow(/unusable N/);
+    expect(await acceptedMeansUsable(stored, '4321')).toBe('usable');
+  });
+
   it('as a property: whatever is cut or dropped from a hash, accepted means the right PIN gets in', async () => {
     const stored = await hashPin('4321', CHEAP);
     await fc.assert(
