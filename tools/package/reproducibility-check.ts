@@ -10,7 +10,7 @@
  *
  * Internal: `--pack-into DIR` packs both flavours of the checkout it runs in into DIR.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
@@ -81,7 +81,9 @@ async function main(): Promise<number> {
     await packInto(root, resolve(values['pack-into']));
     return 0;
   }
-  const commit = values.commit ?? 'HEAD';
+  // One commit for both clones, fixed now: `HEAD` may move while the first one builds.
+  const commit = execFileSync('git', ['rev-parse', '--verify', `${values.commit ?? 'HEAD'}^{commit}`], { cwd: root, encoding: 'utf8' }).trim();
+  process.stdout.write(`package:reproducibility: commit ${commit}\n`);
   const work = await mkdtemp(join(tmpdir(), 'mdl-kiosk-reproducibility-'));
   await chmod(work, 0o755);
   try {
