@@ -4,7 +4,9 @@
  * It runs after the app folder is packed and before fuses, signing and installers: a packed app that fails
  * the checks of tools/package/packed-app.ts (a native addon that would not load in the shipped Electron,
  * an unexpected or missing package) stops the build here, naming the file or package, so no installer is
- * ever made from it.
+ * ever made from it. A packed app that passes gets the same modes and file times on every build machine
+ * (tools/package/reproducible.ts: SOURCE_DATE_EPOCH, else the commit's time), before the fuses are flipped
+ * and installers made from it.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +16,7 @@ import { loadAsar } from './builder-require.js';
 import type { AddonTarget, TargetCpu } from './native-addons.js';
 import { checkPackedApp, packagedPackages, parseAsarListing } from './packed-app.js';
 import { parseProductionModules } from './production-modules.js';
+import { normaliseTree, sourceDateEpoch } from './reproducible.js';
 
 /** What the hook reads of electron-builder's AfterPackContext. */
 const ContextSchema = z.looseObject({
@@ -58,10 +61,14 @@ export async function afterPack(raw: unknown): Promise<void> {
   if (report.problems.length > 0) {
     throw new Error(`${HOOK_TAG}: ${label} cannot ship as packed:\n  - ${report.problems.join('\n  - ')}`);
   }
+  // The whole app folder: what Electron brought and what was packed. Fuses and signing rewrite the
+  // executable afterwards; the package script and the dry run set its time again (docs/packaging.md).
+  const epoch = sourceDateEpoch(context.packager.info.projectDir);
+  await normaliseTree(context.appOutDir, epoch);
   const kinds = [...new Set(report.addons.map((a) => a.description))].join(', ');
   process.stdout.write(
     `  • ${HOOK_TAG}: ${label}: ${report.addons.length} native addon(s) load in Electron ${target.electronVersion} on ${platformName}-${cpus.join('+')} (${kinds || 'none'}); ` +
-      `${report.packages.length} packages in node_modules, as listed\n`,
+      `${report.packages.length} packages in node_modules, as listed; modes and times normalised to ${new Date(epoch * 1000).toISOString()}\n`,
   );
 }
 

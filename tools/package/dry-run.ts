@@ -20,7 +20,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -33,6 +33,8 @@ import { HOOK_TAG } from './after-pack.js';
 import { buildPackagingHook } from './hook-build.js';
 import { checkPackedApp, packagedPackages, parseAsarListing, type PackEntry, type PackedAppReport } from './packed-app.js';
 import { loadProductionModules, type ProductionModules } from './production-modules.js';
+import { conditionedCommand, conditionedEnv, type BuildConditions } from './build-conditions.js';
+import { normaliseTree, sourceDateEpoch } from './reproducible.js';
 
 export { packagedPackages, parseAsarListing, type PackEntry } from './packed-app.js';
 
@@ -154,6 +156,8 @@ async function bytesUnder(dir: string): Promise<number> {
 export interface PackOptions {
   /** More `-c.` overrides (tests plant files this way). */
   readonly extraArgs?: readonly string[];
+  /** Account, umask, time zone and locale of the pack (the reproducibility checks vary them). */
+  readonly conditions?: BuildConditions;
 }
 
 /** electron-builder --dir for one flavour; throws DryRunError with its output when it fails. */
@@ -175,10 +179,21 @@ export async function packFlavour(root: string, flavour: Flavour, fakeDist: stri
     `-c.directories.output=${outDir}`,
     ...(options.extraArgs ?? []),
   ];
-  const env = { ...process.env, MDL_KIOSK_UPDATE_URL: process.env.MDL_KIOSK_UPDATE_URL ?? DRY_RUN_UPDATE_URL, CSC_IDENTITY_AUTO_DISCOVERY: 'false' };
-  const run = await runCommand(process.execPath, args, { cwd: root, env, timeoutMs: PACK_TIMEOUT_MS });
+  const epoch = sourceDateEpoch(root);
+  const conditions = options.conditions ?? {};
+  const env = conditionedEnv(
+    { ...process.env, MDL_KIOSK_UPDATE_URL: process.env.MDL_KIOSK_UPDATE_URL ?? DRY_RUN_UPDATE_URL, CSC_IDENTITY_AUTO_DISCOVERY: 'false', SOURCE_DATE_EPOCH: String(epoch) },
+    conditions,
+  );
+  const command = conditionedCommand(process.execPath, args, conditions);
+  const run = await runCommand(command.command, command.args, { cwd: root, env, timeoutMs: PACK_TIMEOUT_MS });
   if (run.code !== 0) throw new DryRunError(`electron-builder --dir failed for the ${flavour} flavour (exit ${String(run.code)}):\n${run.output}`);
   const appOutDir = join(outDir, 'linux-unpacked');
+  // The afterPack hook normalised the folder; flipping the fuses rewrote the executable after it.
+  if (existsSync(join(appOutDir, EXECUTABLE[flavour]))) {
+    await normaliseTree(join(appOutDir, EXECUTABLE[flavour]), epoch);
+    await utimes(appOutDir, epoch, epoch);
+  }
   const asar = join(appOutDir, 'resources', 'app.asar');
   if (!existsSync(asar)) throw new DryRunError(`electron-builder produced no ${asar}:\n${run.output}`);
   const asarModule = loadAsar(root);
@@ -397,7 +412,7 @@ export interface DryRunOptions {
   readonly log?: (line: string) => void;
 }
 
-async function ensureRenderer(root: string, log: (line: string) => void): Promise<void> {
+export async function ensureRenderer(root: string, log: (line: string) => void): Promise<void> {
   if (existsSync(join(root, 'dist', 'renderer', 'index.html'))) return;
   log('building the renderer (dist/renderer is missing)');
   // vite's package exports only its entry: its CLI is bin/vite.js beside dist/node/index.js.

@@ -10,7 +10,10 @@
  *      another OS, or an addon that would ship for the wrong CPU — the PC/SC addon is compiled by npm ci for
  *      the build machine's CPU, so each arch is built on a machine of that CPU;
  *   4. runs electron-builder for the OS, its targets, that arch and the flavour with `--publish never`;
- *   5. checks that the packed Windows or macOS executable really is signed (unless `--unsigned`).
+ *   5. checks that the packed Windows or macOS executable really is signed (unless `--unsigned`);
+ *   6. writes the SBOM and the provenance statement beside the installers (tools/package/build-records.ts).
+ * SOURCE_DATE_EPOCH (default: the commit's time) is passed on, so every file's time is that one
+ * (tools/package/reproducible.ts; the afterPack hook sets it, and so do installer tools that honour it).
  *
  * Options: `--unsigned`; an arch flag; `--print-plan` (print the electron-builder command and stop, without
  * looking at this machine); anything else goes to electron-builder unchanged (`-c.electronDist=…`, `--dir`,
@@ -25,6 +28,8 @@ import { fileURLToPath } from 'node:url';
 import { builderRequire } from './builder-require.js';
 import { CONFIG_FILES, loadWithElectronBuilder, type Flavour } from './builder-config.js';
 import { buildPackagingHook } from './hook-build.js';
+import { packedResourcesDir, writeBuildRecords } from './build-records.js';
+import { sourceDateEpoch } from './reproducible.js';
 import { BUILD_ARCHES, declaredArches, hostArch, OS_NAME, preflightProblems, targetNames, type BuildArch } from './package-targets.js';
 import { loadProductionModules } from './production-modules.js';
 import { keychainIdentity, macSignature, peSignature, signingPlan, type PackageOs, type SigningPlan } from './signing.js';
@@ -191,16 +196,34 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   await buildPackagingHook(root);
+  const epoch = sourceDateEpoch(root);
+  env.SOURCE_DATE_EPOCH = String(epoch);
+  const startedOn = new Date();
   const code = await runBuilder(builderArgv, env, root);
   if (code !== 0) return code;
+  const out = outputDir(root, args.builderArgs, config.directories?.output ?? undefined);
+  const productFilename = config.productName ?? 'mDL Kiosk';
   if (plan.kind === 'signed') {
-    const out = outputDir(root, args.builderArgs, config.directories?.output ?? undefined);
-    const problem = await unsignedResult(args.os, out, config.productName ?? 'mDL Kiosk');
+    const problem = await unsignedResult(args.os, out, productFilename);
     if (problem !== undefined) {
       process.stderr.write(`package: signing was configured but the packed app is not signed (${problem}): do not publish ${out}\n`);
       return 1;
     }
   }
+  const records = await writeBuildRecords({
+    root,
+    out,
+    resourcesDir: packedResourcesDir(args.os, arch, out, productFilename),
+    flavour: args.flavour,
+    os: args.os,
+    arch,
+    version: (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version,
+    configFile: file,
+    electronVersion: config.electronVersion ?? electronVersionOf(root),
+    sourceDateEpoch: epoch,
+    startedOn,
+  });
+  process.stdout.write(`package: SBOM ${records.sbomFile}, provenance ${records.provenanceFile} (${records.provenance.subject.length} subjects; sign it in the release pipeline, docs/packaging.md)\n`);
   return 0;
 }
 
