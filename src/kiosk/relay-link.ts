@@ -34,7 +34,7 @@ export interface RelayLink {
   readonly isOpen: boolean;
   /**
    * Bytes sent but not yet taken by the network (the backend reads slower than the kiosk writes), when the
-   * link can tell; the relay bounds what it lets pile up (ble-transfer.ts).
+   * link can tell; the relay bounds what it lets pile up (verification/ble-transfer/phone-side.ts).
    */
   readonly bufferedAmount?: number;
   /**

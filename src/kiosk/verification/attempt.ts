@@ -9,6 +9,7 @@ import type { KioskPhase, PromptKey, Transport } from '../../common/kiosk-view.j
 import { AbortedError, withTimeout } from '../async-tools.js';
 import { ChannelAbortedError, ChannelTimeoutError, LinkDroppedError, type Arrival } from '../relay-channel.js';
 import type { LinkClosed } from '../relay-link.js';
+import { runDeviceOperation, type DeviceOperationOptions } from './device-operation.js';
 import type { RunContext, RunResult } from './results.js';
 
 /** Thrown inside the attempt to unwind to its end; the result is in `Attempt.stopResult`. */
@@ -246,43 +247,17 @@ export class Attempt {
   // ------------------------------------------------------------ devices
 
   /**
-   * Runs a device operation under a timeout. The operation gets its own signal, aborted when the attempt
-   * ends or the timeout passes, so an adapter that is still scanning or connecting stops at once. If the
-   * operation completes anyway after it was given up on, `dispose` releases what it produced (a link, a
-   * session, a card) so nothing is left connected or advertising. `keepSignal` keeps the operation's signal
-   * tied to the attempt after success, for a result that goes on using it.
+   * Runs a device operation under a timeout (see device-operation.ts): it stops when the attempt ends or the
+   * timeout passes; `dispose` releases what it produces too late, `keepSignal` keeps its signal tied to the
+   * attempt after success. The attempt's end unwinds as {@link RunStop}.
    */
-  async device<T>(
+  device<T>(
     operation: (signal: AbortSignal) => Promise<T>,
     ms: number,
     what: string,
-    options: { dispose?: (late: T) => Promise<void>; keepSignal?: boolean } = {},
+    options: DeviceOperationOptions<T> = {},
   ): Promise<T> {
-    const op = new AbortController();
-    const onRunAbort = (): void => op.abort();
-    this.signal.addEventListener('abort', onRunAbort, { once: true });
-    let pending: Promise<T>;
-    try {
-      pending = operation(op.signal);
-    } catch (e) {
-      // An adapter that throws instead of rejecting.
-      pending = Promise.reject(e instanceof Error ? e : new Error(String(e)));
-    }
-    try {
-      const result = await withTimeout(pending, ms, this.signal, what);
-      // What the operation produced (a link, a session) may keep using its signal until the attempt ends;
-      // anything else lets go of the listener now (one per BLE write would pile up otherwise).
-      if (!options.keepSignal) this.signal.removeEventListener('abort', onRunAbort);
-      return result;
-    } catch (e) {
-      op.abort();
-      this.signal.removeEventListener('abort', onRunAbort);
-      const { dispose } = options;
-      if (dispose) pending.then(dispose).catch(() => undefined);
-      else pending.catch(() => undefined);
-      if (e instanceof AbortedError) throw new RunStop();
-      throw e;
-    }
+    return runDeviceOperation(this.signal, operation, ms, what, options, () => new RunStop());
   }
 
   /** Ends everything the attempt started: waits, timers, interceptor, devices (bounded). */
