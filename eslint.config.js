@@ -7,12 +7,16 @@ import { osInOnePlace } from './tools/lint/os-in-one-place.js';
 import { roomPackages } from './tools/lint/room-packages.js';
 
 const PRODUCTION_PATTERNS = [
-  { group: ['**/qa', '**/qa/**'], message: 'production code must not import QA-only code (src/qa/): inject it from a QA entry point instead' },
+  {
+    group: ['**/qa', '**/qa/**'],
+    message: 'production code must not import QA-only code (src/qa/): inject it from a QA entry point instead',
+  },
   { group: ['**/cli', '**/cli/**'], message: 'production code must not import the CLI (src/cli/)' },
 ];
 const NO_ELECTRON = {
   group: ['electron', 'electron/*'],
-  message: 'Electron belongs to src/main and src/preload; this room is plain Node or browser code (give it a small injected interface instead)',
+  message:
+    'Electron belongs to src/main and src/preload; this room is plain Node or browser code (give it a small injected interface instead)',
 };
 const NO_IPC_RENDERER = {
   name: 'electron',
@@ -20,13 +24,22 @@ const NO_IPC_RENDERER = {
   message: 'only src/preload talks to ipcRenderer, and exposes named KioskApi functions (security checklist #20)',
 };
 const ELECTRON_LOCKDOWN_SYNTAX = [
-  { selector: "MemberExpression[property.name='openExternal']", message: 'shell.openExternal is not used by the kiosk (security checklist #15)' },
+  {
+    selector: "MemberExpression[property.name='openExternal']",
+    message: 'shell.openExternal is not used by the kiosk (security checklist #15)',
+  },
   { selector: "Property[key.name='webviewTag'][value.value=true]", message: '<webview> stays off (security checklist #12)' },
-  { selector: "Property[key.name=/^nodeIntegration(InWorker|InSubFrames)?$/][value.value=true]", message: 'node integration stays off in every renderer (security checklist #2)' },
+  {
+    selector: 'Property[key.name=/^nodeIntegration(InWorker|InSubFrames)?$/][value.value=true]',
+    message: 'node integration stays off in every renderer (security checklist #2)',
+  },
   { selector: "Property[key.name='contextIsolation'][value.value=false]", message: 'context isolation stays on (security checklist #3)' },
   { selector: "Property[key.name='sandbox'][value.value=false]", message: 'the renderer stays sandboxed (security checklist #4)' },
   { selector: "Property[key.name='webSecurity'][value.value=false]", message: 'web security stays on (security checklist #6)' },
-  { selector: "Property[key.name='allowRunningInsecureContent'][value.value=true]", message: 'no insecure content (security checklist #8)' },
+  {
+    selector: "Property[key.name='allowRunningInsecureContent'][value.value=true]",
+    message: 'no insecure content (security checklist #8)',
+  },
   { selector: "Property[key.name='bypassCSP'][value.value=true]", message: 'the app scheme does not bypass the CSP' },
 ];
 
@@ -61,7 +74,17 @@ const FLOOR_REASONS = {
 // The packages each room may not import (tools/lint/room-packages.js). The page and what it shares with Node
 // (common) get nothing of Node: neither its built-ins nor a package that needs them; the relay core gets no
 // device library (it has the ports). Electron is kept to its two rooms by no-restricted-imports below.
-const NODE_ONLY_PACKAGES = ['pino*', 'ws', 'undici', 'https-proxy-agent', 'tar', 'smartcard', '@stoprocent/*', 'serialport', '@serialport/*'];
+const NODE_ONLY_PACKAGES = [
+  'pino*',
+  'ws',
+  'undici',
+  'https-proxy-agent',
+  'tar',
+  'smartcard',
+  '@stoprocent/*',
+  'serialport',
+  '@serialport/*',
+];
 const DEVICE_LIBRARIES = ['smartcard', '@stoprocent/*', 'serialport', '@serialport/*'];
 const PAGE_WHY = 'it runs in the sandboxed page or is shared with it: no Node module may slip into the page';
 const ROOM_PACKAGES = {
@@ -137,7 +160,10 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [NO_IPC_RENDERER], patterns: [{ group: ['**/qa/*/**', '**/qa/*.js', '!**/qa/index.js'], message: 'import QA code through src/qa/index.ts' }] },
+        {
+          paths: [NO_IPC_RENDERER],
+          patterns: [{ group: ['**/qa/*/**', '**/qa/*.js', '!**/qa/index.js'], message: 'import QA code through src/qa/index.ts' }],
+        },
       ],
     },
   },
@@ -152,7 +178,10 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [NO_IPC_RENDERER], patterns: [{ group: ['**/kiosk/**'], message: 'the simulators never import the kiosk (they are the other side of the wire)' }] },
+        {
+          paths: [NO_IPC_RENDERER],
+          patterns: [{ group: ['**/kiosk/**'], message: 'the simulators never import the kiosk (they are the other side of the wire)' }],
+        },
       ],
     },
   },

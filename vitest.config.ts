@@ -18,21 +18,48 @@ export default defineConfig({
         // Two files at a time even on a 2-core machine (Vitest's default there is one): most of these tests wait
         // on sockets, child processes and timers rather than compute, so two workers take the project from about
         // 390 s to 240 s on such a machine.
-        test: { name: 'node', include: ['test/**/*.test.ts'], exclude: ['test/e2e/**', 'test/package/**', 'test/hci/**'], environment: 'node', maxWorkers: Math.max(2, availableParallelism() - 1) },
+        test: {
+          name: 'node',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/e2e/**', 'test/package/**', 'test/hci/**'],
+          environment: 'node',
+          maxWorkers: Math.max(2, availableParallelism() - 1),
+        },
       },
       {
         // BlueZ's emulated controllers (tools/btvirt): btvirt's socket paths are fixed, one per machine, so
         // these files run one after another, each with its own btvirt.
         extends: true,
-        test: { name: 'hci', include: ['test/hci/**/*.test.ts'], environment: 'node', fileParallelism: false, testTimeout: 60_000, hookTimeout: 60_000 },
+        test: {
+          name: 'hci',
+          include: ['test/hci/**/*.test.ts'],
+          environment: 'node',
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
       },
       {
         extends: true,
-        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], environment: 'node', fileParallelism: false, testTimeout: 60_000, hookTimeout: 60_000 },
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          environment: 'node',
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
       },
       {
         extends: true,
-        test: { name: 'package', include: ['test/package/**/*.test.ts'], environment: 'node', fileParallelism: false, testTimeout: 60_000, hookTimeout: 180_000 },
+        test: {
+          name: 'package',
+          include: ['test/package/**/*.test.ts'],
+          environment: 'node',
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+        },
       },
     ],
   },

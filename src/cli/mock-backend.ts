@@ -145,7 +145,10 @@ async function main(): Promise<void> {
       port: integer('port', values.port, 0) ?? 8787,
       basePath: values['base-path'] ?? '',
       apiKeys,
-      engineFactory: createIsoReaderEngineFactory({ trustedIacaCertificates: trusted, ...(chunkSize === undefined ? {} : { maxCharacteristicSize: chunkSize }) }),
+      engineFactory: createIsoReaderEngineFactory({
+        trustedIacaCertificates: trusted,
+        ...(chunkSize === undefined ? {} : { maxCharacteristicSize: chunkSize }),
+      }),
       lifetimeMs: integer('lifetime-ms', values['lifetime-ms'], 1) ?? DEFAULT_LIFETIME_MS,
       nfcRetryLimit: integer('nfc-retry-limit', values['nfc-retry-limit'], 0) ?? DEFAULT_NFC_RETRY_LIMIT,
       faults,

@@ -49,7 +49,11 @@ export function worstExitCode(codes: readonly number[]): number {
   return codes.reduce((worst, code) => ((SEVERITY[code] ?? 3) > (SEVERITY[worst] ?? 3) ? code : worst), EXIT_VERIFIED);
 }
 
-const RESULT_WORD: Readonly<Record<OutcomeView['answer']['result'], string>> = { met: 'met', not_met: 'NOT met', undetermined: 'could not be determined' };
+const RESULT_WORD: Readonly<Record<OutcomeView['answer']['result'], string>> = {
+  met: 'met',
+  not_met: 'NOT met',
+  undetermined: 'could not be determined',
+};
 
 /**
  * The result line's words for an outcome: the verdict, then the answer to the request, e.g.

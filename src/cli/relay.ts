@@ -207,7 +207,10 @@ function virtualCounter(args: Args, embeddedBackend: boolean, hci: HciStacks | u
 function hciStacksIn(dir: string): HciStacks {
   const ttys = hciTtysIn(dir);
   const missing = [ttys.kioskCentral, ttys.kioskPeripheral, ttys.phoneCentral, ttys.phonePeripheral].filter((tty) => !existsSync(tty));
-  if (missing.length > 0) fail(`--ble hci: no emulated controller at ${missing.join(', ')}; start them with: npm run btvirt -- start${dir === defaultHciDir() ? '' : ` --dir ${dir}`}`);
+  if (missing.length > 0)
+    fail(
+      `--ble hci: no emulated controller at ${missing.join(', ')}; start them with: npm run btvirt -- start${dir === defaultHciDir() ? '' : ` --dir ${dir}`}`,
+    );
   return createHciStacks(ttys);
 }
 
@@ -264,7 +267,9 @@ function faultNotes(args: Args, engage: Engagement, nfcKind: string, roles: Kios
     notes.push('--field-drop-at has no effect with --engage qr: the field only drops during an NFC engagement (add --engage nfc)');
   }
   if (args['wrong-ident'] && roles === 'central') {
-    notes.push('--wrong-ident has no effect with --kiosk-ble central: Ident is checked only when the phone is the BLE central (the kiosk advertises as peripheral)');
+    notes.push(
+      '--wrong-ident has no effect with --kiosk-ble central: Ident is checked only when the phone is the BLE central (the kiosk advertises as peripheral)',
+    );
   }
   return notes;
 }
@@ -280,7 +285,12 @@ function kioskBleRoles(args: Args): KioskBleRoles {
  * The noble central and bleno peripheral adapters on given library instances (either may be absent).
  * What the libraries print goes to the log while they live: stdout is one JSON line per verification.
  */
-function libraryBle(noble: Noble | undefined, bleno: Bleno | undefined, log: LibraryLog, release: () => Promise<void> = () => Promise.resolve()): BlePorts {
+function libraryBle(
+  noble: Noble | undefined,
+  bleno: Bleno | undefined,
+  log: LibraryLog,
+  release: () => Promise<void> = () => Promise.resolve(),
+): BlePorts {
   const unroute = routeLibraryConsole(log);
   const central = noble ? new NobleCentral(noble, { platform: 'hci' }) : undefined;
   const peripheral = bleno ? new BlenoPeripheral(bleno, { binding: 'hci' }) : undefined;
@@ -310,10 +320,15 @@ function virtualBleThroughLibraries(rig: VirtualRig, roles: KioskBleRoles, log: 
 async function bleOverRadioLink(address: VpcdReaderAddress, roles: KioskBleRoles, log: LibraryLog): Promise<BlePorts> {
   const nobleBindings = roles === 'peripheral' ? undefined : await RemoteNobleBindings.connect({ ...address, name: 'kiosk-central' });
   const blenoBindings = roles === 'central' ? undefined : await RemoteBlenoBindings.connect({ ...address, name: 'kiosk-peripheral' });
-  return libraryBle(nobleBindings ? createRemoteNoble(nobleBindings) : undefined, blenoBindings ? createRemoteBleno(blenoBindings) : undefined, log, async () => {
-    await nobleBindings?.close();
-    await blenoBindings?.close();
-  });
+  return libraryBle(
+    nobleBindings ? createRemoteNoble(nobleBindings) : undefined,
+    blenoBindings ? createRemoteBleno(blenoBindings) : undefined,
+    log,
+    async () => {
+      await nobleBindings?.close();
+      await blenoBindings?.close();
+    },
+  );
 }
 
 /**
@@ -358,14 +373,26 @@ async function main(): Promise<number> {
   const loops = args.loop === undefined ? 1 : Number(args.loop);
   if (!Number.isInteger(loops) || loops < 1) fail('--loop takes a positive whole number');
   const devicesKind = oneOf<'qr' | 'virtual'>('devices', args.devices, ['qr', 'virtual'], 'qr');
-  const nfcKind = oneOf<'pcsc' | 'virtual' | 'none'>('nfc', args.nfc, ['pcsc', 'virtual', 'none'], devicesKind === 'virtual' ? 'virtual' : 'none');
+  const nfcKind = oneOf<'pcsc' | 'virtual' | 'none'>(
+    'nfc',
+    args.nfc,
+    ['pcsc', 'virtual', 'none'],
+    devicesKind === 'virtual' ? 'virtual' : 'none',
+  );
   if (nfcKind === 'virtual' && devicesKind !== 'virtual') fail('--nfc virtual needs --devices virtual');
   if (args.reader !== undefined && nfcKind !== 'pcsc') fail('--reader goes with --nfc pcsc');
-  const bleKind = oneOf<'noble' | 'virtual' | 'hci' | 'none'>('ble', args.ble, ['noble', 'virtual', 'hci', 'none'], devicesKind === 'virtual' ? 'virtual' : 'none');
+  const bleKind = oneOf<'noble' | 'virtual' | 'hci' | 'none'>(
+    'ble',
+    args.ble,
+    ['noble', 'virtual', 'hci', 'none'],
+    devicesKind === 'virtual' ? 'virtual' : 'none',
+  );
   if (bleKind === 'virtual' && devicesKind !== 'virtual') fail('--ble virtual needs --devices virtual');
-  if (bleKind === 'hci' && devicesKind !== 'virtual') fail('--ble hci needs --devices virtual (the virtual phone plays the wallet on the emulated radio)');
+  if (bleKind === 'hci' && devicesKind !== 'virtual')
+    fail('--ble hci needs --devices virtual (the virtual phone plays the wallet on the emulated radio)');
   if (args['hci-dir'] !== undefined && bleKind !== 'hci') fail('--hci-dir goes with --ble hci');
-  if (args['radio-link'] !== undefined && (bleKind !== 'noble' || devicesKind === 'virtual')) fail('--radio-link goes with --ble noble (and not with --devices virtual, whose phone shares the kiosk\'s radio)');
+  if (args['radio-link'] !== undefined && (bleKind !== 'noble' || devicesKind === 'virtual'))
+    fail("--radio-link goes with --ble noble (and not with --devices virtual, whose phone shares the kiosk's radio)");
   let linkAddress: VpcdReaderAddress | undefined;
   try {
     linkAddress = args['radio-link'] === undefined ? undefined : parseHostPort(args['radio-link']);
@@ -376,7 +403,8 @@ async function main(): Promise<number> {
   oneOf('ble-process', args['ble-process'], ['separate', 'inline'], 'separate');
   if (args.vpcd !== undefined && (nfcKind !== 'pcsc' || devicesKind !== 'virtual')) fail('--vpcd goes with --devices virtual --nfc pcsc');
   // The virtual customer can reach a PC/SC reader only through vpcd.
-  if (devicesKind === 'virtual' && nfcKind === 'pcsc' && args.vpcd === undefined) fail('--devices virtual --nfc pcsc needs --vpcd HOST:PORT (the vpcd reader the virtual phone is laid on)');
+  if (devicesKind === 'virtual' && nfcKind === 'pcsc' && args.vpcd === undefined)
+    fail('--devices virtual --nfc pcsc needs --vpcd HOST:PORT (the vpcd reader the virtual phone is laid on)');
   let vpcdAddress: VpcdReaderAddress | undefined;
   try {
     vpcdAddress = args.vpcd === undefined ? undefined : parseHostPort(args.vpcd);
@@ -389,7 +417,12 @@ async function main(): Promise<number> {
     config = loadConfig({
       ...(args.config ? { file: args.config } : {}),
       overrides: {
-        backend: { baseUrl: args.backend, apiKeyFile: args['api-key-file'], wsAuth: args['ws-auth'], allowInsecure: args['allow-insecure'] },
+        backend: {
+          baseUrl: args.backend,
+          apiKeyFile: args['api-key-file'],
+          wsAuth: args['ws-auth'],
+          allowInsecure: args['allow-insecure'],
+        },
         profile: args.profile,
         pcsc: { reader: args.reader },
         ble: { process: args['ble-process'] },
@@ -401,12 +434,14 @@ async function main(): Promise<number> {
     throw e;
   }
   if (args['list-profiles']) {
-    for (const p of Object.values(availableProfiles(config))) process.stdout.write(`${p.name}\t${p.label}\t${JSON.stringify(p.namespaces)}\n`);
+    for (const p of Object.values(availableProfiles(config)))
+      process.stdout.write(`${p.name}\t${p.label}\t${JSON.stringify(p.namespaces)}\n`);
     return 0;
   }
   const timeoutSeconds = args.timeout === undefined ? DEFAULT_TIMEOUT_S : Number(args.timeout);
   // Bounded: a timer longer than 2^31 − 1 ms fires at once (2147484 s ended the run immediately).
-  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0 || timeoutSeconds > 86_400) fail('--timeout takes a number of seconds from above 0 to 86400 (24 h)');
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0 || timeoutSeconds > 86_400)
+    fail('--timeout takes a number of seconds from above 0 to 86400 (24 h)');
 
   // ---------------------------------------------------------------- devices and input
   const log = createLogger({ level: config.log.level, name: 'mdl-kiosk-relay' }, process.stderr);
@@ -426,7 +461,8 @@ async function main(): Promise<number> {
         fail((e as Error).message);
       }
     }
-    if (args.qr?.length || args['qr-stdin']) fail('--qr and --qr-stdin do not go with --devices virtual (the virtual phone presents itself)');
+    if (args.qr?.length || args['qr-stdin'])
+      fail('--qr and --qr-stdin do not go with --devices virtual (the virtual phone presents itself)');
     const hci = bleKind === 'hci' ? hciStacksIn(path.resolve(args['hci-dir'] ?? defaultHciDir())) : undefined;
     // What noble and bleno print on hci goes to the log while they live: stdout is one JSON line per verification.
     const unroute = hci ? routeLibraryConsole(log.child({ component: 'ble' })) : undefined;
@@ -435,8 +471,16 @@ async function main(): Promise<number> {
     const radioRig = counter.radioRig;
     if (bleKind === 'noble' && radioRig) ble = virtualBleThroughLibraries(radioRig, kioskBleRoles(args), log.child({ component: 'ble' }));
     else if (bleKind === 'none') ble = { close: () => Promise.resolve() };
-    else if (bleKind === 'hci') ble = { ...(rig.devices.bleCentral ? { central: rig.devices.bleCentral } : {}), ...(rig.devices.blePeripheral ? { peripheral: rig.devices.blePeripheral } : {}), close: () => Promise.resolve(unroute?.()) };
-    devices = withBle(withNfc(rig.devices, nfcKind === 'none' ? undefined : (pcsc ?? rig.devices.nfc)), bleKind === 'virtual' ? undefined : ble);
+    else if (bleKind === 'hci')
+      ble = {
+        ...(rig.devices.bleCentral ? { central: rig.devices.bleCentral } : {}),
+        ...(rig.devices.blePeripheral ? { peripheral: rig.devices.blePeripheral } : {}),
+        close: () => Promise.resolve(unroute?.()),
+      };
+    devices = withBle(
+      withNfc(rig.devices, nfcKind === 'none' ? undefined : (pcsc ?? rig.devices.nfc)),
+      bleKind === 'virtual' ? undefined : ble,
+    );
     let hands: CustomerHands = rig;
     if (vpcdAddress) {
       card = new VpcdCard({ ...vpcdAddress, log: (line) => process.stderr.write(`[vpcd] ${line}\n`) });
@@ -461,7 +505,8 @@ async function main(): Promise<number> {
       nfc: nfcKind === 'pcsc' ? 'pcsc' : 'none',
       qrFreshMs: Number.MAX_SAFE_INTEGER,
     });
-    if (nfcKind === 'pcsc' && !configured.pcsc) fail(configured.problems.find((p) => p.startsWith('nfc')) ?? 'the PC/SC reader could not be set up');
+    if (nfcKind === 'pcsc' && !configured.pcsc)
+      fail(configured.problems.find((p) => p.startsWith('nfc')) ?? 'the PC/SC reader could not be set up');
     pcsc = configured.pcsc;
     for (const problem of configured.problems) process.stderr.write(`[relay] ${problem}\n`);
     const qr = configured.qr;
@@ -492,10 +537,15 @@ async function main(): Promise<number> {
     }
     devices = withBle(configured.ports, ble);
   }
-  for (const [role, port] of [['central', devices.bleCentral], ['peripheral', devices.blePeripheral]] as const) {
+  for (const [role, port] of [
+    ['central', devices.bleCentral],
+    ['peripheral', devices.blePeripheral],
+  ] as const) {
     if (!port || bleKind === 'virtual' || port.availability().reason === 'not_configured') continue;
     const say = (a: Availability): void => {
-      process.stderr.write(`[relay] BLE ${role}: ${escapePeerText(a.usable ? 'usable' : `${a.reason ?? 'unusable'}${a.detail ? ` (${a.detail})` : ''}`)}\n`);
+      process.stderr.write(
+        `[relay] BLE ${role}: ${escapePeerText(a.usable ? 'usable' : `${a.reason ?? 'unusable'}${a.detail ? ` (${a.detail})` : ''}`)}\n`,
+      );
     };
     say(port.availability());
     port.onAvailabilityChange?.(say);
@@ -503,7 +553,9 @@ async function main(): Promise<number> {
   if (pcsc) {
     const reader = pcsc;
     const say = (a: Availability): void => {
-      const state = a.usable ? `using ${reader.readerName ?? 'the reader'}` : `${a.reason ?? 'unusable'}${a.detail ? ` (${a.detail})` : ''}`;
+      const state = a.usable
+        ? `using ${reader.readerName ?? 'the reader'}`
+        : `${a.reason ?? 'unusable'}${a.detail ? ` (${a.detail})` : ''}`;
       // Reader names come from the device: escaped.
       process.stderr.write(`[relay] PC/SC: ${escapePeerText(state)}\n`);
     };
@@ -535,7 +587,8 @@ async function main(): Promise<number> {
     process.stderr.write(`[relay] ${view.phase}: ${said}${extra}\n`);
     // Only staff can fix it (credentials refused, a gateway that refuses the session socket): waiting would
     // not help a headless run.
-    if (view.phase === 'config_error') finish(`staff needed: ${escapePeerText(view.error?.detail ?? 'the backend refused the configuration', 300)}`);
+    if (view.phase === 'config_error')
+      finish(`staff needed: ${escapePeerText(view.error?.detail ?? 'the backend refused the configuration', 300)}`);
     if (view.phase === 'ready') feeder?.kioskReady();
   });
   // A verification that has not ended this long after the previous one is given up (e.g. backend down).
@@ -546,7 +599,8 @@ async function main(): Promise<number> {
   };
   const checkInput = (): void => {
     // With a PC/SC reader, taps keep coming after the scans ran out.
-    if (feeder && !pcsc && codes.length < loops && feeder.exhausted) finish(`input ended after ${codes.length} of ${loops} verification(s)`);
+    if (feeder && !pcsc && codes.length < loops && feeder.exhausted)
+      finish(`input ended after ${codes.length} of ${loops} verification(s)`);
   };
   kiosk.onVerification((report: VerificationReport) => {
     process.stdout.write(`${JSON.stringify(report)}\n`);

@@ -125,7 +125,8 @@ function vpcdAddress(value: string | undefined): VpcdReaderAddress {
 }
 
 function profileName(args: ReturnType<typeof parse>): PhoneProfileName {
-  if (args.profile !== undefined && args.phone !== undefined && args.profile !== args.phone) fail('--profile and --phone say different things');
+  if (args.profile !== undefined && args.phone !== undefined && args.profile !== args.phone)
+    fail('--profile and --phone say different things');
   const name = args.profile ?? args.phone ?? 'android';
   if (!isPhoneProfileName(name)) fail(`--profile takes ${PHONE_PROFILE_NAMES.join(' | ')}`);
   return name;
@@ -168,9 +169,12 @@ async function main(): Promise<number> {
   } else {
     const ttys = hciTtysIn(hciDir);
     const missing = [ttys.phoneCentral, ttys.phonePeripheral].filter((tty) => !existsSync(tty));
-    if (missing.length > 0) fail(`--hci-dir: no emulated controller at ${missing.join(', ')}; start them with: npm run btvirt -- start --dir ${hciDir}`);
+    if (missing.length > 0)
+      fail(`--hci-dir: no emulated controller at ${missing.join(', ')}; start them with: npm run btvirt -- start --dir ${hciDir}`);
     phone = await createHciPhone(createHciStacks(ttys), { profile, behaviour, credential });
-    out(`the phone's Bluetooth: noble on ${ttys.phoneCentral}, bleno on ${ttys.phonePeripheral} (a kiosk: BLUETOOTH_HCI_SOCKET_UART_PORT=${ttys.kioskCentral})`);
+    out(
+      `the phone's Bluetooth: noble on ${ttys.phoneCentral}, bleno on ${ttys.phonePeripheral} (a kiosk: BLUETOOTH_HCI_SOCKET_UART_PORT=${ttys.kioskCentral})`,
+    );
   }
   let link: RadioLinkServer | undefined;
   try {
@@ -182,11 +186,14 @@ async function main(): Promise<number> {
 
   let handoverReported: PresentationInfo | undefined;
   const onEvent = (event: VpcdCardEvent): void => {
-    if (event.type === 'removed' && event.cause === 'field_lost') out('the phone left the field: "retap" lays it down again (same presentation)');
+    if (event.type === 'removed' && event.cause === 'field_lost')
+      out('the phone left the field: "retap" lays it down again (same presentation)');
     const info = phone.presentation;
     if (event.type === 'apdu' && info?.handover?.type === 'nfc' && handoverReported !== info) {
       handoverReported = info;
-      out(`handover done: the phone now starts BLE${linkPort === undefined && hciDir === undefined ? ', which needs the kiosk on its radio (see the note at start)' : ''}`);
+      out(
+        `handover done: the phone now starts BLE${linkPort === undefined && hciDir === undefined ? ', which needs the kiosk on its radio (see the note at start)' : ''}`,
+      );
     }
   };
   const card = new VpcdCard({ ...address, minAwayMs: awayMs, log: out, onEvent });
@@ -250,7 +257,9 @@ async function main(): Promise<number> {
       out(`qr: ${text}`);
     },
     status: () => {
-      out(`status: ${card.inserted ? 'on the reader' : 'off the reader'} (${card.address}), ${card.apdus} APDU(s), muted ${card.muted ? 'on' : 'off'}, ${describePresentation(phone.presentation)}`);
+      out(
+        `status: ${card.inserted ? 'on the reader' : 'off the reader'} (${card.address}), ${card.apdus} APDU(s), muted ${card.muted ? 'on' : 'off'}, ${describePresentation(phone.presentation)}`,
+      );
     },
     help: () => {
       out('commands: tap, remove, retap, mute on|off, qr, status, quit');
@@ -276,7 +285,9 @@ async function main(): Promise<number> {
     }
   };
 
-  out(`ready: ${profile} phone (${portrait === 'jpeg2000' ? 'JPEG 2000' : 'JPEG'} portrait) for the vpcd reader at ${card.address}; commands: tap, remove, retap, mute on|off, qr, status, quit`);
+  out(
+    `ready: ${profile} phone (${portrait === 'jpeg2000' ? 'JPEG 2000' : 'JPEG'} portrait) for the vpcd reader at ${card.address}; commands: tap, remove, retap, mute on|off, qr, status, quit`,
+  );
   if (args.tap) {
     try {
       await tap();

@@ -263,7 +263,14 @@ const Ok = z.object({ ok: z.literal(true) });
 export const RetryAttempt = z.union([
   z.object({ tried: z.literal(true), at: z.number(), reachable: z.literal(true) }).strict(),
   z.object({ tried: z.literal(true), at: z.number(), reachable: z.literal(false), detail: z.string().max(300) }).strict(),
-  z.object({ tried: z.literal(false), at: z.number(), reason: z.enum(['request_budget', 'stopped']), waitMs: z.number().int().min(0).max(3_600_000).optional() }).strict(),
+  z
+    .object({
+      tried: z.literal(false),
+      at: z.number(),
+      reason: z.enum(['request_budget', 'stopped']),
+      waitMs: z.number().int().min(0).max(3_600_000).optional(),
+    })
+    .strict(),
 ]);
 export type RetryAttempt = z.infer<typeof RetryAttempt>;
 
@@ -357,14 +364,20 @@ export const KIOSK_INTENTS = {
    * Writes a support bundle (no personal data, no secrets) into the kiosk's support folder, or onto one of
    * the removable volumes `listSupportVolumes` named (`volume`: its id); says where.
    */
-  writeSupportBundle: { args: z.object({ volume: z.string().min(1).max(4_096).optional() }).strict(), result: z.object({ path: z.string().max(4_096), bytes: z.number().int().min(0) }), staff: true },
+  writeSupportBundle: {
+    args: z.object({ volume: z.string().min(1).max(4_096).optional() }).strict(),
+    result: z.object({ path: z.string().max(4_096), bytes: z.number().int().min(0) }),
+    staff: true,
+  },
   /**
    * Browser host: writes a support bundle and returns a one-time ticket for it, good for one download of
    * `/support-bundle/<ticket>` from this host within a minute (the staff's own browser saves it).
    */
   prepareSupportDownload: {
     args: Empty,
-    result: z.object({ ticket: z.string().regex(/^[A-Za-z0-9_-]{43}$/), name: z.string().max(255), bytes: z.number().int().min(0) }).strict(),
+    result: z
+      .object({ ticket: z.string().regex(/^[A-Za-z0-9_-]{43}$/), name: z.string().max(255), bytes: z.number().int().min(0) })
+      .strict(),
     staff: true,
   },
   /** The removable volumes (USB sticks) mounted now, where a support bundle can go. */
@@ -432,7 +445,10 @@ export async function dispatchIntent(
   staffUnlocked: () => boolean,
 ): Promise<unknown> {
   if (!isIntentName(intent)) {
-    throw new KioskApiError('unknown_intent', `unknown intent: ${typeof intent === 'string' ? JSON.stringify(intent.slice(0, 60)) : typeof intent}`);
+    throw new KioskApiError(
+      'unknown_intent',
+      `unknown intent: ${typeof intent === 'string' ? JSON.stringify(intent.slice(0, 60)) : typeof intent}`,
+    );
   }
   const spec = KIOSK_INTENTS[intent];
   const parsed = spec.args.safeParse(args ?? {});
@@ -448,7 +464,8 @@ export async function dispatchIntent(
 /** Screen side: validates a host's result for `intent`. */
 export function parseIntentResult<K extends IntentName>(intent: K, result: unknown): IntentResult<K> {
   const checked = KIOSK_INTENTS[intent].result.safeParse(result);
-  if (!checked.success) throw new KioskApiError('invalid_message', `${intent}: the host sent an invalid result: ${describeIssues(checked.error)}`);
+  if (!checked.success)
+    throw new KioskApiError('invalid_message', `${intent}: the host sent an invalid result: ${describeIssues(checked.error)}`);
   return checked.data as IntentResult<K>;
 }
 
@@ -463,7 +480,12 @@ export function parseScreenState(value: unknown): ScreenState {
 
 /** Renderer → host. */
 export const ClientMessage = z
-  .object({ type: z.literal('call'), id: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), intent: z.string().max(60), args: z.unknown() })
+  .object({
+    type: z.literal('call'),
+    id: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+    intent: z.string().max(60),
+    args: z.unknown(),
+  })
   .strict();
 export type ClientMessage = z.infer<typeof ClientMessage>;
 

@@ -73,7 +73,12 @@ export type MissingElement = z.infer<typeof MissingElement>;
 
 export const RequestAnswer = z.discriminatedUnion('kind', [
   /** An age request (`age_over_NN` and at most the portrait): is the holder `threshold` or older? */
-  z.object({ kind: z.literal('age'), threshold: z.number().int().min(0).max(200), result: RequirementResult, missing: z.array(MissingElement).max(200) }),
+  z.object({
+    kind: z.literal('age'),
+    threshold: z.number().int().min(0).max(200),
+    result: RequirementResult,
+    missing: z.array(MissingElement).max(200),
+  }),
   /** Any other request: were the required elements disclosed? */
   z.object({ kind: z.literal('elements'), result: RequirementResult, missing: z.array(MissingElement).max(200) }),
 ]);
@@ -105,7 +110,11 @@ export type OutcomeView = z.infer<typeof OutcomeView>;
  */
 export const ReplacedOutcome = z.object({
   verdict: Verdict,
-  answer: z.object({ kind: z.enum(['age', 'elements']), result: RequirementResult, threshold: z.number().int().min(0).max(200).nullable() }),
+  answer: z.object({
+    kind: z.enum(['age', 'elements']),
+    result: RequirementResult,
+    threshold: z.number().int().min(0).max(200).nullable(),
+  }),
   /** How the replaced outcome's customer came in. */
   transport: Transport.nullable(),
   shownAt: z.number(),

@@ -51,10 +51,24 @@ export function readinessOf(devices: Devices, camera?: CameraState): Readiness {
   const ways = { tap, camera: cameraWorks, scanner: qr };
   const inputStarting = !tap && !qr && (devices.nfc.reason === 'starting' || devices.qr.reason === 'starting');
   const bleDetail = `Bluetooth central ${reasonOf(devices.bleCentral)}, peripheral ${reasonOf(devices.blePeripheral)}`;
-  if (!ble && !bleStarting) return { canVerify: false, blocker: 'ble_unavailable', starting: false, ways, detail: `no Bluetooth role is usable (${bleDetail})` };
+  if (!ble && !bleStarting)
+    return { canVerify: false, blocker: 'ble_unavailable', starting: false, ways, detail: `no Bluetooth role is usable (${bleDetail})` };
   if (!tap && !qr && !inputStarting) {
-    return { canVerify: false, blocker: 'no_input', starting: false, ways, detail: `no way in works (NFC reader ${reasonOf(devices.nfc)}, QR input ${reasonOf(devices.qr)})` };
+    return {
+      canVerify: false,
+      blocker: 'no_input',
+      starting: false,
+      ways,
+      detail: `no way in works (NFC reader ${reasonOf(devices.nfc)}, QR input ${reasonOf(devices.qr)})`,
+    };
   }
-  if (!ble || (!tap && !qr)) return { canVerify: false, blocker: undefined, starting: true, ways, detail: `starting (${bleDetail}, NFC reader ${reasonOf(devices.nfc)})` };
+  if (!ble || (!tap && !qr))
+    return {
+      canVerify: false,
+      blocker: undefined,
+      starting: true,
+      ways,
+      detail: `starting (${bleDetail}, NFC reader ${reasonOf(devices.nfc)})`,
+    };
   return { canVerify: true, blocker: undefined, starting: false, ways, detail: '' };
 }

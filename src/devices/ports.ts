@@ -152,7 +152,11 @@ export class BleValueTooLargeError extends Error {
   }
 
   /** The error for `bytes` on a link of `attMtu`, or undefined when the value fits. */
-  static check(operation: BleValueTooLargeError['operation'], bytes: number, attMtu: number | undefined): BleValueTooLargeError | undefined {
+  static check(
+    operation: BleValueTooLargeError['operation'],
+    bytes: number,
+    attMtu: number | undefined,
+  ): BleValueTooLargeError | undefined {
     const limit = attMtu === undefined ? ATT_MAX_VALUE_BYTES : bleValueLimit(attMtu);
     return bytes > limit ? new BleValueTooLargeError(operation, bytes, limit, attMtu) : undefined;
   }
@@ -239,11 +243,7 @@ export interface BlePeripheral extends AvailabilitySource {
    * leaves before its first GATT event, advertising resumes while the session is open.
    * Rejects with {@link BleSetupError} when advertising cannot start.
    */
-  advertise(
-    profile: GattProfile,
-    onEvent: (event: PeripheralEvent) => void,
-    signal: AbortSignal,
-  ): Promise<BlePeripheralSession>;
+  advertise(profile: GattProfile, onEvent: (event: PeripheralEvent) => void, signal: AbortSignal): Promise<BlePeripheralSession>;
 }
 
 /** The device ports the kiosk runs with; a missing device is simply absent. */

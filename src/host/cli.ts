@@ -148,7 +148,16 @@ async function setPin(dataDir: string): Promise<void> {
  * `--support-bundle FILE`: the service without devices or kiosk, one bundle, and out. It reads the running
  * host's records (log folder, health record) but describes its own process, and the bundle says so.
  */
-async function supportBundle(target: string, options: { dataDir: string; logDir: string; healthFile: string | undefined; configFile: string | undefined; logLevel: string | undefined }): Promise<void> {
+async function supportBundle(
+  target: string,
+  options: {
+    dataDir: string;
+    logDir: string;
+    healthFile: string | undefined;
+    configFile: string | undefined;
+    logLevel: string | undefined;
+  },
+): Promise<void> {
   const service = new KioskService({
     devices: () => Promise.reject(new Error('no devices for a support bundle')),
     runKiosk: false,
@@ -160,7 +169,9 @@ async function supportBundle(target: string, options: { dataDir: string; logDir:
   await service.start();
   try {
     const bundle = await service.writeSupportBundleTo(target);
-    process.stdout.write(`host: support bundle written to ${bundle.path} (${bundle.bytes} bytes) by this separate process: for a running host's live state use its staff screen's Support bundle button\n`);
+    process.stdout.write(
+      `host: support bundle written to ${bundle.path} (${bundle.bytes} bytes) by this separate process: for a running host's live state use its staff screen's Support bundle button\n`,
+    );
   } finally {
     await service.stop();
   }
@@ -201,20 +212,30 @@ async function main(): Promise<void> {
   const healthFile = args['health-file'] === undefined ? undefined : resolvePath(args['health-file']);
   const logDir = resolvePath(args['log-dir'] ?? join(dataDir, 'logs'));
   if (args['support-bundle'] !== undefined) {
-    await supportBundle(resolvePath(args['support-bundle']), { dataDir, logDir, healthFile, configFile: args.config, logLevel: args['log-level'] });
+    await supportBundle(resolvePath(args['support-bundle']), {
+      dataDir,
+      logDir,
+      healthFile,
+      configFile: args.config,
+      logLevel: args['log-level'],
+    });
     return;
   }
   let logFiles: LogFiles | undefined;
   try {
     logFiles = await openLogFiles({ dir: logDir, ...logSettings(args.config) });
   } catch (e) {
-    process.stderr.write(`host: the log files in ${logDir} cannot be opened (logging to stderr only): ${e instanceof Error ? e.message : String(e)}\n`);
+    process.stderr.write(
+      `host: the log files in ${logDir} cannot be opened (logging to stderr only): ${e instanceof Error ? e.message : String(e)}\n`,
+    );
   }
   // stderr for the journal, the files for the support bundle (the desktop app's bundles carry its logs too).
-  const destination = { write: (line: string): void => {
-    process.stderr.write(line);
-    logFiles?.destination.write(line);
-  } };
+  const destination = {
+    write: (line: string): void => {
+      process.stderr.write(line);
+      logFiles?.destination.write(line);
+    },
+  };
   // Known once the host listens; the bundle's scrubber removes it from everything it writes.
   const hostSecrets: string[] = [];
   const service = new KioskService({
@@ -225,7 +246,16 @@ async function main(): Promise<void> {
     ...(args.config === undefined ? {} : { configFile: args.config }),
     ...(args['log-level'] === undefined ? {} : { overrides: { log: { level: args['log-level'] } } }),
     // The service fills in the secret store's protection itself.
-    ...(healthFile === undefined ? {} : { appStatus: () => ({ flavour: 'production' as const, secretsProtection: 'file-permissions' as const, managedKeys: [], healthFile }) }),
+    ...(healthFile === undefined
+      ? {}
+      : {
+          appStatus: () => ({
+            flavour: 'production' as const,
+            secretsProtection: 'file-permissions' as const,
+            managedKeys: [],
+            healthFile,
+          }),
+        }),
   });
   await service.start();
   const metricsOption = args['metrics-file'] ?? service.config.app.health.metricsFile;
@@ -244,7 +274,8 @@ async function main(): Promise<void> {
         });
   health?.start();
   const state = service.state();
-  if (state.view.phase === 'config_error') process.stderr.write(`host: the kiosk needs staff: ${state.view.error?.detail ?? 'configuration error'}\n`);
+  if (state.view.phase === 'config_error')
+    process.stderr.write(`host: the kiosk needs staff: ${state.view.error?.detail ?? 'configuration error'}\n`);
   if (!state.staff.pinConfigured) process.stderr.write('host: no staff PIN yet: set one with `npm run host -- --set-pin`\n');
   const log = createLogger({ level: service.config.log.level, name: 'mdl-kiosk-host' }, destination);
   let host;
@@ -263,7 +294,9 @@ async function main(): Promise<void> {
   } else {
     // Written whole and 0600 before anyone can read it (a temporary file renamed over the old one).
     await writeFileAtomic(urlFile, `${host.url}\n`);
-    process.stdout.write(`host: the screen is at ${host.origin}/ ; its address with the token is in ${urlFile} (readable by this user only)\n`);
+    process.stdout.write(
+      `host: the screen is at ${host.origin}/ ; its address with the token is in ${urlFile} (readable by this user only)\n`,
+    );
   }
 
   const stop = async (): Promise<void> => {

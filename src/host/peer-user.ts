@@ -36,7 +36,11 @@ export type PeerUser = { readonly uid: number } | { readonly unknown: string };
  * The uid of the process that opened the client end of a loopback connection to `serverPort` from
  * `clientPort`, or why it cannot be told (not Linux, `/proc` unreadable, no such entry).
  */
-export function loopbackPeerUser(serverPort: number, clientPort: number, read: (path: string) => string = (p) => readFileSync(p, 'utf8')): PeerUser {
+export function loopbackPeerUser(
+  serverPort: number,
+  clientPort: number,
+  read: (path: string) => string = (p) => readFileSync(p, 'utf8'),
+): PeerUser {
   const tables: string[] = [];
   for (const path of ['/proc/net/tcp', '/proc/net/tcp6']) {
     try {

@@ -80,7 +80,7 @@ export class ScreenGate {
     if (!this.hostAllowed(req.headers.host)) return { status: 403, reason: 'forbidden: wrong Host header' };
     const origin = req.headers.origin;
     if (origin === undefined) return { status: 403, reason: 'forbidden: the Origin header is missing' };
-    if (!this.originAllowed(origin)) return { status: 403, reason: 'forbidden: Origin is not the kiosk host\'s own' };
+    if (!this.originAllowed(origin)) return { status: 403, reason: "forbidden: Origin is not the kiosk host's own" };
     const protocols = subprotocols(req);
     const auth = protocols.find((p) => p.startsWith(TOKEN_PREFIX));
     if (auth === undefined) return { status: 401, reason: `unauthorized: the token is missing (subprotocol ${TOKEN_PREFIX}<token>)` };
@@ -88,7 +88,7 @@ export class ScreenGate {
     if (!protocols.includes(API_SUBPROTOCOL)) return { status: 400, reason: `bad request: the subprotocol ${API_SUBPROTOCOL} is required` };
     const peer = this.options.peerUser?.(this.#port, req.socket.remotePort ?? 0);
     if (peer !== undefined && 'uid' in peer && peer.uid !== this.options.ownUid) {
-      return { status: 403, reason: 'forbidden: the screen runs as another user than the kiosk host (run the browser as the host\'s user)' };
+      return { status: 403, reason: "forbidden: the screen runs as another user than the kiosk host (run the browser as the host's user)" };
     }
     if (peer !== undefined && 'unknown' in peer && !this.peerUnknownLogged) {
       this.peerUnknownLogged = true;
@@ -100,7 +100,12 @@ export class ScreenGate {
   /** Answers a refused upgrade on the raw socket (with the page's security headers) and logs it. */
   refuse(socket: Duplex, { status, reason }: Refusal): void {
     this.options.log.warn({ event: 'host_socket_refused', status }, reason);
-    const headers = { ...securityHeaders(this.#port), 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': String(Buffer.byteLength(reason)), Connection: 'close' };
+    const headers = {
+      ...securityHeaders(this.#port),
+      'Content-Type': 'text/plain; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(reason)),
+      Connection: 'close',
+    };
     const head = Object.entries(headers)
       .map(([k, v]) => `${k}: ${v}`)
       .join('\r\n');

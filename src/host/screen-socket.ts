@@ -5,7 +5,15 @@
  * that stops reading its socket is dropped rather than buffered without bound.
  */
 import type { RawData, WebSocket } from 'ws';
-import { ClientMessage, dispatchIntent, KioskApiError, type ApiErrorBody, type HostMessage, type KioskApiHandlers, type ScreenState } from '../common/kiosk-api.js';
+import {
+  ClientMessage,
+  dispatchIntent,
+  KioskApiError,
+  type ApiErrorBody,
+  type HostMessage,
+  type KioskApiHandlers,
+  type ScreenState,
+} from '../common/kiosk-api.js';
 import type { Logger } from '../platform/log.js';
 
 /** One connected screen: the API with a staff session of its own (KioskService.connectScreen). */
@@ -81,7 +89,12 @@ export function serveScreen(ws: WebSocket, options: ScreenSocketOptions): void {
       send(ws, { type: 'refused', error: errorBody('invalid_message', 'binary frames are not accepted: send JSON text') }, log);
       return;
     }
-    void handleText(ws, screen, Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8'), log);
+    void handleText(
+      ws,
+      screen,
+      Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8'),
+      log,
+    );
   });
 }
 
@@ -98,7 +111,8 @@ async function handleText(ws: WebSocket, screen: HostedScreen, text: string, log
     const issue = parsed.error.issues[0];
     const message = `the message is not a call: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'}`;
     const id = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>).id : undefined;
-    if (typeof id === 'number' && Number.isSafeInteger(id) && id >= 0) send(ws, { type: 'reply', id, ok: false, error: errorBody('invalid_message', message) }, log);
+    if (typeof id === 'number' && Number.isSafeInteger(id) && id >= 0)
+      send(ws, { type: 'reply', id, ok: false, error: errorBody('invalid_message', message) }, log);
     else send(ws, { type: 'refused', error: errorBody('invalid_message', message) }, log);
     return;
   }
@@ -110,8 +124,20 @@ async function handleText(ws: WebSocket, screen: HostedScreen, text: string, log
     if (e instanceof KioskApiError) {
       send(ws, { type: 'reply', id, ok: false, error: errorBody(e.code, e.message) }, log);
     } else {
-      log.error({ event: 'host_intent_failed', code: intent.slice(0, 60).replace(/[^A-Za-z0-9_]/g, '') }, `an intent failed: ${e instanceof Error ? e.name : 'unknown'}`);
-      send(ws, { type: 'reply', id, ok: false, error: errorBody('internal', `${intent.slice(0, 60)} failed inside the kiosk; see the diagnostics`) }, log);
+      log.error(
+        { event: 'host_intent_failed', code: intent.slice(0, 60).replace(/[^A-Za-z0-9_]/g, '') },
+        `an intent failed: ${e instanceof Error ? e.name : 'unknown'}`,
+      );
+      send(
+        ws,
+        {
+          type: 'reply',
+          id,
+          ok: false,
+          error: errorBody('internal', `${intent.slice(0, 60)} failed inside the kiosk; see the diagnostics`),
+        },
+        log,
+      );
     }
   }
 }

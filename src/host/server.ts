@@ -102,7 +102,12 @@ function peerUserCheck(given: HostOptions['peerUser'], ownUid: number | undefine
 }
 
 /** Plain HTTP: the screen's files and the support-bundle download, each with the security headers, to this host's own names only. */
-function pageHandler(gate: ScreenGate, rendererDir: string, service: HostedService, log: Logger): (req: IncomingMessage, res: ServerResponse) => void {
+function pageHandler(
+  gate: ScreenGate,
+  rendererDir: string,
+  service: HostedService,
+  log: Logger,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const internalError = (res: ServerResponse): void => {
     if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
     res.end('internal error');
@@ -139,7 +144,11 @@ function apiSocketServer(): WebSocketServer {
 }
 
 /** The API's WebSocket: an upgrade the gate lets through becomes a screen of its own; the rest is refused on the raw socket. */
-function apiUpgrades(gate: ScreenGate, wss: WebSocketServer, screens: ScreenSocketOptions): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+function apiUpgrades(
+  gate: ScreenGate,
+  wss: WebSocketServer,
+  screens: ScreenSocketOptions,
+): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     socket.on('error', () => socket.destroy());
     const refusal = gate.refusal(req);

@@ -34,9 +34,7 @@ export function backendEndpoints(baseUrl: string, options: { allowInsecure: bool
     throw new InsecureBackendError(`backend base URL must use https (got ${base.protocol})`);
   }
   if (base.protocol === 'http:' && !options.allowInsecure && !isLoopbackHost(base.hostname)) {
-    throw new InsecureBackendError(
-      `refusing plain http to ${base.hostname}: use https, or set backend.allowInsecure for a lab backend`,
-    );
+    throw new InsecureBackendError(`refusing plain http to ${base.hostname}: use https, or set backend.allowInsecure for a lab backend`);
   }
   if (base.username || base.password) {
     throw new InsecureBackendError('backend base URL must not carry credentials');

@@ -38,7 +38,12 @@ function gatewayRefusalDetail(status: number | undefined): string {
 
 /** A failed `POST /sessions`, classified. */
 export function createFailure(e: SessionApiError): BackendFailure {
-  const base = { stage: 'create' as const, detail: e.message, ...(e.status === undefined ? {} : { status: e.status }), ...(e.retryAfterMs === undefined ? {} : { retryAfterMs: e.retryAfterMs }) };
+  const base = {
+    stage: 'create' as const,
+    detail: e.message,
+    ...(e.status === undefined ? {} : { status: e.status }),
+    ...(e.retryAfterMs === undefined ? {} : { retryAfterMs: e.retryAfterMs }),
+  };
   switch (e.kind) {
     case 'network':
       return { ...base, kind: 'unreachable' };
@@ -61,7 +66,11 @@ export function createFailure(e: SessionApiError): BackendFailure {
     case 'not_found':
       return { ...base, kind: 'api_rejected', detail: `${e.message}: the session API is not at this address — check backend.baseUrl` };
     case 'client':
-      return { ...base, kind: 'api_rejected', detail: `${e.message}: the backend refuses the request — check backend.baseUrl and backend.createSessionBody` };
+      return {
+        ...base,
+        kind: 'api_rejected',
+        detail: `${e.message}: the backend refuses the request — check backend.baseUrl and backend.createSessionBody`,
+      };
     case 'proxy':
       return { ...base, kind: proxyFailureIsConfiguration(e) ? 'proxy_refused' : 'proxy_unreachable' };
     case 'aborted':
@@ -72,18 +81,29 @@ export function createFailure(e: SessionApiError): BackendFailure {
 
 /** A failed WebSocket handshake, classified with what the keeper knows of the session. */
 export function handshakeFailure(e: RelayHandshakeError, context: HandshakeContext): BackendFailure {
-  const base = { stage: 'handshake' as const, detail: e.message, ...(e.status === undefined ? {} : { status: e.status }), ...(e.retryAfterMs === undefined ? {} : { retryAfterMs: e.retryAfterMs }) };
+  const base = {
+    stage: 'handshake' as const,
+    detail: e.message,
+    ...(e.status === undefined ? {} : { status: e.status }),
+    ...(e.retryAfterMs === undefined ? {} : { retryAfterMs: e.retryAfterMs }),
+  };
   switch (e.kind) {
     case 'session_gone':
       // A session that served is expected to end; one that never connected was refused by whatever answers.
-      return context.usedBefore ? { ...base, kind: 'session_gone' } : { ...base, kind: 'socket_refused', detail: gatewayRefusalDetail(e.status) };
+      return context.usedBefore
+        ? { ...base, kind: 'session_gone' }
+        : { ...base, kind: 'socket_refused', detail: gatewayRefusalDetail(e.status) };
     case 'conflict':
       return { ...base, kind: 'conflict' };
     case 'unauthorized':
     case 'forbidden':
       return context.usedBefore
         ? { ...base, kind: 'secret_expired' }
-        : { ...base, kind: 'credentials_refused', detail: `WebSocket handshake refused (HTTP ${e.status ?? '?'}): check the backend configuration` };
+        : {
+            ...base,
+            kind: 'credentials_refused',
+            detail: `WebSocket handshake refused (HTTP ${e.status ?? '?'}): check the backend configuration`,
+          };
     case 'http': {
       const status = e.status;
       if (status === 429) return { ...base, kind: 'rate_limited' };

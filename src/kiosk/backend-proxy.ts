@@ -73,11 +73,18 @@ function envValue(env: NodeJS.ProcessEnv, ...names: string[]): string | undefine
  * this proxy" would otherwise be undone by a variable set on the machine.
  */
 function noProxyEntries(config: ProxyConfig, env: NodeJS.ProcessEnv): { entries: string[]; list: ProxyBypass['list'] } {
-  if (config.noProxy !== undefined) return { entries: config.noProxy.map((e) => e.trim().toLowerCase()).filter((e) => e !== ''), list: 'backend.proxy.noProxy' };
+  if (config.noProxy !== undefined)
+    return { entries: config.noProxy.map((e) => e.trim().toLowerCase()).filter((e) => e !== ''), list: 'backend.proxy.noProxy' };
   const variable = config.useEnvironment ? (['NO_PROXY', 'no_proxy'] as const).find((n) => envValue(env, n) !== undefined) : undefined;
   const text = variable === undefined ? undefined : envValue(env, variable);
   return {
-    entries: text === undefined ? [] : text.split(/[\s,]+/).map((e) => e.trim().toLowerCase()).filter((e) => e !== ''),
+    entries:
+      text === undefined
+        ? []
+        : text
+            .split(/[\s,]+/)
+            .map((e) => e.trim().toLowerCase())
+            .filter((e) => e !== ''),
     list: variable ?? 'NO_PROXY',
   };
 }
@@ -138,7 +145,8 @@ function environmentProxy(text: string, variable: string): { url: URL; authoriza
     // The value may hold a password: name the variable only.
     throw new ConfigError(`${variable} is not a proxy address (http://host:port)`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${variable}: only http:// and https:// proxies are supported`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError(`${variable}: only http:// and https:// proxies are supported`);
   const authorization = url.username === '' ? undefined : basic(decodeURIComponent(url.username), decodeURIComponent(url.password));
   url.username = '';
   url.password = '';
@@ -171,7 +179,8 @@ export function chooseBackendRoute(backend: KioskConfig['backend'], backendUrl: 
   const entry = matchingNoProxyEntry(backendUrl, entries);
   if (entry !== undefined) return { proxy: undefined, bypass: { proxy: chosen.url.origin, proxySource: chosen.source, entry, list } };
   // Only an https:// proxy has a certificate to check; for an http:// one the key has nothing to apply to.
-  const custom = chosen.url.protocol === 'https:' && config.caFile !== undefined ? readCaBundle(config.caFile, undefined, 'backend.proxy.caFile') : [];
+  const custom =
+    chosen.url.protocol === 'https:' && config.caFile !== undefined ? readCaBundle(config.caFile, undefined, 'backend.proxy.caFile') : [];
   return { proxy: { ...chosen, ca: custom.length === 0 ? undefined : [...rootCertificates, ...custom] }, bypass: undefined };
 }
 
@@ -208,12 +217,23 @@ export class ProxyTunnelError extends Error {
     /** The proxy's answer to the CONNECT (stage `refused`). */
     readonly status?: number,
   ) {
-    super(`proxy tunnel failed: ${stage}${status === undefined ? '' : ` (HTTP ${status})`}${causeCode === undefined ? '' : ` (${causeCode})`}`);
+    super(
+      `proxy tunnel failed: ${stage}${status === undefined ? '' : ` (HTTP ${status})`}${causeCode === undefined ? '' : ` (${causeCode})`}`,
+    );
   }
 }
 
 const UNRESOLVED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAI_NODATA']);
-const UNREACHABLE = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'ETIMEDOUT', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ENETDOWN',
+  'ETIMEDOUT',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /** The first code in an error's cause chain that looks like a system or TLS error code. */
 function errorCode(e: unknown): string | undefined {
@@ -273,11 +293,14 @@ export function describeProxyFailure(proxy: BackendProxy, failure: ProxyTunnelEr
 
 function describeProxyRefusal(origin: string, status: number, source: BackendProxy['source']): string {
   if (status === 407) {
-    const where = source === 'environment' ? 'the user and password of HTTPS_PROXY, or backend.proxy.credentialsFile' : 'backend.proxy.credentialsFile';
+    const where =
+      source === 'environment' ? 'the user and password of HTTPS_PROXY, or backend.proxy.credentialsFile' : 'backend.proxy.credentialsFile';
     return `the proxy ${origin} asked for credentials (HTTP 407): check ${where}`;
   }
-  if (status === 403) return `the proxy ${origin} does not allow this backend (HTTP 403): ask for the backend's host and port to be allowed`;
-  if (status === 502 || status === 503 || status === 504) return `the proxy ${origin} cannot reach the backend (HTTP ${status} from the proxy)`;
+  if (status === 403)
+    return `the proxy ${origin} does not allow this backend (HTTP 403): ask for the backend's host and port to be allowed`;
+  if (status === 502 || status === 503 || status === 504)
+    return `the proxy ${origin} cannot reach the backend (HTTP ${status} from the proxy)`;
   return `the proxy ${origin} refused the tunnel to the backend (HTTP ${status})`;
 }
 
@@ -286,7 +309,10 @@ function describeProxyRefusal(origin: string, status: number, source: BackendPro
  * certificate, or a 4xx refusal (credentials, a policy not allowing the backend) other than 408 and 429.
  * Unreachable, unresolved, closed, timed out and 5xx (the proxy could not reach the backend) pass.
  */
-export function proxyFailureIsConfiguration(failure: { readonly status?: number | undefined; readonly proxyStage?: ProxyFailureStage | undefined }): boolean {
+export function proxyFailureIsConfiguration(failure: {
+  readonly status?: number | undefined;
+  readonly proxyStage?: ProxyFailureStage | undefined;
+}): boolean {
   if (failure.proxyStage === 'tls') return true;
   const status = failure.status;
   return failure.proxyStage === 'refused' && status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;

@@ -48,12 +48,20 @@ export function createKiosk(config: KioskConfig, devices: DevicePorts, log: Logg
   if (!apiKey) throw new ConfigError('backend API key is not set (MDL_KIOSK_API_KEY, backend.apiKeyFile or --api-key-file)');
   const endpoints = backendEndpoints(baseUrl, { allowInsecure: config.backend.allowInsecure });
   // A CA file that cannot be read is a configuration error (the screen names backend.tls.caFile).
-  const tls = config.backend.tls.caFile === undefined && config.backend.tls.pinSha256 === undefined ? undefined : buildTlsTrust(config.backend.tls);
+  const tls =
+    config.backend.tls.caFile === undefined && config.backend.tls.pinSha256 === undefined ? undefined : buildTlsTrust(config.backend.tls);
   const { proxy, bypass } = chooseBackendRoute(config.backend, endpoints.sessionsUrl(), options.env ?? process.env);
   if (bypass) {
     // A proxy was set, yet the backend is reached directly: say so, or "why is it not using the proxy?" has no answer.
     log.info(
-      { event: 'backend_proxy_bypassed', backend: endpoints.origin, proxy: bypass.proxy, proxySource: bypass.proxySource, noProxyEntry: bypass.entry, noProxyFrom: bypass.list },
+      {
+        event: 'backend_proxy_bypassed',
+        backend: endpoints.origin,
+        proxy: bypass.proxy,
+        proxySource: bypass.proxySource,
+        noProxyEntry: bypass.entry,
+        noProxyFrom: bypass.list,
+      },
       `${bypass.list} sends the backend direct, not through the proxy`,
     );
   }

@@ -57,7 +57,8 @@ function skipItem(bytes: Uint8Array, at: number, depth: number, budget: { items:
         offset = value;
       }
     }
-  } else if (info === 31 && major === 7) return undefined; // a break outside an indefinite item
+  } else if (info === 31 && major === 7)
+    return undefined; // a break outside an indefinite item
   else return undefined; // 28–30 are reserved
   switch (major) {
     case 0:

@@ -93,7 +93,13 @@ export class Kiosk {
       onSessionCreated: () => this.sessionListeners.notify(undefined),
       ...(deps.retryPolicy === undefined ? {} : { retryPolicy: deps.retryPolicy }),
     });
-    this.triggers = new TriggerSource({ nfc: deps.devices.nfc, qr: deps.devices.qr, requireMdocPrefix: config.qr.requireMdocPrefix, log, now });
+    this.triggers = new TriggerSource({
+      nfc: deps.devices.nfc,
+      qr: deps.devices.qr,
+      requireMdocPrefix: config.qr.requireMdocPrefix,
+      log,
+      now,
+    });
     this.devices = new DeviceWatch(deps.devices, deps.readinessGate ?? false);
     this.view = new ViewPublisher({ profile: this.profile.name, devices: this.devices, log, now });
     this.timer = new ScreenTimer(config.timeouts, now);
@@ -258,7 +264,10 @@ export class Kiosk {
         if (this.isStopping()) break;
         // Nothing may end the loop: a fault shows an error and the kiosk carries on.
         this.screen.verificationEnds();
-        this.deps.log.error({ event: 'kiosk_loop_fault', detail: e instanceof Error ? `${e.name}: ${e.message}` : 'unknown' }, 'unexpected fault; continuing');
+        this.deps.log.error(
+          { event: 'kiosk_loop_fault', detail: e instanceof Error ? `${e.name}: ${e.message}` : 'unknown' },
+          'unexpected fault; continuing',
+        );
         this.screen.showError({ code: 'internal_error', detail: 'unexpected fault in the kiosk', retryable: true }, undefined);
         await sleep(LOOP_FAULT_PAUSE_MS, stop).catch(() => undefined);
       }

@@ -32,7 +32,11 @@ export async function nextEvent(timer: ScreenTimer, triggers: TriggerSource, now
   try {
     const next = await Promise.race(contenders);
     // A tap or scan that completes just as the screen changes is kept for the next round, not lost.
-    if (trigger && next.kind !== 'trigger') trigger.then((t) => triggers.stash(t), () => undefined);
+    if (trigger && next.kind !== 'trigger')
+      trigger.then(
+        (t) => triggers.stash(t),
+        () => undefined,
+      );
     return next;
   } finally {
     local.abort();

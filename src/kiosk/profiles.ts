@@ -74,7 +74,6 @@ export const ALL_MDL_ELEMENTS: readonly string[] = [
 
 const mdl = (elements: readonly string[]): Namespaces => ({ [MDL_NAMESPACE]: [...elements] });
 
-
 /** Age checks carry the portrait so staff can match the face to the person at the counter. */
 export const BUILT_IN_PROFILES: Readonly<Record<string, RequestProfile>> = {
   age_over_18: { name: 'age_over_18', label: 'Age 18+', namespaces: mdl(['age_over_18', 'portrait']) },

@@ -28,7 +28,10 @@ export class TunnelProxyPool extends Pool {
 
   override connect(options: PoolConnectOptions): Promise<Dispatcher.ConnectData>;
   override connect(options: PoolConnectOptions, callback: (err: Error | null, data: Dispatcher.ConnectData) => void): void;
-  override connect(options: PoolConnectOptions, callback?: (err: Error | null, data: Dispatcher.ConnectData) => void): Promise<Dispatcher.ConnectData> | undefined {
+  override connect(
+    options: PoolConnectOptions,
+    callback?: (err: Error | null, data: Dispatcher.ConnectData) => void,
+  ): Promise<Dispatcher.ConnectData> | undefined {
     const tunnel = this.openTunnel(options);
     if (callback === undefined) return tunnel;
     tunnel.then(

@@ -182,7 +182,10 @@ export class RelayChannel {
       this.queuedChars = 0;
       const flood: Arrival = {
         kind: 'violation',
-        violation: { kind: 'message_flood', detail: `more than ${this.limits.maxQueued} messages or ${this.limits.maxQueuedChars} characters queued unread` },
+        violation: {
+          kind: 'message_flood',
+          detail: `more than ${this.limits.maxQueued} messages or ${this.limits.maxQueuedChars} characters queued unread`,
+        },
       };
       // The interceptor sees it first: a consumer stuck on a stalled device must learn of it now.
       if (this.interceptor?.(flood)) return;

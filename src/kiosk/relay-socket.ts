@@ -18,13 +18,7 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { BackendEndpoints } from './backend-endpoints.js';
 import { describeProxyFailure, ProxyTunnelError, type BackendProxy } from './backend-proxy.js';
 import { TunnelProxyAgent } from './proxy-tunnel.js';
-import {
-  RelayHandshakeError,
-  handshakeKindForStatus,
-  type RelayConnector,
-  type RelayLink,
-  type RelayLinkHandlers,
-} from './relay-link.js';
+import { RelayHandshakeError, handshakeKindForStatus, type RelayConnector, type RelayLink, type RelayLinkHandlers } from './relay-link.js';
 import type { Session } from './session-client.js';
 
 export interface WsRelayConnectorOptions {
@@ -155,7 +149,9 @@ export class WsRelayConnector implements RelayConnector {
         perMessageDeflate: false,
         followRedirects: false,
         ...(agent ? { agent } : {}),
-        ...(this.options.tls ? { ...(this.options.tls.ca ? { ca: [...this.options.tls.ca] } : {}), checkServerIdentity: this.options.tls.checkServerIdentity } : {}),
+        ...(this.options.tls
+          ? { ...(this.options.tls.ca ? { ca: [...this.options.tls.ca] } : {}), checkServerIdentity: this.options.tls.checkServerIdentity }
+          : {}),
       });
       let settled = false;
       const fail = (error: RelayHandshakeError): void => {
@@ -176,7 +172,12 @@ export class WsRelayConnector implements RelayConnector {
         res.resume();
         req.destroy();
         fail(
-          new RelayHandshakeError(handshakeKindForStatus(status), `WebSocket handshake refused: HTTP ${status}`, status, retryAfterMs(res.headers['retry-after'])),
+          new RelayHandshakeError(
+            handshakeKindForStatus(status),
+            `WebSocket handshake refused: HTTP ${status}`,
+            status,
+            retryAfterMs(res.headers['retry-after']),
+          ),
         );
       });
       ws.on('error', (error: Error & { code?: string }) => {
@@ -187,7 +188,13 @@ export class WsRelayConnector implements RelayConnector {
         }
         if (proxy && error instanceof ProxyTunnelError) {
           fail(
-            new RelayHandshakeError('proxy', `WebSocket: ${describeProxyFailure(proxy, error, this.options.connectTimeoutMs)}`, error.status, undefined, error.stage),
+            new RelayHandshakeError(
+              'proxy',
+              `WebSocket: ${describeProxyFailure(proxy, error, this.options.connectTimeoutMs)}`,
+              error.status,
+              undefined,
+              error.stage,
+            ),
           );
           return;
         }
@@ -198,11 +205,13 @@ export class WsRelayConnector implements RelayConnector {
         }
         const timedOut = /timed out|timeout/i.test(error.message);
         // With a proxy, its own failures are ProxyTunnelErrors (above): this one came after the tunnel opened.
-        const behind = proxy ? ' (from the backend, through the proxy\'s open tunnel)' : '';
+        const behind = proxy ? " (from the backend, through the proxy's open tunnel)" : '';
         fail(
           new RelayHandshakeError(
             timedOut ? 'timeout' : 'network',
-            timedOut ? `WebSocket handshake: no answer within ${this.options.connectTimeoutMs} ms` : `WebSocket: ${sanitize(error.message)}${behind}`,
+            timedOut
+              ? `WebSocket handshake: no answer within ${this.options.connectTimeoutMs} ms`
+              : `WebSocket: ${sanitize(error.message)}${behind}`,
           ),
         );
       });
@@ -219,7 +228,12 @@ export class WsRelayConnector implements RelayConnector {
           else handlers.onFrame({ kind: 'text', text: rawText(data) });
         });
         ws.once('close', (code: number, reason: Buffer) => {
-          handlers.onClose({ code, reason: reason.toString('utf8'), local: link.closedLocally, ...(link.unanswered ? { unanswered: true } : {}) });
+          handlers.onClose({
+            code,
+            reason: reason.toString('utf8'),
+            local: link.closedLocally,
+            ...(link.unanswered ? { unanswered: true } : {}),
+          });
         });
         resolve(link);
       });

@@ -66,7 +66,11 @@ function ageResult(response: OutcomeView['response'], threshold: number): Requir
   return yes && !no ? 'met' : no && !yes ? 'not_met' : 'undetermined';
 }
 
-function missingOf(asked: AskedRequest, response: OutcomeView['response'], skip: (namespace: string, identifier: string) => boolean): MissingElement[] {
+function missingOf(
+  asked: AskedRequest,
+  response: OutcomeView['response'],
+  skip: (namespace: string, identifier: string) => boolean,
+): MissingElement[] {
   const missing: MissingElement[] = [];
   for (const [namespace, identifiers] of Object.entries(asked.namespaces)) {
     for (const identifier of identifiers) {
@@ -85,7 +89,11 @@ export function answerFor(outcome: Pick<OutcomeView, 'verdict' | 'response'>, as
   if (threshold !== undefined) {
     const result = verified ? ageResult(outcome.response, threshold) : 'undetermined';
     // A nearest statement answers for the one asked: an age statement is missing only when nothing answered.
-    const missing = missingOf(asked, outcome.response, (namespace, identifier) => result !== 'undetermined' && namespace === MDL_NAMESPACE && ageOverThreshold(identifier) !== undefined);
+    const missing = missingOf(
+      asked,
+      outcome.response,
+      (namespace, identifier) => result !== 'undetermined' && namespace === MDL_NAMESPACE && ageOverThreshold(identifier) !== undefined,
+    );
     return { kind: 'age', threshold, result, missing };
   }
   const missing = missingOf(asked, outcome.response, () => false);

@@ -65,7 +65,13 @@ export type RetryDecision =
 
 /** What diagnostics, health.json, the metrics file and the support bundle say of the backend's failures. */
 export interface RetryReport {
-  readonly lastFailure: { readonly kind: BackendFailureKind; readonly stage: FailureStage; readonly status: number | null; readonly detail: string; readonly at: number } | null;
+  readonly lastFailure: {
+    readonly kind: BackendFailureKind;
+    readonly stage: FailureStage;
+    readonly status: number | null;
+    readonly detail: string;
+    readonly at: number;
+  } | null;
   readonly consecutive: number;
   /** Every failure since start, by kind. */
   readonly totals: Readonly<Partial<Record<BackendFailureKind, number>>>;
@@ -134,7 +140,14 @@ export function backoff(n: number, baseMs: number, capMs: number, random: () => 
 }
 
 /** Kinds that say the backend (or the way to it) was away: an ending right after one is its return. */
-const AWAY: ReadonlySet<BackendFailureKind> = new Set(['unreachable', 'timeout', 'not_answering', 'server_error', 'rate_limited', 'proxy_unreachable']);
+const AWAY: ReadonlySet<BackendFailureKind> = new Set([
+  'unreachable',
+  'timeout',
+  'not_answering',
+  'server_error',
+  'rate_limited',
+  'proxy_unreachable',
+]);
 
 /**
  * How often, in words for staff, what only staff can fix is probed: {@link slowPace}, a random time in
@@ -184,7 +197,13 @@ export class RetryPolicy {
 
     if (cls === 'ending' && this.streak === 0 && !this.endingUsed) {
       this.endingUsed = true;
-      return { action: 'retry', delayMs: fullJitter(1, backoffMinMs, backoffMaxMs, this.random), standing: 'recovering', failure, consecutive: 0 };
+      return {
+        action: 'retry',
+        delayMs: fullJitter(1, backoffMinMs, backoffMaxMs, this.random),
+        standing: 'recovering',
+        failure,
+        consecutive: 0,
+      };
     }
     this.streak++;
     if (cls === 'permanent') return { action: 'stop', failure, consecutive: this.streak };

@@ -21,7 +21,11 @@ export function errorViewFor(result: Exclude<RunResult, { kind: 'complete' }>, s
     case 'ble_link_lost':
       // The kiosk's own adapter went off (ports.ts PeripheralEvent `adapter_off:`): Bluetooth is not working
       // here; telling the customer the phone's link was lost and to keep it near would not be true.
-      return { code: result.reason.startsWith('adapter_off:') ? 'ble_unavailable' : 'ble_link_lost', detail: result.reason, retryable: true };
+      return {
+        code: result.reason.startsWith('adapter_off:') ? 'ble_unavailable' : 'ble_link_lost',
+        detail: result.reason,
+        retryable: true,
+      };
     case 'ble_transfer_failed':
       return { code: 'ble_transfer_failed', detail: result.reason, retryable: true };
     case 'dropped':
@@ -39,7 +43,13 @@ export function logResult(log: Logger, result: RunResult, showBackendErrorText: 
       return;
     case 'violation':
       log.warn(
-        { event: 'protocol_violation', kind: result.violation.kind, detail: result.violation.detail, type: result.violation.type, op: result.violation.op },
+        {
+          event: 'protocol_violation',
+          kind: result.violation.kind,
+          detail: result.violation.detail,
+          type: result.violation.type,
+          op: result.violation.op,
+        },
         'backend message rejected; socket closed',
       );
       return;
@@ -53,7 +63,10 @@ export function logResult(log: Logger, result: RunResult, showBackendErrorText: 
       log.warn({ event: 'backend_not_answering', phase: result.phase, detail: result.detail }, 'the backend is not answering');
       return;
     case 'dropped':
-      log.warn({ event: 'socket_dropped', code: result.closed?.code ?? null, transferFinished: result.transferFinished }, 'session socket dropped');
+      log.warn(
+        { event: 'socket_dropped', code: result.closed?.code ?? null, transferFinished: result.transferFinished },
+        'session socket dropped',
+      );
       return;
     case 'ble_failed':
       log.warn({ event: 'ble_failed', role: result.role, reason: result.reason, unavailable: result.unavailable }, 'BLE setup failed');

@@ -86,13 +86,19 @@ function networkCause(e: unknown): string {
 
 /** The error a fetch failure becomes when it is the proxy's. */
 function proxyError(what: string, proxy: BackendProxy, failure: ProxyTunnelError, timeoutMs: number): SessionApiError {
-  return new SessionApiError('proxy', `${what}: ${describeProxyFailure(proxy, failure, timeoutMs)}`, failure.status, undefined, failure.stage);
+  return new SessionApiError(
+    'proxy',
+    `${what}: ${describeProxyFailure(proxy, failure, timeoutMs)}`,
+    failure.status,
+    undefined,
+    failure.stage,
+  );
 }
 
 /** The system or TLS error code of a failed fetch (undici puts it on `cause`), when it looks like one. */
 function causeCode(e: unknown): string | undefined {
   const cause = e instanceof Error ? e.cause : undefined;
-  const code = typeof cause === 'object' && cause !== null && 'code' in cause ? (cause).code : undefined;
+  const code = typeof cause === 'object' && cause !== null && 'code' in cause ? cause.code : undefined;
   return typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code) ? code : undefined;
 }
 
@@ -232,7 +238,8 @@ export class SessionClient {
       const proxy = this.options.proxy;
       if (timedOut()) {
         // Still waiting for the proxy to open a tunnel: the time ran out at the proxy, not the backend.
-        if (proxy && (this.proxyClient?.opening ?? 0) > 0) throw proxyError(what, proxy, new ProxyTunnelError('timeout', undefined), this.options.timeoutMs);
+        if (proxy && (this.proxyClient?.opening ?? 0) > 0)
+          throw proxyError(what, proxy, new ProxyTunnelError('timeout', undefined), this.options.timeoutMs);
         throw new SessionApiError('timeout', `${what}: no answer within ${this.options.timeoutMs} ms`);
       }
       const failure = proxy ? findProxyTunnelError(e) : undefined;
@@ -240,7 +247,7 @@ export class SessionClient {
       const tls = describeTlsFailure(causeCode(e) ?? '');
       if (tls !== undefined) throw new SessionApiError('tls', `${what}: ${tls}`);
       // The tunnel was open (the proxy's own failures are caught above): what failed is the backend's side.
-      const behind = proxy ? ' from the backend, through the proxy\'s open tunnel' : '';
+      const behind = proxy ? " from the backend, through the proxy's open tunnel" : '';
       throw new SessionApiError('network', `${what}: ${networkCause(e)}${behind}`);
     }
     let text: string;

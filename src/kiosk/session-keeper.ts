@@ -19,7 +19,15 @@ import { AttemptWaiters, attemptReport } from './session-keeper/attempt-waiters.
 import { ChangeWaiters } from './session-keeper/change-waiters.js';
 import { IdleWatch } from './session-keeper/idle-watch.js';
 import { StatusBoard } from './session-keeper/keeper-status.js';
-import { ArmTimeoutError, type ArmedSession, type Disposition, type IdleFailure, type KeeperStatus, type RetryAttempt, type SessionKeeperOptions } from './session-keeper/keeper-types.js';
+import {
+  ArmTimeoutError,
+  type ArmedSession,
+  type Disposition,
+  type IdleFailure,
+  type KeeperStatus,
+  type RetryAttempt,
+  type SessionKeeperOptions,
+} from './session-keeper/keeper-types.js';
 import { Listeners } from './session-keeper/listeners.js';
 import { RequestGate } from './session-keeper/request-budget.js';
 import { RetrySchedule } from './session-keeper/retry-schedule.js';
@@ -61,7 +69,11 @@ export class SessionKeeper {
     this.arming = new SessionArming({ sessions, connector, config, namespaces, log, now, age, closings, admit, onSessionCreated });
     const showBackendErrorText = options.showBackendErrorText ?? false;
     this.idle = new IdleWatch({
-      config, log, age, closings, showBackendErrorText,
+      config,
+      log,
+      age,
+      closings,
+      showBackendErrorText,
       events: {
         healthy: () => this.policy.onHealthy(),
         renewDue: () => this.ensure(),
@@ -85,7 +97,16 @@ export class SessionKeeper {
       const idle = this.idle.session;
       return idle !== undefined && age.usable(idle);
     };
-    this.retries = new RetrySchedule({ policy, gate, status: this.statusBoard, changes, log, now, idleServing, retry: () => this.ensure() });
+    this.retries = new RetrySchedule({
+      policy,
+      gate,
+      status: this.statusBoard,
+      changes,
+      log,
+      now,
+      idleServing,
+      retry: () => this.ensure(),
+    });
   }
 
   get status(): KeeperStatus {
@@ -149,7 +170,9 @@ export class SessionKeeper {
     if (!this.preparing) {
       // Nothing to try: a session is ready (or kept for a customer), or the policy keeps none warm.
       attempt.cancel();
-      return this.status.state === 'armed' || this.status.state === 'standby' ? { tried: true, at, reachable: true } : { tried: false, at, reason: 'stopped' };
+      return this.status.state === 'armed' || this.status.state === 'standby'
+        ? { tried: true, at, reachable: true }
+        : { tried: false, at, reason: 'stopped' };
     }
     return attemptReport(at, await attempt.within(timeoutMs));
   }
@@ -257,7 +280,8 @@ export class SessionKeeper {
     this.preparing = true;
     // No session to hand out: the screen must not say "ready". While retrying after failures the status stays
     // what the policy said (offline, needs staff) until an attempt succeeds.
-    if (!this.idle.session && this.status.state !== 'offline' && this.status.state !== 'config_error') this.statusBoard.set({ state: 'arming' });
+    if (!this.idle.session && this.status.state !== 'offline' && this.status.state !== 'config_error')
+      this.statusBoard.set({ state: 'arming' });
     void this.prepare().finally(() => {
       this.preparing = false;
       // What happened meanwhile (e.g. the new session ended at once) may call for another attempt.
@@ -274,7 +298,11 @@ export class SessionKeeper {
       this.idle.stopRenewal();
     } else {
       this.idle.drop('no session kept warm (session.prewarm)');
-      if (this.status.state !== 'standby') this.options.log.info({ event: 'session_standby', policy: this.options.config.session.prewarm }, 'no session kept warm until a customer comes');
+      if (this.status.state !== 'standby')
+        this.options.log.info(
+          { event: 'session_standby', policy: this.options.config.session.prewarm },
+          'no session kept warm until a customer comes',
+        );
       this.statusBoard.set({ state: 'standby' });
       this.changes.wake();
     }

@@ -121,7 +121,8 @@ export function describeTlsFailure(code: string): string | undefined {
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `the backend's certificate is for another host name (${code}): check backend.baseUrl`;
   if (code === 'CERT_HAS_EXPIRED') return `the backend's certificate has expired (${code}); if it has not, check this kiosk's clock`;
   if (code === 'CERT_NOT_YET_VALID') return `the backend's certificate is not valid yet (${code}): check this kiosk's clock`;
-  if (code === PIN_MISMATCH_CODE) return `the backend's key does not match backend.tls.pinSha256 (${code}): update the pins if the backend changed its key`;
+  if (code === PIN_MISMATCH_CODE)
+    return `the backend's key does not match backend.tls.pinSha256 (${code}): update the pins if the backend changed its key`;
   if (/^ERR_SSL_|^ERR_TLS_|^EPROTO$/.test(code)) return `the TLS handshake with the backend failed (${code})`;
   return undefined;
 }
@@ -136,9 +137,12 @@ export function isTlsFailureCode(code: string): boolean {
  * is not about TLS. It must never blame the backend's certificate: the backend's TLS has not started yet.
  */
 export function describeProxyTlsFailure(code: string, origin: string): string | undefined {
-  if (UNTRUSTED.has(code)) return `the proxy ${origin} has a certificate not issued by a CA this kiosk trusts (${code}): add the proxy's CA to backend.proxy.caFile`;
-  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `the proxy ${origin} has a certificate for another host name (${code}): check the proxy's address`;
-  if (code === 'CERT_HAS_EXPIRED') return `the proxy ${origin} has an expired certificate (${code}); if it has not expired, check this kiosk's clock`;
+  if (UNTRUSTED.has(code))
+    return `the proxy ${origin} has a certificate not issued by a CA this kiosk trusts (${code}): add the proxy's CA to backend.proxy.caFile`;
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID')
+    return `the proxy ${origin} has a certificate for another host name (${code}): check the proxy's address`;
+  if (code === 'CERT_HAS_EXPIRED')
+    return `the proxy ${origin} has an expired certificate (${code}); if it has not expired, check this kiosk's clock`;
   if (code === 'CERT_NOT_YET_VALID') return `the proxy ${origin} has a certificate not valid yet (${code}): check this kiosk's clock`;
   if (/^ERR_SSL_|^ERR_TLS_|^EPROTO$/.test(code)) return `the TLS handshake with the proxy ${origin} failed (${code})`;
   return undefined;

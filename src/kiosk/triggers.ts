@@ -105,7 +105,10 @@ export class TriggerSource {
         return await nfc.nextCard(signal);
       } catch (e) {
         if (signal.aborted) throw e;
-        this.options.log.warn({ event: 'nfc_reader_error', detail: e instanceof Error ? e.message : 'unknown' }, 'NFC reader failed; retrying');
+        this.options.log.warn(
+          { event: 'nfc_reader_error', detail: e instanceof Error ? e.message : 'unknown' },
+          'NFC reader failed; retrying',
+        );
         await sleep(DEVICE_RETRY_MS, signal);
       }
     }

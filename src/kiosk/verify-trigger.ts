@@ -38,7 +38,10 @@ export interface VerificationReport {
 }
 
 /** What a verification shows on the counter's screen. */
-export type VerificationScreen = Pick<CounterScreen, 'engaging' | 'progress' | 'showResult' | 'showError' | 'backToIdle' | 'afterCustomerCancel'>;
+export type VerificationScreen = Pick<
+  CounterScreen,
+  'engaging' | 'progress' | 'showResult' | 'showError' | 'backToIdle' | 'afterCustomerCancel'
+>;
 
 export interface VerifyParts {
   readonly config: KioskConfig;
@@ -82,7 +85,14 @@ export async function verifyTrigger(parts: VerifyParts, run: VerifyRun): Promise
   const asked = askedBy(parts.profile(), armed);
   const log = parts.log.child({ sessionId: armed.session.id });
   const report = await runVerification(
-    { channel: armed.channel, devices: parts.devices, timeouts: parts.config.timeouts, log, signal: run.signal, onProgress: (p) => parts.screen.progress(p) },
+    {
+      channel: armed.channel,
+      devices: parts.devices,
+      timeouts: parts.config.timeouts,
+      log,
+      signal: run.signal,
+      onProgress: (p) => parts.screen.progress(p),
+    },
     run.trigger,
   );
   parts.triggers.ignoreInputDuringRun();
@@ -107,13 +117,25 @@ async function acquire(parts: VerifyParts, run: VerifyRun): Promise<ArmedSession
             detail: e instanceof ArmTimeoutError ? e.message : 'no session available',
             retryable: true,
           };
-    await notReady(parts, run, error, !signal.aborted && status.state !== 'armed' && status.state !== 'arming' && status.state !== 'standby' ? 'idle' : 'error');
+    await notReady(
+      parts,
+      run,
+      error,
+      !signal.aborted && status.state !== 'armed' && status.state !== 'arming' && status.state !== 'standby' ? 'idle' : 'error',
+    );
     return undefined;
   }
 }
 
 /** After the run: the outcome (recovered if the socket dropped) or the error on screen and reported, the session given back. */
-async function finish(parts: VerifyParts, run: VerifyRun, armed: ArmedSession, asked: AskedRequest, report: RunReport, log: Logger): Promise<void> {
+async function finish(
+  parts: VerifyParts,
+  run: VerifyRun,
+  armed: ArmedSession,
+  asked: AskedRequest,
+  report: RunReport,
+  log: Logger,
+): Promise<void> {
   const { config, keeper, screen, triggers } = parts;
   const { trigger, signal } = run;
   const result = report.result;
@@ -143,11 +165,27 @@ async function finish(parts: VerifyParts, run: VerifyRun, armed: ArmedSession, a
     if (outcome) triggers.qrUsed(trigger.text);
     else triggers.qrFailed(trigger.text, config.timeouts.errorDisplayMs);
   }
-  const base = { transport: trigger.kind, sessionId: armed.session.id, durationMs: parts.now() - run.started, apdus: report.apdus, bleMessages: report.bleMessages };
+  const base = {
+    transport: trigger.kind,
+    sessionId: armed.session.id,
+    durationMs: parts.now() - run.started,
+    apdus: report.apdus,
+    bleMessages: report.bleMessages,
+  };
   if (outcome) {
     // The answer and which elements are missing are codes (never a disclosed value).
     const missing = outcome.answer.missing.filter((m) => m.required).map((m) => m.identifier);
-    log.info({ event: 'verification_outcome', verdict: outcome.verdict, answer: outcome.answer.result, missing, reasons: outcome.reasons, source: outcome.source }, 'verification finished');
+    log.info(
+      {
+        event: 'verification_outcome',
+        verdict: outcome.verdict,
+        answer: outcome.answer.result,
+        missing,
+        reasons: outcome.reasons,
+        source: outcome.source,
+      },
+      'verification finished',
+    );
     screen.showResult(outcome, report.card);
     parts.report({ ...base, result: kind, outcome, error: null });
   } else if (result.kind !== 'complete') {
@@ -161,7 +199,13 @@ async function finish(parts: VerifyParts, run: VerifyRun, armed: ArmedSession, a
   // backend that stopped answering is an absence the keeper waits out (offline, backoff) before re-arming.
   keeper.release(
     armed,
-    outcome !== undefined ? 'completed' : result.kind === 'dropped' && result.transferFinished ? 'spent' : result.kind === 'not_answering' ? 'unanswered' : 'retry',
+    outcome !== undefined
+      ? 'completed'
+      : result.kind === 'dropped' && result.transferFinished
+        ? 'spent'
+        : result.kind === 'not_answering'
+          ? 'unanswered'
+          : 'retry',
   );
 }
 
@@ -178,7 +222,11 @@ function refusal({ deviceRefusal, keeper, config }: VerifyParts): ErrorView | un
     // A customer is waiting: try the backend now rather than at the end of the backoff.
     keeper.retryNow();
     // The report names what the Offline screen shows (a silent backend is `backend_not_answering`).
-    return { code: status.code ?? 'backend_unavailable', detail: `the backend is unreachable: ${status.detail}`.slice(0, 500), retryable: true };
+    return {
+      code: status.code ?? 'backend_unavailable',
+      detail: `the backend is unreachable: ${status.detail}`.slice(0, 500),
+      retryable: true,
+    };
   }
   if (status.state === 'config_error') return configErrorView(status, config.session);
   return undefined;
@@ -198,13 +246,24 @@ async function notReady(parts: VerifyParts, { trigger, started }: VerifyRun, err
   log.warn({ event: 'verification_not_ready', code: error.code }, 'no session ready for the tap');
   if (shown === 'idle') screen.backToIdle();
   else screen.showError(error, trigger.kind === 'nfc' ? trigger.card : undefined);
-  parts.report({ transport: trigger.kind, sessionId: null, result: 'not_ready', outcome: null, error, durationMs: parts.now() - started, apdus: 0, bleMessages: 0 });
+  parts.report({
+    transport: trigger.kind,
+    sessionId: null,
+    result: 'not_ready',
+    outcome: null,
+    error,
+    durationMs: parts.now() - started,
+    apdus: 0,
+    bleMessages: 0,
+  });
 }
 
 /** What `armed` asked for, with the profile's required elements when the profile asked the same. */
 function askedBy(profile: RequestProfile, armed: ArmedSession): AskedRequest {
   const same = JSON.stringify(profile.namespaces) === JSON.stringify(armed.namespaces);
-  return same && profile.required !== undefined ? { namespaces: armed.namespaces, required: profile.required } : { namespaces: armed.namespaces };
+  return same && profile.required !== undefined
+    ? { namespaces: armed.namespaces, required: profile.required }
+    : { namespaces: armed.namespaces };
 }
 
 async function releaseCard(card: NfcCard, log: Logger): Promise<void> {

@@ -41,7 +41,10 @@ export function appDependencies(given: Partial<KioskAppDependencies> | undefined
   const platform = given?.platform ?? currentPlatform();
   return {
     // Next to the main bundle: dist/app/main.js → dist/app/radio.js, the radio process (ble.process separate).
-    devices: configuredDeviceFactory({ nfc: 'pcsc', radioLauncher: utilityRadioLauncher(fileURLToPath(new URL('./radio.js', import.meta.url))) }),
+    devices: configuredDeviceFactory({
+      nfc: 'pcsc',
+      radioLauncher: utilityRadioLauncher(fileURLToPath(new URL('./radio.js', import.meta.url))),
+    }),
     env,
     platform,
     // Set by Electron for `electron <dir>`; absent (falsy) in an installed app.

@@ -34,7 +34,9 @@ export async function openAppLog(options: {
   try {
     logFiles = await openLogFiles({ dir: logsDir, ...early.app.logs });
   } catch (e) {
-    deps.stderr.write(`mdl-kiosk: the log files in ${logsDir} cannot be opened (logging to stderr): ${e instanceof Error ? e.message : String(e)}\n`);
+    deps.stderr.write(
+      `mdl-kiosk: the log files in ${logsDir} cannot be opened (logging to stderr): ${e instanceof Error ? e.message : String(e)}\n`,
+    );
   }
   const destination: DestinationStream = logFiles?.destination ?? deps.stderr;
   const log = createLogger({ level: early.logLevel, name: 'mdl-kiosk-app' }, destination);

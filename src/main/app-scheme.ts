@@ -33,7 +33,8 @@ export function registerAppScheme(protocol: Pick<Protocol, 'registerSchemesAsPri
   protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { ...APP_SCHEME_PRIVILEGES } }]);
 }
 
-const NOT_BUILT = 'The kiosk screen is not built: run `npm run build:renderer` (`npm start` builds it first), or reinstall the application.';
+const NOT_BUILT =
+  'The kiosk screen is not built: run `npm run build:renderer` (`npm start` builds it first), or reinstall the application.';
 
 function textResponse(status: number, text: string, extra: Record<string, string> = {}): Response {
   return new Response(text, { status, headers: { ...securityHeaders(null), 'Content-Type': 'text/plain; charset=utf-8', ...extra } });

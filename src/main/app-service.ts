@@ -63,7 +63,12 @@ export async function createAppService(options: {
     ...(configFile === undefined ? {} : { configFile }),
     overrides: embedded ? { ...overrides, staff: { pinHash: await hashPin(embedded.staffPin) } } : overrides,
     managed,
-    secrets: new SafeStorageSecretStore({ safeStorage, dataDir, platform: deps.platform, allowBasicText: managedAllowsBasicTextSecrets(managed) }),
+    secrets: new SafeStorageSecretStore({
+      safeStorage,
+      dataDir,
+      platform: deps.platform,
+      allowBasicText: managedAllowsBasicTextSecrets(managed),
+    }),
     ...(embedded ? { backendOverride: embedded.backendOverride } : {}),
     testMode: options.flavour === 'qa',
     ...(managedOnly ? { managedOnlyKeys: managedOnly } : {}),

@@ -47,14 +47,24 @@ export async function startAppUpdates(options: AppUpdatesOptions): Promise<Updat
   if (options.flavour !== 'production' || !options.config.enabled) return undefined;
   // A per-machine install on a standard account: the installer would need elevation, so quitAndInstall
   // would quit into a UAC prompt nobody at the counter can answer, and leave no app on screen.
-  if (osCapabilities(options.platform).updateWritesInstallDir && options.installDir !== undefined && !(await (options.canWrite ?? canCreateFileIn)(options.installDir))) {
+  if (
+    osCapabilities(options.platform).updateWritesInstallDir &&
+    options.installDir !== undefined &&
+    !(await (options.canWrite ?? canCreateFileIn)(options.installDir))
+  ) {
     const error = `updates are off: this account cannot write ${options.installDir} (a per-machine install on a standard account needs an administrator to update; use your software-distribution tool)`;
     options.onStatus({ state: 'disabled', error: error.slice(0, 500) });
     options.log.warn({ event: 'updates_unsupported' }, error);
     return undefined;
   }
   try {
-    return startUpdater({ updater: await options.loadUpdater(), config: options.config, isIdle: options.isIdle, log: options.log, onStatus: options.onStatus });
+    return startUpdater({
+      updater: await options.loadUpdater(),
+      config: options.config,
+      isIdle: options.isIdle,
+      log: options.log,
+      onStatus: options.onStatus,
+    });
   } catch (e) {
     const error = `the updater could not start: ${e instanceof Error ? e.message : String(e)}`.slice(0, 500);
     options.onStatus({ state: 'error', error });

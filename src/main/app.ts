@@ -84,7 +84,17 @@ async function savedBackend(dataDir: string): Promise<boolean> {
 }
 
 /** Crash recovery, relaunch and an orderly shutdown of whatever has started (`parts`), then the log files. */
-function startLifecycle(parts: AppParts, options: { deps: KioskAppDependencies; dataDir: string; logsDir: string; restartBy: LifecycleOptions['restartBy']; log: Logger; closeLog: () => Promise<void> }): AppLifecycle {
+function startLifecycle(
+  parts: AppParts,
+  options: {
+    deps: KioskAppDependencies;
+    dataDir: string;
+    logsDir: string;
+    restartBy: LifecycleOptions['restartBy'];
+    log: Logger;
+    closeLog: () => Promise<void>;
+  },
+): AppLifecycle {
   const { deps, log } = options;
   const lifecycle = new AppLifecycle({
     app,
@@ -95,7 +105,8 @@ function startLifecycle(parts: AppParts, options: { deps: KioskAppDependencies; 
     window: () => parts.window,
     process: deps.process,
     showFatal: (message) => {
-      if (!showFatalScreen(parts.window, message, options.logsDir)) deps.stderr.write(`mdl-kiosk: stopped after repeated errors: ${message}\n`);
+      if (!showFatalScreen(parts.window, message, options.logsDir))
+        deps.stderr.write(`mdl-kiosk: stopped after repeated errors: ${message}\n`);
     },
     shutdown: async () => {
       parts.updater?.stop();
@@ -112,9 +123,17 @@ function startLifecycle(parts: AppParts, options: { deps: KioskAppDependencies; 
 }
 
 /** QA with no backend anywhere: the embedded mock backend and virtual counter, or undefined (the kiosk still starts and shows staff what to configure). */
-async function startEmbeddedDefault(embedded: EmbeddedDefault, parts: AppParts, deps: KioskAppDependencies, log: Logger): Promise<EmbeddedSetup | undefined> {
+async function startEmbeddedDefault(
+  embedded: EmbeddedDefault,
+  parts: AppParts,
+  deps: KioskAppDependencies,
+  log: Logger,
+): Promise<EmbeddedSetup | undefined> {
   try {
-    const setup = await embedded.start(log.child({ component: 'embedded' }), kioskLink(() => parts.service));
+    const setup = await embedded.start(
+      log.child({ component: 'embedded' }),
+      kioskLink(() => parts.service),
+    );
     deps.stdout.write(embeddedBanner(setup));
     return setup;
   } catch (e) {
@@ -126,7 +145,10 @@ async function startEmbeddedDefault(embedded: EmbeddedDefault, parts: AppParts, 
 }
 
 /** The health record a supervisor or fleet tool reads (and the metrics file when one is configured), written every few seconds. */
-function startHealthRecord(service: KioskService, options: { file: string; flavour: Flavour; health: KioskConfig['app']['health']; updates: () => UpdateStatus }): HealthRecorder {
+function startHealthRecord(
+  service: KioskService,
+  options: { file: string; flavour: Flavour; health: KioskConfig['app']['health']; updates: () => UpdateStatus },
+): HealthRecorder {
   const { health } = options;
   const recorder = new HealthRecorder({
     service,
@@ -141,7 +163,16 @@ function startHealthRecord(service: KioskService, options: { file: string; flavo
 }
 
 /** The updater of a production app (in the app's own folder), or undefined when updates are off here. */
-async function startUpdates(service: KioskService, options: { deps: KioskAppDependencies; flavour: Flavour; config: KioskConfig['app']['updates']; log: Logger; onStatus: (status: UpdateStatus) => void }): Promise<Updater | undefined> {
+async function startUpdates(
+  service: KioskService,
+  options: {
+    deps: KioskAppDependencies;
+    flavour: Flavour;
+    config: KioskConfig['app']['updates'];
+    log: Logger;
+    onStatus: (status: UpdateStatus) => void;
+  },
+): Promise<Updater | undefined> {
   return startAppUpdates({
     flavour: options.flavour,
     config: options.config,
@@ -168,7 +199,8 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
   const managedOnly = development ? undefined : MANAGED_ONLY_KEYS;
   const moveDataFolder = dataFolderMover(cli);
   if (cli.provision) return runProvisioningLaunch(cli, deps, moveDataFolder);
-  if (cli.supportBundle !== undefined) return runSupportBundleLaunch({ cli, target: cli.supportBundle, deps, flavour, managedOnly, moveDataFolder });
+  if (cli.supportBundle !== undefined)
+    return runSupportBundleLaunch({ cli, target: cli.supportBundle, deps, flavour, managedOnly, moveDataFolder });
   if (!claimSingleInstance(app)) return null;
   moveDataFolder();
   registerAppScheme(protocol);
@@ -180,12 +212,29 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
   if (!launch.early.app.hardwareAcceleration) app.disableHardwareAcceleration();
 
   await app.whenReady();
-  const problems = [...cli.problems, ...(cli.noKiosk && !development ? ['--no-kiosk is only honoured in the QA flavour or an unpackaged run (ignored)'] : [])];
+  const problems = [
+    ...cli.problems,
+    ...(cli.noKiosk && !development ? ['--no-kiosk is only honoured in the QA flavour or an unpackaged run (ignored)'] : []),
+  ];
   const logsDir = app.getPath('logs');
-  const { log, logFiles, destination, exposure } = await openAppLog({ logsDir, early: launch.early, flavour, version: app.getVersion(), problems, deps });
+  const { log, logFiles, destination, exposure } = await openAppLog({
+    logsDir,
+    early: launch.early,
+    flavour,
+    version: app.getVersion(),
+    problems,
+    deps,
+  });
 
   const parts: AppParts = { stops: [] };
-  const lifecycle = startLifecycle(parts, { deps, dataDir, logsDir, restartBy: launch.early.app.restartBy, log, closeLog: async () => logFiles?.close() });
+  const lifecycle = startLifecycle(parts, {
+    deps,
+    dataDir,
+    logsDir,
+    restartBy: launch.early.app.restartBy,
+    log,
+    closeLog: async () => logFiles?.close(),
+  });
   logChildProcessDeaths(app, log);
   applyStartAtLogin(app, { openAtLogin: launch.early.app.startAtLogin, platform: deps.platform, log });
   if (flavour === 'qa' && options.embedded && !launch.early.backendConfigured && !(await savedBackend(dataDir))) {
@@ -198,7 +247,17 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
   const healthFile = join(dataDir, 'health.json');
   const appStatus = appStatusOf({ flavour, logFiles, updates: () => updateStatus, healthFile, cameraAccess, exposure });
   const { embedded } = parts;
-  const service = await createAppService({ deps, flavour, dataDir, logsDir, launch, managedOnly, embedded, logDestination: destination, appStatus });
+  const service = await createAppService({
+    deps,
+    flavour,
+    dataDir,
+    logsDir,
+    launch,
+    managedOnly,
+    embedded,
+    logDestination: destination,
+    appStatus,
+  });
   parts.service = service;
   answerSupportBundleLaunches(app, () => parts.service, deps.defaultApp, log);
   await service.start();

@@ -79,8 +79,14 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
   for (const token of tokens) {
     // Chromium and Electron read their own switches (--ozone-platform, --password-store, …) from the same
     // command line: not ours, so not used here, but not necessarily ignored by the app.
-    if (token.kind === 'option' && !known.has(token.name)) problems.push(`${token.rawName.slice(0, 60)} is not an mDL Kiosk option (left to Electron/Chromium)`);
-    if (token.kind === 'option' && known.has(token.name) && !['no-kiosk', 'provision', 'help', 'h'].includes(token.name) && token.value === undefined) {
+    if (token.kind === 'option' && !known.has(token.name))
+      problems.push(`${token.rawName.slice(0, 60)} is not an mDL Kiosk option (left to Electron/Chromium)`);
+    if (
+      token.kind === 'option' &&
+      known.has(token.name) &&
+      !['no-kiosk', 'provision', 'help', 'h'].includes(token.name) &&
+      token.value === undefined
+    ) {
       problems.push(`${token.rawName} needs a value (ignored)`);
     }
     if (token.kind === 'positional') problems.push(`unexpected argument ${JSON.stringify(token.value.slice(0, 60))} (ignored)`);
@@ -91,7 +97,8 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
     if (!known.has(name)) continue;
     const single = Values.safeParse({ [name]: value });
     if (single.success) candidate[name] = value;
-    else if (value !== undefined && !problems.some((p) => p.startsWith(`--${name} needs`))) problems.push(`${single.error.issues[0]?.message ?? `--${name}: invalid value`} (ignored)`);
+    else if (value !== undefined && !problems.some((p) => p.startsWith(`--${name} needs`)))
+      problems.push(`${single.error.issues[0]?.message ?? `--${name}: invalid value`} (ignored)`);
   }
   const parsed = Values.parse(candidate);
   return {

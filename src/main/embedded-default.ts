@@ -32,7 +32,9 @@ export interface EmbeddedDefault {
 }
 
 /** The link the phone page uses, bound to the service once it exists (`service()` is undefined before). */
-export function kioskLink(service: () => (KioskApiHandlers & { staffUnlocked(): boolean; state(): ScreenState }) | undefined): EmbeddedKioskLink {
+export function kioskLink(
+  service: () => (KioskApiHandlers & { staffUnlocked(): boolean; state(): ScreenState }) | undefined,
+): EmbeddedKioskLink {
   return {
     async scan(text) {
       const kiosk = service();
@@ -46,5 +48,12 @@ export function kioskLink(service: () => (KioskApiHandlers & { staffUnlocked(): 
 
 /** What QA at the desk needs, for stdout only: never for the log (the PIN opens the staff screens). */
 export function embeddedBanner(setup: Pick<EmbeddedSetup, 'phonePageUrl' | 'staffPin'>): string {
-  return ['', 'mDL Kiosk (QA flavour, TEST MODE: embedded mock backend, virtual phone)', `  Virtual phone:  ${setup.phonePageUrl}`, `  Staff PIN:      ${setup.staffPin}`, '', ''].join('\n');
+  return [
+    '',
+    'mDL Kiosk (QA flavour, TEST MODE: embedded mock backend, virtual phone)',
+    `  Virtual phone:  ${setup.phonePageUrl}`,
+    `  Staff PIN:      ${setup.staffPin}`,
+    '',
+    '',
+  ].join('\n');
 }

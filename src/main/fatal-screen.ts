@@ -24,7 +24,11 @@ export function fatalPage(message: string, logsDir: string): string {
 `;
 }
 
-export function showFatalScreen(window: Pick<BrowserWindow, 'loadURL' | 'isDestroyed' | 'show'> | undefined, message: string, logsDir: string): boolean {
+export function showFatalScreen(
+  window: Pick<BrowserWindow, 'loadURL' | 'isDestroyed' | 'show'> | undefined,
+  message: string,
+  logsDir: string,
+): boolean {
   if (!window || window.isDestroyed()) return false;
   void window.loadURL(`data:text/html;charset=utf-8,${encodeURIComponent(fatalPage(message, logsDir))}`).catch(() => undefined);
   window.show();

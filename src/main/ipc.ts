@@ -77,7 +77,10 @@ export function registerKioskIpc(options: KioskIpcOptions): KioskIpc {
   const checkSender = (event: IpcMainInvokeEvent, channel: string): void => {
     const problem = disposed ? 'the IPC layer is closed' : senderProblem(event, contents);
     if (problem === null) return;
-    log.warn({ event: 'ipc_sender_rejected', kind: channel.slice(0, 80), reason: problem }, 'an IPC call from outside the kiosk screen was refused');
+    log.warn(
+      { event: 'ipc_sender_rejected', kind: channel.slice(0, 80), reason: problem },
+      'an IPC call from outside the kiosk screen was refused',
+    );
     // A rejection, not an envelope: whoever sent this is not our preload.
     throw new IpcSenderError(`refused: ${problem} (only the kiosk screen at app://kiosk may call the kiosk)`);
   };
@@ -87,7 +90,8 @@ export function registerKioskIpc(options: KioskIpcOptions): KioskIpc {
     const args = payload[0];
     const size = jsonLength(args);
     if (size === 'unserialisable') return ipcFailure('invalid_message', `${intent}: the arguments are not plain JSON data`);
-    if (size > MAX_API_MESSAGE_BYTES) return ipcFailure('too_large', `${intent}: the arguments are larger than ${MAX_API_MESSAGE_BYTES} bytes`);
+    if (size > MAX_API_MESSAGE_BYTES)
+      return ipcFailure('too_large', `${intent}: the arguments are larger than ${MAX_API_MESSAGE_BYTES} bytes`);
     try {
       return ipcOk(await dispatchIntent(service, intent, args, () => service.staffUnlocked()));
     } catch (e) {

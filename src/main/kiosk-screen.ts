@@ -39,7 +39,15 @@ export function openKioskScreen(options: {
   const { service, log } = options;
   serveAppScheme(protocol, options.deps.rendererDir);
   const registry = new OriginRegistry();
-  installLockdown(app, { navigationOrigin: (c) => registry.navigationOrigin(c), isKioskScreen: (c) => registry.isKioskScreen(c), cameraSession: session.defaultSession }, log);
+  installLockdown(
+    app,
+    {
+      navigationOrigin: (c) => registry.navigationOrigin(c),
+      isKioskScreen: (c) => registry.isKioskScreen(c),
+      cameraSession: session.defaultSession,
+    },
+    log,
+  );
   const kioskWindow = createKioskWindow({
     kioskMode: options.kioskMode,
     devTools: options.devTools,
@@ -58,7 +66,13 @@ export function openKioskScreen(options: {
       ipc.dispose();
       screen.close();
     },
-    watchRenderer({ window: kioskWindow, contents: kioskWindow.webContents, log, isQuitting: options.isQuitting, onCrashLoop: options.onCrashLoop }),
+    watchRenderer({
+      window: kioskWindow,
+      contents: kioskWindow.webContents,
+      log,
+      isQuitting: options.isQuitting,
+      onCrashLoop: options.onCrashLoop,
+    }),
   ];
   // Outside kiosk mode the window can be closed: that ends the app.
   kioskWindow.on('closed', () => {

@@ -7,7 +7,10 @@ import type { App, BrowserWindow, PowerSaveBlocker } from 'electron';
 import type { Logger } from '../platform/log.js';
 import type { RelaunchGuard } from './relaunch-guard.js';
 
-export type LifecycleApp = Pick<App, 'on' | 'quit' | 'relaunch' | 'exit' | 'requestSingleInstanceLock' | 'setLoginItemSettings' | 'isPackaged'>;
+export type LifecycleApp = Pick<
+  App,
+  'on' | 'quit' | 'relaunch' | 'exit' | 'requestSingleInstanceLock' | 'setLoginItemSettings' | 'isPackaged'
+>;
 
 /**
  * Takes the single-instance lock (electronjs.org/docs/latest/api/app#apprequestsingleinstancelockadditionaldata).
@@ -45,7 +48,11 @@ export interface LoginItemOptions {
  */
 export function applyStartAtLogin(app: Pick<App, 'setLoginItemSettings' | 'isPackaged'>, options: LoginItemOptions): void {
   if (options.platform !== 'win32' && options.platform !== 'darwin') {
-    if (options.openAtLogin) options.log.info({ event: 'start_at_login_unsupported' }, 'start at login is set up by the OS on Linux (systemd unit or XDG autostart)');
+    if (options.openAtLogin)
+      options.log.info(
+        { event: 'start_at_login_unsupported' },
+        'start at login is set up by the OS on Linux (systemd unit or XDG autostart)',
+      );
     return;
   }
   if (!app.isPackaged) return;
@@ -155,7 +162,8 @@ export class AppLifecycle {
       ]);
       clearTimeout(timer);
       if (outcome === 'timeout') log.error({ event: 'shutdown_timeout' }, `the kiosk did not stop within ${bound} ms; quitting anyway`);
-      if (this.blockerId !== undefined && this.options.powerSaveBlocker.isStarted(this.blockerId)) this.options.powerSaveBlocker.stop(this.blockerId);
+      if (this.blockerId !== undefined && this.options.powerSaveBlocker.isStarted(this.blockerId))
+        this.options.powerSaveBlocker.stop(this.blockerId);
       this.proc.off('SIGTERM', this.onSignal);
       this.proc.off('SIGINT', this.onSignal);
     })();
@@ -177,7 +185,10 @@ export class AppLifecycle {
     if (this.relaunching || this.quittingNow) return;
     const { app, log, guard } = this.options;
     if (!guard.tryRecord()) {
-      log.fatal({ event: 'relaunch_loop_stopped', reason, count: guard.recent().length }, 'too many relaunches in a short time; not relaunching again');
+      log.fatal(
+        { event: 'relaunch_loop_stopped', reason, count: guard.recent().length },
+        'too many relaunches in a short time; not relaunching again',
+      );
       this.options.showFatal(message);
       return;
     }

@@ -54,7 +54,10 @@ export async function runProvisioningLaunch(cli: CommandLine, deps: KioskAppDepe
       const devices = await deps.devices(parseConfig({ ble: { roles: 'both' } }), log);
       const status = (port: { availability(): { usable: boolean; reason?: string } } | undefined): { usable: boolean; reason?: string } =>
         port ? port.availability() : { usable: false, reason: 'not_available' };
-      return { roles: () => ({ central: status(devices.ports.bleCentral), peripheral: status(devices.ports.blePeripheral) }), close: () => devices.close() };
+      return {
+        roles: () => ({ central: status(devices.ports.bleCentral), peripheral: status(devices.ports.blePeripheral) }),
+        close: () => devices.close(),
+      };
     },
   });
   return null;
@@ -89,7 +92,12 @@ export async function runSupportBundleLaunch(options: {
         ...(configFile === undefined ? {} : { configFile }),
         overrides: { log: { level: cli.logLevel ?? 'silent' } },
         managed,
-        secrets: new SafeStorageSecretStore({ safeStorage, dataDir, platform: deps.platform, allowBasicText: managedAllowsBasicTextSecrets(managed) }),
+        secrets: new SafeStorageSecretStore({
+          safeStorage,
+          dataDir,
+          platform: deps.platform,
+          allowBasicText: managedAllowsBasicTextSecrets(managed),
+        }),
         ...(managedOnly ? { managedOnlyKeys: managedOnly } : {}),
         testMode: flavour === 'qa',
         version: app.getVersion(),

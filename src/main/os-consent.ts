@@ -20,7 +20,11 @@ export function cameraAccessStatus(prefs: ConsentPreferences, platform: NodeJS.P
   if (platform !== 'darwin' && platform !== 'win32') return 'not_applicable';
   try {
     const status = prefs.getMediaAccessStatus('camera');
-    return status === 'not-determined' ? 'not_determined' : status === 'granted' || status === 'denied' || status === 'restricted' ? status : 'unknown';
+    return status === 'not-determined'
+      ? 'not_determined'
+      : status === 'granted' || status === 'denied' || status === 'restricted'
+        ? status
+        : 'unknown';
   } catch {
     return 'unknown';
   }
@@ -33,13 +37,17 @@ export function cameraAccessStatus(prefs: ConsentPreferences, platform: NodeJS.P
 export async function ensureCameraAccess(prefs: ConsentPreferences, platform: NodeJS.Platform, log: Logger): Promise<CameraAccess> {
   const before = cameraAccessStatus(prefs, platform);
   if (platform !== 'darwin' || before !== 'not_determined') {
-    if (before === 'denied' || before === 'restricted') log.warn({ event: 'camera_consent', state: before }, 'the operating system does not let the kiosk use the camera');
+    if (before === 'denied' || before === 'restricted')
+      log.warn({ event: 'camera_consent', state: before }, 'the operating system does not let the kiosk use the camera');
     return before;
   }
   try {
     await prefs.askForMediaAccess('camera');
   } catch (e) {
-    log.warn({ event: 'camera_consent_failed' }, `the camera consent could not be asked for: ${e instanceof Error ? e.message : String(e)}`.slice(0, 300));
+    log.warn(
+      { event: 'camera_consent_failed' },
+      `the camera consent could not be asked for: ${e instanceof Error ? e.message : String(e)}`.slice(0, 300),
+    );
   }
   const after = cameraAccessStatus(prefs, platform);
   log.info({ event: 'camera_consent', state: after }, 'camera consent asked for');
@@ -51,7 +59,10 @@ export interface ProvisionOptions {
   readonly prefs: ConsentPreferences;
   readonly platform: NodeJS.Platform;
   /** Sets up the Bluetooth roles (as the kiosk would), so the OS asks for its consent; closed after. */
-  readonly bluetooth: () => Promise<{ roles: () => Record<string, { usable: boolean; reason?: string | undefined }>; close(): Promise<void> }>;
+  readonly bluetooth: () => Promise<{
+    roles: () => Record<string, { usable: boolean; reason?: string | undefined }>;
+    close(): Promise<void>;
+  }>;
   readonly log: Logger;
   readonly stdout: { write(text: string): unknown };
   readonly stderr: { write(text: string): unknown };
@@ -81,11 +92,20 @@ export async function runProvisioning(options: ProvisionOptions): Promise<void> 
   } catch (e) {
     options.stderr.write(`mdl-kiosk: --provision: Bluetooth could not be set up: ${e instanceof Error ? e.message : String(e)}\n`);
   }
-  const lines = [`camera: ${camera.replace(/_/g, ' ')}`, ...Object.entries(roles).map(([role, a]) => `bluetooth ${role}: ${a.usable ? 'usable' : (a.reason ?? 'not usable')}`)];
+  const lines = [
+    `camera: ${camera.replace(/_/g, ' ')}`,
+    ...Object.entries(roles).map(([role, a]) => `bluetooth ${role}: ${a.usable ? 'usable' : (a.reason ?? 'not usable')}`),
+  ];
   options.stdout.write(`mdl-kiosk --provision\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
   const cameraOk = camera === 'granted' || camera === 'not_applicable';
   const bluetoothOk = Object.values(roles).some((r) => r.usable);
-  if (!cameraOk) options.stdout.write('  The camera is not allowed: System Settings → Privacy & Security → Camera (macOS), or Settings → Privacy → Camera (Windows).\n');
-  if (!bluetoothOk) options.stdout.write('  No Bluetooth role is usable: allow Bluetooth for the app (macOS: Privacy & Security → Bluetooth), and check the adapter.\n');
+  if (!cameraOk)
+    options.stdout.write(
+      '  The camera is not allowed: System Settings → Privacy & Security → Camera (macOS), or Settings → Privacy → Camera (Windows).\n',
+    );
+  if (!bluetoothOk)
+    options.stdout.write(
+      '  No Bluetooth role is usable: allow Bluetooth for the app (macOS: Privacy & Security → Bluetooth), and check the adapter.\n',
+    );
   options.app.exit(cameraOk && bluetoothOk ? 0 : 1);
 }

@@ -46,7 +46,10 @@ export function openPhoneWindow(options: PhoneWindowOptions): BrowserWindow {
   });
   options.confine(window.webContents);
   window.loadURL(options.url).catch((e: unknown) => {
-    options.log.warn({ event: 'phone_window_load_failed' }, `the virtual phone page failed to load: ${e instanceof Error ? e.message.slice(0, 200) : 'unknown error'}`);
+    options.log.warn(
+      { event: 'phone_window_load_failed' },
+      `the virtual phone page failed to load: ${e instanceof Error ? e.message.slice(0, 200) : 'unknown error'}`,
+    );
   });
   return window;
 }

@@ -43,9 +43,15 @@ export function watchRenderer(options: RendererWatchOptions): () => void {
     if (options.isQuitting() || contents.isDestroyed()) return;
     const at = now();
     crashes = [...crashes.filter((t) => at - t < crashWindowMs), at];
-    log.error({ event: 'renderer_gone', reason: details.reason, code: details.exitCode, count: crashes.length }, 'the kiosk screen\'s renderer process ended');
+    log.error(
+      { event: 'renderer_gone', reason: details.reason, code: details.exitCode, count: crashes.length },
+      "the kiosk screen's renderer process ended",
+    );
     if (crashes.length >= maxCrashes) {
-      log.error({ event: 'renderer_crash_loop', count: crashes.length }, `the kiosk screen failed ${crashes.length} times within ${Math.round(crashWindowMs / 60_000)} minutes; relaunching the app`);
+      log.error(
+        { event: 'renderer_crash_loop', count: crashes.length },
+        `the kiosk screen failed ${crashes.length} times within ${Math.round(crashWindowMs / 60_000)} minutes; relaunching the app`,
+      );
       crashes = [];
       options.onCrashLoop();
       return;

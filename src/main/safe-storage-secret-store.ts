@@ -114,7 +114,9 @@ export class SafeStorageSecretStore implements SecretStore {
     const parsed = EncryptedSecretFile.safeParse(value);
     // Names the bad key, never a value.
     if (!parsed.success) {
-      throw new SecretStoreError(`${this.path}: ${parsed.error.issues.map((i) => i.path.join('.') || '(root)').join(', ')}: unexpected content; save the API key again to replace it`);
+      throw new SecretStoreError(
+        `${this.path}: ${parsed.error.issues.map((i) => i.path.join('.') || '(root)').join(', ')}: unexpected content; save the API key again to replace it`,
+      );
     }
     return parsed.data.secrets;
   }

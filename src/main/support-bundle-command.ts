@@ -18,17 +18,30 @@ export const SUPPORT_BUNDLE_WAIT_MS = 60_000;
 
 /** What the app adds to a bundle: its logs and its records (the browser host adds the same, src/host/cli.ts). */
 export function appSupportFiles(dataDir: string, logsDir: string): ReturnType<NonNullable<KioskServiceOptions['support']>> {
-  return shellSupport({ dataDir, logDir: logsDir, healthFile: join(dataDir, 'health.json'), relaunchFile: join(dataDir, 'relaunches.json') })();
+  return shellSupport({
+    dataDir,
+    logDir: logsDir,
+    healthFile: join(dataDir, 'health.json'),
+    relaunchFile: join(dataDir, 'relaunches.json'),
+  })();
 }
 
 /** The running app: a later launch with `--support-bundle FILE` has this kiosk write the bundle. */
-export function answerSupportBundleLaunches(app: Pick<App, 'on'>, service: () => KioskService | undefined, defaultApp: boolean, log: Logger): void {
+export function answerSupportBundleLaunches(
+  app: Pick<App, 'on'>,
+  service: () => KioskService | undefined,
+  defaultApp: boolean,
+  log: Logger,
+): void {
   app.on('second-instance', (_event: unknown, argv: string[], workingDirectory: string) => {
     const target = parseCommandLine(appArguments(argv, defaultApp)).supportBundle;
     const running = service();
     if (target === undefined || !running) return;
     running.writeSupportBundleTo(resolve(workingDirectory, target)).catch((e: unknown) => {
-      log.error({ event: 'support_bundle_failed' }, `the support bundle could not be written: ${e instanceof Error ? e.message : String(e)}`.slice(0, 500));
+      log.error(
+        { event: 'support_bundle_failed' },
+        `the support bundle could not be written: ${e instanceof Error ? e.message : String(e)}`.slice(0, 500),
+      );
     });
   });
 }
@@ -64,7 +77,9 @@ export async function runSupportBundleCommand(command: SupportBundleCommand): Pr
       }
       await new Promise((r) => setTimeout(r, 200));
     }
-    command.stderr.write(`mdl-kiosk: the running kiosk did not write ${target} within ${Math.round((command.waitMs ?? SUPPORT_BUNDLE_WAIT_MS) / 1_000)} s (see its log)\n`);
+    command.stderr.write(
+      `mdl-kiosk: the running kiosk did not write ${target} within ${Math.round((command.waitMs ?? SUPPORT_BUNDLE_WAIT_MS) / 1_000)} s (see its log)\n`,
+    );
     command.app.exit(1);
     return;
   }
@@ -73,7 +88,9 @@ export async function runSupportBundleCommand(command: SupportBundleCommand): Pr
   try {
     await service.start();
     const bundle = await service.writeSupportBundleTo(target);
-    command.stdout.write(`mdl-kiosk: no kiosk is running; support bundle written from the records on disk to ${bundle.path} (${bundle.bytes} bytes)\n`);
+    command.stdout.write(
+      `mdl-kiosk: no kiosk is running; support bundle written from the records on disk to ${bundle.path} (${bundle.bytes} bytes)\n`,
+    );
     await service.stop();
     command.app.exit(0);
   } catch (e) {

@@ -33,7 +33,16 @@ export type { UpdateStatus } from '../common/kiosk-api.js';
 /** The parts of electron-updater's `autoUpdater` this module uses. */
 export type AppUpdaterLike = Pick<
   AppUpdater,
-  'setFeedURL' | 'channel' | 'autoDownload' | 'allowDowngrade' | 'autoInstallOnAppQuit' | 'checkForUpdates' | 'quitAndInstall' | 'on' | 'off' | 'logger'
+  | 'setFeedURL'
+  | 'channel'
+  | 'autoDownload'
+  | 'allowDowngrade'
+  | 'autoInstallOnAppQuit'
+  | 'checkForUpdates'
+  | 'quitAndInstall'
+  | 'on'
+  | 'off'
+  | 'logger'
 >;
 
 type UpdatesConfig = KioskConfig['app']['updates'];
@@ -79,7 +88,10 @@ function versionOf(info: unknown): string {
 /** What a channel offers, as far as deciding that a download is still the one offered: its version and files. */
 const Offer = z.object({
   version: z.string().min(1).max(100),
-  files: z.array(z.object({ url: z.string().max(2_000), sha512: z.string().max(200) }).loose()).max(50).default([]),
+  files: z
+    .array(z.object({ url: z.string().max(2_000), sha512: z.string().max(200) }).loose())
+    .max(50)
+    .default([]),
   // The older single-file form of a channel file (electron-updater reads it too).
   path: z.string().max(2_000).optional(),
   sha512: z.string().max(200).optional(),
@@ -171,7 +183,12 @@ export function startUpdater(options: UpdaterOptions): Updater {
     if (current.state === 'error' && at - lastErrorAt < 1_000) return;
     lastErrorAt = at;
     const error = updateErrorText(e);
-    setStatus({ state: 'error', error, ...(current.version === undefined ? {} : { version: current.version }), ...(current.checkedAt === undefined ? {} : { checkedAt: current.checkedAt }) });
+    setStatus({
+      state: 'error',
+      error,
+      ...(current.version === undefined ? {} : { version: current.version }),
+      ...(current.checkedAt === undefined ? {} : { checkedAt: current.checkedAt }),
+    });
     log.warn({ event: 'update_failed', phase: during }, `update ${during} failed (retried at the next check): ${error}`);
   };
 
@@ -226,7 +243,12 @@ export function startUpdater(options: UpdaterOptions): Updater {
     updater.autoDownload = false;
     try {
       const result = CheckResult.safeParse(await updater.checkForUpdates());
-      if (result.success) answer = { available: result.data.isUpdateAvailable === true, offer: offerOf(result.data.updateInfo), version: versionOf(result.data.updateInfo) };
+      if (result.success)
+        answer = {
+          available: result.data.isUpdateAvailable === true,
+          offer: offerOf(result.data.updateInfo),
+          version: versionOf(result.data.updateInfo),
+        };
       else failure = new Error('the updater gave no answer (inactive)');
     } catch (e) {
       failure = e;
@@ -253,7 +275,9 @@ export function startUpdater(options: UpdaterOptions): Updater {
       const replaced = answer.available && answer.offer !== undefined;
       log.warn(
         { event: 'update_withdrawn', ...versionField, ...(replaced ? { offered: answer.version.replace(/[^0-9A-Za-z.+-]/g, '') } : {}) },
-        replaced ? 'the channel now offers another build: the download is dropped and the offered one downloaded' : 'the channel no longer offers the downloaded update: it is dropped, nothing is installed',
+        replaced
+          ? 'the channel now offers another build: the download is dropped and the offered one downloaded'
+          : 'the channel no longer offers the downloaded update: it is dropped, nothing is installed',
       );
       setStatus({ state: 'idle', checkedAt: at });
       if (replaced) void check();
@@ -290,14 +314,20 @@ export function startUpdater(options: UpdaterOptions): Updater {
       if (confirming) return;
       const version = versionOf(info);
       setStatus({ state: 'downloading', version, checkedAt: now() });
-      log.info({ event: 'update_available', version: version.replace(/[^0-9A-Za-z.+-]/g, '') }, 'an update is available; downloading in the background');
+      log.info(
+        { event: 'update_available', version: version.replace(/[^0-9A-Za-z.+-]/g, '') },
+        'an update is available; downloading in the background',
+      );
     },
     'update-downloaded': (info: unknown): void => {
       const version = versionOf(info);
       downloadedOffer = offerOf(info);
       confirmNotBefore = Number.NEGATIVE_INFINITY;
       setStatus({ state: 'downloaded', version, ...(current.checkedAt === undefined ? {} : { checkedAt: current.checkedAt }) });
-      log.info({ event: 'update_downloaded', version: version.replace(/[^0-9A-Za-z.+-]/g, '') }, 'update downloaded; it installs when the kiosk is idle');
+      log.info(
+        { event: 'update_downloaded', version: version.replace(/[^0-9A-Za-z.+-]/g, '') },
+        'update downloaded; it installs when the kiosk is idle',
+      );
       idleSince = undefined;
       clearInterval(installTimer);
       installTimer = setInterval(tryInstall, INSTALL_POLL_MS);

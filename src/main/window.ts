@@ -117,7 +117,11 @@ export function createKioskWindow(options: KioskWindowOptions): BrowserWindow {
   }
 
   contents.on('did-fail-load', (_event, errorCode, errorDescription, _url, isMainFrame) => {
-    if (isMainFrame) options.log.error({ event: 'window_load_failed', code: errorCode }, `the kiosk screen failed to load: ${errorDescription.slice(0, 200)}`);
+    if (isMainFrame)
+      options.log.error(
+        { event: 'window_load_failed', code: errorCode },
+        `the kiosk screen failed to load: ${errorDescription.slice(0, 200)}`,
+      );
   });
   return window;
 }
@@ -125,6 +129,9 @@ export function createKioskWindow(options: KioskWindowOptions): BrowserWindow {
 /** Loads the kiosk screen; a failure is logged (the window stays, crash recovery reloads it). */
 export function loadKioskScreen(window: BrowserWindow, log: Logger): Promise<void> {
   return window.loadURL(APP_START_URL).catch((e: unknown) => {
-    log.error({ event: 'window_load_failed' }, `the kiosk screen failed to load: ${e instanceof Error ? e.message.slice(0, 200) : 'unknown error'}`);
+    log.error(
+      { event: 'window_load_failed' },
+      `the kiosk screen failed to load: ${e instanceof Error ? e.message.slice(0, 200) : 'unknown error'}`,
+    );
   });
 }

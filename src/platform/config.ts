@@ -68,7 +68,7 @@ const UpdateFeedUrl = z
   .refine(withoutCredentials, { error: 'must not carry a user name or password' });
 
 const ProxyUrl = z
-  .url({ error: 'must be the proxy\'s address, e.g. http://proxy.example:3128' })
+  .url({ error: "must be the proxy's address, e.g. http://proxy.example:3128" })
   .refine(
     (value) => {
       const url = parsedUrl(value);
@@ -112,7 +112,9 @@ export const AppConfig = z
         /** Update channel, for staged rings (`latest`, `pilot`, …). */
         channel: z
           .string()
-          .regex(/^[a-z][a-z0-9-]{0,31}$/, { error: 'must be lower-case letters, digits and dashes, starting with a letter (at most 32), e.g. latest or pilot' })
+          .regex(/^[a-z][a-z0-9-]{0,31}$/, {
+            error: 'must be lower-case letters, digits and dashes, starting with a letter (at most 32), e.g. latest or pilot',
+          })
           .default('latest'),
         checkEveryMinutes: z.number().int().min(15).max(1_440).default(240),
         /** Installs wait for this local-time window (`HH:MM-HH:MM`, may wrap midnight); unset: whenever idle. */
@@ -181,7 +183,11 @@ export const KioskConfigShape = z.object({
       /** JSON body of `POST /sessions` (the spec does not show one; `{}` by default). */
       createSessionBody: z.record(z.string(), z.unknown()).default({}),
       /** Largest WebSocket message accepted from the backend (the spec shows no limit). */
-      maxMessageBytes: z.number().int().positive().default(16 * 1024 * 1024),
+      maxMessageBytes: z
+        .number()
+        .int()
+        .positive()
+        .default(16 * 1024 * 1024),
       /**
        * TLS trust for the backend (src/kiosk/tls-trust.ts): `caFile`, a PEM bundle of extra CAs trusted
        * besides the bundled roots (enterprise TLS inspection); `pinSha256`, accepted SHA-256 pins of the
@@ -212,7 +218,9 @@ export const KioskConfigShape = z.object({
         .object({
           caFile: z.string().min(1).max(4_096).optional(),
           pinSha256: z
-            .array(z.string().regex(/^[A-Za-z0-9+/]{43}=$/, { error: 'a pin is the base64 SHA-256 of a SubjectPublicKeyInfo (44 characters)' }))
+            .array(
+              z.string().regex(/^[A-Za-z0-9+/]{43}=$/, { error: 'a pin is the base64 SHA-256 of a SubjectPublicKeyInfo (44 characters)' }),
+            )
             .min(1)
             .max(10)
             .optional(),
@@ -292,7 +300,12 @@ export const KioskConfigShape = z.object({
       /** Closing handshake of the WebSocket before the socket is destroyed. */
       socketCloseMs: ms(2_000),
       /** WebSocket ping interval; 0 turns the periodic ping off. */
-      heartbeatMs: z.number().int().min(0).max(MAX_DURATION_MS, { error: `at most ${MAX_DURATION_MS} ms (24 h)` }).default(5_000),
+      heartbeatMs: z
+        .number()
+        .int()
+        .min(0)
+        .max(MAX_DURATION_MS, { error: `at most ${MAX_DURATION_MS} ms (24 h)` })
+        .default(5_000),
       /**
        * How long each ping may wait for its pong (at most `heartbeatMs`): no pong by then and the socket is
        * dropped as not answering. A silent backend is found within `heartbeatMs + pongMs` while idle.
@@ -401,7 +414,10 @@ export const KioskConfigShape = z.object({
             parsePinHash(value);
           } catch (e) {
             // The message names what is wrong with the form, never the value.
-            ctx.addIssue({ code: 'custom', message: `${e instanceof Error ? e.message : 'unusable'}; make one with --set-pin (installer guide §5.4)` });
+            ctx.addIssue({
+              code: 'custom',
+              message: `${e instanceof Error ? e.message : 'unusable'}; make one with --set-pin (installer guide §5.4)`,
+            });
           }
         })
         .optional(),
@@ -468,8 +484,21 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-const TYPE_WORDS: Record<string, string> = { string: 'text', number: 'a number', int: 'a whole number', boolean: 'true or false', object: 'an object ({…})', array: 'a list ([…])', record: 'an object ({…})' };
-const SIZE_UNITS: Record<string, [string, string]> = { string: ['character', 'characters'], array: ['entry', 'entries'], set: ['entry', 'entries'], file: ['byte', 'bytes'] };
+const TYPE_WORDS: Record<string, string> = {
+  string: 'text',
+  number: 'a number',
+  int: 'a whole number',
+  boolean: 'true or false',
+  object: 'an object ({…})',
+  array: 'a list ([…])',
+  record: 'an object ({…})',
+};
+const SIZE_UNITS: Record<string, [string, string]> = {
+  string: ['character', 'characters'],
+  array: ['entry', 'entries'],
+  set: ['entry', 'entries'],
+  file: ['byte', 'bytes'],
+};
 
 /**
  * One configuration problem in an installer's words. The schema's own messages ("must be an https://
@@ -477,7 +506,10 @@ const SIZE_UNITS: Record<string, [string, string]> = { string: ['character', 'ch
  * same issues as another library's global error map may word them — are said from the issue itself.
  */
 export function configIssueText(issue: z.core.$ZodIssue): string {
-  const generic = /^(Too (small|big)|Invalid (input|option|string|number|key|element|value|type)|Unrecognized key|expected |Expected )/.test(issue.message);
+  const generic =
+    /^(Too (small|big)|Invalid (input|option|string|number|key|element|value|type)|Unrecognized key|expected |Expected )/.test(
+      issue.message,
+    );
   if (!generic) return issue.message;
   const count = (n: number | bigint, origin: string): string => {
     const unit = SIZE_UNITS[origin];
@@ -488,12 +520,16 @@ export function configIssueText(issue: z.core.$ZodIssue): string {
       const sized = Object.hasOwn(SIZE_UNITS, issue.origin);
       if (sized && Number(issue.minimum) === 1 && issue.inclusive !== false && issue.exact !== true) return 'must not be empty';
       const least = issue.exact === true ? 'exactly' : issue.inclusive === false ? 'more than' : 'at least';
-      return sized ? `must have ${least} ${count(issue.minimum, issue.origin)}` : `must be ${issue.exact === true ? '' : issue.inclusive === false ? 'greater than ' : 'at least '}${issue.minimum.toString()}`;
+      return sized
+        ? `must have ${least} ${count(issue.minimum, issue.origin)}`
+        : `must be ${issue.exact === true ? '' : issue.inclusive === false ? 'greater than ' : 'at least '}${issue.minimum.toString()}`;
     }
     case 'too_big': {
       const sized = Object.hasOwn(SIZE_UNITS, issue.origin);
       const most = issue.exact === true ? 'exactly' : issue.inclusive === false ? 'fewer than' : 'at most';
-      return sized ? `must have ${most} ${count(issue.maximum, issue.origin)}` : `must be ${issue.exact === true ? '' : issue.inclusive === false ? 'less than ' : 'at most '}${issue.maximum.toString()}`;
+      return sized
+        ? `must have ${most} ${count(issue.maximum, issue.origin)}`
+        : `must be ${issue.exact === true ? '' : issue.inclusive === false ? 'less than ' : 'at most '}${issue.maximum.toString()}`;
     }
     case 'invalid_type': {
       if (/received undefined$/.test(issue.message)) return 'is required';
@@ -501,10 +537,16 @@ export function configIssueText(issue: z.core.$ZodIssue): string {
     }
     case 'invalid_value': {
       const values = issue.values.map((v) => JSON.stringify(v));
-      return values.length === 1 ? `must be ${values[0] ?? ''}` : `must be one of ${values.slice(0, -1).join(', ')} or ${values.at(-1) ?? ''}`;
+      return values.length === 1
+        ? `must be ${values[0] ?? ''}`
+        : `must be one of ${values.slice(0, -1).join(', ')} or ${values.at(-1) ?? ''}`;
     }
     case 'invalid_format':
-      return issue.format === 'url' ? 'must be an absolute URL' : issue.format === 'regex' ? 'is not in the expected form' : `must be a valid ${issue.format}`;
+      return issue.format === 'url'
+        ? 'must be an absolute URL'
+        : issue.format === 'regex'
+          ? 'is not in the expected form'
+          : `must be a valid ${issue.format}`;
     case 'not_multiple_of':
       return `must be a multiple of ${issue.divisor.toString()}`;
     case 'unrecognized_keys':
@@ -539,7 +581,12 @@ const isJsonObject = (v: unknown): v is Json => typeof v === 'object' && v !== n
 function inner(schema: z.ZodType): z.ZodType {
   let current = schema;
   for (;;) {
-    if (current instanceof z.ZodDefault || current instanceof z.ZodPrefault || current instanceof z.ZodOptional || current instanceof z.ZodNullable) {
+    if (
+      current instanceof z.ZodDefault ||
+      current instanceof z.ZodPrefault ||
+      current instanceof z.ZodOptional ||
+      current instanceof z.ZodNullable
+    ) {
       current = current.unwrap() as z.ZodType;
     } else {
       return current;
@@ -679,7 +726,9 @@ function readJsonFile(path: string): Json {
   if (unknown.length > 0) {
     const shown = unknown.slice(0, 20).map((key) => key.slice(0, 200));
     const more = unknown.length > shown.length ? ` and ${unknown.length - shown.length} more` : '';
-    throw new ConfigError(`config file ${path}: unknown key${unknown.length === 1 ? '' : 's'} ${shown.join(', ')}${more} (misspelt, or from another version? docs/configuration.md lists every key)`);
+    throw new ConfigError(
+      `config file ${path}: unknown key${unknown.length === 1 ? '' : 's'} ${shown.join(', ')}${more} (misspelt, or from another version? docs/configuration.md lists every key)`,
+    );
   }
   return value;
 }

@@ -27,10 +27,7 @@ const SENSITIVE_KEYS = [
 
 export const REDACT_PATHS = [...SENSITIVE_KEYS, ...SENSITIVE_KEYS.map((k) => `*.${k}`)];
 
-export function createLogger(
-  options: { level?: LoggerOptions['level']; name?: string } = {},
-  destination?: DestinationStream,
-): Logger {
+export function createLogger(options: { level?: LoggerOptions['level']; name?: string } = {}, destination?: DestinationStream): Logger {
   const opts: LoggerOptions = {
     level: options.level ?? 'info',
     name: options.name ?? 'mdl-kiosk',

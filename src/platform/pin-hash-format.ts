@@ -50,12 +50,16 @@ export function parsePinHash(stored: string): { params: ScryptParams; salt: Buff
   }
   if (!(r >= 1 && r <= 32) || !(p >= 1 && p <= 16)) throw new PinHashError('the staff PIN hash has an unusable r or p');
   const [saltText, hashText] = [parts[4] ?? '', parts[5] ?? ''];
-  if (!BASE64.test(saltText) || !BASE64.test(hashText)) throw new PinHashError('the staff PIN hash\'s salt and hash must be base64 (a placeholder such as <salt> left in?)');
+  if (!BASE64.test(saltText) || !BASE64.test(hashText))
+    throw new PinHashError("the staff PIN hash's salt and hash must be base64 (a placeholder such as <salt> left in?)");
   const salt = base64Bytes(saltText);
   const hash = base64Bytes(hashText);
-  if (salt === undefined || hash === undefined) throw new PinHashError('the staff PIN hash\'s salt or hash is cut inside a base64 group (a truncated copy?)');
+  if (salt === undefined || hash === undefined)
+    throw new PinHashError("the staff PIN hash's salt or hash is cut inside a base64 group (a truncated copy?)");
   if (salt.length !== PIN_SALT_BYTES || hash.length !== PIN_KEY_BYTES) {
-    throw new PinHashError(`the staff PIN hash must have a ${PIN_SALT_BYTES}-byte salt and a ${PIN_KEY_BYTES}-byte hash, this one has ${salt.length} and ${hash.length} (a truncated copy?)`);
+    throw new PinHashError(
+      `the staff PIN hash must have a ${PIN_SALT_BYTES}-byte salt and a ${PIN_KEY_BYTES}-byte hash, this one has ${salt.length} and ${hash.length} (a truncated copy?)`,
+    );
   }
   return { params: { N, r, p }, salt, hash };
 }

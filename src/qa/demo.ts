@@ -17,7 +17,16 @@ import { startHost } from '../host/server.js';
 import { KioskService } from '../service/kiosk-service.js';
 import { hashPin } from '../service/staff-pin.js';
 import { routeLibraryConsole } from '../devices/ble/library-console.js';
-import { PHONE_PROFILE_NAMES, createHciStacks, defaultHciDir, hciTtysIn, isPhoneProfileName, randomStaffPin, startEmbeddedCounter, type HciStacks } from './index.js';
+import {
+  PHONE_PROFILE_NAMES,
+  createHciStacks,
+  defaultHciDir,
+  hciTtysIn,
+  isPhoneProfileName,
+  randomStaffPin,
+  startEmbeddedCounter,
+  type HciStacks,
+} from './index.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const RENDERER_DIR = join(REPO, 'dist', 'renderer');
@@ -91,7 +100,9 @@ async function main(): Promise<void> {
   const pin = args.pin ?? randomStaffPin();
   if (!Pin.safeParse(pin).success) fail('--pin takes 4 to 12 digits');
   if (!existsSync(join(RENDERER_DIR, 'index.html'))) {
-    fail(`the kiosk screen is not built (${RENDERER_DIR} has no index.html): run \`npm run build:renderer\`, or start the demo with \`npm run demo\`, which builds it first`);
+    fail(
+      `the kiosk screen is not built (${RENDERER_DIR} has no index.html): run \`npm run build:renderer\`, or start the demo with \`npm run demo\`, which builds it first`,
+    );
   }
 
   if (args.ble !== undefined && args.ble !== 'hci') fail('--ble takes hci (the default is the in-memory radio)');
@@ -101,7 +112,10 @@ async function main(): Promise<void> {
     const dir = resolve(args['hci-dir'] ?? defaultHciDir());
     const ttys = hciTtysIn(dir);
     const missing = [ttys.kioskCentral, ttys.kioskPeripheral, ttys.phoneCentral, ttys.phonePeripheral].filter((tty) => !existsSync(tty));
-    if (missing.length > 0) fail(`--ble hci: no emulated controller at ${missing.join(', ')}; start them with: npm run btvirt -- start${dir === defaultHciDir() ? '' : ` --dir ${dir}`}`);
+    if (missing.length > 0)
+      fail(
+        `--ble hci: no emulated controller at ${missing.join(', ')}; start them with: npm run btvirt -- start${dir === defaultHciDir() ? '' : ` --dir ${dir}`}`,
+      );
     hci = createHciStacks(ttys);
   }
 

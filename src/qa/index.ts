@@ -7,8 +7,23 @@
 
 // ---------------------------------------------------------------- a counter with no hardware
 export { createVirtualCounter, summarisePhoneOutcome } from './wiring/virtual-counter.js';
-export type { CounterRig, KioskBleRoles, PhoneAction, PhoneActivity, PhoneOutcomeSummary, VirtualCounter, VirtualCounterOptions } from './wiring/virtual-counter.js';
-export { DEFAULT_PHONE_SETTINGS, MAX_CONSENT_DELAY_MS, PhoneSettingsChangeSchema, PhoneSettingsSchema, fromPhoneBehaviour, toPhoneBehaviour } from './wiring/phone-settings.js';
+export type {
+  CounterRig,
+  KioskBleRoles,
+  PhoneAction,
+  PhoneActivity,
+  PhoneOutcomeSummary,
+  VirtualCounter,
+  VirtualCounterOptions,
+} from './wiring/virtual-counter.js';
+export {
+  DEFAULT_PHONE_SETTINGS,
+  MAX_CONSENT_DELAY_MS,
+  PhoneSettingsChangeSchema,
+  PhoneSettingsSchema,
+  fromPhoneBehaviour,
+  toPhoneBehaviour,
+} from './wiring/phone-settings.js';
 export type { PhoneSettings, PhoneSettingsChange } from './wiring/phone-settings.js';
 export { createVirtualRig } from './devices/virtual-rig.js';
 export type { VirtualRig, VirtualRigOptions } from './devices/virtual-rig.js';

@@ -80,7 +80,14 @@ function useScans(api: KioskApi | null): { hint: ScanHint | null; scan: (text: s
   return { hint, scan };
 }
 
-function CustomerScreen(props: { state: ScreenState; api: KioskApi; hint: ScanHint | null; onScan: (text: string) => void; camera: CameraStatus; onCameraState: (state: CameraState, detail?: string) => void }): ReactNode {
+function CustomerScreen(props: {
+  state: ScreenState;
+  api: KioskApi;
+  hint: ScanHint | null;
+  onScan: (text: string) => void;
+  camera: CameraStatus;
+  onCameraState: (state: CameraState, detail?: string) => void;
+}): ReactNode {
   const { state, api } = props;
   const next = (): void => void api.next({}).catch(() => undefined);
   const retry = (): void => void api.retry({}).catch(() => undefined);
@@ -98,7 +105,16 @@ function CustomerScreen(props: { state: ScreenState; api: KioskApi; hint: ScanHi
     case 'cannot_verify':
       return <NeedsStaffScreen state={state} />;
     case 'ready':
-      return <ReadyScreen state={state} camera={props.camera.shown} scanHint={props.hint} onScan={props.onScan} onCameraState={props.onCameraState} onLanguage={chooseLanguage} />;
+      return (
+        <ReadyScreen
+          state={state}
+          camera={props.camera.shown}
+          scanHint={props.hint}
+          onScan={props.onScan}
+          onCameraState={props.onCameraState}
+          onLanguage={chooseLanguage}
+        />
+      );
     case 'engaging':
       return <EngagingScreen state={state} />;
     case 'awaiting_card':
@@ -223,7 +239,9 @@ export function App(): ReactNode {
   } else {
     const customerState = shownState ?? state;
     name = customerScreenFor(customerState);
-    content = <CustomerScreen state={customerState} api={api} hint={hint} onScan={onCameraScan} camera={camera} onCameraState={reportCamera} />;
+    content = (
+      <CustomerScreen state={customerState} api={api} hint={hint} onScan={onCameraScan} camera={camera} onCameraState={reportCamera} />
+    );
   }
   // The customer may change the language wherever they read: on Ready it is part of the screen, elsewhere
   // in the bar (not on the staff screens, nor while no kiosk state is shown).

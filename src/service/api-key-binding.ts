@@ -50,7 +50,9 @@ export function decodeStoredApiKey(text: string): { readonly key: string; readon
 }
 
 /** The stored key, decoded (tests and tools; the service keeps its own copy). */
-export async function readStoredApiKey(secrets: SecretStore): Promise<{ readonly key: string; readonly origin?: string | null } | undefined> {
+export async function readStoredApiKey(
+  secrets: SecretStore,
+): Promise<{ readonly key: string; readonly origin?: string | null } | undefined> {
   const text = await secrets.get(API_KEY_SECRET);
   return text === undefined ? undefined : decodeStoredApiKey(text);
 }

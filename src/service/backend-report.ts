@@ -16,7 +16,10 @@ export function backendFailuresView(report: RetryReport | undefined): BackendFai
   if (report === undefined) return undefined;
   const last = report.lastFailure;
   return {
-    lastFailure: last === null ? null : { kind: last.kind, stage: last.stage, status: httpStatus(last.status), detail: last.detail.slice(0, 500), at: last.at },
+    lastFailure:
+      last === null
+        ? null
+        : { kind: last.kind, stage: last.stage, status: httpStatus(last.status), detail: last.detail.slice(0, 500), at: last.at },
     consecutive: report.consecutive,
     totals: { ...report.totals },
     requestsLastMinute: report.requestsLastMinute,
@@ -29,7 +32,8 @@ export function backendHealth(report: RetryReport | undefined): BackendHealth | 
   if (report === undefined) return undefined;
   const last = report.lastFailure;
   return {
-    lastFailure: last === null ? null : { kind: last.kind, stage: last.stage, status: httpStatus(last.status), at: new Date(last.at).toISOString() },
+    lastFailure:
+      last === null ? null : { kind: last.kind, stage: last.stage, status: httpStatus(last.status), at: new Date(last.at).toISOString() },
     consecutive: report.consecutive,
     failures: { ...report.totals },
     requestsLastMinute: report.requestsLastMinute,

@@ -5,7 +5,15 @@
  */
 import type { FieldError } from '../common/kiosk-api.js';
 import { backendEndpoints } from '../kiosk/backend-endpoints.js';
-import { configIssueText, KioskConfigSchema, mergeConfig, mergeConfigSources, parseConfig, readApiKeyFile, type KioskConfig } from '../platform/config.js';
+import {
+  configIssueText,
+  KioskConfigSchema,
+  mergeConfig,
+  mergeConfigSources,
+  parseConfig,
+  readApiKeyFile,
+  type KioskConfig,
+} from '../platform/config.js';
 import { availableProfiles } from '../kiosk/profiles.js';
 import { bindingProblem, type KeyBindings } from './api-key-binding.js';
 import { errorText } from '../common/error-text.js';
@@ -90,7 +98,10 @@ export function candidateErrors(config: KioskConfig, bindings: KeyBindings): Fie
     }
   }
   if (!Object.hasOwn(availableProfiles(config), config.profile)) {
-    errors.push({ key: 'profile', message: `unknown request profile; choose one of ${Object.keys(availableProfiles(config)).join(', ')}`.slice(0, 500) });
+    errors.push({
+      key: 'profile',
+      message: `unknown request profile; choose one of ${Object.keys(availableProfiles(config)).join(', ')}`.slice(0, 500),
+    });
   }
   return errors;
 }

@@ -44,7 +44,12 @@ interface BleRoles {
 }
 
 /** noble and bleno in a radio process of their own; resolves once it is ready (or its start bound passed). */
-async function separateBle(init: { central: boolean; peripheral: boolean; usbDongle?: { vid: number; pid: number } }, log: Logger, launcher: RadioLauncher, recoverAfterMs: number): Promise<BleRoles> {
+async function separateBle(
+  init: { central: boolean; peripheral: boolean; usbDongle?: { vid: number; pid: number } },
+  log: Logger,
+  launcher: RadioLauncher,
+  recoverAfterMs: number,
+): Promise<BleRoles> {
   const radio = new RadioProcess({ launcher, init, log: log.child({ component: 'ble' }), recoverAfterMs });
   const problems = await radio.started();
   return {
@@ -79,7 +84,11 @@ export function createPcscReader(config: KioskConfig, log: Logger): PcscNfcReade
   });
 }
 
-export async function createConfiguredDevices(config: KioskConfig, log: Logger, options: ConfiguredDevicesOptions = {}): Promise<ConfiguredDevices> {
+export async function createConfiguredDevices(
+  config: KioskConfig,
+  log: Logger,
+  options: ConfiguredDevicesOptions = {},
+): Promise<ConfiguredDevices> {
   // `log` is the host's logger: each part gets its own component (pino would repeat a key set twice).
   const own = log.child({ component: 'devices' });
   const problems: string[] = [];
@@ -131,6 +140,8 @@ export async function createConfiguredDevices(config: KioskConfig, log: Logger, 
 }
 
 /** A device factory for the kiosk service over the configured real devices. */
-export function configuredDeviceFactory(options: ConfiguredDevicesOptions = {}): (config: KioskConfig, log: Logger) => Promise<ConfiguredDevices> {
+export function configuredDeviceFactory(
+  options: ConfiguredDevicesOptions = {},
+): (config: KioskConfig, log: Logger) => Promise<ConfiguredDevices> {
   return (config, log) => createConfiguredDevices(config, log, options);
 }

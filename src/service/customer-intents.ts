@@ -52,7 +52,8 @@ export function customerIntents(options: CustomerIntentsOptions): CustomerIntent
     // "remove your phone" the core holds it until the outcome's minimum has passed, as it does a phone left
     // on the reader; only while a verification runs is it refused.
     const phase = screen.view.phase;
-    if (!kiosk || !devices || !(WAITING_PHASES.has(phase) || VISIT_END_PHASES.has(phase))) return { accepted: false, reason: 'not_waiting' };
+    if (!kiosk || !devices || !(WAITING_PHASES.has(phase) || VISIT_END_PHASES.has(phase)))
+      return { accepted: false, reason: 'not_waiting' };
     // Unmodified: the core strips a scanner's terminator itself (`qr_scanned` carries the text as scanned).
     devices.qr.push(text);
     return { accepted: true };

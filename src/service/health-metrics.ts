@@ -52,7 +52,12 @@ function backendMetrics(out: Exposition, backend: BackendHealth): void {
     'Backend failures since the app started, by kind (the retry policy counts them; see the installer guide).',
     BACKEND_FAILURE_KINDS.map((kind) => [{ kind }, backend.failures[kind] ?? 0] as const),
   );
-  out.metric('mdl_kiosk_backend_failures_consecutive', 'gauge', 'Backend failures in a row since the backend last proved healthy (0: it works).', [[{}, backend.consecutive]]);
+  out.metric(
+    'mdl_kiosk_backend_failures_consecutive',
+    'gauge',
+    'Backend failures in a row since the backend last proved healthy (0: it works).',
+    [[{}, backend.consecutive]],
+  );
   const last = backend.lastFailure;
   out.metric(
     'mdl_kiosk_backend_last_failure_info',
@@ -60,17 +65,29 @@ function backendMetrics(out: Exposition, backend: BackendHealth): void {
     'The last backend failure: its kind, stage and HTTP status (empty without one); always 1, absent before any failure.',
     last === null ? [] : [[{ kind: last.kind, stage: last.stage, status: last.status === null ? '' : String(last.status) }, 1]],
   );
-  out.metric('mdl_kiosk_backend_last_failure_timestamp_seconds', 'gauge', 'When the last backend failure happened (Unix time); absent before any failure.', last === null ? [] : [[{}, seconds(last.at)]]);
-  out.metric('mdl_kiosk_backend_requests_last_minute', 'gauge', 'Requests to the backend counted against the budget in the last 60 s.', [[{}, backend.requestsLastMinute]]);
-  out.metric('mdl_kiosk_backend_request_budget_per_minute', 'gauge', 'The request budget: at most this many requests to the backend in any 60 s (session.maxRequestsPerMinute).', [
-    [{}, backend.maxRequestsPerMinute],
+  out.metric(
+    'mdl_kiosk_backend_last_failure_timestamp_seconds',
+    'gauge',
+    'When the last backend failure happened (Unix time); absent before any failure.',
+    last === null ? [] : [[{}, seconds(last.at)]],
+  );
+  out.metric('mdl_kiosk_backend_requests_last_minute', 'gauge', 'Requests to the backend counted against the budget in the last 60 s.', [
+    [{}, backend.requestsLastMinute],
   ]);
+  out.metric(
+    'mdl_kiosk_backend_request_budget_per_minute',
+    'gauge',
+    'The request budget: at most this many requests to the backend in any 60 s (session.maxRequestsPerMinute).',
+    [[{}, backend.maxRequestsPerMinute]],
+  );
 }
 
 /** The record's figures in the text format (every metric `mdl_kiosk_…`). */
 export function healthMetricsText(record: HealthRecord): string {
   const out = new Exposition();
-  out.metric('mdl_kiosk_info', 'gauge', 'The kiosk app: version and flavour (always 1).', [[{ version: record.version, flavour: record.flavour }, 1]]);
+  out.metric('mdl_kiosk_info', 'gauge', 'The kiosk app: version and flavour (always 1).', [
+    [{ version: record.version, flavour: record.flavour }, 1],
+  ]);
   out.metric('mdl_kiosk_start_time_seconds', 'gauge', 'When the app started (Unix time).', [[{}, seconds(record.startedAt)]]);
   out.metric('mdl_kiosk_last_update_time_seconds', 'gauge', 'When this record was written (Unix time).', [[{}, seconds(record.updatedAt)]]);
   out.metric('mdl_kiosk_test_mode', 'gauge', '1 when the kiosk shows TEST MODE.', [[{}, record.testMode ? 1 : 0]]);
@@ -97,7 +114,9 @@ export function healthMetricsText(record: HealthRecord): string {
     "The screen's camera: 1 for its current state, 0 for the others; a problem (denied, missing, unplugged, error) stays until the camera runs again; unknown before the screen reports.",
     CAMERA_STATES.map((state) => [{ state }, state === camera ? 1 : 0] as const),
   );
-  out.metric('mdl_kiosk_camera_worked', 'gauge', "1 when the screen's camera has delivered frames since the app started.", [[{}, record.camera?.worked ? 1 : 0]]);
+  out.metric('mdl_kiosk_camera_worked', 'gauge', "1 when the screen's camera has delivered frames since the app started.", [
+    [{}, record.camera?.worked ? 1 : 0],
+  ]);
   const o = record.outcomes;
   out.metric('mdl_kiosk_verifications_total', 'counter', 'Verifications that ended since the app started, by result.', [
     [{ result: 'verified' }, o.verified],
@@ -105,11 +124,16 @@ export function healthMetricsText(record: HealthRecord): string {
     [{ result: 'undetermined' }, o.undetermined],
     [{ result: 'failed' }, o.failed],
   ]);
-  out.metric('mdl_kiosk_request_answers_total', 'counter', 'Answers to the request (age met or not, elements missing) of verified documents since the app started.', [
-    [{ answer: 'met' }, o.answers.met],
-    [{ answer: 'not_met' }, o.answers.notMet],
-    [{ answer: 'undetermined' }, o.answers.undetermined],
-  ]);
+  out.metric(
+    'mdl_kiosk_request_answers_total',
+    'counter',
+    'Answers to the request (age met or not, elements missing) of verified documents since the app started.',
+    [
+      [{ answer: 'met' }, o.answers.met],
+      [{ answer: 'not_met' }, o.answers.notMet],
+      [{ answer: 'undetermined' }, o.answers.undetermined],
+    ],
+  );
   out.metric(
     'mdl_kiosk_rejection_reasons_total',
     'counter',

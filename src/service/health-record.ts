@@ -54,7 +54,15 @@ function bump(counts: Record<string, number>, key: string): void {
 export class HealthRecorder {
   private readonly options: HealthRecorderOptions;
   private readonly now: () => number;
-  private readonly outcomes = { total: 0, verified: 0, rejected: 0, undetermined: 0, failed: 0, reasons: {} as Record<string, number>, errors: {} as Record<string, number> };
+  private readonly outcomes = {
+    total: 0,
+    verified: 0,
+    rejected: 0,
+    undetermined: 0,
+    failed: 0,
+    reasons: {} as Record<string, number>,
+    errors: {} as Record<string, number>,
+  };
   private readonly answers = { met: 0, notMet: 0, undetermined: 0 };
   private lastError: string | undefined;
   private lastScreenError: string | undefined;
@@ -67,7 +75,8 @@ export class HealthRecorder {
   private failing = false;
 
   constructor(options: HealthRecorderOptions) {
-    if (!Number.isInteger(options.everySeconds) || options.everySeconds < 1) throw new RangeError('everySeconds must be a whole number of seconds, at least 1');
+    if (!Number.isInteger(options.everySeconds) || options.everySeconds < 1)
+      throw new RangeError('everySeconds must be a whole number of seconds, at least 1');
     this.options = options;
     this.now = options.now ?? Date.now;
   }
@@ -145,9 +154,23 @@ export class HealthRecorder {
       phase: state.view.phase,
       testMode: state.testMode,
       backendOrigin: state.backendOrigin,
-      devices: { nfc: device(devices.nfc), qr: device(devices.qr), bleCentral: device(devices.bleCentral), blePeripheral: device(devices.blePeripheral) },
+      devices: {
+        nfc: device(devices.nfc),
+        qr: device(devices.qr),
+        bleCentral: device(devices.bleCentral),
+        blePeripheral: device(devices.blePeripheral),
+      },
       ...(camera === undefined ? {} : { camera: { state: camera.state, worked: camera.worked } }),
-      outcomes: { total: o.total, verified: o.verified, rejected: o.rejected, undetermined: o.undetermined, failed: o.failed, answers: { ...this.answers }, reasons: { ...o.reasons }, errors: { ...o.errors } },
+      outcomes: {
+        total: o.total,
+        verified: o.verified,
+        rejected: o.rejected,
+        undetermined: o.undetermined,
+        failed: o.failed,
+        answers: { ...this.answers },
+        reasons: { ...o.reasons },
+        errors: { ...o.errors },
+      },
       ...(this.lastError === undefined ? {} : { lastError: this.lastError }),
       ...(backend === undefined ? {} : { backend }),
       ...(updates === undefined ? {} : { updates }),
@@ -178,7 +201,10 @@ export class HealthRecorder {
       this.failing = false;
     } catch (e) {
       // Monitoring must never stop the kiosk; a record that cannot be written just goes stale (said once).
-      if (!this.failing) process.stderr.write(`mdl-kiosk: the health record ${file ?? ''} could not be written: ${e instanceof Error ? e.message : String(e)}\n`);
+      if (!this.failing)
+        process.stderr.write(
+          `mdl-kiosk: the health record ${file ?? ''} could not be written: ${e instanceof Error ? e.message : String(e)}\n`,
+        );
       this.failing = true;
       return;
     }
@@ -188,7 +214,10 @@ export class HealthRecorder {
       await writeFileAtomic(metricsFile, healthMetricsText(record), { mode: 0o644, dirMode: 0o755 });
       this.metricsFailing = false;
     } catch (e) {
-      if (!this.metricsFailing) process.stderr.write(`mdl-kiosk: the metrics file ${metricsFile} could not be written: ${e instanceof Error ? e.message : String(e)}\n`);
+      if (!this.metricsFailing)
+        process.stderr.write(
+          `mdl-kiosk: the metrics file ${metricsFile} could not be written: ${e instanceof Error ? e.message : String(e)}\n`,
+        );
       this.metricsFailing = true;
     }
   }

@@ -12,7 +12,9 @@ export const CODE = /^[A-Za-z0-9_.:-]{1,64}$/;
 const Code = z.string().regex(CODE);
 /** Distinct reasons and error codes counted at most (a misbehaving backend cannot grow the file). */
 export const MAX_KINDS = 50;
-const Counts = z.record(Code, z.number().int().min(0)).refine((r) => Object.keys(r).length <= MAX_KINDS, { error: `at most ${MAX_KINDS} keys` });
+const Counts = z
+  .record(Code, z.number().int().min(0))
+  .refine((r) => Object.keys(r).length <= MAX_KINDS, { error: `at most ${MAX_KINDS} keys` });
 const Device = z.object({ usable: z.boolean(), reason: Code.optional() }).strict();
 const Count = z.number().int().min(0);
 
@@ -23,7 +25,15 @@ const Count = z.number().int().min(0);
 export const BackendHealthSchema = z
   .object({
     /** The last failure: its kind, where it happened, the HTTP status (null without one), when (ISO 8601). */
-    lastFailure: z.object({ kind: BackendFailureKind, stage: FailureStage, status: z.number().int().min(100).max(599).nullable(), at: z.iso.datetime() }).strict().nullable(),
+    lastFailure: z
+      .object({
+        kind: BackendFailureKind,
+        stage: FailureStage,
+        status: z.number().int().min(100).max(599).nullable(),
+        at: z.iso.datetime(),
+      })
+      .strict()
+      .nullable(),
     /** Failures in a row since the backend last proved healthy (0: it works). */
     consecutive: Count,
     /** Every failure since start, by kind (only the kinds that happened). */
@@ -74,7 +84,9 @@ export const HealthRecordSchema = z
          * (authentic but under age, or a required element withheld), `undetermined` (not verified, or the
          * age statement absent or contradictory).
          */
-        answers: z.object({ met: z.number().int().min(0), notMet: z.number().int().min(0), undetermined: z.number().int().min(0) }).strict(),
+        answers: z
+          .object({ met: z.number().int().min(0), notMet: z.number().int().min(0), undetermined: z.number().int().min(0) })
+          .strict(),
         /** Rejection reasons (one rejection may have several). */
         reasons: Counts,
         /** Error codes of the verifications that failed. */

@@ -102,7 +102,9 @@ export class KioskRuntime {
   /** Runs without devices or a kiosk (a support bundle made while another copy owns them). */
   startIdle(): void {
     this.phase = 'running';
-    this.options.screen.setView(serviceView('stopped', this.options.config.effective.profile, deviceStatus(EMPTY_DEVICES), this.options.now()));
+    this.options.screen.setView(
+      serviceView('stopped', this.options.config.effective.profile, deviceStatus(EMPTY_DEVICES), this.options.now()),
+    );
   }
 
   /** Builds the devices and the kiosk; false when the service was stopped meanwhile. */
@@ -115,7 +117,10 @@ export class KioskRuntime {
       this.buildKiosk();
       return true;
     });
-    this.starting = started.then(() => undefined, () => undefined);
+    this.starting = started.then(
+      () => undefined,
+      () => undefined,
+    );
     return started;
   }
 
@@ -230,8 +235,18 @@ export class KioskRuntime {
   private showConfigError(detail: string): void {
     const { config, screen, now } = this.options;
     this.runningConfig = undefined;
-    this.options.log().warn({ event: 'kiosk_config_error' }, 'the kiosk cannot run with this configuration; staff must fix it in the settings');
-    screen.setView(serviceView('config_error', config.effective.profile, deviceStatus(this.deviceSet?.ports ?? EMPTY_DEVICES), now(), detail.slice(0, 1_000)));
+    this.options
+      .log()
+      .warn({ event: 'kiosk_config_error' }, 'the kiosk cannot run with this configuration; staff must fix it in the settings');
+    screen.setView(
+      serviceView(
+        'config_error',
+        config.effective.profile,
+        deviceStatus(this.deviceSet?.ports ?? EMPTY_DEVICES),
+        now(),
+        detail.slice(0, 1_000),
+      ),
+    );
   }
 
   private detachKiosk(): Kiosk | undefined {

@@ -20,7 +20,19 @@
  */
 import { readFileSync } from 'node:fs';
 import { multistream, type DestinationStream, type Level } from 'pino';
-import type { AppStatus, Diagnostics, FieldError, KioskApiHandlers, QrScannedResult, RetryResult, SaveResult, ScreenState, SelfTestCheck, Settings, UnlockResult } from '../common/kiosk-api.js';
+import type {
+  AppStatus,
+  Diagnostics,
+  FieldError,
+  KioskApiHandlers,
+  QrScannedResult,
+  RetryResult,
+  SaveResult,
+  ScreenState,
+  SelfTestCheck,
+  Settings,
+  UnlockResult,
+} from '../common/kiosk-api.js';
 import type { KioskConfig } from '../platform/config.js';
 import type { VerificationReport } from '../kiosk/kiosk.js';
 import type { RetryReport } from '../kiosk/retry-policy.js';
@@ -87,7 +99,12 @@ export class KioskService implements KioskApiHandlers {
     this.version = options.version ?? packageVersion();
     this.startedAt = now();
     const sources = { ...options, env };
-    this.configuration = new ServiceConfig(sources, new SettingsStore(options.dataDir), options.secrets ?? new FileSecretStore(options.dataDir), log);
+    this.configuration = new ServiceConfig(
+      sources,
+      new SettingsStore(options.dataDir),
+      options.secrets ?? new FileSecretStore(options.dataDir),
+      log,
+    );
     const config = (): KioskConfig => this.configuration.effective;
     this.rendererErrors = new RendererErrorLog({ log, count: (key) => this.diagnostics.count(key), now });
     const pinHash = this.configuration.managedPinHash;
@@ -98,7 +115,8 @@ export class KioskService implements KioskApiHandlers {
       now,
       onChange: () => this.screen.staffChanged(),
       onEvent: (event, fields) => {
-        const level = event === 'staff_locked_out' || event === 'staff_pin_hash_invalid' || event === 'staff_record_unsaved' ? 'warn' : 'info';
+        const level =
+          event === 'staff_locked_out' || event === 'staff_pin_hash_invalid' || event === 'staff_record_unsaved' ? 'warn' : 'info';
         this.log[level]({ event, ...fields }, event.replace(/_/g, ' '));
       },
       ...(options.pinScrypt ? { scrypt: options.pinScrypt } : {}),
@@ -136,9 +154,37 @@ export class KioskService implements KioskApiHandlers {
       ...(options.rebuildWaitMs === undefined ? {} : { rebuildWaitMs: options.rebuildWaitMs }),
     });
     const { runtime } = this;
-    this.support = new ServiceSupport({ service: options, config: configuration, runtime, screen, camera, diagnostics, version: this.version, startedAt: this.startedAt, now, log });
-    this.customer = customerIntents({ config, reloadConfig: () => configuration.reload(), runtime, screen, camera, diagnostics, rendererErrors: this.rendererErrors, log });
-    this.staffIntents = new StaffIntents({ staff: this.staff, customer: this.customer, config: configuration, runtime, screen, support: this.support, log });
+    this.support = new ServiceSupport({
+      service: options,
+      config: configuration,
+      runtime,
+      screen,
+      camera,
+      diagnostics,
+      version: this.version,
+      startedAt: this.startedAt,
+      now,
+      log,
+    });
+    this.customer = customerIntents({
+      config,
+      reloadConfig: () => configuration.reload(),
+      runtime,
+      screen,
+      camera,
+      diagnostics,
+      rendererErrors: this.rendererErrors,
+      log,
+    });
+    this.staffIntents = new StaffIntents({
+      staff: this.staff,
+      customer: this.customer,
+      config: configuration,
+      runtime,
+      screen,
+      support: this.support,
+      log,
+    });
     this.own = this.staffIntents.handlersFor(SERVICE_SCREEN);
   }
 
@@ -283,12 +329,16 @@ export class KioskService implements KioskApiHandlers {
   readonly setProfile = (args: Args<'setProfile'>): Promise<Ok> => this.own.setProfile(args) as Promise<Ok>;
   readonly getSettings = (): Settings => this.own.getSettings({}) as Settings;
   readonly saveSettings = (update: Args<'saveSettings'>): Promise<SaveResult> => this.own.saveSettings(update) as Promise<SaveResult>;
-  readonly changePin = (args: Args<'changePin'>): Promise<Ok | { ok: false; errors: FieldError[] }> => this.staffIntents.changePin(SERVICE_SCREEN, args);
+  readonly changePin = (args: Args<'changePin'>): Promise<Ok | { ok: false; errors: FieldError[] }> =>
+    this.staffIntents.changePin(SERVICE_SCREEN, args);
   readonly getDiagnostics = (): Diagnostics => this.own.getDiagnostics({}) as Diagnostics;
   readonly selfTest = (): { checks: SelfTestCheck[] } => this.own.selfTest({}) as { checks: SelfTestCheck[] };
-  readonly writeSupportBundle = (args: Args<'writeSupportBundle'> = {}): Promise<{ path: string; bytes: number }> => this.own.writeSupportBundle(args) as Promise<{ path: string; bytes: number }>;
-  readonly prepareSupportDownload = (): Promise<{ ticket: string; name: string; bytes: number }> => this.own.prepareSupportDownload({}) as Promise<{ ticket: string; name: string; bytes: number }>;
+  readonly writeSupportBundle = (args: Args<'writeSupportBundle'> = {}): Promise<{ path: string; bytes: number }> =>
+    this.own.writeSupportBundle(args) as Promise<{ path: string; bytes: number }>;
+  readonly prepareSupportDownload = (): Promise<{ ticket: string; name: string; bytes: number }> =>
+    this.own.prepareSupportDownload({}) as Promise<{ ticket: string; name: string; bytes: number }>;
   /** The browser host's `/support-bundle/<ticket>`: the bundle a ticket stands for, once. */
   readonly takeSupportDownload = (ticket: string): { path: string; name: string } | undefined => this.support.takeDownload(ticket);
-  readonly listSupportVolumes = (): Promise<{ volumes: { id: string; label: string }[] }> => this.own.listSupportVolumes({}) as Promise<{ volumes: { id: string; label: string }[] }>;
+  readonly listSupportVolumes = (): Promise<{ volumes: { id: string; label: string }[] }> =>
+    this.own.listSupportVolumes({}) as Promise<{ volumes: { id: string; label: string }[] }>;
 }

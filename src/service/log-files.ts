@@ -66,8 +66,10 @@ async function tightenModes(dir: string): Promise<void> {
 
 export async function openLogFiles(options: { dir: string; retentionDays: number; maxFileMegabytes: number }): Promise<LogFiles> {
   const { dir, retentionDays, maxFileMegabytes } = options;
-  if (!Number.isInteger(retentionDays) || retentionDays < 1) throw new RangeError('retentionDays must be a whole number of days, at least 1');
-  if (!Number.isInteger(maxFileMegabytes) || maxFileMegabytes < 1) throw new RangeError('maxFileMegabytes must be a whole number, at least 1');
+  if (!Number.isInteger(retentionDays) || retentionDays < 1)
+    throw new RangeError('retentionDays must be a whole number of days, at least 1');
+  if (!Number.isInteger(maxFileMegabytes) || maxFileMegabytes < 1)
+    throw new RangeError('maxFileMegabytes must be a whole number, at least 1');
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await removeExpiredLogFiles(dir, retentionDays);
   const stream = await pinoRoll({

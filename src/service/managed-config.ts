@@ -72,7 +72,8 @@ function readBounded(path: string): string | undefined {
       const n = readSync(fd, buffer, length, buffer.length - length, null);
       if (n === 0) break;
       length += n;
-      if (length > MAX_MANAGED_CONFIG_BYTES) throw new ManagedConfigError(`the managed configuration file ${path} is larger than ${MAX_MANAGED_CONFIG_BYTES} bytes`);
+      if (length > MAX_MANAGED_CONFIG_BYTES)
+        throw new ManagedConfigError(`the managed configuration file ${path} is larger than ${MAX_MANAGED_CONFIG_BYTES} bytes`);
     }
     return buffer.subarray(0, length).toString('utf8');
   } catch (e) {
@@ -133,7 +134,11 @@ export function readManagedConfig(path: string): ManagedConfig {
   try {
     text = readBounded(path);
   } catch (e) {
-    return { path, layer: {}, problem: e instanceof ManagedConfigError ? e.message : `cannot read the managed configuration file ${path}: ${codeOf(e)}` };
+    return {
+      path,
+      layer: {},
+      problem: e instanceof ManagedConfigError ? e.message : `cannot read the managed configuration file ${path}: ${codeOf(e)}`,
+    };
   }
   if (text === undefined) return { path, layer: {} };
   return parseManagedLayer(path, text);

@@ -11,7 +11,9 @@ import { currentPlatform, osCapabilities } from '../platform/os.js';
 
 /** What to do about a file of this name that others could read. */
 function advice(path: string): string {
-  return basename(path) === 'settings.json' ? 'the staff PIN hash may have been read: change the PIN' : 'the API key may have been read: rotate it at the backend and save the new one';
+  return basename(path) === 'settings.json'
+    ? 'the staff PIN hash may have been read: change the PIN'
+    : 'the API key may have been read: rotate it at the backend and save the new one';
 }
 
 /**
@@ -36,7 +38,9 @@ export async function tightenPrivateFiles(paths: readonly string[], platform: No
       await chmod(path, 0o600);
       problems.push(`${path} was readable by other users (mode ${was}); set to 0600 — ${advice(path)}`);
     } catch (e) {
-      problems.push(`${path} is readable by other users (mode ${was}) and could not be set to 0600 (${(e as NodeJS.ErrnoException).code ?? 'error'}): ${advice(path)}`);
+      problems.push(
+        `${path} is readable by other users (mode ${was}) and could not be set to 0600 (${(e as NodeJS.ErrnoException).code ?? 'error'}): ${advice(path)}`,
+      );
     }
   }
   return problems;

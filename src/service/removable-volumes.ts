@@ -58,7 +58,10 @@ async function volumesUnder(candidates: readonly string[], isMount: (path: strin
 }
 
 /** Linux: `<root>/<user>/<label>` and `<root>/<label>` under each root (default `/media`, `/run/media`). */
-export function linuxRemovableVolumes(roots: readonly string[] = ['/media', '/run/media'], options: MountRootsOptions = {}): RemovableVolumes {
+export function linuxRemovableVolumes(
+  roots: readonly string[] = ['/media', '/run/media'],
+  options: MountRootsOptions = {},
+): RemovableVolumes {
   const isMount = options.isMount ?? isMountPoint;
   return {
     list: async () => {
@@ -94,7 +97,10 @@ export function macRemovableVolumes(root = '/Volumes', options: MountRootsOption
 }
 
 /** Windows: drive letters D: to Z: and A:/B: that exist, the system drive left out. */
-export function windowsRemovableVolumes(systemDrive = process.env.SystemDrive ?? 'C:', exists: (root: string) => Promise<boolean> = async (root) => (await stat(root).catch(() => undefined))?.isDirectory() === true): RemovableVolumes {
+export function windowsRemovableVolumes(
+  systemDrive = process.env.SystemDrive ?? 'C:',
+  exists: (root: string) => Promise<boolean> = async (root) => (await stat(root).catch(() => undefined))?.isDirectory() === true,
+): RemovableVolumes {
   const system = systemDrive.slice(0, 1).toUpperCase();
   return {
     list: async () => {

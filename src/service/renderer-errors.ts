@@ -59,7 +59,11 @@ export class RendererErrorLog {
       return;
     }
     this.inWindow++;
-    const fields: Record<string, unknown> = { event: 'renderer_error', kind: error.kind, message: cleanRendererText(error.message, MAX_MESSAGE) };
+    const fields: Record<string, unknown> = {
+      event: 'renderer_error',
+      kind: error.kind,
+      message: cleanRendererText(error.message, MAX_MESSAGE),
+    };
     if (error.stack !== undefined) fields.stack = cleanRendererText(error.stack, MAX_STACK, { keepNewlines: true });
     this.options.log().error(fields, 'the screen reported an error');
   }
@@ -68,7 +72,12 @@ export class RendererErrorLog {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     if (this.dropped === 0) return;
-    this.options.log().warn({ event: 'renderer_error_dropped', count: this.dropped }, `dropped ${this.dropped} more screen errors (at most ${MAX_PER_WINDOW} a minute are logged)`);
+    this.options
+      .log()
+      .warn(
+        { event: 'renderer_error_dropped', count: this.dropped },
+        `dropped ${this.dropped} more screen errors (at most ${MAX_PER_WINDOW} a minute are logged)`,
+      );
     this.dropped = 0;
   }
 

@@ -41,7 +41,13 @@ export function deviceStatus(ports: DevicePorts): KioskView['devices'] {
 }
 
 /** A view of the service's own, for the times no Kiosk runs (starting, rebuilding, configuration error). */
-export function serviceView(phase: 'starting' | 'config_error' | 'stopped', profile: string, devices: KioskView['devices'], at: number, detail?: string): KioskView {
+export function serviceView(
+  phase: 'starting' | 'config_error' | 'stopped',
+  profile: string,
+  devices: KioskView['devices'],
+  at: number,
+  detail?: string,
+): KioskView {
   return {
     phase,
     prompt: phase,
@@ -136,14 +142,16 @@ export class ScreenStateStream {
     const previous = this.shown.phase;
     if (view.phase !== previous) {
       const { resultDisplayMs, errorDisplayMs } = options.kioskTimeouts();
-      this.clearsAt = view.phase === 'result' ? options.now() + resultDisplayMs : view.phase === 'error' ? options.now() + errorDisplayMs : null;
+      this.clearsAt =
+        view.phase === 'result' ? options.now() + resultDisplayMs : view.phase === 'error' ? options.now() + errorDisplayMs : null;
       if (view.phase === 'result') this.outcomeShown = true;
       // The visit ended with an outcome and the kiosk waits for the next customer: back to the default
       // language (unless the customer pressed "Try again": the same person goes on). An error does not end
       // the visit, whether dismissed or cleared by itself: the customer is likely still there and tries
       // again, in their language; if nobody does, Ready's idle reset (`languageResetMs`) brings it back.
       if (VISIT_END_PHASES.has(previous) && !VISIT_END_PHASES.has(view.phase)) {
-        if (!BUSY_PHASES.has(view.phase) && !this.keepLanguageOnce && this.outcomeShown) this.language = options.config().ui.defaultLanguage;
+        if (!BUSY_PHASES.has(view.phase) && !this.keepLanguageOnce && this.outcomeShown)
+          this.language = options.config().ui.defaultLanguage;
         this.keepLanguageOnce = false;
         this.outcomeShown = false;
       }

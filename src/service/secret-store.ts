@@ -63,7 +63,8 @@ export async function readPlainSecretFile(path: string): Promise<Record<string, 
     throw new SecretStoreError(`${path} is not valid JSON`);
   }
   const parsed = SecretFile.safeParse(value);
-  if (!parsed.success) throw new SecretStoreError(`${path}: ${parsed.error.issues.map((i) => i.path.join('.') || '(root)').join(', ')}: unexpected content`);
+  if (!parsed.success)
+    throw new SecretStoreError(`${path}: ${parsed.error.issues.map((i) => i.path.join('.') || '(root)').join(', ')}: unexpected content`);
   return parsed.data.secrets;
 }
 

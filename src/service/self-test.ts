@@ -39,7 +39,12 @@ function backendCheck(view: KioskView): SelfTestCheck {
       return { name: 'backend', ok: false, status: 'unreachable', ...withDetail(view.error?.detail) };
     case 'config_error':
       // A cause with a code of its own (a gateway refusing the session socket, …) is named, not "configuration".
-      return { name: 'backend', ok: false, status: isNeedsStaffCode(view.error?.code) ? view.error.code : 'config_error', ...withDetail(view.error?.detail) };
+      return {
+        name: 'backend',
+        ok: false,
+        status: isNeedsStaffCode(view.error?.code) ? view.error.code : 'config_error',
+        ...withDetail(view.error?.detail),
+      };
     case 'cannot_verify':
       // The backend is fine; the devices are not (their own checks below say which).
       return { name: 'backend', ok: true, status: 'armed' };
@@ -70,9 +75,13 @@ function portCheck(name: SelfTestCheck['name'], port: AvailabilitySource | undef
 
 function cameraCheck(camera: SelfTestInput['camera']): SelfTestCheck {
   if (!camera) return { name: 'camera', ok: false, status: 'not_reported', detail: 'no screen has reported its camera yet' };
-  if (camera.state === 'active' || camera.state === 'starting') return { name: 'camera', ok: true, status: camera.state, ...withDetail(camera.detail) };
+  if (camera.state === 'active' || camera.state === 'starting')
+    return { name: 'camera', ok: true, status: camera.state, ...withDetail(camera.detail) };
   // Off between customers: fine if it has delivered frames before and no problem was reported since.
-  if (camera.state === 'off') return camera.worked ? { name: 'camera', ok: true, status: 'idle' } : { name: 'camera', ok: false, status: 'not_reported', detail: 'the camera has not run since the kiosk started' };
+  if (camera.state === 'off')
+    return camera.worked
+      ? { name: 'camera', ok: true, status: 'idle' }
+      : { name: 'camera', ok: false, status: 'not_reported', detail: 'the camera has not run since the kiosk started' };
   return { name: 'camera', ok: false, status: camera.state, ...withDetail(camera.detail) };
 }
 

@@ -26,7 +26,18 @@ import { tightenPrivateFiles } from './private-files.js';
 import { API_KEY_SECRET, MACHINE_KEY_ORIGIN_SECRET, type SecretStore } from './secret-store.js';
 import { errorText } from '../common/error-text.js';
 import type { SupportReportInput } from './support-report.js';
-import { applyUpdate, backendUrlTiedToKey, lockedErrors, lockSources, PersistedSettings, settingsLayer, settingsView, updatedKeys, type LoadedSettings, type SettingsStore } from './settings-store.js';
+import {
+  applyUpdate,
+  backendUrlTiedToKey,
+  lockedErrors,
+  lockSources,
+  PersistedSettings,
+  settingsLayer,
+  settingsView,
+  updatedKeys,
+  type LoadedSettings,
+  type SettingsStore,
+} from './settings-store.js';
 
 /** A save refused with its field errors, or the configuration it gives. */
 export type SaveOutcome = { ok: false; errors: FieldError[] } | { ok: true; config: KioskConfig };
@@ -120,7 +131,12 @@ export class ServiceConfig {
     }
     const atStart = this.resolve(this.store.currentSettings, this.stored?.key);
     const machine = this.machineKey(this.store.currentSettings);
-    if (machine.origin === null && machine.key !== undefined && atStart.problem === undefined && atStart.config.backend.apiKey === machine.key) {
+    if (
+      machine.origin === null &&
+      machine.key !== undefined &&
+      atStart.problem === undefined &&
+      atStart.config.backend.apiKey === machine.key
+    ) {
       // Bound at the first start with this key, not at each start: an address edited by hand in
       // settings.json between starts must not take the key with it.
       const inEffect = originOf(atStart.config.backend.baseUrl);
@@ -179,7 +195,8 @@ export class ServiceConfig {
       const refused = lockedErrors({ profile: name }, this.locked, this.lockedBy, this.sources.managed?.path)[0];
       throw new KioskApiError('invalid_args', `setProfile: ${refused?.message ?? 'the profile cannot be changed here'}`);
     }
-    if (!Object.hasOwn(availableProfiles(this.current), name)) throw new KioskApiError('invalid_args', 'setProfile: unknown request profile');
+    if (!Object.hasOwn(availableProfiles(this.current), name))
+      throw new KioskApiError('invalid_args', 'setProfile: unknown request profile');
     await this.store.saveSettings({ ...this.store.currentSettings, profile: name });
     this.current = { ...this.current, profile: name };
   }
@@ -197,14 +214,22 @@ export class ServiceConfig {
     }
     const nextSettings = PersistedSettings.safeParse(applyUpdate(this.store.currentSettings, update));
     if (!nextSettings.success) {
-      return { ok: false, errors: nextSettings.error.issues.slice(0, 20).map((i) => ({ key: i.path.map(String).join('.'), message: i.message })) };
+      return {
+        ok: false,
+        errors: nextSettings.error.issues.slice(0, 20).map((i) => ({ key: i.path.map(String).join('.'), message: i.message })),
+      };
     }
     const candidate = this.resolve(nextSettings.data, update.clearApiKey ? undefined : (update.apiKey ?? this.stored?.key));
     // A new key is bound to the backend it is entered with; any other key keeps its binding, so a new
     // backend address needs its key in the same save (else whoever may edit the address could collect it).
     const nextStored: StoredApiKey | undefined =
-      update.apiKey !== undefined ? { key: update.apiKey, origin: originOf(candidate.config.backend.baseUrl) } : update.clearApiKey ? undefined : this.stored;
-    const errors = candidate.problem === undefined ? candidateErrors(candidate.config, this.bindings(nextStored, nextSettings.data)) : candidate.errors;
+      update.apiKey !== undefined
+        ? { key: update.apiKey, origin: originOf(candidate.config.backend.baseUrl) }
+        : update.clearApiKey
+          ? undefined
+          : this.stored;
+    const errors =
+      candidate.problem === undefined ? candidateErrors(candidate.config, this.bindings(nextStored, nextSettings.data)) : candidate.errors;
     if (errors.length > 0) return { ok: false, errors };
 
     // The key first: a secret store that refuses it (no OS keyring, say) leaves everything as it was.
@@ -238,7 +263,9 @@ export class ServiceConfig {
         settings: settingsLayer(this.store.currentSettings, this.stored?.key),
         ...(sources.overrides ? { overrides: sources.overrides } : {}),
         ...(sources.managed ? { managed: sources.managed.layer } : {}),
-        ...(sources.backendOverride ? { testSetup: { backend: { baseUrl: sources.backendOverride.baseUrl, apiKey: sources.backendOverride.apiKey } } } : {}),
+        ...(sources.backendOverride
+          ? { testSetup: { backend: { baseUrl: sources.backendOverride.baseUrl, apiKey: sources.backendOverride.apiKey } } }
+          : {}),
       },
       ignoredKeys: [...this.ignored].map((k) => k.replace('|', ': ')),
       problems: { managed: this.managedProblem, settings: this.settingsProblem, config: this.configProblem, secrets: this.secretsProblem },
@@ -293,7 +320,10 @@ export class ServiceConfig {
     try {
       await this.secrets.set(API_KEY_SECRET, encodeStoredApiKey(stored));
     } catch (e) {
-      this.log().warn({ event: 'secret_store_failed' }, `the API key could not be stored again with its backend: ${errorText(e)}`.slice(0, 500));
+      this.log().warn(
+        { event: 'secret_store_failed' },
+        `the API key could not be stored again with its backend: ${errorText(e)}`.slice(0, 500),
+      );
     }
   }
 
@@ -334,4 +364,3 @@ export class ServiceConfig {
     );
   }
 }
-

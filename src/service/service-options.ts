@@ -87,7 +87,12 @@ export interface KioskServiceOptions {
    * the staff screen's bundles go (default `<dataDir>/support`). Both shells build it with
    * `shellSupport` (service-support.ts), so their bundles hold the same.
    */
-  readonly support?: () => { readonly logDir?: string; readonly files?: Record<string, string>; readonly secrets?: readonly string[]; readonly dir?: string };
+  readonly support?: () => {
+    readonly logDir?: string;
+    readonly files?: Record<string, string>;
+    readonly secrets?: readonly string[];
+    readonly dir?: string;
+  };
   readonly now?: () => number;
 }
 
@@ -97,4 +102,3 @@ export type Ok = { ok: true };
 
 /** The connection id of the service's own handlers (tests, the QA demo's scanner link). */
 export const SERVICE_SCREEN = 'service';
-

@@ -24,7 +24,10 @@ import { runtimeVersions, writeSupportBundle, type SupportBundle } from './suppo
 import { dataFolderFacts, supportReport, type BundleOrigin } from './support-report.js';
 
 export interface ServiceSupportOptions {
-  readonly service: Pick<KioskServiceOptions, 'appStatus' | 'managed' | 'testMode' | 'support' | 'dataDir' | 'removableVolumes' | 'runKiosk'>;
+  readonly service: Pick<
+    KioskServiceOptions,
+    'appStatus' | 'managed' | 'testMode' | 'support' | 'dataDir' | 'removableVolumes' | 'runKiosk'
+  >;
   readonly config: Pick<ServiceConfig, 'effective' | 'secrets' | 'storeProblems' | 'supportFacts'>;
   readonly runtime: Pick<KioskRuntime, 'devices' | 'backendFailures'>;
   readonly screen: Pick<ScreenStateStream, 'view' | 'state'>;
@@ -68,11 +71,15 @@ const RUNNING_HEALTH_MS = 5 * 60_000;
  */
 async function bundleOrigin(runKiosk: boolean, healthFile: string | undefined, now: number): Promise<BundleOrigin> {
   if (runKiosk) return { madeBy: 'running kiosk' };
-  const separate = 'made by a separate short-lived process from the configuration and the records on disk: its state, devices, self-test and diagnostics are its own (phase stopped), NOT those of a running kiosk';
+  const separate =
+    'made by a separate short-lived process from the configuration and the records on disk: its state, devices, self-test and diagnostics are its own (phase stopped), NOT those of a running kiosk';
   // The browser host keeps a health record only where --health-file says: without it nothing was looked at,
   // and "no running kiosk was found" would be read as "the host is down" while it runs.
   if (healthFile === undefined) {
-    return { madeBy: 'separate process', note: `${separate}; whether a kiosk runs is not known: no health record was given (the browser host: add the running host's --health-file)` };
+    return {
+      madeBy: 'separate process',
+      note: `${separate}; whether a kiosk runs is not known: no health record was given (the browser host: add the running host's --health-file)`,
+    };
   }
   const text = await readFile(healthFile, 'utf8').catch(() => undefined);
   if (text !== undefined) {
@@ -139,7 +146,11 @@ export class ServiceSupport {
   diagnostics(): Diagnostics {
     const { version, startedAt, now } = this.options;
     const backend = backendFailuresView(this.options.runtime.backendFailures());
-    return { ...this.options.diagnostics.snapshot(version, startedAt, now()), app: this.appStatus(), ...(backend === undefined ? {} : { backend }) };
+    return {
+      ...this.options.diagnostics.snapshot(version, startedAt, now()),
+      app: this.appStatus(),
+      ...(backend === undefined ? {} : { backend }),
+    };
   }
 
   selfTest(): { checks: SelfTestCheck[] } {
@@ -230,7 +241,12 @@ export class ServiceSupport {
       const code = (e as NodeJS.ErrnoException).code ?? '';
       if (target !== undefined || !FOLDER_FAILURES.has(code)) throw e;
       // The staff button on a full or read-only data folder: the system's temporary folder takes it.
-      this.options.log().warn({ event: 'support_bundle_folder_failed', code }, `the support folder cannot take the bundle (${code}); writing it to the temporary folder`);
+      this.options
+        .log()
+        .warn(
+          { event: 'support_bundle_folder_failed', code },
+          `the support folder cannot take the bundle (${code}); writing it to the temporary folder`,
+        );
       // A folder of its own (0700): a shared temporary folder's fixed name could be another user's.
       bundle = await writeSupportBundle(join(await mkdtemp(join(tmpdir(), 'mdl-kiosk-support-')), name), input);
     }

@@ -12,7 +12,15 @@
  */
 import { join } from 'node:path';
 import { z } from 'zod';
-import { BleRoles, EditableTimeouts, Language, type FieldError, type LockSource, type Settings, type SettingsUpdate } from '../common/kiosk-api.js';
+import {
+  BleRoles,
+  EditableTimeouts,
+  Language,
+  type FieldError,
+  type LockSource,
+  type Settings,
+  type SettingsUpdate,
+} from '../common/kiosk-api.js';
 import { environmentLayer, type KioskConfig } from '../platform/config.js';
 import { readFileIfExists, writeFileAtomic } from './atomic-file.js';
 

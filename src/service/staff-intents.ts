@@ -30,7 +30,10 @@ export interface StaffIntentsOptions {
   readonly config: Pick<ServiceConfig, 'save' | 'saveProfile' | 'settingsView'>;
   readonly runtime: Pick<KioskRuntime, 'kiosk' | 'setProfile' | 'applySaved'>;
   readonly screen: Pick<ScreenStateStream, 'view' | 'state' | 'onState' | 'safeCall' | 'publish' | 'showProfile' | 'resetLanguage'>;
-  readonly support: Pick<ServiceSupport, 'diagnostics' | 'selfTest' | 'writeBundle' | 'writeBundleToVolume' | 'supportVolumes' | 'prepareDownload'>;
+  readonly support: Pick<
+    ServiceSupport,
+    'diagnostics' | 'selfTest' | 'writeBundle' | 'writeBundleToVolume' | 'supportVolumes' | 'prepareDownload'
+  >;
   readonly log: () => Logger;
 }
 
@@ -119,7 +122,12 @@ export class StaffIntents {
     const check = await staff.unlock(args.current, connection);
     if (!check.ok) {
       if (check.reason === 'locked_out') staff.lock(connection);
-      const message = check.reason === 'wrong_pin' ? `wrong PIN (${check.attemptsLeft ?? 0} attempts left)` : check.reason === 'locked_out' ? 'too many wrong PINs: the staff screens are locked' : 'no staff PIN is set';
+      const message =
+        check.reason === 'wrong_pin'
+          ? `wrong PIN (${check.attemptsLeft ?? 0} attempts left)`
+          : check.reason === 'locked_out'
+            ? 'too many wrong PINs: the staff screens are locked'
+            : 'no staff PIN is set';
       return { ok: false, errors: [{ key: 'current', message }] };
     }
     try {

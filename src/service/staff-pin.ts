@@ -58,7 +58,17 @@ export interface StaffGateOptions {
   readonly now: () => number;
   /** The staff state changed (unlock, lock, expiry, lockout). */
   readonly onChange: () => void;
-  readonly onEvent?: (event: 'staff_unlocked' | 'staff_pin_wrong' | 'staff_locked_out' | 'staff_locked' | 'staff_pin_changed' | 'staff_pin_hash_invalid' | 'staff_record_unsaved', fields?: Record<string, number>) => void;
+  readonly onEvent?: (
+    event:
+      | 'staff_unlocked'
+      | 'staff_pin_wrong'
+      | 'staff_locked_out'
+      | 'staff_locked'
+      | 'staff_pin_changed'
+      | 'staff_pin_hash_invalid'
+      | 'staff_record_unsaved',
+    fields?: Record<string, number>,
+  ) => void;
   readonly scrypt?: ScryptParams;
   /** A PIN hash set by the managed file, the command line or the test setup: it wins and cannot be changed on the screen. */
   readonly managedPinHash?: string;
@@ -115,7 +125,12 @@ export class StaffGate {
     const now = this.options.now();
     const lockedOutUntil = this.record.lockedOutUntil !== null && this.record.lockedOutUntil > now ? this.record.lockedOutUntil : null;
     const unlocked = this.unlocked(connection);
-    return { pinConfigured: this.pinConfigured, unlocked, unlockedUntil: unlocked ? (this.sessions.get(connection)?.until ?? null) : null, lockedOutUntil };
+    return {
+      pinConfigured: this.pinConfigured,
+      unlocked,
+      unlockedUntil: unlocked ? (this.sessions.get(connection)?.until ?? null) : null,
+      lockedOutUntil,
+    };
   }
 
   /** Checks the PIN; a match opens a staff session for `connection` only. */
@@ -216,7 +231,10 @@ export class StaffGate {
 
   /** Sets a new PIN (staff, or `--set-pin`); clears the wrong-PIN counter and any lockout. */
   async setPin(pin: string): Promise<void> {
-    if (this.options.managedPinHash !== undefined) throw new ManagedPinError('the staff PIN is set by the managed configuration file, the command line or the test setup, and cannot be changed here');
+    if (this.options.managedPinHash !== undefined)
+      throw new ManagedPinError(
+        'the staff PIN is set by the managed configuration file, the command line or the test setup, and cannot be changed here',
+      );
     const checked = Pin.parse(pin);
     const pinHash = await hashPin(checked, this.options.scrypt);
     await this.save({ pinHash, failures: 0, lockouts: 0, lockedOutUntil: null });

@@ -48,14 +48,18 @@ const NOT_BUILT_PAGE = `<!doctype html>
 `;
 
 /** The file a URL path names inside `root`, or why not (a status and a message). */
-export async function resolveStatic(root: string, urlPath: string): Promise<{ file: string; size: number } | { status: number; message: string }> {
+export async function resolveStatic(
+  root: string,
+  urlPath: string,
+): Promise<{ file: string; size: number } | { status: number; message: string }> {
   let decoded: string;
   try {
     decoded = decodeURIComponent(urlPath);
   } catch {
     return { status: 400, message: 'bad request: malformed path' };
   }
-  if (!decoded.startsWith('/') || decoded.includes('\0') || decoded.includes('\\')) return { status: 400, message: 'bad request: malformed path' };
+  if (!decoded.startsWith('/') || decoded.includes('\0') || decoded.includes('\\'))
+    return { status: 400, message: 'bad request: malformed path' };
   const segments = decoded.split('/').filter((s) => s !== '');
   if (segments.some((s) => s === '..' || s === '.')) return { status: 403, message: 'forbidden: path outside the screen' };
   const relative = decoded.endsWith('/') ? [...segments, 'index.html'] : segments;

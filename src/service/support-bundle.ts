@@ -44,7 +44,13 @@ export interface SupportBundle {
 
 /** What every bundle says about where it was made. */
 export function runtimeVersions(extra: Record<string, string> = {}): Record<string, string> {
-  const versions: Record<string, string> = { node: process.versions.node, platform: currentPlatform(), arch: arch(), osRelease: release(), ...extra };
+  const versions: Record<string, string> = {
+    node: process.versions.node,
+    platform: currentPlatform(),
+    arch: arch(),
+    osRelease: release(),
+    ...extra,
+  };
   const electron = (process.versions as Record<string, string | undefined>).electron;
   if (electron !== undefined) versions.electron = electron;
   const chrome = (process.versions as Record<string, string | undefined>).chrome;
@@ -109,7 +115,8 @@ export async function writeSupportBundle(target: string, input: SupportBundleInp
       entries.push(`${root}/${name}`);
     };
     const made = new Date((input.now ?? Date.now)()).toISOString();
-    for (const [name, value] of Object.entries(input.parts)) await put(name, typeof value === 'string' ? value : `${JSON.stringify(value, null, 2)}\n`);
+    for (const [name, value] of Object.entries(input.parts))
+      await put(name, typeof value === 'string' ? value : `${JSON.stringify(value, null, 2)}\n`);
     for (const [name, source] of Object.entries(input.files ?? {})) {
       const text = await readFile(source, 'utf8').catch(() => undefined);
       if (text !== undefined) await put(name, text);
@@ -121,13 +128,16 @@ export async function writeSupportBundle(target: string, input: SupportBundleInp
       logBytes -= Buffer.byteLength(text);
       await put(join('logs', basename(log.name)), text);
     }
-    await put('README.txt', [
-      `mDL Kiosk support bundle, made ${made}.`,
-      'No personal data and no secrets: the kiosk logs events, never data, and every file here was scrubbed',
-      'of the API keys, the staff PIN hash, proxy credentials and the host token before it was written.',
-      `Files: ${[...entries.map((e) => e.slice(root.length + 1)), 'README.txt'].join(', ')}`,
-      '',
-    ].join('\n'));
+    await put(
+      'README.txt',
+      [
+        `mDL Kiosk support bundle, made ${made}.`,
+        'No personal data and no secrets: the kiosk logs events, never data, and every file here was scrubbed',
+        'of the API keys, the staff PIN hash, proxy credentials and the host token before it was written.',
+        `Files: ${[...entries.map((e) => e.slice(root.length + 1)), 'README.txt'].join(', ')}`,
+        '',
+      ].join('\n'),
+    );
     await mkdir(dirname(path), { recursive: true });
     const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
     try {

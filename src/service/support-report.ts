@@ -121,7 +121,10 @@ export function proxyEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown
     if (value === undefined || value === '') continue;
     try {
       const url = new URL(value.includes('://') ? value : `http://${value}`);
-      out[name] = { proxy: `${url.protocol}//${url.host}`, credentials: url.username === '' && url.password === '' ? 'none' : 'set (not included)' };
+      out[name] = {
+        proxy: `${url.protocol}//${url.host}`,
+        credentials: url.username === '' && url.password === '' ? 'none' : 'set (not included)',
+      };
     } catch {
       // The value may hold a password: never quoted.
       out[name] = { problem: 'not a proxy address (http://host:port); the value is not included' };
@@ -141,10 +144,16 @@ export function backendRoute(config: KioskConfig, env: NodeJS.ProcessEnv): Recor
   try {
     const route = chooseBackendRoute(config.backend, new URL(base), env);
     if (route.proxy !== undefined) {
-      const credentials = route.proxy.authorization === undefined ? 'none' : config.backend.proxy.credentialsFile !== undefined ? 'from backend.proxy.credentialsFile (not included)' : 'from the proxy variable (not included)';
+      const credentials =
+        route.proxy.authorization === undefined
+          ? 'none'
+          : config.backend.proxy.credentialsFile !== undefined
+            ? 'from backend.proxy.credentialsFile (not included)'
+            : 'from the proxy variable (not included)';
       return { via: 'proxy', proxy: route.proxy.url.origin, source: route.proxy.source, credentials };
     }
-    if (route.bypass !== undefined) return { via: 'direct', bypassedProxy: route.bypass.proxy, because: `${route.bypass.list} entry ${route.bypass.entry}` };
+    if (route.bypass !== undefined)
+      return { via: 'direct', bypassedProxy: route.bypass.proxy, because: `${route.bypass.list} entry ${route.bypass.entry}` };
     return { via: 'direct' };
   } catch (e) {
     // A ConfigError names the key or variable, never a credential.
@@ -180,7 +189,14 @@ export async function dataFolderFacts(dir: string): Promise<Record<string, unkno
 
 function errorCode(e: unknown): string {
   const code = typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : 'error';
-  const words: Record<string, string> = { ENOSPC: 'the disk is full', EROFS: 'the file system is read-only', EACCES: 'no permission', EPERM: 'not permitted', EDQUOT: 'the disk quota is used up', ENOENT: 'it does not exist' };
+  const words: Record<string, string> = {
+    ENOSPC: 'the disk is full',
+    EROFS: 'the file system is read-only',
+    EACCES: 'no permission',
+    EPERM: 'not permitted',
+    EDQUOT: 'the disk quota is used up',
+    ENOENT: 'it does not exist',
+  };
   return words[code] === undefined ? code : `${code}: ${words[code]}`;
 }
 
@@ -222,34 +238,52 @@ export function supportSummary(input: SupportReportInput, environment: Record<st
   const { view } = input.state;
   const lines: string[] = ['mDL Kiosk support bundle: summary (details in the .json files)'];
   lines.push(`Made by: ${input.origin.madeBy}${input.origin.note === undefined ? '' : ` (${input.origin.note})`}`);
-  lines.push(`Kiosk clock: ${new Date(input.now).toISOString()} (compare with the real time the bundle was made; a clock off by minutes breaks TLS and sessions)`);
+  lines.push(
+    `Kiosk clock: ${new Date(input.now).toISOString()} (compare with the real time the bundle was made; a clock off by minutes breaks TLS and sessions)`,
+  );
   lines.push(`Screen: phase ${view.phase}${view.error === null ? '' : `, error ${view.error.code}: ${view.error.detail}`}`);
   const backend = input.diagnostics.backend;
   const last = backend?.lastFailure;
   if (backend === undefined) lines.push('Backend: no kiosk runs in this process, so no backend failures are known here');
   else if (last === null || last === undefined) lines.push('Backend: no failure since the kiosk started');
-  else lines.push(`Backend: last failure ${last.kind}${last.status === null ? '' : ` (HTTP ${last.status})`} at ${last.stage}, ${backend.consecutive} in a row: ${last.detail}`);
+  else
+    lines.push(
+      `Backend: last failure ${last.kind}${last.status === null ? '' : ` (HTTP ${last.status})`} at ${last.stage}, ${backend.consecutive} in a row: ${last.detail}`,
+    );
   const route = environment.backendRoute as Record<string, unknown>;
   const { via, ...routeFacts } = route;
   const facts = Object.entries(routeFacts).map(([k, v]) => `${k}: ${String(v)}`);
   lines.push(`Route to the backend: ${via === 'none' ? 'none' : String(via)}${facts.length === 0 ? '' : ` (${facts.join('; ')})`}`);
   const proxies = Object.entries(environment.proxyEnvironment as Record<string, unknown>);
-  lines.push(`Proxy variables: ${proxies.length === 0 ? 'none' : proxies.map(([k, v]) => `${k}=${typeof v === 'string' ? v : Object.values(v as Record<string, string>).join(' ')}`).join('; ')}`);
+  lines.push(
+    `Proxy variables: ${proxies.length === 0 ? 'none' : proxies.map(([k, v]) => `${k}=${typeof v === 'string' ? v : Object.values(v as Record<string, string>).join(' ')}`).join('; ')}`,
+  );
   const roles = input.config.ble.roles;
-  const wanted: Partial<Record<SelfTestCheck['name'], boolean>> = { ble_central: roles === 'both' || roles === 'central', ble_peripheral: roles === 'both' || roles === 'peripheral' };
+  const wanted: Partial<Record<SelfTestCheck['name'], boolean>> = {
+    ble_central: roles === 'both' || roles === 'central',
+    ble_peripheral: roles === 'both' || roles === 'peripheral',
+  };
   for (const check of input.selfTest) {
     // A part this kiosk is not set up with (a QR-only kiosk's reader, a Bluetooth role ble.roles leaves out) is
     // no failure; a role the configuration asks for and does not have is one.
     const absent = !check.ok && check.status === 'not_configured' && wanted[check.name] !== true;
     const verdict = check.ok ? 'ok' : absent ? 'not set up on this kiosk' : 'FAILED';
-    lines.push(`Self-test ${check.name}: ${verdict}${absent ? '' : ` ${check.status}`}${check.detail === undefined ? '' : `: ${check.detail}`}`);
+    lines.push(
+      `Self-test ${check.name}: ${verdict}${absent ? '' : ` ${check.status}`}${check.detail === undefined ? '' : `: ${check.detail}`}`,
+    );
   }
-  lines.push(`Camera: ${input.state.camera.state}${input.diagnostics.app?.cameraAccess === undefined ? '' : ` (operating system consent: ${input.diagnostics.app.cameraAccess})`}`);
+  lines.push(
+    `Camera: ${input.state.camera.state}${input.diagnostics.app?.cameraAccess === undefined ? '' : ` (operating system consent: ${input.diagnostics.app.cameraAccess})`}`,
+  );
   const updates = input.diagnostics.app?.updates;
-  lines.push(`Updates: ${updates === undefined ? 'not reported' : `${updates.state}${updates.version === undefined ? '' : ` ${updates.version}`}${updates.error === undefined ? '' : `: ${updates.error}`}`}`);
+  lines.push(
+    `Updates: ${updates === undefined ? 'not reported' : `${updates.state}${updates.version === undefined ? '' : ` ${updates.version}`}${updates.error === undefined ? '' : `: ${updates.error}`}`}`,
+  );
   const folder = input.dataFolder;
   const free = typeof folder.freeBytes === 'number' ? `${Math.floor(folder.freeBytes / 1024)} KiB free` : 'free space unknown';
-  lines.push(`Data folder: ${String(folder.path)}: ${folder.writable === true ? 'writable' : `NOT WRITABLE (${String(folder.problem)})`}, ${free}`);
+  lines.push(
+    `Data folder: ${String(folder.path)}: ${folder.writable === true ? 'writable' : `NOT WRITABLE (${String(folder.problem)})`}, ${free}`,
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -257,7 +291,11 @@ export function supportReport(input: SupportReportInput): SupportReport {
   const problems = Object.fromEntries(Object.entries(input.problems).filter(([, v]) => v !== undefined));
   const environment = {
     ...input.origin,
-    kioskClock: { now: new Date(input.now).toISOString(), timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone, utcOffsetMinutes: -new Date(input.now).getTimezoneOffset() },
+    kioskClock: {
+      now: new Date(input.now).toISOString(),
+      timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+      utcOffsetMinutes: -new Date(input.now).getTimezoneOffset(),
+    },
     proxyEnvironment: proxyEnvironment(input.layers.env),
     backendRoute: backendRoute(input.config, input.layers.env),
     dataFolder: input.dataFolder,
@@ -267,7 +305,12 @@ export function supportReport(input: SupportReportInput): SupportReport {
       'summary.txt': supportSummary(input, environment),
       'environment.json': environment,
       'versions.json': { app: input.version, flavour: input.flavour, ...input.versions },
-      'config.json': { effective: redactedConfig(input.config), sources: configSources(input.layers), ignoredManagedOnlyKeys: input.ignoredKeys, problems },
+      'config.json': {
+        effective: redactedConfig(input.config),
+        sources: configSources(input.layers),
+        ignoredManagedOnlyKeys: input.ignoredKeys,
+        problems,
+      },
       'state.json': supportState(input.state),
       'self-test.json': input.selfTest,
       'diagnostics.json': input.diagnostics,

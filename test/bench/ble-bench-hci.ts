@@ -67,7 +67,16 @@ async function phoneServer(phone: HciPhoneRadio, serviceUuid: string): Promise<{
   let handle = -1;
   let subscribed = false;
   phone.peripheral.setServices(
-    [{ uuid: serviceUuid, characteristics: [{ uuid: SERVER_MODE.state, properties: ['notify', 'writeWithoutResponse'] }, { uuid: SERVER_MODE.c2s, properties: ['writeWithoutResponse'] }, { uuid: SERVER_MODE.s2c, properties: ['notify'] }] }],
+    [
+      {
+        uuid: serviceUuid,
+        characteristics: [
+          { uuid: SERVER_MODE.state, properties: ['notify', 'writeWithoutResponse'] },
+          { uuid: SERVER_MODE.c2s, properties: ['writeWithoutResponse'] },
+          { uuid: SERVER_MODE.s2c, properties: ['notify'] },
+        ],
+      },
+    ],
     {
       onConnect: (c) => {
         handle = c.handle;
@@ -87,7 +96,12 @@ async function phoneServer(phone: HciPhoneRadio, serviceUuid: string): Promise<{
 }
 
 /** One unmeasured stream (warm-up, see the header), then the median rate of STREAMS measured ones. */
-async function warmStream(phone: HciPhoneRadio, handle: number, serviceUuid: string, sink: { expected: number; failures: string[]; done?: () => void }): Promise<number> {
+async function warmStream(
+  phone: HciPhoneRadio,
+  handle: number,
+  serviceUuid: string,
+  sink: { expected: number; failures: string[]; done?: () => void },
+): Promise<number> {
   const rates: number[] = [];
   for (let round = 0; round <= STREAMS; round++) {
     sink.expected = 0;
@@ -98,11 +112,19 @@ async function warmStream(phone: HciPhoneRadio, handle: number, serviceUuid: str
 }
 
 /** Sends NOTIFICATIONS values from the phone and resolves with the rate at which `arrived` saw them all, in order. */
-async function stream(phone: HciPhoneRadio, handle: number, serviceUuid: string, sink: { expected: number; failures: string[]; done?: () => void }): Promise<number> {
+async function stream(
+  phone: HciPhoneRadio,
+  handle: number,
+  serviceUuid: string,
+  sink: { expected: number; failures: string[]; done?: () => void },
+): Promise<number> {
   const finished = new Promise<number>((resolve) => (sink.done = () => resolve(performance.now())));
   const start = performance.now();
   for (let i = 0; i < NOTIFICATIONS; i++) await phone.peripheral.notify(handle, serviceUuid, SERVER_MODE.s2c, value(i));
-  const end = await Promise.race([finished, new Promise<number>((_, reject) => setTimeout(() => reject(new Error('notifications stopped arriving')), 60_000))]);
+  const end = await Promise.race([
+    finished,
+    new Promise<number>((_, reject) => setTimeout(() => reject(new Error('notifications stopped arriving')), 60_000)),
+  ]);
   return NOTIFICATIONS / ((end - start) / 1000);
 }
 
@@ -133,8 +155,19 @@ async function notifyFigures(stacks: HciStacks, failures: string[]): Promise<{ a
     const service = '11111111-2222-4333-8444-5555555555a1';
     const server = await phoneServer(phone, service);
     const viaAdapter = { expected: 0, failures: [] as string[] };
-    link = await central.connect(serverModeProfile(service), { onNotification: (_u, d) => receiver(viaAdapter)(d), onDisconnect: () => undefined }, new AbortController().signal);
-    await until(() => { try { server.handle(); return true; } catch { return false; } }, 'the adapter subscribed'); // prettier-ignore
+    link = await central.connect(
+      serverModeProfile(service),
+      { onNotification: (_u, d) => receiver(viaAdapter)(d), onDisconnect: () => undefined },
+      new AbortController().signal,
+    );
+    await until(() => {
+      try {
+        server.handle();
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'the adapter subscribed'); // prettier-ignore
     const adapter = await warmStream(phone, server.handle(), service, viaAdapter);
     await link.close();
     link = undefined;
@@ -150,7 +183,14 @@ async function notifyFigures(stacks: HciStacks, failures: string[]): Promise<{ a
     await bareLink.discover([floorService]);
     bareLink.onNotification((e) => receiver(viaBare)(e.data));
     await bareLink.subscribe(floorService, SERVER_MODE.s2c);
-    await until(() => { try { floorServer.handle(); return true; } catch { return false; } }, 'the bare noble subscribed'); // prettier-ignore
+    await until(() => {
+      try {
+        floorServer.handle();
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'the bare noble subscribed'); // prettier-ignore
     const floor = await warmStream(phone, floorServer.handle(), floorService, viaBare);
     await bareLink.disconnect();
     await phone.peripheral.stopAdvertising();
@@ -165,12 +205,20 @@ async function notifyFigures(stacks: HciStacks, failures: string[]): Promise<{ a
   }
 }
 
-async function verificationFigures(stacks: HciStacks, failures: string[], radioProcess?: RadioProcess): Promise<{ medianMs: number; responseBytes: number }> {
+async function verificationFigures(
+  stacks: HciStacks,
+  failures: string[],
+  radioProcess?: RadioProcess,
+): Promise<{ medianMs: number; responseBytes: number }> {
   // A portrait large enough that the phone's answer is at least 20 kB.
   const portrait = drawPortraitJpeg({ width: 360, height: 480, quality: 92 });
   const credential = await issueTestCredential({ holder: { portrait } });
   // Through the radio process, the kiosk's libraries here stay unstarted: the child owns the controller.
-  const rig = await createHciRig(stacks, { profile: 'android', credential, ble: radioProcess ? { central: false, peripheral: false } : { peripheral: false } });
+  const rig = await createHciRig(stacks, {
+    profile: 'android',
+    credential,
+    ble: radioProcess ? { central: false, peripheral: false } : { peripheral: false },
+  });
   const stack = await startE2eOn(rig, {
     config: { profile: 'identity' },
     captureLogs: false,
@@ -191,24 +239,35 @@ async function verificationFigures(stacks: HciStacks, failures: string[], radioP
         continue;
       }
       samples.push(took);
-      responseBytes = rig.phone.device.trace.slice(before).filter((v) => v.direction === 'sent').reduce((n, v) => n + v.data.length, 0);
+      responseBytes = rig.phone.device.trace
+        .slice(before)
+        .filter((v) => v.direction === 'sent')
+        .reduce((n, v) => n + v.data.length, 0);
     }
   } finally {
     await stack.stop();
   }
-  if (responseBytes < MIN_RESPONSE_BYTES) failures.push(`the phone's answer was ${responseBytes} bytes, below the ${MIN_RESPONSE_BYTES} the figure is for`);
+  if (responseBytes < MIN_RESPONSE_BYTES)
+    failures.push(`the phone's answer was ${responseBytes} bytes, below the ${MIN_RESPONSE_BYTES} the figure is for`);
   const s = summarize(samples);
-  console.log(`HCI QR → central verification${radioProcess ? ', noble in the radio process,' : ''} ms (response ${responseBytes} B): ${describeSummary(s, 1)}`);
+  console.log(
+    `HCI QR → central verification${radioProcess ? ', noble in the radio process,' : ''} ms (response ${responseBytes} B): ${describeSummary(s, 1)}`,
+  );
   return { medianMs: s.median, responseBytes };
 }
 
 export async function hciFigures(): Promise<HciFigures> {
   const failures: string[] = [];
-  const radio = await startEmulatedRadio({ controllers: Object.values(HCI_CONTROLLER_NAMES), dir: `/tmp/mdl-kiosk-btvirt-bench-${process.pid}` });
+  const radio = await startEmulatedRadio({
+    controllers: Object.values(HCI_CONTROLLER_NAMES),
+    dir: `/tmp/mdl-kiosk-btvirt-bench-${process.pid}`,
+  });
   try {
     const stacks = createHciStacks(hciTtysIn(radio.dir));
     const { adapter, floor } = await notifyFigures(stacks, failures);
-    console.log(`\nHCI notifications (${NOTIFICATIONS} × ${VALUE_BYTES} B, median of ${STREAMS} streams per path after one unmeasured): through NobleCentral ${adapter.toFixed(0)}/s, bare noble ${floor.toFixed(0)}/s (ratio ${(adapter / floor).toFixed(2)})`);
+    console.log(
+      `\nHCI notifications (${NOTIFICATIONS} × ${VALUE_BYTES} B, median of ${STREAMS} streams per path after one unmeasured): through NobleCentral ${adapter.toFixed(0)}/s, bare noble ${floor.toFixed(0)}/s (ratio ${(adapter / floor).toFixed(2)})`,
+    );
     const verify = await verificationFigures(stacks, failures);
     stacks.kioskNoble.stop(); // its UART closes: the radio process opens it next
     const silent = { info: () => undefined, warn: () => undefined };
@@ -227,13 +286,25 @@ export async function hciFigures(): Promise<HciFigures> {
       await radioProcess.close();
     }
     stacks.phoneNoble.stop();
-    return { notifiedPerSecond: adapter, floorPerSecond: floor, verificationMedianMs: verify.medianMs, processVerificationMedianMs: viaProcess, responseBytes: verify.responseBytes, failures };
+    return {
+      notifiedPerSecond: adapter,
+      floorPerSecond: floor,
+      verificationMedianMs: verify.medianMs,
+      processVerificationMedianMs: viaProcess,
+      responseBytes: verify.responseBytes,
+      failures,
+    };
   } catch (e) {
     failures.push(`HCI: ${e instanceof Error ? e.message : String(e)}`);
-    return { notifiedPerSecond: Number.NaN, floorPerSecond: Number.NaN, verificationMedianMs: Number.NaN, processVerificationMedianMs: Number.NaN, responseBytes: 0, failures };
+    return {
+      notifiedPerSecond: Number.NaN,
+      floorPerSecond: Number.NaN,
+      verificationMedianMs: Number.NaN,
+      processVerificationMedianMs: Number.NaN,
+      responseBytes: 0,
+      failures,
+    };
   } finally {
     await radio.stop();
   }
 }
-
-

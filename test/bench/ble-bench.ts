@@ -105,7 +105,10 @@ async function main(): Promise<void> {
   const started = performance.now();
   const failures: string[] = [];
   let result = 'RESULT notified_per_s=NaN added_median_ms=NaN';
-  const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
   console.log(`ble bench: node ${process.version}, ${os.cpus().length} CPU(s), load average ${load}`);
   const radio = new VirtualRadio();
   const phoneNoble = new PhoneServer(radio, { serviceUuid: SERVICE_NOBLE, name: 'phone-noble' });
@@ -123,7 +126,11 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 5));
     }
     const viaNoble = new Sink();
-    link = await central.connect(profile(SERVICE_NOBLE), { onNotification: (_uuid, data) => viaNoble.receive(data), onDisconnect: () => undefined }, new AbortController().signal);
+    link = await central.connect(
+      profile(SERVICE_NOBLE),
+      { onNotification: (_uuid, data) => viaNoble.receive(data), onDisconnect: () => undefined },
+      new AbortController().signal,
+    );
     for (const t0 = performance.now(); !phoneNoble.isSubscribed(SERVER_MODE.s2c); ) {
       if (performance.now() - t0 > 5_000) throw new Error('the adapter never subscribed');
       await new Promise((r) => setTimeout(r, 5));
@@ -166,7 +173,9 @@ async function main(): Promise<void> {
     await Promise.all(sends);
     const floodEnd = await done;
     const perSecond = FLOOD / ((floodEnd - floodStart) / 1000);
-    console.log(`flood: ${FLOOD} notifications forwarded in ${ms(floodEnd - floodStart, 1)} ms → ${perSecond.toFixed(0)}/s (target ≥ 5,000/s)`);
+    console.log(
+      `flood: ${FLOOD} notifications forwarded in ${ms(floodEnd - floodStart, 1)} ms → ${perSecond.toFixed(0)}/s (target ≥ 5,000/s)`,
+    );
     console.log(`added median ${ms(n.median - d.median)} ms (target < 0.5 ms)`);
     failures.push(...viaNoble.failures, ...viaRadio.failures);
     result = `RESULT notified_per_s=${perSecond.toFixed(0)} added_median_ms=${ms(n.median - d.median)}`;
@@ -179,13 +188,25 @@ async function main(): Promise<void> {
     noble.stop();
     radio.shutdown();
   }
-  const hop = await processFigures().catch((e: unknown) => ({ failures: [e instanceof Error ? e.message : String(e)], addedMedianMs: NaN, perSecond: NaN, apduMs: NaN, maxApduMs: NaN }));
+  const hop = await processFigures().catch((e: unknown) => ({
+    failures: [e instanceof Error ? e.message : String(e)],
+    addedMedianMs: NaN,
+    perSecond: NaN,
+    apduMs: NaN,
+    maxApduMs: NaN,
+  }));
   failures.push(...hop.failures);
   result += ` process_added_median_ms=${ms(hop.addedMedianMs)} process_notified_per_s=${hop.perSecond.toFixed(0)} ipc_apdu_rtt_ms=${ms(hop.apduMs)} ipc_max_apdu_rtt_ms=${ms(hop.maxApduMs)}`;
   const hci = await hciFigures();
   failures.push(...hci.failures);
   result += ` hci_notified_per_s=${hci.notifiedPerSecond.toFixed(0)} hci_verification_ms=${ms(hci.verificationMedianMs, 1)} hci_process_verification_ms=${ms(hci.processVerificationMedianMs, 1)}`;
-  finishBench('ble bench', started, failures, `${ROUNDS * BATCH + WARMUP + FLOOD} notifications through the adapter and 8,000 per path over HCI (2,000 of them warm-up), each once and in order; every HCI verification verified`, result);
+  finishBench(
+    'ble bench',
+    started,
+    failures,
+    `${ROUNDS * BATCH + WARMUP + FLOOD} notifications through the adapter and 8,000 per path over HCI (2,000 of them warm-up), each once and in order; every HCI verification verified`,
+    result,
+  );
 }
 
 const SERVICE_INLINE = '11111111-2222-4333-8444-555555555503';
@@ -223,7 +244,13 @@ async function ipcRoundTrip(bytes: number, count: number): Promise<number> {
 }
 
 /** The radio process's hop: noble over the radio link inline against the same in the forked radio process. */
-async function processFigures(): Promise<{ failures: string[]; addedMedianMs: number; perSecond: number; apduMs: number; maxApduMs: number }> {
+async function processFigures(): Promise<{
+  failures: string[];
+  addedMedianMs: number;
+  perSecond: number;
+  apduMs: number;
+  maxApduMs: number;
+}> {
   const failures: string[] = [];
   const radio = new VirtualRadio();
   const phoneInline = new PhoneServer(radio, { serviceUuid: SERVICE_INLINE, name: 'phone-inline' });
@@ -235,7 +262,11 @@ async function processFigures(): Promise<{ failures: string[]; addedMedianMs: nu
   const noble = createRemoteNoble(bindings);
   const inline = new NobleCentral(noble, { platform: 'hci' });
   const silent = { info: () => undefined, warn: () => undefined };
-  const radioProcess = new RadioProcess({ launcher: radioLinkLauncher({ host: '127.0.0.1', port: server.port }), init: { central: true, peripheral: false }, log: silent });
+  const radioProcess = new RadioProcess({
+    launcher: radioLinkLauncher({ host: '127.0.0.1', port: server.port }),
+    init: { central: true, peripheral: false },
+    log: silent,
+  });
   const links: BleCentralLink[] = [];
   try {
     const problems = await radioProcess.started();
@@ -245,8 +276,20 @@ async function processFigures(): Promise<{ failures: string[]; addedMedianMs: nu
     await until(() => inline.availability().usable && processCentral.availability().usable, 'both centrals powered on');
     const viaInline = new Sink();
     const viaProcess = new Sink();
-    links.push(await inline.connect(profile(SERVICE_INLINE), { onNotification: (_u, d) => viaInline.receive(d), onDisconnect: () => undefined }, new AbortController().signal));
-    links.push(await processCentral.connect(profile(SERVICE_PROCESS), { onNotification: (_u, d) => viaProcess.receive(d), onDisconnect: () => undefined }, new AbortController().signal));
+    links.push(
+      await inline.connect(
+        profile(SERVICE_INLINE),
+        { onNotification: (_u, d) => viaInline.receive(d), onDisconnect: () => undefined },
+        new AbortController().signal,
+      ),
+    );
+    links.push(
+      await processCentral.connect(
+        profile(SERVICE_PROCESS),
+        { onNotification: (_u, d) => viaProcess.receive(d), onDisconnect: () => undefined },
+        new AbortController().signal,
+      ),
+    );
     await until(() => phoneInline.isSubscribed(SERVER_MODE.s2c) && phoneProcess.isSubscribed(SERVER_MODE.s2c), 'both subscribed');
     const inlineSamples: number[] = [];
     const processSamples: number[] = [];
@@ -254,7 +297,16 @@ async function processFigures(): Promise<{ failures: string[]; addedMedianMs: nu
     await latencyBatch(phoneProcess, viaProcess, 0, WARMUP, undefined);
     for (let round = 0; round < ROUNDS; round++) {
       const first = WARMUP + round * BATCH;
-      const order = round % 2 === 0 ? ([[phoneInline, viaInline, inlineSamples], [phoneProcess, viaProcess, processSamples]] as const) : ([[phoneProcess, viaProcess, processSamples], [phoneInline, viaInline, inlineSamples]] as const);
+      const order =
+        round % 2 === 0
+          ? ([
+              [phoneInline, viaInline, inlineSamples],
+              [phoneProcess, viaProcess, processSamples],
+            ] as const)
+          : ([
+              [phoneProcess, viaProcess, processSamples],
+              [phoneInline, viaInline, inlineSamples],
+            ] as const);
       for (const [phone, sink, samples] of order) await latencyBatch(phone, sink, first, BATCH, samples);
     }
     const i = summarize(inlineSamples);

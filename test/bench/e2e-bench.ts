@@ -203,11 +203,14 @@ function problemOf(outcome: RunOutcome): string | undefined {
   }
   if (Object.keys(o.errors).length > 0) return `errors ${JSON.stringify(o.errors).slice(0, 200)}`;
   for (const [ns, elements] of Object.entries(REQUESTED)) {
-    const got = Object.keys(o.response[ns] ?? {}).sort().join(',');
+    const got = Object.keys(o.response[ns] ?? {})
+      .sort()
+      .join(',');
     const want = [...elements].sort().join(',');
     if (got !== want) return `elements of ${ns}: got [${got}], requested [${want}]`;
   }
-  if (!outcome.roles.has('central') || outcome.roles.size !== 1) return `kiosk role(s) ${[...outcome.roles].join(',') || 'none'}, expected central`;
+  if (!outcome.roles.has('central') || outcome.roles.size !== 1)
+    return `kiosk role(s) ${[...outcome.roles].join(',') || 'none'}, expected central`;
   return undefined;
 }
 
@@ -453,7 +456,10 @@ async function main(): Promise<void> {
   const started = performance.now();
   try {
     const phases = selectedPhases();
-    const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
+    const load = os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
     console.log(`e2e bench: node ${process.version}, ${os.cpus().length} CPU(s), load average ${load}, phases ${[...phases].join(',')}`);
     // The first VirtualPhone.create would issue the test PKI and credential: do it before any timing.
     const issuedAt = performance.now();
@@ -480,7 +486,13 @@ async function main(): Promise<void> {
   } catch (e) {
     failures.push(describeError(e));
   }
-  finishBench('e2e bench', started, failures, 'every sequential flow ended complete, verified (Valid/Valid, no errors), with the requested elements, kiosk central', resultLine(figures));
+  finishBench(
+    'e2e bench',
+    started,
+    failures,
+    'every sequential flow ended complete, verified (Valid/Valid, no errors), with the requested elements, kiosk central',
+    resultLine(figures),
+  );
 }
 
 await main();

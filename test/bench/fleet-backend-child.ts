@@ -57,7 +57,10 @@ async function listen(port: number): Promise<void> {
       onRequest: (a) => pending.push([a.at, a.exchange, a.apiKeyIndex, a.sessionId ?? null]),
     });
   } catch (e) {
-    report({ kind: 'failure', detail: `backend child: cannot listen on 127.0.0.1:${port}: ${e instanceof Error ? e.message : String(e)}` }, () => process.exit(1));
+    report(
+      { kind: 'failure', detail: `backend child: cannot listen on 127.0.0.1:${port}: ${e instanceof Error ? e.message : String(e)}` },
+      () => process.exit(1),
+    );
     return;
   }
   report({ kind: 'ready', port: backend.port, listeningAt: Date.now() });

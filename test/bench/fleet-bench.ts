@@ -70,13 +70,16 @@ function checkOpenFiles(kiosks: number): void {
   }
   // Node has already raised the soft limit as far as the hard one allows.
   if (limits.soft < needed) {
-    fail(`${kiosks} kiosks need about ${needed} open files; this process may open ${limits.soft} (hard limit ${limits.hard}): raise the hard limit (ulimit -Hn ${needed}) or use fewer --kiosks`);
+    fail(
+      `${kiosks} kiosks need about ${needed} open files; this process may open ${limits.soft} (hard limit ${limits.hard}): raise the hard limit (ulimit -Hn ${needed}) or use fewer --kiosks`,
+    );
   }
   console.log(`open files: limit ${limits.soft} (about ${needed} needed)`);
 }
 
 function resultLine(report: FleetReport): string {
-  const f = (value: number | undefined, digits: number): string => (value === undefined || !Number.isFinite(value) ? 'NaN' : value.toFixed(digits));
+  const f = (value: number | undefined, digits: number): string =>
+    value === undefined || !Number.isFinite(value) ? 'NaN' : value.toFixed(digits);
   const n = report.settings.kiosks;
   const outage = (o: OutageFigures | undefined, prefix: string): string =>
     [
@@ -126,9 +129,18 @@ async function main(): Promise<void> {
     maxRequestsPerMinute: whole('budget', values.budget, defaults.maxRequestsPerMinute, 4),
   };
   // The configuration's own bounds (e.g. the budget's) apply: the keepers are configured through it.
-  parseConfig({ session: { offlineBackoffMinMs: settings.backoffMinMs, offlineBackoffMaxMs: settings.backoffMaxMs, maxRequestsPerMinute: settings.maxRequestsPerMinute } });
+  parseConfig({
+    session: {
+      offlineBackoffMinMs: settings.backoffMinMs,
+      offlineBackoffMaxMs: settings.backoffMaxMs,
+      maxRequestsPerMinute: settings.maxRequestsPerMinute,
+    },
+  });
 
-  const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
   console.log(`fleet bench: node ${process.version}, ${os.cpus().length} CPU(s), load average ${load}`);
   checkOpenFiles(kiosks);
   const outagesMs = shortDownS > 0 ? [downS * 1000, shortDownS * 1000] : [downS * 1000];

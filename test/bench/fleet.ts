@@ -40,7 +40,14 @@ import { SessionKeeper, type KeeperStatus, type SessionFactory } from '../../src
 import { parseConfig, type KioskConfig } from '../../src/platform/config.js';
 import { createLogger } from '../../src/platform/log.js';
 import { percentile } from './bench-tools.js';
-import { fleetApiKey, isFleetChildReport, type Exchange, type FleetChildCommand, type FleetChildReport, type WireArrival } from './fleet-protocol.js';
+import {
+  fleetApiKey,
+  isFleetChildReport,
+  type Exchange,
+  type FleetChildCommand,
+  type FleetChildReport,
+  type WireArrival,
+} from './fleet-protocol.js';
 
 // ---------------------------------------------------------------- settings
 
@@ -152,7 +159,12 @@ class BackendChild {
     });
   }
 
-  static async spawn(kiosks: number, seed: string, onArrivals: (arrivals: readonly WireArrival[]) => void, failures: string[]): Promise<BackendChild> {
+  static async spawn(
+    kiosks: number,
+    seed: string,
+    onArrivals: (arrivals: readonly WireArrival[]) => void,
+    failures: string[],
+  ): Promise<BackendChild> {
     // Its stdout is not ours (the bench's figures); its stderr is, for a crash.
     const child = fork(CHILD_SCRIPT, ['--kiosks', String(kiosks), '--seed', seed], {
       execArgv: CHILD_EXEC_ARGV,
@@ -218,7 +230,11 @@ class BackendChild {
       };
       const timer = setTimeout(() => {
         this.waiters.delete(waiter);
-        reject(new Error(`fleet: no '${kind}' from the backend child within ${timeoutMs} ms${this.exitedWith ? ` (it exited: ${this.exitedWith})` : ''}`));
+        reject(
+          new Error(
+            `fleet: no '${kind}' from the backend child within ${timeoutMs} ms${this.exitedWith ? ` (it exited: ${this.exitedWith})` : ''}`,
+          ),
+        );
       }, timeoutMs);
       this.waiters.add(waiter);
       void this.disconnected.then(() => {
@@ -464,7 +480,11 @@ function densestWindow(sorted: readonly number[], windowMs: number): string {
   for (let from = 0; from + best - 1 < sorted.length; from++) {
     const first = sorted[from] ?? 0;
     const last = sorted[from + best - 1] ?? 0;
-    if (last - first < windowMs) return `${best} in ${last - first} ms: +${sorted.slice(from, from + best).map((t) => t - first).join(' +')}`;
+    if (last - first < windowMs)
+      return `${best} in ${last - first} ms: +${sorted
+        .slice(from, from + best)
+        .map((t) => t - first)
+        .join(' +')}`;
   }
   return '';
 }
@@ -522,7 +542,10 @@ function wave(fleet: Fleet, arrivals: readonly Arrival[], since: number, until: 
     return { second, requests: r, kiosksArriving: arriving[second] ?? 0, armed: cumulative };
   });
   const firstMinute = seconds.slice(0, 60);
-  const peakKiosks = firstMinute.reduce((best, s) => (s.kiosksArriving > best.kiosksArriving ? s : best), seconds[0] ?? { second: 0, requests: 0, kiosksArriving: 0, armed: 0 });
+  const peakKiosks = firstMinute.reduce(
+    (best, s) => (s.kiosksArriving > best.kiosksArriving ? s : best),
+    seconds[0] ?? { second: 0, requests: 0, kiosksArriving: 0, armed: 0 },
+  );
   return {
     ready,
     seconds,
@@ -552,7 +575,10 @@ function describeStuck(fleet: Fleet, indices: readonly number[]): string {
     .map((i) => {
       const kiosk = fleet.kiosks[i];
       if (!kiosk) return `#${i}`;
-      const last = kiosk.events.slice(-8).map((e) => e.label).join(' → ');
+      const last = kiosk.events
+        .slice(-8)
+        .map((e) => e.label)
+        .join(' → ');
       return `#${i} (${kiosk.state}, ${kiosk.sent.length} requests sent; last events: ${last})`;
     })
     .join('; ');
@@ -591,7 +617,9 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetReport> {
     startupWindow.until = Date.now();
     if (!allArmed) {
       const stuck = current.kiosks.filter((k) => k.state !== 'armed').map((k) => k.index);
-      failures.push(`liveness: ${stuck.length} keeper(s) not armed within ${deadlineMs / 1000} s of the start: ${describeStuck(current, stuck)}`);
+      failures.push(
+        `liveness: ${stuck.length} keeper(s) not armed within ${deadlineMs / 1000} s of the start: ${describeStuck(current, stuck)}`,
+      );
     }
     let lastArmed = startupWindow.until;
     for (const plannedDownMs of options.outagesMs) {
@@ -606,7 +634,9 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetReport> {
       await sleep(stoppingAt + plannedDownMs - Date.now());
       const consecutive = current.kiosks.map((k) => k.keeper.failureReport.consecutive);
       const { listeningAt } = await backend.listen(port);
-      progress(`backend back (pid ${backend.pid ?? '?'}) after ${((listeningAt - stoppingAt) / 1000).toFixed(1)} s; waiting for every keeper`);
+      progress(
+        `backend back (pid ${backend.pid ?? '?'}) after ${((listeningAt - stoppingAt) / 1000).toFixed(1)} s; waiting for every keeper`,
+      );
       const recovered = await waitUntil(() => current.armedSince(listeningAt) === settings.kiosks, listeningAt + deadlineMs);
       const until = Date.now();
       recoveries.push({
@@ -633,7 +663,8 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetReport> {
     await fleet?.stop().catch((e: unknown) => failures.push(`stopping the fleet: ${e instanceof Error ? e.message : String(e)}`));
     await backend?.stop();
   }
-  if (!fleet) return { settings, startup: undefined, healthyBeforeOutage, outages: [], bound: undefined, failures, runMs: Date.now() - started };
+  if (!fleet)
+    return { settings, startup: undefined, healthyBeforeOutage, outages: [], bound: undefined, failures, runMs: Date.now() - started };
   const done = fleet;
 
   // Attribution: HTTP requests by their API key, upgrades by the owner of the session they address.
@@ -695,14 +726,20 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetReport> {
   for (const kiosk of done.kiosks) {
     const got = received[kiosk.index] ?? [];
     maxReceived = Math.max(maxReceived, maxInWindow(got, WINDOW_MS));
-    if (maxInWindow(got, WINDOW_MS - receivedSlackMs) > budget) overReceived.push(`#${kiosk.index}: ${densestWindow(got, WINDOW_MS - receivedSlackMs)}`);
-    if (got.length > kiosk.sent.length) failures.push(`attribution: the backend received ${got.length} requests of kiosk #${kiosk.index}, which sent ${kiosk.sent.length}`);
+    if (maxInWindow(got, WINDOW_MS - receivedSlackMs) > budget)
+      overReceived.push(`#${kiosk.index}: ${densestWindow(got, WINDOW_MS - receivedSlackMs)}`);
+    if (got.length > kiosk.sent.length)
+      failures.push(`attribution: the backend received ${got.length} requests of kiosk #${kiosk.index}, which sent ${kiosk.sent.length}`);
   }
   if (unmatched.length > 0) {
-    failures.push(`request bound: ${unmatched.length} kiosk(s) sent requests their budget did not admit just before: ${unmatched.slice(0, 10).join(', ')}`);
+    failures.push(
+      `request bound: ${unmatched.length} kiosk(s) sent requests their budget did not admit just before: ${unmatched.slice(0, 10).join(', ')}`,
+    );
   }
   if (overAdmitted.length > 0) {
-    failures.push(`request bound: ${overAdmitted.length} kiosk(s) had more than ${budget} requests admitted in 60 s: ${overAdmitted.slice(0, 5).join('; ')}`);
+    failures.push(
+      `request bound: ${overAdmitted.length} kiosk(s) had more than ${budget} requests admitted in 60 s: ${overAdmitted.slice(0, 5).join('; ')}`,
+    );
   }
   if (overReceived.length > 0) {
     failures.push(
@@ -755,7 +792,9 @@ function waveLines(w: WaveFigures, kiosks: number): string[] {
     '     s  requests  kiosks arriving    armed (cumulative)',
   ];
   for (const s of w.seconds) {
-    lines.push(`  ${String(s.second).padStart(4)}  ${String(s.requests).padStart(8)}  ${String(s.kiosksArriving).padStart(6)} ${pct(s.kiosksArriving, kiosks).padStart(6)}    ${String(s.armed).padStart(6)} ${pct(s.armed, kiosks).padStart(6)}`);
+    lines.push(
+      `  ${String(s.second).padStart(4)}  ${String(s.requests).padStart(8)}  ${String(s.kiosksArriving).padStart(6)} ${pct(s.kiosksArriving, kiosks).padStart(6)}    ${String(s.armed).padStart(6)} ${pct(s.armed, kiosks).padStart(6)}`,
+    );
   }
   return lines;
 }
@@ -768,7 +807,10 @@ export function describeFleet(report: FleetReport): string[] {
     `fleet of ${n} session keepers: backoff base ${settings.backoffMinMs} ms, cap ${settings.backoffMaxMs} ms (full jitter below the cap, [cap/2, cap] at it), budget ${settings.maxRequestsPerMinute} requests per 60 s`,
   ];
   if (report.startup) {
-    lines.push('', '[start-up] every keeper started in the same turn of the event loop: no jitter, spread only by this process working through them (the floor of this run)');
+    lines.push(
+      '',
+      '[start-up] every keeper started in the same turn of the event loop: no jitter, spread only by this process working through them (the floor of this run)',
+    );
     lines.push(...waveLines(report.startup, n));
   }
   report.outages.forEach((o, i) => {
@@ -785,7 +827,9 @@ export function describeFleet(report: FleetReport): string[] {
         : `  the ceilings are below the cap (median ${(ceilingMs(settings, o.medianConsecutive) / 1000).toFixed(1)} s): the fleet comes back within them, not spread over a cap`,
     );
     if (report.startup && report.startup.peakKiosksPerSecond > 0) {
-      lines.push(`  peak kiosks arriving/s against the un-jittered start-up's: ${(r.peakKiosksPerSecond / report.startup.peakKiosksPerSecond).toFixed(3)}`);
+      lines.push(
+        `  peak kiosks arriving/s against the un-jittered start-up's: ${(r.peakKiosksPerSecond / report.startup.peakKiosksPerSecond).toFixed(3)}`,
+      );
     }
     lines.push(...waveLines(r, n));
   });

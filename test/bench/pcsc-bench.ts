@@ -63,7 +63,9 @@ class DirectChild {
   }
 
   static async start(readerName: string): Promise<DirectChild> {
-    const child = fork(new URL('./pcsc-direct-child.js', import.meta.url), [readerName], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(new URL('./pcsc-direct-child.js', import.meta.url), [readerName], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     const direct = new DirectChild(child);
     await direct.reply();
     return direct;
@@ -100,7 +102,10 @@ async function main(): Promise<void> {
   const started = performance.now();
   const failures: string[] = [];
   let result = 'RESULT added_median_ms=NaN kiosk_median_ms=NaN direct_median_ms=NaN';
-  const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
   console.log(`pcsc bench: node ${process.version}, ${os.cpus().length} CPU(s), load average ${load}`);
   const pcscd = await startPrivatePcscd({ readers: 2 });
   const slot = pcscd.readers[0];
@@ -153,7 +158,9 @@ async function main(): Promise<void> {
     console.log(`\nkiosk  (backend → kiosk → pcscd → card → back) ms: ${describeSummary(k)}`);
     console.log(`direct (smartcard transmit → pcscd → card) ms:    ${describeSummary(d)}`);
     console.log(`thread (the same through the binding's worker thread) ms: ${describeSummary(t)}`);
-    console.log(`added median ${ms(k.median - d.median)} ms (target < 0.5 ms), p90 ${ms(k.p90 - d.p90)} ms; of it the worker thread's hop ${ms(t.median - d.median)} ms`);
+    console.log(
+      `added median ${ms(k.median - d.median)} ms (target < 0.5 ms), p90 ${ms(k.p90 - d.p90)} ms; of it the worker thread's hop ${ms(t.median - d.median)} ms`,
+    );
     result = `RESULT added_median_ms=${ms(k.median - d.median)} kiosk_median_ms=${ms(k.median)} direct_median_ms=${ms(d.median)} thread_hop_ms=${ms(t.median - d.median)}`;
     peer.sendText(JSON.stringify({ type: 'error', message: 'bench: done' }));
   } catch (e) {

@@ -9,7 +9,10 @@ import { z } from 'zod';
 import { loadSmartcardBinding } from '../../src/devices/pcsc/smartcard-binding.js';
 import { bareBatch, openBareHandle } from './pcsc-handle.js';
 
-const Request = z.union([z.object({ first: z.number().int().nonnegative(), count: z.number().int().positive(), measure: z.boolean() }), z.object({ stop: z.literal(true) })]);
+const Request = z.union([
+  z.object({ first: z.number().int().nonnegative(), count: z.number().int().positive(), measure: z.boolean() }),
+  z.object({ stop: z.literal(true) }),
+]);
 
 const readerName = process.argv[2] ?? '';
 const send = (message: object): void => void process.send?.(message);

@@ -60,6 +60,7 @@ export async function bareBatch(handle: BareHandle, first: number, count: number
       });
     });
     samples?.push(performance.now() - started);
-    if (b64(response) !== b64(instantCard(command))) throw new Error(`direct APDU ${i}: unexpected answer ${response.toString('hex').slice(0, 40)}`);
+    if (b64(response) !== b64(instantCard(command)))
+      throw new Error(`direct APDU ${i}: unexpected answer ${response.toString('hex').slice(0, 40)}`);
   }
 }

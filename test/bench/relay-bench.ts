@@ -269,7 +269,10 @@ async function nextArmed(rig: Rig): Promise<BackendPeer> {
 
 async function nextReport(rig: KioskRig, expected: VerificationReport['result']): Promise<VerificationReport> {
   const report = await rig.reports.take(10_000, 'verification report');
-  check(report.result === expected, `verification ended with ${report.result}${report.error ? ` (${report.error.code}: ${report.error.detail})` : ''}, expected ${expected}`);
+  check(
+    report.result === expected,
+    `verification ended with ${report.result}${report.error ? ` (${report.error.code}: ${report.error.detail})` : ''}, expected ${expected}`,
+  );
   return report;
 }
 
@@ -602,7 +605,9 @@ async function measureMemory(rig: KioskRig, c2sRequests: Mailbox<true>, childPid
       `  ${MEM_RUNS} full verifications (after ${MEM_WARMUP} warm-up) in ${ms(elapsed / 1000, 2)} s; ${ms(measuring.ms / MEM_RUNS, 2)} ms each incl. re-arming (POST /sessions + WebSocket + engage)`,
       `  baseline after ${MEM_WARMUP} warm-up verifications, by when V8's heap sizing has settled (its young generation grew to its maximum by ~150 here; see MEM_WARMUP)`,
       ...(after.newSpace > before.newSpace
-        ? [`  NOTE: V8's new space still grew after the baseline (${ms(mb(before.newSpace), 1)} → ${ms(mb(after.newSpace), 1)} MB): the warm-up was too short for this run`]
+        ? [
+            `  NOTE: V8's new space still grew after the baseline (${ms(mb(before.newSpace), 1)} → ${ms(mb(after.newSpace), 1)} MB): the warm-up was too short for this run`,
+          ]
         : []),
       `  rss       ${ms(mb(before.rss), 1)} MB → ${ms(mb(after.rss), 1)} MB  growth ${ms(rssGrowthMb, 2)} MB`,
       `  heapUsed  ${ms(mb(before.heapUsed), 1)} MB → ${ms(mb(after.heapUsed), 1)} MB  growth ${ms(heapGrowthMb, 2)} MB`,
@@ -614,10 +619,16 @@ async function measureMemory(rig: KioskRig, c2sRequests: Mailbox<true>, childPid
       describeLevel(`    after ${String(MEM_WARMUP).padStart(5)}`, before),
       describeLevel(`    after ${String(MEM_WARMUP + MEM_RUNS).padStart(5)}`, after),
       describeGrowth(`    ${MEM_EARLY_BASELINE} → ${MEM_WARMUP + MEM_RUNS}`, early, after),
-      ...(traced.length > 0 ? [`  --mem-trace=${MEM_TRACE}: levels without GC (heapUsed includes garbage) by verifications done`, ...traced] : []),
+      ...(traced.length > 0
+        ? [`  --mem-trace=${MEM_TRACE}: levels without GC (heapUsed includes garbage) by verifications done`, ...traced]
+        : []),
       `  (fake device bookkeeping of finished cards and links is pruned after each run; the child prunes the backend's)`,
       ...snapshots.map((file) => `  heap snapshot: ${file}`),
-      ...(HEAP_SNAPSHOTS ? ['  (with --heap-snapshots the RSS growth includes what writing the baseline snapshot left resident: use it for heapUsed diffs only)'] : []),
+      ...(HEAP_SNAPSHOTS
+        ? [
+            '  (with --heap-snapshots the RSS growth includes what writing the baseline snapshot left resident: use it for heapUsed diffs only)',
+          ]
+        : []),
     ],
   };
 }
@@ -1021,7 +1032,10 @@ async function main(): Promise<void> {
   const started = performance.now();
   try {
     const phases = selectedPhases();
-    const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
+    const load = os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
     console.log(`relay bench: node ${process.version}, ${os.cpus().length} CPU(s), load average ${load}, phases ${[...phases].join(',')}`);
     // The memory phase has a kiosk of its own and its backend in a child process; it runs first, before
     // the in-process backend of the other phases exists.
@@ -1048,7 +1062,13 @@ async function main(): Promise<void> {
   } catch (e) {
     failures.push(describeError(e));
   }
-  finishBench('relay bench', started, failures, 'all verifications ended as scripted, every response matched, notification order preserved', resultLine(figures));
+  finishBench(
+    'relay bench',
+    started,
+    failures,
+    'all verifications ended as scripted, every response matched, notification order preserved',
+    resultLine(figures),
+  );
 }
 
 await main();

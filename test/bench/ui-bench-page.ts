@@ -147,7 +147,10 @@ export async function waitForElement(page: Page, selector: string, timeoutMs: nu
 
 /** Waits for the probe to see the Ready screen painted after the latest navigation, then reads it. */
 export async function readyPaint(page: Page, timeoutMs: number): Promise<ReadyPaint> {
-  const handle = await page.waitForFunction(() => typeof globalThis.__mdlKioskUiBench?.ready?.paintedT === 'number', undefined, { timeout: timeoutMs, polling: 50 });
+  const handle = await page.waitForFunction(() => typeof globalThis.__mdlKioskUiBench?.ready?.paintedT === 'number', undefined, {
+    timeout: timeoutMs,
+    polling: 50,
+  });
   await handle.dispose();
   return page.evaluate(() => {
     const ready = globalThis.__mdlKioskUiBench?.ready;
@@ -163,14 +166,21 @@ export function takeScreenMarks(page: Page): Promise<ScreenMark[]> {
 }
 
 export function objectUrls(page: Page): Promise<{ live: number; created: number }> {
-  return page.evaluate(() => ({ live: globalThis.__mdlKioskUiBench?.liveObjectUrls ?? -1, created: globalThis.__mdlKioskUiBench?.createdObjectUrls ?? -1 }));
+  return page.evaluate(() => ({
+    live: globalThis.__mdlKioskUiBench?.liveObjectUrls ?? -1,
+    created: globalThis.__mdlKioskUiBench?.createdObjectUrls ?? -1,
+  }));
 }
 
 /** The renderer's `mdl-kiosk:qr-decode` measures (src/renderer/qr/qr-timings.ts). */
 export function decodeTimings(page: Page): Promise<DecodeTiming[]> {
   return page.evaluate(() =>
     performance.getEntriesByName('mdl-kiosk:qr-decode').map((e) => {
-      const detail = (typeof e.detail === 'object' && e.detail !== null ? e.detail : {}) as { width?: unknown; height?: unknown; found?: unknown };
+      const detail = (typeof e.detail === 'object' && e.detail !== null ? e.detail : {}) as {
+        width?: unknown;
+        height?: unknown;
+        found?: unknown;
+      };
       return { durationMs: e.duration, width: Number(detail.width), height: Number(detail.height), found: detail.found === true };
     }),
   );
@@ -178,7 +188,9 @@ export function decodeTimings(page: Page): Promise<DecodeTiming[]> {
 
 /** The renderer's `mdl-kiosk:qr-camera-to-scan` measures: first video frame of a camera session → text handed over. */
 export function cameraTimings(page: Page): Promise<CameraTiming[]> {
-  return page.evaluate(() => performance.getEntriesByName('mdl-kiosk:qr-camera-to-scan').map((e) => ({ startT: e.startTime, durationMs: e.duration })));
+  return page.evaluate(() =>
+    performance.getEntriesByName('mdl-kiosk:qr-camera-to-scan').map((e) => ({ startT: e.startTime, durationMs: e.duration })),
+  );
 }
 
 /** performance.timeOrigin of the page (ms since the epoch): turns page times into the host's clock. */

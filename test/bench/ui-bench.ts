@@ -27,7 +27,19 @@ import { scannerTypes, startBrowserStack, type BrowserStack } from '../support/e
 import { writeBlankY4m, writeQrY4m } from '../support/fake-camera.js';
 import { delay, describeSummary, finishBench, ms, summarize, type Summary } from './bench-tools.js';
 import { describeHeap, heapSample, mb, slope, type HeapSample } from './ui-bench-heap.js';
-import { PAGE_PROBE_SCRIPT, cameraTimings, clearMeasures, measureCount, decodeTimings, objectUrls, readyPaint, takeScreenMarks, timeOrigin, waitForElement, type ScreenMark } from './ui-bench-page.js';
+import {
+  PAGE_PROBE_SCRIPT,
+  cameraTimings,
+  clearMeasures,
+  measureCount,
+  decodeTimings,
+  objectUrls,
+  readyPaint,
+  takeScreenMarks,
+  timeOrigin,
+  waitForElement,
+  type ScreenMark,
+} from './ui-bench-page.js';
 
 const CAMERA = { width: 1280, height: 720 } as const;
 const PAINT_LOADS = 5;
@@ -45,7 +57,13 @@ const AUTO_CLEAR_EVERY = 25;
 /** Short, so that the auto-cleared results do not stretch the run; "Next" comes well before. */
 const RESULT_DISPLAY_MS = 3_000;
 
-const TARGETS = { first_paint_ms: 1_000, qr_decode_720p_ms: 20, camera_to_scan_ms: 500, outcome_render_ms: 100, heap_growth_mb: 5 } as const;
+const TARGETS = {
+  first_paint_ms: 1_000,
+  qr_decode_720p_ms: 20,
+  camera_to_scan_ms: 500,
+  outcome_render_ms: 100,
+  heap_growth_mb: 5,
+} as const;
 
 type Way = 'nfc' | 'wedge' | 'camera';
 type Clear = 'next' | 'auto';
@@ -141,7 +159,10 @@ class Bench {
     await this.waitForScreen('result', 30_000);
     const verdict = await page.getByTestId('verdict').getAttribute('data-verdict');
     await waitForElement(page, '[data-testid="portrait"]:not([data-portrait-state="loading"])', 15_000).catch(() => undefined);
-    const portraitState = await page.getByTestId('portrait').getAttribute('data-portrait-state', { timeout: 1_000 }).catch(() => 'absent');
+    const portraitState = await page
+      .getByTestId('portrait')
+      .getAttribute('data-portrait-state', { timeout: 1_000 })
+      .catch(() => 'absent');
     const ageAnswers = await page.getByTestId('age-answer').count();
     const age = ageAnswers > 0 ? await page.getByTestId('age-answer').getAttribute('data-age') : null;
     const deadline = Date.now() + 5_000;
@@ -207,7 +228,11 @@ class Bench {
       this.failures.push(`verification ${this.counts.done} (${way}) did not complete: ${e instanceof Error ? e.message : String(e)}`);
       once();
       stack.counter.rig.lift();
-      for (const id of ['next-button', 'retry-button']) await stack.page.getByTestId(id).click({ timeout: 1_000 }).catch(() => undefined);
+      for (const id of ['next-button', 'retry-button'])
+        await stack.page
+          .getByTestId(id)
+          .click({ timeout: 1_000 })
+          .catch(() => undefined);
       await this.waitForScreen('ready', 30_000); // throws when the kiosk cannot recover: the run ends
       await takeScreenMarks(stack.page);
       return undefined;
@@ -228,7 +253,9 @@ class Bench {
     try {
       await waitForElement(this.stack.page, `main[data-screen="${name}"]`, timeoutMs);
     } catch {
-      throw new Error(`the screen did not become ${name} within ${timeoutMs} ms; it shows ${(await this.stack.screen()) ?? 'nothing'} (kiosk phase ${this.stack.service.state().view.phase})`);
+      throw new Error(
+        `the screen did not become ${name} within ${timeoutMs} ms; it shows ${(await this.stack.screen()) ?? 'nothing'} (kiosk phase ${this.stack.service.state().view.phase})`,
+      );
     }
   }
 }
@@ -272,7 +299,9 @@ async function measureDecode(stack: BrowserStack): Promise<number[]> {
   for (;;) {
     const timings = (await decodeTimings(stack.page)).filter((d) => d.width === CAMERA.width && d.height === CAMERA.height);
     if (timings.length > DECODE_SAMPLES || Date.now() > deadline) {
-      progress(`${timings.length} decodes of ${CAMERA.width}×${CAMERA.height} frames (${timings.filter((d) => d.found).length} found a code)`);
+      progress(
+        `${timings.length} decodes of ${CAMERA.width}×${CAMERA.height} frames (${timings.filter((d) => d.found).length} found a code)`,
+      );
       return timings.slice(1, DECODE_SAMPLES + 1).map((d) => d.durationMs);
     }
     await delay(500);
@@ -318,12 +347,20 @@ async function measureCamera(bench: Bench): Promise<CameraFigures> {
       if (scan !== undefined) figures.hostCrossCheck.push(scan.at - (origin + timing.startT));
       if (readyMark !== undefined) figures.readyToFirstFrame.push(timing.startT - readyMark.t);
     }
-    progress(`camera run ${run + 1}/${CAMERA_RUNS}: first frame → scan ${timing === undefined ? '—' : ms(timing.durationMs, 1)} ms${verified?.ok === true ? '' : ' (not verified)'}`);
+    progress(
+      `camera run ${run + 1}/${CAMERA_RUNS}: first frame → scan ${timing === undefined ? '—' : ms(timing.durationMs, 1)} ms${verified?.ok === true ? '' : ' (not verified)'}`,
+    );
     previous = verified;
   }
   const decodes = await decodeTimings(stack.page);
   // The measures are bounded (500): count only when none were dropped meanwhile.
-  if (decodes.length >= decodesBefore) figures.qrDecodes.push(...decodes.slice(decodesBefore).filter((d) => d.found && d.width === CAMERA.width).map((d) => d.durationMs));
+  if (decodes.length >= decodesBefore)
+    figures.qrDecodes.push(
+      ...decodes
+        .slice(decodesBefore)
+        .filter((d) => d.found && d.width === CAMERA.width)
+        .map((d) => d.durationMs),
+    );
   return figures;
 }
 
@@ -396,7 +433,15 @@ async function measureHeap(bench: Bench, cdp: CDPSession): Promise<HeapFigures |
   const measuresAfter = await measureCount(stack.page);
   await clearMeasures(stack.page);
   const withoutMeasures = await heapSample(cdp, stack.page);
-  return { baseline, final, trend, objectUrlsLive: urls.live, objectUrlsCreated: urls.created, measures: [measuresBefore, measuresAfter], withoutMeasures };
+  return {
+    baseline,
+    final,
+    trend,
+    objectUrlsLive: urls.live,
+    objectUrlsCreated: urls.created,
+    measures: [measuresBefore, measuresAfter],
+    withoutMeasures,
+  };
 }
 
 // ---------------------------------------------------------------- report
@@ -445,16 +490,26 @@ async function main(): Promise<void> {
   const outcome = summarize(bench?.outcome ?? []);
   const growth = heap === undefined ? Number.NaN : mb(heap.final.usedBytes - heap.baseline.usedBytes);
 
-  console.log(`UI benchmark: Chromium headless, ${CAMERA.width}×${CAMERA.height} fake camera, the whole kiosk in-process (ms unless said)\n`);
-  console.log(`${line(`first paint of Ready (navigation → heading visible, next frame), ${PAINT_LOADS} fresh loads, cache off`, firstPaint)} ${target('first_paint_ms', firstPaint.median, 'ms')}`);
+  console.log(
+    `UI benchmark: Chromium headless, ${CAMERA.width}×${CAMERA.height} fake camera, the whole kiosk in-process (ms unless said)\n`,
+  );
+  console.log(
+    `${line(`first paint of Ready (navigation → heading visible, next frame), ${PAINT_LOADS} fresh loads, cache off`, firstPaint)} ${target('first_paint_ms', firstPaint.median, 'ms')}`,
+  );
   console.log(`  ${line('in the DOM', summarize(paint.inDom))}`);
   console.log(`  ${line('first contentful paint (any screen)', summarize(paint.fcp))}`);
-  console.log(`${line(`QR decode per ${CAMERA.width}×${CAMERA.height} frame in the worker, empty counter, first decode skipped`, decodeSummary)} ${target('qr_decode_720p_ms', decodeSummary.median, 'ms')}`);
+  console.log(
+    `${line(`QR decode per ${CAMERA.width}×${CAMERA.height} frame in the worker, empty counter, first decode skipped`, decodeSummary)} ${target('qr_decode_720p_ms', decodeSummary.median, 'ms')}`,
+  );
   console.log(`  ${line('frames that held the QR (camera runs)', summarize(camera.qrDecodes))}`);
-  console.log(`${line('camera → scan (first video frame showing a fresh QR → text handed to qrScanned)', cameraSummary)} ${target('camera_to_scan_ms', cameraSummary.median, 'ms')}`);
+  console.log(
+    `${line('camera → scan (first video frame showing a fresh QR → text handed to qrScanned)', cameraSummary)} ${target('camera_to_scan_ms', cameraSummary.median, 'ms')}`,
+  );
   console.log(`  ${line('host cross-check (same first frame → KioskService.qrScanned called)', summarize(camera.hostCrossCheck))}`);
   console.log(`  ${line('Ready in the DOM → first video frame (the camera opening; not counted)', summarize(camera.readyToFirstFrame))}`);
-  console.log(`${line('outcome (service publishes result → result screen in the DOM, every verification)', outcome)} ${target('outcome_render_ms', outcome.median, 'ms')}`);
+  console.log(
+    `${line('outcome (service publishes result → result screen in the DOM, every verification)', outcome)} ${target('outcome_render_ms', outcome.median, 'ms')}`,
+  );
   console.log(`  ${line('→ next frame produced', summarize(bench?.outcomePainted ?? []))}`);
   console.log(`  ${line('→ portrait drawn', summarize(bench?.portrait ?? []))}`);
   if (heap !== undefined) {
@@ -470,10 +525,13 @@ async function main(): Promise<void> {
   }
   const counts = bench?.counts;
   if (counts !== undefined) {
-    console.log(`verifications: ${counts.verified}/${counts.done} verified (nfc ${counts.byWay.nfc}, keyboard wedge ${counts.byWay.wedge}, camera ${counts.byWay.camera}; ${counts.autoCleared} cleared themselves, the others by "Next")`);
+    console.log(
+      `verifications: ${counts.verified}/${counts.done} verified (nfc ${counts.byWay.nfc}, keyboard wedge ${counts.byWay.wedge}, camera ${counts.byWay.camera}; ${counts.autoCleared} cleared themselves, the others by "Next")`,
+    );
   }
   const pageErrors = stack?.consoleMessages.filter((m) => m.startsWith('pageerror') || m.startsWith('error')) ?? [];
-  if (pageErrors.length > 0) console.log(`page console errors (${pageErrors.length}), first: ${pageErrors.slice(0, 3).join(' | ').slice(0, 500)}`);
+  if (pageErrors.length > 0)
+    console.log(`page console errors (${pageErrors.length}), first: ${pageErrors.slice(0, 3).join(' | ').slice(0, 500)}`);
 
   if (paint.painted.length === 0) failures.push('no Ready screen was seen painted');
   if (decode.length === 0) failures.push(`the screen recorded no decode of a ${CAMERA.width}×${CAMERA.height} frame`);

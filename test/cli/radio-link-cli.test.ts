@@ -54,22 +54,30 @@ function printed(child: ChildProcessWithoutNullStreams, pattern: RegExp, ms = 30
 }
 
 describe('the phone in its own process over the radio link', () => {
-  it.each(['android', 'iphone'] as const)('%s: QR shown by virtual-wallet, verified by relay --ble noble --radio-link (exit 0)', async (phone) => {
-    const backend = start('src/cli/mock-backend.ts', ['--port', '0', '--api-key', 'cli-key', '--protocol-log', 'off']);
-    const url = (await printed(backend, /^(http:\/\/127\.0\.0\.1:\d+)\s*$/m))[1] ?? '';
-    const wallet = start('src/cli/virtual-wallet.ts', ['--radio-link', '0', '--profile', phone]);
-    const port = (await printed(wallet, /radio link on 127\.0\.0\.1:(\d+)/))[1] ?? '';
-    const qr = printed(wallet, /qr: (mdoc:\S+)/);
-    wallet.stdin.write('qr\n');
-    const text = (await qr)[1] ?? '';
-    const relay = await runCli('src/cli/relay.ts', ['--ble', 'noble', '--radio-link', `127.0.0.1:${port}`, '--qr', text, '--backend', url, '--api-key-file', keyFile], { env, stdin: '' });
-    expect(relay.code, relay.stderr).toBe(0);
-    const report = JSON.parse(relay.stdout.trim().split('\n')[0] ?? '{}') as { result?: string; outcome?: { verdict?: string } };
-    expect(report).toMatchObject({ result: 'complete', outcome: { verdict: 'verified' } });
-    const ended = printed(wallet, /presentation ended: (\w+)/);
-    expect((await ended)[1]).toBe('shared');
-    wallet.stdin.end('quit\n');
-  }, 90_000);
+  it.each(['android', 'iphone'] as const)(
+    '%s: QR shown by virtual-wallet, verified by relay --ble noble --radio-link (exit 0)',
+    async (phone) => {
+      const backend = start('src/cli/mock-backend.ts', ['--port', '0', '--api-key', 'cli-key', '--protocol-log', 'off']);
+      const url = (await printed(backend, /^(http:\/\/127\.0\.0\.1:\d+)\s*$/m))[1] ?? '';
+      const wallet = start('src/cli/virtual-wallet.ts', ['--radio-link', '0', '--profile', phone]);
+      const port = (await printed(wallet, /radio link on 127\.0\.0\.1:(\d+)/))[1] ?? '';
+      const qr = printed(wallet, /qr: (mdoc:\S+)/);
+      wallet.stdin.write('qr\n');
+      const text = (await qr)[1] ?? '';
+      const relay = await runCli(
+        'src/cli/relay.ts',
+        ['--ble', 'noble', '--radio-link', `127.0.0.1:${port}`, '--qr', text, '--backend', url, '--api-key-file', keyFile],
+        { env, stdin: '' },
+      );
+      expect(relay.code, relay.stderr).toBe(0);
+      const report = JSON.parse(relay.stdout.trim().split('\n')[0] ?? '{}') as { result?: string; outcome?: { verdict?: string } };
+      expect(report).toMatchObject({ result: 'complete', outcome: { verdict: 'verified' } });
+      const ended = printed(wallet, /presentation ended: (\w+)/);
+      expect((await ended)[1]).toBe('shared');
+      wallet.stdin.end('quit\n');
+    },
+    90_000,
+  );
 
   it('the radio process (ble.process separate, the default) prints native-style text: logged, never on stdout, which keeps one JSON line', async () => {
     const backend = start('src/cli/mock-backend.ts', ['--port', '0', '--api-key', 'cli-key', '--protocol-log', 'off']);
@@ -81,7 +89,22 @@ describe('the phone in its own process over the radio link', () => {
     const text = (await qr)[1] ?? '';
     const relay = await runCli(
       'src/cli/relay.ts',
-      ['--ble', 'noble', '--kiosk-ble', 'central', '--radio-link', `127.0.0.1:${port}`, '--qr', text, '--backend', url, '--api-key-file', keyFile, '--log-level', 'warn'],
+      [
+        '--ble',
+        'noble',
+        '--kiosk-ble',
+        'central',
+        '--radio-link',
+        `127.0.0.1:${port}`,
+        '--qr',
+        text,
+        '--backend',
+        url,
+        '--api-key-file',
+        keyFile,
+        '--log-level',
+        'warn',
+      ],
       { env: { ...env, MDL_KIOSK_QA_RADIO_STRAY_OUTPUT: '1' }, stdin: '' },
     );
     expect(relay.code, relay.stderr).toBe(0);

@@ -162,4 +162,3 @@ describe('npm run relay: the run ends when its input or its time runs out', () =
     }
   });
 });
-

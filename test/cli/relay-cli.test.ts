@@ -69,12 +69,16 @@ describe('npm run relay', () => {
 
   it('exits 3 when the credential is authentic but the age request is NOT met, and says so on the result line (issue 18: it exited 0)', async () => {
     backend = await FakeBackend.start();
-    scriptQr(backend, (c) => c.send({ type: 'complete', outcome: { ...outcome(true), response: { 'org.iso.18013.5.1': { age_over_21: false } } } }));
+    scriptQr(backend, (c) =>
+      c.send({ type: 'complete', outcome: { ...outcome(true), response: { 'org.iso.18013.5.1': { age_over_21: false } } } }),
+    );
     const run = await runCli(['--backend', backend.baseUrl, '--qr', QR, '--profile', 'age_over_21'], { MDL_KIOSK_API_KEY: backend.apiKey });
     expect(run.code).toBe(3);
     expect(run.stderr).toContain('[relay] result: verified; age 21 or older: NOT met');
     expect(run.stderr).not.toContain('[relay] result: verified\n');
-    const report = JSON.parse(run.stdout.trim()) as { outcome: { verdict: string; answer: { kind: string; threshold: number; result: string } } };
+    const report = JSON.parse(run.stdout.trim()) as {
+      outcome: { verdict: string; answer: { kind: string; threshold: number; result: string } };
+    };
     expect(report.outcome.verdict).toBe('verified');
     expect(report.outcome.answer).toMatchObject({ kind: 'age', threshold: 21, result: 'not_met' });
   });
@@ -83,14 +87,23 @@ describe('npm run relay', () => {
     backend = await FakeBackend.start();
     let n = 0;
     scriptQr(backend, (c) =>
-      c.send({ type: 'complete', outcome: { ...outcome(true), response: { 'org.iso.18013.5.1': n++ === 0 ? { age_over_18: true } : { age_over_25: true } } } }),
+      c.send({
+        type: 'complete',
+        outcome: { ...outcome(true), response: { 'org.iso.18013.5.1': n++ === 0 ? { age_over_18: true } : { age_over_25: true } } },
+      }),
     );
-    const undetermined = await runCli(['--backend', backend.baseUrl, '--qr', `${QR}A`, '--profile', 'age_over_21'], { MDL_KIOSK_API_KEY: backend.apiKey });
+    const undetermined = await runCli(['--backend', backend.baseUrl, '--qr', `${QR}A`, '--profile', 'age_over_21'], {
+      MDL_KIOSK_API_KEY: backend.apiKey,
+    });
     expect(undetermined.code).toBe(3);
     expect(undetermined.stderr).toContain('[relay] result: verified; age 21 or older: could not be determined; not shared: age_over_21');
-    expect((JSON.parse(undetermined.stdout.trim()) as { outcome: { answer: { result: string } } }).outcome.answer.result).toBe('undetermined');
+    expect((JSON.parse(undetermined.stdout.trim()) as { outcome: { answer: { result: string } } }).outcome.answer.result).toBe(
+      'undetermined',
+    );
     // The nearest statement (age_over_25 true) answers a 21+ question: met.
-    const met = await runCli(['--backend', backend.baseUrl, '--qr', `${QR}B`, '--profile', 'age_over_21'], { MDL_KIOSK_API_KEY: backend.apiKey });
+    const met = await runCli(['--backend', backend.baseUrl, '--qr', `${QR}B`, '--profile', 'age_over_21'], {
+      MDL_KIOSK_API_KEY: backend.apiKey,
+    });
     expect(met.code).toBe(0);
     expect(met.stderr).toContain('[relay] result: verified; age 21 or older: met');
   });
@@ -101,9 +114,16 @@ describe('npm run relay', () => {
     let n = 0;
     scriptQr(backend, (c) => {
       const next = answers[n++];
-      c.send({ type: 'complete', outcome: next === 'reject' ? outcome(false) : { ...outcome(true), response: { 'org.iso.18013.5.1': { age_over_21: next } } } });
+      c.send({
+        type: 'complete',
+        outcome: next === 'reject' ? outcome(false) : { ...outcome(true), response: { 'org.iso.18013.5.1': { age_over_21: next } } },
+      });
     });
-    const two = await runCli(['--backend', backend.baseUrl, '--qr-stdin', '--loop', '2'], { MDL_KIOSK_API_KEY: backend.apiKey }, `${QR}C\n${QR}D\n`);
+    const two = await runCli(
+      ['--backend', backend.baseUrl, '--qr-stdin', '--loop', '2'],
+      { MDL_KIOSK_API_KEY: backend.apiKey },
+      `${QR}C\n${QR}D\n`,
+    );
     expect(two.code).toBe(3);
     const third = await runCli(['--backend', backend.baseUrl, '--qr', `${QR}E`], { MDL_KIOSK_API_KEY: backend.apiKey });
     expect(third.code).toBe(1);
@@ -138,8 +158,15 @@ describe('npm run relay', () => {
     backend = await FakeBackend.start();
     let n = 0;
     scriptQr(backend, (c) => c.send({ type: 'complete', outcome: outcome(n++ === 0) }));
-    const run = await runCli(['--backend', backend.baseUrl, '--qr-stdin', '--loop', '2'], { MDL_KIOSK_API_KEY: backend.apiKey }, `${QR}A\r\n${QR}B\n`);
-    const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as { outcome: { verdict: string } });
+    const run = await runCli(
+      ['--backend', backend.baseUrl, '--qr-stdin', '--loop', '2'],
+      { MDL_KIOSK_API_KEY: backend.apiKey },
+      `${QR}A\r\n${QR}B\n`,
+    );
+    const lines = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { outcome: { verdict: string } });
     expect(lines.map((l) => l.outcome.verdict)).toEqual(['verified', 'rejected']);
     expect(run.code).toBe(1);
   });
@@ -161,7 +188,9 @@ describe('npm run relay', () => {
     // Three sessions, three upgrades: after the third refusal in a row it is a configuration problem.
     expect(posts).toBe(3);
     expect(backend.handshakes).toHaveLength(3);
-    expect(run.stderr).toMatch(/staff needed: the backend refuses the session connection \(HTTP 404\) — check the WebSocket route of the gateway/);
+    expect(run.stderr).toMatch(
+      /staff needed: the backend refuses the session connection \(HTTP 404\) — check the WebSocket route of the gateway/,
+    );
   });
 
   it('refuses plain http to a non-loopback backend', async () => {

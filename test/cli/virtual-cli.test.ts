@@ -39,7 +39,18 @@ describe('npm run relay -- --devices virtual', () => {
   }, 90_000);
 
   it('NFC on an iphone, twice, with a field drop and re-tap in each: verified twice', async () => {
-    const r = await run('src/cli/relay.ts', ['--devices', 'virtual', '--phone', 'iphone', '--engage', 'nfc', '--loop', '2', '--field-drop-at', '3']);
+    const r = await run('src/cli/relay.ts', [
+      '--devices',
+      'virtual',
+      '--phone',
+      'iphone',
+      '--engage',
+      'nfc',
+      '--loop',
+      '2',
+      '--field-drop-at',
+      '3',
+    ]);
     expect(r.code).toBe(0);
     const all = reports(r.stdout);
     expect(all.map((x) => x.outcome?.verdict)).toEqual(['verified', 'verified']);
@@ -78,7 +89,17 @@ describe('npm run relay -- --devices virtual', () => {
   }, 90_000);
 
   it('a phone fault that cannot apply to the run is said, not silently ignored', async () => {
-    const r = await run('src/cli/relay.ts', ['--devices', 'virtual', '--engage', 'qr', '--field-drop-at', '2', '--kiosk-ble', 'central', '--wrong-ident']);
+    const r = await run('src/cli/relay.ts', [
+      '--devices',
+      'virtual',
+      '--engage',
+      'qr',
+      '--field-drop-at',
+      '2',
+      '--kiosk-ble',
+      'central',
+      '--wrong-ident',
+    ]);
     expect(r.stderr).toMatch(/note: --field-drop-at has no effect with --engage qr/);
     expect(r.stderr).toMatch(/note: --wrong-ident has no effect with --kiosk-ble central/);
     expect(r.code).toBe(0);
@@ -109,10 +130,14 @@ describe('npm run relay -- --devices virtual', () => {
 
 describe('npm run mock-backend + npm run relay -- --devices virtual in separate processes', () => {
   it('the backend trusts the QA PKI by default; the phone of the other process verifies against it', async () => {
-    const backend = spawn(process.execPath, ['--import', 'tsx', 'src/cli/mock-backend.ts', '--port', '0', '--api-key', 'cli-key', '--protocol-log', 'off'], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const backend = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/mock-backend.ts', '--port', '0', '--api-key', 'cli-key', '--protocol-log', 'off'],
+      {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     children.push(backend);
     const url = await new Promise<string>((resolve, reject) => {
       let out = '';

@@ -36,7 +36,10 @@ afterEach(async () => {
 afterAll(() => rmSync(pkiDir, { recursive: true, force: true }));
 
 function startWallet(args: string[]): Wallet {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/virtual-wallet.ts', ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/virtual-wallet.ts', ...args], {
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   children.push(child);
   const wallet: Wallet = {
     child,
@@ -97,7 +100,7 @@ describe('npm run virtual-wallet', () => {
     expect(wallet.stdout).toContain('terminated: taking the phone away');
   }, 60_000);
 
-  it('--profile samsung-wallet: the card answers with Samsung\'s captured CC (read-only: static handover)', async () => {
+  it("--profile samsung-wallet: the card answers with Samsung's captured CC (read-only: static handover)", async () => {
     const wallet = startWallet(['--vpcd', vpcd.address, '--profile', 'samsung-wallet', '--tap']);
     const card = await vpcd.nextCard(30_000);
     expect(toHex(await card.transmit(SELECT_NDEF))).toBe('9000');
@@ -111,7 +114,8 @@ describe('npm run virtual-wallet', () => {
   it('--help lists every profile; an unknown --profile exits 2 naming them', async () => {
     const help = startWallet(['--help']);
     expect(await help.exited).toBe(0);
-    for (const name of ['android', 'iphone', 'apple-wallet', 'google-wallet', 'samsung-wallet', 'multipaz']) expect(help.stdout).toMatch(new RegExp(`^ +${name} +\\S`, 'm'));
+    for (const name of ['android', 'iphone', 'apple-wallet', 'google-wallet', 'samsung-wallet', 'multipaz'])
+      expect(help.stdout).toMatch(new RegExp(`^ +${name} +\\S`, 'm'));
     const wrong = startWallet(['--vpcd', vpcd.address, '--profile', 'nokia']);
     expect(await wrong.exited).toBe(2);
     expect(wrong.stderr).toContain('--profile takes android | iphone | apple-wallet | google-wallet | samsung-wallet | multipaz');

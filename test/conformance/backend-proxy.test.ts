@@ -15,7 +15,13 @@ import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { backendEndpoints } from '../../src/kiosk/backend-endpoints.js';
-import { bypassesProxy, chooseBackendRoute, proxyFailureIsConfiguration, resolveBackendProxy, type BackendProxy } from '../../src/kiosk/backend-proxy.js';
+import {
+  bypassesProxy,
+  chooseBackendRoute,
+  proxyFailureIsConfiguration,
+  resolveBackendProxy,
+  type BackendProxy,
+} from '../../src/kiosk/backend-proxy.js';
 import { RelayHandshakeError } from '../../src/kiosk/relay-link.js';
 import { WsRelayConnector } from '../../src/kiosk/relay-socket.js';
 import { SessionApiError, SessionClient } from '../../src/kiosk/session-client.js';
@@ -71,7 +77,12 @@ const PROXY_CREDENTIALS = 'kiosk-7:Pr0xy-Pa55w0rd!';
 
 /** A proxy as backend-proxy.ts resolves it, with Basic credentials (so the tests can check they never leak). */
 function proxyAt(url: string, credentials = PROXY_CREDENTIALS, ca?: readonly string[]): BackendProxy {
-  return { url: new URL(url), authorization: `Basic ${Buffer.from(credentials).toString('base64')}`, source: 'backend.proxy.url', ...(ca ? { ca } : {}) };
+  return {
+    url: new URL(url),
+    authorization: `Basic ${Buffer.from(credentials).toString('base64')}`,
+    source: 'backend.proxy.url',
+    ...(ca ? { ca } : {}),
+  };
 }
 
 /** Where the clients under test go: a FakeBackend, or an address where something else listens. */
@@ -81,7 +92,13 @@ interface Target {
 }
 
 function sessionClient(b: Target, p: BackendProxy, timeoutMs = 3_000): SessionClient {
-  const client = new SessionClient({ endpoints: backendEndpoints(b.baseUrl, { allowInsecure: false }), apiKey: b.apiKey, timeoutMs, tls: buildTlsTrust({ caFile }), proxy: p });
+  const client = new SessionClient({
+    endpoints: backendEndpoints(b.baseUrl, { allowInsecure: false }),
+    apiKey: b.apiKey,
+    timeoutMs,
+    tls: buildTlsTrust({ caFile }),
+    proxy: p,
+  });
   cleanups.push(() => client.close());
   return client;
 }
@@ -101,15 +118,25 @@ function wsConnector(b: Target, p: BackendProxy, connectTimeoutMs = 3_000): WsRe
 }
 
 async function sessionFailure(client: SessionClient): Promise<SessionApiError> {
-  const error = await client.createSession().then(() => undefined, (e: unknown) => e);
+  const error = await client.createSession().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (error instanceof SessionApiError) return error;
   throw new Error(`expected a SessionApiError, got ${String(error)}`);
 }
 
 async function handshakeFailure(connector: WsRelayConnector, session: { id: string; secret: string }): Promise<RelayHandshakeError> {
   const error = await connector
-    .connect({ id: session.id, clientSecret: session.secret, createdAt: Date.now() }, { onFrame: () => undefined, onClose: () => undefined }, new AbortController().signal)
-    .then(() => undefined, (e: unknown) => e);
+    .connect(
+      { id: session.id, clientSecret: session.secret, createdAt: Date.now() },
+      { onFrame: () => undefined, onClose: () => undefined },
+      new AbortController().signal,
+    )
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
   if (error instanceof RelayHandshakeError) return error;
   throw new Error(`expected a RelayHandshakeError, got ${String(error)}`);
 }
@@ -117,7 +144,12 @@ async function handshakeFailure(connector: WsRelayConnector, session: { id: stri
 /** Neither the proxy's password (plain or in its Basic header), the API key nor the client secret in any form of the error. */
 function expectNoSecret(error: SessionApiError | RelayHandshakeError, ...secrets: string[]): void {
   const all = [...secrets, PROXY_CREDENTIALS.split(':')[1] ?? '', Buffer.from(PROXY_CREDENTIALS).toString('base64')];
-  const forms = [error.message, String(error), error.stack ?? '', JSON.stringify({ kind: error.kind, status: error.status, stage: error.proxyStage, message: error.message })];
+  const forms = [
+    error.message,
+    String(error),
+    error.stack ?? '',
+    JSON.stringify({ kind: error.kind, status: error.status, stage: error.proxyStage, message: error.message }),
+  ];
   for (const secret of all) for (const form of forms) expect(form).not.toContain(secret);
 }
 
@@ -156,10 +188,14 @@ describe('the kiosk behind a forward proxy', () => {
     expect(new Set(proxy.tunnels.map((t) => t.target))).toEqual(new Set([backendTarget(b)]));
     expect(proxy.plainRequests).toEqual([]);
     expect(b.http.filter((r) => r.method === 'POST')).toHaveLength(1);
-    expect(h.logs.records.find((r) => r.event === 'kiosk_configured')).toMatchObject({ proxy: proxy.url, proxySource: 'environment', customCas: 1 });
+    expect(h.logs.records.find((r) => r.event === 'kiosk_configured')).toMatchObject({
+      proxy: proxy.url,
+      proxySource: 'environment',
+      customCas: 1,
+    });
   });
 
-  it('the TLS policy holds inside the tunnel: the backend\'s private CA is refused without backend.tls.caFile, and a wrong pin is refused with it', async () => {
+  it("the TLS policy holds inside the tunnel: the backend's private CA is refused without backend.tls.caFile, and a wrong pin is refused with it", async () => {
     const b = await tlsBackend();
     proxy = await startConnectProxy();
     h = await startHarness({ backend: b, config: SLOW_RETRY, env: { HTTPS_PROXY: proxy.url } });
@@ -183,34 +219,50 @@ describe('the kiosk behind a forward proxy', () => {
     proxy = await startConnectProxy({ credentials: { user: 'kiosk-17', password: 'Pr0xy-S3cret!' } });
     const credentials = join(dir, 'proxy-credentials');
     writeFileSync(credentials, 'kiosk-17:Pr0xy-S3cret!\n', { mode: 0o600 });
-    h = await startHarness({ backend: b, config: { backend: { tls: { caFile }, proxy: { url: proxy.url, credentialsFile: credentials } } } });
+    h = await startHarness({
+      backend: b,
+      config: { backend: { tls: { caFile }, proxy: { url: proxy.url, credentialsFile: credentials } } },
+    });
     await completeQrVerification(h, await armed(h));
     expect(proxy.tunnels.every((t) => t.accepted)).toBe(true);
-    expect(h.logs.records.find((r) => r.event === 'kiosk_configured')).toMatchObject({ proxy: proxy.url, proxySource: 'backend.proxy.url' });
+    expect(h.logs.records.find((r) => r.event === 'kiosk_configured')).toMatchObject({
+      proxy: proxy.url,
+      proxySource: 'backend.proxy.url',
+    });
     const logs = h.logs.text();
     for (const secret of ['Pr0xy-S3cret!', Buffer.from('kiosk-17:Pr0xy-S3cret!').toString('base64')]) expect(logs).not.toContain(secret);
   });
 
-  it('credentials in HTTPS_PROXY are sent to the proxy; wrong ones leave the kiosk offline with the proxy\'s refusal, not the password', async () => {
+  it("credentials in HTTPS_PROXY are sent to the proxy; wrong ones leave the kiosk offline with the proxy's refusal, not the password", async () => {
     const b = await tlsBackend();
     proxy = await startConnectProxy({ credentials: { user: 'kiosk', password: 'right-pass' } });
     const base = proxy.url.replace('http://', '');
-    h = await startHarness({ backend: b, config: { backend: { tls: { caFile } } }, env: { HTTPS_PROXY: `http://kiosk:right-pass@${base}` } });
+    h = await startHarness({
+      backend: b,
+      config: { backend: { tls: { caFile } } },
+      env: { HTTPS_PROXY: `http://kiosk:right-pass@${base}` },
+    });
     await completeQrVerification(h, await armed(h));
     expect(proxy.tunnels.every((t) => t.accepted)).toBe(true);
     await h.stop();
     await b.stop();
     const fresh = await tlsBackend();
-    h = await startHarness({ backend: fresh, config: { ...SLOW_RETRY, backend: { tls: { caFile } } }, env: { https_proxy: `http://kiosk:wrong-pass@${base}` } });
+    h = await startHarness({
+      backend: fresh,
+      config: { ...SLOW_RETRY, backend: { tls: { caFile } } },
+      env: { https_proxy: `http://kiosk:wrong-pass@${base}` },
+    });
     const offline = await h.view((v) => v.phase === 'offline');
-    expect(offline.error?.detail).toBe(`POST /sessions: the proxy ${proxy.url} asked for credentials (HTTP 407): check the user and password of HTTPS_PROXY, or backend.proxy.credentialsFile`);
+    expect(offline.error?.detail).toBe(
+      `POST /sessions: the proxy ${proxy.url} asked for credentials (HTTP 407): check the user and password of HTTPS_PROXY, or backend.proxy.credentialsFile`,
+    );
     expect(fresh.http).toHaveLength(0);
     const text = `${h.logs.text()}${JSON.stringify(h.views)}`;
     expect(text).not.toContain('wrong-pass');
     expect(text).not.toContain('right-pass');
   });
 
-  it('the session WebSocket through a proxy that refuses the tunnel fails with the proxy\'s answer, and never reaches the backend', async () => {
+  it("the session WebSocket through a proxy that refuses the tunnel fails with the proxy's answer, and never reaches the backend", async () => {
     const b = await tlsBackend();
     proxy = await startConnectProxy({ credentials: { user: 'kiosk', password: 'right-pass' } });
     const session = b.createSession();
@@ -226,10 +278,17 @@ describe('the kiosk behind a forward proxy', () => {
   it('NO_PROXY and backend.proxy.noProxy reach the backend directly', async () => {
     const b = await tlsBackend();
     proxy = await startConnectProxy();
-    h = await startHarness({ backend: b, config: { backend: { tls: { caFile } } }, env: { HTTPS_PROXY: proxy.url, NO_PROXY: 'example.com, 127.0.0.1' } });
+    h = await startHarness({
+      backend: b,
+      config: { backend: { tls: { caFile } } },
+      env: { HTTPS_PROXY: proxy.url, NO_PROXY: 'example.com, 127.0.0.1' },
+    });
     await completeQrVerification(h, await armed(h));
     await h.stop();
-    h = await startHarness({ backend: b, config: { backend: { tls: { caFile }, proxy: { url: proxy.url, noProxy: [backendTarget(b)] } } } });
+    h = await startHarness({
+      backend: b,
+      config: { backend: { tls: { caFile }, proxy: { url: proxy.url, noProxy: [backendTarget(b)] } } },
+    });
     await completeQrVerification(h, await armed(h));
     expect(proxy.tunnels).toEqual([]);
   });
@@ -237,13 +296,17 @@ describe('the kiosk behind a forward proxy', () => {
   it('backend.proxy.useEnvironment: false ignores HTTPS_PROXY', async () => {
     const b = await tlsBackend();
     proxy = await startConnectProxy();
-    h = await startHarness({ backend: b, config: { backend: { tls: { caFile }, proxy: { useEnvironment: false } } }, env: { HTTPS_PROXY: proxy.url } });
+    h = await startHarness({
+      backend: b,
+      config: { backend: { tls: { caFile }, proxy: { useEnvironment: false } } },
+      env: { HTTPS_PROXY: proxy.url },
+    });
     await completeQrVerification(h, await armed(h));
     expect(proxy.tunnels).toEqual([]);
   });
 });
 
-describe('a proxy\'s own failures are named as the proxy\'s, on the session API and the WebSocket', () => {
+describe("a proxy's own failures are named as the proxy's, on the session API and the WebSocket", () => {
   it('a proxy port that refuses connections: "the proxy … cannot be reached (ECONNREFUSED)", transient, and the staff line says so', async () => {
     const b = await tlsBackend();
     const port = await unusedPort();
@@ -272,12 +335,16 @@ describe('a proxy\'s own failures are named as the proxy\'s, on the session API 
     const p = proxyAt('http://kiosk-proxy.invalid:3128');
     const http = await sessionFailure(sessionClient(b, p));
     expect(http).toMatchObject({ kind: 'proxy', proxyStage: 'unresolved' });
-    expect(http.message).toBe('POST /sessions: the proxy http://kiosk-proxy.invalid:3128 cannot be reached: its host name does not resolve (ENOTFOUND)');
+    expect(http.message).toBe(
+      'POST /sessions: the proxy http://kiosk-proxy.invalid:3128 cannot be reached: its host name does not resolve (ENOTFOUND)',
+    );
     expect(http.transient).toBe(true);
     const session = b.createSession();
     const ws = await handshakeFailure(wsConnector(b, p), session);
     expect(ws).toMatchObject({ kind: 'proxy', proxyStage: 'unresolved' });
-    expect(ws.message).toBe('WebSocket: the proxy http://kiosk-proxy.invalid:3128 cannot be reached: its host name does not resolve (ENOTFOUND)');
+    expect(ws.message).toBe(
+      'WebSocket: the proxy http://kiosk-proxy.invalid:3128 cannot be reached: its host name does not resolve (ENOTFOUND)',
+    );
     expectNoSecret(http, b.apiKey);
     expectNoSecret(ws, session.secret);
   });
@@ -288,7 +355,9 @@ describe('a proxy\'s own failures are named as the proxy\'s, on the session API 
     const wrong = proxyAt(proxy.url);
     const http407 = await sessionFailure(sessionClient(b, wrong));
     expect(http407).toMatchObject({ kind: 'proxy', proxyStage: 'refused', status: 407 });
-    expect(http407.message).toBe(`POST /sessions: the proxy ${proxy.url} asked for credentials (HTTP 407): check backend.proxy.credentialsFile`);
+    expect(http407.message).toBe(
+      `POST /sessions: the proxy ${proxy.url} asked for credentials (HTTP 407): check backend.proxy.credentialsFile`,
+    );
     expect(http407.transient).toBe(false);
     const session = b.createSession();
     const ws407 = await handshakeFailure(wsConnector(b, wrong), session);
@@ -302,17 +371,21 @@ describe('a proxy\'s own failures are named as the proxy\'s, on the session API 
     const p = proxyAt(proxy.url);
     const http403 = await sessionFailure(sessionClient(b, p));
     expect(http403).toMatchObject({ kind: 'proxy', proxyStage: 'refused', status: 403 });
-    expect(http403.message).toBe(`POST /sessions: the proxy ${proxy.url} does not allow this backend (HTTP 403): ask for the backend's host and port to be allowed`);
+    expect(http403.message).toBe(
+      `POST /sessions: the proxy ${proxy.url} does not allow this backend (HTTP 403): ask for the backend's host and port to be allowed`,
+    );
     expect(http403.transient).toBe(false);
     const ws403 = await handshakeFailure(wsConnector(b, p), session);
     expect(ws403).toMatchObject({ kind: 'proxy', proxyStage: 'refused', status: 403 });
-    expect(ws403.message).toBe(`WebSocket: the proxy ${proxy.url} does not allow this backend (HTTP 403): ask for the backend's host and port to be allowed`);
+    expect(ws403.message).toBe(
+      `WebSocket: the proxy ${proxy.url} does not allow this backend (HTTP 403): ask for the backend's host and port to be allowed`,
+    );
     expect(proxy.tunnels.map((t) => t.target)).toEqual([backendTarget(b), backendTarget(b)]);
     expect(b.http).toHaveLength(0);
     expect(b.handshakes).toHaveLength(0);
   });
 
-  it('an https:// proxy whose certificate is not trusted: named as the proxy\'s certificate, never the backend\'s, with backend.proxy.caFile as the fix', async () => {
+  it("an https:// proxy whose certificate is not trusted: named as the proxy's certificate, never the backend's, with backend.proxy.caFile as the fix", async () => {
     const b = await tlsBackend();
     const proxyCa = await createTestCa('Kiosk Test Proxy CA');
     proxy = await startConnectProxy({ tls: await issueServerIdentity(proxyCa) });
@@ -357,14 +430,16 @@ describe('a proxy\'s own failures are named as the proxy\'s, on the session API 
     const http = await sessionFailure(sessionClient(b, p));
     expect(http).toMatchObject({ kind: 'proxy', proxyStage: 'closed' });
     // undici reads the close as its socket error; https-proxy-agent as an end without a code.
-    expect(http.message).toBe(`POST /sessions: the proxy http://127.0.0.1:${closing.port} closed the connection before opening the tunnel (UND_ERR_SOCKET)`);
+    expect(http.message).toBe(
+      `POST /sessions: the proxy http://127.0.0.1:${closing.port} closed the connection before opening the tunnel (UND_ERR_SOCKET)`,
+    );
     expect(http.transient).toBe(true);
     const ws = await handshakeFailure(wsConnector(b, p), b.createSession());
     expect(ws).toMatchObject({ kind: 'proxy', proxyStage: 'closed' });
     expect(ws.message).toBe(`WebSocket: the proxy http://127.0.0.1:${closing.port} closed the connection before opening the tunnel`);
   });
 
-  it('a backend down behind a working proxy: the proxy\'s 502 says the proxy cannot reach the backend; a reset inside the open tunnel is the backend\'s', async () => {
+  it("a backend down behind a working proxy: the proxy's 502 says the proxy cannot reach the backend; a reset inside the open tunnel is the backend's", async () => {
     const b = await tlsBackend();
     proxy = await startConnectProxy();
     const p = proxyAt(proxy.url);
@@ -389,22 +464,30 @@ describe('a proxy\'s own failures are named as the proxy\'s, on the session API 
     expect(http.message).toBe("POST /sessions: ECONNRESET from the backend, through the proxy's open tunnel");
     const ws = await handshakeFailure(wsConnector(behind, p), session);
     expect(ws.kind).toBe('network');
-    expect(ws.message).toBe("WebSocket: Client network socket disconnected before secure TLS connection was established (from the backend, through the proxy's open tunnel)");
+    expect(ws.message).toBe(
+      "WebSocket: Client network socket disconnected before secure TLS connection was established (from the backend, through the proxy's open tunnel)",
+    );
     expect(proxy.tunnels.filter((t) => t.target === `127.0.0.1:${resetting.port}`)).toHaveLength(2);
     expect(resetting.accepted()).toBe(2);
   });
 });
 
 describe('an https:// proxy with a private CA: backend.proxy.caFile', () => {
-  it('a whole verification through an https:// proxy trusted by backend.proxy.caFile, on both paths; the backend\'s certificate stays under backend.tls', async () => {
+  it("a whole verification through an https:// proxy trusted by backend.proxy.caFile, on both paths; the backend's certificate stays under backend.tls", async () => {
     const b = await tlsBackend();
     const proxyCa = await createTestCa('Kiosk Test Proxy CA');
-    proxy = await startConnectProxy({ tls: await issueServerIdentity(proxyCa), credentials: { user: 'kiosk-7', password: 'Pr0xy-Pa55w0rd!' } });
+    proxy = await startConnectProxy({
+      tls: await issueServerIdentity(proxyCa),
+      credentials: { user: 'kiosk-7', password: 'Pr0xy-Pa55w0rd!' },
+    });
     const proxyCaFile = join(dir, 'proxy-ca.pem');
     writeFileSync(proxyCaFile, proxyCa.certPem);
     const credentials = join(dir, 'https-proxy-credentials');
     writeFileSync(credentials, `${PROXY_CREDENTIALS}\n`, { mode: 0o600 });
-    h = await startHarness({ backend: b, config: { backend: { tls: { caFile }, proxy: { url: proxy.url, caFile: proxyCaFile, credentialsFile: credentials } } } });
+    h = await startHarness({
+      backend: b,
+      config: { backend: { tls: { caFile }, proxy: { url: proxy.url, caFile: proxyCaFile, credentialsFile: credentials } } },
+    });
     await completeQrVerification(h, await armed(h));
     expect(proxy.tunnels.length).toBeGreaterThanOrEqual(2);
     expect(proxy.tunnels.every((t) => t.accepted && t.target === backendTarget(b))).toBe(true);
@@ -413,7 +496,10 @@ describe('an https:// proxy with a private CA: backend.proxy.caFile', () => {
     await h.stop();
     // The proxy's CA does not vouch for the backend: without backend.tls.caFile the backend is refused, and
     // the staff line blames the backend's certificate (the proxy's own TLS was fine).
-    h = await startHarness({ backend: b, config: { ...SLOW_RETRY, backend: { proxy: { url: proxy.url, caFile: proxyCaFile, credentialsFile: credentials } } } });
+    h = await startHarness({
+      backend: b,
+      config: { ...SLOW_RETRY, backend: { proxy: { url: proxy.url, caFile: proxyCaFile, credentialsFile: credentials } } },
+    });
     const offline = await h.view((v) => v.phase === 'offline');
     expect(offline.error?.code).toBe('backend_tls');
     expect(offline.error?.detail).toMatch(/^POST \/sessions: the backend's certificate is not issued by a CA this kiosk trusts/);
@@ -421,7 +507,7 @@ describe('an https:// proxy with a private CA: backend.proxy.caFile', () => {
 });
 
 describe('backend.proxy.caFile vouches for the proxy only', () => {
-  it('a proxy CA list that holds the backend\'s CA does not make the backend trusted, on either path', async () => {
+  it("a proxy CA list that holds the backend's CA does not make the backend trusted, on either path", async () => {
     const b = await tlsBackend();
     // The proxy's certificate comes from the backend's CA here, so the one list trusts both: the proxy's
     // TLS passes, and the backend's must still be refused for want of backend.tls.caFile.
@@ -435,7 +521,15 @@ describe('backend.proxy.caFile vouches for the proxy only', () => {
     expect(http.message).toBe(
       "POST /sessions: the backend's certificate is not issued by a CA this kiosk trusts (SELF_SIGNED_CERT_IN_CHAIN): add the CA (or the TLS inspection proxy's CA) to backend.tls.caFile",
     );
-    const connector = new WsRelayConnector({ ...untrusting, auth: 'header', connectTimeoutMs: 3_000, closeTimeoutMs: 500, maxMessageBytes: 1_000_000, heartbeatMs: 0, pongMs: 2_500 });
+    const connector = new WsRelayConnector({
+      ...untrusting,
+      auth: 'header',
+      connectTimeoutMs: 3_000,
+      closeTimeoutMs: 500,
+      maxMessageBytes: 1_000_000,
+      heartbeatMs: 0,
+      pongMs: 2_500,
+    });
     const ws = await handshakeFailure(connector, b.createSession());
     expect(ws.kind).toBe('tls');
     expect(ws.message).toBe(
@@ -468,19 +562,37 @@ describe('NO_PROXY and useEnvironment', () => {
     const b = await tlsBackend();
     proxy = await startConnectProxy();
     const base = proxy.url.replace('http://', '');
-    h = await startHarness({ backend: b, config: { backend: { tls: { caFile } } }, env: { HTTPS_PROXY: `http://kiosk-7:Pr0xy-Pa55w0rd!@${base}`, NO_PROXY: 'example.com, 127.0.0.1' } });
+    h = await startHarness({
+      backend: b,
+      config: { backend: { tls: { caFile } } },
+      env: { HTTPS_PROXY: `http://kiosk-7:Pr0xy-Pa55w0rd!@${base}`, NO_PROXY: 'example.com, 127.0.0.1' },
+    });
     await completeQrVerification(h, await armed(h));
     expect(proxy.tunnels).toEqual([]);
     const bypassed = h.logs.records.filter((r) => r.event === 'backend_proxy_bypassed');
     expect(bypassed).toHaveLength(1);
-    expect(bypassed[0]).toMatchObject({ backend: new URL(b.baseUrl).origin, proxy: proxy.url, proxySource: 'environment', noProxyEntry: '127.0.0.1', noProxyFrom: 'NO_PROXY' });
+    expect(bypassed[0]).toMatchObject({
+      backend: new URL(b.baseUrl).origin,
+      proxy: proxy.url,
+      proxySource: 'environment',
+      noProxyEntry: '127.0.0.1',
+      noProxyFrom: 'NO_PROXY',
+    });
     expect(h.logs.text()).not.toContain('Pr0xy-Pa55w0rd!');
     expect(h.logs.text()).not.toContain(Buffer.from(PROXY_CREDENTIALS).toString('base64'));
     await h.stop();
-    h = await startHarness({ backend: b, config: { backend: { tls: { caFile }, proxy: { url: proxy.url, noProxy: [`127.0.0.1:${b.port}`] } } } });
+    h = await startHarness({
+      backend: b,
+      config: { backend: { tls: { caFile }, proxy: { url: proxy.url, noProxy: [`127.0.0.1:${b.port}`] } } },
+    });
     await armed(h);
     expect(h.logs.records.filter((r) => r.event === 'backend_proxy_bypassed')).toEqual([
-      expect.objectContaining({ proxy: proxy.url, proxySource: 'backend.proxy.url', noProxyEntry: `127.0.0.1:${b.port}`, noProxyFrom: 'backend.proxy.noProxy' }),
+      expect.objectContaining({
+        proxy: proxy.url,
+        proxySource: 'backend.proxy.url',
+        noProxyEntry: `127.0.0.1:${b.port}`,
+        noProxyFrom: 'backend.proxy.noProxy',
+      }),
     ]);
     expect(proxy.tunnels).toEqual([]);
   });
@@ -488,7 +600,8 @@ describe('NO_PROXY and useEnvironment', () => {
 
 describe('proxy settings', () => {
   const backendUrl = new URL('https://verifier.example.com/api/sessions');
-  const config = (proxy: Record<string, unknown> = {}): ReturnType<typeof parseConfig>['backend'] => parseConfig({ backend: { proxy } }).backend;
+  const config = (proxy: Record<string, unknown> = {}): ReturnType<typeof parseConfig>['backend'] =>
+    parseConfig({ backend: { proxy } }).backend;
 
   it('NO_PROXY entries: *, host names with their subdomains, a leading dot, IP addresses, ports', () => {
     expect(bypassesProxy(backendUrl, ['*'])).toBe(true);
@@ -505,7 +618,7 @@ describe('proxy settings', () => {
     expect(bypassesProxy(new URL('https://[::1]:8443/'), ['[::1]:8443'])).toBe(true);
   });
 
-  it('the config\'s proxy wins over the environment; plain-http backends use HTTP_PROXY; credentials leave the URL', () => {
+  it("the config's proxy wins over the environment; plain-http backends use HTTP_PROXY; credentials leave the URL", () => {
     const env = { HTTPS_PROXY: 'http://user:p%40ss@env-proxy:3128', HTTP_PROXY: 'http://plain-proxy:8080' };
     const fromEnv = resolveBackendProxy(config(), backendUrl, env);
     expect(fromEnv?.url.href).toBe('http://env-proxy:3128/');
@@ -518,21 +631,29 @@ describe('proxy settings', () => {
   });
 
   it('refuses a proxy URL with credentials, a bad credentials file, an unreadable HTTPS_PROXY — naming the key, never the secret', () => {
-    expect(() => parseConfig({ backend: { proxy: { url: 'http://u:secret@proxy:3128' } } })).toThrow(/backend\.proxy\.url: must not carry a user name or password/);
+    expect(() => parseConfig({ backend: { proxy: { url: 'http://u:secret@proxy:3128' } } })).toThrow(
+      /backend\.proxy\.url: must not carry a user name or password/,
+    );
     expect(() => parseConfig({ backend: { proxy: { url: 'socks5://proxy:1080' } } })).toThrow(/http:\/\/ or https:\/\/ proxy/);
     const bad = join(dir, 'bad-credentials');
     writeFileSync(bad, 'no-colon-here-secret\n');
     expect(() => resolveBackendProxy(config({ credentialsFile: bad }), backendUrl, {})).toThrow(ConfigError);
     expect(() => resolveBackendProxy(config({ credentialsFile: bad }), backendUrl, {})).not.toThrow(/no-colon-here-secret/);
-    expect(() => resolveBackendProxy(config({ credentialsFile: join(dir, 'missing') }), backendUrl, {})).toThrow(/backend\.proxy\.credentialsFile: cannot read/);
-    expect(() => resolveBackendProxy(config(), backendUrl, { HTTPS_PROXY: 'http://user:pa ss@[bad' })).toThrow(/^HTTPS_PROXY is not a proxy address/);
+    expect(() => resolveBackendProxy(config({ credentialsFile: join(dir, 'missing') }), backendUrl, {})).toThrow(
+      /backend\.proxy\.credentialsFile: cannot read/,
+    );
+    expect(() => resolveBackendProxy(config(), backendUrl, { HTTPS_PROXY: 'http://user:pa ss@[bad' })).toThrow(
+      /^HTTPS_PROXY is not a proxy address/,
+    );
     expect(() => resolveBackendProxy(config(), backendUrl, { HTTPS_PROXY: 'http://user:pa ss@[bad' })).not.toThrow(/pa ss/);
   });
 
   it('useEnvironment: false ignores NO_PROXY and no_proxy (only backend.proxy.noProxy applies); true honours them', () => {
     const url = 'http://config-proxy:3128';
     expect(resolveBackendProxy(config({ url, useEnvironment: false }), backendUrl, { NO_PROXY: '*' })?.url.host).toBe('config-proxy:3128');
-    expect(resolveBackendProxy(config({ url, useEnvironment: false }), backendUrl, { no_proxy: 'example.com' })?.url.host).toBe('config-proxy:3128');
+    expect(resolveBackendProxy(config({ url, useEnvironment: false }), backendUrl, { no_proxy: 'example.com' })?.url.host).toBe(
+      'config-proxy:3128',
+    );
     expect(resolveBackendProxy(config({ url, useEnvironment: false, noProxy: ['example.com'] }), backendUrl, {})).toBeUndefined();
     expect(resolveBackendProxy(config({ url }), backendUrl, { NO_PROXY: '*' })).toBeUndefined();
     expect(chooseBackendRoute(config({ url }), backendUrl, { no_proxy: 'other.test .example.com' }).bypass).toEqual({
@@ -553,17 +674,22 @@ describe('proxy settings', () => {
     expect(https?.ca?.length).toBeGreaterThan(1);
     // From the environment, an http:// proxy has no certificate to check: the key does nothing there.
     expect(resolveBackendProxy(config({ caFile: proxyCa }), backendUrl, { HTTPS_PROXY: 'http://proxy.example:3128' })?.ca).toBeUndefined();
-    expect(() => resolveBackendProxy(config({ url: 'https://proxy.example:3129', caFile: join(dir, 'missing.pem') }), backendUrl, {})).toThrow(/^backend\.proxy\.caFile: cannot read/);
-    expect(() => parseConfig({ backend: { proxy: { url: 'http://proxy.example:3128', caFile: proxyCa } } })).toThrow(/caFile applies to an https:\/\/ proxy only/);
+    expect(() =>
+      resolveBackendProxy(config({ url: 'https://proxy.example:3129', caFile: join(dir, 'missing.pem') }), backendUrl, {}),
+    ).toThrow(/^backend\.proxy\.caFile: cannot read/);
+    expect(() => parseConfig({ backend: { proxy: { url: 'http://proxy.example:3128', caFile: proxyCa } } })).toThrow(
+      /caFile applies to an https:\/\/ proxy only/,
+    );
   });
 
-  it('proxyFailureIsConfiguration: the proxy\'s certificate and its 4xx refusals (but 408, 429) need a change; the rest is transient', () => {
+  it("proxyFailureIsConfiguration: the proxy's certificate and its 4xx refusals (but 408, 429) need a change; the rest is transient", () => {
     expect(proxyFailureIsConfiguration({ proxyStage: 'refused', status: 407 })).toBe(true);
     expect(proxyFailureIsConfiguration({ proxyStage: 'refused', status: 403 })).toBe(true);
     expect(proxyFailureIsConfiguration({ proxyStage: 'tls' })).toBe(true);
     expect(proxyFailureIsConfiguration({ proxyStage: 'refused', status: 429 })).toBe(false);
     expect(proxyFailureIsConfiguration({ proxyStage: 'refused', status: 502 })).toBe(false);
-    for (const proxyStage of ['unreachable', 'unresolved', 'closed', 'timeout'] as const) expect(proxyFailureIsConfiguration({ proxyStage })).toBe(false);
+    for (const proxyStage of ['unreachable', 'unresolved', 'closed', 'timeout'] as const)
+      expect(proxyFailureIsConfiguration({ proxyStage })).toBe(false);
     expect(new SessionApiError('proxy', 'x', 407, undefined, 'refused').transient).toBe(false);
     expect(new SessionApiError('proxy', 'x', undefined, undefined, 'unreachable').transient).toBe(true);
   });

@@ -13,7 +13,18 @@ import type { KioskView } from '../../src/common/kiosk-view.js';
 import { MORE_TIME_MS, MORE_TIME_PRESSES } from '../../src/kiosk/kiosk.js';
 import { FakeBackend } from '../support/fake-backend.js';
 import { startHarness, type Harness } from '../support/harness.js';
-import { OUTCOME, armed, at, centralMode, completeQrVerification, freshQr, mark, scanQr, u8, viewAfter } from '../support/relay-fixtures.js';
+import {
+  OUTCOME,
+  armed,
+  at,
+  centralMode,
+  completeQrVerification,
+  freshQr,
+  mark,
+  scanQr,
+  u8,
+  viewAfter,
+} from '../support/relay-fixtures.js';
 import { TcpGate } from '../support/session-harness.js';
 
 let h: Harness | undefined;
@@ -47,10 +58,22 @@ describe('the answer to the request is part of the outcome', () => {
     h = await startHarness({ config: { profile: 'identity' } });
     const conn = await armed(h);
     await scanQr(h, conn);
-    const all = { family_name: 'Doe', given_name: 'Jane', birth_date: '1990-01-01', document_number: 'D1', expiry_date: '2030-01-01', issuing_authority: 'X', issuing_country: 'US' };
+    const all = {
+      family_name: 'Doe',
+      given_name: 'Jane',
+      birth_date: '1990-01-01',
+      document_number: 'D1',
+      expiry_date: '2030-01-01',
+      issuing_authority: 'X',
+      issuing_country: 'US',
+    };
     conn.send({ type: 'complete', outcome: { ...OUTCOME, response: { 'org.iso.18013.5.1': all } } });
     const report = await h.nextReport();
-    expect(report.outcome?.answer).toEqual({ kind: 'elements', result: 'not_met', missing: [{ namespace: 'org.iso.18013.5.1', identifier: 'portrait', required: true }] });
+    expect(report.outcome?.answer).toEqual({
+      kind: 'elements',
+      result: 'not_met',
+      missing: [{ namespace: 'org.iso.18013.5.1', identifier: 'portrait', required: true }],
+    });
     expect(h.logs.records.find((r) => r.event === 'verification_outcome')).toMatchObject({ answer: 'not_met', missing: ['portrait'] });
     expect(h.logs.text()).not.toContain('Doe');
   });
@@ -64,7 +87,11 @@ describe('offline means offline', () => {
     // A long backoff and a long armWaitMs: a prompt answer and a fresh attempt can only come from the tap.
     const harness = await startHarness({
       backend,
-      config: { backend: { baseUrl: gate.baseUrl() }, session: { offlineBackoffMinMs: 60_000, offlineBackoffMaxMs: 60_000 }, timeouts: { armWaitMs: 60_000 } },
+      config: {
+        backend: { baseUrl: gate.baseUrl() },
+        session: { offlineBackoffMinMs: 60_000, offlineBackoffMaxMs: 60_000 },
+        timeouts: { armWaitMs: 60_000 },
+      },
     });
     await harness.view((v) => v.phase === 'offline');
     return harness;
@@ -77,7 +104,12 @@ describe('offline means offline', () => {
     const from = mark(h);
     h.nfc.tap(() => u8(0x90, 0x00));
     const report = await h.nextReport(5_000);
-    expect(report).toMatchObject({ transport: 'nfc', result: 'not_ready', sessionId: null, error: { code: 'backend_unavailable', retryable: true } });
+    expect(report).toMatchObject({
+      transport: 'nfc',
+      result: 'not_ready',
+      sessionId: null,
+      error: { code: 'backend_unavailable', retryable: true },
+    });
     expect(report.error?.detail).toMatch(/^the backend is unreachable: /);
     const phases = phasesAfter(h, from);
     expect(phases).not.toContain('engaging');
@@ -101,7 +133,10 @@ describe('offline means offline', () => {
   it('view.backend: connecting until the first session is engaged, connected then, offline when the backend goes, connected again only after a new exchange', async () => {
     backend = await FakeBackend.start();
     gate = await TcpGate.open(backend.port);
-    h = await startHarness({ backend, config: { backend: { baseUrl: gate.baseUrl() }, session: { offlineBackoffMinMs: 100, offlineBackoffMaxMs: 200 } } });
+    h = await startHarness({
+      backend,
+      config: { backend: { baseUrl: gate.baseUrl() }, session: { offlineBackoffMinMs: 100, offlineBackoffMaxMs: 200 } },
+    });
     const firstReady = h.views.findIndex((v) => v.phase === 'ready');
     await armed(h);
     const ready = await h.view((v) => v.phase === 'ready');
@@ -155,7 +190,7 @@ describe('ready only when the kiosk can verify (readiness gate)', () => {
   });
 });
 
-describe('after a failed tap, and the customer\'s way out', () => {
+describe("after a failed tap, and the customer's way out", () => {
   it('the backend fails while the phone lies on the reader: the error, then "lift your phone and tap again" (remove_to_retry), not the goodbye', async () => {
     h = await startHarness();
     const conn = await armed(h);

@@ -61,7 +61,12 @@ describe('an outcome stays until its minimum has passed (NFC and QR alike)', () 
     const takenAt = Date.now();
     expect(takenAt - shownAt).toBeGreaterThanOrEqual(MINIMUM_MS - 50);
     const replaced = h.kiosk.replacedOutcome;
-    expect(replaced).toMatchObject({ verdict: 'verified', answer: { kind: 'age', result: 'not_met', threshold: 21 }, transport: 'nfc', replacedBy: 'nfc' });
+    expect(replaced).toMatchObject({
+      verdict: 'verified',
+      answer: { kind: 'age', result: 'not_met', threshold: 21 },
+      transport: 'nfc',
+      replacedBy: 'nfc',
+    });
     expect(replaced?.clearsAt).toBeGreaterThanOrEqual(shownAt + DISPLAY_MS - 50);
     expect(replaced?.clearsAt).toBeLessThanOrEqual(shownAt + DISPLAY_MS + 200);
     // Codes and times only: nothing the holder disclosed.
@@ -119,7 +124,9 @@ describe('an outcome stays until its minimum has passed (NFC and QR alike)', () 
     expect(parseConfig({}).timeouts.outcomeMinimumMs).toBe(5_000);
     expect(() => parseConfig({ timeouts: { outcomeMinimumMs: 10_001 } })).toThrow(/outcomeMinimumMs: at most 10000 ms/);
     expect(() => parseConfig({ timeouts: { outcomeMinimumMs: -1 } })).toThrow(/outcomeMinimumMs/);
-    expect(() => parseConfig({ timeouts: { outcomeMinimumMs: 8_000 }, qr: { scanFreshMs: 5_000 } })).toThrow(/outcomeMinimumMs: must not exceed qr.scanFreshMs/);
+    expect(() => parseConfig({ timeouts: { outcomeMinimumMs: 8_000 }, qr: { scanFreshMs: 5_000 } })).toThrow(
+      /outcomeMinimumMs: must not exceed qr.scanFreshMs/,
+    );
     expect(parseConfig({ timeouts: { outcomeMinimumMs: 0 } }).timeouts.outcomeMinimumMs).toBe(0);
   });
 });
@@ -133,7 +140,11 @@ describe('a tap on a kiosk that cannot serve anyone gets the screen that tells t
       backend,
       ...options,
       start: false,
-      config: { backend: { baseUrl: gate.baseUrl() }, session: { offlineBackoffMinMs: 60_000, offlineBackoffMaxMs: 60_000 }, timeouts: { armWaitMs: 60_000 } },
+      config: {
+        backend: { baseUrl: gate.baseUrl() },
+        session: { offlineBackoffMinMs: 60_000, offlineBackoffMaxMs: 60_000 },
+        timeouts: { armWaitMs: 60_000 },
+      },
     });
     return harness;
   }

@@ -86,7 +86,13 @@ describe('session.prewarm', () => {
     // Lifetime 1.5 s, renewal due 0.3 s after creation: `always` would create a new session every 0.3 s.
     h = await startHarness({
       config: {
-        session: { prewarm: 'on_demand', keepWarmAfterUseMs: 200, lifetimeMs: 1_500, renewBeforeExpiryMs: 1_200, minRemainingToStartMs: 1_000 },
+        session: {
+          prewarm: 'on_demand',
+          keepWarmAfterUseMs: 200,
+          lifetimeMs: 1_500,
+          renewBeforeExpiryMs: 1_200,
+          minRemainingToStartMs: 1_000,
+        },
         timeouts: { verificationMs: 1_000 },
       },
     });

@@ -138,7 +138,12 @@ const QUICK = { resultDisplayMs: 1, errorDisplayMs: 1, removePhoneMs: 1 };
 async function start(mode: AuthMode, secrets: Secrets, config: Record<string, unknown> = {}, apiKey?: string): Promise<Harness> {
   backend = await FakeBackend.start({ apiKey: `sk_live_${randomBytes(12).toString('hex')}` });
   secrets.add('API key', backend.apiKey);
-  const { timeouts, session, backend: backendConfig, ...rest } = config as {
+  const {
+    timeouts,
+    session,
+    backend: backendConfig,
+    ...rest
+  } = config as {
     timeouts?: Record<string, unknown>;
     session?: Record<string, unknown>;
     backend?: Record<string, unknown>;
@@ -221,7 +226,9 @@ function expectNoLeaks(h: Harness, secrets: Secrets, mode: AuthMode): void {
 
 /** NFC handover with patterned APDUs (one failing once, re-tapped), then BLE central with patterned traffic. */
 async function nfcCentralUpToTransfer(h: Harness, conn: FakeConnection, secrets: Secrets): Promise<void> {
-  const commands = [pattern('SELECT-AID'), pattern('ENVELOPE-1'), pattern('ENVELOPE-2')].map((c, i) => secrets.bytes(`APDU command ${i}`, c));
+  const commands = [pattern('SELECT-AID'), pattern('ENVELOPE-1'), pattern('ENVELOPE-2')].map((c, i) =>
+    secrets.bytes(`APDU command ${i}`, c),
+  );
   const responses = new Map(commands.map((c, i) => [b64(c), secrets.bytes(`APDU response ${i}`, pattern(`RAPDU-${i}`, [0x90, 0x00]))]));
   const failOnce = new Set([b64(commands[1] ?? new Uint8Array())]);
   const responder = (command: Uint8Array): Uint8Array | NfcTransmitError => {
@@ -398,17 +405,52 @@ describe.each<AuthMode>(['header', 'query'])('no secrets or personal data in log
     const pii = personalData();
     const outcome = outcomeWith(pii, secrets);
     const payload = secrets.bytes('stray payload', pattern('STRAY'));
-    const frames: { readonly name: string; readonly at: 'idle' | 'nfc' | 'transfer'; readonly send: (c: FakeConnection) => void; readonly code: number }[] = [
+    const frames: {
+      readonly name: string;
+      readonly at: 'idle' | 'nfc' | 'transfer';
+      readonly send: (c: FakeConnection) => void;
+      readonly code: number;
+    }[] = [
       { name: 'PII as invalid base64', at: 'nfc', code: 1007, send: (c) => c.stepRequest('nfc_apdu', { data: pii.values.family_name }) },
-      { name: 'payload base64 without padding', at: 'nfc', code: 1007, send: (c) => c.stepRequest('nfc_apdu', { data: b64(payload).replace(/=+$/, '') }) },
-      { name: 'ble_write to a foreign characteristic', at: 'transfer', code: 1002, send: (c) => c.stepRequest('ble_write', { char: '0000aaaa-0000-1000-8000-00805f9b34fb', data: b64(payload) }) },
+      {
+        name: 'payload base64 without padding',
+        at: 'nfc',
+        code: 1007,
+        send: (c) => c.stepRequest('nfc_apdu', { data: b64(payload).replace(/=+$/, '') }),
+      },
+      {
+        name: 'ble_write to a foreign characteristic',
+        at: 'transfer',
+        code: 1002,
+        send: (c) => c.stepRequest('ble_write', { char: '0000aaaa-0000-1000-8000-00805f9b34fb', data: b64(payload) }),
+      },
       { name: 'unknown op with a payload', at: 'transfer', code: 1002, send: (c) => c.stepRequest('nfc_apdu_v2', { data: b64(payload) }) },
-      { name: 'outcome with a broken field', at: 'transfer', code: 1002, send: (c) => c.send({ type: 'complete', outcome: { ...outcome, doc_types: pii.values.given_name } }) },
-      { name: 'outcome with personal data in an enum', at: 'nfc', code: 1002, send: (c) => c.send({ type: 'complete', outcome: { ...outcome, issuer_authentication: pii.values.family_name } }) },
-      { name: 'truncated outcome', at: 'nfc', code: 1007, send: (c) => c.sendRaw(JSON.stringify({ type: 'complete', outcome }).slice(0, -20)) },
+      {
+        name: 'outcome with a broken field',
+        at: 'transfer',
+        code: 1002,
+        send: (c) => c.send({ type: 'complete', outcome: { ...outcome, doc_types: pii.values.given_name } }),
+      },
+      {
+        name: 'outcome with personal data in an enum',
+        at: 'nfc',
+        code: 1002,
+        send: (c) => c.send({ type: 'complete', outcome: { ...outcome, issuer_authentication: pii.values.family_name } }),
+      },
+      {
+        name: 'truncated outcome',
+        at: 'nfc',
+        code: 1007,
+        send: (c) => c.sendRaw(JSON.stringify({ type: 'complete', outcome }).slice(0, -20)),
+      },
       { name: 'binary frame of payload bytes', at: 'transfer', code: 1003, send: (c) => c.sendBinary(payload) },
       { name: 'unsolicited outcome while idle', at: 'idle', code: 1002, send: (c) => c.send({ type: 'complete', outcome }) },
-      { name: 'invalid base64 while idle', at: 'idle', code: 1007, send: (c) => c.stepRequest('ble_write', { char: CENTRAL.c2s, data: `${pii.values.birth_date}==` }) },
+      {
+        name: 'invalid base64 while idle',
+        at: 'idle',
+        code: 1007,
+        send: (c) => c.stepRequest('ble_write', { char: CENTRAL.c2s, data: `${pii.values.birth_date}==` }),
+      },
     ];
     for (const frame of frames) {
       const conn = await engaged(h);

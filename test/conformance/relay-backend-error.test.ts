@@ -38,7 +38,10 @@ const ERROR = { type: 'error', message: 'fatal protocol error' } as const;
 async function failsWithBackendError(h: Harness, conn: FakeConnection): Promise<void> {
   conn.send(ERROR);
   await expectFailure(h, conn, { result: 'backend_error', code: 'backend_error', closeCode: 1000 });
-  const errorView = at(h.views, lastIndexOf(h, (v) => v.phase === 'error'));
+  const errorView = at(
+    h.views,
+    lastIndexOf(h, (v) => v.phase === 'error'),
+  );
   expect(errorView.error?.retryable).toBe(true);
 }
 

@@ -241,7 +241,9 @@ describe('§3 BLE transfer → Complete (central)', () => {
     expect(report.result).toBe('complete');
     expect(report.outcome).toMatchObject({ verdict: 'verified', response: OUTCOME.response, source: 'complete' });
     expect((await conn.closed).code).toBe(1000);
-    expect(link.writes.map((w) => ({ state: sameUuid(w.uuid, CENTRAL_CHARS.state), data: arr(w.data) }))).toEqual([{ state: true, data: [0x02] }]);
+    expect(link.writes.map((w) => ({ state: sameUuid(w.uuid, CENTRAL_CHARS.state), data: arr(w.data) }))).toEqual([
+      { state: true, data: [0x02] },
+    ]);
     expect(link.closed).toBe(true);
     const result = await h.view((v) => v.phase === 'result');
     expect(result.outcome?.verdict).toBe('verified');
@@ -289,7 +291,12 @@ describe('§4.4 ble_write (central) / §4.3 ble_notified', () => {
     const chunks = [[0x01], [0x02, 0x03], [], [0x04, 0x05, 0x06]];
     link.notify(stackSpelling(CENTRAL_CHARS.s2c), Uint8Array.from(at(chunks, 0)));
     // Forwarded at once: the first arrives before the next notification happens.
-    expect(await conn.expect('ble_notified')).toEqual({ type: 'step_result', op: 'ble_notified', char: CENTRAL_CHARS.s2c, data: b64(at(chunks, 0)) });
+    expect(await conn.expect('ble_notified')).toEqual({
+      type: 'step_result',
+      op: 'ble_notified',
+      char: CENTRAL_CHARS.s2c,
+      data: b64(at(chunks, 0)),
+    });
     for (const chunk of chunks.slice(1)) link.notify(stackSpelling(CENTRAL_CHARS.s2c), Uint8Array.from(chunk));
     link.notify(CENTRAL_CHARS.state.toLowerCase(), Uint8Array.from([0x02]));
     const messages = await receiveMany(conn, 4);

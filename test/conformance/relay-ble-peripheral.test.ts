@@ -89,7 +89,7 @@ describe('§4.5 peripheral setup / §3 ble_connected ok (peripheral)', () => {
     await viewAfter(h, from, (v) => v.phase === 'transferring' && v.role === 'peripheral');
   });
 
-  it('§3 rule 3 / §4.5: the phone\'s first GATT event is a write → ble_connected is sent BEFORE its ble_written', async () => {
+  it("§3 rule 3 / §4.5: the phone's first GATT event is a write → ble_connected is sent BEFORE its ble_written", async () => {
     const { h, conn } = await scanned();
     const session = await advertised(h, conn);
     session.write(phone(P.c2s), u8(0x01, 0x02));
@@ -98,7 +98,7 @@ describe('§4.5 peripheral setup / §3 ble_connected ok (peripheral)', () => {
     expect(second).toEqual({ type: 'step_result', op: 'ble_written', char: P.c2s, data: b64([0x01, 0x02]) });
   });
 
-  it('§3 rule 3 / §4.5: the phone\'s first GATT event is a read → ble_connected is sent BEFORE its ble_read_request', async () => {
+  it("§3 rule 3 / §4.5: the phone's first GATT event is a read → ble_connected is sent BEFORE its ble_read_request", async () => {
     const { h, conn } = await scanned();
     const session = await advertised(h, conn);
     const read = session.read(phone(P.ident));
@@ -321,7 +321,7 @@ describe('§4.5 peripheral concurrency: BLE events and socket messages at once',
     expect(session.notifications.map((n) => arr(n.data))).toEqual([[0xd0], [0xd1], [0xd2], [0x02]]);
   });
 
-  it('§4.5 concurrency: a notification waiting for the phone\'s subscription does not hold back its writes; orders kept', async () => {
+  it("§4.5 concurrency: a notification waiting for the phone's subscription does not hold back its writes; orders kept", async () => {
     const { h, conn } = await scanned();
     h.peripheral.behaviour = { notifyNeedsSubscription: true };
     const session = await advertised(h, conn);

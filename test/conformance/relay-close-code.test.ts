@@ -27,7 +27,12 @@ function kioskOnMemory(): { kiosk: Kiosk; backend: MemoryBackend; nfc: FakeNfcRe
   const nfc = new FakeNfcReader();
   const kiosk = new Kiosk({
     config,
-    devices: { nfc, qr: new QrScanQueue({ freshMs: config.qr.scanFreshMs }), bleCentral: new FakeBleCentral(), blePeripheral: new FakeBlePeripheral() },
+    devices: {
+      nfc,
+      qr: new QrScanQueue({ freshMs: config.qr.scanFreshMs }),
+      bleCentral: new FakeBleCentral(),
+      blePeripheral: new FakeBlePeripheral(),
+    },
     sessions: backend,
     connector: backend,
     log: createLogger({ level: 'silent' }),

@@ -160,7 +160,9 @@ describe.each([['central'], ['peripheral']] as const)('backend closes the socket
       await until(() => resultGets(harness, conn).length >= 1, 'the first GET /sessions/{id}', PATIENCE_MS);
       const firstGet = resultGets(harness, conn)[0];
       expect(signal.aborted, 'the stuck end byte is abandoned').toBe(true);
-      expect((firstGet?.at ?? Number.POSITIVE_INFINITY) - closedAt, 'the attempt ends at the close, not at the write timeout').toBeLessThan(AT_ONCE_MS);
+      expect((firstGet?.at ?? Number.POSITIVE_INFINITY) - closedAt, 'the attempt ends at the close, not at the write timeout').toBeLessThan(
+        AT_ONCE_MS,
+      );
       stored.result = RESULT; // the backend finishes verifying after the kiosk's first look
 
       const report = await harness.nextReport();

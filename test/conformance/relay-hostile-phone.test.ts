@@ -7,7 +7,12 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ATT_MAX_VALUE_BYTES, type BleCentralHandlers } from '../../src/devices/ports.js';
-import { MAX_EARLY_NOTIFICATIONS, MAX_OUTBOUND_BUFFERED_BYTES, MAX_PHONE_VALUE_BYTES, MAX_QUEUED_PHONE_EVENTS } from '../../src/kiosk/verification/ble-common.js';
+import {
+  MAX_EARLY_NOTIFICATIONS,
+  MAX_OUTBOUND_BUFFERED_BYTES,
+  MAX_PHONE_VALUE_BYTES,
+  MAX_QUEUED_PHONE_EVENTS,
+} from '../../src/kiosk/verification/ble-common.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import {
   CENTRAL_CHARS,
@@ -50,7 +55,9 @@ describe('values longer than one ATT PDU of the largest link (ATT_MTU 517 − 3 
           return;
         }
         const report = await expectFailure(harness, conn, FAILED);
-        expect(report.error?.detail).toBe(`the phone notified ${length} bytes on s2c; one ATT PDU carries at most 514 bytes (ATT_MTU 517 − 3)`);
+        expect(report.error?.detail).toBe(
+          `the phone notified ${length} bytes on s2c; one ATT PDU carries at most 514 bytes (ATT_MTU 517 − 3)`,
+        );
         expect(link.closed).toBe(true);
         // The next customer: the same session again, connected afresh.
         conn = await harness.backend.nextConnection();
@@ -125,7 +132,9 @@ describe('floods', () => {
     // The backend has not answered yet; the phone writes and writes.
     for (let i = 0; i <= MAX_QUEUED_PHONE_EVENTS; i++) session.write(stackSpelling(PERIPHERAL_CHARS.c2s), u8(i & 0xff));
     const report = await expectFailure(h, conn, FAILED);
-    expect(report.error?.detail).toBe(`the phone sent more than ${MAX_QUEUED_PHONE_EVENTS} GATT events while a read waited for its ble_read_response`);
+    expect(report.error?.detail).toBe(
+      `the phone sent more than ${MAX_QUEUED_PHONE_EVENTS} GATT events while a read waited for its ble_read_response`,
+    );
     expect(await reading).toBe('failed');
     await expectRecoveryOnSameSession(h, conn);
   });
@@ -194,7 +203,11 @@ describe('floods', () => {
     }
     const report = await h.nextReport();
     expect({ result: report.result, code: report.error?.code }).toEqual({ result: 'ble_transfer_failed', code: 'ble_transfer_failed' });
-    expect(report.error?.detail).toMatch(new RegExp(`^the phone sent faster than the backend takes it: \\d+ bytes wait to be sent, above the bound of ${MAX_OUTBOUND_BUFFERED_BYTES}$`));
+    expect(report.error?.detail).toMatch(
+      new RegExp(
+        `^the phone sent faster than the backend takes it: \\d+ bytes wait to be sent, above the bound of ${MAX_OUTBOUND_BUFFERED_BYTES}$`,
+      ),
+    );
     // Bounded: it stopped within one burst of the bound (each ble_notified is under 1 KiB).
     expect(sent * 800).toBeLessThan(MAX_OUTBOUND_BUFFERED_BYTES + 64 * 1024 * 1024);
     conn.socket.resume();

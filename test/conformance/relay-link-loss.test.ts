@@ -147,10 +147,12 @@ describe('BLE link lost during the transfer', () => {
 // The kiosk says so at once with the size and the limit (issue 12; it used to wait out the grace period and
 // report ble_link_lost), closes with 1009, and sends nothing behind it.
 describe('a ble_write larger than one ATT PDU on the link (docs/ble-limits.md)', () => {
-  const refuseAbove = (limit: number) => (_uuid: string, data: Uint8Array): void => {
-    const tooLarge = BleValueTooLargeError.check('notification', data.length, limit + 3);
-    if (tooLarge) throw tooLarge;
-  };
+  const refuseAbove =
+    (limit: number) =>
+    (_uuid: string, data: Uint8Array): void => {
+      const tooLarge = BleValueTooLargeError.check('notification', data.length, limit + 3);
+      if (tooLarge) throw tooLarge;
+    };
 
   it('peripheral: the notification is refused → ble_transfer_failed at once (not ble_link_lost after the grace period), 1009 with the size and limit; later writes are not delivered; recovery', async () => {
     h = await startHarness({ config: GRACE(60_000) });

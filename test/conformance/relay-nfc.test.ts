@@ -196,7 +196,12 @@ describe('a hostile card: R-APDUs of absurd length (issue 12)', () => {
     const response = new Uint8Array(65_538).fill(0x5a);
     response.set(OK, 65_536);
     await tap(h, conn, () => response);
-    expect(await apdu(conn, READ_BINARY)).toEqual({ type: 'step_result', op: 'nfc_rapdu', status: 'ok', data: Buffer.from(response).toString('base64') });
+    expect(await apdu(conn, READ_BINARY)).toEqual({
+      type: 'step_result',
+      op: 'nfc_rapdu',
+      status: 'ok',
+      data: Buffer.from(response).toString('base64'),
+    });
   });
 });
 

@@ -43,7 +43,13 @@ async function start(apduMs: number): Promise<Rig> {
     mergeConfig({ backend: { baseUrl: backend.baseUrl, apiKey: backend.apiKey }, timeouts: TEST_TIMEOUTS }, { timeouts: { apduMs } }),
   );
   const service = new FakePcscService();
-  const reader = new PcscNfcReader({ binding: service.factory, serviceRetryMinMs: 5, serviceRetryMaxMs: 40, disconnectTimeoutMs: 200, connectTimeoutMs: 500 });
+  const reader = new PcscNfcReader({
+    binding: service.factory,
+    serviceRetryMinMs: 5,
+    serviceRetryMaxMs: 40,
+    disconnectTimeoutMs: 200,
+    connectTimeoutMs: 500,
+  });
   const kiosk = createKiosk(config, { nfc: reader }, log);
   const observed = observeKiosk(kiosk);
   kiosk.start();

@@ -323,7 +323,13 @@ describe('docs/protocol.md §10 "BLE setup failure": disconnects before the firs
     const session = await h.peripheral.nextSession();
     session.connect();
     session.drop('remote user terminated connection');
-    expect(await conn.receive()).toEqual({ type: 'step_result', op: 'ble_connected', status: 'error', role: 'peripheral', reason: NON_EMPTY_REASON });
+    expect(await conn.receive()).toEqual({
+      type: 'step_result',
+      op: 'ble_connected',
+      status: 'error',
+      role: 'peripheral',
+      reason: NON_EMPTY_REASON,
+    });
     expect(session.closed).toBe(true);
     conn.send({ type: 'error', message: 'BLE setup failed' });
     const report = await expectFailure(h, conn, { result: 'ble_failed', code: 'ble_setup_failed', closeCode: 1000 });
@@ -376,7 +382,13 @@ describe('docs/protocol.md §10 "BLE setup failure": disconnects before the firs
     const conn = await armed(h);
     await scanQr(h, conn);
     conn.stepRequest('ble_exchange', { modes: [centralMode()] });
-    expect(await conn.expect('ble_connected')).toEqual({ type: 'step_result', op: 'ble_connected', status: 'error', role: 'central', reason: NON_EMPTY_REASON });
+    expect(await conn.expect('ble_connected')).toEqual({
+      type: 'step_result',
+      op: 'ble_connected',
+      status: 'error',
+      role: 'central',
+      reason: NON_EMPTY_REASON,
+    });
     expect(h.central.links).toHaveLength(0); // given up on before the link existed
     conn.send({ type: 'error', message: 'BLE setup failed' });
     await expectFailure(h, conn, { result: 'ble_failed', code: 'ble_setup_failed', closeCode: 1000 });
@@ -394,7 +406,13 @@ describe('docs/protocol.md §10 "BLE setup failure": disconnects before the firs
     const conn = await armed(h);
     await scanQr(h, conn);
     conn.stepRequest('ble_exchange', { modes: [peripheralMode()] });
-    expect(await conn.expect('ble_connected')).toEqual({ type: 'step_result', op: 'ble_connected', status: 'error', role: 'peripheral', reason: NON_EMPTY_REASON });
+    expect(await conn.expect('ble_connected')).toEqual({
+      type: 'step_result',
+      op: 'ble_connected',
+      status: 'error',
+      role: 'peripheral',
+      reason: NON_EMPTY_REASON,
+    });
     expect(h.peripheral.sessions).toHaveLength(0);
     conn.send({ type: 'error', message: 'BLE setup failed' });
     await expectFailure(h, conn, { result: 'ble_failed', code: 'ble_setup_failed', closeCode: 1000 });
@@ -618,7 +636,14 @@ describe('Kiosk lifecycle: stop() and start()', () => {
     expect(h.kiosk.currentView.phase).toBe('stopped');
     await first;
     expect((await conn.closed).code).toBe(1001);
-    expect(h.kiosk.currentView).toMatchObject({ phase: 'stopped', prompt: 'stopped', transport: null, role: null, outcome: null, error: null });
+    expect(h.kiosk.currentView).toMatchObject({
+      phase: 'stopped',
+      prompt: 'stopped',
+      transport: null,
+      role: null,
+      outcome: null,
+      error: null,
+    });
   });
 
   it('kiosk.start() after stop() throws (a stopped kiosk is not restarted), also for a kiosk stopped before it ever started', async () => {

@@ -283,7 +283,9 @@ describe('WebSocket authentication (spec §4.2, §5)', () => {
     await conn4.expect('engage');
 
     const text = harness.logs.text();
-    expect(harness.logs.events()).toEqual(expect.arrayContaining(['session_created', 'session_armed', 'session_conflict', 'backend_error']));
+    expect(harness.logs.events()).toEqual(
+      expect.arrayContaining(['session_created', 'session_armed', 'session_conflict', 'backend_error']),
+    );
     expect(text).not.toContain(harness.backend.apiKey);
     for (const session of harness.backend.sessions.values()) expect(text).not.toContain(session.secret);
     expect(text).not.toMatch(/token=/i);
@@ -458,7 +460,11 @@ describe('handshake failures (spec §7.1, §3 "10 minutes elapse", §8 one conne
 
   it('409 → the retries back off exponentially from conflictBackoffMs (timed between handshakes) (§7.1, §8)', async () => {
     const backend = await backendWith((b) => b.handshakeStatuses.push(409, 409, 409));
-    const harness = await start({ backend, random: AT_CEILING, config: { session: { ...FAST_RETRY, conflictBackoffMs: 150, offlineBackoffMaxMs: 5_000 } } });
+    const harness = await start({
+      backend,
+      random: AT_CEILING,
+      config: { session: { ...FAST_RETRY, conflictBackoffMs: 150, offlineBackoffMaxMs: 5_000 } },
+    });
     await armed(harness);
     const at = harness.backend.handshakes.map((r) => r.at);
     const gaps = at.slice(1).map((t, i) => t - (at[i] ?? t));
@@ -505,30 +511,27 @@ describe('handshake failures (spec §7.1, §3 "10 minutes elapse", §8 one conne
     expect(posts(harness.backend)).toBe(1);
   });
 
-  it.each([401, 403])(
-    '%d on the handshake → config_error view and no retry loop; kiosk.retry() tries again (§5)',
-    async (status) => {
-      const backend = await backendWith((b) => b.handshakeStatuses.push(status));
-      const harness = await start({ backend, config: { session: FAST_RETRY } });
-      const view = await harness.view((v) => v.phase === 'config_error');
-      expect(view.prompt).toBe('config_error');
-      expect(view.error).toMatchObject({ code: 'config_error', retryable: false });
+  it.each([401, 403])('%d on the handshake → config_error view and no retry loop; kiosk.retry() tries again (§5)', async (status) => {
+    const backend = await backendWith((b) => b.handshakeStatuses.push(status));
+    const harness = await start({ backend, config: { session: FAST_RETRY } });
+    const view = await harness.view((v) => v.phase === 'config_error');
+    expect(view.prompt).toBe('config_error');
+    expect(view.error).toMatchObject({ code: 'config_error', retryable: false });
 
-      const requests = (): number => harness.backend.http.length + harness.backend.handshakes.length;
-      const count = requests();
-      // With 20 ms backoffs a retry loop would make many requests in this window.
-      await sleep(400);
-      expect(requests()).toBe(count);
-      expect(harness.kiosk.currentView.phase).toBe('config_error');
+    const requests = (): number => harness.backend.http.length + harness.backend.handshakes.length;
+    const count = requests();
+    // With 20 ms backoffs a retry loop would make many requests in this window.
+    await sleep(400);
+    expect(requests()).toBe(count);
+    expect(harness.kiosk.currentView.phase).toBe('config_error');
 
-      const from = harness.views.length;
-      harness.kiosk.retry();
-      const conn = await harness.backend.nextConnection();
-      await conn.expect('engage');
-      await viewAfter(harness, from, (v) => v.phase === 'ready');
-      expect(requests()).toBeGreaterThan(count);
-    },
-  );
+    const from = harness.views.length;
+    harness.kiosk.retry();
+    const conn = await harness.backend.nextConnection();
+    await conn.expect('engage');
+    await viewAfter(harness, from, (v) => v.phase === 'ready');
+    expect(requests()).toBeGreaterThan(count);
+  });
 
   it.each([401, 403])(
     '%d on POST /sessions → config_error view and no retry loop; kiosk.retry() tries again (§4.1, §5)',
@@ -558,10 +561,15 @@ describe('handshake failures (spec §7.1, §3 "10 minutes elapse", §8 one conne
     expect(view.backend).toBe('needs_staff');
     expect(view.error).toEqual({
       code: 'backend_refuses_socket',
-      detail: 'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway (checked again every 0.2–0.4 s)',
+      detail:
+        'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway (checked again every 0.2–0.4 s)',
       retryable: false,
     });
-    expect(harness.kiosk.backendFailures).toMatchObject({ lastFailure: { kind: 'socket_refused', stage: 'handshake', status: 404 }, consecutive: 3, totals: { socket_refused: 3 } });
+    expect(harness.kiosk.backendFailures).toMatchObject({
+      lastFailure: { kind: 'socket_refused', stage: 'handshake', status: 404 },
+      consecutive: 3,
+      totals: { socket_refused: 3 },
+    });
 
     // The fourth refusal, then the gateway routes the socket: ready without anyone pressing retry.
     const conn = await harness.backend.nextConnection();
@@ -578,21 +586,35 @@ describe('handshake failures (spec §7.1, §3 "10 minutes elapse", §8 one conne
     const backend = await backendWith((b) => b.createStatuses.push(404, 404, 404));
     const harness = await start({ backend, config: { session: FAST_RETRY } });
     const view = await harness.view((v) => v.phase === 'config_error');
-    expect(view.error).toMatchObject({ code: 'backend_api_rejected', detail: expect.stringMatching(/HTTP 404.*not at this address.*backend\.baseUrl.*checked again every/) as string, retryable: false });
-    expect(harness.kiosk.backendFailures).toMatchObject({ lastFailure: { kind: 'api_rejected', stage: 'create', status: 404 }, consecutive: 3 });
+    expect(view.error).toMatchObject({
+      code: 'backend_api_rejected',
+      detail: expect.stringMatching(/HTTP 404.*not at this address.*backend\.baseUrl.*checked again every/) as string,
+      retryable: false,
+    });
+    expect(harness.kiosk.backendFailures).toMatchObject({
+      lastFailure: { kind: 'api_rejected', stage: 'create', status: 404 },
+      consecutive: 3,
+    });
     await armed(harness);
     expect(posts(harness.backend)).toBe(4);
   });
 
   it('a tap while the gateway refuses the session socket ends at once with its code and makes no request (§10)', async () => {
     const backend = await backendWith((b) => b.handshakeStatuses.push(...Array.from({ length: 50 }, () => 404)));
-    const harness = await start({ backend, config: { session: { ...FAST_RETRY, offlineBackoffMaxMs: 30_000 }, timeouts: { armWaitMs: 500 } } });
+    const harness = await start({
+      backend,
+      config: { session: { ...FAST_RETRY, offlineBackoffMaxMs: 30_000 }, timeouts: { armWaitMs: 500 } },
+    });
     await harness.view((v) => v.phase === 'config_error');
     const count = harness.backend.http.length + harness.backend.handshakes.length;
     harness.nfc.tap(() => Uint8Array.from([0x90, 0x00]));
     const report = await harness.nextReport();
     expect(report.result).toBe('not_ready');
-    expect(report.error).toMatchObject({ code: 'backend_refuses_socket', detail: expect.stringMatching(/HTTP 404.*checked again every 15–30 s/) as string, retryable: false });
+    expect(report.error).toMatchObject({
+      code: 'backend_refuses_socket',
+      detail: expect.stringMatching(/HTTP 404.*checked again every 15–30 s/) as string,
+      retryable: false,
+    });
     expect(harness.backend.http.length + harness.backend.handshakes.length).toBe(count);
   });
 
@@ -614,7 +636,11 @@ describe('handshake failures (spec §7.1, §3 "10 minutes elapse", §8 one conne
 describe('backend offline (docs/protocol.md §10, kiosk policy: offline view and exponential backoff)', () => {
   it('POST /sessions answering 503 → offline view with exponential backoff, then ready once it answers', async () => {
     const backend = await backendWith((b) => b.createStatuses.push(503, 503, 503, 503));
-    const harness = await start({ backend, random: AT_CEILING, config: { session: { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 1_000 } } });
+    const harness = await start({
+      backend,
+      random: AT_CEILING,
+      config: { session: { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 1_000 } },
+    });
     const offline = await harness.view((v) => v.phase === 'offline');
     expect(offline.prompt).toBe('offline');
     expect(offline.error).toMatchObject({ code: 'backend_unavailable', retryable: true });
@@ -644,7 +670,11 @@ describe('backend offline (docs/protocol.md §10, kiosk policy: offline view and
 
   it('the offline backoff doubles from offlineBackoffMinMs and is capped at offlineBackoffMaxMs', async () => {
     const backend = await backendWith((b) => b.createStatuses.push(503, 503, 503, 503, 503, 503));
-    const harness = await start({ backend, random: AT_CEILING, config: { session: { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 100 } } });
+    const harness = await start({
+      backend,
+      random: AT_CEILING,
+      config: { session: { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 100 } },
+    });
     await armed(harness);
     const delays = harness.logs.records.filter((r) => r.event === 'backend_unavailable').map((r) => r.retryInMs);
     expect(delays).toEqual([20, 40, 80, 100, 100, 100]);
@@ -663,8 +693,7 @@ describe('backend offline (docs/protocol.md §10, kiosk policy: offline view and
 
     await gate.shut();
     await viewAfter(harness, from, (v) => v.phase === 'offline' && v.error?.code === 'backend_unavailable');
-    const failures = (): number[] =>
-      harness.logs.records.filter((r) => r.event === 'backend_unavailable').map((r) => Number(r.retryInMs));
+    const failures = (): number[] => harness.logs.records.filter((r) => r.event === 'backend_unavailable').map((r) => Number(r.retryInMs));
     await until(() => failures().length >= 4, 'four failed attempts while the backend is down');
     const delays = failures();
     for (let i = 1; i < delays.length; i++) {
@@ -791,7 +820,14 @@ describe('dropped socket (docs/protocol.md §10 "End", spec §1 result via GET /
     const stored = harness.backend.sessions.get(id);
     if (!stored) throw new Error('fake backend lost the session');
     const response = { [MDL_NS]: { age_over_21: true, portrait: 'AAEC' } };
-    stored.result = { status: 'success', response, errors: {}, warnings: {}, issuer_authentication: 'Valid', device_authentication: 'Valid' } satisfies SessionResult;
+    stored.result = {
+      status: 'success',
+      response,
+      errors: {},
+      warnings: {},
+      issuer_authentication: 'Valid',
+      device_authentication: 'Valid',
+    } satisfies SessionResult;
 
     conn1.terminate();
 
@@ -812,9 +848,21 @@ describe('dropped socket (docs/protocol.md §10 "End", spec §1 result via GET /
   });
 
   it.each([
-    ['errors non-empty → rejected', { doc_signature: 'invalid' }, {}, 'rejected', ['errors_reported', 'issuer_authentication_not_reported', 'device_authentication_not_reported']],
+    [
+      'errors non-empty → rejected',
+      { doc_signature: 'invalid' },
+      {},
+      'rejected',
+      ['errors_reported', 'issuer_authentication_not_reported', 'device_authentication_not_reported'],
+    ],
     // Fail closed: success and no errors say the session completed, not that the document is genuine.
-    ['no authentication results → undetermined, never verified', {}, { revocation: 'temporarily unavailable' }, 'undetermined', ['issuer_authentication_not_reported', 'device_authentication_not_reported']],
+    [
+      'no authentication results → undetermined, never verified',
+      {},
+      { revocation: 'temporarily unavailable' },
+      'undetermined',
+      ['issuer_authentication_not_reported', 'device_authentication_not_reported'],
+    ],
   ] as const)('recovered result with %s (§2.2, §7.4)', async (_name, errors, warnings, verdict, reasons) => {
     const harness = await start();
     const conn1 = await armed(harness);
@@ -922,13 +970,29 @@ describe('outcome verdict (spec §2.4, §7.4; outcome.ts)', () => {
   });
 
   it('recovered result: success, empty errors and both authentications Valid → verified; either not reported → undetermined (never verified); errors → rejected; other status → no outcome', () => {
-    const base = { status: 'success', response: { [MDL_NS]: { age_over_18: true } }, errors: {}, warnings: {}, issuer_authentication: 'Valid', device_authentication: 'Valid' };
+    const base = {
+      status: 'success',
+      response: { [MDL_NS]: { age_over_18: true } },
+      errors: {},
+      warnings: {},
+      issuer_authentication: 'Valid',
+      device_authentication: 'Valid',
+    };
     expect(outcomeFromResult(base, NO_REQUEST)).toMatchObject({ verdict: 'verified', source: 'recovered', reasons: [] });
     expect(outcomeFromResult({ ...base, warnings: { w: 1 } }, NO_REQUEST)?.verdict).toBe('verified');
     const unauthenticated = { status: base.status, response: base.response, errors: base.errors, warnings: base.warnings };
-    expect(outcomeFromResult(unauthenticated, NO_REQUEST)).toMatchObject({ verdict: 'undetermined', reasons: ['issuer_authentication_not_reported', 'device_authentication_not_reported'] });
-    expect(outcomeFromResult({ ...unauthenticated, issuer_authentication: 'Valid' }, NO_REQUEST)).toMatchObject({ verdict: 'undetermined', reasons: ['device_authentication_not_reported'] });
-    expect(outcomeFromResult({ ...base, errors: { e: 1 } }, NO_REQUEST)).toMatchObject({ verdict: 'rejected', reasons: ['errors_reported'] });
+    expect(outcomeFromResult(unauthenticated, NO_REQUEST)).toMatchObject({
+      verdict: 'undetermined',
+      reasons: ['issuer_authentication_not_reported', 'device_authentication_not_reported'],
+    });
+    expect(outcomeFromResult({ ...unauthenticated, issuer_authentication: 'Valid' }, NO_REQUEST)).toMatchObject({
+      verdict: 'undetermined',
+      reasons: ['device_authentication_not_reported'],
+    });
+    expect(outcomeFromResult({ ...base, errors: { e: 1 } }, NO_REQUEST)).toMatchObject({
+      verdict: 'rejected',
+      reasons: ['errors_reported'],
+    });
     expect(outcomeFromResult({ ...base, status: 'pending' }, NO_REQUEST)).toBeUndefined();
     expect(outcomeFromResult({ status: 'success' }, NO_REQUEST)).toBeUndefined();
     // Authentication metadata, when the backend reports it, is honoured.
@@ -986,13 +1050,18 @@ describe('kiosk.stop()', () => {
 
   it('a process running a kiosk exits on its own after stop(): no timers or handles left', async () => {
     const probe = fileURLToPath(new URL('../support/session-stop-probe.ts', import.meta.url));
-    const child = spawn(process.execPath, ['--import', 'tsx', probe], { cwd: fileURLToPath(new URL('../..', import.meta.url)), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', probe], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const guard = setTimeout(() => child.kill('SIGKILL'), 25_000);
-    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('exit', (c, s) => resolve([c, s])));
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.on('exit', (c, s) => resolve([c, s])),
+    );
     clearTimeout(guard);
     expect(signal, `probe was killed; stderr: ${stderr}`).toBeNull();
     expect(code, stderr).toBe(0);

@@ -41,7 +41,8 @@ async function behindGate(config: Record<string, unknown> = {}): Promise<{ h: Ha
   return { h, gate };
 }
 
-const notAnswering = (v: KioskView): boolean => v.phase === 'offline' && v.backend === 'not_answering' && v.error?.code === 'backend_not_answering';
+const notAnswering = (v: KioskView): boolean =>
+  v.phase === 'offline' && v.backend === 'not_answering' && v.error?.code === 'backend_not_answering';
 
 describe('silent backend: idle', () => {
   it(`the pre-warmed socket's unanswered ping takes the kiosk out of Ready within heartbeatMs + pongMs (${HEARTBEAT_MS + PONG_MS} ms): offline, backend "not answering"; it comes back by itself`, async () => {
@@ -141,7 +142,9 @@ describe('silent backend: a tap or a scan', () => {
     expect(elapsed).toBeGreaterThanOrEqual(FIRST_REPLY_MS - 100);
     expect(elapsed).toBeLessThanOrEqual(FIRST_REPLY_MS + MARGIN_MS);
     expect((await conn.closed).code).toBe(4008);
-    expect(h.logs.records.filter((r) => r.event === 'backend_not_answering')).toEqual([expect.objectContaining({ phase: 'nfc_card_present' })]);
+    expect(h.logs.records.filter((r) => r.event === 'backend_not_answering')).toEqual([
+      expect.objectContaining({ phase: 'nfc_card_present' }),
+    ]);
     h.nfc.lift();
     // Staff see it at once: the backend "not answering", not "connected", until a session is armed again.
     await viewAfter(h, from, (v) => v.backend === 'not_answering', 5_000);

@@ -81,7 +81,10 @@ describe('backend TLS trust', () => {
 
   it('a pin that matches neither the leaf nor the CA key: refused with the pin named, even with the CA trusted', async () => {
     const b = await tlsBackend();
-    h = await startHarness({ backend: b, config: { ...SLOW_RETRY, backend: { tls: { caFile, pinSha256: [Buffer.alloc(32, 7).toString('base64')] } } } });
+    h = await startHarness({
+      backend: b,
+      config: { ...SLOW_RETRY, backend: { tls: { caFile, pinSha256: [Buffer.alloc(32, 7).toString('base64')] } } },
+    });
     const view = await h.view((v) => v.phase === 'offline');
     expect(view.error?.code).toBe('backend_tls');
     expect(view.error?.detail).toMatch(/does not match backend\.tls\.pinSha256/);
@@ -93,7 +96,10 @@ describe('backend TLS trust', () => {
     ['the CA key', () => server.caPin],
   ])('a pin of %s (among others) is accepted', async (_which, pin) => {
     const b = await tlsBackend();
-    h = await startHarness({ backend: b, config: { backend: { tls: { caFile, pinSha256: [Buffer.alloc(32, 1).toString('base64'), pin()] } } } });
+    h = await startHarness({
+      backend: b,
+      config: { backend: { tls: { caFile, pinSha256: [Buffer.alloc(32, 1).toString('base64'), pin()] } } },
+    });
     await completeQrVerification(h, await armed(h));
   });
 
@@ -111,10 +117,26 @@ describe('backend TLS trust', () => {
     const { WsRelayConnector } = await import('../../src/kiosk/relay-socket.js');
     const { backendEndpoints } = await import('../../src/kiosk/backend-endpoints.js');
     const session = b.createSession();
-    const connector = new WsRelayConnector({ endpoints: backendEndpoints(b.baseUrl, { allowInsecure: false }), auth: 'header', connectTimeoutMs: 3_000, closeTimeoutMs: 500, maxMessageBytes: 1_000_000, heartbeatMs: 0, pongMs: 2_500, tls: trust });
+    const connector = new WsRelayConnector({
+      endpoints: backendEndpoints(b.baseUrl, { allowInsecure: false }),
+      auth: 'header',
+      connectTimeoutMs: 3_000,
+      closeTimeoutMs: 500,
+      maxMessageBytes: 1_000_000,
+      heartbeatMs: 0,
+      pongMs: 2_500,
+      tls: trust,
+    });
     const error = await connector
-      .connect({ id: session.id, clientSecret: session.secret, createdAt: Date.now() }, { onFrame: () => undefined, onClose: () => undefined }, new AbortController().signal)
-      .then(() => undefined, (e: unknown) => e);
+      .connect(
+        { id: session.id, clientSecret: session.secret, createdAt: Date.now() },
+        { onFrame: () => undefined, onClose: () => undefined },
+        new AbortController().signal,
+      )
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(error).toMatchObject({ kind: 'tls' });
     expect((error as Error).message).toMatch(/pinSha256/);
     expect(b.handshakes).toHaveLength(0);
@@ -143,13 +165,25 @@ describe('TLS configuration is checked up front', () => {
   });
 
   it('pins must be 44-character base64 SHA-256 values; at most 10', () => {
-    expect(() => parseConfig({ backend: { tls: { pinSha256: ['abc'] } } })).toThrow(/backend\.tls\.pinSha256\.0: a pin is the base64 SHA-256/);
-    expect(() => parseConfig({ backend: { tls: { pinSha256: Array.from({ length: 11 }, () => server.leafPin) } } })).toThrow(/backend\.tls\.pinSha256/);
+    expect(() => parseConfig({ backend: { tls: { pinSha256: ['abc'] } } })).toThrow(
+      /backend\.tls\.pinSha256\.0: a pin is the base64 SHA-256/,
+    );
+    expect(() => parseConfig({ backend: { tls: { pinSha256: Array.from({ length: 11 }, () => server.leafPin) } } })).toThrow(
+      /backend\.tls\.pinSha256/,
+    );
     expect(parseConfig({ backend: { tls: { pinSha256: [server.leafPin] } } }).backend.tls.pinSha256).toEqual([server.leafPin]);
   });
 
   it('every TLS failure code has a staff sentence; other codes are not TLS', () => {
-    for (const code of ['SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', PIN_MISMATCH_CODE, 'ERR_SSL_WRONG_VERSION_NUMBER']) {
+    for (const code of [
+      'SELF_SIGNED_CERT_IN_CHAIN',
+      'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+      'ERR_TLS_CERT_ALTNAME_INVALID',
+      'CERT_HAS_EXPIRED',
+      'CERT_NOT_YET_VALID',
+      PIN_MISMATCH_CODE,
+      'ERR_SSL_WRONG_VERSION_NUMBER',
+    ]) {
       expect(describeTlsFailure(code), code).toContain(code);
     }
     expect(describeTlsFailure('ECONNREFUSED')).toBeUndefined();

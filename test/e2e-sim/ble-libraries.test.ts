@@ -14,7 +14,7 @@ import { NobleCentral, type NobleCentralOptions } from '../../src/devices/ble/no
 import type { BlePeripheralSession, GattProfile, PeripheralEvent } from '../../src/devices/ports.js';
 import { QrScanQueue } from '../../src/devices/qr/qr-scan-queue.js';
 import { createVirtualBleno } from '../../src/qa/devices/bleno-radio-bindings.js';
-import type { RadioNobleBindings} from '../../src/qa/devices/noble-radio-bindings.js';
+import type { RadioNobleBindings } from '../../src/qa/devices/noble-radio-bindings.js';
 import { createVirtualNoble } from '../../src/qa/devices/noble-radio-bindings.js';
 import { createKiosk } from '../../src/kiosk/compose.js';
 import { mergeConfig, parseConfig } from '../../src/platform/config.js';
@@ -47,7 +47,11 @@ const P = PERIPHERAL_CHARS;
 /** The bleno adapter, recording each `notify` call the kiosk makes on its sessions (when it starts). */
 class TrackingBlenoPeripheral extends BlenoPeripheral {
   readonly notifyCalls: string[] = [];
-  override async advertise(profile: GattProfile, onEvent: (event: PeripheralEvent) => void, signal: AbortSignal): Promise<BlePeripheralSession> {
+  override async advertise(
+    profile: GattProfile,
+    onEvent: (event: PeripheralEvent) => void,
+    signal: AbortSignal,
+  ): Promise<BlePeripheralSession> {
     const session = await super.advertise(profile, onEvent, signal);
     const calls = this.notifyCalls;
     return {
@@ -109,7 +113,13 @@ async function startRig(options: RigOptions = {}): Promise<LibRig> {
   radio.onLog((entry) => radioLog.push(entry));
   const device = radio.addDevice({ name: 'kiosk' });
   const noble = createVirtualNoble(device, options.nobleBindings?.(device));
-  const central = new NobleCentral(noble, { platform: 'hci', connectAttempts: 1, gattTimeoutMs: 2_000, closeTimeoutMs: 500, ...options.noble });
+  const central = new NobleCentral(noble, {
+    platform: 'hci',
+    connectAttempts: 1,
+    gattTimeoutMs: 2_000,
+    closeTimeoutMs: 500,
+    ...options.noble,
+  });
   const bleno = createVirtualBleno(device);
   const peripheral = new TrackingBlenoPeripheral(bleno, { teardownStepMs: 500 });
   await until(() => central.availability().usable && peripheral.availability().usable, 2_000, 'noble and bleno poweredOn');
@@ -190,8 +200,18 @@ function peripheralIdle(r: LibRig): boolean {
   );
 }
 
-const connectedOk = (role: 'central' | 'peripheral'): Record<string, unknown> => ({ type: 'step_result', op: 'ble_connected', status: 'ok', role });
-const written = (char: string, data: Uint8Array): Record<string, unknown> => ({ type: 'step_result', op: 'ble_written', char, data: b64(data) });
+const connectedOk = (role: 'central' | 'peripheral'): Record<string, unknown> => ({
+  type: 'step_result',
+  op: 'ble_connected',
+  status: 'ok',
+  role,
+});
+const written = (char: string, data: Uint8Array): Record<string, unknown> => ({
+  type: 'step_result',
+  op: 'ble_written',
+  char,
+  data: b64(data),
+});
 const readRequest = (char: string): Record<string, unknown> => ({ type: 'step_result', op: 'ble_read_request', char });
 
 /** A distinct payload per index: the index in two bytes, then 0–49 filler bytes derived from it. */
@@ -265,7 +285,13 @@ describe('kiosk central through noble (scripted backend, scripted phone as GATT 
       const started = Date.now();
       conn.stepRequest('ble_exchange', { modes: [wanted] });
       const reply = await conn.receive();
-      expect(reply).toEqual({ type: 'step_result', op: 'ble_connected', status: 'error', role: 'central', reason: reason(wanted.service_uuid) });
+      expect(reply).toEqual({
+        type: 'step_result',
+        op: 'ble_connected',
+        status: 'error',
+        role: 'central',
+        reason: reason(wanted.service_uuid),
+      });
       expect(Date.now() - started).toBeGreaterThanOrEqual(250);
       // The phone never saw the kiosk; the scan is over and noble holds no listener of it.
       expect(phone.events.all).toEqual([]);
@@ -291,10 +317,13 @@ describe('kiosk central through noble (scripted backend, scripted phone as GATT 
   );
 });
 
-describe('kiosk central on Windows (noble\'s win binding as its sources show it, test/support/fake-noble-win.ts)', () => {
+describe("kiosk central on Windows (noble's win binding as its sources show it, test/support/fake-noble-win.ts)", () => {
   it('a wallet with its UUID only in the scan response, out of reach at the first try: found, the link made on the second attempt, the transfer completes', async () => {
     const advertising = new Map<string, WinAdvertising>();
-    const r = await startRig({ noble: { platform: 'win', connectAttempts: 3, retryDelayMs: 5 }, nobleBindings: (device) => new WinNobleBindings(device, { advertising }) });
+    const r = await startRig({
+      noble: { platform: 'win', connectAttempts: 3, retryDelayMs: 5 },
+      nobleBindings: (device) => new WinNobleBindings(device, { advertising }),
+    });
     const conn = await armed(r);
     await scanQr(r, conn);
     const mode = centralMode();
@@ -430,7 +459,9 @@ describe('kiosk peripheral through bleno (scripted backend, scripted phone as GA
         expect(after).toEqual(written(P.c2s, u8(0x77)));
       }
       // The radio saw the blobs: offsets 0, ATT_MTU − 1, 2 × (ATT_MTU − 1), … while responses came back full.
-      const offsets = readLog().slice(before).map((e) => e.offset ?? 0);
+      const offsets = readLog()
+        .slice(before)
+        .map((e) => e.offset ?? 0);
       const blobs = Math.floor(value.length / (mtu - 1));
       expect(offsets).toEqual(Array.from({ length: blobs + 1 }, (_, i) => i * (mtu - 1)));
     }
@@ -440,7 +471,10 @@ describe('kiosk peripheral through bleno (scripted backend, scripted phone as GA
     expect(requests).toHaveLength(values.length);
     expect(offsetZeroReads).toBe(values.length);
     expect(readLog().length).toBeGreaterThan(values.length); // Read Blobs happened and were not re-requested
-    expect(onlyOps(messages)).toEqual(['ble_connected', ...values.flatMap((_, k) => (k === 2 ? ['ble_read_request', 'ble_written'] : ['ble_read_request']))]);
+    expect(onlyOps(messages)).toEqual([
+      'ble_connected',
+      ...values.flatMap((_, k) => (k === 2 ? ['ble_read_request', 'ble_written'] : ['ble_read_request'])),
+    ]);
 
     await phone.subscribe(P.state);
     endTransfer(conn, P.state);
@@ -516,7 +550,9 @@ describe('kiosk peripheral through bleno (scripted backend, scripted phone as GA
     // Torn down: bleno re-advertised when the phone left (the session was still open), then the teardown
     // stopped it; no service, no link, no listener of the session left on bleno.
     await until(() => peripheralIdle(r), 3_000, 'the kiosk peripheral idle after the failure');
-    const kioskAdvertising = r.radioLog.filter((e) => (e.event === 'advertising_start' || e.event === 'advertising_stop') && e.device?.startsWith('kiosk'));
+    const kioskAdvertising = r.radioLog.filter(
+      (e) => (e.event === 'advertising_start' || e.event === 'advertising_stop') && e.device?.startsWith('kiosk'),
+    );
     expect(kioskAdvertising.at(-1)?.event).toBe('advertising_stop');
     expect(r.logs.records.some((rec) => rec.event === 'ble_link_lost')).toBe(true);
     // Nothing sent after the phone left but the close: no ble_* for a gone phone.
@@ -614,7 +650,13 @@ describe('hostile or silent phone through the libraries', () => {
     conn.stepRequest('ble_exchange', { modes: [mode] });
     const phone = new PhoneClient(r.radio);
     await phone.connect(mode.service_uuid); // connected, and not one GATT request
-    expect(await conn.receive()).toEqual({ type: 'step_result', op: 'ble_connected', status: 'error', role: 'peripheral', reason: 'no phone connected within 400 ms' });
+    expect(await conn.receive()).toEqual({
+      type: 'step_result',
+      op: 'ble_connected',
+      status: 'error',
+      role: 'peripheral',
+      reason: 'no phone connected within 400 ms',
+    });
     await expectFailure(r, conn, 'ble_failed', 'ble_setup_failed');
     await phone.disconnects.next(); // the kiosk let it go
     await until(() => peripheralIdle(r), 3_000, 'the kiosk peripheral idle');
@@ -679,7 +721,10 @@ describe('hostile or silent phone through the libraries', () => {
     conn.stepRequest('ble_exchange', { modes: [mode] });
     expect(await conn.receive()).toEqual(connectedOk('central'));
     await phone.notify(C.s2c, new Uint8Array(514).fill(0x55));
-    expect(await conn.receive()).toMatchObject({ op: 'ble_notified', data: Buffer.from(new Uint8Array(514).fill(0x55)).toString('base64') });
+    expect(await conn.receive()).toMatchObject({
+      op: 'ble_notified',
+      data: Buffer.from(new Uint8Array(514).fill(0x55)).toString('base64'),
+    });
     expect(r.logs.records.filter((x) => x.event === 'ble_value_above_att_maximum')).toMatchObject([{ bytes: 514, characteristic: 's2c' }]);
   });
 });

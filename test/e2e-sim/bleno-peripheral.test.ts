@@ -78,6 +78,7 @@ describe('end to end through bleno (kiosk peripheral = BlenoPeripheral on the vi
     expectVerified(await s.nextReport(20_000));
     expect(new Set(advertised).size).toBeGreaterThanOrEqual(2);
     // Nothing of the sessions is left on bleno.
-    for (const event of ['accept', 'disconnect', 'advertisingStart', 'advertisingStop', 'servicesSet']) expect(bleno.listenerCount(event)).toBe(0);
+    for (const event of ['accept', 'disconnect', 'advertisingStart', 'advertisingStop', 'servicesSet'])
+      expect(bleno.listenerCount(event)).toBe(0);
   });
 });

@@ -62,7 +62,9 @@ describe('end-to-end faults (issue 3)', () => {
     expect(failed.result).toBe('backend_error');
     await stack.view((v) => v.phase === 'error' && v.prompt === 'try_again');
     stack.rig.lift();
-    await stack.view((v) => v.phase === 'ready' && stack !== undefined && stack.views.indexOf(v) > stack.views.findIndex((e) => e.phase === 'error'));
+    await stack.view(
+      (v) => v.phase === 'ready' && stack !== undefined && stack.views.indexOf(v) > stack.views.findIndex((e) => e.phase === 'error'),
+    );
     stack.rig.tap();
     const report = await stack.nextReport(20_000);
     expect(report.result).toBe('complete');
@@ -106,7 +108,12 @@ describe('end-to-end faults (issue 3)', () => {
   });
 
   it('BLE drop during the answer: "try again", and the next verification works', async () => {
-    stack = await startE2e({ profile: 'android', ble: { peripheral: false }, behaviour: { bleDropAfterChunks: 1 }, config: { profile: 'full' } });
+    stack = await startE2e({
+      profile: 'android',
+      ble: { peripheral: false },
+      behaviour: { bleDropAfterChunks: 1 },
+      config: { profile: 'full' },
+    });
     const failed = await qrVerification(stack);
     expect(failed.outcome).toBeNull();
     expect(['ble_link_lost', 'timeout']).toContain(failed.result);

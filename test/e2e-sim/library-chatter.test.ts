@@ -45,7 +45,9 @@ describe('relay CLI with noble and bleno on this machine', () => {
     const library = records.filter((r) => r.event === 'ble_library_output');
     // Where the libraries found no usable adapter (no AF_BLUETOOTH, as on CI) they said so, and it was logged.
     if (/no_adapter|unsupported/.test(run.stderr)) {
-      expect(library.map((r) => r.msg)).toEqual(expect.arrayContaining([expect.stringMatching(/^(noble|Bleno) warning: adapter does not support/)]));
+      expect(library.map((r) => r.msg)).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^(noble|Bleno) warning: adapter does not support/)]),
+      );
       expect(library.every((r) => r.component === 'ble' && (r.library === 'noble' || r.library === 'bleno'))).toBe(true);
     }
     expect(run.stderr).not.toMatch(/^(noble|Bleno) warning/m);

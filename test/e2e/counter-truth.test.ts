@@ -13,7 +13,15 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QrScannedResult, dispatchIntent } from '../../src/common/kiosk-api.js';
-import { SCREENSHOT_DIR, axeViolations, checkScreen, scannerTypes, startBrowserStack, stopBrowserStack, type BrowserStack } from '../support/e2e-browser.js';
+import {
+  SCREENSHOT_DIR,
+  axeViolations,
+  checkScreen,
+  scannerTypes,
+  startBrowserStack,
+  stopBrowserStack,
+  type BrowserStack,
+} from '../support/e2e-browser.js';
 
 let stack: BrowserStack;
 
@@ -45,7 +53,9 @@ async function openStaff(page: Page): Promise<void> {
 }
 
 async function scrollToTop(page: Page): Promise<void> {
-  await page.evaluate(`(() => { for (const el of [document.scrollingElement, ...document.querySelectorAll('main, .staff-columns')]) if (el) el.scrollTop = 0; })()`);
+  await page.evaluate(
+    `(() => { for (const el of [document.scrollingElement, ...document.querySelectorAll('main, .staff-columns')]) if (el) el.scrollTop = 0; })()`,
+  );
 }
 
 async function shot(page: Page, name: string): Promise<void> {
@@ -90,7 +100,9 @@ describe('ready only when the kiosk can verify', () => {
     await checkScreen(stack, 'needs-staff-bluetooth', { docs: true });
     // Before: Ready, and every QR code ran to "Bluetooth is not working … Try again".
     const reports = stack.reports.length;
-    const scanned = QrScannedResult.parse(await dispatchIntent(stack.service, 'qrScanned', { text: counter.presentQr(), source: 'camera' }, () => false));
+    const scanned = QrScannedResult.parse(
+      await dispatchIntent(stack.service, 'qrScanned', { text: counter.presentQr(), source: 'camera' }, () => false),
+    );
     expect(scanned).toEqual({ accepted: false, reason: 'not_waiting' });
     // The reader comes back, Bluetooth does not: a tap is refused at once (the kiosk never said "tap").
     counter.rig.nfc.setAvailability({ usable: true });
@@ -111,7 +123,9 @@ describe('ready only when the kiosk can verify', () => {
     // A second screen of the same kiosk whose browser refuses the camera.
     const denied = await stack.context.newPage();
     try {
-      await denied.addInitScript(`navigator.mediaDevices.getUserMedia = () => Promise.reject(new DOMException('Permission denied', 'NotAllowedError'));`);
+      await denied.addInitScript(
+        `navigator.mediaDevices.getUserMedia = () => Promise.reject(new DOMException('Permission denied', 'NotAllowedError'));`,
+      );
       await denied.goto(stack.host.url);
       await denied.locator('main[data-screen="ready"]').waitFor({ timeout: 15_000 });
       await expect.poll(() => denied.getByTestId('way-qr').getAttribute('data-by'), { timeout: 10_000 }).toBe('scanner');
@@ -209,7 +223,9 @@ describe('a gateway that refuses the session socket', () => {
       expect(await card.locator('[data-backend="detail"]').textContent()).toContain('check the WebSocket route of the gateway');
       expect(Number(await card.locator('[data-backend="consecutive"]').textContent())).toBeGreaterThanOrEqual(3);
       // The budget in use; at 20 of 20 the card also says why the kiosk is quiet for a while.
-      expect(await card.locator('[data-backend="requests"]').textContent()).toMatch(/^(1?\d of 20|20 of 20 — spent: the next request waits for the oldest to leave the minute)$/);
+      expect(await card.locator('[data-backend="requests"]').textContent()).toMatch(
+        /^(1?\d of 20|20 of 20 — spent: the next request waits for the oldest to leave the minute)$/,
+      );
       expect(Number(await card.locator('[data-total="socket_refused"] dd').textContent())).toBeGreaterThanOrEqual(3);
       // The same cause in the self-test, in words.
       await page.getByTestId('self-test').click();
@@ -292,7 +308,7 @@ describe('the small ones', () => {
     await expect.poll(() => stack.service.state().language).toBe('en');
   }, 60_000);
 
-  it('a staff unlock and lock end the customer\'s visit: the next customer is greeted in the default language', async () => {
+  it("a staff unlock and lock end the customer's visit: the next customer is greeted in the default language", async () => {
     const { page } = stack;
     await page.getByTestId('lang-fr').click();
     await expect.poll(() => stack.service.state().language).toBe('fr');

@@ -48,7 +48,11 @@ beforeAll(async () => {
   rmSync(OUT_DIR, { recursive: true, force: true });
   mkdirSync(OUT_DIR, { recursive: true });
   server = await serveBuiltScreen();
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream'] });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream'],
+  });
   const context = await browser.newContext({ viewport: LANDSCAPE, locale: 'en-US', reducedMotion: 'reduce', deviceScaleFactor: 1 });
   page = await context.newPage();
   await installFakeKiosk(page, 'ready');
@@ -58,7 +62,8 @@ beforeAll(async () => {
   await page.evaluate(() => {
     const seen: { screen: string; at: number }[] = [];
     window.__screens = seen;
-    const main = (): { getAttribute(n: string): string | null } | null => document.querySelector('main[data-screen]') as { getAttribute(n: string): string | null } | null;
+    const main = (): { getAttribute(n: string): string | null } | null =>
+      document.querySelector('main[data-screen]') as { getAttribute(n: string): string | null } | null;
     let last = main()?.getAttribute('data-screen') ?? '';
     seen.push({ screen: last, at: performance.now() });
     new MutationObserver(() => {
@@ -83,7 +88,10 @@ async function show(state: ScreenState, screen: string): Promise<void> {
 
 async function showFixture(name: FixtureName, language: Language = 'en', patch: Partial<ScreenState> = {}): Promise<void> {
   await show({ ...screenState(name), language, ...patch }, screenOf(name));
-  await page.waitForFunction((lang) => (document as unknown as { documentElement: { lang: string } }).documentElement.lang === lang, language);
+  await page.waitForFunction(
+    (lang) => (document as unknown as { documentElement: { lang: string } }).documentElement.lang === lang,
+    language,
+  );
 }
 
 async function calls(): Promise<{ intent: string; args: unknown }[]> {
@@ -147,7 +155,8 @@ describe('time and a way back', () => {
   it('"More time" on the error screen keeps it longer (WCAG 2.2.1)', async () => {
     const now = Date.now();
     await show({ ...screenState('error'), clearsAt: now + 6_000 }, 'error');
-    const seconds = async (): Promise<number> => Number(/(\d+)/.exec((await page.getByTestId('error-countdown').textContent()) ?? '')?.[1] ?? NaN);
+    const seconds = async (): Promise<number> =>
+      Number(/(\d+)/.exec((await page.getByTestId('error-countdown').textContent()) ?? '')?.[1] ?? NaN);
     expect(await seconds()).toBeLessThanOrEqual(6);
     const before = (await calls()).length;
     await page.getByTestId('more-time-button').click();
@@ -167,7 +176,17 @@ describe('time and a way back', () => {
 });
 
 describe('the language on every screen a customer reads', () => {
-  const screens = ['engaging_nfc', 'awaiting_card', 'transferring_approve', 'error', 'result_verified', 'result_declined', 'offline', 'cannot_verify', 'remove_to_retry'] as const;
+  const screens = [
+    'engaging_nfc',
+    'awaiting_card',
+    'transferring_approve',
+    'error',
+    'result_verified',
+    'result_declined',
+    'offline',
+    'cannot_verify',
+    'remove_to_retry',
+  ] as const;
   for (const name of screens) {
     it(`${name}: the switch is there and changes the language`, async () => {
       await showFixture(name);
@@ -221,7 +240,10 @@ describe('the outcome', () => {
     const line = await style('verdict');
     // Green is #0b6b2e: a green "ID verified" beside a red answer reads as success.
     expect(line.color).not.toBe('rgb(11, 107, 46)');
-    const lineText = await page.getByTestId('verdict').locator('.outcome-verdict-text').evaluate((el) => parseFloat(window.getComputedStyle(el).fontSize));
+    const lineText = await page
+      .getByTestId('verdict')
+      .locator('.outcome-verdict-text')
+      .evaluate((el) => parseFloat(window.getComputedStyle(el).fontSize));
     const answerText = await page.locator('.outcome-age-text').evaluate((el) => parseFloat(window.getComputedStyle(el).fontSize));
     expect(lineText * 2).toBeLessThan(answerText);
     await shoot('result-age-no.en');
@@ -264,7 +286,9 @@ describe('Ready leads with what works', () => {
   it('the tap first, the QR code as the alternative; an arrow to the reader where the installer said', async () => {
     await showFixture('ready');
     expect(await page.locator('main h1').textContent()).toBe('Tap your phone on the reader');
-    const ways = await page.locator('[data-testid^="way-"]').evaluateAll((els) => els.map((el) => (el as { getAttribute(n: string): string | null }).getAttribute('data-testid')));
+    const ways = await page
+      .locator('[data-testid^="way-"]')
+      .evaluateAll((els) => els.map((el) => (el as { getAttribute(n: string): string | null }).getAttribute('data-testid')));
     expect(ways).toEqual(['way-tap', 'way-qr']);
     expect(await page.getByTestId('way-qr').textContent()).toContain('QR code instead');
     expect(await page.getByTestId('reader-pointer').getAttribute('data-at')).toBe('below');

@@ -23,7 +23,15 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScreenState, type Language } from '../../src/common/kiosk-api.js';
-import { AXE_TAGS, assertBrowserPrerequisites, CHROMIUM, REPO, SCREENSHOT_DIR, serveBuiltScreen, type BuiltScreenServer } from '../support/e2e-browser.js';
+import {
+  AXE_TAGS,
+  assertBrowserPrerequisites,
+  CHROMIUM,
+  REPO,
+  SCREENSHOT_DIR,
+  serveBuiltScreen,
+  type BuiltScreenServer,
+} from '../support/e2e-browser.js';
 import { writeBlankY4m } from '../support/fake-camera.js';
 import type { PageDocument } from '../support/page-globals.js';
 import {
@@ -98,7 +106,8 @@ async function currentScreen(page: Page): Promise<string | null> {
 
 /** Back to the customer screens: "Cancel" on the PIN pad; a locked staff session closes settings by itself. */
 async function leaveStaff(page: Page): Promise<void> {
-  if ((await currentScreen(page)) === 'staff_pin') await page.locator('main[data-screen="staff_pin"] .form-actions .button--secondary').click();
+  if ((await currentScreen(page)) === 'staff_pin')
+    await page.locator('main[data-screen="staff_pin"] .form-actions .button--secondary').click();
 }
 
 /** Shows a customer state; a Ready after Ready goes through Starting, so the camera starts afresh. */
@@ -183,11 +192,15 @@ const SCENES: readonly Scene[] = [
     show: async (page, language) => {
       await showState(page, inLanguage(screenState('ready'), language), 'ready');
       // A handheld scanner types a QR that is not an mdoc: engagement (a fast burst ended by Enter).
-      await page.evaluate((keys) => {
-        const target = globalThis as unknown as { dispatchEvent(event: object): boolean };
-        const Keyboard = (globalThis as unknown as { KeyboardEvent: new (type: string, init: object) => object }).KeyboardEvent;
-        for (const key of keys) for (const type of ['keydown', 'keyup']) target.dispatchEvent(new Keyboard(type, { key, bubbles: true, cancelable: true }));
-      }, [...Array.from('https://example.com/not-a-licence'), 'Enter']);
+      await page.evaluate(
+        (keys) => {
+          const target = globalThis as unknown as { dispatchEvent(event: object): boolean };
+          const Keyboard = (globalThis as unknown as { KeyboardEvent: new (type: string, init: object) => object }).KeyboardEvent;
+          for (const key of keys)
+            for (const type of ['keydown', 'keyup']) target.dispatchEvent(new Keyboard(type, { key, bubbles: true, cancelable: true }));
+        },
+        [...Array.from('https://example.com/not-a-licence'), 'Enter'],
+      );
       await page.getByTestId('scan-hint').waitFor();
     },
   },
@@ -205,7 +218,8 @@ const SCENES: readonly Scene[] = [
     name: 'result_jpeg2000',
     screen: 'result',
     staff: false,
-    show: (page, language) => showState(page, inLanguage(identityResult(screenState('result_verified'), Date.now(), jpeg2000Portrait), language), 'result'),
+    show: (page, language) =>
+      showState(page, inLanguage(identityResult(screenState('result_verified'), Date.now(), jpeg2000Portrait), language), 'result'),
   },
   customerScene('result_portrait_undecodable'),
   customerScene('result_rejected'),
@@ -339,10 +353,20 @@ async function axeProblems(page: Page): Promise<string[]> {
     const axe = window.axe;
     if (axe === undefined) throw new Error('axe-core did not load');
     const result = await axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary ?? '' })) }));
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary ?? '' })),
+    }));
   }, AXE_TAGS);
   return violations.flatMap((v) =>
-    v.nodes.slice(0, 5).map((n) => `axe ${v.id} (${v.impact ?? '?'}): ${v.help} — ${JSON.stringify(n.target)}${n.failureSummary ? `: ${n.failureSummary.replace(/\s+/g, ' ').slice(0, 240)}` : ''}`),
+    v.nodes
+      .slice(0, 5)
+      .map(
+        (n) =>
+          `axe ${v.id} (${v.impact ?? '?'}): ${v.help} — ${JSON.stringify(n.target)}${n.failureSummary ? `: ${n.failureSummary.replace(/\s+/g, ' ').slice(0, 240)}` : ''}`,
+      ),
   );
 }
 
@@ -380,12 +404,15 @@ async function layoutProblems(page: Page, customer: boolean): Promise<string[]> 
       const box = el.getBoundingClientRect();
       return box.width > 0 && box.height > 0;
     };
-    const skip = (el: El): boolean => el.closest('.sr-only') !== null || ['SVG', 'PATH', 'VIDEO', 'CANVAS', 'OPTION'].includes(el.tagName.toUpperCase());
+    const skip = (el: El): boolean =>
+      el.closest('.sr-only') !== null || ['SVG', 'PATH', 'VIDEO', 'CANVAS', 'OPTION'].includes(el.tagName.toUpperCase());
     const problems: string[] = [];
     const vw = window.innerWidth;
     const vh = window.innerHeight;
     if (document.documentElement.scrollWidth > document.documentElement.clientWidth + 1) {
-      problems.push(`the page scrolls sideways (${document.documentElement.scrollWidth} px wide in a ${document.documentElement.clientWidth} px window)`);
+      problems.push(
+        `the page scrolls sideways (${document.documentElement.scrollWidth} px wide in a ${document.documentElement.clientWidth} px window)`,
+      );
     }
     // The innermost offender of each kind says where the problem is; its ancestors only repeat it.
     const overflowing: El[] = [];
@@ -402,7 +429,8 @@ async function layoutProblems(page: Page, customer: boolean): Promise<string[]> 
       for (let at = inner.parentElement; at !== null; at = at.parentElement) if (at === outer) return true;
       return false;
     }
-    for (const el of innermost(overflowing)) problems.push(`overflows its box sideways by ${el.scrollWidth - el.clientWidth} px: ${describe(el)}`);
+    for (const el of innermost(overflowing))
+      problems.push(`overflows its box sideways by ${el.scrollWidth - el.clientWidth} px: ${describe(el)}`);
     for (const el of innermost(offside)) {
       const box = el.getBoundingClientRect();
       problems.push(`off the viewport sideways (${Math.round(box.left)}..${Math.round(box.right)} of ${vw}): ${describe(el)}`);
@@ -413,16 +441,26 @@ async function layoutProblems(page: Page, customer: boolean): Promise<string[]> 
       problems.push(`the screen needs scrolling: its content is ${main.scrollHeight} px tall in ${main.clientHeight} px`);
     }
     if (isCustomer) {
-      const essentials = all('main h1, [data-testid="verdict"], [data-testid="age-answer"], [data-testid="portrait"], [data-testid="next-button"], [data-testid="retry-button"], [data-testid="camera-preview"], [data-testid="scan-hint"], .language-switch, [data-testid="progress"]');
+      const essentials = all(
+        'main h1, [data-testid="verdict"], [data-testid="age-answer"], [data-testid="portrait"], [data-testid="next-button"], [data-testid="retry-button"], [data-testid="camera-preview"], [data-testid="scan-hint"], .language-switch, [data-testid="progress"]',
+      );
       for (const el of essentials) {
         if (!shown(el)) continue;
         const box = el.getBoundingClientRect();
         if (box.top < -1 || box.bottom > vh + 1 || box.left < -1 || box.right > vw + 1) {
-          problems.push(`not wholly on screen (${Math.round(box.left)},${Math.round(box.top)}..${Math.round(box.right)},${Math.round(box.bottom)} in ${vw}×${vh}): ${describe(el)}`);
+          problems.push(
+            `not wholly on screen (${Math.round(box.left)},${Math.round(box.top)}..${Math.round(box.right)},${Math.round(box.bottom)} in ${vw}×${vh}): ${describe(el)}`,
+          );
           continue;
         }
         // On screen but hidden: scrolled out of its container, or under the sticky footer or a bar.
-        for (const [fx, fy] of [[0.5, 0.5], [0.15, 0.15], [0.85, 0.15], [0.15, 0.85], [0.85, 0.85]] as const) {
+        for (const [fx, fy] of [
+          [0.5, 0.5],
+          [0.15, 0.15],
+          [0.85, 0.15],
+          [0.15, 0.85],
+          [0.85, 0.85],
+        ] as const) {
           const x = box.left + box.width * fx;
           const y = box.top + box.height * fy;
           const hit = document.elementFromPoint(x, y) as El | null;
@@ -474,7 +512,15 @@ beforeAll(async () => {
   const launched = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-video-capture=${camera}`],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--use-fake-ui-for-media-stream',
+      '--use-fake-device-for-media-stream',
+      `--use-file-for-fake-video-capture=${camera}`,
+    ],
   });
   browser = launched;
   const context = await launched.newContext({ viewport: BASE_VIEWPORT, locale: 'en-US', reducedMotion: 'reduce', deviceScaleFactor: 1 });
@@ -567,7 +613,8 @@ describe('every screen in every language: axe, layout, a screenshot', () => {
   it('the page logged no error on any screen', () => {
     // Expected: the denied and missing cameras (the screen says so). Chromium's complaints about the
     // host's CSP header are the host's business (test/unit/host), not the screen's.
-    const expected = /NotAllowedError|NotFoundError|Permission denied|device not found|^The source list for the Content Security Policy directive/i;
+    const expected =
+      /NotAllowedError|NotFoundError|Permission denied|device not found|^The source list for the Content Security Policy directive/i;
     expect(consoleErrors.filter((e) => !expected.test(e))).toEqual([]);
   });
 });

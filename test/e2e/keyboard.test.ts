@@ -28,7 +28,10 @@ async function tabTo(page: Page, matches: (focused: Focused) => boolean, max = 4
     await page.keyboard.press('Tab');
     const focused = page.locator(':focus');
     if ((await focused.count()) === 0) continue;
-    const current: Focused = { testId: await focused.first().getAttribute('data-testid'), text: ((await focused.first().textContent()) ?? '').trim() };
+    const current: Focused = {
+      testId: await focused.first().getAttribute('data-testid'),
+      text: ((await focused.first().textContent()) ?? '').trim(),
+    };
     if (matches(current)) return;
     seen.push(current.testId ?? current.text.slice(0, 30));
   }

@@ -6,7 +6,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dispatchIntent } from '../../src/common/kiosk-api.js';
 import { DEFAULT_HOLDER_DATA, drawPortraitRgb } from '../../src/qa/index.js';
-import { PORTRAIT_COLOURS, canvasPixels, canvasRgb, checkScreen, scannerTypes, startBrowserStack, stopBrowserStack, type BrowserStack } from '../support/e2e-browser.js';
+import {
+  PORTRAIT_COLOURS,
+  canvasPixels,
+  canvasRgb,
+  checkScreen,
+  scannerTypes,
+  startBrowserStack,
+  stopBrowserStack,
+  type BrowserStack,
+} from '../support/e2e-browser.js';
 
 let stack: BrowserStack;
 
@@ -140,7 +149,10 @@ describe('the kiosk screen, flow by flow', () => {
     await stack.counter.reconfigurePhone({ consent: 'decline' });
     stack.counter.rig.tap();
     expect(await verdict()).toBe('declined');
-    expect(stack.reports.at(-1)?.outcome).toMatchObject({ verdict: 'rejected', reasons: expect.arrayContaining(['nothing_shared']) as unknown });
+    expect(stack.reports.at(-1)?.outcome).toMatchObject({
+      verdict: 'rejected',
+      reasons: expect.arrayContaining(['nothing_shared']) as unknown,
+    });
     const shown = (await stack.page.locator('main').textContent()) ?? '';
     expect(shown).toContain('You declined to share');
     expect(shown).not.toContain('Not accepted');
@@ -193,7 +205,11 @@ describe('the kiosk screen, flow by flow', () => {
       .catch(() => undefined);
     // When decoding failed, the page's console says why: show it with the failure.
     expect(await portrait.getAttribute('data-portrait-state'), stack.consoleMessages.slice(-10).join('\n')).toBe('shown');
-    const pixels = await canvasPixels(stack.page, '[data-testid="portrait"]', [PORTRAIT_COLOURS.skin, PORTRAIT_COLOURS.hair, PORTRAIT_COLOURS.background]);
+    const pixels = await canvasPixels(stack.page, '[data-testid="portrait"]', [
+      PORTRAIT_COLOURS.skin,
+      PORTRAIT_COLOURS.hair,
+      PORTRAIT_COLOURS.background,
+    ]);
     // The codestream is lossless: the canvas must hold the very face the phone drew, pixel for pixel.
     const drawn = drawPortraitRgb();
     const shown = await canvasRgb(stack.page, '[data-testid="portrait"]');
@@ -206,21 +222,34 @@ describe('the kiosk screen, flow by flow', () => {
     await nextCustomer();
   });
 
-  it('the page never showed the holder\'s name under the age profile, and logged no personal data', async () => {
-    const holder = { family_name: DEFAULT_HOLDER_DATA.family_name, given_name: DEFAULT_HOLDER_DATA.given_name, document_number: DEFAULT_HOLDER_DATA.document_number };
+  it("the page never showed the holder's name under the age profile, and logged no personal data", async () => {
+    const holder = {
+      family_name: DEFAULT_HOLDER_DATA.family_name,
+      given_name: DEFAULT_HOLDER_DATA.given_name,
+      document_number: DEFAULT_HOLDER_DATA.document_number,
+    };
     // Whole words: "Doe" must not match "Does" in an unrelated message.
-    const patterns = Object.entries(holder).map(([element, value]) => ({ element, pattern: new RegExp(`\\b${value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`) }));
-    for (const { element, pattern } of patterns) expect(pattern.test(`Holder: ${holder[element as keyof typeof holder]}.`), element).toBe(true);
+    const patterns = Object.entries(holder).map(([element, value]) => ({
+      element,
+      pattern: new RegExp(`\\b${value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`),
+    }));
+    for (const { element, pattern } of patterns)
+      expect(pattern.test(`Holder: ${holder[element as keyof typeof holder]}.`), element).toBe(true);
     const shown = await stack.page.evaluate<string[]>('window.__shownText');
     // The recorder listened while the flows disclosed outcomes (the age answer and the portrait row).
-    expect(shown.some((text) => text.includes('21 or older')), 'the page recorder saw the outcomes').toBe(true);
+    expect(
+      shown.some((text) => text.includes('21 or older')),
+      'the page recorder saw the outcomes',
+    ).toBe(true);
     const places: [string, string][] = [
       ['page (any text it ever showed)', [...shown, await stack.page.locator('html').innerHTML()].join('\n')],
       // The kiosk page's own console and its workers; the virtual phone's page is the holder's side.
       ['console', stack.consoleMessages.filter((m) => !m.startsWith('phone page')).join('\n')],
       ['kiosk log', stack.logs.text()],
     ];
-    const found = places.flatMap(([where, text]) => patterns.filter((p) => p.pattern.test(text)).map((p) => `${p.element} in the ${where}`));
+    const found = places.flatMap(([where, text]) =>
+      patterns.filter((p) => p.pattern.test(text)).map((p) => `${p.element} in the ${where}`),
+    );
     expect(found).toEqual([]);
     expect(stack.consoleMessages.filter((m) => m.startsWith('pageerror'))).toEqual([]);
   });

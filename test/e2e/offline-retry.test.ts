@@ -11,7 +11,9 @@ let stack: BrowserStack;
 
 beforeAll(async () => {
   // Long automatic backoff, so the presses are what contacts the backend; the smallest request budget.
-  stack = await startBrowserStack({ config: { session: { offlineBackoffMinMs: 60_000, offlineBackoffMaxMs: 120_000, maxRequestsPerMinute: 6 } } });
+  stack = await startBrowserStack({
+    config: { session: { offlineBackoffMinMs: 60_000, offlineBackoffMaxMs: 120_000, maxRequestsPerMinute: 6 } },
+  });
   await stack.waitForScreen('ready', 30_000);
 }, 60_000);
 
@@ -41,8 +43,12 @@ describe('"Retry now" on Offline', () => {
     // budget leaves room for the press below whatever that took (at most 4 of 6).
     expect(before).toBeLessThanOrEqual(4);
     // One press and four more at once: one attempt.
-    await page.evaluate(`(() => { const b = document.querySelector('[data-testid="retry-button"]'); for (let i = 0; i < 5; i++) b.click(); })()`);
-    await expect.poll(() => result.textContent(), { timeout: 30_000 }).toMatch(/^Tried at \d{1,2}:\d{2}:\d{2}\s?(AM|PM)? — still not reachable: \S/);
+    await page.evaluate(
+      `(() => { const b = document.querySelector('[data-testid="retry-button"]'); for (let i = 0; i < 5; i++) b.click(); })()`,
+    );
+    await expect
+      .poll(() => result.textContent(), { timeout: 30_000 })
+      .toMatch(/^Tried at \d{1,2}:\d{2}:\d{2}\s?(AM|PM)? — still not reachable: \S/);
     expect(await page.evaluate('window.__retryButton')).toContain('Trying…|true');
     expect(requests() - before).toBe(1);
     expect(await button.textContent()).toBe('Retry now');
@@ -51,7 +57,11 @@ describe('"Retry now" on Offline', () => {
     await new Promise((done) => setTimeout(done, 1_500));
     expect(await result.textContent()).toMatch(/^Tried at .* still not reachable/);
     // "Trying…" began once: one attempt from the screen, however many presses.
-    expect(await page.evaluate('window.__retryButton.filter((t, i, all) => t.startsWith("Trying") && !(all[i - 1] ?? "").startsWith("Trying")).length')).toBe(1);
+    expect(
+      await page.evaluate(
+        'window.__retryButton.filter((t, i, all) => t.startsWith("Trying") && !(all[i - 1] ?? "").startsWith("Trying")).length',
+      ),
+    ).toBe(1);
     await checkScreen(stack, 'offline-retry-tried');
 
     const said: string[] = [];

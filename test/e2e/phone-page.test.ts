@@ -14,7 +14,14 @@ import { createKiosk } from '../../src/kiosk/compose.js';
 import { mergeConfig, parseConfig } from '../../src/platform/config.js';
 import type { Kiosk } from '../../src/kiosk/kiosk.js';
 import { createLogger } from '../../src/platform/log.js';
-import { PHONE_PAGE_CSP, createVirtualCounter, getTestPki, startPhonePage, type PhonePage, type VirtualCounter } from '../../src/qa/index.js';
+import {
+  PHONE_PAGE_CSP,
+  createVirtualCounter,
+  getTestPki,
+  startPhonePage,
+  type PhonePage,
+  type VirtualCounter,
+} from '../../src/qa/index.js';
 import { BROWSER_E2E_TIMEOUTS, CHROMIUM, SCREENSHOT_DIR, axeViolations } from '../support/e2e-browser.js';
 import { LogCapture, observeKiosk, type KioskObserver } from '../support/harness.js';
 
@@ -29,11 +36,20 @@ const requests: string[] = [];
 const scans: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM}: install it (apt-get install chromium); the browser tests never skip`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`Chromium is missing at ${CHROMIUM}: install it (apt-get install chromium); the browser tests never skip`);
   counter = await createVirtualCounter({ pki: await getTestPki(), phoneEndTimeoutMs: 2_000 });
   const backend = counter.backend;
   if (!backend) throw new Error('no backend');
-  const config = parseConfig(mergeConfig({ backend: { baseUrl: backend.url, apiKey: backend.apiKey }, timeouts: { ...BROWSER_E2E_TIMEOUTS, resultDisplayMs: 300, errorDisplayMs: 300, removePhoneMs: 1_000 } }, {}));
+  const config = parseConfig(
+    mergeConfig(
+      {
+        backend: { baseUrl: backend.url, apiKey: backend.apiKey },
+        timeouts: { ...BROWSER_E2E_TIMEOUTS, resultDisplayMs: 300, errorDisplayMs: 300, removePhoneMs: 1_000 },
+      },
+      {},
+    ),
+  );
   kiosk = createKiosk(config, counter.rig.devices, createLogger({ level: 'silent' }, new LogCapture()));
   observed = observeKiosk(kiosk);
   kiosk.start();
@@ -51,7 +67,14 @@ beforeAll(async () => {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1280, height: 800 },
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   context.on('request', (r) => requests.push(r.url()));
   page = context.pages()[0] ?? (await context.newPage());
@@ -174,8 +197,15 @@ describe('the virtual phone page', () => {
     expect(((await badAction.json()) as { error: string }).error).toMatch(/action/);
     expect((await call('/api/action', { method: 'POST', headers: json, body: '{not json' })).status).toBe(400);
     expect((await call('/api/action', { method: 'POST', headers: auth, body: JSON.stringify({ action: 'tap' }) })).status).toBe(415);
-    expect((await call('/api/action', { method: 'POST', headers: json, body: JSON.stringify({ action: 'tap', pad: 'x'.repeat(10_000) }) })).status).toBe(413);
-    const foreign = await call('/api/action', { method: 'POST', headers: { ...json, origin: 'http://evil.example' }, body: JSON.stringify({ action: 'tap' }) });
+    expect(
+      (await call('/api/action', { method: 'POST', headers: json, body: JSON.stringify({ action: 'tap', pad: 'x'.repeat(10_000) }) }))
+        .status,
+    ).toBe(413);
+    const foreign = await call('/api/action', {
+      method: 'POST',
+      headers: { ...json, origin: 'http://evil.example' },
+      body: JSON.stringify({ action: 'tap' }),
+    });
     expect(foreign.status).toBe(403);
     expect((await call('/api/settings', { headers: auth })).status).toBe(405);
     expect((await call('/nope')).status).toBe(404);

@@ -19,7 +19,11 @@ afterAll(() => stopBrowserStack(stack), 30_000);
 async function phoneApi(path: '/api/settings' | '/api/action', body: unknown): Promise<{ status: number; data: unknown }> {
   const phonePage = stack.phonePage;
   if (!phonePage) throw new Error('no phone page');
-  const res = await fetch(new URL(path, phonePage.url), { method: 'POST', headers: { authorization: `Bearer ${phonePage.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(new URL(path, phonePage.url), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${phonePage.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, data: await res.json() };
 }
 

@@ -8,7 +8,18 @@ import { renameSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_HOLDER_DATA } from '../../src/qa/index.js';
-import { HOLDER_NEEDLES, PORTRAIT_COLOURS, base64Slice, canvasPixels, checkScreen, personalDataLeft, scannerTypes, startBrowserStack, stopBrowserStack, type BrowserStack } from '../support/e2e-browser.js';
+import {
+  HOLDER_NEEDLES,
+  PORTRAIT_COLOURS,
+  base64Slice,
+  canvasPixels,
+  checkScreen,
+  personalDataLeft,
+  scannerTypes,
+  startBrowserStack,
+  stopBrowserStack,
+  type BrowserStack,
+} from '../support/e2e-browser.js';
 import { writeBlankY4m } from '../support/fake-camera.js';
 
 const NS = 'org.iso.18013.5.1';
@@ -49,7 +60,7 @@ beforeAll(async () => {
 afterAll(() => stopBrowserStack(stack), 30_000);
 
 describe('QR from the camera', () => {
-  it('the fake camera shows the phone\'s QR → the screen reads it → verified identity with fields and portrait', async () => {
+  it("the fake camera shows the phone's QR → the screen reads it → verified identity with fields and portrait", async () => {
     await stack.waitForScreen('result', 45_000);
     expect(stack.reports.at(-1)?.transport).toBe('qr');
     expect(await stack.page.getByTestId('verdict').getAttribute('data-verdict')).toBe('verified');
@@ -97,7 +108,8 @@ describe('QR from the camera', () => {
     // A scanner hands over the phone's engagement: the kiosk starts the verification and leaves Ready.
     await scannerTypes(page, stack.counter.presentQr());
     await page.waitForSelector('main[data-screen]:not([data-screen="ready"])', { timeout: 15_000 });
-    const previewState = async (): Promise<string> => ((await preview.count()) === 0 ? 'gone' : ((await preview.getAttribute('data-camera-state')) ?? 'no state'));
+    const previewState = async (): Promise<string> =>
+      (await preview.count()) === 0 ? 'gone' : ((await preview.getAttribute('data-camera-state')) ?? 'no state');
     await expect.poll(previewState, { timeout: 2_000 }).toMatch(/^(gone|off)$/);
     await expect.poll(() => cameraTracks(page), { timeout: 2_000 }).not.toContain('live');
     const opened = (await cameraTracks(page)).length;
@@ -112,6 +124,9 @@ describe('QR from the camera', () => {
     await expect.poll(() => preview.getAttribute('data-camera-state'), { timeout: 15_000 }).toBe('active');
     const again = await cameraTracks(page);
     expect(again.length, 'a new camera stream was opened').toBeGreaterThan(opened);
-    expect(again.filter((state) => state === 'live'), 'exactly the new stream runs').toHaveLength(again.length - opened);
+    expect(
+      again.filter((state) => state === 'live'),
+      'exactly the new stream runs',
+    ).toHaveLength(again.length - opened);
   }, 120_000);
 });

@@ -10,8 +10,24 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QrScannedResult, dispatchIntent, type ScreenState } from '../../src/common/kiosk-api.js';
-import { SCREENSHOT_DIR, axeViolations, checkScreen, scannerTypes, startBrowserStack, stopBrowserStack, type BrowserStack } from '../support/e2e-browser.js';
-import { FAKE_PIN, FIXTURE_HOLDER, installFakeKiosk, openStaffScreen, screenState, setFakeCamera, setFakeState } from '../support/screen-fixtures.js';
+import {
+  SCREENSHOT_DIR,
+  axeViolations,
+  checkScreen,
+  scannerTypes,
+  startBrowserStack,
+  stopBrowserStack,
+  type BrowserStack,
+} from '../support/e2e-browser.js';
+import {
+  FAKE_PIN,
+  FIXTURE_HOLDER,
+  installFakeKiosk,
+  openStaffScreen,
+  screenState,
+  setFakeCamera,
+  setFakeState,
+} from '../support/screen-fixtures.js';
 
 let stack: BrowserStack;
 
@@ -95,7 +111,7 @@ describe('the screen against a fake kiosk', () => {
     await backToReady();
   });
 
-  it('the PIN pad\'s Cancel locks; an unlocked session found under a customer screen is locked by the screen', async () => {
+  it("the PIN pad's Cancel locks; an unlocked session found under a customer screen is locked by the screen", async () => {
     let from = (await calls()).length;
     await openStaffScreen(page, 'staff_pin');
     await page.getByRole('button', { name: 'Cancel' }).click();
@@ -126,13 +142,17 @@ describe('the screen against a fake kiosk', () => {
     await page.locator('[data-field="backendUrl"] input').waitFor();
     let from = (await calls()).length;
     await page.getByLabel('Request profile').selectOption('identity');
-    await expect.poll(async () => (await callsSince(from)).filter((c) => c.intent !== 'getSettings')).toEqual([{ intent: 'setProfile', args: { name: 'identity' } }]);
+    await expect
+      .poll(async () => (await callsSince(from)).filter((c) => c.intent !== 'getSettings'))
+      .toEqual([{ intent: 'setProfile', args: { name: 'identity' } }]);
     await expect.poll(() => page.getByText('Request profile changed.').count()).toBe(1);
     from = (await calls()).length;
     await page.getByLabel('Bluetooth roles').selectOption('central');
     await page.getByTestId('settings-save').click();
     await expect.poll(() => page.getByTestId('settings-status').textContent()).toBe('Saved.');
-    expect((await callsSince(from)).filter((c) => c.intent === 'saveSettings')).toEqual([{ intent: 'saveSettings', args: { bleRoles: 'central' } }]);
+    expect((await callsSince(from)).filter((c) => c.intent === 'saveSettings')).toEqual([
+      { intent: 'saveSettings', args: { bleRoles: 'central' } },
+    ]);
     await page.getByRole('button', { name: 'Lock' }).click();
     await page.locator('main[data-screen="ready"]').waitFor();
   });
@@ -154,7 +174,9 @@ describe('the screen against a fake kiosk', () => {
     expect(await page.locator('[data-check="camera"] [data-status]').textContent()).toBe('on');
     expect(await page.locator('[data-count="verifications"] dt').textContent()).toBe('Verifications');
     // Newest first (the fixture lists them oldest first: the screen sorts by time).
-    const events = await page.evaluate<string[]>(`[...document.querySelectorAll('[data-testid="events"] td[data-event]')].map((c) => c.getAttribute('data-event'))`);
+    const events = await page.evaluate<string[]>(
+      `[...document.querySelectorAll('[data-testid="events"] td[data-event]')].map((c) => c.getAttribute('data-event'))`,
+    );
     expect(events[0]).toBe('staff_unlocked');
     expect(events.at(-1)).toBe('future_event_name');
     mkdirSync(SCREENSHOT_DIR, { recursive: true });
@@ -165,7 +187,13 @@ describe('the screen against a fake kiosk', () => {
     await setFakeCamera(page, 'denied');
     from = (await calls()).length;
     await page.getByTestId('self-test').click();
-    await expect.poll(async () => (await callsSince(from)).filter((c) => c.intent !== 'getDiagnostics').map((c) => `${c.intent}${c.intent === 'reportCamera' ? `:${String(c.args.state)}` : ''}`)).toEqual(['reportCamera:denied', 'selfTest']);
+    await expect
+      .poll(async () =>
+        (await callsSince(from))
+          .filter((c) => c.intent !== 'getDiagnostics')
+          .map((c) => `${c.intent}${c.intent === 'reportCamera' ? `:${String(c.args.state)}` : ''}`),
+      )
+      .toEqual(['reportCamera:denied', 'selfTest']);
     await setFakeCamera(page, 'real');
     await page.getByRole('button', { name: 'Lock' }).click();
     await page.locator('main[data-screen="ready"]').waitFor();
@@ -178,7 +206,11 @@ describe('the screen against a fake kiosk', () => {
     const field = page.locator('main[data-screen="staff_pin"] input[type="password"]');
     expect(await field.isDisabled()).toBe(true);
     await expect.poll(() => field.isDisabled(), { timeout: 5_000 }).toBe(false);
-    await expect.poll(() => page.evaluate('document.activeElement === document.querySelector(\'main[data-screen="staff_pin"] input[type="password"]\')')).toBe(true);
+    await expect
+      .poll(() =>
+        page.evaluate('document.activeElement === document.querySelector(\'main[data-screen="staff_pin"] input[type="password"]\')'),
+      )
+      .toBe(true);
     await page.keyboard.type(FAKE_PIN);
     await page.keyboard.press('Enter');
     await page.locator('main[data-screen="settings"]').waitFor();
@@ -195,7 +227,9 @@ describe('the screen against a fake kiosk', () => {
       // Another browser of the kiosk reports a working camera: the host's state says so.
       await setFakeState(page, { ...screenState('ready'), camera: { ...screenState('ready').camera, state: 'active' } });
       await openStaffScreen(page, 'settings');
-      await page.evaluate(`(() => { const s = window.__fakeKiosk.getState(); window.__fakeKiosk.setState(Object.assign({}, s, { camera: Object.assign({}, s.camera, { state: 'active' }) })); })()`);
+      await page.evaluate(
+        `(() => { const s = window.__fakeKiosk.getState(); window.__fakeKiosk.setState(Object.assign({}, s, { camera: Object.assign({}, s.camera, { state: 'active' }) })); })()`,
+      );
       await expect.poll(() => page.evaluate('window.__fakeKiosk.getState().camera.state')).toBe('active');
       await expect.poll(() => page.locator('[data-status="camera"] .status-value').textContent()).toBe('access denied');
       // For customers the bar is one line; the items are for staff.
@@ -224,7 +258,9 @@ describe('the screen against a fake kiosk', () => {
     await form.getByLabel('New PIN again').fill('13579');
     const from = (await calls()).length;
     await form.getByRole('button', { name: 'Change PIN' }).click();
-    await expect.poll(() => form.locator('[data-field="pin.current"] [data-testid="field-error"]').textContent()).toContain('Enter the current PIN.');
+    await expect
+      .poll(() => form.locator('[data-field="pin.current"] [data-testid="field-error"]').textContent())
+      .toContain('Enter the current PIN.');
     expect((await callsSince(from)).map((c) => c.intent)).not.toContain('changePin');
     await form.getByLabel('Current PIN').fill('1234');
     await form.getByLabel('New PIN', { exact: true }).fill('13579');

@@ -7,7 +7,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UnlockResult, dispatchIntent } from '../../src/common/kiosk-api.js';
 import { join } from 'node:path';
-import { HOLDER_NEEDLES, SCREENSHOT_DIR, base64Slice, checkScreen, pageTraces, personalDataLeft, startBrowserStack, stopBrowserStack, type BrowserStack } from '../support/e2e-browser.js';
+import {
+  HOLDER_NEEDLES,
+  SCREENSHOT_DIR,
+  base64Slice,
+  checkScreen,
+  pageTraces,
+  personalDataLeft,
+  startBrowserStack,
+  stopBrowserStack,
+  type BrowserStack,
+} from '../support/e2e-browser.js';
 
 const READY_EN = 'Tap your phone on the reader';
 
@@ -62,10 +72,14 @@ describe('staff settings and languages', () => {
       await pinForm.getByRole('button', { name: 'Change PIN' }).click();
     };
     await fillPins('111111');
-    await expect.poll(() => pinForm.locator('[data-field="pin.current"] [data-testid="field-error"]').textContent(), { timeout: 10_000 }).toContain('wrong PIN');
+    await expect
+      .poll(() => pinForm.locator('[data-field="pin.current"] [data-testid="field-error"]').textContent(), { timeout: 10_000 })
+      .toContain('wrong PIN');
     expect(await pinForm.getByLabel('Current PIN').inputValue()).toBe('');
     await fillPins(stack.pin ?? '');
-    await expect.poll(() => pinForm.locator('[data-field="pin.next"] [data-testid="field-error"]').textContent(), { timeout: 10_000 }).toContain('cannot be changed here');
+    await expect
+      .poll(() => pinForm.locator('[data-field="pin.next"] [data-testid="field-error"]').textContent(), { timeout: 10_000 })
+      .toContain('cannot be changed here');
     expect(await pinForm.locator('[data-field="pin.current"] [data-testid="field-error"]').count()).toBe(0);
     expect(stack.service.staffUnlockedAnywhere()).toBe(true);
 
@@ -94,7 +108,9 @@ describe('staff settings and languages', () => {
 
     // One button writes the support bundle and says where it is; nothing of the key is in it.
     await page.getByTestId('support-bundle-write').click();
-    await expect.poll(() => page.getByTestId('support-bundle-status').textContent(), { timeout: 15_000 }).toContain('Support bundle written');
+    await expect
+      .poll(() => page.getByTestId('support-bundle-status').textContent(), { timeout: 15_000 })
+      .toContain('Support bundle written');
     const bundlePath = (await page.getByTestId('support-bundle-path').textContent()) ?? '';
     expect(bundlePath).toMatch(/\/support\/mdl-kiosk-support-.*\.tar\.gz$/);
     const { gunzipSync } = await import('node:zlib');

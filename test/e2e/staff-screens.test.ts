@@ -33,7 +33,11 @@ beforeAll(async () => {
   });
   server = http;
   await new Promise<void>((done) => http.listen(0, '127.0.0.1', done));
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
   const context = await browser.newContext({ viewport: VIEWPORTS[0], locale: 'en-US', reducedMotion: 'reduce', deviceScaleFactor: 1 });
   page = await context.newPage();
   await installFakeKiosk(page, 'ready', { volumes: [{ id: '/media/kiosk/SUPPORT-USB', label: 'SUPPORT-USB' }] });
@@ -47,7 +51,8 @@ afterAll(async () => {
   if (http !== undefined) await new Promise<void>((done) => http.close(() => done()));
 });
 
-const calls = async (): Promise<{ intent: string; args: Record<string, unknown> }[]> => page.evaluate<{ intent: string; args: Record<string, unknown> }[]>('window.__fakeKiosk.calls.slice()');
+const calls = async (): Promise<{ intent: string; args: Record<string, unknown> }[]> =>
+  page.evaluate<{ intent: string; args: Record<string, unknown> }[]>('window.__fakeKiosk.calls.slice()');
 
 async function show(state: ScreenState, screen: string): Promise<void> {
   await setFakeState(page, state);
@@ -56,7 +61,8 @@ async function show(state: ScreenState, screen: string): Promise<void> {
 
 /** Whatever a failed test left on screen: back to Ready (Cancel on the PIN pad, Lock on the staff screens). */
 async function backToReady(): Promise<void> {
-  if ((await page.locator('main[data-screen="staff_pin"]').count()) > 0) await page.getByRole('button', { name: /^(Cancel|Cancelar|Annuler)$/ }).click();
+  if ((await page.locator('main[data-screen="staff_pin"]').count()) > 0)
+    await page.getByRole('button', { name: /^(Cancel|Cancelar|Annuler)$/ }).click();
   if ((await page.locator('.staff-nav').count()) > 0) await page.getByRole('button', { name: /^(Lock|Bloquear|Verrouiller)$/ }).click();
   await show(screenState('ready'), 'ready');
 }
@@ -188,13 +194,19 @@ describe('the support bundle onto a removable drive', () => {
       await page.setViewportSize(viewport);
       await openStaffScreen(page, 'diagnostics');
       const where = page.getByTestId('support-bundle-where');
-      await expect.poll(() => where.locator('option').allTextContents()).toEqual(["this kiosk’s support folder", 'removable drive SUPPORT-USB']);
+      await expect
+        .poll(() => where.locator('option').allTextContents())
+        .toEqual(['this kiosk’s support folder', 'removable drive SUPPORT-USB']);
       expect(await page.getByLabel('Write it to').count()).toBe(1);
       await where.selectOption('/media/kiosk/SUPPORT-USB');
       const from = (await calls()).length;
       await page.getByTestId('support-bundle-write').click();
-      await expect.poll(() => page.getByTestId('support-bundle-path').textContent()).toMatch(/^\/media\/kiosk\/SUPPORT-USB\/mdl-kiosk-support-/);
-      expect((await calls()).slice(from).filter((c) => c.intent === 'writeSupportBundle')).toEqual([{ intent: 'writeSupportBundle', args: { volume: '/media/kiosk/SUPPORT-USB' } }]);
+      await expect
+        .poll(() => page.getByTestId('support-bundle-path').textContent())
+        .toMatch(/^\/media\/kiosk\/SUPPORT-USB\/mdl-kiosk-support-/);
+      expect((await calls()).slice(from).filter((c) => c.intent === 'writeSupportBundle')).toEqual([
+        { intent: 'writeSupportBundle', args: { volume: '/media/kiosk/SUPPORT-USB' } },
+      ]);
       await page.getByTestId('support-bundle').scrollIntoViewIfNeeded();
       await screenshot('staff-support-bundle');
       expect(await axeViolations(page)).toEqual([]);

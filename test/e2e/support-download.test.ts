@@ -33,7 +33,9 @@ describe('support bundle download (browser host)', () => {
     expect(download.suggestedFilename()).toMatch(/^mdl-kiosk-support-.*\.tar\.gz$/);
     const bytes = await readFile(await download.path());
     expect([bytes[0], bytes[1]]).toEqual([0x1f, 0x8b]);
-    await expect.poll(() => page.getByTestId('support-bundle-status').textContent()).toMatch(/^Support bundle handed to this browser’s downloads \(\d[\d,]* KB\):/);
+    await expect
+      .poll(() => page.getByTestId('support-bundle-status').textContent())
+      .toMatch(/^Support bundle handed to this browser’s downloads \(\d[\d,]* KB\):/);
     // The link is spent: the same URL again is refused.
     const again = await page.evaluate<number>(`fetch(${JSON.stringify(new URL(download.url()).pathname)}).then((r) => r.status)`);
     expect(again).toBe(404);
@@ -43,7 +45,11 @@ describe('support bundle download (browser host)', () => {
     ]) {
       await page.setViewportSize(viewport);
       await page.getByTestId('support-bundle').scrollIntoViewIfNeeded();
-      await page.screenshot({ path: join(SCREENSHOT_DIR, `staff-support-download.${viewport.width}x${viewport.height}.png`), animations: 'disabled', caret: 'hide' });
+      await page.screenshot({
+        path: join(SCREENSHOT_DIR, `staff-support-download.${viewport.width}x${viewport.height}.png`),
+        animations: 'disabled',
+        caret: 'hide',
+      });
     }
     await page.setViewportSize({ width: 1280, height: 800 });
     expect(await axeViolations(page)).toEqual([]);

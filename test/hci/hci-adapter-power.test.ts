@@ -62,7 +62,11 @@ async function verify(counter: HciRig, ports: { readonly bleCentral?: BleCentral
  * disconnect; docs/emulated-radio.md), so after 2 s a customer comes: their scan or advertising is the write
  * that finds the adapter gone, and their verification does not complete.
  */
-async function offSeen(counter: HciRig, port: BleCentral | BlePeripheral, ports: { readonly bleCentral?: BleCentral; readonly blePeripheral?: BlePeripheral }): Promise<unknown> {
+async function offSeen(
+  counter: HciRig,
+  port: BleCentral | BlePeripheral,
+  ports: { readonly bleCentral?: BleCentral; readonly blePeripheral?: BlePeripheral },
+): Promise<unknown> {
   try {
     return await availabilityWhen(port, (a) => !a.usable, 2_000);
   } catch {

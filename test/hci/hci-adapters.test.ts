@@ -60,7 +60,15 @@ async function startRig(config: Record<string, unknown> = {}): Promise<Rig> {
   const peripheral = new BlenoPeripheral(stacks.kioskBleno, { teardownStepMs: 1_000 });
   const phone = new HciPhoneRadio({ noble: stacks.phoneNoble, bleno: stacks.phoneBleno, operationMs: 5_000 });
   const logs = new LogCapture();
-  const parsed = parseConfig(mergeConfig({ backend: { baseUrl: backend.baseUrl, apiKey: backend.apiKey }, timeouts: { ...TEST_TIMEOUTS, bleSetupMs: 8_000, bleIdleMs: 8_000, completionFlushMs: 2_000 } }, config));
+  const parsed = parseConfig(
+    mergeConfig(
+      {
+        backend: { baseUrl: backend.baseUrl, apiKey: backend.apiKey },
+        timeouts: { ...TEST_TIMEOUTS, bleSetupMs: 8_000, bleIdleMs: 8_000, completionFlushMs: 2_000 },
+      },
+      config,
+    ),
+  );
   const qr = new QrScanQueue({ freshMs: parsed.qr.scanFreshMs });
   const kiosk = createKiosk(parsed, { qr, bleCentral: central, blePeripheral: peripheral }, createLogger({ level: 'debug' }, logs));
   const observed = observeKiosk(kiosk);
@@ -139,7 +147,10 @@ async function peripheralTransferStarted(r: Rig): Promise<{ conn: FakeConnection
 }
 
 /** The phone as mdoc GATT server (bleno), recording each write and how many had come when the link went down. */
-async function phoneAsServer(r: Rig, serviceUuid: string): Promise<{ writes: { characteristic: string; data: string }[]; goneAfter: () => number }> {
+async function phoneAsServer(
+  r: Rig,
+  serviceUuid: string,
+): Promise<{ writes: { characteristic: string; data: string }[]; goneAfter: () => number }> {
   const C = CENTRAL_CHARS;
   const writes: { characteristic: string; data: string }[] = [];
   let gone = -1;
@@ -183,7 +194,10 @@ async function centralCompletion(count: number, config: Record<string, unknown> 
   await expect.poll(() => r.phone.peripheral.connections.length, { timeout: 10_000 }).toBe(0);
   await r.phone.peripheral.stopAdvertising();
   r.phone.peripheral.setServices([]);
-  const expected = [...sent.map((d) => ({ characteristic: uuidKey(C.c2s), data: hex(d) })), { characteristic: uuidKey(C.state), data: '02' }];
+  const expected = [
+    ...sent.map((d) => ({ characteristic: uuidKey(C.c2s), data: hex(d) })),
+    { characteristic: uuidKey(C.state), data: '02' },
+  ];
   expect(phone.goneAfter(), 'every write reached the phone before the link went down').toBe(expected.length);
   expect(phone.writes).toEqual(expected);
 }

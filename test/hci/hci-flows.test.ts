@@ -98,7 +98,12 @@ describe('NFC (pcscd + vpcd) → BLE over HCI', () => {
 
 describe('radio failures over HCI', () => {
   it('the phone goes out of range mid-transfer (its side drops the link after 2 chunks of its answer): ble_link_lost, ready again, nothing left connected (central)', async () => {
-    stack = await startHciStack(radio, { profile: 'android', ble: { peripheral: false }, behaviour: { bleDropAfterChunks: 2 }, config: { profile: 'identity' } });
+    stack = await startHciStack(radio, {
+      profile: 'android',
+      ble: { peripheral: false },
+      behaviour: { bleDropAfterChunks: 2 },
+      config: { profile: 'identity' },
+    });
     await stack.ready();
     stack.rig.showQr();
     const report = await stack.nextReport(30_000);
@@ -120,7 +125,11 @@ describe('radio failures over HCI', () => {
   });
 
   it('a phone that connects, reads the Ident and never subscribes: the idle bound ends it, the kiosk is ready again', async () => {
-    stack = await startHciStack(radio, { profile: 'iphone', behaviour: { neverSubscribe: true }, config: { profile: 'identity', timeouts: { bleIdleMs: 1_500 } } });
+    stack = await startHciStack(radio, {
+      profile: 'iphone',
+      behaviour: { neverSubscribe: true },
+      config: { profile: 'identity', timeouts: { bleIdleMs: 1_500 } },
+    });
     await stack.ready();
     stack.rig.showQr();
     const report = await stack.nextReport(30_000);
@@ -129,7 +138,7 @@ describe('radio failures over HCI', () => {
     expect(stack.logs.records.some((r) => r.event === 'ble_connected' && r.role === 'peripheral')).toBe(true);
   });
 
-  it('the phone notifies its answer while the kiosk\'s socket to the backend is slow (8 kB/s): every notification relayed in order, byte-exact, verified', async () => {
+  it("the phone notifies its answer while the kiosk's socket to the backend is slow (8 kB/s): every notification relayed in order, byte-exact, verified", async () => {
     let proxy: SlowProxy | undefined;
     try {
       stack = await startHciStack(radio, {

@@ -49,7 +49,10 @@ const alive = (pid: number): boolean => {
 /** What a leak would grow: this process's descriptors, its exit/signal listeners, its timers. */
 function resources(): { fds: number; listeners: number; timers: number } {
   const timers = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-  const listeners = (['exit', 'SIGINT', 'SIGTERM', 'uncaughtException', 'unhandledRejection'] as const).reduce((n, e) => n + process.listenerCount(e), 0);
+  const listeners = (['exit', 'SIGINT', 'SIGTERM', 'uncaughtException', 'unhandledRejection'] as const).reduce(
+    (n, e) => n + process.listenerCount(e),
+    0,
+  );
   return { fds: readdirSync('/proc/self/fd').length, listeners, timers };
 }
 
@@ -79,11 +82,22 @@ describe('a long day over HCI: rebuilds, adapter off and on, radio process kills
       },
       logPayloads: true,
     });
-    const config = parseConfig(mergeConfig({ backend: { baseUrl: backend.url, apiKey: E2E_API_KEY } }, { ble: { roles: 'central', process: 'separate', adapterRecoveryMs: RECOVERY_MS } }));
+    const config = parseConfig(
+      mergeConfig(
+        { backend: { baseUrl: backend.url, apiKey: E2E_API_KEY } },
+        { ble: { roles: 'central', process: 'separate', adapterRecoveryMs: RECOVERY_MS } },
+      ),
+    );
     const deviceLogs = new LogCapture();
     const deviceLog = createLogger({ level: 'debug' }, deviceLogs);
     // The rig outlives every build: a build's stop must not stop it.
-    const counter = { get phone() { return rig.phone; }, devices: rig.devices, stop: () => Promise.resolve() };
+    const counter = {
+      get phone() {
+        return rig.phone;
+      },
+      devices: rig.devices,
+      stop: () => Promise.resolve(),
+    };
     const build = async (): Promise<Build> => {
       const devices = await createConfiguredDevices(config, deviceLog, { nfc: 'none', radioLauncher: launcher });
       const central = devices.ports.bleCentral;
@@ -161,7 +175,10 @@ describe('a long day over HCI: rebuilds, adapter off and on, radio process kills
 
         // ... and mid-transfer (a native abort): that customer is told, the next one verifies.
         const cut = await verify(current, `mid-transfer kill ${cycle}`, () => process.kill(currentPid(), 'SIGABRT'));
-        expect(cut).toMatchObject({ result: 'ble_link_lost', error: { code: 'ble_link_lost', detail: 'the radio process stopped: killed by SIGABRT' } });
+        expect(cut).toMatchObject({
+          result: 'ble_link_lost',
+          error: { code: 'ble_link_lost', detail: 'the radio process stopped: killed by SIGABRT' },
+        });
         await until(() => central?.availability().usable === true, 60_000, 'the central back after the abort');
         // btvirt keeps the dead host's link (no supervision timeout): the phone still holds it, so the
         // next customer's phone takes its place, as on the air once the phone's supervision timeout ends it.

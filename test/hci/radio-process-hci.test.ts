@@ -41,7 +41,9 @@ const alive = (pid: number): boolean => {
 };
 
 describe('the production radio process over HCI (btvirt)', () => {
-  it('central: killed mid-transfer by SIGKILL, then by SIGABRT; each cut verification errs clearly, the next one verifies, no child is left', { timeout: 180_000 }, async () => {
+  it('central: killed mid-transfer by SIGKILL, then by SIGABRT; each cut verification errs clearly, the next one verifies, no child is left', {
+    timeout: 180_000,
+  }, async () => {
     const lines: { fields: Record<string, unknown>; message: string }[] = [];
     const log: LibraryLog = {
       info: (fields, message) => lines.push({ fields: fields as Record<string, unknown>, message }),
@@ -60,7 +62,11 @@ describe('the production radio process over HCI (btvirt)', () => {
       restartMinMs: 200,
     });
     // The kiosk's own libraries in this process stay unstarted: the child owns the kiosk-central controller.
-    const rig = await createHciRig(radio.stacks, { profile: 'android', behaviour: { consentDelayMs: 1_500 }, ble: { central: false, peripheral: false } });
+    const rig = await createHciRig(radio.stacks, {
+      profile: 'android',
+      behaviour: { consentDelayMs: 1_500 },
+      ble: { central: false, peripheral: false },
+    });
     let requests = 0;
     const e2e: E2eStack<typeof rig> = await startE2eOn(rig, {
       config: { profile: 'identity' },
@@ -85,14 +91,20 @@ describe('the production radio process over HCI (btvirt)', () => {
         cut();
       }
       const report = await e2e.nextReport(40_000);
-      if (process.env.HCI_TEST_DEBUG) process.stderr.write(`REPORT ${JSON.stringify({ result: report.result, error: report.error })}\n${lines.map((l) => l.message).join('\n')}\n`);
+      if (process.env.HCI_TEST_DEBUG)
+        process.stderr.write(
+          `REPORT ${JSON.stringify({ result: report.result, error: report.error })}\n${lines.map((l) => l.message).join('\n')}\n`,
+        );
       return report;
     };
     expectVerifiedOutcome(await verify());
     for (const signal of ['SIGKILL', 'SIGABRT'] as const) {
       const pid = radioProcess.pid ?? 0;
       const cut = await verify(() => process.kill(pid, signal));
-      expect(cut, JSON.stringify(cut.error)).toMatchObject({ result: 'ble_link_lost', error: { code: 'ble_link_lost', detail: `the radio process stopped: killed by ${signal}` } });
+      expect(cut, JSON.stringify(cut.error)).toMatchObject({
+        result: 'ble_link_lost',
+        error: { code: 'ble_link_lost', detail: `the radio process stopped: killed by ${signal}` },
+      });
       await until(() => radioProcess.central?.availability().usable === true, 30_000, 'the restarted radio process on the controller');
       // The emulated controller keeps the dead host's link (btvirt has no supervision timeout and its reset
       // tells the peer nothing), so the phone still holds it; on the air the phone's supervision timeout ends

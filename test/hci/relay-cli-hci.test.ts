@@ -27,7 +27,10 @@ afterEach(() => {
 
 /** A QA command as a process, its stdout collected for `printed`. */
 function start(script: string, args: string[]): { child: ChildProcessWithoutNullStreams; printed: (pattern: RegExp) => Promise<string> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   children.push(child);
   let text = '';
   child.stdout.on('data', (d: Buffer) => (text += d.toString()));
@@ -47,7 +50,10 @@ function start(script: string, args: string[]): { child: ChildProcessWithoutNull
 let radio: EmulatedRadio;
 
 beforeAll(async () => {
-  radio = await startEmulatedRadio({ controllers: Object.values(HCI_CONTROLLER_NAMES), dir: join(tmpdir(), `mdl-kiosk-btvirt-cli-${process.pid}`) });
+  radio = await startEmulatedRadio({
+    controllers: Object.values(HCI_CONTROLLER_NAMES),
+    dir: join(tmpdir(), `mdl-kiosk-btvirt-cli-${process.pid}`),
+  });
 }, 30_000);
 
 afterAll(async () => {
@@ -67,15 +73,23 @@ const results = (out: string): string[] =>
 
 describe('npm run relay -- --devices virtual --ble hci', () => {
   it('QR → kiosk central (android) twice, then NFC → kiosk peripheral (iphone): verified, exit 0; the libraries print nothing on stdout', async () => {
-    const central = await runCli('src/cli/relay.ts', ['--devices', 'virtual', '--ble', 'hci', '--hci-dir', radio.dir, '--loop', '2', '--kiosk-ble', 'central'], { env, stdin: '', killAfterMs: 60_000 });
+    const central = await runCli(
+      'src/cli/relay.ts',
+      ['--devices', 'virtual', '--ble', 'hci', '--hci-dir', radio.dir, '--loop', '2', '--kiosk-ble', 'central'],
+      { env, stdin: '', killAfterMs: 60_000 },
+    );
     expect(central.code, central.stderr).toBe(0);
     expect(results(central.stdout)).toEqual(['complete/verified', 'complete/verified']);
     expect(central.stdout.split('\n').filter((l) => l !== '' && !l.startsWith('{'))).toEqual([]);
-    const peripheral = await runCli('src/cli/relay.ts', ['--devices', 'virtual', '--ble', 'hci', '--hci-dir', radio.dir, '--phone', 'iphone', '--engage', 'nfc', '--kiosk-ble', 'peripheral'], {
-      env,
-      stdin: '',
-      killAfterMs: 60_000,
-    });
+    const peripheral = await runCli(
+      'src/cli/relay.ts',
+      ['--devices', 'virtual', '--ble', 'hci', '--hci-dir', radio.dir, '--phone', 'iphone', '--engage', 'nfc', '--kiosk-ble', 'peripheral'],
+      {
+        env,
+        stdin: '',
+        killAfterMs: 60_000,
+      },
+    );
     expect(peripheral.code, peripheral.stderr).toBe(0);
     expect(results(peripheral.stdout)).toEqual(['complete/verified']);
   }, 120_000);
@@ -83,7 +97,11 @@ describe('npm run relay -- --devices virtual --ble hci', () => {
   it('without an emulated radio in --hci-dir: exit 2 naming the missing ttys and how to start them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'no-btvirt-'));
     try {
-      const r = await runCli('src/cli/relay.ts', ['--devices', 'virtual', '--ble', 'hci', '--hci-dir', dir], { env, stdin: '', killAfterMs: 30_000 });
+      const r = await runCli('src/cli/relay.ts', ['--devices', 'virtual', '--ble', 'hci', '--hci-dir', dir], {
+        env,
+        stdin: '',
+        killAfterMs: 30_000,
+      });
       expect(r.code).toBe(2);
       expect(r.stderr).toContain(`--ble hci: no emulated controller at ${join(dir, 'kiosk-central')}`);
       expect(r.stderr).toContain(`npm run btvirt -- start --dir ${dir}`);
@@ -95,21 +113,29 @@ describe('npm run relay -- --devices virtual --ble hci', () => {
   it.each([
     ['android', 'central', 'kiosk-central'],
     ['iphone', 'peripheral', 'kiosk-peripheral'],
-  ] as const)('three processes: %s phone in virtual-wallet --hci-dir, relay --ble noble --kiosk-ble %s on BLUETOOTH_HCI_SOCKET_UART_PORT: verified', async (phone, role, tty) => {
-    const backend = start('src/cli/mock-backend.ts', ['--port', '0', '--api-key', 'cli-key', '--protocol-log', 'off']);
-    const url = await backend.printed(/^(http:\/\/127\.0\.0\.1:\d+)\s*$/m);
-    const wallet = start('src/cli/virtual-wallet.ts', ['--hci-dir', radio.dir, '--profile', phone]);
-    await wallet.printed(/(ready): /);
-    wallet.child.stdin.write('qr\n');
-    const qr = await wallet.printed(/qr: (mdoc:\S+)/);
-    const relay = await runCli('src/cli/relay.ts', ['--ble', 'noble', '--kiosk-ble', role, '--qr', qr, '--backend', url, '--api-key-file', keyFile], {
-      env: { ...env, BLUETOOTH_HCI_SOCKET_UART_PORT: join(radio.dir, tty) },
-      stdin: '',
-      killAfterMs: 60_000,
-    });
-    expect(relay.code, relay.stderr).toBe(0);
-    expect(results(relay.stdout)).toEqual(['complete/verified']);
-    expect(await wallet.printed(/presentation ended: (\w+)/)).toBe('shared');
-    wallet.child.stdin.end('quit\n');
-  }, 90_000);
+  ] as const)(
+    'three processes: %s phone in virtual-wallet --hci-dir, relay --ble noble --kiosk-ble %s on BLUETOOTH_HCI_SOCKET_UART_PORT: verified',
+    async (phone, role, tty) => {
+      const backend = start('src/cli/mock-backend.ts', ['--port', '0', '--api-key', 'cli-key', '--protocol-log', 'off']);
+      const url = await backend.printed(/^(http:\/\/127\.0\.0\.1:\d+)\s*$/m);
+      const wallet = start('src/cli/virtual-wallet.ts', ['--hci-dir', radio.dir, '--profile', phone]);
+      await wallet.printed(/(ready): /);
+      wallet.child.stdin.write('qr\n');
+      const qr = await wallet.printed(/qr: (mdoc:\S+)/);
+      const relay = await runCli(
+        'src/cli/relay.ts',
+        ['--ble', 'noble', '--kiosk-ble', role, '--qr', qr, '--backend', url, '--api-key-file', keyFile],
+        {
+          env: { ...env, BLUETOOTH_HCI_SOCKET_UART_PORT: join(radio.dir, tty) },
+          stdin: '',
+          killAfterMs: 60_000,
+        },
+      );
+      expect(relay.code, relay.stderr).toBe(0);
+      expect(results(relay.stdout)).toEqual(['complete/verified']);
+      expect(await wallet.printed(/presentation ended: (\w+)/)).toBe('shared');
+      wallet.child.stdin.end('quit\n');
+    },
+    90_000,
+  );
 });

@@ -11,7 +11,20 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const COMMANDS = ['update-alternatives', 'ln', 'rm', 'chmod', 'unshare', 'update-mime-database', 'update-desktop-database', 'apparmor_status', 'apparmor_parser', 'cp', 'setcap', 'getcap'];
+const COMMANDS = [
+  'update-alternatives',
+  'ln',
+  'rm',
+  'chmod',
+  'unshare',
+  'update-mime-database',
+  'update-desktop-database',
+  'apparmor_status',
+  'apparmor_parser',
+  'cp',
+  'setcap',
+  'getcap',
+];
 
 const temps: string[] = [];
 afterAll(async () => {
@@ -24,7 +37,10 @@ describe('deb post-install script', () => {
     temps.push(dir);
     const log = join(dir, 'calls.log');
     for (const command of COMMANDS) {
-      await writeFile(join(dir, command), `#!/bin/sh\nprintf '%s' "${command}" >> "${log}"; for a in "$@"; do printf ' [%s]' "$a" >> "${log}"; done; echo >> "${log}"\nexit 0\n`);
+      await writeFile(
+        join(dir, command),
+        `#!/bin/sh\nprintf '%s' "${command}" >> "${log}"; for a in "$@"; do printf ' [%s]' "$a" >> "${log}"; done; echo >> "${log}"\nexit 0\n`,
+      );
       await chmod(join(dir, command), 0o755);
     }
     const template = await readFile(join(REPO, 'build/linux/after-install.sh'), 'utf8');
@@ -40,7 +56,9 @@ describe('deb post-install script', () => {
     const calls = (await readFile(log, 'utf8')).trim().split('\n');
     expect(calls).toContain('update-alternatives [--install] [/usr/bin/mdl-kiosk] [mdl-kiosk] [/opt/mDL Kiosk/mdl-kiosk] [100]');
     expect(calls.some((c) => /^chmod \[(0755|4755)\] \[\/opt\/mDL Kiosk\/chrome-sandbox\]$/.test(c))).toBe(true);
-    expect(calls).toEqual(expect.arrayContaining(['update-mime-database [/usr/share/mime]', 'update-desktop-database [/usr/share/applications]']));
+    expect(calls).toEqual(
+      expect.arrayContaining(['update-mime-database [/usr/share/mime]', 'update-desktop-database [/usr/share/applications]']),
+    );
     expect(calls.filter((c) => c.startsWith('setcap'))).toEqual([]);
     expect(run.stderr).toBe('');
   });

@@ -90,7 +90,9 @@ describe('electron-builder configuration, both flavours', () => {
       'electron-builder.yml: the production package must not include src/**',
       'electron-builder.yml: npmRebuild must be false: every addon is N-API, and a rebuild at packaging would ship a binary no test ran',
       'electron-builder.yml: afterPack must be ./dist/package-hooks/after-pack.cjs (the native-addon and node_modules checks)',
-      expect.stringMatching(/^electron-builder\.yml: files must exclude the packages tools\/package\/production-modules\.json leaves out, as one pattern: !\*\*\/node_modules\/\{@serialport,/),
+      expect.stringMatching(
+        /^electron-builder\.yml: files must exclude the packages tools\/package\/production-modules\.json leaves out, as one pattern: !\*\*\/node_modules\/\{@serialport,/,
+      ),
       'electron-builder.yml: linux.files must not be set (put the pattern in the top-level files)',
       'electron-builder.yml: asarUnpack must include **/*.wasm',
       'electron-builder.yml: deb.depends must include pcscd',

@@ -76,7 +76,9 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
 
   it('production has no QA entry, QA assets, sources, tests, TypeScript, simulators or dev packages', () => {
     const all = paths(production);
-    expect(all.filter((f) => /main-qa|\/assets\/phone|\/qa\/|^\/(src|test|tools)\/|^\/dist\/(src|test|tools)\/|\.(ts|tsx)$/.test(f))).toEqual([]);
+    expect(
+      all.filter((f) => /main-qa|\/assets\/phone|\/qa\/|^\/(src|test|tools)\/|^\/dist\/(src|test|tools)\/|\.(ts|tsx)$/.test(f)),
+    ).toEqual([]);
     for (const sim of SIMULATOR_PACKAGES) expect(all.some((f) => f.startsWith(`/node_modules/${sim}/`))).toBe(false);
     for (const dev of ['vite', 'react', 'vitest', 'electron', 'electron-builder', 'esbuild', 'typescript']) {
       expect(all.some((f) => f.startsWith(`/node_modules/${dev}/`))).toBe(false);
@@ -96,14 +98,29 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
 
   it('lean: no USB or serial HCI drivers, no build tool, no other OS’s or musl builds, no docs, tests, sources or unused module formats', () => {
     const all = paths(production);
-    for (const left of ['usb', 'serialport', '@serialport/bindings-cpp', 'patch-package', 'open', 'cross-spawn', 'node-addon-api', 'argparse', 'async']) {
-      expect(all.some((f) => f.startsWith(`/node_modules/${left}/`) || f.includes(`/node_modules/${left}/`)), left).toBe(false);
+    for (const left of [
+      'usb',
+      'serialport',
+      '@serialport/bindings-cpp',
+      'patch-package',
+      'open',
+      'cross-spawn',
+      'node-addon-api',
+      'argparse',
+      'async',
+    ]) {
+      expect(
+        all.some((f) => f.startsWith(`/node_modules/${left}/`) || f.includes(`/node_modules/${left}/`)),
+        left,
+      ).toBe(false);
     }
     const leftovers = all.filter(
       (f) =>
         f.startsWith('/node_modules/') &&
         (/\/prebuilds\/(?!linux-x64\/)/.test(f) ||
-          /\.musl\.node$|\.(map|md|cpp|h|gyp|ts)$|\/(test|tests|docs|examples?|src\/.*\.cc)\//i.test(f.replace(/\/(LICEN[CS]E|licen[cs]e)[^/]*$/, '')) ||
+          /\.musl\.node$|\.(map|md|cpp|h|gyp|ts)$|\/(test|tests|docs|examples?|src\/.*\.cc)\//i.test(
+            f.replace(/\/(LICEN[CS]E|licen[cs]e)[^/]*$/, ''),
+          ) ||
           /\/build\/(?!Release\/[^/]+\.node$)/.test(f) ||
           /\/date-fns\/.*\.js$|\/date-fns\/locale\/(?!en-US|_lib)/.test(f) ||
           /\/zod\/.*\.cjs$|\/zod\/v3\//.test(f) ||
@@ -117,16 +134,23 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
   it('native modules: only the PC/SC addon and the HCI socket’s Linux x64 build, unpacked; the afterPack hook read them as N-API', async () => {
     const natives = production.files.filter((f) => f.path.endsWith('.node'));
     expect(natives).toEqual([
-      { path: '/node_modules/@stoprocent/bluetooth-hci-socket/prebuilds/linux-x64/@stoprocent+bluetooth-hci-socket.glibc.node', unpacked: true },
+      {
+        path: '/node_modules/@stoprocent/bluetooth-hci-socket/prebuilds/linux-x64/@stoprocent+bluetooth-hci-socket.glibc.node',
+        unpacked: true,
+      },
       { path: PCSC_ADDON, unpacked: true },
     ]);
     expect(existsSync(join(production.appOutDir, 'resources/app.asar.unpacked', PCSC_ADDON))).toBe(true);
     // The same files the package script's check predicts from the files patterns (tools/package/package-targets.ts),
     // which the tests of the other OS and CPU targets rely on.
     const config = await loadWithElectronBuilder(REPO, 'electron-builder.yml');
-    expect(natives.map((f) => f.path.slice(1))).toEqual(shippedAddons(REPO, nodeModuleExclusions(config, 'linux'), { os: 'linux', arch: 'x64' }, MODULES));
+    expect(natives.map((f) => f.path.slice(1))).toEqual(
+      shippedAddons(REPO, nodeModuleExclusions(config, 'linux'), { os: 'linux', arch: 'x64' }, MODULES),
+    );
     for (const p of [production, qa]) {
-      expect(p.hookReport).toMatch(/mdl-kiosk afterPack: mDL Kiosk( QA)?: 2 native addon\(s\) load in Electron 45\.4\.1 on linux-x64 \(elf x64 N-API\)/);
+      expect(p.hookReport).toMatch(
+        /mdl-kiosk afterPack: mDL Kiosk( QA)?: 2 native addon\(s\) load in Electron 45\.4\.1 on linux-x64 \(elf x64 N-API\)/,
+      );
       expect(result.reports.get(p.flavour)?.addons.map((a) => a.description)).toEqual(['elf x64 N-API', 'elf x64 N-API']);
     }
   });
@@ -137,8 +161,21 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
   });
 
   it('the QA flavour adds its entry, the phone page and the codec wasm, and starts from main-qa.js', () => {
-    expect(own(qa)).toEqual(expect.arrayContaining(['/dist/app/main-qa.js', '/dist/app/main.js', '/dist/app/preload.cjs', '/dist/app/assets/index.html', '/dist/app/openjpegwasm.wasm']));
-    expect(qa.packageJson).toMatchObject({ main: 'dist/app/main-qa.js', name: 'mdl-kiosk-qa', productName: 'mDL Kiosk QA', desktopName: 'mdl-kiosk-qa.desktop' });
+    expect(own(qa)).toEqual(
+      expect.arrayContaining([
+        '/dist/app/main-qa.js',
+        '/dist/app/main.js',
+        '/dist/app/preload.cjs',
+        '/dist/app/assets/index.html',
+        '/dist/app/openjpegwasm.wasm',
+      ]),
+    );
+    expect(qa.packageJson).toMatchObject({
+      main: 'dist/app/main-qa.js',
+      name: 'mdl-kiosk-qa',
+      productName: 'mDL Kiosk QA',
+      desktopName: 'mdl-kiosk-qa.desktop',
+    });
     // The simulators are inlined in main-qa.js: their packages are not shipped in QA either.
     for (const sim of SIMULATOR_PACKAGES) expect(paths(qa).some((f) => f.startsWith(`/node_modules/${sim}/`))).toBe(false);
   });
@@ -150,7 +187,11 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
     const dir = await mkdtemp(join(tmpdir(), 'mdl-kiosk-fuses-'));
     try {
       await makeFakeElectronDist(dir);
-      expect(readFuses(join(dir, 'electron'))).toMatchObject({ runAsNode: true, enableNodeOptionsEnvironmentVariable: true, onlyLoadAppFromAsar: false });
+      expect(readFuses(join(dir, 'electron'))).toMatchObject({
+        runAsNode: true,
+        enableNodeOptionsEnvironmentVariable: true,
+        onlyLoadAppFromAsar: false,
+      });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -199,7 +240,10 @@ describe('the archive checks fail when they should', () => {
       'mDL Kiosk: native module resources/reader.node registers node_register_module_v115: built for NODE_MODULE_VERSION 115, but Electron 45.4.1 (NODE_MODULE_VERSION 150) on linux-x64 loads only 150 or N-API',
     );
     // Stopped in afterPack, before the fuses are flipped (then signing, then installers).
-    expect(readFuses(join(result.workDir, 'planted-abi', 'linux-unpacked', 'mdl-kiosk'))).toMatchObject({ runAsNode: true, onlyLoadAppFromAsar: false });
+    expect(readFuses(join(result.workDir, 'planted-abi', 'linux-unpacked', 'mdl-kiosk'))).toMatchObject({
+      runAsNode: true,
+      onlyLoadAppFromAsar: false,
+    });
   }, 120_000);
 
   it('a planted unexpected production module, a left-out one and a missing one are each named', async () => {
@@ -209,9 +253,15 @@ describe('the archive checks fail when they should', () => {
     };
     const report = await packedAppReport(REPO, planted, context());
     expect(report.problems).toEqual([
-      expect.stringMatching(/^production: unexpected package node_modules\/left-pad: the kiosk's package carries only what tools\/package\/production-modules\.json lists under "ships"/),
-      expect.stringMatching(/^production: node_modules\/usb is packaged although tools\/package\/production-modules\.json leaves it out \(the HCI socket's USB driver/),
-      expect.stringMatching(/^production: node_modules\/ws is missing \(the session WebSocket\); if npm ci could not build it, it left it out and still succeeded: run npm ci --foreground-scripts/),
+      expect.stringMatching(
+        /^production: unexpected package node_modules\/left-pad: the kiosk's package carries only what tools\/package\/production-modules\.json lists under "ships"/,
+      ),
+      expect.stringMatching(
+        /^production: node_modules\/usb is packaged although tools\/package\/production-modules\.json leaves it out \(the HCI socket's USB driver/,
+      ),
+      expect.stringMatching(
+        /^production: node_modules\/ws is missing \(the session WebSocket\); if npm ci could not build it, it left it out and still succeeded: run npm ci --foreground-scripts/,
+      ),
     ]);
   });
 
@@ -243,7 +293,11 @@ describe('the archive checks fail when they should', () => {
   });
 
   it('a missing main bundle and a wrong entry are named', () => {
-    const broken: PackedFlavour = { ...qa, files: qa.files.filter((f) => f.path !== '/dist/app/main-qa.js'), packageJson: { ...qa.packageJson, main: 'dist/app/main.js' } };
+    const broken: PackedFlavour = {
+      ...qa,
+      files: qa.files.filter((f) => f.path !== '/dist/app/main-qa.js'),
+      packageJson: { ...qa.packageJson, main: 'dist/app/main.js' },
+    };
     expect(flavourProblems(broken, context())).toEqual([
       'qa: /dist/app/main-qa.js is missing from the archive',
       'qa: package.json main is dist/app/main.js, not dist/app/main-qa.js',
@@ -260,7 +314,15 @@ describe('the archive checks fail when they should', () => {
   });
 
   it('reads asar listings as files with their packed state', () => {
-    expect(parseAsarListing(['pack   : /dist', 'pack   : /dist/app', 'pack   : /dist/app/main.js', 'unpack : /node_modules/a', 'unpack : /node_modules/a/a.node'])).toEqual([
+    expect(
+      parseAsarListing([
+        'pack   : /dist',
+        'pack   : /dist/app',
+        'pack   : /dist/app/main.js',
+        'unpack : /node_modules/a',
+        'unpack : /node_modules/a/a.node',
+      ]),
+    ).toEqual([
       { path: '/dist/app/main.js', unpacked: false },
       { path: '/node_modules/a/a.node', unpacked: true },
     ]);
@@ -270,5 +332,7 @@ describe('the archive checks fail when they should', () => {
 afterAll(async () => {
   await rm(result.workDir, { recursive: true, force: true });
   // One line for the CI log: how long packaging takes here.
-  process.stdout.write(`package dry run: ${(result.milliseconds / 1000).toFixed(1)} s (${result.packed.map((p) => `${p.flavour} ${(p.milliseconds / 1000).toFixed(1)} s`).join(', ')}, QA smoke ${(result.smoke.milliseconds / 1000).toFixed(1)} s)\n`);
+  process.stdout.write(
+    `package dry run: ${(result.milliseconds / 1000).toFixed(1)} s (${result.packed.map((p) => `${p.flavour} ${(p.milliseconds / 1000).toFixed(1)} s`).join(', ')}, QA smoke ${(result.smoke.milliseconds / 1000).toFixed(1)} s)\n`,
+  );
 });

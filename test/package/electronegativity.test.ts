@@ -24,7 +24,7 @@ async function unsafeApp(): Promise<string> {
       '  return window;',
       '}',
     ].join('\n'),
-    'src/preload/index.ts': "export const nothing = 0;\n",
+    'src/preload/index.ts': 'export const nothing = 0;\n',
     'src/service/security-headers.ts': "export const csp = '';\n",
     'dist/renderer/index.html': '<!doctype html><html><head><title>x</title></head><body></body></html>\n',
   };
@@ -53,13 +53,22 @@ describe('Electronegativity in CI', () => {
     expect(result.parseErrors).toEqual([]);
     const ids = result.findings.map((f) => f.id);
     expect(ids).toEqual(
-      expect.arrayContaining(['CONTEXT_ISOLATION_JS_CHECK', 'SANDBOX_JS_CHECK', 'WEB_SECURITY_JS_CHECK', 'HTTP_RESOURCES_JS_CHECK', 'LIMIT_NAVIGATION_GLOBAL_CHECK', 'PERMISSION_REQUEST_HANDLER_GLOBAL_CHECK']),
+      expect.arrayContaining([
+        'CONTEXT_ISOLATION_JS_CHECK',
+        'SANDBOX_JS_CHECK',
+        'WEB_SECURITY_JS_CHECK',
+        'HTTP_RESOURCES_JS_CHECK',
+        'LIMIT_NAVIGATION_GLOBAL_CHECK',
+        'PERMISSION_REQUEST_HANDLER_GLOBAL_CHECK',
+      ]),
     );
     const located = result.findings.find((f) => f.id === 'CONTEXT_ISOLATION_JS_CHECK');
     expect(located).toMatchObject({ file: 'src/main/window.ts', line: 3 });
     const allowlist = parseAllowlist(await readFile(join(REPO, ALLOWLIST_FILE), 'utf8'));
     const verdict = judge(result.findings, allowlist);
-    expect(verdict.blocking.map((f) => f.id)).toEqual(expect.arrayContaining(['CONTEXT_ISOLATION_JS_CHECK', 'SANDBOX_JS_CHECK', 'LIMIT_NAVIGATION_GLOBAL_CHECK']));
+    expect(verdict.blocking.map((f) => f.id)).toEqual(
+      expect.arrayContaining(['CONTEXT_ISOLATION_JS_CHECK', 'SANDBOX_JS_CHECK', 'LIMIT_NAVIGATION_GLOBAL_CHECK']),
+    );
   }, 60_000);
 
   it('the project allowlist is well formed: every entry names a check and gives a reason', async () => {
@@ -87,14 +96,21 @@ describe('Electronegativity in CI', () => {
       allowlist,
     );
     expect(verdict.allowed.map((a) => a.finding.file)).toEqual(['src/main/window.ts']);
-    expect(verdict.blocking.map((f) => `${f.id} ${f.file}`)).toEqual(['AUXCLICK_JS_CHECK src/main/other.ts', 'NODE_INTEGRATION_JS_CHECK src/main/window.ts']);
+    expect(verdict.blocking.map((f) => `${f.id} ${f.file}`)).toEqual([
+      'AUXCLICK_JS_CHECK src/main/other.ts',
+      'NODE_INTEGRATION_JS_CHECK src/main/window.ts',
+    ]);
     expect(verdict.informational.map((f) => f.id)).toEqual(['OPEN_EXTERNAL_JS_CHECK']);
     expect(verdict.unused.map((e) => e.check)).toEqual(['CSP_GLOBAL_CHECK']);
   });
 
   it('an allowlist entry without a real reason is refused, naming the key', () => {
-    expect(() => parseAllowlist(JSON.stringify({ allow: [{ check: 'CSP_GLOBAL_CHECK', reason: 'fine' }] }))).toThrow(/allow\.0\.reason: give a reason/);
-    expect(() => parseAllowlist(JSON.stringify({ allow: [{ check: 'csp', reason: 'a reason that is long enough to read' }] }))).toThrow(/allow\.0\.check/);
+    expect(() => parseAllowlist(JSON.stringify({ allow: [{ check: 'CSP_GLOBAL_CHECK', reason: 'fine' }] }))).toThrow(
+      /allow\.0\.reason: give a reason/,
+    );
+    expect(() => parseAllowlist(JSON.stringify({ allow: [{ check: 'csp', reason: 'a reason that is long enough to read' }] }))).toThrow(
+      /allow\.0\.check/,
+    );
     expect(() => parseAllowlist('{')).toThrow(/is not JSON/);
   });
 });

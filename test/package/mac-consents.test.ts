@@ -19,7 +19,8 @@ interface MacSection {
   readonly extendInfo?: Record<string, unknown>;
 }
 
-const yaml = (file: string): { mac?: MacSection; extends?: unknown } => load(readFileSync(join(REPO, file), 'utf8')) as { mac?: MacSection; extends?: unknown };
+const yaml = (file: string): { mac?: MacSection; extends?: unknown } =>
+  load(readFileSync(join(REPO, file), 'utf8')) as { mac?: MacSection; extends?: unknown };
 
 /** The `<key>…</key><true/>` entries of a plist (its keys are all booleans here). */
 function trueKeys(plist: string): string[] {

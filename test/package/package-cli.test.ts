@@ -14,9 +14,14 @@ function packageScript(args: readonly string[]): Promise<{ code: number; stdout:
   const signing = new Set(['CSC_LINK', 'WIN_CSC_LINK', 'CSC_NAME']);
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !signing.has(name)));
   return new Promise((done) => {
-    execFile(process.execPath, ['--import', 'tsx', 'tools/package/package.ts', ...args], { cwd: REPO, env, timeout: 60_000 }, (error, stdout, stderr) => {
-      done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'tools/package/package.ts', ...args],
+      { cwd: REPO, env, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -36,13 +41,17 @@ describe('npm run package:win / package:mac without signing', () => {
     const mac = await packageScript(['--mac', '--unsigned', '--arm64', '--print-plan']);
     expect(mac.code).toBe(0);
     expect(mac.stderr).toContain('package: WARNING: building an UNSIGNED production package for macOS (--unsigned)');
-    expect(mac.stdout).toContain('package: electron-builder --mac dmg zip --arm64 --publish never --config electron-builder.yml -c.mac.identity=null');
+    expect(mac.stdout).toContain(
+      'package: electron-builder --mac dmg zip --arm64 --publish never --config electron-builder.yml -c.mac.identity=null',
+    );
     const qa = await packageScript(['--win', '--qa', '--print-plan']);
     expect(qa.code).toBe(0);
     expect(qa.stdout).toContain('package: electron-builder --win nsis --x64 --publish never --config electron-builder.qa.yml');
     const linux = await packageScript(['--linux', '--x64', '--print-plan', '-c.electronDist=/opt/electron']);
     expect(linux.code).toBe(0);
-    expect(linux.stdout).toContain('package: electron-builder --linux AppImage deb --x64 --publish never --config electron-builder.yml -c.electronDist=/opt/electron');
+    expect(linux.stdout).toContain(
+      'package: electron-builder --linux AppImage deb --x64 --publish never --config electron-builder.yml -c.electronDist=/opt/electron',
+    );
   });
 });
 
@@ -74,7 +83,9 @@ describe('one declared arch per build, on a machine that can build it', () => {
     const run = await packageScript(['--linux', `--${other}`]);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`package: refusing to build the Linux ${other} package on this machine:`);
-    expect(run.stderr).toContain(`Linux ${other}: node_modules/smartcard/build/Release/smartcard_napi.node is built for ${process.arch}, not ${other}`);
+    expect(run.stderr).toContain(
+      `Linux ${other}: node_modules/smartcard/build/Release/smartcard_napi.node is built for ${process.arch}, not ${other}`,
+    );
     expect(run.stderr).toContain(`build the Linux ${other} package on an ${other} machine after npm ci there`);
     expect(run.stdout).not.toContain('afterPack');
   });
@@ -82,6 +93,8 @@ describe('one declared arch per build, on a machine that can build it', () => {
   it('a macOS or Windows build on Linux is refused, naming why', async () => {
     const run = await packageScript(['--mac', '--qa', '--arm64']);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('package: refusing to build the macOS arm64 package on this machine:\n  - a macOS package is built on macOS, and this machine runs linux');
+    expect(run.stderr).toContain(
+      'package: refusing to build the macOS arm64 package on this machine:\n  - a macOS package is built on macOS, and this machine runs linux',
+    );
   });
 });

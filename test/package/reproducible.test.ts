@@ -44,8 +44,14 @@ beforeAll(async () => {
   await makeFakeElectronDist(fakeDist);
   const userProblem = otherUserUnavailable(OTHER_USER);
   if (userProblem !== undefined && inCi) throw new Error(`the second build must run as ${OTHER_USER} in CI: ${userProblem}`);
-  if (userProblem !== undefined) process.stdout.write(`reproducible: the second build runs as this account, not ${OTHER_USER}: ${userProblem}\n`);
-  secondConditions = { ...(userProblem === undefined ? { user: OTHER_USER } : {}), umask: 0o077, timeZone: 'Pacific/Auckland', locale: otherLocale() };
+  if (userProblem !== undefined)
+    process.stdout.write(`reproducible: the second build runs as this account, not ${OTHER_USER}: ${userProblem}\n`);
+  secondConditions = {
+    ...(userProblem === undefined ? { user: OTHER_USER } : {}),
+    umask: 0o077,
+    timeZone: 'Pacific/Auckland',
+    locale: otherLocale(),
+  };
   const secondOut = join(work, 'elsewhere', 'second');
   await mkdir(secondOut, { recursive: true });
   if (secondConditions.user !== undefined) {
@@ -56,7 +62,9 @@ beforeAll(async () => {
   const flavours = ['production', 'qa'] as const;
   first = await Promise.all(flavours.map((f) => packFlavour(REPO, f, fakeDist, join(work, 'first', f), { conditions: firstConditions })));
   second = await Promise.all(flavours.map((f) => packFlavour(REPO, f, fakeDist, join(secondOut, f), { conditions: secondConditions })));
-  process.stdout.write(`reproducible: first build ${describeConditions(firstConditions)}; second ${describeConditions(secondConditions)}\n`);
+  process.stdout.write(
+    `reproducible: first build ${describeConditions(firstConditions)}; second ${describeConditions(secondConditions)}\n`,
+  );
 }, 240_000);
 
 afterAll(async () => {
@@ -104,7 +112,18 @@ describe('the provenance statement', () => {
     await writeFile(sbomFile, '{"bomFormat":"CycloneDX"}\n');
     const out = join(work, 'provenance.json');
     await writeProvenance(
-      { root: REPO, flavour: 'production', os: 'linux', arch: 'x64', configFile: 'electron-builder.yml', resourcesDir: join(packed.appOutDir, 'resources'), sbomFile, sourceDateEpoch: sourceDateEpoch(REPO), electronVersion: ELECTRON_VERSION, startedOn: new Date() },
+      {
+        root: REPO,
+        flavour: 'production',
+        os: 'linux',
+        arch: 'x64',
+        configFile: 'electron-builder.yml',
+        resourcesDir: join(packed.appOutDir, 'resources'),
+        sbomFile,
+        sourceDateEpoch: sourceDateEpoch(REPO),
+        electronVersion: ELECTRON_VERSION,
+        startedOn: new Date(),
+      },
       out,
     );
     const statement = ProvenanceSchema.parse(JSON.parse(await readFile(out, 'utf8')));
@@ -117,12 +136,28 @@ describe('the provenance statement', () => {
       ['app.asar', ...addons].sort().map((name) => ({ name, digest: { sha256: sha256(join(resources, name)) } })),
     );
     const { buildDefinition, runDetails } = statement.predicate;
-    expect(buildDefinition.externalParameters).toMatchObject({ flavour: 'production', os: 'linux', arch: 'x64', commit: execFileSync('git', ['rev-parse', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim() });
-    expect(buildDefinition.resolvedDependencies).toContainEqual({ name: 'package-lock.json', digest: { sha256: sha256(join(REPO, 'package-lock.json')) } });
+    expect(buildDefinition.externalParameters).toMatchObject({
+      flavour: 'production',
+      os: 'linux',
+      arch: 'x64',
+      commit: execFileSync('git', ['rev-parse', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim(),
+    });
+    expect(buildDefinition.resolvedDependencies).toContainEqual({
+      name: 'package-lock.json',
+      digest: { sha256: sha256(join(REPO, 'package-lock.json')) },
+    });
     expect(buildDefinition.internalParameters.sourceDateEpoch).toBe(sourceDateEpoch(REPO));
-    expect(runDetails.byproducts).toEqual([{ name: 'mdl-kiosk.sbom.cdx.json', digest: { sha256: sha256(sbomFile) }, mediaType: 'application/vnd.cyclonedx+json' }]);
-    const builderVersion = (JSON.parse(readFileSync(join(REPO, 'node_modules/electron-builder/package.json'), 'utf8')) as { version: string }).version;
-    expect(runDetails.builder.version).toMatchObject({ node: process.version, 'electron-builder': builderVersion, electron: ELECTRON_VERSION });
+    expect(runDetails.byproducts).toEqual([
+      { name: 'mdl-kiosk.sbom.cdx.json', digest: { sha256: sha256(sbomFile) }, mediaType: 'application/vnd.cyclonedx+json' },
+    ]);
+    const builderVersion = (
+      JSON.parse(readFileSync(join(REPO, 'node_modules/electron-builder/package.json'), 'utf8')) as { version: string }
+    ).version;
+    expect(runDetails.builder.version).toMatchObject({
+      node: process.version,
+      'electron-builder': builderVersion,
+      electron: ELECTRON_VERSION,
+    });
     expect(runDetails.builder.version.npm).toMatch(/^\d+\.\d+\.\d+/);
   });
 
@@ -150,7 +185,9 @@ describe('the provenance statement', () => {
     };
     expect(ProvenanceSchema.safeParse(good).success).toBe(true);
     expect(ProvenanceSchema.safeParse({ ...good, predicateType: 'https://slsa.dev/provenance/v0.2' }).success).toBe(false);
-    expect(ProvenanceSchema.safeParse({ ...good, subject: [{ name: 'app.asar', digest: { sha256: 'A'.repeat(64) } }] }).success).toBe(false);
+    expect(ProvenanceSchema.safeParse({ ...good, subject: [{ name: 'app.asar', digest: { sha256: 'A'.repeat(64) } }] }).success).toBe(
+      false,
+    );
     expect(ProvenanceSchema.safeParse({ ...good, subject: [] }).success).toBe(false);
   });
 });

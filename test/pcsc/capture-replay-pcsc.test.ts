@@ -99,40 +99,50 @@ function replayCard(capture: Capture): { tag: VirtualNfcTag; commands: string[];
 }
 
 describe('captured NFC engagements through pcscd + vpcd and the kiosk relay', () => {
-  it.each(CAPTURE_NAMES.map((name) => ({ name })))('$name: APDUs reach the card and the backend unchanged; the handover completes', async ({ name }) => {
-    const capture = loadCapture(name);
-    let resolveEnd: (step: NfcStep) => void = () => undefined;
-    const side: BackendSide = { sent: [], received: [], end: undefined, ended: new Promise((resolve) => (resolveEnd = resolve)) };
-    backend = await startMockBackend({
-      apiKeys: [E2E_API_KEY],
-      engineFactory: recordingFactory(
-        // The trust anchor is never used: the replay ends before any DeviceResponse.
-        createIsoReaderEngineFactory({ trustedIacaCertificates: [Uint8Array.of(0x30, 0x00)], nfc: { readerBleUuid: () => '0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f0' } }),
-        side,
-        (step) => resolveEnd(step),
-      ),
-    });
-    const slot = pcscd.readers[0];
-    if (slot === undefined) throw new Error('no vpcd reader');
-    stack = await startPcscStack({ slot, backend, profile: 'android', config: { profile: 'identity' } });
-    await stack.ready();
-    const card = replayCard(capture);
-    await stack.tap(card.tag);
-    const end = await Promise.race([
-      side.ended,
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no end of the handover; backend sent ${side.sent.length} APDUs`)), FLOW_MS)),
-    ]);
-    expect(end.kind === 'failed' ? end.reason : end.kind).toBe('done');
-    // Backend → card: every C-APDU unchanged, one per captured step.
-    expect(card.commands).toEqual(side.sent);
-    expect(card.commands).toHaveLength(capture.steps.length);
-    // Card → backend: every R-APDU unchanged, and those are the captured responses.
-    expect(side.received).toEqual(card.responses);
-    expect(side.received).toEqual(capture.steps.map((s) => s.response));
-    // The captured reader's commands, where the capture shows them, crossed the relay as such too (the HR
-    // write is ours: BLE only, see reader-replay.test.ts).
-    capture.steps.forEach((step, i) => {
-      if (step.command !== null && step.what !== 'UPDATE BINARY Handover Request') expect(card.commands[i], `${i}: ${step.what}`).toBe(step.command);
-    });
-  }, 40_000);
+  it.each(CAPTURE_NAMES.map((name) => ({ name })))(
+    '$name: APDUs reach the card and the backend unchanged; the handover completes',
+    async ({ name }) => {
+      const capture = loadCapture(name);
+      let resolveEnd: (step: NfcStep) => void = () => undefined;
+      const side: BackendSide = { sent: [], received: [], end: undefined, ended: new Promise((resolve) => (resolveEnd = resolve)) };
+      backend = await startMockBackend({
+        apiKeys: [E2E_API_KEY],
+        engineFactory: recordingFactory(
+          // The trust anchor is never used: the replay ends before any DeviceResponse.
+          createIsoReaderEngineFactory({
+            trustedIacaCertificates: [Uint8Array.of(0x30, 0x00)],
+            nfc: { readerBleUuid: () => '0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f0' },
+          }),
+          side,
+          (step) => resolveEnd(step),
+        ),
+      });
+      const slot = pcscd.readers[0];
+      if (slot === undefined) throw new Error('no vpcd reader');
+      stack = await startPcscStack({ slot, backend, profile: 'android', config: { profile: 'identity' } });
+      await stack.ready();
+      const card = replayCard(capture);
+      await stack.tap(card.tag);
+      const end = await Promise.race([
+        side.ended,
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error(`no end of the handover; backend sent ${side.sent.length} APDUs`)), FLOW_MS),
+        ),
+      ]);
+      expect(end.kind === 'failed' ? end.reason : end.kind).toBe('done');
+      // Backend → card: every C-APDU unchanged, one per captured step.
+      expect(card.commands).toEqual(side.sent);
+      expect(card.commands).toHaveLength(capture.steps.length);
+      // Card → backend: every R-APDU unchanged, and those are the captured responses.
+      expect(side.received).toEqual(card.responses);
+      expect(side.received).toEqual(capture.steps.map((s) => s.response));
+      // The captured reader's commands, where the capture shows them, crossed the relay as such too (the HR
+      // write is ours: BLE only, see reader-replay.test.ts).
+      capture.steps.forEach((step, i) => {
+        if (step.command !== null && step.what !== 'UPDATE BINARY Handover Request')
+          expect(card.commands[i], `${i}: ${step.what}`).toBe(step.command);
+      });
+    },
+    40_000,
+  );
 });

@@ -92,22 +92,29 @@ describe('NFC engagement through pcscd + vpcd (PC/SC adapter on smartcard)', () 
     { n: 1, delayed: false },
     { n: 3, delayed: false },
     { n: 5, delayed: true },
-  ])('phone lifted after APDU $n (backend slow: $delayed) → RemovedCard or NotTransacted → nfc_await_card → re-tap → complete', async ({ n, delayed }) => {
-    // With the backend's next APDU held back, pcscd has seen the removal (EMPTY) before it arrives.
-    stack = await startPcscStack({ slot: slot(0), profile: 'android', ...(delayed ? { backendFaults: { delayMs: { nfc_apdu: 600 } } } : {}) });
-    await stack.ready();
-    const s = stack;
-    const tag = s.rig.phone.tag();
-    await s.card.insert(liftAfter(s, tag, n));
-    await s.view((v) => v.phase === 'awaiting_card', FLOW_MS);
-    const reasons = apduFailures(s);
-    expect(reasons).toHaveLength(1);
-    expect(['RemovedCard', 'NotTransacted']).toContain(reasons[0]);
-    if (delayed) expect(reasons[0]).toBe('RemovedCard');
-    await s.card.reinsert(tag); // the same presentation continues on the re-tap
-    const report = await s.nextReport(FLOW_MS);
-    expectVerified(report);
-  });
+  ])(
+    'phone lifted after APDU $n (backend slow: $delayed) → RemovedCard or NotTransacted → nfc_await_card → re-tap → complete',
+    async ({ n, delayed }) => {
+      // With the backend's next APDU held back, pcscd has seen the removal (EMPTY) before it arrives.
+      stack = await startPcscStack({
+        slot: slot(0),
+        profile: 'android',
+        ...(delayed ? { backendFaults: { delayMs: { nfc_apdu: 600 } } } : {}),
+      });
+      await stack.ready();
+      const s = stack;
+      const tag = s.rig.phone.tag();
+      await s.card.insert(liftAfter(s, tag, n));
+      await s.view((v) => v.phase === 'awaiting_card', FLOW_MS);
+      const reasons = apduFailures(s);
+      expect(reasons).toHaveLength(1);
+      expect(['RemovedCard', 'NotTransacted']).toContain(reasons[0]);
+      if (delayed) expect(reasons[0]).toBe('RemovedCard');
+      await s.card.reinsert(tag); // the same presentation continues on the re-tap
+      const report = await s.nextReport(FLOW_MS);
+      expectVerified(report);
+    },
+  );
 
   it('an APDU longer than ISO 7816-4 extended length (70,000 bytes) is refused by the kiosk before it reaches pcscd: protocol violation → error, no PC/SC failure', async () => {
     // It used to reach pcscd, which answered InsufficientBuffer; the kiosk now bounds the field itself
@@ -134,7 +141,10 @@ describe('NFC engagement through pcscd + vpcd (PC/SC adapter on smartcard)', () 
     expect(performance.now() - started).toBeLessThan(8_000);
     await stack.lift();
     stack.card.setMute(false);
-    await stack.view((v) => v.phase === 'ready' && stack !== undefined && stack.views.indexOf(v) > stack.views.findIndex((e) => e.phase === 'error'), FLOW_MS);
+    await stack.view(
+      (v) => v.phase === 'ready' && stack !== undefined && stack.views.indexOf(v) > stack.views.findIndex((e) => e.phase === 'error'),
+      FLOW_MS,
+    );
     await stack.tap();
     expectVerified(await stack.nextReport(FLOW_MS));
   });

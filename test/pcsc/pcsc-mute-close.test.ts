@@ -42,11 +42,18 @@ it('close() while a mute card holds a transmit returns promptly and does not fre
       }
     });
   });
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.resolve('test/support/mute-card-child.ts'), slot.host, String(slot.port), String(HOLD_MS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.resolve('test/support/mute-card-child.ts'), slot.host, String(slot.port), String(HOLD_MS)],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   child = proc;
   proc.stdout.resume();
   const card = await reader.nextCard(AbortSignal.timeout(10_000));
-  const error = await card.transmit(SELECT, { timeoutMs: 300, signal: AbortSignal.timeout(10_000) }).then(() => undefined, (e: unknown) => e);
+  const error = await card.transmit(SELECT, { timeoutMs: 300, signal: AbortSignal.timeout(10_000) }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(NfcTransmitError);
   expect((error as NfcTransmitError).reason).toBe('Timeout');
 

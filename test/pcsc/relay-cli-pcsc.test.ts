@@ -36,10 +36,26 @@ describe('npm run relay -- --nfc pcsc', () => {
   it('runs two NFC verifications through pcscd on the reader named by --reader, exit 0', async () => {
     const reader = pcscd.readers[1];
     if (!reader) throw new Error('no second reader');
-    const run = await relay(['--devices', 'virtual', '--nfc', 'pcsc', '--reader', reader.name, '--vpcd', `127.0.0.1:${reader.port}`, '--engage', 'nfc', '--loop', '2']);
+    const run = await relay([
+      '--devices',
+      'virtual',
+      '--nfc',
+      'pcsc',
+      '--reader',
+      reader.name,
+      '--vpcd',
+      `127.0.0.1:${reader.port}`,
+      '--engage',
+      'nfc',
+      '--loop',
+      '2',
+    ]);
     expect(run.stderr).toContain(`PC/SC: using ${reader.name}`);
     expect(run.code, run.stderr).toBe(0);
-    const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as { result: string; transport: string; outcome: { verdict: string } | null });
+    const lines = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { result: string; transport: string; outcome: { verdict: string } | null });
     expect(lines).toHaveLength(2);
     for (const line of lines) {
       expect(line.result).toBe('complete');

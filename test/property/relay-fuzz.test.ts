@@ -25,7 +25,14 @@ import { createLogger, type Logger } from '../../src/platform/log.js';
 import type { HandshakeFailureKind, InboundFrame } from '../../src/kiosk/relay-link.js';
 import type { SessionApiErrorKind } from '../../src/kiosk/session-client.js';
 import type { FakeConnection } from '../support/fake-backend.js';
-import { BleSetupError, FakeBleCentral, FakeBlePeripheral, FakeNfcReader, NfcTransmitError, type ApduAnswer } from '../support/fake-devices.js';
+import {
+  BleSetupError,
+  FakeBleCentral,
+  FakeBlePeripheral,
+  FakeNfcReader,
+  NfcTransmitError,
+  type ApduAnswer,
+} from '../support/fake-devices.js';
 import { startHarness, TEST_TIMEOUTS, type Harness } from '../support/harness.js';
 import { MemoryBackend, type MemoryConnection, type ResultBehaviour } from '../support/memory-backend.js';
 
@@ -167,7 +174,7 @@ function spell(uuid: string, s: Spelling): string {
   if (s.style === 'lower') return uuid.toLowerCase();
   if (s.style === 'upper') return uuid.toUpperCase();
   let i = 0;
-  return uuid.replace(/[a-f]/gi, (ch) => (((s.mask >>> i++ % 31) & 1) === 1 ? ch.toUpperCase() : ch.toLowerCase()));
+  return uuid.replace(/[a-f]/gi, (ch) => (((s.mask >>> (i++ % 31)) & 1) === 1 ? ch.toUpperCase() : ch.toLowerCase()));
 }
 
 function modeJson(role: Role, serviceUuid: string, s: Spelling): JsonObject {
@@ -261,9 +268,32 @@ const bytesArb = fc.uint8Array({ maxLength: 40 });
 
 const invalidBase64Arb: fc.Arbitrary<string> = fc
   .oneof(
-    fc.constantFrom('AQ', 'AQI', 'A', '=', '====', 'A===', 'AR==', 'AQJ=', 'QUJD RA==', 'QUJD\nRA==', 'QU=JRA==', '-_8=', 'QUJD?A==', ' AQ==', 'AQ== ', 'Zg', 'ＡＱ==', 'AQ==AQ=='),
+    fc.constantFrom(
+      'AQ',
+      'AQI',
+      'A',
+      '=',
+      '====',
+      'A===',
+      'AR==',
+      'AQJ=',
+      'QUJD RA==',
+      'QUJD\nRA==',
+      'QU=JRA==',
+      '-_8=',
+      'QUJD?A==',
+      ' AQ==',
+      'AQ== ',
+      'Zg',
+      'ＡＱ==',
+      'AQ==AQ==',
+    ),
     fc
-      .tuple(fc.uint8Array({ minLength: 1, maxLength: 24 }), fc.nat(), fc.constantFrom('-', '_', '.', '!', ' ', '\t', '=', '*', 'é', '\u0000'))
+      .tuple(
+        fc.uint8Array({ minLength: 1, maxLength: 24 }),
+        fc.nat(),
+        fc.constantFrom('-', '_', '.', '!', ' ', '\t', '=', '*', 'é', '\u0000'),
+      )
       .map(([bytes, at, ch]) => {
         const s = b64(bytes);
         const i = at % s.length;
@@ -329,7 +359,18 @@ type TextMutation =
   | { readonly m: 'duplicate_key' };
 
 const typeValueArb: fc.Arbitrary<Json> = fc.oneof(
-  fc.constantFrom('step_result', 'Step_Request', 'STEP_REQUEST', 'step_request ', 'complete', 'error', '', 'constructor', '__proto__', 'toString'),
+  fc.constantFrom(
+    'step_result',
+    'Step_Request',
+    'STEP_REQUEST',
+    'step_request ',
+    'complete',
+    'error',
+    '',
+    'constructor',
+    '__proto__',
+    'toString',
+  ),
   fc.string({ maxLength: 12 }),
   fc.constantFrom(null, 0, true, [], {}),
 );
@@ -356,7 +397,12 @@ const opValueArb: fc.Arbitrary<Json> = fc.oneof(
 
 const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ m: fc.constant('drop' as const), at: fc.nat() }),
-  fc.record({ m: fc.constant('extra' as const), at: fc.nat(), key: fc.oneof(fc.constantFrom('__proto__', 'type', 'op', 'params', 'data'), fc.string({ maxLength: 8 })), value: fc.jsonValue({ maxDepth: 2 }) }),
+  fc.record({
+    m: fc.constant('extra' as const),
+    at: fc.nat(),
+    key: fc.oneof(fc.constantFrom('__proto__', 'type', 'op', 'params', 'data'), fc.string({ maxLength: 8 })),
+    value: fc.jsonValue({ maxDepth: 2 }),
+  }),
   fc.record({ m: fc.constant('retype' as const), at: fc.nat(), value: fc.jsonValue({ maxDepth: 1 }) }),
   fc.record({ m: fc.constant('type' as const), value: typeValueArb }),
   fc.record({ m: fc.constant('op' as const), value: opValueArb }),
@@ -435,7 +481,8 @@ function mutateJson(message: Json, mutations: readonly Mutation[]): Json {
       case 'extra': {
         const objects = objectsOf(root);
         const target = objects[mutation.at % Math.max(1, objects.length)];
-        if (target) Object.defineProperty(target, mutation.key, { value: mutation.value, enumerable: true, writable: true, configurable: true });
+        if (target)
+          Object.defineProperty(target, mutation.key, { value: mutation.value, enumerable: true, writable: true, configurable: true });
         break;
       }
       case 'retype':
@@ -473,9 +520,21 @@ const mutatedMessageArb: fc.Arbitrary<FrameSpec> = fc
   .map(([message, mutations, text]) => textFrame(mutateText(JSON.stringify(mutateJson(message, mutations)), text)));
 
 const hugeArb: fc.Arbitrary<FrameSpec> = fc.oneof(
-  fc.record({ f: fc.constant('huge' as const), recipe: fc.constant<HugeRecipe>('error_message'), size: fc.integer({ min: 10_000, max: 300_000 }) }),
-  fc.record({ f: fc.constant('huge' as const), recipe: fc.constantFrom<HugeRecipe>('apdu', 'ble_write'), size: fc.integer({ min: 10_000, max: 200_000 }) }),
-  fc.record({ f: fc.constant('huge' as const), recipe: fc.constantFrom<HugeRecipe>('deep_array', 'deep_outcome'), size: fc.integer({ min: 100, max: 3_000 }) }),
+  fc.record({
+    f: fc.constant('huge' as const),
+    recipe: fc.constant<HugeRecipe>('error_message'),
+    size: fc.integer({ min: 10_000, max: 300_000 }),
+  }),
+  fc.record({
+    f: fc.constant('huge' as const),
+    recipe: fc.constantFrom<HugeRecipe>('apdu', 'ble_write'),
+    size: fc.integer({ min: 10_000, max: 200_000 }),
+  }),
+  fc.record({
+    f: fc.constant('huge' as const),
+    recipe: fc.constantFrom<HugeRecipe>('deep_array', 'deep_outcome'),
+    size: fc.integer({ min: 100, max: 3_000 }),
+  }),
   fc.record({ f: fc.constant('huge' as const), recipe: fc.constant<HugeRecipe>('many_keys'), size: fc.integer({ min: 100, max: 20_000 }) }),
 );
 
@@ -493,7 +552,10 @@ const badFrameArb: fc.Arbitrary<FrameSpec> = fc.oneof(
   { weight: 1, arbitrary: hugeArb },
 );
 
-const anyFrameArb: fc.Arbitrary<FrameSpec> = fc.oneof({ weight: 3, arbitrary: validMessageArb.map(jsonFrame) }, { weight: 5, arbitrary: badFrameArb });
+const anyFrameArb: fc.Arbitrary<FrameSpec> = fc.oneof(
+  { weight: 3, arbitrary: validMessageArb.map(jsonFrame) },
+  { weight: 5, arbitrary: badFrameArb },
+);
 
 // =====================================================================================================
 // Steps: what the backend, the phone and the staff do, in order
@@ -548,17 +610,35 @@ const cardAnswerArb: fc.Arbitrary<CardAnswer> = fc.oneof(
   { weight: 80, arbitrary: fc.record({ a: fc.constant('ok' as const), data: bytesArb }) },
   {
     weight: 80,
-    arbitrary: fc.record({ a: fc.constant('error' as const), reason: fc.oneof(fc.constantFrom(...RECOVERABLE, 'InvalidHandle', 'Timeout', 'NoSmartcard'), fc.string({ minLength: 1, maxLength: 16 })) }),
+    arbitrary: fc.record({
+      a: fc.constant('error' as const),
+      reason: fc.oneof(
+        fc.constantFrom(...RECOVERABLE, 'InvalidHandle', 'Timeout', 'NoSmartcard'),
+        fc.string({ minLength: 1, maxLength: 16 }),
+      ),
+    }),
   },
   { weight: 20, arbitrary: fc.record({ a: fc.constant('short' as const), data: fc.uint8Array({ maxLength: 1 }) }) },
-  { weight: 40, arbitrary: fc.record({ a: fc.constant('slow' as const), ms: fc.integer({ min: 0, max: 5 }), then: fc.constantFrom('ok' as const, 'Timeout' as const) }) },
+  {
+    weight: 40,
+    arbitrary: fc.record({
+      a: fc.constant('slow' as const),
+      ms: fc.integer({ min: 0, max: 5 }),
+      then: fc.constantFrom('ok' as const, 'Timeout' as const),
+    }),
+  },
   { weight: 20, arbitrary: fc.constant({ a: 'throw' as const }) },
   // A card (adapter) that ignores its own timeout: the kiosk's guard fires after apduMs + 500 ms, so keep it rare.
   { weight: 1, arbitrary: fc.constant({ a: 'mute' as const }) },
 );
 
 const qrTextArb: fc.Arbitrary<string> = fc.oneof(
-  { weight: 6, arbitrary: fc.base64String({ minLength: 4, maxLength: 40 }).map((s) => `mdoc:${s.replaceAll('+', '-').replaceAll('/', '_').replaceAll('=', '')}`) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .base64String({ minLength: 4, maxLength: 40 })
+      .map((s) => `mdoc:${s.replaceAll('+', '-').replaceAll('/', '_').replaceAll('=', '')}`),
+  },
   { weight: 1, arbitrary: fc.string({ maxLength: 20 }) },
   { weight: 1, arbitrary: fc.constantFrom('MDOC:owBjMS4w\r\n', 'mdoc:\n', 'https://example.invalid/not-an-engagement', '\r\n') },
 );
@@ -583,7 +663,9 @@ const chaosStepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 2, arbitrary: fc.constant<Step>({ t: 'central_drop' }) },
   {
     weight: 2,
-    arbitrary: fc.constantFrom<CentralMode>('normal', 'fail', 'hang', 'delay', 'write_throws', 'write_slow').map((mode): Step => ({ t: 'central_mode', mode })),
+    arbitrary: fc
+      .constantFrom<CentralMode>('normal', 'fail', 'hang', 'delay', 'write_throws', 'write_slow')
+      .map((mode): Step => ({ t: 'central_mode', mode })),
   },
   {
     weight: 6,
@@ -597,8 +679,16 @@ const chaosStepArb: fc.Arbitrary<Step> = fc.oneof(
       .constantFrom<PeripheralMode>('normal', 'fail', 'needs_subscription', 'notify_throws', 'notify_slow')
       .map((mode): Step => ({ t: 'peripheral_mode', mode })),
   },
-  { weight: 2, arbitrary: fc.tuple(fc.constantFrom<Role>('central', 'peripheral'), fc.boolean()).map(([device, usable]): Step => ({ t: 'usable', device, usable })) },
-  { weight: 2, arbitrary: fc.constantFrom('cancel' as const, 'dismiss' as const, 'retry' as const).map((action): Step => ({ t: 'kiosk', action })) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(fc.constantFrom<Role>('central', 'peripheral'), fc.boolean())
+      .map(([device, usable]): Step => ({ t: 'usable', device, usable })),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom('cancel' as const, 'dismiss' as const, 'retry' as const).map((action): Step => ({ t: 'kiosk', action })),
+  },
   { weight: 1, arbitrary: fc.constantFrom('age_over_18', 'age_over_21', 'identity').map((name): Step => ({ t: 'profile', name })) },
   {
     weight: 1,
@@ -609,13 +699,19 @@ const chaosStepArb: fc.Arbitrary<Step> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc
-      .array(fc.constantFrom<HandshakeFailureKind>('session_gone', 'conflict', 'network', 'timeout', 'http'), { minLength: 1, maxLength: 3 })
+      .array(fc.constantFrom<HandshakeFailureKind>('session_gone', 'conflict', 'network', 'timeout', 'http'), {
+        minLength: 1,
+        maxLength: 3,
+      })
       .map((kinds): Step => ({ t: 'handshake_fails', kinds })),
   },
   {
     weight: 1,
     arbitrary: fc
-      .array(fc.constantFrom<SessionApiErrorKind>('server', 'network', 'timeout', 'rate_limited', 'bad_response'), { minLength: 1, maxLength: 2 })
+      .array(fc.constantFrom<SessionApiErrorKind>('server', 'network', 'timeout', 'rate_limited', 'bad_response'), {
+        minLength: 1,
+        maxLength: 2,
+      })
       .map((kinds): Step => ({ t: 'create_fails', kinds })),
   },
 );
@@ -642,7 +738,12 @@ interface FlowPlan {
 }
 
 const transferItemArb: fc.Arbitrary<TransferItem> = fc.oneof(
-  fc.record({ k: fc.constant('write' as const), toState: fc.boolean(), spelling: spellingArb, data: fc.uint8Array({ minLength: 1, maxLength: 40 }) }),
+  fc.record({
+    k: fc.constant('write' as const),
+    toState: fc.boolean(),
+    spelling: spellingArb,
+    data: fc.uint8Array({ minLength: 1, maxLength: 40 }),
+  }),
   fc.record({ k: fc.constant('phone' as const), toState: fc.boolean(), data: fc.uint8Array({ minLength: 1, maxLength: 40 }) }),
   fc.record({ k: fc.constant('read' as const), data: bytesArb }),
 );
@@ -685,7 +786,9 @@ function buildFlow(plan: FlowPlan): { steps: Step[]; ops: string[] } {
       steps.push(send, { t: 'await' });
       ops.push('nfc_rapdu');
       if (apdu.retap) {
-        steps.push({ t: 'send', frame: jsonFrame(stepRequest('nfc_await_card', {})) }, { t: 'lift' }, { t: 'tap' }, { t: 'await' }, send, { t: 'await' });
+        steps.push({ t: 'send', frame: jsonFrame(stepRequest('nfc_await_card', {})) }, { t: 'lift' }, { t: 'tap' }, { t: 'await' }, send, {
+          t: 'await',
+        });
         ops.push('nfc_card_present', 'nfc_rapdu');
       }
     }
@@ -693,7 +796,10 @@ function buildFlow(plan: FlowPlan): { steps: Step[]; ops: string[] } {
     steps.push({ t: 'scan', text: plan.qrText }, { t: 'await' });
     ops.push('qr_scanned');
   }
-  steps.push({ t: 'send', frame: jsonFrame(stepRequest('ble_exchange', { modes: plan.roles.map((r) => modeJson(r, plan.serviceUuid, plan.spelling)) })) });
+  steps.push({
+    t: 'send',
+    frame: jsonFrame(stepRequest('ble_exchange', { modes: plan.roles.map((r) => modeJson(r, plan.serviceUuid, plan.spelling)) })),
+  });
   const u = UUIDS[role];
   if (role === 'peripheral') steps.push({ t: 'advertised' }, { t: 'gatt', event: 'subscribe', char: UUIDS.peripheral.s2c, data: EMPTY });
   steps.push({ t: 'await' });
@@ -708,7 +814,9 @@ function buildFlow(plan: FlowPlan): { steps: Step[]; ops: string[] } {
       }
       case 'phone': {
         const char = item.toState ? u.state : role === 'central' ? u.s2c : u.c2s;
-        steps.push(role === 'central' ? { t: 'notify', char, data: item.data } : { t: 'gatt', event: 'write', char, data: item.data }, { t: 'await' });
+        steps.push(role === 'central' ? { t: 'notify', char, data: item.data } : { t: 'gatt', event: 'write', char, data: item.data }, {
+          t: 'await',
+        });
         ops.push(role === 'central' ? 'ble_notified' : 'ble_written');
         break;
       }
@@ -744,10 +852,22 @@ type Chaos =
   | { readonly c: 'cut'; readonly at: number };
 
 const chaosArb: fc.Arbitrary<Chaos> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ c: fc.constant('insert' as const), at: fc.nat(), steps: fc.array(chaosStepArb, { minLength: 1, maxLength: 3 }) }) },
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      c: fc.constant('insert' as const),
+      at: fc.nat(),
+      steps: fc.array(chaosStepArb, { minLength: 1, maxLength: 3 }),
+    }),
+  },
   {
     weight: 4,
-    arbitrary: fc.record({ c: fc.constant('corrupt' as const), at: fc.nat(), mutations: fc.array(mutationArb, { maxLength: 2 }), text: textMutationArb }),
+    arbitrary: fc.record({
+      c: fc.constant('corrupt' as const),
+      at: fc.nat(),
+      mutations: fc.array(mutationArb, { maxLength: 2 }),
+      text: textMutationArb,
+    }),
   },
   { weight: 2, arbitrary: fc.record({ c: fc.constant('delete' as const), at: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ c: fc.constant('duplicate' as const), at: fc.nat() }) },
@@ -968,7 +1088,8 @@ function whenWorld<T>(w: World, probe: () => T | undefined): Promise<T> {
   });
 }
 
-const isSettled = (w: World): true | undefined => (w.kiosk.currentView.phase === 'ready' && w.sink.starts === w.reports.length ? true : undefined);
+const isSettled = (w: World): true | undefined =>
+  w.kiosk.currentView.phase === 'ready' && w.sink.starts === w.reports.length ? true : undefined;
 
 /** Idle, armed and every verification reported, and still so a few event-loop turns later. */
 async function settle(w: World): Promise<void> {
@@ -982,7 +1103,9 @@ async function settle(w: World): Promise<void> {
 
 function diagnostics(w: World): string {
   const views = w.views.slice(-8).map((v) => `${v.phase}${v.error ? `(${v.error.code}: ${v.error.detail})` : ''}`);
-  const conns = w.backend.connections.map((c) => `#${c.index}:${c.isClosed ? `closed ${c.closeInfo?.code ?? '?'}` : 'open'}[${c.received.map((f) => f.op ?? '?').join(',')}]`);
+  const conns = w.backend.connections.map(
+    (c) => `#${c.index}:${c.isClosed ? `closed ${c.closeInfo?.code ?? '?'}` : 'open'}[${c.received.map((f) => f.op ?? '?').join(',')}]`,
+  );
   return [
     `views: ${views.join(' → ')}`,
     `reports: ${w.reports.map((r) => r.result).join(', ')}`,
@@ -1292,9 +1415,26 @@ async function normalVerification(w: World, kind: NormalKind): Promise<void> {
   conn.send({ type: 'complete', outcome: VERIFIED_OUTCOME });
   const report = await whenWorld(w, () => w.reports[reportsBefore]);
   const closed = await conn.closed;
-  const summary = { result: report.result, verdict: report.outcome?.verdict, reports: w.reports.length, closeCode: closed.code, delivered: delivered() };
-  if (summary.result !== 'complete' || summary.verdict !== 'verified' || summary.closeCode !== 1000 || summary.reports !== reportsBefore + 1) {
-    expect(summary).toEqual({ result: 'complete', verdict: 'verified', reports: reportsBefore + 1, closeCode: 1000, delivered: [[1, 2, 3], [2]] });
+  const summary = {
+    result: report.result,
+    verdict: report.outcome?.verdict,
+    reports: w.reports.length,
+    closeCode: closed.code,
+    delivered: delivered(),
+  };
+  if (
+    summary.result !== 'complete' ||
+    summary.verdict !== 'verified' ||
+    summary.closeCode !== 1000 ||
+    summary.reports !== reportsBefore + 1
+  ) {
+    expect(summary).toEqual({
+      result: 'complete',
+      verdict: 'verified',
+      reports: reportsBefore + 1,
+      closeCode: 1000,
+      delivered: [[1, 2, 3], [2]],
+    });
   }
   expect(summary.delivered).toEqual([[1, 2, 3], [2]]);
 }
@@ -1314,7 +1454,8 @@ function checkReports(w: World): void {
   for (const report of w.reports) {
     if (report.result === 'internal_error') throw new Error(`the verification ended inside the kiosk\n${diagnostics(w)}`);
     const code = report.error?.code;
-    const shows = (v: KioskView): boolean => (v.phase === 'error' || (report.result === 'not_ready' && REFUSING_PHASES.has(v.phase))) && v.error?.code === code;
+    const shows = (v: KioskView): boolean =>
+      (v.phase === 'error' || (report.result === 'not_ready' && REFUSING_PHASES.has(v.phase))) && v.error?.code === code;
     if (code !== undefined && !w.views.some(shows)) {
       throw new Error(`no error view for ${code}\n${diagnostics(w)}`);
     }
@@ -1526,15 +1667,17 @@ const invalidFrameArb: fc.Arbitrary<[FrameSpec, ViolationCode]> = fc.oneof(
     .map((text) => withCode(1007)(textFrame(text))),
   fc
     .tuple(fc.constantFrom('nfc_apdu', 'ble_write', 'ble_read_response'), invalidBase64Arb)
-    .map(([op, data]) =>
-      withCode(1007)(jsonFrame(stepRequest(op, op === 'ble_write' ? { char: UUIDS.central.c2s, data } : { data }))),
-    ),
+    .map(([op, data]) => withCode(1007)(jsonFrame(stepRequest(op, op === 'ble_write' ? { char: UUIDS.central.c2s, data } : { data })))),
   fc
     .oneof(
       fc.jsonValue({ maxDepth: 2 }).filter((v) => v === null || typeof v !== 'object' || Array.isArray(v)),
-      typeValueArb.filter((t) => t !== 'step_request' && t !== 'complete' && t !== 'error').map((type) => ({ type, op: 'nfc_apdu', params: { data: 'AA==' } })),
+      typeValueArb
+        .filter((t) => t !== 'step_request' && t !== 'complete' && t !== 'error')
+        .map((type) => ({ type, op: 'nfc_apdu', params: { data: 'AA==' } })),
       opValueArb
-        .filter((op) => typeof op !== 'string' || !['nfc_apdu', 'nfc_await_card', 'ble_exchange', 'ble_write', 'ble_read_response'].includes(op))
+        .filter(
+          (op) => typeof op !== 'string' || !['nfc_apdu', 'nfc_await_card', 'ble_exchange', 'ble_write', 'ble_read_response'].includes(op),
+        )
         .map((op) => ({ type: 'step_request', op, params: {} })),
       fc.constantFrom<Json>(
         { type: 'step_request', op: 'nfc_apdu' },
@@ -1544,8 +1687,16 @@ const invalidFrameArb: fc.Arbitrary<[FrameSpec, ViolationCode]> = fc.oneof(
         { type: 'step_request', op: 'nfc_await_card', params: null },
         { type: 'step_request', op: 'ble_exchange', params: { modes: [] } },
         { type: 'step_request', op: 'ble_exchange', params: { modes: [{ ...modeJson('central', SERVICE_UUID, LOWER), role: 'both' }] } },
-        { type: 'step_request', op: 'ble_exchange', params: { modes: [{ ...modeJson('central', SERVICE_UUID, LOWER), service_uuid: 'not-a-uuid' }] } },
-        { type: 'step_request', op: 'ble_exchange', params: { modes: [{ role: 'central', service_uuid: SERVICE_UUID, characteristics: {} }] } },
+        {
+          type: 'step_request',
+          op: 'ble_exchange',
+          params: { modes: [{ ...modeJson('central', SERVICE_UUID, LOWER), service_uuid: 'not-a-uuid' }] },
+        },
+        {
+          type: 'step_request',
+          op: 'ble_exchange',
+          params: { modes: [{ role: 'central', service_uuid: SERVICE_UUID, characteristics: {} }] },
+        },
         { type: 'step_request', op: 'ble_write', params: { char: 'state', data: 'Ag==' } },
         { type: 'step_request', op: 'ble_write', params: { char: UUIDS.central.state } },
         { type: 'step_request', op: 'ble_read_response', params: { data: null } },
@@ -1650,10 +1801,15 @@ async function runGreetingCase(h: Harness, c: WsCase, diag: () => string): Promi
   });
   h.kiosk.start();
   const conn = await bounded(greeted, 'the first connection', diag);
-  await bounded(currentView(h.kiosk, (v) => v.phase === 'ready'), 'ready', diag);
+  await bounded(
+    currentView(h.kiosk, (v) => v.phase === 'ready'),
+    'ready',
+    diag,
+  );
   const reportsBefore = h.reports.length;
   h.nfc.tap(() => Uint8Array.from([0x90, 0x00]));
-  const settled = <T>(promise: Promise<T>): Promise<T | { readonly failed: string }> => promise.catch((e: unknown) => ({ failed: describeError(e) }));
+  const settled = <T>(promise: Promise<T>): Promise<T | { readonly failed: string }> =>
+    promise.catch((e: unknown) => ({ failed: describeError(e) }));
   const first = await bounded(
     Promise.race([
       settled(
@@ -1674,13 +1830,13 @@ async function runGreetingCase(h: Harness, c: WsCase, diag: () => string): Promi
   if ('failed' in first) throw new Error(`${first.failed}\n${diag()}`);
   expect((await bounded(conn.closed, 'the kiosk closing the greeted socket', diag)).code, diag()).toBe(c.code);
   first.next.send({ type: 'error', message: 'test over' });
+  await bounded(whenReports(h, reportsBefore + 1), 'the report of the verification', diag);
+  h.nfc.lift();
   await bounded(
-    whenReports(h, reportsBefore + 1),
-    'the report of the verification',
+    currentView(h.kiosk, (v) => v.phase === 'ready'),
+    'ready again',
     diag,
   );
-  h.nfc.lift();
-  await bounded(currentView(h.kiosk, (v) => v.phase === 'ready'), 'ready again', diag);
 }
 
 function whenReports(h: Harness, count: number): Promise<void> {
@@ -1705,7 +1861,11 @@ async function runWsCase(h: Harness, c: WsCase): Promise<void> {
     expect(h.logs.lines.slice(logsBefore).filter((l) => /"level":(?:50|60)\b/.test(l))).toEqual([]);
     return;
   }
-  await bounded(currentView(h.kiosk, (v) => v.phase === 'ready'), 'ready', diag);
+  await bounded(
+    currentView(h.kiosk, (v) => v.phase === 'ready'),
+    'ready',
+    diag,
+  );
   const conn = await h.backend.nextConnection();
   await conn.expect('engage');
   const reportsBefore = h.reports.length;
@@ -1723,7 +1883,11 @@ async function runWsCase(h: Harness, c: WsCase): Promise<void> {
     expect(h.views.slice(viewsMark).some((v) => v.phase === 'error' && v.error?.code === 'protocol_violation')).toBe(true);
   }
   h.nfc.lift();
-  await bounded(currentView(h.kiosk, (v) => v.phase === 'ready'), 'ready again', diag);
+  await bounded(
+    currentView(h.kiosk, (v) => v.phase === 'ready'),
+    'ready again',
+    diag,
+  );
   expect(h.logs.lines.slice(logsBefore).filter((l) => /"level":(?:50|60)\b/.test(l))).toEqual([]);
 }
 

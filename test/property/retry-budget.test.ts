@@ -48,7 +48,13 @@ const RUNAWAY_REQUESTS = 3_000;
 
 type PostBehaviour =
   | { readonly kind: 'ok' }
-  | { readonly kind: 'fail'; readonly error: SessionApiErrorKind; readonly status?: number; readonly retryAfterMs?: number; readonly proxyStage?: ProxyFailureStage };
+  | {
+      readonly kind: 'fail';
+      readonly error: SessionApiErrorKind;
+      readonly status?: number;
+      readonly retryAfterMs?: number;
+      readonly proxyStage?: ProxyFailureStage;
+    };
 
 type AfterOpen =
   | { readonly kind: 'stay' }
@@ -60,7 +66,13 @@ type AfterOpen =
 
 type UpgradeBehaviour =
   | { readonly kind: 'ok'; readonly then: AfterOpen }
-  | { readonly kind: 'fail'; readonly error: HandshakeFailureKind; readonly status?: number; readonly retryAfterMs?: number; readonly proxyStage?: ProxyFailureStage };
+  | {
+      readonly kind: 'fail';
+      readonly error: HandshakeFailureKind;
+      readonly status?: number;
+      readonly retryAfterMs?: number;
+      readonly proxyStage?: ProxyFailureStage;
+    };
 
 type Customer =
   | { readonly at: number; readonly kind: 'tap' }
@@ -93,7 +105,14 @@ const postBehaviour: fc.Arbitrary<PostBehaviour> = fc.oneof(
     weight: 4,
     arbitrary: fc
       .record({ status: fc.oneof(fc.integer({ min: 300, max: 399 }), fc.integer({ min: 400, max: 599 })), retryAfterMs: retryAfter })
-      .map(({ status, retryAfterMs }): PostBehaviour => ({ kind: 'fail', error: sessionKindForStatus(status), status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) })),
+      .map(
+        ({ status, retryAfterMs }): PostBehaviour => ({
+          kind: 'fail',
+          error: sessionKindForStatus(status),
+          status,
+          ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        }),
+      ),
   },
   { weight: 1, arbitrary: proxyFailure.map((p): PostBehaviour => ({ kind: 'fail', error: 'proxy', ...p })) },
 );
@@ -101,7 +120,11 @@ const postBehaviour: fc.Arbitrary<PostBehaviour> = fc.oneof(
 const afterOpen: fc.Arbitrary<AfterOpen> = fc.oneof(
   fc.constant({ kind: 'stay' } as const),
   fc.record({ kind: fc.constant('close_at_once' as const), code: fc.integer({ min: 1000, max: 4999 }) }),
-  fc.record({ kind: fc.constant('close' as const), afterMs: fc.integer({ min: 0, max: 30_000 }), code: fc.integer({ min: 1000, max: 4999 }) }),
+  fc.record({
+    kind: fc.constant('close' as const),
+    afterMs: fc.integer({ min: 0, max: 30_000 }),
+    code: fc.integer({ min: 1000, max: 4999 }),
+  }),
   fc.record({ kind: fc.constant('drop' as const), afterMs: fc.integer({ min: 0, max: 30_000 }) }),
   fc.record({ kind: fc.constant('error' as const), afterMs: fc.integer({ min: 0, max: 30_000 }) }),
   fc.record({ kind: fc.constant('garbage' as const), afterMs: fc.integer({ min: 0, max: 30_000 }) }),
@@ -109,12 +132,22 @@ const afterOpen: fc.Arbitrary<AfterOpen> = fc.oneof(
 
 const upgradeBehaviour: fc.Arbitrary<UpgradeBehaviour> = fc.oneof(
   { weight: 4, arbitrary: afterOpen.map((then): UpgradeBehaviour => ({ kind: 'ok', then })) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('fail' as const), error: fc.constantFrom<HandshakeFailureKind>('network', 'timeout', 'tls') }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('fail' as const), error: fc.constantFrom<HandshakeFailureKind>('network', 'timeout', 'tls') }),
+  },
   {
     weight: 5,
     arbitrary: fc
       .record({ status: fc.oneof(fc.integer({ min: 300, max: 399 }), fc.integer({ min: 400, max: 599 })), retryAfterMs: retryAfter })
-      .map(({ status, retryAfterMs }): UpgradeBehaviour => ({ kind: 'fail', error: handshakeKindForStatus(status), status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) })),
+      .map(
+        ({ status, retryAfterMs }): UpgradeBehaviour => ({
+          kind: 'fail',
+          error: handshakeKindForStatus(status),
+          status,
+          ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        }),
+      ),
   },
   { weight: 1, arbitrary: proxyFailure.map((p): UpgradeBehaviour => ({ kind: 'fail', error: 'proxy', ...p })) },
 );
@@ -175,7 +208,14 @@ class ScriptedBackend implements SessionService, RelayConnector {
     if (this.requests.length > RUNAWAY_REQUESTS) return this.runaway();
     await Promise.resolve();
     const b = this.script.posts[this.posts++ % this.script.posts.length] ?? { kind: 'ok' };
-    if (b.kind === 'fail') throw new SessionApiError(b.error, `POST /sessions: ${b.status === undefined ? b.error : `HTTP ${b.status}`}`, b.status, b.retryAfterMs, b.proxyStage);
+    if (b.kind === 'fail')
+      throw new SessionApiError(
+        b.error,
+        `POST /sessions: ${b.status === undefined ? b.error : `HTTP ${b.status}`}`,
+        b.status,
+        b.retryAfterMs,
+        b.proxyStage,
+      );
     this.sessions++;
     return { id: `s-${this.sessions}`, clientSecret: `secret-${this.sessions}`, createdAt: Date.now() };
   }
@@ -192,8 +232,20 @@ class ScriptedBackend implements SessionService, RelayConnector {
     if (this.requests.length > RUNAWAY_REQUESTS) return this.runaway();
     await Promise.resolve();
     const b = this.script.upgrades[this.upgrades++ % this.script.upgrades.length] ?? { kind: 'ok', then: { kind: 'stay' } };
-    if (b.kind === 'fail') throw new RelayHandshakeError(b.error, `WebSocket handshake refused: ${b.status === undefined ? b.error : `HTTP ${b.status}`}`, b.status, b.retryAfterMs, b.proxyStage);
-    const connection = new MemoryConnection(this.connections.length, { id: session.id, secret: session.clientSecret, createdAt: session.createdAt }, handlers, () => undefined);
+    if (b.kind === 'fail')
+      throw new RelayHandshakeError(
+        b.error,
+        `WebSocket handshake refused: ${b.status === undefined ? b.error : `HTTP ${b.status}`}`,
+        b.status,
+        b.retryAfterMs,
+        b.proxyStage,
+      );
+    const connection = new MemoryConnection(
+      this.connections.length,
+      { id: session.id, secret: session.clientSecret, createdAt: session.createdAt },
+      handlers,
+      () => undefined,
+    );
     this.connections.push(connection);
     const then = b.then;
     const later = (ms: number, act: () => void): void => {
@@ -346,7 +398,10 @@ function checkRun(s: Script, run: RunResult): void {
   if (stoppedAt !== undefined) {
     // 3. Stopped only by a permanent failure, and silent after it.
     expect(canRefuseCredentials(s), 'stopped without a permanent failure').toBe(true);
-    expect(run.requests.filter((r) => r.at > stoppedAt), 'requests after giving up').toEqual([]);
+    expect(
+      run.requests.filter((r) => r.at > stoppedAt),
+      'requests after giving up',
+    ).toEqual([]);
   } else {
     // 2. Never gives up: with no session ready, the next request comes within the longest backoff plus a
     // budget window (and a little for the step of the samples).
@@ -355,7 +410,10 @@ function checkRun(s: Script, run: RunResult): void {
       if (sample.status.state === 'armed' || sample.status.state === 'standby') continue;
       if (sample.at + bound > T0 + SIMULATED_MS) break;
       const next = run.requests.find((r) => r.at > sample.at);
-      expect(next !== undefined && next.at - sample.at <= bound, `no request within ${bound} ms after ${sample.at - T0} ms (${sample.status.state})`).toBe(true);
+      expect(
+        next !== undefined && next.at - sample.at <= bound,
+        `no request within ${bound} ms after ${sample.at - T0} ms (${sample.status.state})`,
+      ).toBe(true);
     }
   }
   // 4. Offline or needing staff: the screen's detail is the last failure's.
@@ -367,7 +425,11 @@ function checkRun(s: Script, run: RunResult): void {
 }
 
 beforeEach(() => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'Date'], now: T0, loopLimit: 1_000_000 });
+  vi.useFakeTimers({
+    toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'Date'],
+    now: T0,
+    loopLimit: 1_000_000,
+  });
 });
 
 afterEach(() => {
@@ -388,13 +450,32 @@ describe('never hammer the backend (retry-policy.ts, session-keeper.ts)', () => 
 
   // Each failure kind the keeper can meet, on its own forever (the reproductions of the issue among them).
   const forever: [string, Script][] = [
-    ['handshake 404 on every new session (a gateway that does not route the WebSocket)', { posts: [{ kind: 'ok' }], upgrades: [{ kind: 'fail', error: 'session_gone', status: 404 }], customers: [] }],
+    [
+      'handshake 404 on every new session (a gateway that does not route the WebSocket)',
+      { posts: [{ kind: 'ok' }], upgrades: [{ kind: 'fail', error: 'session_gone', status: 404 }], customers: [] },
+    ],
     ['handshake 409 forever', { posts: [{ kind: 'ok' }], upgrades: [{ kind: 'fail', error: 'conflict', status: 409 }], customers: [] }],
     ['handshake 500 forever', { posts: [{ kind: 'ok' }], upgrades: [{ kind: 'fail', error: 'http', status: 500 }], customers: [] }],
-    ['socket closed at once, forever', { posts: [{ kind: 'ok' }], upgrades: [{ kind: 'ok', then: { kind: 'close_at_once', code: 1000 } }], customers: [] }],
-    ['error right after engage, forever', { posts: [{ kind: 'ok' }], upgrades: [{ kind: 'ok', then: { kind: 'error', afterMs: 0 } }], customers: [] }],
-    ['POST /sessions answering 2xx garbage forever', { posts: [{ kind: 'fail', error: 'bad_response' }], upgrades: [{ kind: 'ok', then: { kind: 'stay' } }], customers: [] }],
-    ['POST /sessions 503 with Retry-After: 0 forever', { posts: [{ kind: 'fail', error: 'server', status: 503, retryAfterMs: 0 }], upgrades: [{ kind: 'ok', then: { kind: 'stay' } }], customers: [] }],
+    [
+      'socket closed at once, forever',
+      { posts: [{ kind: 'ok' }], upgrades: [{ kind: 'ok', then: { kind: 'close_at_once', code: 1000 } }], customers: [] },
+    ],
+    [
+      'error right after engage, forever',
+      { posts: [{ kind: 'ok' }], upgrades: [{ kind: 'ok', then: { kind: 'error', afterMs: 0 } }], customers: [] },
+    ],
+    [
+      'POST /sessions answering 2xx garbage forever',
+      { posts: [{ kind: 'fail', error: 'bad_response' }], upgrades: [{ kind: 'ok', then: { kind: 'stay' } }], customers: [] },
+    ],
+    [
+      'POST /sessions 503 with Retry-After: 0 forever',
+      {
+        posts: [{ kind: 'fail', error: 'server', status: 503, retryAfterMs: 0 }],
+        upgrades: [{ kind: 'ok', then: { kind: 'stay' } }],
+        customers: [],
+      },
+    ],
     [
       'a customer every 2 s tapping while the backend refuses',
       {
@@ -407,8 +488,16 @@ describe('never hammer the backend (retry-policy.ts, session-keeper.ts)', () => 
       'a verification failing every 3 s on a backend that drops sockets',
       {
         posts: [{ kind: 'ok' }],
-        upgrades: [{ kind: 'ok', then: { kind: 'drop', afterMs: 500 } }, { kind: 'ok', then: { kind: 'stay' } }],
-        customers: Array.from({ length: 200 }, (_, i) => ({ at: i * 3_000, kind: 'verify' as const, result: 'dropped' as const, holdMs: 100 })),
+        upgrades: [
+          { kind: 'ok', then: { kind: 'drop', afterMs: 500 } },
+          { kind: 'ok', then: { kind: 'stay' } },
+        ],
+        customers: Array.from({ length: 200 }, (_, i) => ({
+          at: i * 3_000,
+          kind: 'verify' as const,
+          result: 'dropped' as const,
+          holdMs: 100,
+        })),
       },
     ],
   ];
@@ -424,12 +513,18 @@ describe('never hammer the backend (retry-policy.ts, session-keeper.ts)', () => 
   }
 
   it('the reproduction: POST 201 and upgrade 404 — at most a handful of requests in 12 s, and staff are told why', async () => {
-    const run = await simulate({ posts: [{ kind: 'ok' }], upgrades: [{ kind: 'fail', error: 'session_gone', status: 404 }], customers: [] });
+    const run = await simulate({
+      posts: [{ kind: 'ok' }],
+      upgrades: [{ kind: 'fail', error: 'session_gone', status: 404 }],
+      customers: [],
+    });
     const first12s = run.requests.filter((r) => r.at < T0 + 12_000);
     expect(first12s.length).toBeLessThanOrEqual(8);
     const at12s = run.samples.find((x) => x.at >= T0 + 12_000);
     expect(at12s?.status).toMatchObject({ state: 'config_error', retrying: true });
-    expect(at12s?.status.state === 'config_error' && at12s.status.detail).toMatch(/refuses the session connection \(HTTP 404\).*WebSocket route of the gateway/);
+    expect(at12s?.status.state === 'config_error' && at12s.status.detail).toMatch(
+      /refuses the session connection \(HTTP 404\).*WebSocket route of the gateway/,
+    );
   }, 60_000);
 });
 
@@ -462,10 +557,23 @@ describe('the checker catches a tight loop on any single path', () => {
     ['socket_lost', { posts: [{ kind: 'ok' }], upgrades: [{ kind: 'ok', then: { kind: 'close_at_once', code: 1011 } }], customers: [] }],
     ['idle_error', { posts: [{ kind: 'ok' }], upgrades: [{ kind: 'ok', then: { kind: 'error', afterMs: 0 } }], customers: [] }],
     ['idle_violation', { posts: [{ kind: 'ok' }], upgrades: [{ kind: 'ok', then: { kind: 'garbage', afterMs: 0 } }], customers: [] }],
-    ['bad_response', { posts: [{ kind: 'fail', error: 'bad_response' }], upgrades: [{ kind: 'ok', then: { kind: 'stay' } }], customers: [] }],
+    [
+      'bad_response',
+      { posts: [{ kind: 'fail', error: 'bad_response' }], upgrades: [{ kind: 'ok', then: { kind: 'stay' } }], customers: [] },
+    ],
     ['timeout', { posts: [{ kind: 'ok' }], upgrades: [{ kind: 'fail', error: 'timeout' }], customers: [] }],
-    ['proxy_unreachable', { posts: [{ kind: 'fail', error: 'proxy', proxyStage: 'unreachable' }], upgrades: [{ kind: 'ok', then: { kind: 'stay' } }], customers: [] }],
-    ['proxy_refused', { posts: [{ kind: 'ok' }], upgrades: [{ kind: 'fail', error: 'proxy', proxyStage: 'refused', status: 407 }], customers: [] }],
+    [
+      'proxy_unreachable',
+      {
+        posts: [{ kind: 'fail', error: 'proxy', proxyStage: 'unreachable' }],
+        upgrades: [{ kind: 'ok', then: { kind: 'stay' } }],
+        customers: [],
+      },
+    ],
+    [
+      'proxy_refused',
+      { posts: [{ kind: 'ok' }], upgrades: [{ kind: 'fail', error: 'proxy', proxyStage: 'refused', status: 407 }], customers: [] },
+    ],
   ];
   for (const [kind, s] of pathScripts) {
     it(`a planted loop on ${kind} breaks the budget property`, async () => {

@@ -68,9 +68,11 @@ function parseStep(name: string, raw: unknown, index: number): CaptureStep {
 function parseSource(name: string, raw: unknown): CaptureSource {
   if (!isRecord(raw)) fail(name, 'no source');
   const { repository, path, commit, test, addedIn } = raw;
-  if (typeof repository !== 'string' || typeof path !== 'string' || typeof test !== 'string') fail(name, 'source lacks repository, path or test');
+  if (typeof repository !== 'string' || typeof path !== 'string' || typeof test !== 'string')
+    fail(name, 'source lacks repository, path or test');
   if (typeof commit !== 'string' || !/^[0-9a-f]{40}$/.test(commit)) fail(name, 'source commit is not a 40-hex commit id');
-  if (addedIn !== undefined && (typeof addedIn !== 'string' || !/^[0-9a-f]{40}$/.test(addedIn))) fail(name, 'source addedIn is not a commit id');
+  if (addedIn !== undefined && (typeof addedIn !== 'string' || !/^[0-9a-f]{40}$/.test(addedIn)))
+    fail(name, 'source addedIn is not a commit id');
   return { repository, path, commit, test, ...(addedIn === undefined ? {} : { addedIn }) };
 }
 
@@ -92,7 +94,8 @@ export function loadCapture(name: CaptureName): Capture {
     steps: steps.map((s: unknown, i) => parseStep(name, s, i)),
   };
   if (hrWrite === undefined) return capture;
-  if (!isRecord(hrWrite) || typeof hrWrite.length !== 'number' || !isHex(hrWrite.prefix) || !isHex(hrWrite.suffix)) fail(name, 'hrWrite is malformed');
+  if (!isRecord(hrWrite) || typeof hrWrite.length !== 'number' || !isHex(hrWrite.prefix) || !isHex(hrWrite.suffix))
+    fail(name, 'hrWrite is malformed');
   return { ...capture, hrWrite: { length: hrWrite.length, prefix: hrWrite.prefix, suffix: hrWrite.suffix } };
 }
 

@@ -44,14 +44,83 @@ interface Expected {
 
 /** What each capture shows (read from its bytes; the tests below check every field against them). */
 const EXPECTED: Record<CaptureName, Expected> = {
-  'multipaz-loopback-static': { mle: 0x7fff, maxNdefFile: 0x7fff, notReadyPolls: 0, leRole: LeRole.BOTH_CENTRAL_PREFERRED, hsUuid: 'b3d52ac4-a1b6-4b51-a22e-78ee55ef6eb6', deVersion: '1.0', roles: ['central', 'peripheral'] },
-  'multipaz-loopback-negotiated': { mle: 0x7fff, maxNdefFile: 0x7fff, wt: 0x00, notReadyPolls: 0, leRole: LeRole.CENTRAL_ONLY, hsUuid: undefined, deVersion: '1.0', roles: ['peripheral'] },
-  'multipaz-android-static': { mle: 0x7fff, maxNdefFile: 0x7fff, notReadyPolls: 0, leRole: LeRole.CENTRAL_ONLY, hsUuid: 'e0812e0e-9ea0-4d40-b07a-79bf672abc43', deVersion: '1.0', roles: ['peripheral'] },
-  'multipaz-android-negotiated': { mle: 0x7fff, maxNdefFile: 0x7fff, wt: 0x00, notReadyPolls: 0, leRole: LeRole.CENTRAL_ONLY, hsUuid: undefined, deVersion: '1.0', roles: ['peripheral'] },
-  'multipaz-android-negotiated-not-ready': { mle: 0x7fff, maxNdefFile: 0x7fff, wt: 0x00, notReadyPolls: 4, leRole: LeRole.CENTRAL_ONLY, hsUuid: undefined, deVersion: '1.0', roles: ['peripheral'] },
-  'apple-wallet-negotiated': { mle: 0x0400, maxNdefFile: 0x0802, wt: 0x14, notReadyPolls: 3, leRole: LeRole.CENTRAL_ONLY, hsUuid: undefined, deVersion: '1.1', roles: ['peripheral'] },
-  'google-wallet-negotiated': { mle: 0x7fff, maxNdefFile: 0x7fff, wt: 0x10, notReadyPolls: 0, leRole: LeRole.CENTRAL_ONLY, hsUuid: 'e34db7dd-1b1e-4fdb-a402-c0b493579cb8', deVersion: '1.0', roles: ['peripheral'] },
-  'samsung-wallet-static': { mle: 0x7fff, maxNdefFile: 0x7fff, notReadyPolls: 0, leRole: LeRole.CENTRAL_ONLY, hsUuid: 'bdc087ee-77c5-4987-a639-d109438e3c10', deVersion: '1.0', roles: ['peripheral'] },
+  'multipaz-loopback-static': {
+    mle: 0x7fff,
+    maxNdefFile: 0x7fff,
+    notReadyPolls: 0,
+    leRole: LeRole.BOTH_CENTRAL_PREFERRED,
+    hsUuid: 'b3d52ac4-a1b6-4b51-a22e-78ee55ef6eb6',
+    deVersion: '1.0',
+    roles: ['central', 'peripheral'],
+  },
+  'multipaz-loopback-negotiated': {
+    mle: 0x7fff,
+    maxNdefFile: 0x7fff,
+    wt: 0x00,
+    notReadyPolls: 0,
+    leRole: LeRole.CENTRAL_ONLY,
+    hsUuid: undefined,
+    deVersion: '1.0',
+    roles: ['peripheral'],
+  },
+  'multipaz-android-static': {
+    mle: 0x7fff,
+    maxNdefFile: 0x7fff,
+    notReadyPolls: 0,
+    leRole: LeRole.CENTRAL_ONLY,
+    hsUuid: 'e0812e0e-9ea0-4d40-b07a-79bf672abc43',
+    deVersion: '1.0',
+    roles: ['peripheral'],
+  },
+  'multipaz-android-negotiated': {
+    mle: 0x7fff,
+    maxNdefFile: 0x7fff,
+    wt: 0x00,
+    notReadyPolls: 0,
+    leRole: LeRole.CENTRAL_ONLY,
+    hsUuid: undefined,
+    deVersion: '1.0',
+    roles: ['peripheral'],
+  },
+  'multipaz-android-negotiated-not-ready': {
+    mle: 0x7fff,
+    maxNdefFile: 0x7fff,
+    wt: 0x00,
+    notReadyPolls: 4,
+    leRole: LeRole.CENTRAL_ONLY,
+    hsUuid: undefined,
+    deVersion: '1.0',
+    roles: ['peripheral'],
+  },
+  'apple-wallet-negotiated': {
+    mle: 0x0400,
+    maxNdefFile: 0x0802,
+    wt: 0x14,
+    notReadyPolls: 3,
+    leRole: LeRole.CENTRAL_ONLY,
+    hsUuid: undefined,
+    deVersion: '1.1',
+    roles: ['peripheral'],
+  },
+  'google-wallet-negotiated': {
+    mle: 0x7fff,
+    maxNdefFile: 0x7fff,
+    wt: 0x10,
+    notReadyPolls: 0,
+    leRole: LeRole.CENTRAL_ONLY,
+    hsUuid: 'e34db7dd-1b1e-4fdb-a402-c0b493579cb8',
+    deVersion: '1.0',
+    roles: ['peripheral'],
+  },
+  'samsung-wallet-static': {
+    mle: 0x7fff,
+    maxNdefFile: 0x7fff,
+    notReadyPolls: 0,
+    leRole: LeRole.CENTRAL_ONLY,
+    hsUuid: 'bdc087ee-77c5-4987-a639-d109438e3c10',
+    deVersion: '1.0',
+    roles: ['peripheral'],
+  },
 };
 
 interface Replay {
@@ -67,12 +136,16 @@ function replay(capture: Capture): Replay {
   const delays: number[] = [];
   let step = driver.start();
   for (const captured of capture.steps) {
-    if (step.kind !== 'command') throw new Error(`the reader stopped before "${captured.what}": ${step.kind === 'failed' ? step.reason : 'done'}`);
+    if (step.kind !== 'command')
+      throw new Error(`the reader stopped before "${captured.what}": ${step.kind === 'failed' ? step.reason : 'done'}`);
     commands.push(toHex(step.apdu));
     delays.push(step.delayMs);
     step = driver.respond(hexBytes(captured.response));
   }
-  if (step.kind !== 'done') throw new Error(`the reader did not finish at the end of the capture: ${step.kind === 'failed' ? step.reason : `next ${toHex(step.apdu)}`}`);
+  if (step.kind !== 'done')
+    throw new Error(
+      `the reader did not finish at the end of the capture: ${step.kind === 'failed' ? step.reason : `next ${toHex(step.apdu)}`}`,
+    );
   return { commands, delays, result: step.result };
 }
 
@@ -194,7 +267,8 @@ describe.each(CAPTURE_NAMES.map((name) => ({ name, capture: loadCapture(name) })
     );
     let step = engine.nfcStart();
     for (const captured of capture.steps) {
-      if (step.kind !== 'apdu') throw new Error(`engine stopped before "${captured.what}": ${step.kind === 'failed' ? step.reason : 'done'}`);
+      if (step.kind !== 'apdu')
+        throw new Error(`engine stopped before "${captured.what}": ${step.kind === 'failed' ? step.reason : 'done'}`);
       step = await engine.nfcResponse(hexBytes(captured.response));
     }
     if (step.kind !== 'done') throw new Error(`engine did not finish: ${step.kind === 'failed' ? step.reason : 'apdu'}`);

@@ -24,7 +24,11 @@ export function availabilityWhen(port: AvailabilitySource, test: (a: Availabilit
  * run) is still "present" until pcscd's next poll, and a card inserted before that poll would be swapped
  * in silently (pcscd polls vpcd's readers about every 400 ms, frankmorgner/vsmartcard `ifd-vpcd.c`): a run starts from an empty reader.
  */
-export async function waitForEmptyReader(reader: AvailabilitySource & { readonly cardPresent: boolean | undefined }, name: string, ms = 3_000): Promise<void> {
+export async function waitForEmptyReader(
+  reader: AvailabilitySource & { readonly cardPresent: boolean | undefined },
+  name: string,
+  ms = 3_000,
+): Promise<void> {
   await availabilityWhen(reader, (a) => a.usable, Math.max(ms, 10_000));
   for (const started = performance.now(); reader.cardPresent !== false; ) {
     if (performance.now() - started > ms) throw new Error(`a card stays on ${name}`);

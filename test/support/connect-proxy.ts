@@ -33,13 +33,17 @@ export async function startConnectProxy(options: ConnectProxyOptions = {}): Prom
   const tunnels: ConnectProxy['tunnels'] = [];
   const plainRequests: string[] = [];
   const open = new Set<Socket | Duplex>();
-  const expected = options.credentials ? `Basic ${Buffer.from(`${options.credentials.user}:${options.credentials.password}`).toString('base64')}` : undefined;
+  const expected = options.credentials
+    ? `Basic ${Buffer.from(`${options.credentials.user}:${options.credentials.password}`).toString('base64')}`
+    : undefined;
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     plainRequests.push(`${req.method ?? ''} ${req.url ?? ''}`);
     res.writeHead(405, { Connection: 'close' });
     res.end('this proxy only tunnels (CONNECT)');
   };
-  const server: Server = options.tls ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, onRequest) : createServer(onRequest);
+  const server: Server = options.tls
+    ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, onRequest)
+    : createServer(onRequest);
   // A TLS handshake the client gave up on (an untrusted certificate) is no failure of the proxy's.
   server.on('tlsClientError', () => undefined);
   server.on('connect', (req: IncomingMessage, client: Duplex, head: Buffer) => {
@@ -51,7 +55,9 @@ export async function startConnectProxy(options: ConnectProxyOptions = {}): Prom
     const authenticated = expected === undefined || authorization === expected;
     tunnels.push({ target, authorization, accepted: authenticated && options.refuse === undefined });
     if (!authenticated) {
-      client.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      client.end(
+        'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n',
+      );
       return;
     }
     if (options.refuse !== undefined) {

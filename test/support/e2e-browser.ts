@@ -22,7 +22,15 @@ import type { VerificationReport } from '../../src/kiosk/kiosk.js';
 import { createLogger } from '../../src/platform/log.js';
 import { applySecurityHeaders } from '../../src/service/security-headers.js';
 import { serveStatic } from '../../src/service/static-files.js';
-import { createVirtualCounter, getTestPki, startPhonePage, type EmbeddedBackend, type PhonePage, type PhoneSettingsChange, type VirtualCounter } from '../../src/qa/index.js';
+import {
+  createVirtualCounter,
+  getTestPki,
+  startPhonePage,
+  type EmbeddedBackend,
+  type PhonePage,
+  type PhoneSettingsChange,
+  type VirtualCounter,
+} from '../../src/qa/index.js';
 import { KioskService } from '../../src/service/kiosk-service.js';
 import { hashPin } from '../../src/service/staff-pin.js';
 import { writeBlankY4m, writeQrY4m } from './fake-camera.js';
@@ -119,7 +127,13 @@ function mergeDeep(base: Record<string, unknown>, over: Record<string, unknown>)
   const out: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(over)) {
     const prev = out[key];
-    const both = typeof prev === 'object' && prev !== null && !Array.isArray(prev) && typeof value === 'object' && value !== null && !Array.isArray(value);
+    const both =
+      typeof prev === 'object' &&
+      prev !== null &&
+      !Array.isArray(prev) &&
+      typeof value === 'object' &&
+      value !== null &&
+      !Array.isArray(value);
     out[key] = both ? mergeDeep(prev as Record<string, unknown>, value as Record<string, unknown>) : value;
   }
   return out;
@@ -128,10 +142,14 @@ function mergeDeep(base: Record<string, unknown>, over: Record<string, unknown>)
 /** Throws with what to do when the browser or the built screen is missing (a failure, never a skip). */
 export function assertBrowserPrerequisites(): void {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is missing at ${CHROMIUM}: install it (apt-get install chromium). The browser tests fail without it; they are never skipped.`);
+    throw new Error(
+      `Chromium is missing at ${CHROMIUM}: install it (apt-get install chromium). The browser tests fail without it; they are never skipped.`,
+    );
   }
   if (!existsSync(join(RENDERER_DIR, 'index.html'))) {
-    throw new Error(`the kiosk screen is not built (${RENDERER_DIR}/index.html): run \`npm run build:renderer\` (npm test and npm run test:e2e do it first)`);
+    throw new Error(
+      `the kiosk screen is not built (${RENDERER_DIR}/index.html): run \`npm run build:renderer\` (npm test and npm run test:e2e do it first)`,
+    );
   }
 }
 
@@ -188,7 +206,12 @@ export async function startBrowserStack(options: BrowserStackOptions = {}): Prom
     });
     await service.start();
     cleanups.push(() => service.stop());
-    const host = await startHost({ service, port: 0, rendererDir: RENDERER_DIR, log: createLogger({ level: 'debug', name: 'e2e-host' }, logs) });
+    const host = await startHost({
+      service,
+      port: 0,
+      rendererDir: RENDERER_DIR,
+      log: createLogger({ level: 'debug', name: 'e2e-host' }, logs),
+    });
     cleanups.push(() => host.stop());
 
     const camera = options.camera ?? 'blank';
@@ -217,7 +240,16 @@ export async function startBrowserStack(options: BrowserStackOptions = {}): Prom
       headless: true,
       viewport: VIEWPORT,
       locale: 'en-US',
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...cameraArgs],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        ...cameraArgs,
+      ],
     });
     cleanups.push(() => context.close());
     const requests: string[] = [];
@@ -234,7 +266,8 @@ export async function startBrowserStack(options: BrowserStackOptions = {}): Prom
     if (options.phonePage === true) {
       phonePage = await startPhonePage({
         counter,
-        scan: async (text) => QrScannedResult.parse(await dispatchIntent(service, 'qrScanned', { text, source: 'scanner' }, () => service.staffUnlocked())),
+        scan: async (text) =>
+          QrScannedResult.parse(await dispatchIntent(service, 'qrScanned', { text, source: 'scanner' }, () => service.staffUnlocked())),
         kioskPhase: () => service.state().view.phase,
       });
       const started = phonePage;
@@ -245,7 +278,12 @@ export async function startBrowserStack(options: BrowserStackOptions = {}): Prom
       await phone.goto(phonePage.url);
     }
 
-    const screen = (): Promise<string | null> => page.locator('main[data-screen]').first().getAttribute('data-screen', { timeout: 2_000 }).catch(() => null);
+    const screen = (): Promise<string | null> =>
+      page
+        .locator('main[data-screen]')
+        .first()
+        .getAttribute('data-screen', { timeout: 2_000 })
+        .catch(() => null);
     const stack: BrowserStack = {
       counter,
       backend,
@@ -270,7 +308,9 @@ export async function startBrowserStack(options: BrowserStackOptions = {}): Prom
         try {
           await page.waitForSelector(selector, { timeout: timeoutMs });
         } catch {
-          throw new Error(`the screen did not become ${list.join(' or ')} within ${timeoutMs} ms; it shows ${(await screen()) ?? 'nothing'} (kiosk phase ${service.state().view.phase}, error ${JSON.stringify(service.state().view.error)})`);
+          throw new Error(
+            `the screen did not become ${list.join(' or ')} within ${timeoutMs} ms; it shows ${(await screen()) ?? 'nothing'} (kiosk phase ${service.state().view.phase}, error ${JSON.stringify(service.state().view.error)})`,
+          );
         }
         return (await screen()) ?? '';
       },
@@ -341,7 +381,12 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
     const axe = window.axe;
     if (axe === undefined) throw new Error('axe-core did not load');
     const result = await axe.run(document, { runOnly: { type: 'tag', values: tags } });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => JSON.stringify(n.target)) }));
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      targets: v.nodes.map((n) => JSON.stringify(n.target)),
+    }));
   }, AXE_TAGS);
 }
 
@@ -358,7 +403,12 @@ export interface CanvasPixels {
 }
 
 /** Reads a canvas's pixels (copied onto a 2D canvas, so any context type works) and measures them. */
-export async function canvasPixels(page: Page, selector: string, probes: readonly (readonly [number, number, number])[], tolerance = 24): Promise<CanvasPixels> {
+export async function canvasPixels(
+  page: Page,
+  selector: string,
+  probes: readonly (readonly [number, number, number])[],
+  tolerance = 24,
+): Promise<CanvasPixels> {
   return page.evaluate(
     (args) => {
       const element = document.querySelector(args.selector) as PageCanvas | null;
@@ -367,7 +417,8 @@ export async function canvasPixels(page: Page, selector: string, probes: readonl
       copy.width = element.width;
       copy.height = element.height;
       const context = copy.getContext('2d');
-      if (context === null || element.width === 0 || element.height === 0) return { width: element.width, height: element.height, colours: 0, shares: args.probes.map(() => 0) };
+      if (context === null || element.width === 0 || element.height === 0)
+        return { width: element.width, height: element.height, colours: 0, shares: args.probes.map(() => 0) };
       context.drawImage(element, 0, 0);
       const { data } = context.getImageData(0, 0, copy.width, copy.height);
       const colours = new Set<number>();
@@ -378,7 +429,12 @@ export async function canvasPixels(page: Page, selector: string, probes: readonl
         const b = data[i + 2] ?? 0;
         colours.add(((r >> 4) << 8) | ((g >> 4) << 4) | (b >> 4));
         args.probes.forEach((p, k) => {
-          if (Math.abs(r - (p[0] ?? 0)) <= args.tolerance && Math.abs(g - (p[1] ?? 0)) <= args.tolerance && Math.abs(b - (p[2] ?? 0)) <= args.tolerance) hits[k] = (hits[k] ?? 0) + 1;
+          if (
+            Math.abs(r - (p[0] ?? 0)) <= args.tolerance &&
+            Math.abs(g - (p[1] ?? 0)) <= args.tolerance &&
+            Math.abs(b - (p[2] ?? 0)) <= args.tolerance
+          )
+            hits[k] = (hits[k] ?? 0) + 1;
         });
       }
       const pixels = data.length / 4;
@@ -434,7 +490,8 @@ export async function personalDataLeft(stack: BrowserStack, needles: readonly st
     ['kiosk log', stack.logs.text()],
   ];
   const found: string[] = [];
-  for (const needle of needles) for (const [where, text] of places) if (text.includes(needle)) found.push(`${JSON.stringify(needle.slice(0, 24))} in the ${where}`);
+  for (const needle of needles)
+    for (const [where, text] of places) if (text.includes(needle)) found.push(`${JSON.stringify(needle.slice(0, 24))} in the ${where}`);
   return found;
 }
 
@@ -460,7 +517,9 @@ export async function checkScreen(stack: BrowserStack, name: string, options: { 
   await stack.shot(name, options);
   const violations = await axeViolations(stack.page);
   if (violations.length > 0) {
-    throw new Error(`axe: ${violations.length} violation(s) on the ${name} screen:\n${violations.map((v) => `- ${v.id} (${v.impact ?? '?'}): ${v.help} at ${v.targets.join(', ')}`).join('\n')}`);
+    throw new Error(
+      `axe: ${violations.length} violation(s) on the ${name} screen:\n${violations.map((v) => `- ${v.id} (${v.impact ?? '?'}): ${v.help} at ${v.targets.join(', ')}`).join('\n')}`,
+    );
   }
 }
 
@@ -473,12 +532,16 @@ declare const globalThis: { dispatchEvent(event: object): boolean; setTimeout(ru
  * arrive tens of milliseconds apart on a loaded machine — a person's pace, which the screen rightly ignores.
  */
 export async function scannerTypes(page: Page, text: string): Promise<void> {
-  await page.evaluate(async (keys) => {
-    for (const [i, key] of keys.entries()) {
-      for (const type of ['keydown', 'keyup']) globalThis.dispatchEvent(new KeyboardEvent(type, { key, bubbles: true, cancelable: true }));
-      if (i % 16 === 15) await new Promise<void>((done) => globalThis.setTimeout(done, 1));
-    }
-  }, [...Array.from(text), 'Enter']);
+  await page.evaluate(
+    async (keys) => {
+      for (const [i, key] of keys.entries()) {
+        for (const type of ['keydown', 'keyup'])
+          globalThis.dispatchEvent(new KeyboardEvent(type, { key, bubbles: true, cancelable: true }));
+        if (i % 16 === 15) await new Promise<void>((done) => globalThis.setTimeout(done, 1));
+      }
+    },
+    [...Array.from(text), 'Enter'],
+  );
 }
 
 /** The built screen (dist/renderer) served with the browser host's own headers (strict CSP, no inline script) on loopback. */

@@ -76,7 +76,10 @@ export async function startE2e(options: E2eOptions = {}): Promise<E2eStack> {
 }
 
 /** The stack around a counter built elsewhere (e.g. on the emulated Bluetooth radio, src/qa/hci). */
-export async function startE2eOn<Rig extends CounterRig>(rig: Rig, options: Omit<E2eOptions, keyof VirtualRigOptions | 'devices'> & { readonly devices?: () => DevicePorts } = {}): Promise<E2eStack<Rig>> {
+export async function startE2eOn<Rig extends CounterRig>(
+  rig: Rig,
+  options: Omit<E2eOptions, keyof VirtualRigOptions | 'devices'> & { readonly devices?: () => DevicePorts } = {},
+): Promise<E2eStack<Rig>> {
   const trusted = options.trusted ?? [rig.phone.credential.pki.iaca.der];
   const backend =
     options.backend ??
@@ -94,7 +97,10 @@ export async function startE2eOn<Rig extends CounterRig>(rig: Rig, options: Omit
   const logs = new LogCapture();
   const log = createLogger({ level: options.captureLogs === false ? 'silent' : 'debug' }, logs);
   const config = parseConfig(
-    mergeConfig({ backend: { baseUrl: options.via ? await options.via(backend.url) : backend.url, apiKey: E2E_API_KEY }, timeouts: E2E_TIMEOUTS }, options.config ?? {}),
+    mergeConfig(
+      { backend: { baseUrl: options.via ? await options.via(backend.url) : backend.url, apiKey: E2E_API_KEY }, timeouts: E2E_TIMEOUTS },
+      options.config ?? {},
+    ),
   );
   const kiosk = createKiosk(config, options.devices ? options.devices() : rig.devices, log);
   const observed = observeKiosk(kiosk);

@@ -244,7 +244,13 @@ export class FakeBackend {
     req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://x');
-      this.http.push({ method: req.method ?? '', path: url.pathname, authorization: req.headers.authorization, body, at: performance.now() });
+      this.http.push({
+        method: req.method ?? '',
+        path: url.pathname,
+        authorization: req.headers.authorization,
+        body,
+        at: performance.now(),
+      });
       const reply = (status: number, payload?: unknown): void => {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(payload === undefined ? '' : JSON.stringify(payload));
@@ -275,9 +281,16 @@ export class FakeBackend {
       const match = /^\/v1\/sessions\/([^/]+)$/.exec(url.pathname);
       if (req.method === 'GET' && match?.[1]) {
         const session = this.sessions.get(decodeURIComponent(match[1]));
-        if (!session) { reply(404, { error: 'unknown session' }); return; }
-        if (typeof session.result === 'number') { reply(session.result, { error: 'no result' }); return; }
-        reply(200, session.result); return;
+        if (!session) {
+          reply(404, { error: 'unknown session' });
+          return;
+        }
+        if (typeof session.result === 'number') {
+          reply(session.result, { error: 'no result' });
+          return;
+        }
+        reply(200, session.result);
+        return;
       }
       reply(404, { error: 'no such endpoint' });
     });
@@ -293,17 +306,26 @@ export class FakeBackend {
     };
     const sessionId = match?.[1] ? decodeURIComponent(match[1]) : '';
     const record = (status: number): void => {
-      this.handshakes.push({ sessionId, path: url.pathname, query: url.search, authorization: req.headers.authorization, status, at: performance.now() });
+      this.handshakes.push({
+        sessionId,
+        path: url.pathname,
+        query: url.search,
+        authorization: req.headers.authorization,
+        status,
+        at: performance.now(),
+      });
     };
     const forced = this.handshakeStatuses.shift();
     if (forced !== undefined && forced !== 101) {
       record(forced);
-      refuse(forced, this.handshakeRetryAfter.shift()); return;
+      refuse(forced, this.handshakeRetryAfter.shift());
+      return;
     }
     const session = this.sessions.get(sessionId);
     if (!session || session.expired) {
       record(404);
-      refuse(404); return;
+      refuse(404);
+      return;
     }
     const token = url.searchParams.get('token');
     const header = req.headers.authorization;
@@ -312,11 +334,13 @@ export class FakeBackend {
     else if (token === session.secret) auth = 'query';
     else {
       record(401);
-      refuse(401); return;
+      refuse(401);
+      return;
     }
     if (this.connections.some((c) => c.session === session && !c.isClosed)) {
       record(409);
-      refuse(409); return;
+      refuse(409);
+      return;
     }
     record(101);
     this.wss.handleUpgrade(req, socket, head, (ws) => {

@@ -39,7 +39,14 @@
  */
 import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
-import type { Bleno, BlenoBindings, BlenoCharacteristic, BlenoConstructor, BlenoPrimaryService, BlenoState } from '../../src/devices/ble/bleno-types.js';
+import type {
+  Bleno,
+  BlenoBindings,
+  BlenoCharacteristic,
+  BlenoConstructor,
+  BlenoPrimaryService,
+  BlenoState,
+} from '../../src/devices/ble/bleno-types.js';
 
 const requireCjs = createRequire(import.meta.url);
 

@@ -82,10 +82,15 @@ function checkedSize(options: SceneOptions): { width: number; height: number; fr
   const height = options.height ?? 720;
   const frames = options.frames ?? 6;
   const fps = options.fps ?? 15;
-  for (const [name, value, max] of [['width', width, 4096], ['height', height, 4096]] as const) {
-    if (!Number.isInteger(value) || value < 16 || value > max || value % 2 !== 0) throw new RangeError(`${name} must be an even integer from 16 to ${max}, got ${value}`);
+  for (const [name, value, max] of [
+    ['width', width, 4096],
+    ['height', height, 4096],
+  ] as const) {
+    if (!Number.isInteger(value) || value < 16 || value > max || value % 2 !== 0)
+      throw new RangeError(`${name} must be an even integer from 16 to ${max}, got ${value}`);
   }
-  if (!Number.isInteger(frames) || frames < 1 || frames > 300) throw new RangeError(`frames must be an integer from 1 to 300, got ${frames}`);
+  if (!Number.isInteger(frames) || frames < 1 || frames > 300)
+    throw new RangeError(`frames must be an integer from 1 to 300, got ${frames}`);
   if (!Number.isInteger(fps) || fps < 1 || fps > 120) throw new RangeError(`fps must be an integer from 1 to 120, got ${fps}`);
   return { width, height, frames, fps };
 }
@@ -301,7 +306,8 @@ function parseY4m(file: string): ParsedY4m {
   let at = headerEnd + 1;
   while (at < bytes.length) {
     const lineEnd = bytes.indexOf(0x0a, at);
-    if (lineEnd < 0 || bytes.subarray(at, at + 5).toString('latin1') !== 'FRAME') throw new Error(`${file}: bad frame header at byte ${at}`);
+    if (lineEnd < 0 || bytes.subarray(at, at + 5).toString('latin1') !== 'FRAME')
+      throw new Error(`${file}: bad frame header at byte ${at}`);
     if (lineEnd + 1 + frameBytes > bytes.length) throw new Error(`${file}: truncated frame at byte ${at}`);
     offsets.push(lineEnd + 1);
     at = lineEnd + 1 + frameBytes;

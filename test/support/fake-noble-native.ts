@@ -64,7 +64,10 @@ export function fakeNoblePackage(device: () => RadioDevice): FakeNoblePackage {
   cpSync(path.join(real, 'package.json'), path.join(copy, 'package.json'));
   cpSync(path.join(real, 'index.js'), path.join(copy, 'index.js'));
   // The JavaScript of lib/ only: no native sources, no build output.
-  cpSync(path.join(real, 'lib'), path.join(copy, 'lib'), { recursive: true, filter: (from) => !/[\\/](src|build)$/.test(from) && !from.endsWith('.gyp') });
+  cpSync(path.join(real, 'lib'), path.join(copy, 'lib'), {
+    recursive: true,
+    filter: (from) => !/[\\/](src|build)$/.test(from) && !from.endsWith('.gyp'),
+  });
   for (const kind of ['mac', 'win'] as const) {
     writeFileSync(
       path.join(copy, 'lib', kind, 'bindings.js'),

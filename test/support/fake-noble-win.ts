@@ -178,14 +178,31 @@ export class WinNobleBindings extends RadioNobleBindings {
       return;
     }
     const value = this.cccd.get(`${id}/${serviceUuid}/${characteristicUuid}`) ?? 0;
-    setImmediate(() => EventEmitter.prototype.emit.call(this, 'valueRead', id, serviceUuid, characteristicUuid, descriptorUuid, Buffer.from([value & 0xff, value >> 8])));
+    setImmediate(() =>
+      EventEmitter.prototype.emit.call(
+        this,
+        'valueRead',
+        id,
+        serviceUuid,
+        characteristicUuid,
+        descriptorUuid,
+        Buffer.from([value & 0xff, value >> 8]),
+      ),
+    );
   }
 
   override emit(event: string | symbol, ...args: unknown[]): boolean {
     const id = typeof args[0] === 'string' ? args[0] : '';
     switch (event) {
       case 'discover': {
-        const [, address, , , advertisement, rssi] = args as [string, string, string, boolean, { localName?: string; serviceUuids: string[] }, number];
+        const [, address, , , advertisement, rssi] = args as [
+          string,
+          string,
+          string,
+          boolean,
+          { localName?: string; serviceUuids: string[] },
+          number,
+        ];
         this.onScanResult(id, address, advertisement, rssi);
         return true;
       }

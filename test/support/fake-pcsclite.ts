@@ -9,7 +9,8 @@
 import { EventEmitter } from 'node:events';
 import type { BindingCallbackError, BindingContext, BindingReader } from '../../src/devices/pcsc/pcsc-binding.js';
 
-export const scardError = (fn: string, text: string, code: number): Error => new Error(`${fn} error: ${text}(0x${code.toString(16).padStart(8, '0')})`);
+export const scardError = (fn: string, text: string, code: number): Error =>
+  new Error(`${fn} error: ${text}(0x${code.toString(16).padStart(8, '0')})`);
 
 const CONSTANTS = {
   SCARD_SHARE_SHARED: 2,
@@ -109,13 +110,20 @@ export class FakeReader extends EventEmitter implements BindingReader {
   connect(options: { share_mode: number; protocol: number }, callback: (error: BindingCallbackError, protocol?: number) => void): void {
     this.slot.connects.push({ shareMode: options.share_mode, protocol: options.protocol });
     setImmediate(() => {
-      if (this.connected) { callback(undefined, undefined); return; } // a stale handle: neither error nor protocol, as the smartcard binding does
+      if (this.connected) {
+        callback(undefined, undefined);
+        return;
+      } // a stale handle: neither error nor protocol, as the smartcard binding does
       const error = this.slot.connectError;
       if (error) {
         this.slot.connectError = undefined;
-        callback(error); return;
+        callback(error);
+        return;
       }
-      if (!this.slot.card) { callback(scardError('SCardConnect', 'No smart card inserted.', 0x8010000c)); return; }
+      if (!this.slot.card) {
+        callback(scardError('SCardConnect', 'No smart card inserted.', 0x8010000c));
+        return;
+      }
       this.connected = true;
       this.handleCounter = this.slot.counter;
       callback(undefined, options.protocol & CONSTANTS.SCARD_PROTOCOL_T1 ? CONSTANTS.SCARD_PROTOCOL_T1 : CONSTANTS.SCARD_PROTOCOL_T0);
@@ -130,7 +138,12 @@ export class FakeReader extends EventEmitter implements BindingReader {
     });
   }
 
-  transmit(data: Buffer, responseLength: number, protocol: number, callback: (error: BindingCallbackError, response?: Buffer) => void): void {
+  transmit(
+    data: Buffer,
+    responseLength: number,
+    protocol: number,
+    callback: (error: BindingCallbackError, response?: Buffer) => void,
+  ): void {
     if (this.slot.transmitThrows) throw this.slot.transmitThrows;
     this.slot.transmits.push({ length: data.length, responseLength, protocol });
     if (!this.connected) {
@@ -139,7 +152,10 @@ export class FakeReader extends EventEmitter implements BindingReader {
     }
     const card = this.slot.card;
     setImmediate(() => {
-      if (!card || this.handleCounter !== this.slot.counter) { callback(scardError('SCardTransmit', 'Card was removed.', 0x80100069)); return; }
+      if (!card || this.handleCounter !== this.slot.counter) {
+        callback(scardError('SCardTransmit', 'Card was removed.', 0x80100069));
+        return;
+      }
       const answer = card(data);
       if (answer === 'mute') {
         this.slot.pendingTransmits.add(callback);

@@ -7,7 +7,15 @@
 import { expect } from 'vitest';
 import { uuidKey } from '../../src/devices/ble/uuid.js';
 import type { NfcReader } from '../../src/devices/ports.js';
-import { createHciRig, createHciStacks, HCI_CONTROLLER_NAMES, hciTtysIn, type HciRig, type HciRigOptions, type HciStacks } from '../../src/qa/hci/hci-rig.js';
+import {
+  createHciRig,
+  createHciStacks,
+  HCI_CONTROLLER_NAMES,
+  hciTtysIn,
+  type HciRig,
+  type HciRigOptions,
+  type HciStacks,
+} from '../../src/qa/hci/hci-rig.js';
 import type { TracedValue } from '../../src/qa/hci/hci-phone-radio.js';
 import type { ProtocolLogEntry } from '../../src/qa/sim/mock-backend/protocol-log.js';
 import { startEmulatedRadio, type EmulatedRadio } from '../../tools/btvirt/emulated-radio.js';
@@ -20,7 +28,10 @@ export interface HciRadio {
 
 /** btvirt and the four library instances (nothing of the libraries runs until a rig listens). */
 export async function startHciRadio(): Promise<HciRadio> {
-  const radio = await startEmulatedRadio({ controllers: Object.values(HCI_CONTROLLER_NAMES), dir: `/tmp/mdl-kiosk-btvirt-test-${process.pid}` });
+  const radio = await startEmulatedRadio({
+    controllers: Object.values(HCI_CONTROLLER_NAMES),
+    dir: `/tmp/mdl-kiosk-btvirt-test-${process.pid}`,
+  });
   return { radio, stacks: createHciStacks(hciTtysIn(radio.dir)) };
 }
 
@@ -44,12 +55,24 @@ export type HciStackOptions = HciRigOptions &
 
 function backendValue(entry: ProtocolLogEntry): BackendValue | undefined {
   if (entry.event !== 'message') return undefined;
-  const message = entry.message as { op?: unknown; char?: unknown; data?: unknown; params?: { char?: unknown; data?: unknown } } | undefined;
+  const message = entry.message as
+    | { op?: unknown; char?: unknown; data?: unknown; params?: { char?: unknown; data?: unknown } }
+    | undefined;
   const op = message?.op;
-  if (entry.direction === 'out' && op === 'ble_write' && typeof message?.params?.char === 'string' && typeof message.params.data === 'string') {
+  if (
+    entry.direction === 'out' &&
+    op === 'ble_write' &&
+    typeof message?.params?.char === 'string' &&
+    typeof message.params.data === 'string'
+  ) {
     return { direction: 'sent', characteristic: uuidKey(message.params.char), data: message.params.data };
   }
-  if (entry.direction === 'in' && (op === 'ble_notified' || op === 'ble_written') && typeof message?.char === 'string' && typeof message.data === 'string') {
+  if (
+    entry.direction === 'in' &&
+    (op === 'ble_notified' || op === 'ble_written') &&
+    typeof message?.char === 'string' &&
+    typeof message.data === 'string'
+  ) {
     return { direction: 'received', characteristic: uuidKey(message.char), data: message.data };
   }
   return undefined;
@@ -84,7 +107,9 @@ export function expectByteExact(stack: HciStack, options: { readonly dropped?: b
   const toPhone = stack.backendValues.filter((v) => v.direction === 'sent').map(({ characteristic, data }) => ({ characteristic, data }));
   const atPhone = asBase64(trace.filter((v) => v.direction === 'received'));
   const fromPhone = asBase64(trace.filter((v) => v.direction === 'sent'));
-  const atBackend = stack.backendValues.filter((v) => v.direction === 'received').map(({ characteristic, data }) => ({ characteristic, data }));
+  const atBackend = stack.backendValues
+    .filter((v) => v.direction === 'received')
+    .map(({ characteristic, data }) => ({ characteristic, data }));
   expect(toPhone.length).toBeGreaterThan(0);
   expect(fromPhone.length).toBeGreaterThan(0);
   if (options.dropped) {

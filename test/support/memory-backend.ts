@@ -287,7 +287,10 @@ export class MemoryBackend implements RelayConnector, SessionService {
    * Failures of the next `POST /sessions` calls, in order: a kind, or a kind with the HTTP status and the
    * `Retry-After` the session client would have read from the answer.
    */
-  readonly createFailures: (SessionApiErrorKind | { readonly kind: SessionApiErrorKind; readonly status?: number; readonly retryAfterMs?: number })[] = [];
+  readonly createFailures: (
+    | SessionApiErrorKind
+    | { readonly kind: SessionApiErrorKind; readonly status?: number; readonly retryAfterMs?: number }
+  )[] = [];
   /** When each `POST /sessions` call arrived (`Date.now()`: the fake clock in tests that fake it). */
   readonly createTimes: number[] = [];
   /** What `GET /sessions/{id}` answers. */
@@ -315,7 +318,13 @@ export class MemoryBackend implements RelayConnector, SessionService {
     this.createTimes.push(Date.now());
     const failure = this.createFailures.shift();
     if (typeof failure === 'string') throw new SessionApiError(failure, `POST /sessions: ${failure}`);
-    if (failure !== undefined) throw new SessionApiError(failure.kind, `POST /sessions: HTTP ${failure.status ?? failure.kind}`, failure.status, failure.retryAfterMs);
+    if (failure !== undefined)
+      throw new SessionApiError(
+        failure.kind,
+        `POST /sessions: HTTP ${failure.status ?? failure.kind}`,
+        failure.status,
+        failure.retryAfterMs,
+      );
     this.counter++;
     const session: MemorySession = { id: `mem-${this.counter}`, secret: `mem-secret-${this.counter}`, createdAt: Date.now() };
     this.sessions.set(session.id, session);

@@ -14,7 +14,8 @@ export const ADDON_SOURCES = {
   /** NAPI_MODULE_INIT / node-addon-api: exports the versioned N-API entry. */
   napiExport: 'void *napi_register_module_v1(void *env, void *exports) { (void)env; return exports; }\n',
   /** The static-constructor NAPI_MODULE form: imports napi_module_register. */
-  napiImport: 'extern void napi_module_register(void *m);\nstatic void __attribute__((constructor)) reg(void) { napi_module_register(0); }\n',
+  napiImport:
+    'extern void napi_module_register(void *m);\nstatic void __attribute__((constructor)) reg(void) { napi_module_register(0); }\n',
   /** What a NAN addon built against Node 20's headers exports (pcsclite did, per the issue). */
   node115: 'void node_register_module_v115(void *exports, void *module, void *priv) { (void)exports; (void)module; (void)priv; }\n',
   /** Built against Electron 45's headers. */

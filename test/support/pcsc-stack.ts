@@ -34,12 +34,19 @@ export interface PcscStack extends E2eStack {
 }
 
 /** Resolves once `reader` reports the wanted availability. */
-export const readerAvailability = (reader: PcscNfcReader, test: (a: Availability) => boolean, ms = 10_000): Promise<Availability> => availabilityWhen(reader, test, ms);
+export const readerAvailability = (reader: PcscNfcReader, test: (a: Availability) => boolean, ms = 10_000): Promise<Availability> =>
+  availabilityWhen(reader, test, ms);
 
 export async function startPcscStack(options: PcscStackOptions): Promise<PcscStack> {
   const adapterLogs = new LogCapture();
   const log = createLogger({ level: 'debug' }, adapterLogs).child({ component: 'pcsc' });
-  const reader = new PcscNfcReader({ serviceRetryMinMs: 50, serviceRetryMaxMs: 500, log, ...options.adapter, reader: options.readerSelector ?? options.slot.name });
+  const reader = new PcscNfcReader({
+    serviceRetryMinMs: 50,
+    serviceRetryMaxMs: 500,
+    log,
+    ...options.adapter,
+    reader: options.readerSelector ?? options.slot.name,
+  });
   await waitForEmptyReader(reader, options.slot.name);
   const card = new VpcdCard({ host: options.slot.host, port: options.slot.port });
   let stack: E2eStack;

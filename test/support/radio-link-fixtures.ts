@@ -27,16 +27,20 @@ export class RadioHostChild {
   private stderr = '';
 
   constructor(phone: 'android' | 'iphone') {
-    this.proc = spawn(process.execPath, ['--import', 'tsx', path.resolve('test/support/radio-host-child.ts'), phone], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.proc = spawn(process.execPath, ['--import', 'tsx', path.resolve('test/support/radio-host-child.ts'), phone], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     this.proc.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
     createInterface({ input: this.proc.stdout }).on('line', (line) => this.lines.push(JSON.parse(line) as Record<string, unknown>));
   }
 
   /** Waits for the child to listen (its stderr in the error otherwise). */
   async ready(): Promise<RadioHostReady> {
-    await until(() => this.lines.some((l) => l.ready === true) || this.proc.exitCode !== null, 30_000, 'the child to listen').catch((e: unknown) => {
-      throw new Error(`${String(e)}; child stderr: ${this.stderr}`);
-    });
+    await until(() => this.lines.some((l) => l.ready === true) || this.proc.exitCode !== null, 30_000, 'the child to listen').catch(
+      (e: unknown) => {
+        throw new Error(`${String(e)}; child stderr: ${this.stderr}`);
+      },
+    );
     return this.lines.find((l) => l.ready === true) as unknown as RadioHostReady;
   }
 

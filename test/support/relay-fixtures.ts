@@ -227,7 +227,10 @@ export async function expectFailure(h: Harness, conn: FakeConnection, expected: 
   expect(phoneDeliveries(h), 'nothing reaches the phone after the failing input').toBe(deliveredBefore);
   const allowed = new Set(expected.backendMayGet ?? []);
   const after = conn.pending.slice(unreadBefore).map((m) => (m as { op?: unknown }).op);
-  expect(after.filter((op) => typeof op !== 'string' || !allowed.has(op)), 'nothing reaches the backend after the failing input').toEqual([]);
+  expect(
+    after.filter((op) => typeof op !== 'string' || !allowed.has(op)),
+    'nothing reaches the backend after the failing input',
+  ).toEqual([]);
   const errorView = await h.view((v) => v.phase === 'error' && v.error?.code === expected.code);
   expect(errorView.prompt).toBe('try_again');
   return report;

@@ -24,7 +24,12 @@ const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\
 export const OUTSIDE_REFERENCE_RULES: readonly OutsideReferenceRule[] = [
   // The folder beside the checkout, reached relatively or by its spec/reference subfolders. (`src/devices/`
   // has a room of that name, so the bare folder name is not enough.)
-  { name: 'the shared reference folder', pattern: new RegExp(`(?:\\.\\./)+${'shar' + 'ed'}/(?!abort|availability|safe-call)|\\b${'shar' + 'ed'}/(?:spec|reference|hooks|DESIGN)\\b`) },
+  {
+    name: 'the shared reference folder',
+    pattern: new RegExp(
+      `(?:\\.\\./)+${'shar' + 'ed'}/(?!abort|availability|safe-call)|\\b${'shar' + 'ed'}/(?:spec|reference|hooks|DESIGN)\\b`,
+    ),
+  },
   { name: "this machine's work folder", pattern: new RegExp(`(?<![\\w.-])/${'wo' + 'rk'}/`) },
   // The developers' notes cited by section ("reference" then a section sign and a number).
   { name: "the developers' reference notes", pattern: new RegExp(`\\b${'refer' + 'ence'},? \\u00a7\\s?\\d`, 'i') },
@@ -164,10 +169,31 @@ export function brokenLinks(file: string, markdown: string, read: (path: string)
  */
 const NAMED_DOCUMENT = new RegExp(
   [
-    'ISO', 'IEC', '18013-[57]', '7816', 'RFC ?\\d+', 'Core', 'Vol\\.? ?\\d', 'Part [A-Z]\\b', 'NFC Forum', 'Connection Handover',
-    '\\bCH ?\\d', 'Type 4 Tag', 'T4T', 'TNEP ?\\d', 'NDEF ?\\d', 'Annex', 'CSS', 'X\\.509', 'FIPS', 'SP ?800', 'W3C',
+    'ISO',
+    'IEC',
+    '18013-[57]',
+    '7816',
+    'RFC ?\\d+',
+    'Core',
+    'Vol\\.? ?\\d',
+    'Part [A-Z]\\b',
+    'NFC Forum',
+    'Connection Handover',
+    '\\bCH ?\\d',
+    'Type 4 Tag',
+    'T4T',
+    'TNEP ?\\d',
+    'NDEF ?\\d',
+    'Annex',
+    'CSS',
+    'X\\.509',
+    'FIPS',
+    'SP ?800',
+    'W3C',
     // a document of ours or a source file of a library (Multipaz `.kt`, isomdl `.rs`, bleno `.mm`, BlueZ `.c`)
-    '\\.(?:md|kt|rs|mm|c|h|js|ts|swift|go)\\b', '\\bguide\\b', '\\bspec\\b',
+    '\\.(?:md|kt|rs|mm|c|h|js|ts|swift|go)\\b',
+    '\\bguide\\b',
+    '\\bspec\\b',
   ].join('|'),
   'i',
 );

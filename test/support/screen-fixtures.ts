@@ -141,29 +141,32 @@ function answered(view: Omit<OutcomeView, 'answer'>, asked: AskedRequest): Outco
 
 function outcome(verdict: 'verified' | 'rejected'): OutcomeView {
   const ns = 'org.iso.18013.5.1';
-  return answered({
-    verdict,
-    reasons: verdict === 'verified' ? [] : ['issuer_authentication_invalid'],
-    response: {
-      [ns]: {
-        family_name: FIXTURE_HOLDER.family,
-        given_name: FIXTURE_HOLDER.given,
-        birth_date: '1971-09-01',
-        age_over_21: true,
-        issuing_country: 'US',
-        document_number: 'D1234567',
-        expiry_date: '2031-10-01',
-        portrait: fixturePortraitBase64(),
-        driving_privileges: [{ vehicle_category_code: 'B', issue_date: '2021-10-01', expiry_date: '2031-10-01' }],
+  return answered(
+    {
+      verdict,
+      reasons: verdict === 'verified' ? [] : ['issuer_authentication_invalid'],
+      response: {
+        [ns]: {
+          family_name: FIXTURE_HOLDER.family,
+          given_name: FIXTURE_HOLDER.given,
+          birth_date: '1971-09-01',
+          age_over_21: true,
+          issuing_country: 'US',
+          document_number: 'D1234567',
+          expiry_date: '2031-10-01',
+          portrait: fixturePortraitBase64(),
+          driving_privileges: [{ vehicle_category_code: 'B', issue_date: '2021-10-01', expiry_date: '2031-10-01' }],
+        },
       },
+      docTypes: ['org.iso.18013.5.1.mDL'],
+      issuerAuthentication: verdict === 'verified' ? 'Valid' : 'Invalid',
+      deviceAuthentication: 'Valid',
+      errors: {},
+      warnings: {},
+      source: 'complete',
     },
-    docTypes: ['org.iso.18013.5.1.mDL'],
-    issuerAuthentication: verdict === 'verified' ? 'Valid' : 'Invalid',
-    deviceAuthentication: 'Valid',
-    errors: {},
-    warnings: {},
-    source: 'complete',
-  }, AGE_21);
+    AGE_21,
+  );
 }
 
 const MDL = 'org.iso.18013.5.1';
@@ -184,7 +187,12 @@ export function identityResponse(portrait: string): OutcomeView['response'] {
       portrait,
       driving_privileges: [
         { vehicle_category_code: 'B', issue_date: '2015-06-01', expiry_date: '2031-10-01' },
-        { vehicle_category_code: 'A', issue_date: '2018-03-15', expiry_date: '2031-10-01', codes: [{ code: '78' }, { code: 'S01', sign: '<=', value: '2500' }] },
+        {
+          vehicle_category_code: 'A',
+          issue_date: '2018-03-15',
+          expiry_date: '2031-10-01',
+          codes: [{ code: '78' }, { code: 'S01', sign: '<=', value: '2500' }],
+        },
       ],
       sex: 2,
       height: 168,
@@ -201,17 +209,20 @@ export function identityResponse(portrait: string): OutcomeView['response'] {
 
 /** A verified identity outcome with this portrait (base64 of JPEG or JPEG 2000 bytes, or anything else). */
 export function identityOutcome(portrait: string): OutcomeView {
-  return answered({
-    verdict: 'verified',
-    reasons: [],
-    response: identityResponse(portrait),
-    docTypes: ['org.iso.18013.5.1.mDL'],
-    issuerAuthentication: 'Valid',
-    deviceAuthentication: 'Valid',
-    errors: {},
-    warnings: { validity: ['the document expires within 90 days'] },
-    source: 'complete',
-  }, IDENTITY);
+  return answered(
+    {
+      verdict: 'verified',
+      reasons: [],
+      response: identityResponse(portrait),
+      docTypes: ['org.iso.18013.5.1.mDL'],
+      issuerAuthentication: 'Valid',
+      deviceAuthentication: 'Valid',
+      errors: {},
+      warnings: { validity: ['the document expires within 90 days'] },
+      source: 'complete',
+    },
+    IDENTITY,
+  );
 }
 
 /** A verified identity outcome whose holder withheld the photo and the licence number. */
@@ -225,17 +236,22 @@ function identityMissing(): OutcomeView {
 
 /** The holder declined on the phone: nothing checked, nothing disclosed (the mock backend's shape). */
 function declinedOutcome(): OutcomeView {
-  return answered({
-    verdict: 'rejected',
-    reasons: ['nothing_shared', 'errors_reported', 'issuer_authentication_unchecked', 'device_authentication_unchecked'],
-    response: {},
-    docTypes: [],
-    issuerAuthentication: 'Unchecked',
-    deviceAuthentication: 'Unchecked',
-    errors: { session: ['the holder ended the session without a response (SessionData status 20): declined on the phone, or the wallet failed'] },
-    warnings: {},
-    source: 'complete',
-  }, AGE_21);
+  return answered(
+    {
+      verdict: 'rejected',
+      reasons: ['nothing_shared', 'errors_reported', 'issuer_authentication_unchecked', 'device_authentication_unchecked'],
+      response: {},
+      docTypes: [],
+      issuerAuthentication: 'Unchecked',
+      deviceAuthentication: 'Unchecked',
+      errors: {
+        session: ['the holder ended the session without a response (SessionData status 20): declined on the phone, or the wallet failed'],
+      },
+      warnings: {},
+      source: 'complete',
+    },
+    AGE_21,
+  );
 }
 
 /** An age-only disclosure (what the default `age_over_21` profile asks for). */
@@ -245,20 +261,23 @@ function ageOutcome(statements: Record<string, boolean>): OutcomeView {
 
 /** A rejected identity outcome with several reasons, the backend's errors by category, and a warning. */
 function rejectedWithReasons(): OutcomeView {
-  return answered({
-    ...identityOutcome(fixturePortraitBase64()),
-    verdict: 'rejected',
-    reasons: ['errors_reported', 'issuer_authentication_invalid', 'device_authentication_unchecked', 'revocation_status_unknown'],
-    issuerAuthentication: 'Invalid',
-    deviceAuthentication: 'Unchecked',
-    errors: {
-      data_integrity: [`digest mismatch for ${MDL}/family_name (digestID 7)`, `digest mismatch for ${MDL}/birth_date (digestID 9)`],
-      validity: ['the document expired on 2024-01-31'],
-      issuer_authentication: ['the document signer certificate is not trusted (IACA unknown)'],
+  return answered(
+    {
+      ...identityOutcome(fixturePortraitBase64()),
+      verdict: 'rejected',
+      reasons: ['errors_reported', 'issuer_authentication_invalid', 'device_authentication_unchecked', 'revocation_status_unknown'],
+      issuerAuthentication: 'Invalid',
+      deviceAuthentication: 'Unchecked',
+      errors: {
+        data_integrity: [`digest mismatch for ${MDL}/family_name (digestID 7)`, `digest mismatch for ${MDL}/birth_date (digestID 9)`],
+        validity: ['the document expired on 2024-01-31'],
+        issuer_authentication: ['the document signer certificate is not trusted (IACA unknown)'],
+      },
+      warnings: { device_authentication: ['the phone did not sign the session transcript'] },
+      source: 'recovered',
     },
-    warnings: { device_authentication: ['the phone did not sign the session transcript'] },
-    source: 'recovered',
-  }, IDENTITY);
+    IDENTITY,
+  );
 }
 
 /** The virtual wallet's face as a JPEG 2000 (JP2) file, base64: the screen decodes it in its wasm worker. */
@@ -359,10 +378,22 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
     case 'starting':
       return view({ phase: 'starting', prompt: 'starting', backend: 'connecting' });
     case 'connecting':
-      return { ...view({ phase: 'connecting', prompt: 'connecting', backend: 'connecting' }), session: { state: 'none', createdAt: null, expiresAt: null } };
+      return {
+        ...view({ phase: 'connecting', prompt: 'connecting', backend: 'connecting' }),
+        session: { state: 'none', createdAt: null, expiresAt: null },
+      };
     case 'offline':
       return {
-        ...view({ phase: 'offline', prompt: 'offline', backend: 'offline', error: { code: 'backend_unavailable', detail: 'POST /sessions: connect ECONNREFUSED 127.0.0.1:8443 (retry in 8 s)', retryable: true } }),
+        ...view({
+          phase: 'offline',
+          prompt: 'offline',
+          backend: 'offline',
+          error: {
+            code: 'backend_unavailable',
+            detail: 'POST /sessions: connect ECONNREFUSED 127.0.0.1:8443 (retry in 8 s)',
+            retryable: true,
+          },
+        }),
         session: { state: 'none', createdAt: null, expiresAt: null },
       };
     case 'offline_not_answering':
@@ -372,13 +403,22 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
           phase: 'offline',
           prompt: 'offline',
           backend: 'not_answering',
-          error: { code: 'backend_not_answering', detail: 'the backend answered no ping on the idle session socket (timeouts.pongMs); the socket was dropped', retryable: true },
+          error: {
+            code: 'backend_not_answering',
+            detail: 'the backend answered no ping on the idle session socket (timeouts.pongMs); the socket was dropped',
+            retryable: true,
+          },
         }),
         session: { state: 'none', createdAt: null, expiresAt: null },
       };
     case 'config_error':
       return {
-        ...view({ phase: 'config_error', prompt: 'config_error', backend: 'needs_staff', error: { code: 'config_error', detail: 'the backend refused the API key (401 Unauthorized)', retryable: false } }),
+        ...view({
+          phase: 'config_error',
+          prompt: 'config_error',
+          backend: 'needs_staff',
+          error: { code: 'config_error', detail: 'the backend refused the API key (401 Unauthorized)', retryable: false },
+        }),
         session: { state: 'none', createdAt: null, expiresAt: null },
       };
     case 'config_error_gateway':
@@ -388,7 +428,12 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
           phase: 'config_error',
           prompt: 'config_error',
           backend: 'needs_staff',
-          error: { code: 'backend_refuses_socket', detail: 'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway (checked again every 15–30 s)', retryable: false },
+          error: {
+            code: 'backend_refuses_socket',
+            detail:
+              'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway (checked again every 15–30 s)',
+            retryable: false,
+          },
         }),
         session: { state: 'none', createdAt: null, expiresAt: null },
       };
@@ -397,79 +442,257 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
       return view({
         phase: 'cannot_verify',
         prompt: 'cannot_verify',
-        devices: { ...base.view.devices, bleCentral: { usable: false, reason: 'no_adapter' }, blePeripheral: { usable: false, reason: 'no_adapter' } },
-        error: { code: 'ble_unavailable', detail: 'no Bluetooth role is usable (Bluetooth central no_adapter, peripheral no_adapter)', retryable: false },
+        devices: {
+          ...base.view.devices,
+          bleCentral: { usable: false, reason: 'no_adapter' },
+          blePeripheral: { usable: false, reason: 'no_adapter' },
+        },
+        error: {
+          code: 'ble_unavailable',
+          detail: 'no Bluetooth role is usable (Bluetooth central no_adapter, peripheral no_adapter)',
+          retryable: false,
+        },
       });
     case 'ready_no_nfc':
       // No NFC reader: only the QR code is offered.
-      return { ...view({ devices: { ...base.view.devices, nfc: { usable: false, reason: 'no_reader' } } }), camera: { ...base.camera, scanning: true, state: 'active' } };
+      return {
+        ...view({ devices: { ...base.view.devices, nfc: { usable: false, reason: 'no_reader' } } }),
+        camera: { ...base.camera, scanning: true, state: 'active' },
+      };
     case 'ready':
       // The installer said where the reader is (ui.readerPosition): Ready points there.
       return { ...base, camera: { ...base.camera, scanning: true, state: 'active' }, readerPosition: 'below' };
     case 'ready_es':
       return { ...base, language: 'es', camera: { ...base.camera, scanning: true, state: 'active' }, readerPosition: 'below' };
     case 'engaging_nfc':
-      return { ...view({ phase: 'engaging', prompt: 'hold_still', transport: 'nfc', progress: { step: 1, apdus: 6, bleMessages: 0 } }), session: { ...base.session, state: 'busy' } };
+      return {
+        ...view({ phase: 'engaging', prompt: 'hold_still', transport: 'nfc', progress: { step: 1, apdus: 6, bleMessages: 0 } }),
+        session: { ...base.session, state: 'busy' },
+      };
     case 'engaging_qr':
-      return { ...view({ phase: 'engaging', prompt: 'hold_still', transport: 'qr', progress: { step: 1, apdus: 0, bleMessages: 0 } }), session: { ...base.session, state: 'busy' } };
+      return {
+        ...view({ phase: 'engaging', prompt: 'hold_still', transport: 'qr', progress: { step: 1, apdus: 0, bleMessages: 0 } }),
+        session: { ...base.session, state: 'busy' },
+      };
     case 'awaiting_card':
-      return { ...view({ phase: 'awaiting_card', prompt: 'tap_again', transport: 'nfc', progress: { step: 1, apdus: 4, bleMessages: 0 } }), session: { ...base.session, state: 'busy' } };
+      return {
+        ...view({ phase: 'awaiting_card', prompt: 'tap_again', transport: 'nfc', progress: { step: 1, apdus: 4, bleMessages: 0 } }),
+        session: { ...base.session, state: 'busy' },
+      };
     case 'ble_connecting':
       return {
-        ...view({ phase: 'ble_connecting', prompt: 'connecting_phone', transport: 'qr', role: 'central', progress: { step: 2, apdus: 0, bleMessages: 0 } }),
+        ...view({
+          phase: 'ble_connecting',
+          prompt: 'connecting_phone',
+          transport: 'qr',
+          role: 'central',
+          progress: { step: 2, apdus: 0, bleMessages: 0 },
+        }),
         session: { ...base.session, state: 'busy' },
       };
     case 'transferring_approve':
       return {
-        ...view({ phase: 'transferring', prompt: 'approve_on_phone', transport: 'nfc', role: 'central', progress: { step: 3, apdus: 12, bleMessages: 3 } }),
+        ...view({
+          phase: 'transferring',
+          prompt: 'approve_on_phone',
+          transport: 'nfc',
+          role: 'central',
+          progress: { step: 3, apdus: 12, bleMessages: 3 },
+        }),
         session: { ...base.session, state: 'busy' },
       };
     case 'transferring_receiving':
       return {
-        ...view({ phase: 'transferring', prompt: 'receiving', transport: 'qr', role: 'peripheral', progress: { step: 3, apdus: 0, bleMessages: 37 } }),
+        ...view({
+          phase: 'transferring',
+          prompt: 'receiving',
+          transport: 'qr',
+          role: 'peripheral',
+          progress: { step: 3, apdus: 0, bleMessages: 37 },
+        }),
         session: { ...base.session, state: 'busy' },
       };
     case 'result_verified':
-      return { ...view({ phase: 'result', prompt: 'verified', transport: 'nfc', role: 'central', progress: { step: 4, apdus: 12, bleMessages: 41 }, outcome: outcome('verified') }), clearsAt: now + 30_000 };
+      return {
+        ...view({
+          phase: 'result',
+          prompt: 'verified',
+          transport: 'nfc',
+          role: 'central',
+          progress: { step: 4, apdus: 12, bleMessages: 41 },
+          outcome: outcome('verified'),
+        }),
+        clearsAt: now + 30_000,
+      };
     case 'result_rejected':
-      return { ...view({ phase: 'result', prompt: 'rejected', transport: 'qr', role: 'peripheral', progress: { step: 4, apdus: 0, bleMessages: 39 }, outcome: outcome('rejected') }), clearsAt: now + 30_000 };
+      return {
+        ...view({
+          phase: 'result',
+          prompt: 'rejected',
+          transport: 'qr',
+          role: 'peripheral',
+          progress: { step: 4, apdus: 0, bleMessages: 39 },
+          outcome: outcome('rejected'),
+        }),
+        clearsAt: now + 30_000,
+      };
     case 'result_identity':
       return identityResult(base, now, fixturePortraitBase64());
     case 'result_age_no':
-      return { ...view({ phase: 'result', prompt: 'verified', transport: 'nfc', progress: { step: 4, apdus: 12, bleMessages: 0 }, outcome: ageOutcome({ age_over_21: false, age_over_18: true }) }), clearsAt: now + 30_000 };
+      return {
+        ...view({
+          phase: 'result',
+          prompt: 'verified',
+          transport: 'nfc',
+          progress: { step: 4, apdus: 12, bleMessages: 0 },
+          outcome: ageOutcome({ age_over_21: false, age_over_18: true }),
+        }),
+        clearsAt: now + 30_000,
+      };
     case 'result_age_unknown':
       // Verified, but the only statement (18+) cannot answer a 21+ question.
-      return { ...view({ phase: 'result', prompt: 'verified', transport: 'qr', role: 'central', progress: { step: 4, apdus: 0, bleMessages: 21 }, outcome: ageOutcome({ age_over_18: true }) }), clearsAt: now + 30_000 };
+      return {
+        ...view({
+          phase: 'result',
+          prompt: 'verified',
+          transport: 'qr',
+          role: 'central',
+          progress: { step: 4, apdus: 0, bleMessages: 21 },
+          outcome: ageOutcome({ age_over_18: true }),
+        }),
+        clearsAt: now + 30_000,
+      };
     case 'result_rejected_reasons':
-      return { ...view({ phase: 'result', prompt: 'rejected', transport: 'qr', role: 'central', profile: 'identity', progress: { step: 4, apdus: 0, bleMessages: 52 }, outcome: rejectedWithReasons() }), clearsAt: now + 30_000 };
+      return {
+        ...view({
+          phase: 'result',
+          prompt: 'rejected',
+          transport: 'qr',
+          role: 'central',
+          profile: 'identity',
+          progress: { step: 4, apdus: 0, bleMessages: 52 },
+          outcome: rejectedWithReasons(),
+        }),
+        clearsAt: now + 30_000,
+      };
     case 'result_undetermined':
       // A result recovered with GET /sessions/{id} that does not say whether the document is authentic.
       return {
-        ...view({ phase: 'result', prompt: 'undetermined', transport: 'qr', role: 'central', profile: 'age_over_21', progress: { step: 4, apdus: 0, bleMessages: 48 }, outcome: answered({ ...ageOutcome({ age_over_21: true }), verdict: 'undetermined', reasons: ['issuer_authentication_not_reported', 'device_authentication_not_reported'], issuerAuthentication: null, deviceAuthentication: null, source: 'recovered' }, AGE_21) }),
+        ...view({
+          phase: 'result',
+          prompt: 'undetermined',
+          transport: 'qr',
+          role: 'central',
+          profile: 'age_over_21',
+          progress: { step: 4, apdus: 0, bleMessages: 48 },
+          outcome: answered(
+            {
+              ...ageOutcome({ age_over_21: true }),
+              verdict: 'undetermined',
+              reasons: ['issuer_authentication_not_reported', 'device_authentication_not_reported'],
+              issuerAuthentication: null,
+              deviceAuthentication: null,
+              source: 'recovered',
+            },
+            AGE_21,
+          ),
+        }),
         clearsAt: now + 30_000,
       };
     case 'result_portrait_undecodable':
       return identityResult(base, now, undecodablePortraitBase64());
     case 'result_declined':
-      return { ...view({ phase: 'result', prompt: 'rejected', transport: 'nfc', role: 'central', progress: { step: 4, apdus: 12, bleMessages: 9 }, outcome: declinedOutcome() }), clearsAt: now + 30_000 };
+      return {
+        ...view({
+          phase: 'result',
+          prompt: 'rejected',
+          transport: 'nfc',
+          role: 'central',
+          progress: { step: 4, apdus: 12, bleMessages: 9 },
+          outcome: declinedOutcome(),
+        }),
+        clearsAt: now + 30_000,
+      };
     case 'result_identity_missing':
-      return { ...view({ phase: 'result', prompt: 'verified', transport: 'qr', role: 'central', profile: 'identity', progress: { step: 4, apdus: 0, bleMessages: 30 }, outcome: identityMissing() }), clearsAt: now + 30_000 };
+      return {
+        ...view({
+          phase: 'result',
+          prompt: 'verified',
+          transport: 'qr',
+          role: 'central',
+          profile: 'identity',
+          progress: { step: 4, apdus: 0, bleMessages: 30 },
+          outcome: identityMissing(),
+        }),
+        clearsAt: now + 30_000,
+      };
     case 'result_hostile':
-      return { ...view({ phase: 'result', prompt: 'verified', transport: 'qr', role: 'peripheral', profile: 'full', progress: { step: 4, apdus: 0, bleMessages: 60 }, outcome: hostileOutcome() }), clearsAt: null };
+      return {
+        ...view({
+          phase: 'result',
+          prompt: 'verified',
+          transport: 'qr',
+          role: 'peripheral',
+          profile: 'full',
+          progress: { step: 4, apdus: 0, bleMessages: 60 },
+          outcome: hostileOutcome(),
+        }),
+        clearsAt: null,
+      };
     case 'result_replaced':
       // The next customer's "21 or older" replaced a "NOT 21 or older" after the minimum: the status bar says so.
-      return { ...view({ phase: 'result', prompt: 'verified', transport: 'qr', role: 'central', progress: { step: 4, apdus: 0, bleMessages: 21 }, outcome: ageOutcome({ age_over_21: true }) }), clearsAt: now + 30_000, replaced: replacedFixture(now) };
+      return {
+        ...view({
+          phase: 'result',
+          prompt: 'verified',
+          transport: 'qr',
+          role: 'central',
+          progress: { step: 4, apdus: 0, bleMessages: 21 },
+          outcome: ageOutcome({ age_over_21: true }),
+        }),
+        clearsAt: now + 30_000,
+        replaced: replacedFixture(now),
+      };
     case 'error_timeout':
-      return { ...view({ phase: 'error', prompt: 'try_again', transport: 'nfc', error: { code: 'timeout', detail: 'no answer from the phone within 15000 ms (awaiting_card)', retryable: true } }), clearsAt: now + 6_000 };
+      return {
+        ...view({
+          phase: 'error',
+          prompt: 'try_again',
+          transport: 'nfc',
+          error: { code: 'timeout', detail: 'no answer from the phone within 15000 ms (awaiting_card)', retryable: true },
+        }),
+        clearsAt: now + 6_000,
+      };
     case 'error_backend':
-      return { ...view({ phase: 'error', prompt: 'try_again', transport: 'qr', error: { code: 'backend_error', detail: 'POST /sessions/3f2a9c/complete: 502 Bad Gateway', retryable: false } }), clearsAt: null };
+      return {
+        ...view({
+          phase: 'error',
+          prompt: 'try_again',
+          transport: 'qr',
+          error: { code: 'backend_error', detail: 'POST /sessions/3f2a9c/complete: 502 Bad Gateway', retryable: false },
+        }),
+        clearsAt: null,
+      };
     case 'error_unknown':
       return {
-        ...view({ phase: 'error', prompt: 'try_again', transport: 'qr', error: { code: `future_code_${'q'.repeat(60)}`, detail: `unexpected frame ${'a1b2c3d4'.repeat(40)}`, retryable: true } }),
+        ...view({
+          phase: 'error',
+          prompt: 'try_again',
+          transport: 'qr',
+          error: { code: `future_code_${'q'.repeat(60)}`, detail: `unexpected frame ${'a1b2c3d4'.repeat(40)}`, retryable: true },
+        }),
         clearsAt: now + 6_000,
       };
     case 'error':
-      return { ...view({ phase: 'error', prompt: 'try_again', transport: 'qr', error: { code: 'ble_link_lost', detail: 'peripheral disconnected before the response was complete', retryable: true } }), clearsAt: now + 6_000 };
+      return {
+        ...view({
+          phase: 'error',
+          prompt: 'try_again',
+          transport: 'qr',
+          error: { code: 'ble_link_lost', detail: 'peripheral disconnected before the response was complete', retryable: true },
+        }),
+        clearsAt: now + 6_000,
+      };
     case 'error_not_answering':
       // A tap the backend never answered (timeouts.firstReplyMs): told at once, not after the reply wait.
       return {
@@ -478,7 +701,11 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
           prompt: 'try_again',
           transport: 'nfc',
           backend: 'not_answering',
-          error: { code: 'backend_not_answering', detail: 'no reply from the backend within 4000 ms of the nfc_card_present (timeouts.firstReplyMs)', retryable: true },
+          error: {
+            code: 'backend_not_answering',
+            detail: 'no reply from the backend within 4000 ms of the nfc_card_present (timeouts.firstReplyMs)',
+            retryable: true,
+          },
         }),
         clearsAt: now + 6_000,
       };
@@ -487,7 +714,10 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
     case 'remove_to_retry':
       return view({ phase: 'remove_phone', prompt: 'remove_to_retry', transport: 'nfc' });
     case 'stopped':
-      return { ...view({ phase: 'stopped', prompt: 'stopped', backend: 'stopped' }), session: { state: 'none', createdAt: null, expiresAt: null } };
+      return {
+        ...view({ phase: 'stopped', prompt: 'stopped', backend: 'stopped' }),
+        session: { state: 'none', createdAt: null, expiresAt: null },
+      };
     case 'staff_pin':
       return base;
     case 'settings':
@@ -498,14 +728,32 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
 
 /** An outcome ("NOT 21 or older", by NFC) a QR scan replaced 6 s after it showed; it would clear 24 s from now. */
 export function replacedFixture(now: number): NonNullable<ScreenState['replaced']> {
-  return { verdict: 'verified', answer: { kind: 'age', result: 'not_met', threshold: 21 }, transport: 'nfc', shownAt: now - 6_000, replacedAt: now - 500, replacedBy: 'qr', clearsAt: now + 24_000 };
+  return {
+    verdict: 'verified',
+    answer: { kind: 'age', result: 'not_met', threshold: 21 },
+    transport: 'nfc',
+    shownAt: now - 6_000,
+    replacedAt: now - 500,
+    replacedBy: 'qr',
+    clearsAt: now + 24_000,
+  };
 }
 
 /** A verified identity outcome (profile `identity`) on the result screen. */
 export function identityResult(base: ScreenState, now: number, portrait: string): ScreenState {
   return {
     ...base,
-    view: { ...base.view, phase: 'result', prompt: 'verified', transport: 'nfc', role: 'central', profile: 'identity', progress: { step: 4, apdus: 14, bleMessages: 44 }, outcome: identityOutcome(portrait), at: now },
+    view: {
+      ...base.view,
+      phase: 'result',
+      prompt: 'verified',
+      transport: 'nfc',
+      role: 'central',
+      profile: 'identity',
+      progress: { step: 4, apdus: 14, bleMessages: 44 },
+      outcome: identityOutcome(portrait),
+      at: now,
+    },
     clearsAt: now + 30_000,
   };
 }
@@ -561,7 +809,13 @@ export function fixtureDiagnostics(now = Date.now()): Diagnostics {
     },
     // A gateway that stopped routing the session socket a few minutes ago (the longest words staff see).
     backend: {
-      lastFailure: { kind: 'socket_refused', stage: 'handshake', status: 404, detail: 'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway', at: now - 20_000 },
+      lastFailure: {
+        kind: 'socket_refused',
+        stage: 'handshake',
+        status: 404,
+        detail: 'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway',
+        at: now - 20_000,
+      },
       consecutive: 7,
       totals: { socket_refused: 7, session_gone: 1, socket_lost: 2 },
       // The budget spent: its hint is the longest line of the card.

@@ -16,7 +16,12 @@ import { startHarness, type Harness } from './harness.js';
 // ---------------------------------------------------------------- views
 
 /** Resolves with the first view published at or after index `from` of `h.views` that matches. */
-export function viewAfter(h: Pick<Harness, 'views' | 'view'>, from: number, predicate: (v: KioskView) => boolean, timeoutMs?: number): Promise<KioskView> {
+export function viewAfter(
+  h: Pick<Harness, 'views' | 'view'>,
+  from: number,
+  predicate: (v: KioskView) => boolean,
+  timeoutMs?: number,
+): Promise<KioskView> {
   return h.view((v) => {
     const index = h.views.indexOf(v);
     return index >= from && predicate(v);
@@ -38,7 +43,9 @@ export interface ClockedHarness extends Harness {
   readonly clock: TestClock;
 }
 
-export async function startClockedHarness(options: { config?: Record<string, unknown>; backend?: FakeBackend } = {}): Promise<ClockedHarness> {
+export async function startClockedHarness(
+  options: { config?: Record<string, unknown>; backend?: FakeBackend } = {},
+): Promise<ClockedHarness> {
   const clock = new TestClock();
   const harness = await startHarness({ ...options, now: clock.now });
   return { ...harness, clock };

@@ -54,7 +54,10 @@ export async function createTestCa(name = 'Kiosk Test TLS CA'): Promise<TestCa> 
       notAfter: new Date(Date.now() + 30 * DAY_MS),
       keys,
       signingAlgorithm: SIGN,
-      extensions: [new BasicConstraintsExtension(true, 0, true), new KeyUsagesExtension(KeyUsageFlags.keyCertSign | KeyUsageFlags.cRLSign, true)],
+      extensions: [
+        new BasicConstraintsExtension(true, 0, true),
+        new KeyUsagesExtension(KeyUsageFlags.keyCertSign | KeyUsageFlags.cRLSign, true),
+      ],
     },
     webcrypto,
   );
@@ -68,7 +71,10 @@ export async function createTestCa(name = 'Kiosk Test TLS CA'): Promise<TestCa> 
 export async function issueServerIdentity(
   ca: TestCa,
   names: { dns?: readonly string[]; ips?: readonly string[] } = { dns: ['localhost'], ips: ['127.0.0.1'] },
-  validity: { readonly notBefore: Date; readonly notAfter: Date } = { notBefore: new Date(Date.now() - DAY_MS), notAfter: new Date(Date.now() + 7 * DAY_MS) },
+  validity: { readonly notBefore: Date; readonly notAfter: Date } = {
+    notBefore: new Date(Date.now() - DAY_MS),
+    notAfter: new Date(Date.now() + 7 * DAY_MS),
+  },
 ): Promise<ServerIdentity> {
   const keys = await subtle.generateKey(EC, true, ['sign', 'verify']);
   const cert = await X509CertificateGenerator.create(
@@ -84,7 +90,10 @@ export async function issueServerIdentity(
       extensions: [
         new BasicConstraintsExtension(false, undefined, true),
         new KeyUsagesExtension(KeyUsageFlags.digitalSignature, true),
-        new SubjectAlternativeNameExtension([...(names.dns ?? []).map((value) => ({ type: 'dns' as const, value })), ...(names.ips ?? []).map((value) => ({ type: 'ip' as const, value }))]),
+        new SubjectAlternativeNameExtension([
+          ...(names.dns ?? []).map((value) => ({ type: 'dns' as const, value })),
+          ...(names.ips ?? []).map((value) => ({ type: 'ip' as const, value })),
+        ]),
       ],
     },
     webcrypto,

@@ -147,13 +147,12 @@ describe('backendEndpoints: transport security', () => {
     expect((caught as Error).message).not.toContain('hunter2');
   });
 
-  it.each([
-    'https://verify.example.com/v1?tenant=a',
-    'https://verify.example.com/v1?token=abc',
-    'https://verify.example.com/v1#frag',
-  ])('refuses a base URL with a query or fragment: %s', (base) => {
-    expect(() => backendEndpoints(base, secure)).toThrow(InsecureBackendError);
-  });
+  it.each(['https://verify.example.com/v1?tenant=a', 'https://verify.example.com/v1?token=abc', 'https://verify.example.com/v1#frag'])(
+    'refuses a base URL with a query or fragment: %s',
+    (base) => {
+      expect(() => backendEndpoints(base, secure)).toThrow(InsecureBackendError);
+    },
+  );
 
   it.each(['not a url', '', 'ftp://verify.example.com/v1', 'ws://127.0.0.1/v1', 'file:///etc/passwd'])(
     'refuses something that is not an http(s) URL: %j',

@@ -168,14 +168,17 @@ describe('encodeBase64', () => {
 
   it('a single flipped pad bit is always rejected (property)', () => {
     fc.assert(
-      fc.property(fc.uint8Array({ minLength: 1, maxLength: 64 }).filter((d) => d.length % 3 !== 0), (data) => {
-        const text = encodeBase64(data);
-        const lastSymbolIndex = text.indexOf('=') - 1;
-        const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-        const value = alphabet.indexOf(text.charAt(lastSymbolIndex));
-        const mutated = `${text.slice(0, lastSymbolIndex)}${alphabet.charAt(value ^ 1)}${text.slice(lastSymbolIndex + 1)}`;
-        expect(isStrictBase64(mutated)).toBe(false);
-      }),
+      fc.property(
+        fc.uint8Array({ minLength: 1, maxLength: 64 }).filter((d) => d.length % 3 !== 0),
+        (data) => {
+          const text = encodeBase64(data);
+          const lastSymbolIndex = text.indexOf('=') - 1;
+          const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+          const value = alphabet.indexOf(text.charAt(lastSymbolIndex));
+          const mutated = `${text.slice(0, lastSymbolIndex)}${alphabet.charAt(value ^ 1)}${text.slice(lastSymbolIndex + 1)}`;
+          expect(isStrictBase64(mutated)).toBe(false);
+        },
+      ),
     );
   });
 });

@@ -74,7 +74,11 @@ describe('defaults', () => {
 
   it('a silent backend is found within seconds by default (docs/protocol.md §10.2): ping every 5 s, pong within 2.5 s, first reply within 4 s; bounded', () => {
     const { timeouts } = parseConfig({});
-    expect({ heartbeatMs: timeouts.heartbeatMs, pongMs: timeouts.pongMs, firstReplyMs: timeouts.firstReplyMs }).toEqual({ heartbeatMs: 5_000, pongMs: 2_500, firstReplyMs: 4_000 });
+    expect({ heartbeatMs: timeouts.heartbeatMs, pongMs: timeouts.pongMs, firstReplyMs: timeouts.firstReplyMs }).toEqual({
+      heartbeatMs: 5_000,
+      pongMs: 2_500,
+      firstReplyMs: 4_000,
+    });
     expect(timeouts.heartbeatMs + timeouts.pongMs).toBeLessThanOrEqual(7_500);
     expect(() => parseConfig({ timeouts: { pongMs: 0 } })).toThrow(/pongMs/);
     expect(() => parseConfig({ timeouts: { pongMs: 60_001 } })).toThrow(/pongMs/);
@@ -175,12 +179,12 @@ describe('sources and precedence', () => {
   });
 
   it('mergeConfig merges objects deeply and replaces arrays and scalars', () => {
-    expect(
-      mergeConfig(
-        { a: { b: 1, c: [1, 2] }, d: 'x', e: { f: 1 } },
-        { a: { c: [3] }, d: 'y', e: undefined, g: { h: true } },
-      ),
-    ).toEqual({ a: { b: 1, c: [3] }, d: 'y', e: { f: 1 }, g: { h: true } });
+    expect(mergeConfig({ a: { b: 1, c: [1, 2] }, d: 'x', e: { f: 1 } }, { a: { c: [3] }, d: 'y', e: undefined, g: { h: true } })).toEqual({
+      a: { b: 1, c: [3] },
+      d: 'y',
+      e: { f: 1 },
+      g: { h: true },
+    });
   });
 
   it('a missing config file is a clear error naming the file', () => {
@@ -189,12 +193,21 @@ describe('sources and precedence', () => {
   });
 
   it('a config file with keys the kiosk does not know names every one of them (a misspelt key must not look applied)', () => {
-    const path = file('typo.json', JSON.stringify({ backend: { baseUrl: 'https://verify.example', apiKey: 'k', timeoutMS: 5 }, profil: 'identity', ble: { roles: 'central', procces: 'inline' } }));
+    const path = file(
+      'typo.json',
+      JSON.stringify({
+        backend: { baseUrl: 'https://verify.example', apiKey: 'k', timeoutMS: 5 },
+        profil: 'identity',
+        ble: { roles: 'central', procces: 'inline' },
+      }),
+    );
     const message = configError(() => loadConfig({ file: path, env: {} })).message;
     expect(message).toContain(path);
     expect(message).toContain('unknown keys backend.timeoutMS, profil, ble.procces');
     // Known keys that hold records (profiles) are one key each: their insides are not "unknown".
-    expect(() => loadConfig({ file: file('ok.json', JSON.stringify({ backend: { baseUrl: 'https://verify.example', apiKey: 'k' } })), env: {} })).not.toThrow();
+    expect(() =>
+      loadConfig({ file: file('ok.json', JSON.stringify({ backend: { baseUrl: 'https://verify.example', apiKey: 'k' } })), env: {} }),
+    ).not.toThrow();
   });
 
   it('a config file that is not JSON, or not an object, is refused', () => {
@@ -206,11 +219,16 @@ describe('sources and precedence', () => {
     const error = configError(() => loadConfig({ file: file('bad.json', '{"backend": {"apiKey": sk_live_SECRET_55}}'), env: {} }));
     expect(error.message).toMatch(/not valid JSON: Unexpected token/);
     expect(error.message).not.toContain('SECRET_55');
-    expect(jsonSyntaxText(new SyntaxError('Unterminated string in JSON at position 18'))).toBe('Unterminated string in JSON at position 18');
+    expect(jsonSyntaxText(new SyntaxError('Unterminated string in JSON at position 18'))).toBe(
+      'Unterminated string in JSON at position 18',
+    );
   });
 
   it('the managed layer wins over every other source, the command line included', () => {
-    const path = file('kiosk.json', JSON.stringify({ backend: { baseUrl: 'https://file.example/v1' }, profile: 'identity', app: { updates: { channel: 'beta' } } }));
+    const path = file(
+      'kiosk.json',
+      JSON.stringify({ backend: { baseUrl: 'https://file.example/v1' }, profile: 'identity', app: { updates: { channel: 'beta' } } }),
+    );
     const config = loadConfig({
       file: path,
       env: { MDL_KIOSK_BACKEND_URL: 'https://env.example/v1', MDL_KIOSK_PROFILE: 'full' },
@@ -226,8 +244,12 @@ describe('sources and precedence', () => {
 
   it('a managed API key file replaces an API key given lower down (and the reverse)', () => {
     const keyFile = file('fleet-key', 'fleet_key_1\n');
-    expect(loadConfig({ env: { MDL_KIOSK_API_KEY: 'env-key' }, managed: { backend: { apiKeyFile: keyFile } } }).backend.apiKey).toBe('fleet_key_1');
-    expect(loadConfig({ env: { MDL_KIOSK_API_KEY_FILE: keyFile }, managed: { backend: { apiKey: 'managed-key' } } }).backend.apiKey).toBe('managed-key');
+    expect(loadConfig({ env: { MDL_KIOSK_API_KEY: 'env-key' }, managed: { backend: { apiKeyFile: keyFile } } }).backend.apiKey).toBe(
+      'fleet_key_1',
+    );
+    expect(loadConfig({ env: { MDL_KIOSK_API_KEY_FILE: keyFile }, managed: { backend: { apiKey: 'managed-key' } } }).backend.apiKey).toBe(
+      'managed-key',
+    );
   });
 });
 
@@ -254,7 +276,13 @@ describe('the app section (desktop application)', () => {
       devTools: true,
       hardwareAcceleration: false,
       allowBasicTextSecrets: true,
-      updates: { enabled: true, url: 'https://updates.example.com/mdl-kiosk/', channel: 'pilot-2', checkEveryMinutes: 15, maintenanceWindow: '23:30-01:15' },
+      updates: {
+        enabled: true,
+        url: 'https://updates.example.com/mdl-kiosk/',
+        channel: 'pilot-2',
+        checkEveryMinutes: 15,
+        maintenanceWindow: '23:30-01:15',
+      },
       logs: { retentionDays: 365, maxFileMegabytes: 100 },
       health: { everySeconds: 3_600, metricsFile: '/var/lib/node_exporter/textfile_collector/mdl_kiosk.prom' },
     };
@@ -439,12 +467,20 @@ describe('every duration is bounded', () => {
 
   it('each timeout, back-off and display time refuses more than a day, and 2^31 ms', () => {
     const defaults = parseConfig({});
-    const sections = { timeouts: defaults.timeouts, session: defaults.session, pcsc: defaults.pcsc, qr: defaults.qr, staff: defaults.staff } as const;
+    const sections = {
+      timeouts: defaults.timeouts,
+      session: defaults.session,
+      pcsc: defaults.pcsc,
+      qr: defaults.qr,
+      staff: defaults.staff,
+    } as const;
     for (const [section, values] of Object.entries(sections)) {
       for (const [key, value] of Object.entries(values)) {
         if (!key.endsWith('Ms') || typeof value !== 'number') continue;
         for (const tooLong of [86_400_001, 2 ** 31]) {
-          expect(() => parseConfig({ [section]: { [key]: tooLong } }), `${section}.${key} = ${tooLong}`).toThrow(new RegExp(`${section}\\.${key}: at most`));
+          expect(() => parseConfig({ [section]: { [key]: tooLong } }), `${section}.${key} = ${tooLong}`).toThrow(
+            new RegExp(`${section}\\.${key}: at most`),
+          );
         }
       }
     }
@@ -453,7 +489,10 @@ describe('every duration is bounded', () => {
 
 describe('the pre-warm policy', () => {
   it('takes always, business_hours or on_demand, and business hours as HH:MM-HH:MM, naming the key otherwise', () => {
-    expect(parseConfig({ session: { prewarm: 'business_hours', businessHours: '22:00-02:00' } }).session).toMatchObject({ prewarm: 'business_hours', businessHours: '22:00-02:00' });
+    expect(parseConfig({ session: { prewarm: 'business_hours', businessHours: '22:00-02:00' } }).session).toMatchObject({
+      prewarm: 'business_hours',
+      businessHours: '22:00-02:00',
+    });
     expect(() => parseConfig({ session: { prewarm: 'sometimes' } })).toThrow(/session\.prewarm/);
     expect(() => parseConfig({ session: { businessHours: '9-5' } })).toThrow(/session\.businessHours: must be HH:MM-HH:MM/);
   });

@@ -18,7 +18,8 @@ describe('engagementTextProblem', () => {
           expect(engagementTextProblem(text), phone).toBeUndefined();
           // With padding, or with the standard alphabet, it is still the same bytes: tolerated.
           expect(engagementTextProblem(`${text}${'='.repeat((4 - ((text.length - 5) % 4)) % 4)}`)).toBeUndefined();
-          for (let cut = 6; cut < text.length - 1; cut += 7) expect(engagementTextProblem(text.slice(0, cut)), `${phone} cut at ${cut}`).toBeDefined();
+          for (let cut = 6; cut < text.length - 1; cut += 7)
+            expect(engagementTextProblem(text.slice(0, cut)), `${phone} cut at ${cut}`).toBeDefined();
         }
       } finally {
         await counter.stop();
@@ -59,7 +60,8 @@ describe('engagementTextProblem', () => {
 describe('failsMdocPrefixRule (the one qr.requireMdocPrefix rule of the triggers, qrScanned and the QA feeder)', () => {
   it('with the rule, only an mdoc: text in any case passes; without it, every text does', () => {
     for (const text of ['mdoc:owBjMS4w', 'MDOC:owBjMS4w', 'mDoC:']) expect(failsMdocPrefixRule(text, true), text).toBe(false);
-    for (const text of ['https://example.com', ' mdoc:owBjMS4w', 'mdoc', 'xmdoc:owBjMS4w', '']) expect(failsMdocPrefixRule(text, true), text).toBe(true);
+    for (const text of ['https://example.com', ' mdoc:owBjMS4w', 'mdoc', 'xmdoc:owBjMS4w', ''])
+      expect(failsMdocPrefixRule(text, true), text).toBe(true);
     for (const text of ['https://example.com', 'mdoc:owBjMS4w', '']) expect(failsMdocPrefixRule(text, false), text).toBe(false);
   });
 });

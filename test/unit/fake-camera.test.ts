@@ -31,7 +31,10 @@ function sha256(file: string): string {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fake-camera-'));
   const wasm = readFileSync(require.resolve('zxing-wasm/reader/zxing_reader.wasm'));
-  await prepareZXingModule({ overrides: { wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) }, fireImmediately: true });
+  await prepareZXingModule({
+    overrides: { wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) },
+    fireImmediately: true,
+  });
   const radio = new VirtualRadio();
   const phone = await VirtualPhone.create({ profile: 'android', radio });
   try {

@@ -15,7 +15,9 @@ function nested(levels: number): unknown {
 }
 
 const OUTCOME = {
-  response: { 'org.iso.18013.5.1.mDL': { age_over_21: true, driving_privileges: [{ vehicle_category_code: 'B', issue_date: '2020-01-01' }] } },
+  response: {
+    'org.iso.18013.5.1.mDL': { age_over_21: true, driving_privileges: [{ vehicle_category_code: 'B', issue_date: '2020-01-01' }] },
+  },
   doc_types: ['org.iso.18013.5.1.mDL'],
   issuer_authentication: 'Valid',
   device_authentication: 'Valid',

@@ -20,14 +20,23 @@ function idle(status: KeeperStatus, refusal: ErrorView | undefined, backendAnswe
 
 describe('the idle view', () => {
   it('ready only when the devices can finish a verification; "starting" devices read as connecting', () => {
-    expect(idle({ state: 'armed' }, undefined)).toMatchObject({ phase: 'ready', prompt: 'tap_or_scan', error: null, backend: 'connected', profile: 'age_over_21' });
+    expect(idle({ state: 'armed' }, undefined)).toMatchObject({
+      phase: 'ready',
+      prompt: 'tap_or_scan',
+      error: null,
+      backend: 'connected',
+      profile: 'age_over_21',
+    });
     expect(idle({ state: 'armed' }, STARTING)).toMatchObject({ phase: 'connecting', prompt: 'connecting', error: null });
     expect(idle({ state: 'standby' }, NO_BLE)).toMatchObject({ phase: 'cannot_verify', error: NO_BLE, backend: 'on_demand' });
   });
 
   it('a cause only staff can fix wins over offline and connecting, one that passes by itself does not', () => {
     expect(idle({ state: 'offline', detail: 'refused' }, NO_BLE)).toMatchObject({ phase: 'cannot_verify', error: NO_BLE });
-    expect(idle({ state: 'offline', detail: 'refused' }, STARTING)).toMatchObject({ phase: 'offline', error: { code: 'backend_unavailable', detail: 'refused' } });
+    expect(idle({ state: 'offline', detail: 'refused' }, STARTING)).toMatchObject({
+      phase: 'offline',
+      error: { code: 'backend_unavailable', detail: 'refused' },
+    });
     expect(idle({ state: 'arming' }, STARTING)).toMatchObject({ phase: 'connecting', backend: 'connecting' });
   });
 
@@ -65,7 +74,12 @@ describe('the screen timer', () => {
   it('an outcome takes no tap before its minimum; an error takes one at once', () => {
     const { timer: t } = timer();
     t.showResult(undefined);
-    expect(t.current).toMatchObject({ kind: 'timed', after: 'result', shownAt: 1_000, takesTapsAt: 1_000 + Math.min(config.timeouts.outcomeMinimumMs, config.timeouts.resultDisplayMs) });
+    expect(t.current).toMatchObject({
+      kind: 'timed',
+      after: 'result',
+      shownAt: 1_000,
+      takesTapsAt: 1_000 + Math.min(config.timeouts.outcomeMinimumMs, config.timeouts.resultDisplayMs),
+    });
     t.showError(undefined);
     expect(t.current).toMatchObject({ kind: 'timed', after: 'error', takesTapsAt: 1_000, until: 1_000 + config.timeouts.errorDisplayMs });
   });

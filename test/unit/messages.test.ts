@@ -3,13 +3,7 @@
  * `messages.ts` and the categorised parser of `parse.ts`.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  CLIENT_OPS,
-  ClientMessageSchemas,
-  SessionCreated,
-  SessionResult,
-  type ClientOp,
-} from '../../src/common/protocol/messages.js';
+import { CLIENT_OPS, ClientMessageSchemas, SessionCreated, SessionResult, type ClientOp } from '../../src/common/protocol/messages.js';
 import { parseBackendText, type ParseResult, type ViolationKind } from '../../src/common/protocol/parse.js';
 
 const b64 = (values: number[]): string => Buffer.from(values).toString('base64');
@@ -68,9 +62,18 @@ describe('backend → client messages (spec §4.4)', () => {
   const valid: [string, Record<string, unknown>][] = [
     ['step_request nfc_apdu', { type: 'step_request', op: 'nfc_apdu', params: { data: b64([0x00, 0xa4, 0x04, 0x00, 0x07]) } }],
     ['step_request nfc_await_card', { type: 'step_request', op: 'nfc_await_card', params: {} }],
-    ['step_request ble_exchange (central first)', { type: 'step_request', op: 'ble_exchange', params: { modes: [centralMode, peripheralMode] } }],
-    ['step_request ble_exchange (peripheral with ident)', { type: 'step_request', op: 'ble_exchange', params: { modes: [peripheralMode] } }],
-    ['step_request ble_write (upper-case UUID)', { type: 'step_request', op: 'ble_write', params: { char: STATE_UUID.toUpperCase(), data: b64([0x02]) } }],
+    [
+      'step_request ble_exchange (central first)',
+      { type: 'step_request', op: 'ble_exchange', params: { modes: [centralMode, peripheralMode] } },
+    ],
+    [
+      'step_request ble_exchange (peripheral with ident)',
+      { type: 'step_request', op: 'ble_exchange', params: { modes: [peripheralMode] } },
+    ],
+    [
+      'step_request ble_write (upper-case UUID)',
+      { type: 'step_request', op: 'ble_write', params: { char: STATE_UUID.toUpperCase(), data: b64([0x02]) } },
+    ],
     ['step_request ble_read_response', { type: 'step_request', op: 'ble_read_response', params: { data: b64([0xa1, 0x00]) } }],
     ['step_request ble_read_response with empty bytes', { type: 'step_request', op: 'ble_read_response', params: { data: '' } }],
     ['complete', { type: 'complete', outcome }],
@@ -147,12 +150,19 @@ describe('backend → client messages (spec §4.4)', () => {
       [{ type: 'step_request', op: 'ble_exchange', params: { modes: centralMode } }, 'modes not an array'],
       [{ type: 'step_request', op: 'ble_exchange', params: { modes: [] } }, 'no mode offered'],
       [{ type: 'step_request', op: 'ble_exchange', params: { modes: [{ ...centralMode, role: 'observer' }] } }, 'unknown role'],
-      [{ type: 'step_request', op: 'ble_exchange', params: { modes: [{ ...centralMode, service_uuid: 'not-a-uuid' }] } }, 'bad service_uuid'],
+      [
+        { type: 'step_request', op: 'ble_exchange', params: { modes: [{ ...centralMode, service_uuid: 'not-a-uuid' }] } },
+        'bad service_uuid',
+      ],
       [
         {
           type: 'step_request',
           op: 'ble_exchange',
-          params: { modes: [{ ...centralMode, characteristics: { state: centralMode.characteristics.state, c2s: centralMode.characteristics.c2s } }] },
+          params: {
+            modes: [
+              { ...centralMode, characteristics: { state: centralMode.characteristics.state, c2s: centralMode.characteristics.c2s } },
+            ],
+          },
         },
         'missing s2c',
       ],
@@ -179,7 +189,10 @@ describe('backend → client messages (spec §4.4)', () => {
             modes: [
               {
                 ...centralMode,
-                characteristics: { ...centralMode.characteristics, s2c: { uuid: S2C_UUID, operations: ['notify'], permissions: ['encrypted'] } },
+                characteristics: {
+                  ...centralMode.characteristics,
+                  s2c: { uuid: S2C_UUID, operations: ['notify'], permissions: ['encrypted'] },
+                },
               },
             ],
           },
@@ -218,7 +231,10 @@ describe('backend → client messages (spec §4.4)', () => {
 
     it('violations name type and op but never echo payload bytes', () => {
       const payload = 'U0VDUkVUX1BBWUxPQUQ-';
-      const violation = expectViolation(parse({ type: 'step_request', op: 'ble_write', params: { char: STATE_UUID, data: payload } }), 'invalid_base64');
+      const violation = expectViolation(
+        parse({ type: 'step_request', op: 'ble_write', params: { char: STATE_UUID, data: payload } }),
+        'invalid_base64',
+      );
       expect(violation.type).toBe('step_request');
       expect(violation.op).toBe('ble_write');
       expect(violation.detail).toContain('data');
@@ -239,7 +255,12 @@ describe('client → backend messages (spec §4.3)', () => {
   const valid: Record<ClientOp, Record<string, unknown>[]> = {
     engage: [
       { type: 'step_result', op: 'engage', status: 'ok', namespaces: { 'org.iso.18013.5.1': ['family_name', 'given_name', 'birth_date'] } },
-      { type: 'step_result', op: 'engage', status: 'ok', namespaces: { 'org.iso.18013.5.1': ['age_over_21'], 'org.iso.18013.5.1.aamva': ['DHS_compliance'] } },
+      {
+        type: 'step_result',
+        op: 'engage',
+        status: 'ok',
+        namespaces: { 'org.iso.18013.5.1': ['age_over_21'], 'org.iso.18013.5.1.aamva': ['DHS_compliance'] },
+      },
     ],
     qr_scanned: [{ type: 'step_result', op: 'qr_scanned', status: 'ok', data: 'mdoc:owBjMS4wAYIB2BhYS6QBAiABIVgg' }],
     nfc_card_present: [{ type: 'step_result', op: 'nfc_card_present', status: 'ok' }],
@@ -279,13 +300,19 @@ describe('client → backend messages (spec §4.3)', () => {
     });
     expect(parsed.success).toBe(true);
     expect(parsed.data).not.toHaveProperty('transport');
-    expect(ClientMessageSchemas.nfc_card_present.safeParse({ type: 'step_result', op: 'nfc_card_present', status: 'ok', handle: 3 }).success).toBe(true);
+    expect(
+      ClientMessageSchemas.nfc_card_present.safeParse({ type: 'step_result', op: 'nfc_card_present', status: 'ok', handle: 3 }).success,
+    ).toBe(true);
   });
 
   it.each([
     ['engage', { type: 'step_result', op: 'engage', status: 'ok' }, 'namespaces is required'],
     ['engage', { type: 'step_result', op: 'engage', status: 'ok', namespaces: ['family_name'] }, 'namespaces is an object'],
-    ['engage', { type: 'step_result', op: 'engage', status: 'ok', namespaces: { 'org.iso.18013.5.1': 'family_name' } }, 'elements are an array'],
+    [
+      'engage',
+      { type: 'step_result', op: 'engage', status: 'ok', namespaces: { 'org.iso.18013.5.1': 'family_name' } },
+      'elements are an array',
+    ],
     ['engage', { type: 'step_result', op: 'engage', status: 'ok', namespaces: { '': ['x'] } }, 'empty namespace'],
     ['engage', { type: 'step_result', op: 'engage', status: 'error', namespaces: {} }, 'status must be ok'],
     ['engage', { type: 'step_request', op: 'engage', status: 'ok', namespaces: {} }, 'type must be step_result'],

@@ -41,7 +41,13 @@ describe('the OS capabilities', () => {
       updateWritesInstallDir: true,
     });
     // Another Unix: raw HCI as noble and bleno pick it, POSIX modes, nothing known of its drives.
-    expect(osCapabilities('freebsd')).toMatchObject({ posixFileModes: true, nobleBinding: 'hci', blenoBinding: 'hci', removableDrives: 'none', bleRolesShareRawHci: false });
+    expect(osCapabilities('freebsd')).toMatchObject({
+      posixFileModes: true,
+      nobleBinding: 'hci',
+      blenoBinding: 'hci',
+      removableDrives: 'none',
+      bleRolesShareRawHci: false,
+    });
   });
 
   it('default to this OS', () => {

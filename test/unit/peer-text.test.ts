@@ -35,7 +35,14 @@ describe('escapePeerText / peerKey', () => {
 
 describe('a violation detail never carries a peer key raw', () => {
   it('a backend key with a newline and ANSI codes is escaped in the detail', () => {
-    const outcome = { response: { [FORGED]: 5 }, doc_types: [], issuer_authentication: 'Valid', device_authentication: 'Valid', errors: {}, warnings: {} };
+    const outcome = {
+      response: { [FORGED]: 5 },
+      doc_types: [],
+      issuer_authentication: 'Valid',
+      device_authentication: 'Valid',
+      errors: {},
+      warnings: {},
+    };
     const parsed = parseBackendText(JSON.stringify({ type: 'complete', outcome }));
     expect(parsed.ok).toBe(false);
     if (parsed.ok) return;

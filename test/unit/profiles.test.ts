@@ -70,7 +70,9 @@ describe('built-in profiles', () => {
   it('every built-in profile is accepted by the wire schema of engage', async () => {
     const { EngageResult } = await import('../../src/common/protocol/messages.js');
     for (const profile of Object.values(BUILT_IN_PROFILES)) {
-      expect(EngageResult.safeParse({ type: 'step_result', op: 'engage', status: 'ok', namespaces: profile.namespaces }).success).toBe(true);
+      expect(EngageResult.safeParse({ type: 'step_result', op: 'engage', status: 'ok', namespaces: profile.namespaces }).success).toBe(
+        true,
+      );
     }
   });
 });

@@ -11,11 +11,22 @@ import { readinessOf } from '../../src/common/readiness.js';
 type Devices = KioskView['devices'];
 const ok = { usable: true };
 const off = (reason: string) => ({ usable: false, reason });
-const devices = (patch: Partial<Devices> = {}): Devices => ({ nfc: ok, qr: ok, bleCentral: ok, blePeripheral: off('not_configured'), ...patch });
+const devices = (patch: Partial<Devices> = {}): Devices => ({
+  nfc: ok,
+  qr: ok,
+  bleCentral: ok,
+  blePeripheral: off('not_configured'),
+  ...patch,
+});
 
 describe('readinessOf', () => {
   it('every device usable: ready, tap and camera offered', () => {
-    expect(readinessOf(devices())).toMatchObject({ canVerify: true, blocker: undefined, starting: false, ways: { tap: true, camera: true, scanner: true } });
+    expect(readinessOf(devices())).toMatchObject({
+      canVerify: true,
+      blocker: undefined,
+      starting: false,
+      ways: { tap: true, camera: true, scanner: true },
+    });
   });
 
   it('no Bluetooth adapter (both roles no_adapter) with no NFC: cannot verify, the cause named, nothing starting', () => {
@@ -25,7 +36,9 @@ describe('readinessOf', () => {
   });
 
   it('Bluetooth not set up at all (`--ble none`): cannot verify, whatever the reader and the camera', () => {
-    expect(readinessOf(devices({ bleCentral: off('not_configured'), blePeripheral: off('not_configured') }), 'active').blocker).toBe('ble_unavailable');
+    expect(readinessOf(devices({ bleCentral: off('not_configured'), blePeripheral: off('not_configured') }), 'active').blocker).toBe(
+      'ble_unavailable',
+    );
   });
 
   it('one usable role is enough', () => {
@@ -33,11 +46,18 @@ describe('readinessOf', () => {
   });
 
   it('a role still starting (and none usable): not ready yet, but no blocker (getting ready, not needs staff)', () => {
-    expect(readinessOf(devices({ bleCentral: off('starting'), blePeripheral: off('no_adapter') }))).toMatchObject({ canVerify: false, blocker: undefined, starting: true });
+    expect(readinessOf(devices({ bleCentral: off('starting'), blePeripheral: off('no_adapter') }))).toMatchObject({
+      canVerify: false,
+      blocker: undefined,
+      starting: true,
+    });
   });
 
   it('no NFC reader: only the QR code is offered; the kiosk can still verify', () => {
-    expect(readinessOf(devices({ nfc: off('no_reader') }))).toMatchObject({ canVerify: true, ways: { tap: false, camera: true, scanner: true } });
+    expect(readinessOf(devices({ nfc: off('no_reader') }))).toMatchObject({
+      canVerify: true,
+      ways: { tap: false, camera: true, scanner: true },
+    });
   });
 
   it('a camera denied, missing, unplugged or broken: no camera prompt, the scanner still offered', () => {
@@ -48,7 +68,14 @@ describe('readinessOf', () => {
   });
 
   it('neither the reader nor the QR input works: no way in, cannot verify', () => {
-    expect(readinessOf(devices({ nfc: off('service_down'), qr: off('adapter_error') }))).toMatchObject({ canVerify: false, blocker: 'no_input' });
-    expect(readinessOf(devices({ nfc: off('starting'), qr: off('adapter_error') }))).toMatchObject({ canVerify: false, blocker: undefined, starting: true });
+    expect(readinessOf(devices({ nfc: off('service_down'), qr: off('adapter_error') }))).toMatchObject({
+      canVerify: false,
+      blocker: 'no_input',
+    });
+    expect(readinessOf(devices({ nfc: off('starting'), qr: off('adapter_error') }))).toMatchObject({
+      canVerify: false,
+      blocker: undefined,
+      starting: true,
+    });
   });
 });

@@ -6,7 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { RelayChannel, type Arrival } from '../../src/kiosk/relay-channel.js';
 
-const write = (i: number): string => JSON.stringify({ type: 'step_request', op: 'ble_write', params: { char: '00000001-a123-48ce-896b-4c76973373e6', data: Buffer.from([i & 0xff]).toString('base64') } });
+const write = (i: number): string =>
+  JSON.stringify({
+    type: 'step_request',
+    op: 'ble_write',
+    params: { char: '00000001-a123-48ce-896b-4c76973373e6', data: Buffer.from([i & 0xff]).toString('base64') },
+  });
 
 async function drain(channel: RelayChannel): Promise<Arrival[]> {
   const out: Arrival[] = [];

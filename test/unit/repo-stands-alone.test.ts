@@ -66,11 +66,10 @@ describe('no tracked file points outside the repository', () => {
   });
 
   it('holds for every tracked text file', () => {
-    const found = files
-      .flatMap((file) => {
-        const text = readText(root, file);
-        return text === undefined ? [] : findOutsideReferences(file, text);
-      });
+    const found = files.flatMap((file) => {
+      const text = readText(root, file);
+      return text === undefined ? [] : findOutsideReferences(file, text);
+    });
     expect(found.map((f) => `${f.file}:${f.line} (${f.rule}): ${f.text}`)).toEqual([]);
   });
 });
@@ -86,13 +85,17 @@ describe('every § in the code names its document', () => {
     expect(protocol.has('1.7')).toBe(false);
   });
 
-  it('reports a planted citation of the developers\' notes, and a bare number that is no protocol section', () => {
+  it("reports a planted citation of the developers' notes, and a bare number that is no protocol section", () => {
     const planted = [
       `// Handover Select as wallets send it (${REF} ${SEC}1.7)`,
       `// NDEF file plan (${SEC}1.4 step 4.1)`,
       `// deviceMac (ISO/IEC 18013-5 ${SEC}9.1.3; ${REF} ${SEC}4.3)`,
     ];
-    expect(planted.map((line) => unresolvedSectionCitations('planted.ts', line, protocol).map((c) => c.section))).toEqual([['1.7'], ['1.4'], ['4.3']]);
+    expect(planted.map((line) => unresolvedSectionCitations('planted.ts', line, protocol).map((c) => c.section))).toEqual([
+      ['1.7'],
+      ['1.4'],
+      ['4.3'],
+    ]);
   });
 
   it('accepts a section of a named document, and a bare one of docs/protocol.md', () => {
@@ -100,7 +103,7 @@ describe('every § in the code names its document', () => {
       '// ble_write runs in order (§4.4), closes with 1002 (spec §4.6)',
       '// session encryption (ISO/IEC 18013-5 §9.1.1), CBOR preferred encoding (RFC 8949 §4.2)',
       '// 512 bytes at most (Bluetooth Core 5.x Vol 3 Part F §3.2.9); Le (ISO/IEC 7816-4 §5.1)',
-      '// bleno\'s bindings (docs/ble-libraries.md §2); the key file (installer guide §5.4)',
+      "// bleno's bindings (docs/ble-libraries.md §2); the key file (installer guide §5.4)",
     ];
     for (const line of ours) expect(unresolvedSectionCitations('ours.ts', line, protocol), line).toEqual([]);
   });
@@ -116,7 +119,9 @@ describe('every § in the code names its document', () => {
 describe('README and docs link only to files in the repository', () => {
   it('computes heading anchors as GitHub does', () => {
     expect(headingAnchor('4.6 WebSocket close codes the kiosk sends')).toBe('46-websocket-close-codes-the-kiosk-sends');
-    expect(headingAnchor('Mock backend: how it reads the spec\'s "not shown" parts')).toBe('mock-backend-how-it-reads-the-specs-not-shown-parts');
+    expect(headingAnchor('Mock backend: how it reads the spec\'s "not shown" parts')).toBe(
+      'mock-backend-how-it-reads-the-specs-not-shown-parts',
+    );
     expect(headingAnchor('The contract: `KioskApi`')).toBe('the-contract-kioskapi');
     expect([...anchorsOf('# A\n```\n# not a heading\n```\n## A\n')]).toEqual(['a', 'a-1']);
   });
@@ -147,7 +152,9 @@ describe('README and docs link only to files in the repository', () => {
 describe('the tests read only files in the repository', () => {
   it('has the Annex D vectors as a fixture with its source named', () => {
     expect(files).toContain('test/fixtures/iso18013-5/annex-d-vectors.json');
-    expect(readRepoFile('test/fixtures/iso18013-5/README.md')).toMatch(/Annex D[\s\S]*TestVectors\.kt[\s\S]*af670c68e15fe85087409aa4c8a96944ac8f160d/);
+    expect(readRepoFile('test/fixtures/iso18013-5/README.md')).toMatch(
+      /Annex D[\s\S]*TestVectors\.kt[\s\S]*af670c68e15fe85087409aa4c8a96944ac8f160d/,
+    );
   });
 });
 

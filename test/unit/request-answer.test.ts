@@ -14,9 +14,14 @@ const NS = MDL_NAMESPACE;
 const asked = (name: 'age_over_18' | 'age_over_21' | 'identity' | 'full'): AskedRequest => {
   const profile = BUILT_IN_PROFILES[name];
   if (!profile) throw new Error(name);
-  return profile.required === undefined ? { namespaces: profile.namespaces } : { namespaces: profile.namespaces, required: profile.required };
+  return profile.required === undefined
+    ? { namespaces: profile.namespaces }
+    : { namespaces: profile.namespaces, required: profile.required };
 };
-const verified = (elements: Record<string, unknown>): Pick<OutcomeView, 'verdict' | 'response'> => ({ verdict: 'verified', response: { [NS]: elements } });
+const verified = (elements: Record<string, unknown>): Pick<OutcomeView, 'verdict' | 'response'> => ({
+  verdict: 'verified',
+  response: { [NS]: elements },
+});
 
 describe('age requests', () => {
   it('an age request asks age_over_NN statements and at most the portrait; its threshold is the smallest NN asked', () => {
@@ -30,7 +35,8 @@ describe('age requests', () => {
   });
 
   it('met, not met, undetermined; nearest statements (ISO/IEC 18013-5 §7.2.5): age_over_25 true means 21 or older, age_over_18 false means not', () => {
-    const result = (elements: Record<string, unknown>): string => answerFor(verified({ portrait: 'x', ...elements }), asked('age_over_21')).result;
+    const result = (elements: Record<string, unknown>): string =>
+      answerFor(verified({ portrait: 'x', ...elements }), asked('age_over_21')).result;
     expect(result({ age_over_21: true })).toBe('met');
     expect(result({ age_over_21: false })).toBe('not_met');
     expect(result({})).toBe('undetermined');
@@ -56,7 +62,9 @@ describe('age requests', () => {
       result: 'met',
       missing: [{ namespace: NS, identifier: 'portrait', required: true }],
     });
-    expect(answerFor(verified({ portrait: 'x' }), asked('age_over_21')).missing).toEqual([{ namespace: NS, identifier: 'age_over_21', required: true }]);
+    expect(answerFor(verified({ portrait: 'x' }), asked('age_over_21')).missing).toEqual([
+      { namespace: NS, identifier: 'age_over_21', required: true },
+    ]);
   });
 });
 
@@ -90,8 +98,15 @@ describe('element requests', () => {
 });
 
 describe('in the core outcome', () => {
-  const complete = (response: Record<string, Record<string, unknown>>, auth: 'Valid' | 'Unchecked' = 'Valid', errors: Record<string, unknown> = {}) =>
-    outcomeFromComplete({ response, doc_types: [], issuer_authentication: auth, device_authentication: auth, errors, warnings: {} }, asked('age_over_21'));
+  const complete = (
+    response: Record<string, Record<string, unknown>>,
+    auth: 'Valid' | 'Unchecked' = 'Valid',
+    errors: Record<string, unknown> = {},
+  ) =>
+    outcomeFromComplete(
+      { response, doc_types: [], issuer_authentication: auth, device_authentication: auth, errors, warnings: {} },
+      asked('age_over_21'),
+    );
 
   it('a `complete` that is authentic with age_over_21 false is verified and NOT met (the answer travels with the outcome)', () => {
     const view = complete({ [NS]: { age_over_21: false, portrait: 'x' } });
@@ -101,14 +116,21 @@ describe('in the core outcome', () => {
 
   it('a recovered result answers too (undetermined when it cannot say the document is authentic)', () => {
     const base = { status: 'success', response: { [NS]: { age_over_21: true, portrait: 'x' } }, errors: {}, warnings: {} };
-    expect(outcomeFromResult({ ...base, issuer_authentication: 'Valid', device_authentication: 'Valid' }, asked('age_over_21'))?.answer.result).toBe('met');
+    expect(
+      outcomeFromResult({ ...base, issuer_authentication: 'Valid', device_authentication: 'Valid' }, asked('age_over_21'))?.answer.result,
+    ).toBe('met');
     expect(outcomeFromResult(base, asked('age_over_21'))?.answer.result).toBe('undetermined');
   });
 
   it('nothing checked and nothing disclosed (the holder declined) is rejected with `nothing_shared` first; anything disclosed or checked is not', () => {
     const declined = complete({}, 'Unchecked', { session: ['SessionData status 20'] });
     expect(declined.verdict).toBe('rejected');
-    expect(declined.reasons).toEqual(['nothing_shared', 'errors_reported', 'issuer_authentication_unchecked', 'device_authentication_unchecked']);
+    expect(declined.reasons).toEqual([
+      'nothing_shared',
+      'errors_reported',
+      'issuer_authentication_unchecked',
+      'device_authentication_unchecked',
+    ]);
     expect(declined.answer.result).toBe('undetermined');
     expect(complete({ [NS]: {} }, 'Unchecked', { session: ['x'] }).reasons[0]).toBe('nothing_shared');
     expect(complete({ [NS]: { family_name: 'x' } }, 'Unchecked', { session: ['x'] }).reasons).not.toContain('nothing_shared');

@@ -37,13 +37,29 @@ async function recover(service: SessionService): Promise<unknown> {
 
 describe('result recovery through a failing proxy', () => {
   it('a proxy refusing the kiosk (407) stops the polling after one attempt', async () => {
-    const service = failingWith(new SessionApiError('proxy', 'GET /sessions/{id}: the proxy http://10.0.0.5:3128 asked for credentials (HTTP 407)', 407, undefined, 'refused'));
+    const service = failingWith(
+      new SessionApiError(
+        'proxy',
+        'GET /sessions/{id}: the proxy http://10.0.0.5:3128 asked for credentials (HTTP 407)',
+        407,
+        undefined,
+        'refused',
+      ),
+    );
     expect(await recover(service)).toBeUndefined();
     expect(service.attempts).toBe(1);
   });
 
   it('a proxy that cannot be reached is polled again until the deadline', async () => {
-    const service = failingWith(new SessionApiError('proxy', 'GET /sessions/{id}: the proxy http://10.0.0.5:3128 cannot be reached (ECONNREFUSED)', undefined, undefined, 'unreachable'));
+    const service = failingWith(
+      new SessionApiError(
+        'proxy',
+        'GET /sessions/{id}: the proxy http://10.0.0.5:3128 cannot be reached (ECONNREFUSED)',
+        undefined,
+        undefined,
+        'unreachable',
+      ),
+    );
     expect(await recover(service)).toBeUndefined();
     expect(service.attempts).toBeGreaterThan(1);
   });

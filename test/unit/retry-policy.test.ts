@@ -5,7 +5,18 @@
 import { describe, expect, it } from 'vitest';
 import type { BackendFailure, BackendFailureKind } from '../../src/kiosk/backend-failure.js';
 import { BACKEND_FAILURE_KINDS } from '../../src/kiosk/backend-failure.js';
-import { HEALTHY_AFTER_MS, RetryPolicy, STAFF_AFTER, WINDOW_MS, backoff, failureClass, fullJitter, slowPace, slowPaceText, type RetrySettings } from '../../src/kiosk/retry-policy.js';
+import {
+  HEALTHY_AFTER_MS,
+  RetryPolicy,
+  STAFF_AFTER,
+  WINDOW_MS,
+  backoff,
+  failureClass,
+  fullJitter,
+  slowPace,
+  slowPaceText,
+  type RetrySettings,
+} from '../../src/kiosk/retry-policy.js';
 
 const SETTINGS: RetrySettings = { backoffMinMs: 1_000, backoffMaxMs: 30_000, conflictBackoffMs: 250, maxRequestsPerMinute: 20 };
 const MAX = (): number => 0.999_999;
@@ -95,7 +106,11 @@ describe('decisions by kind', () => {
     const delays = [1, 2, 3, 4, 5].map((i) => delayOf(p.onFailure(failure(i % 2 === 0 ? 'not_answering' : 'timeout'), i)));
     expect(delays).toEqual([2_000, 4_000, 8_000, 16_000, 30_000]);
     // When it answers again, its 404 for the old session is its return: within [0, base], still counted.
-    expect(p.onFailure(failure('session_gone', { status: 404 }), 7)).toMatchObject({ standing: 'recovering', delayMs: 1_000, consecutive: 7 });
+    expect(p.onFailure(failure('session_gone', { status: 404 }), 7)).toMatchObject({
+      standing: 'recovering',
+      delayMs: 1_000,
+      consecutive: 7,
+    });
     expect(failureClass('not_answering')).toBe('transient');
   });
 
@@ -132,7 +147,14 @@ describe('decisions by kind', () => {
   it(`a gateway refusing the session socket is shown to staff after ${STAFF_AFTER} in a row, then probed at the slowest pace`, () => {
     const p = policy(MIN);
     const standings = Array.from({ length: 6 }, (_, i) => p.onFailure(failure('socket_refused', { status: 404 }), i));
-    expect(standings.map((d) => d.action === 'retry' && d.standing)).toEqual(['offline', 'offline', 'needs_staff', 'needs_staff', 'needs_staff', 'needs_staff']);
+    expect(standings.map((d) => d.action === 'retry' && d.standing)).toEqual([
+      'offline',
+      'offline',
+      'needs_staff',
+      'needs_staff',
+      'needs_staff',
+      'needs_staff',
+    ]);
     // Slow pace: never sooner than half the cap, whatever the random draw.
     expect(standings.slice(2).map(delayOf)).toEqual([15_000, 15_000, 15_000, 15_000]);
   });
@@ -221,7 +243,7 @@ it('classes: what only staff can fix is a configuration failure; endings are not
   expect(HEALTHY_AFTER_MS).toBeGreaterThan(0);
 });
 
-it('what staff are told of the probing pace is true: the slowest pace while the budget allows it, else the budget\'s one-minute bound', () => {
+it("what staff are told of the probing pace is true: the slowest pace while the budget allows it, else the budget's one-minute bound", () => {
   // Defaults: probes every 15–30 s cost at most 8 requests a minute, within the 20 of the budget.
   expect(slowPaceText(30_000, 20)).toBe('every 15–30 s');
   expect(slowPaceText(8_000, 60)).toBe('every 4–8 s');

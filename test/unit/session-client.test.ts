@@ -22,7 +22,10 @@ async function serve(responder: Responder): Promise<ScriptedHttpServer> {
   return server;
 }
 
-function clientFor(baseUrl: string, options: { timeoutMs?: number; apiKey?: string; createBody?: Record<string, unknown>; now?: () => number } = {}): SessionClient {
+function clientFor(
+  baseUrl: string,
+  options: { timeoutMs?: number; apiKey?: string; createBody?: Record<string, unknown>; now?: () => number } = {},
+): SessionClient {
   return new SessionClient({
     endpoints: backendEndpoints(baseUrl, { allowInsecure: false }),
     apiKey: options.apiKey ?? API_KEY,

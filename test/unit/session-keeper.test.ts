@@ -51,7 +51,10 @@ function rig(): Rig {
     connector: backend,
     config,
     // Every backoff drawn at its ceiling, so that the moments below are exact.
-    retryPolicy: new RetryPolicy(() => retrySettingsOf(config), () => 0.999_999),
+    retryPolicy: new RetryPolicy(
+      () => retrySettingsOf(config),
+      () => 0.999_999,
+    ),
     namespaces: () => ({ 'org.iso.18013.5.1': ['age_over_21'] }),
     log: createLogger({ level: 'silent' }),
   });

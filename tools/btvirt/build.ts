@@ -24,7 +24,13 @@ export interface BtvirtTools {
 }
 
 const TARGETS = {
-  shim: { source: 'tools/btvirt/af-alg-shim.c', stem: 'libaf-alg-shim', suffix: '.so', flags: ['-shared', '-fPIC'], libs: ['-ldl', '-lcrypto'] },
+  shim: {
+    source: 'tools/btvirt/af-alg-shim.c',
+    stem: 'libaf-alg-shim',
+    suffix: '.so',
+    flags: ['-shared', '-fPIC'],
+    libs: ['-ldl', '-lcrypto'],
+  },
   checker: { source: 'tools/btvirt/af-alg-check.c', stem: 'af-alg-check', suffix: '', flags: [], libs: [] },
 } as const satisfies Record<'shim' | 'checker', CTarget>;
 
@@ -49,7 +55,9 @@ async function build(): Promise<BtvirtTools> {
     ...(gcc === undefined ? ['gcc'] : []),
   ];
   if (gcc === undefined || btvirt === undefined || socat === undefined || !header) {
-    throw new Error(`emulated radio: missing ${missing.join(', ')}. Install: sudo apt-get install -y --no-install-recommends ${APT_PACKAGES}`);
+    throw new Error(
+      `emulated radio: missing ${missing.join(', ')}. Install: sudo apt-get install -y --no-install-recommends ${APT_PACKAGES}`,
+    );
   }
   const dir = await cacheDir('mdl-kiosk-btvirt');
   const [shim, checker] = await Promise.all([compile(gcc, dir, TARGETS.shim), compile(gcc, dir, TARGETS.checker)]);
@@ -65,7 +73,10 @@ export interface VectorResult {
 }
 
 /** Runs every vector through the shim the way BlueZ's crypto.c calls AF_ALG. */
-export async function runVectors(tools: Pick<BtvirtTools, 'shim' | 'checker'>, vectors: readonly CryptoVector[] = CRYPTO_VECTORS): Promise<VectorResult[]> {
+export async function runVectors(
+  tools: Pick<BtvirtTools, 'shim' | 'checker'>,
+  vectors: readonly CryptoVector[] = CRYPTO_VECTORS,
+): Promise<VectorResult[]> {
   const input = vectors.map((v) => `${v.operation} ${v.key} ${v.data === '' ? '-' : v.data}\n`).join('');
   const child = run(tools.checker, [], { env: { ...process.env, LD_PRELOAD: tools.shim }, timeout: 10_000 });
   child.child.stdin?.end(input);
@@ -77,5 +88,7 @@ export async function runVectors(tools: Pick<BtvirtTools, 'shim' | 'checker'>, v
 /** The vectors the shim gets wrong, as "source: expected X, got Y". */
 export async function checkVectors(tools: Pick<BtvirtTools, 'shim' | 'checker'>): Promise<string[]> {
   const results = await runVectors(tools);
-  return results.filter((r) => r.got !== r.vector.expected).map((r) => `${r.vector.source}: expected ${r.vector.expected}, got ${r.got || '(nothing)'}`);
+  return results
+    .filter((r) => r.got !== r.vector.expected)
+    .map((r) => `${r.vector.source}: expected ${r.vector.expected}, got ${r.got || '(nothing)'}`);
 }

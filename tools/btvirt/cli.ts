@@ -33,7 +33,12 @@ Needs: sudo apt-get install bluez-test-tools socat libssl-dev gcc. One btvirt pe
 paths are fixed). The kiosk side: npm run relay -- --devices virtual --ble hci [--hci-dir DIR].`;
 
 const Controller = z.object({ name: z.string(), tty: z.string(), address: z.string(), socatPid: z.number().int().positive() });
-const State = z.object({ btvirtPid: z.number().int().positive(), dir: z.string(), controllers: z.array(Controller), startedAt: z.string() });
+const State = z.object({
+  btvirtPid: z.number().int().positive(),
+  dir: z.string(),
+  controllers: z.array(Controller),
+  startedAt: z.string(),
+});
 type State = z.infer<typeof State>;
 
 const statePath = (dir: string): string => path.join(dir, 'state.json');
@@ -52,7 +57,10 @@ function running(state: State): boolean {
 }
 
 function describe(state: EmulatedRadioState): string {
-  return [`btvirt running, pid ${state.btvirtPid}`, ...state.controllers.map((c) => `controller ${c.name.padEnd(18)} ${c.address}  tty ${c.tty}  (socat pid ${c.socatPid})`)].join('\n');
+  return [
+    `btvirt running, pid ${state.btvirtPid}`,
+    ...state.controllers.map((c) => `controller ${c.name.padEnd(18)} ${c.address}  tty ${c.tty}  (socat pid ${c.socatPid})`),
+  ].join('\n');
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -81,7 +89,9 @@ async function main(argv: string[]): Promise<number> {
       for (const { vector, got } of await runVectors(tools)) {
         const ok = got === vector.expected;
         if (!ok) failed++;
-        console.log(`${ok ? 'ok  ' : 'FAIL'} ${vector.source.padEnd(24)} ${vector.operation} → ${got}${ok ? '' : ` (expected ${vector.expected})`}`);
+        console.log(
+          `${ok ? 'ok  ' : 'FAIL'} ${vector.source.padEnd(24)} ${vector.operation} → ${got}${ok ? '' : ` (expected ${vector.expected})`}`,
+        );
       }
       console.log(failed === 0 ? `shim ${tools.shim}: all vectors match` : `${failed} vector(s) wrong`);
       return failed === 0 ? 0 : 1;

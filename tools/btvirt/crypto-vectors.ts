@@ -18,7 +18,10 @@ export interface CryptoVector {
 
 const RFC4493_KEY = '2b7e151628aed2a6abf7158809cf4f3c';
 const RFC4493_MESSAGE =
-  '6bc1bee22e409f96e93d7e117393172a' + 'ae2d8a571e03ac9c9eb76fac45af8e51' + '30c81c46a35ce411e5fbc1191a0a52ef' + 'f69f2445df4f9b17ad2b417be66c3710';
+  '6bc1bee22e409f96e93d7e117393172a' +
+  'ae2d8a571e03ac9c9eb76fac45af8e51' +
+  '30c81c46a35ce411e5fbc1191a0a52ef' +
+  'f69f2445df4f9b17ad2b417be66c3710';
 
 export const CRYPTO_VECTORS: readonly CryptoVector[] = [
   {
@@ -36,7 +39,25 @@ export const CRYPTO_VECTORS: readonly CryptoVector[] = [
     expected: '69c4e0d86a7b0430d8cdb78070b4c55a',
   },
   { source: 'RFC 4493 §4 Example 1', operation: 'cmac', key: RFC4493_KEY, data: '', expected: 'bb1d6929e95937287fa37d129b756746' },
-  { source: 'RFC 4493 §4 Example 2', operation: 'cmac', key: RFC4493_KEY, data: RFC4493_MESSAGE.slice(0, 32), expected: '070a16b46b4d4144f79bdd9dd04a287c' },
-  { source: 'RFC 4493 §4 Example 3', operation: 'cmac', key: RFC4493_KEY, data: RFC4493_MESSAGE.slice(0, 80), expected: 'dfa66747de9ae63030ca32611497c827' },
-  { source: 'RFC 4493 §4 Example 4', operation: 'cmac', key: RFC4493_KEY, data: RFC4493_MESSAGE, expected: '51f0bebf7e3b9d92fc49741779363cfe' },
+  {
+    source: 'RFC 4493 §4 Example 2',
+    operation: 'cmac',
+    key: RFC4493_KEY,
+    data: RFC4493_MESSAGE.slice(0, 32),
+    expected: '070a16b46b4d4144f79bdd9dd04a287c',
+  },
+  {
+    source: 'RFC 4493 §4 Example 3',
+    operation: 'cmac',
+    key: RFC4493_KEY,
+    data: RFC4493_MESSAGE.slice(0, 80),
+    expected: 'dfa66747de9ae63030ca32611497c827',
+  },
+  {
+    source: 'RFC 4493 §4 Example 4',
+    operation: 'cmac',
+    key: RFC4493_KEY,
+    data: RFC4493_MESSAGE,
+    expected: '51f0bebf7e3b9d92fc49741779363cfe',
+  },
 ];

@@ -190,7 +190,11 @@ export async function startEmulatedRadio(options: EmulatedRadioOptions): Promise
     const controller = { name, tty, address: controllerAddress(index), socatPid };
     record(controller);
     await waitFor(
-      async () => (await readlink(tty).then(() => true, () => false)) || !alive(socatPid),
+      async () =>
+        (await readlink(tty).then(
+          () => true,
+          () => false,
+        )) || !alive(socatPid),
       startTimeoutMs,
       what(`the tty ${tty} did not appear within ${startTimeoutMs} ms`),
     );
@@ -208,7 +212,11 @@ export async function startEmulatedRadio(options: EmulatedRadioOptions): Promise
     if (btvirt.pid === undefined) throw new Error('emulated radio: btvirt could not be started');
     started.btvirtPid = btvirt.pid;
     if (detached) btvirt.unref();
-    await waitFor(() => existsSync(BT_SERVER_LE) || !alive(started.btvirtPid), startTimeoutMs, what(`btvirt did not open ${BT_SERVER_LE} within ${startTimeoutMs} ms`));
+    await waitFor(
+      () => existsSync(BT_SERVER_LE) || !alive(started.btvirtPid),
+      startTimeoutMs,
+      what(`btvirt did not open ${BT_SERVER_LE} within ${startTimeoutMs} ms`),
+    );
     if (!alive(started.btvirtPid)) throw new Error(what('btvirt exited at start')());
     for (const [index, name] of options.controllers.entries()) {
       await connect(name, index, (controller) => started.controllers.push(controller));
@@ -217,7 +225,11 @@ export async function startEmulatedRadio(options: EmulatedRadioOptions): Promise
     await sleep(30);
     const closed = started.controllers.filter((c) => !alive(c.socatPid));
     if (closed.length > 0 || !alive(started.btvirtPid)) {
-      throw new Error(what(`btvirt closed the controller connection of ${closed.map((c) => c.name).join(', ') || 'every controller'} (is the AF_ALG shim loaded?)`)());
+      throw new Error(
+        what(
+          `btvirt closed the controller connection of ${closed.map((c) => c.name).join(', ') || 'every controller'} (is the AF_ALG shim loaded?)`,
+        )(),
+      );
     }
   } catch (error) {
     await stopEmulatedRadio({ btvirtPid: started.btvirtPid, dir, controllers: started.controllers }).catch(() => undefined);

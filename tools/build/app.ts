@@ -36,7 +36,13 @@ export const DEFAULT_ENTRIES = {
 
 export type AppEntries = Record<keyof typeof DEFAULT_ENTRIES, string>;
 
-export const OUTPUT_NAMES = { main: 'main.js', qa: 'main-qa.js', preload: 'preload.cjs', radio: 'radio.js', pcscWorker: 'pcsc-worker.js' } as const;
+export const OUTPUT_NAMES = {
+  main: 'main.js',
+  qa: 'main-qa.js',
+  preload: 'preload.cjs',
+  radio: 'radio.js',
+  pcscWorker: 'pcsc-worker.js',
+} as const;
 
 /**
  * The only shared files a sandboxed preload may carry: the IPC contract (channel names) and the reply
@@ -206,16 +212,25 @@ function inputsOf(metafile: Metafile, output: string): string[] {
  * The preload may carry only its entry, src/preload/** and the allowed shared files (which must import
  * nothing), and import only `electron` at run time. `inputs` maps each bundled file to what it imports.
  */
-export function checkPreloadInputs(entry: string, inputs: Readonly<Record<string, readonly string[]>>, imports: readonly string[]): string[] {
+export function checkPreloadInputs(
+  entry: string,
+  inputs: Readonly<Record<string, readonly string[]>>,
+  imports: readonly string[],
+): string[] {
   const problems: string[] = [];
   for (const [input, itsImports] of Object.entries(inputs)) {
     const shared = (PRELOAD_ALLOWED_SHARED as readonly string[]).includes(input);
     const allowed = input === entry || input.startsWith('src/preload/') || shared;
-    if (!allowed) problems.push(`the preload bundle pulls in ${input}: a sandboxed preload may carry only src/preload/** and ${PRELOAD_ALLOWED_SHARED.join(', ')}`);
-    if (shared && itsImports.length > 0) problems.push(`${input} must stay import-free (the preload carries it) but imports ${itsImports.join(', ')}`);
+    if (!allowed)
+      problems.push(
+        `the preload bundle pulls in ${input}: a sandboxed preload may carry only src/preload/** and ${PRELOAD_ALLOWED_SHARED.join(', ')}`,
+      );
+    if (shared && itsImports.length > 0)
+      problems.push(`${input} must stay import-free (the preload carries it) but imports ${itsImports.join(', ')}`);
   }
   for (const imported of imports) {
-    if (imported !== 'electron') problems.push(`the preload bundle imports ${imported} at run time: a sandboxed preload can require only 'electron'`);
+    if (imported !== 'electron')
+      problems.push(`the preload bundle imports ${imported} at run time: a sandboxed preload can require only 'electron'`);
   }
   return problems;
 }
@@ -226,7 +241,10 @@ export function checkProductionInputs(inputs: readonly string[]): string[] {
   for (const input of inputs) {
     if (input.startsWith('src/qa/')) problems.push(`the production bundle pulls in QA code: ${input}`);
     const pkg = packageOfInput(input);
-    if (pkg !== undefined) problems.push(`the production bundle inlines the package ${pkg} (${input}): list it in "dependencies" so node_modules ships it, or stop importing it from production code`);
+    if (pkg !== undefined)
+      problems.push(
+        `the production bundle inlines the package ${pkg} (${input}): list it in "dependencies" so node_modules ships it, or stop importing it from production code`,
+      );
   }
   return problems;
 }
@@ -328,14 +346,19 @@ export async function buildApp(options: BuildAppOptions): Promise<BuildAppResult
   const preloadMeta = built.get('preload');
   if (preloadMeta !== undefined) {
     const entry = relativeToRoot(root, entryPath(root, entries.preload));
-    const inputs = Object.fromEntries(inputsOf(preloadMeta, OUTPUT_NAMES.preload).map((i) => [i, (preloadMeta.inputs[i]?.imports ?? []).map((x) => x.path)]));
+    const inputs = Object.fromEntries(
+      inputsOf(preloadMeta, OUTPUT_NAMES.preload).map((i) => [i, (preloadMeta.inputs[i]?.imports ?? []).map((x) => x.path)]),
+    );
     problems.push(...checkPreloadInputs(entry, inputs, runtimeImports(preloadMeta, OUTPUT_NAMES.preload)));
   }
   const mainMeta = built.get('main');
   if (mainMeta !== undefined) problems.push(...checkProductionInputs(inputsOf(mainMeta, OUTPUT_NAMES.main)));
   // The radio process ships in the production package too: the same rules as main.
   const radioMeta = built.get('radio');
-  if (radioMeta !== undefined) problems.push(...checkProductionInputs(inputsOf(radioMeta, OUTPUT_NAMES.radio)).map((p) => p.replace('the production bundle', 'the radio bundle')));
+  if (radioMeta !== undefined)
+    problems.push(
+      ...checkProductionInputs(inputsOf(radioMeta, OUTPUT_NAMES.radio)).map((p) => p.replace('the production bundle', 'the radio bundle')),
+    );
   const workerMeta = built.get('pcscWorker');
   if (workerMeta !== undefined) problems.push(...checkProductionInputs(inputsOf(workerMeta, OUTPUT_NAMES.pcscWorker)));
 
@@ -348,7 +371,9 @@ export async function buildApp(options: BuildAppOptions): Promise<BuildAppResult
       if (plan.kind === 'bundle-relative') bundleRelative.push(plan);
       else {
         if (kind === 'main' || kind === 'radio') {
-          problems.push(`${where} reads ${read.path} beside its source: the production package carries only the bundles and the renderer; ship that data another way`);
+          problems.push(
+            `${where} reads ${read.path} beside its source: the production package carries only the bundles and the renderer; ship that data another way`,
+          );
           continue;
         }
         await cp(plan.from, plan.to, { recursive: true });
@@ -365,7 +390,9 @@ export async function buildApp(options: BuildAppOptions): Promise<BuildAppResult
   // Checked after every bundle exists: main finds `./preload.cjs` and `../renderer/` beside itself.
   for (const plan of bundleRelative) {
     if (!existsSync(plan.target)) {
-      problems.push(`${relativeToRoot(root, plan.read.source)} expects ${plan.read.path} beside its bundle (${plan.target}), which does not exist after the build`);
+      problems.push(
+        `${relativeToRoot(root, plan.read.source)} expects ${plan.read.path} beside its bundle (${plan.target}), which does not exist after the build`,
+      );
     }
   }
   if (problems.length > 0) throw new AppBuildError(`the app bundles break their contract:\n  - ${[...new Set(problems)].join('\n  - ')}`);

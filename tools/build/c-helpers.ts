@@ -16,7 +16,8 @@ const run = promisify(execFile);
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** The repository root: two levels up, or three when running compiled from dist/tools/build. */
-export const repoRoot = path.basename(path.resolve(here, '..', '..')) === 'dist' ? path.resolve(here, '..', '..', '..') : path.resolve(here, '..', '..');
+export const repoRoot =
+  path.basename(path.resolve(here, '..', '..')) === 'dist' ? path.resolve(here, '..', '..', '..') : path.resolve(here, '..', '..');
 
 export interface CTarget {
   /** Path of the C source relative to the repository root (tsc copies only TypeScript to dist). */

@@ -55,9 +55,18 @@ async function phonePage(url: URL, path: string, body?: unknown): Promise<{ stat
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'mdl-kiosk-qa-smoke-'));
   let service: KioskService | undefined;
-  const setup = await embeddedDefault.start(createLogger({ level: 'silent' }, quiet), kioskLink(() => service));
+  const setup = await embeddedDefault.start(
+    createLogger({ level: 'silent' }, quiet),
+    kioskLink(() => service),
+  );
   try {
-    const kiosk = new KioskService({ devices: setup.devices, dataDir, backendOverride: setup.backendOverride, testMode: true, logDestination: quiet });
+    const kiosk = new KioskService({
+      devices: setup.devices,
+      dataDir,
+      backendOverride: setup.backendOverride,
+      testMode: true,
+      logDestination: quiet,
+    });
     service = kiosk;
     const url = new URL(setup.phonePageUrl);
     // The page's assets were read beside the bundle when it started; fetch the page to be sure.

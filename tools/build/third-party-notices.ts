@@ -52,7 +52,13 @@ async function readSupplement(root: string, file: string): Promise<{ text: strin
   const raw = await readFile(join(root, SUPPLEMENTS_DIR, file), 'utf8');
   const lines = raw.split('\n');
   const header = lines.filter((l) => l.startsWith('# Source:')).map((l) => l.slice(2));
-  return { text: lines.filter((l) => !l.startsWith('# Source:')).join('\n').trim(), source: header.join('; ') };
+  return {
+    text: lines
+      .filter((l) => !l.startsWith('# Source:'))
+      .join('\n')
+      .trim(),
+    source: header.join('; '),
+  };
 }
 
 const RULE = '='.repeat(78);
@@ -67,7 +73,11 @@ function declared(p: ShippedPackage): string {
 export async function buildNotices(root: string): Promise<Notices> {
   // Only the screen group matters here; the runtime (Electron) brings its own licence files.
   const shipped = await collectShipped(root, { runtime: [] });
-  const supplements = parseJson(await readFile(join(root, SUPPLEMENTS_DIR, 'supplements.json'), 'utf8'), SupplementsSchema, `${SUPPLEMENTS_DIR}/supplements.json`);
+  const supplements = parseJson(
+    await readFile(join(root, SUPPLEMENTS_DIR, 'supplements.json'), 'utf8'),
+    SupplementsSchema,
+    `${SUPPLEMENTS_DIR}/supplements.json`,
+  );
   const screen = shipped.packages.filter((p) => p.groups.has('screen'));
   const sections: string[] = [];
   const missing: string[] = [];
@@ -93,7 +103,7 @@ export async function buildNotices(root: string): Promise<Notices> {
     'Third-party software in the mDL Kiosk screen\n\n' +
     'The screen bundles the packages below. Each is listed with the licence it declares and the licence\n' +
     'texts it carries (and of the native code compiled into it). The packages the application loads from\n' +
-    'its node_modules keep their own licence files there; Electron\'s and Chromium\'s are beside the\n' +
+    "its node_modules keep their own licence files there; Electron's and Chromium's are beside the\n" +
     'application (LICENSE.electron.txt, LICENSES.chromium.html).\n\n';
   return { text: head + sections.join('\n'), packages: screen.map((p) => p.key), missing, errors: shipped.errors };
 }
@@ -104,7 +114,10 @@ async function main(): Promise<void> {
   const out = resolve(root, values.out ?? join('dist/renderer', NOTICES_FILE));
   const notices = await buildNotices(root);
   for (const e of notices.errors) process.stderr.write(`third-party notices: ${e}\n`);
-  for (const m of notices.missing) process.stderr.write(`third-party notices: ${m} is bundled into the screen but carries no licence text; add one to ${SUPPLEMENTS_DIR}/supplements.json\n`);
+  for (const m of notices.missing)
+    process.stderr.write(
+      `third-party notices: ${m} is bundled into the screen but carries no licence text; add one to ${SUPPLEMENTS_DIR}/supplements.json\n`,
+    );
   if (notices.errors.length > 0 || notices.missing.length > 0) {
     process.exitCode = 1;
     return;

@@ -32,15 +32,18 @@ export const osInOnePlace = {
           if (spec.type === 'ImportDefaultSpecifier' || spec.type === 'ImportNamespaceSpecifier') osNames.add(spec.local.name);
           else if (spec.type === 'ImportSpecifier') {
             const imported = spec.imported.type === 'Identifier' ? spec.imported.name : String(spec.imported.value);
-            if (OS_QUESTIONS.has(imported)) context.report({ node: spec, message: `importing '${imported}' from '${node.source.value}' reads the OS here: ${WHY}` });
+            if (OS_QUESTIONS.has(imported))
+              context.report({ node: spec, message: `importing '${imported}' from '${node.source.value}' reads the OS here: ${WHY}` });
           }
         }
       },
       MemberExpression(node) {
         const name = propertyName(node);
         if (name === undefined || node.object.type !== 'Identifier') return;
-        if (node.object.name === 'process' && name === 'platform') context.report({ node, message: `process.platform is read here: ${WHY}` });
-        else if (osNames.has(node.object.name) && OS_QUESTIONS.has(name)) context.report({ node, message: `${node.object.name}.${name}() reads the OS here: ${WHY}` });
+        if (node.object.name === 'process' && name === 'platform')
+          context.report({ node, message: `process.platform is read here: ${WHY}` });
+        else if (osNames.has(node.object.name) && OS_QUESTIONS.has(name))
+          context.report({ node, message: `${node.object.name}.${name}() reads the OS here: ${WHY}` });
       },
     };
   },

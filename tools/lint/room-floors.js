@@ -27,7 +27,11 @@ export const roomFloors = {
     ],
   },
   create(context) {
-    const { src: srcDir, rooms, why = {} } = /** @type {{ src: string, rooms: Record<string, string[]>, why?: Record<string, string> }} */ (context.options[0]);
+    const {
+      src: srcDir,
+      rooms,
+      why = {},
+    } = /** @type {{ src: string, rooms: Record<string, string[]>, why?: Record<string, string> }} */ (context.options[0]);
     const fromRel = path.relative(srcDir, context.filename);
     if (fromRel.startsWith('..') || path.isAbsolute(fromRel) || !fromRel.includes(path.sep)) return {};
     const fromRoom = fromRel.split(path.sep)[0] ?? '';
@@ -53,7 +57,8 @@ export const roomFloors = {
 
     return {
       Program(node) {
-        if (!allowed) context.report({ node, message: `src/${fromRoom} is not a room of the floors table in eslint.config.js: add it there` });
+        if (!allowed)
+          context.report({ node, message: `src/${fromRoom} is not a room of the floors table in eslint.config.js: add it there` });
       },
       ImportDeclaration: (node) => check(node, node.source.value),
       ExportNamedDeclaration: (node) => check(node, node.source?.value),

@@ -37,7 +37,10 @@ function isRequireCall(/** @type {any} */ node) {
 export const roomPackages = {
   meta: {
     type: 'problem',
-    docs: { description: 'a room of src/ imports only the packages and Node built-ins its entry allows; no file directly in src/; no require of a relative path' },
+    docs: {
+      description:
+        'a room of src/ imports only the packages and Node built-ins its entry allows; no file directly in src/; no require of a relative path',
+    },
     schema: [
       {
         type: 'object',
@@ -63,13 +66,19 @@ export const roomPackages = {
     ],
   },
   create(context) {
-    const { src: srcDir, rooms } = /** @type {{ src: string, rooms: Record<string, { nodeBuiltins?: boolean, deny?: string[], except?: Record<string, string>, why?: string }> }} */ (context.options[0]);
+    const { src: srcDir, rooms } =
+      /** @type {{ src: string, rooms: Record<string, { nodeBuiltins?: boolean, deny?: string[], except?: Record<string, string>, why?: string }> }} */ (
+        context.options[0]
+      );
     const fromRel = path.relative(srcDir, context.filename);
     if (fromRel.startsWith('..') || path.isAbsolute(fromRel)) return {};
     if (!fromRel.includes(path.sep)) {
       return {
         Program(node) {
-          context.report({ node, message: `${fromRel} sits directly in src/, in no room: put it in the room whose job it does (docs/ARCHITECTURE.md)` });
+          context.report({
+            node,
+            message: `${fromRel} sits directly in src/, in no room: put it in the room whose job it does (docs/ARCHITECTURE.md)`,
+          });
         },
       };
     }
@@ -105,7 +114,10 @@ export const roomPackages = {
         const first = node.arguments[0];
         if (first?.type === 'Literal' && typeof first.value === 'string') {
           if (first.value.startsWith('.')) {
-            context.report({ node, message: `loading '${first.value}' with require() goes past the floors: import it (a relative module of src/ is imported, never required)` });
+            context.report({
+              node,
+              message: `loading '${first.value}' with require() goes past the floors: import it (a relative module of src/ is imported, never required)`,
+            });
             return;
           }
           check(node, first.value);

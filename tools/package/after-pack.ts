@@ -38,12 +38,15 @@ export const HOOK_TAG = 'mdl-kiosk afterPack';
 export async function afterPack(raw: unknown): Promise<void> {
   const context = ContextSchema.parse(raw);
   const platformName = context.electronPlatformName === 'mas' ? 'darwin' : context.electronPlatformName;
-  if (platformName !== 'linux' && platformName !== 'win32' && platformName !== 'darwin') throw new Error(`${HOOK_TAG}: unknown platform ${context.electronPlatformName}`);
+  if (platformName !== 'linux' && platformName !== 'win32' && platformName !== 'darwin')
+    throw new Error(`${HOOK_TAG}: unknown platform ${context.electronPlatformName}`);
   const cpus = CPUS[context.arch];
   if (cpus === undefined) throw new Error(`${HOOK_TAG}: unknown arch ${context.arch}`);
   const target: AddonTarget = { platform: platformName, cpus, electronVersion: context.packager.info.framework.version };
   const resourcesDir =
-    platformName === 'darwin' ? join(context.appOutDir, `${context.packager.appInfo.productFilename}.app`, 'Contents', 'Resources') : join(context.appOutDir, 'resources');
+    platformName === 'darwin'
+      ? join(context.appOutDir, `${context.packager.appInfo.productFilename}.app`, 'Contents', 'Resources')
+      : join(context.appOutDir, 'resources');
   const archive = join(resourcesDir, 'app.asar');
   if (!existsSync(archive)) throw new Error(`${HOOK_TAG}: ${archive} does not exist (asar must stay on)`);
   const asar = loadAsar(context.packager.info.projectDir);

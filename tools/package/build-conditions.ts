@@ -22,7 +22,11 @@ export function describeConditions(c: BuildConditions): string {
 }
 
 /** `command args` wrapped so that it runs under `conditions` (a shell for the umask, runuser for the account). */
-export function conditionedCommand(command: string, args: readonly string[], conditions: BuildConditions): { command: string; args: string[] } {
+export function conditionedCommand(
+  command: string,
+  args: readonly string[],
+  conditions: BuildConditions,
+): { command: string; args: string[] } {
   let cmd = command;
   let argv = [...args];
   if (conditions.umask !== undefined) {

@@ -78,7 +78,8 @@ export function iconProblems(root: string, name: string, config: Configuration):
     for (const f of files) {
       const size = pngSize(readFileSync(join(root, linux, f)));
       const m = /^(\d+)x(\d+)\.png$/.exec(f);
-      if (size === undefined || m === null || size.width !== Number(m[1]) || size.height !== Number(m[2])) problems.push(`${name}: Linux icon ${linux}/${f} is not the size its name says`);
+      if (size === undefined || m === null || size.width !== Number(m[1]) || size.height !== Number(m[2]))
+        problems.push(`${name}: Linux icon ${linux}/${f} is not the size its name says`);
     }
     if (!files.includes('256x256.png')) problems.push(`${name}: Linux icon folder ${linux} needs 256x256.png`);
   }
@@ -114,7 +115,9 @@ export function schemaProblems(root: string, file: string): string[] {
   const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
   const config = yaml.load(readFileSync(resolve(root, file), 'utf8'));
   if (validate(config)) return [];
-  return (validate.errors ?? []).map((e) => `${file}: ${e.instancePath === '' ? '/' : e.instancePath} ${e.message ?? 'is invalid'} ${JSON.stringify(e.params)}`);
+  return (validate.errors ?? []).map(
+    (e) => `${file}: ${e.instancePath === '' ? '/' : e.instancePath} ${e.message ?? 'is invalid'} ${JSON.stringify(e.params)}`,
+  );
 }
 
 /** electron-builder's own loader (merges `extends` and package.json) and validator; the merged config. */
@@ -164,10 +167,13 @@ export function policyProblems(root: string, flavour: Flavour, config: Configura
     }
   }
   // What ships and how it is checked (docs/packaging.md "Native addons", "What ships").
-  if (config.npmRebuild !== false) problems.push(`${name}: npmRebuild must be false: every addon is N-API, and a rebuild at packaging would ship a binary no test ran`);
-  if (config.afterPack !== `./${HOOK_OUTPUT}`) problems.push(`${name}: afterPack must be ./${HOOK_OUTPUT} (the native-addon and node_modules checks)`);
+  if (config.npmRebuild !== false)
+    problems.push(`${name}: npmRebuild must be false: every addon is N-API, and a rebuild at packaging would ship a binary no test ran`);
+  if (config.afterPack !== `./${HOOK_OUTPUT}`)
+    problems.push(`${name}: afterPack must be ./${HOOK_OUTPUT} (the native-addon and node_modules checks)`);
   const leftOut = leftOutPattern(loadProductionModules(root));
-  if (!patterns.includes(leftOut)) problems.push(`${name}: files must exclude the packages tools/package/production-modules.json leaves out, as one pattern: ${leftOut}`);
+  if (!patterns.includes(leftOut))
+    problems.push(`${name}: files must exclude the packages tools/package/production-modules.json leaves out, as one pattern: ${leftOut}`);
   for (const platform of ['win', 'mac', 'linux'] as const) {
     // Undeclared arches are the build machine's: what a release holds would depend on who built it.
     try {
@@ -176,13 +182,17 @@ export function policyProblems(root: string, flavour: Flavour, config: Configura
       problems.push(`${name}: ${(e as Error).message}`);
     }
     // A platform-level `files` turns the top-level list into a file set and every project file gets in.
-    if (config[platform]?.files != null) problems.push(`${name}: ${platform}.files must not be set (put the pattern in the top-level files)`);
+    if (config[platform]?.files != null)
+      problems.push(`${name}: ${platform}.files must not be set (put the pattern in the top-level files)`);
   }
   problems.push(...iconProblems(root, name, config));
   const desktopName = (config.extraMetadata as Record<string, unknown> | null | undefined)?.desktopName;
-  if (desktopName !== `${FLAVOUR_EXECUTABLE[flavour]}.desktop`) problems.push(`${name}: extraMetadata.desktopName must be ${FLAVOUR_EXECUTABLE[flavour]}.desktop (is ${String(desktopName)})`);
-  if (config.linux?.executableName !== FLAVOUR_EXECUTABLE[flavour]) problems.push(`${name}: linux.executableName must be ${FLAVOUR_EXECUTABLE[flavour]}`);
-  if (config.linux?.syncDesktopName !== true) problems.push(`${name}: linux.syncDesktopName must be true (the .desktop file named after desktopName)`);
+  if (desktopName !== `${FLAVOUR_EXECUTABLE[flavour]}.desktop`)
+    problems.push(`${name}: extraMetadata.desktopName must be ${FLAVOUR_EXECUTABLE[flavour]}.desktop (is ${String(desktopName)})`);
+  if (config.linux?.executableName !== FLAVOUR_EXECUTABLE[flavour])
+    problems.push(`${name}: linux.executableName must be ${FLAVOUR_EXECUTABLE[flavour]}`);
+  if (config.linux?.syncDesktopName !== true)
+    problems.push(`${name}: linux.syncDesktopName must be true (the .desktop file named after desktopName)`);
   const unpack = asList(config.asarUnpack);
   for (const needed of ['**/*.node', '**/*.wasm']) {
     if (!unpack.includes(needed)) problems.push(`${name}: asarUnpack must include ${needed}`);
@@ -200,10 +210,11 @@ export function policyProblems(root: string, flavour: Flavour, config: Configura
     if (typeof info[key] !== 'string' || info[key] === '') problems.push(`${name}: mac.extendInfo.${key} is missing`);
   }
   const nsis = config.nsis ?? {};
-  if (nsis.perMachine !== true || nsis.oneClick !== false) problems.push(`${name}: nsis must be a per-machine assisted installer (perMachine true, oneClick false)`);
+  if (nsis.perMachine !== true || nsis.oneClick !== false)
+    problems.push(`${name}: nsis must be a per-machine assisted installer (perMachine true, oneClick false)`);
   const publish = asList(
-    (Array.isArray(config.publish) ? config.publish : config.publish === undefined || config.publish === null ? [] : [config.publish]).map((p) =>
-      typeof p === 'string' ? p : p.provider,
+    (Array.isArray(config.publish) ? config.publish : config.publish === undefined || config.publish === null ? [] : [config.publish]).map(
+      (p) => (typeof p === 'string' ? p : p.provider),
     ),
   );
   if (!publish.includes('generic')) problems.push(`${name}: publish must use the generic provider (electron-updater feed)`);

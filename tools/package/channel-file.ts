@@ -24,7 +24,10 @@ export function parseChannelFile(text: string, source: string, refuse: (message:
     throw refuse(`${source} is not YAML: ${(e as Error).message.split('\n')[0] ?? ''}`);
   }
   const parsed = ChannelFile.safeParse(doc);
-  if (!parsed.success) throw refuse(`${source} is not an electron-builder channel file (version and files with url and sha512): ${parsed.error.issues[0]?.path.join('.') ?? ''}`);
+  if (!parsed.success)
+    throw refuse(
+      `${source} is not an electron-builder channel file (version and files with url and sha512): ${parsed.error.issues[0]?.path.join('.') ?? ''}`,
+    );
   return parsed.data;
 }
 

@@ -42,7 +42,16 @@ export const ELECTRON_VERSION = '45.4.1';
 /** The update feed the packaged app-update.yml gets in the dry run (`.invalid` never resolves: RFC 2606). */
 export const DRY_RUN_UPDATE_URL = 'https://updates.invalid/mdl-kiosk';
 /** The simulators and their libraries: never in the production package (the QA one inlines them). */
-export const SIMULATOR_PACKAGES = ['@owf/mdoc', '@peculiar/x509', 'cbor-x', 'jpeg-js', 'reflect-metadata', 'tsyringe', 'qrcode', '@cornerstonejs/codec-openjpeg'] as const;
+export const SIMULATOR_PACKAGES = [
+  '@owf/mdoc',
+  '@peculiar/x509',
+  'cbor-x',
+  'jpeg-js',
+  'reflect-metadata',
+  'tsyringe',
+  'qrcode',
+  '@cornerstonejs/codec-openjpeg',
+] as const;
 const EXECUTABLE: Readonly<Record<Flavour, string>> = { production: 'mdl-kiosk', qa: 'mdl-kiosk-qa' };
 const UPDATE_CHANNEL: Readonly<Record<Flavour, string>> = { production: 'latest', qa: 'qa' };
 const PACK_TIMEOUT_MS = 120_000;
@@ -103,7 +112,11 @@ export function readFuses(executable: string): Record<string, boolean | 'removed
   return states;
 }
 
-function runCommand(command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<{ code: number | null; output: string }> {
+function runCommand(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -161,7 +174,13 @@ export interface PackOptions {
 }
 
 /** electron-builder --dir for one flavour; throws DryRunError with its output when it fails. */
-export async function packFlavour(root: string, flavour: Flavour, fakeDist: string, outDir: string, options: PackOptions = {}): Promise<PackedFlavour> {
+export async function packFlavour(
+  root: string,
+  flavour: Flavour,
+  fakeDist: string,
+  outDir: string,
+  options: PackOptions = {},
+): Promise<PackedFlavour> {
   const req = builderRequire(root);
   const cli = req.resolve('electron-builder/cli.js');
   const started = Date.now();
@@ -182,12 +201,18 @@ export async function packFlavour(root: string, flavour: Flavour, fakeDist: stri
   const epoch = sourceDateEpoch(root);
   const conditions = options.conditions ?? {};
   const env = conditionedEnv(
-    { ...process.env, MDL_KIOSK_UPDATE_URL: process.env.MDL_KIOSK_UPDATE_URL ?? DRY_RUN_UPDATE_URL, CSC_IDENTITY_AUTO_DISCOVERY: 'false', SOURCE_DATE_EPOCH: String(epoch) },
+    {
+      ...process.env,
+      MDL_KIOSK_UPDATE_URL: process.env.MDL_KIOSK_UPDATE_URL ?? DRY_RUN_UPDATE_URL,
+      CSC_IDENTITY_AUTO_DISCOVERY: 'false',
+      SOURCE_DATE_EPOCH: String(epoch),
+    },
     conditions,
   );
   const command = conditionedCommand(process.execPath, args, conditions);
   const run = await runCommand(command.command, command.args, { cwd: root, env, timeoutMs: PACK_TIMEOUT_MS });
-  if (run.code !== 0) throw new DryRunError(`electron-builder --dir failed for the ${flavour} flavour (exit ${String(run.code)}):\n${run.output}`);
+  if (run.code !== 0)
+    throw new DryRunError(`electron-builder --dir failed for the ${flavour} flavour (exit ${String(run.code)}):\n${run.output}`);
   const appOutDir = join(outDir, 'linux-unpacked');
   // The afterPack hook normalised the folder; flipping the fuses rewrote the executable after it.
   if (existsSync(join(appOutDir, EXECUTABLE[flavour]))) {
@@ -209,7 +234,10 @@ export async function packFlavour(root: string, flavour: Flavour, fakeDist: stri
     packages: packagedPackages(files, (file) => asarModule.extractFile(asar, file)),
     fuses: readFuses(join(appOutDir, EXECUTABLE[flavour])),
     updateConfig: existsSync(updateFile) ? readFileSync(updateFile, 'utf8') : undefined,
-    hookReport: run.output.split('\n').find((line) => line.includes(HOOK_TAG))?.replace(/^\s*•\s*/, ''),
+    hookReport: run.output
+      .split('\n')
+      .find((line) => line.includes(HOOK_TAG))
+      ?.replace(/^\s*•\s*/, ''),
     asarBytes: (await stat(asar)).size,
     unpackedBytes: await bytesUnder(join(appOutDir, 'resources', 'app.asar.unpacked')),
     milliseconds: Date.now() - started,
@@ -257,26 +285,37 @@ export function flavourProblems(packed: PackedFlavour, context: ProblemContext):
   const { flavour } = packed;
   const byPath = new Map(packed.files.map((f) => [f.path, f]));
   const own = packed.files.filter((f) => !f.path.startsWith('/node_modules/'));
-  const mustHave = ['/package.json', '/dist/app/main.js', '/dist/app/radio.js', '/dist/app/preload.cjs', '/dist/app/pcsc-worker.js', '/dist/renderer/index.html'];
+  const mustHave = [
+    '/package.json',
+    '/dist/app/main.js',
+    '/dist/app/radio.js',
+    '/dist/app/preload.cjs',
+    '/dist/app/pcsc-worker.js',
+    '/dist/renderer/index.html',
+  ];
   if (flavour === 'qa') mustHave.push('/dist/app/main-qa.js', '/dist/app/assets/index.html');
   for (const path of mustHave) if (!byPath.has(path)) problems.push(`${flavour}: ${path} is missing from the archive`);
 
   const rendererWasm = own.filter((f) => f.path.startsWith('/dist/renderer/') && f.path.endsWith('.wasm'));
   if (rendererWasm.length === 0) problems.push(`${flavour}: the renderer's .wasm (QR decoder) is missing`);
-  for (const f of rendererWasm) if (f.unpacked) problems.push(`${flavour}: ${f.path} is unpacked; the renderer stays inside the integrity-checked archive`);
+  for (const f of rendererWasm)
+    if (f.unpacked) problems.push(`${flavour}: ${f.path} is unpacked; the renderer stays inside the integrity-checked archive`);
 
-  if (packed.packageJson.main !== FLAVOUR_MAIN[flavour]) problems.push(`${flavour}: package.json main is ${String(packed.packageJson.main)}, not ${FLAVOUR_MAIN[flavour]}`);
+  if (packed.packageJson.main !== FLAVOUR_MAIN[flavour])
+    problems.push(`${flavour}: package.json main is ${String(packed.packageJson.main)}, not ${FLAVOUR_MAIN[flavour]}`);
   if (packed.packageJson.devDependencies !== undefined) problems.push(`${flavour}: package.json still lists devDependencies`);
 
   for (const f of packed.files) {
-    if (f.path.endsWith('.node') && !f.unpacked) problems.push(`${flavour}: native module ${f.path} is inside the archive (it cannot be loaded from there)`);
+    if (f.path.endsWith('.node') && !f.unpacked)
+      problems.push(`${flavour}: native module ${f.path} is inside the archive (it cannot be loaded from there)`);
     if (f.path.endsWith('.node') && f.unpacked && !existsSync(join(packed.appOutDir, 'resources', 'app.asar.unpacked', f.path))) {
       problems.push(`${flavour}: native module ${f.path} is marked unpacked but missing from app.asar.unpacked`);
     }
     if (/\.(ts|tsx|mts|cts)$/.test(f.path)) problems.push(`${flavour}: TypeScript file ${f.path} is packaged`);
   }
   const pcsc = byPath.get(PCSC_ADDON);
-  if (pcsc === undefined) problems.push(`${flavour}: the PC/SC addon (smartcard's build/Release/smartcard_napi.node) is missing: was smartcard built by npm ci?`);
+  if (pcsc === undefined)
+    problems.push(`${flavour}: the PC/SC addon (smartcard's build/Release/smartcard_napi.node) is missing: was smartcard built by npm ci?`);
   else if (!pcsc.unpacked) problems.push(`${flavour}: the PC/SC addon is not unpacked`);
   if (packed.hookReport === undefined) problems.push(`${flavour}: the afterPack hook (native addons, node_modules) did not run`);
 
@@ -284,10 +323,16 @@ export function flavourProblems(packed: PackedFlavour, context: ProblemContext):
     for (const f of own) {
       if (f.path === '/package.json') continue;
       if (OWN_FORBIDDEN.test(f.path)) problems.push(`production: ${f.path} must not ship (QA, sources or tests)`);
-      if (!/^\/dist\/(app\/(main\.js|main\.js\.map|radio\.js|radio\.js\.map|pcsc-worker\.js|pcsc-worker\.js\.map|preload\.cjs)$|renderer\/)/.test(f.path)) problems.push(`production: unexpected file ${f.path}`);
+      if (
+        !/^\/dist\/(app\/(main\.js|main\.js\.map|radio\.js|radio\.js\.map|pcsc-worker\.js|pcsc-worker\.js\.map|preload\.cjs)$|renderer\/)/.test(
+          f.path,
+        )
+      )
+        problems.push(`production: unexpected file ${f.path}`);
     }
     for (const sim of SIMULATOR_PACKAGES) {
-      if (packed.files.some((f) => f.path.startsWith(`/node_modules/${sim}/`))) problems.push(`production: simulator library ${sim} is in node_modules`);
+      if (packed.files.some((f) => f.path.startsWith(`/node_modules/${sim}/`)))
+        problems.push(`production: simulator library ${sim} is in node_modules`);
     }
   }
   // Neither flavour carries a dev-only package: the QA entry inlines what it needs from them.
@@ -295,12 +340,14 @@ export function flavourProblems(packed: PackedFlavour, context: ProblemContext):
   for (const id of packed.packages) if (devOnly.has(id)) problems.push(`${flavour}: dev-only package ${id} is packaged`);
 
   for (const [fuse, wanted] of Object.entries(REQUIRED_FUSES)) {
-    if (packed.fuses[fuse] !== wanted) problems.push(`${flavour}: fuse ${fuse} is ${String(packed.fuses[fuse])} in the packaged executable, not ${String(wanted)}`);
+    if (packed.fuses[fuse] !== wanted)
+      problems.push(`${flavour}: fuse ${fuse} is ${String(packed.fuses[fuse])} in the packaged executable, not ${String(wanted)}`);
   }
   if (packed.updateConfig === undefined) problems.push(`${flavour}: resources/app-update.yml is missing (electron-updater's feed)`);
   else {
     if (!/^provider: generic$/m.test(packed.updateConfig)) problems.push(`${flavour}: app-update.yml does not use the generic provider`);
-    if (!new RegExp(`^channel: ${UPDATE_CHANNEL[flavour]}$`, 'm').test(packed.updateConfig)) problems.push(`${flavour}: app-update.yml channel is not ${UPDATE_CHANNEL[flavour]}`);
+    if (!new RegExp(`^channel: ${UPDATE_CHANNEL[flavour]}$`, 'm').test(packed.updateConfig))
+      problems.push(`${flavour}: app-update.yml channel is not ${UPDATE_CHANNEL[flavour]}`);
   }
   return problems;
 }
@@ -322,8 +369,16 @@ export async function runQaSmoke(root: string, packed: PackedFlavour, workDir: s
   asarModule.extractAll(packed.asar, extracted);
   const outDir = join(extracted, 'dist', 'smoke');
   await buildApp({ root, outDir, entries: { qa: 'tools/build/qa-bundle-smoke.ts' }, only: ['qa'] });
-  const run = await runCommand(process.execPath, [join(outDir, 'main-qa.js')], { cwd: extracted, env: { ...process.env, NODE_PATH: '' }, timeoutMs: 60_000 });
-  return { ok: run.code === 0 && run.output.includes('"verdict":"verified"'), output: run.output.trim(), milliseconds: Date.now() - started };
+  const run = await runCommand(process.execPath, [join(outDir, 'main-qa.js')], {
+    cwd: extracted,
+    env: { ...process.env, NODE_PATH: '' },
+    timeoutMs: 60_000,
+  });
+  return {
+    ok: run.code === 0 && run.output.includes('"verdict":"verified"'),
+    output: run.output.trim(),
+    milliseconds: Date.now() - started,
+  };
 }
 
 /**
@@ -375,7 +430,11 @@ export async function runProductionLoadSmoke(root: string, packed: PackedFlavour
   ].join('\n');
   // Beside node_modules, as main.js is in the package (its bare specifiers resolve the same way).
   await writeFile(join(extracted, 'load-smoke.mjs'), program);
-  const run = await runCommand(process.execPath, ['load-smoke.mjs'], { cwd: extracted, env: { ...process.env, NODE_PATH: '' }, timeoutMs: 30_000 });
+  const run = await runCommand(process.execPath, ['load-smoke.mjs'], {
+    cwd: extracted,
+    env: { ...process.env, NODE_PATH: '' },
+    timeoutMs: 30_000,
+  });
   return { ok: run.code === 0, output: run.output.trim(), milliseconds: Date.now() - started };
 }
 
@@ -417,7 +476,11 @@ export async function ensureRenderer(root: string, log: (line: string) => void):
   log('building the renderer (dist/renderer is missing)');
   // vite's package exports only its entry: its CLI is bin/vite.js beside dist/node/index.js.
   const vite = join(dirname(createRequire(join(root, 'package.json')).resolve('vite')), '..', '..', 'bin', 'vite.js');
-  const run = await runCommand(process.execPath, [vite, 'build', '--config', 'src/renderer/vite.config.ts'], { cwd: root, env: process.env, timeoutMs: 120_000 });
+  const run = await runCommand(process.execPath, [vite, 'build', '--config', 'src/renderer/vite.config.ts'], {
+    cwd: root,
+    env: process.env,
+    timeoutMs: 120_000,
+  });
   if (run.code !== 0) throw new DryRunError(`the renderer build failed:\n${run.output}`);
 }
 
@@ -435,13 +498,21 @@ export async function dryRun(options: DryRunOptions): Promise<DryRunResult> {
     const fakeDist = join(workDir, 'electron-dist');
     await makeFakeElectronDist(fakeDist);
     // Both flavours at once: they read the same project and write to their own folders.
-    const packed = await Promise.all((['production', 'qa'] as const).map((flavour) => packFlavour(root, flavour, fakeDist, join(workDir, flavour))));
+    const packed = await Promise.all(
+      (['production', 'qa'] as const).map((flavour) => packFlavour(root, flavour, fakeDist, join(workDir, flavour))),
+    );
     const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
     for (const p of packed) {
-      log(`${p.flavour}: ${p.files.length} files packed in ${p.milliseconds} ms; app.asar ${mb(p.asarBytes)}, app.asar.unpacked ${mb(p.unpackedBytes)}`);
+      log(
+        `${p.flavour}: ${p.files.length} files packed in ${p.milliseconds} ms; app.asar ${mb(p.asarBytes)}, app.asar.unpacked ${mb(p.unpackedBytes)}`,
+      );
       log(`${p.flavour}: ${p.hookReport ?? 'the afterPack hook did not report'}`);
     }
-    const context: ProblemContext = { devOnly: devOnlyPackages(root), modules: loadProductionModules(root), electronVersion: ELECTRON_VERSION };
+    const context: ProblemContext = {
+      devOnly: devOnlyPackages(root),
+      modules: loadProductionModules(root),
+      electronVersion: ELECTRON_VERSION,
+    };
     const problems = packed.flatMap((p) => flavourProblems(p, context));
     const reports = new Map<Flavour, PackedAppReport>();
     for (const p of packed) {
@@ -473,7 +544,9 @@ async function main(): Promise<number> {
     log: (line) => process.stdout.write(`package:dry-run: ${line}\n`),
   });
   for (const problem of result.problems) process.stderr.write(`package:dry-run: ${problem}\n`);
-  process.stdout.write(`package:dry-run: ${result.problems.length === 0 ? 'both flavours OK' : `${result.problems.length} problem(s)`} in ${(result.milliseconds / 1000).toFixed(1)} s\n`);
+  process.stdout.write(
+    `package:dry-run: ${result.problems.length === 0 ? 'both flavours OK' : `${result.problems.length} problem(s)`} in ${(result.milliseconds / 1000).toFixed(1)} s\n`,
+  );
   return result.problems.length === 0 ? 0 : 1;
 }
 

@@ -206,8 +206,10 @@ async function main(): Promise<number> {
   const out = (line: string): boolean => process.stdout.write(`electronegativity: ${line}\n`);
   for (const { finding, entry } of verdict.allowed) out(`allowed  ${finding.id} ${finding.severity} ${where(finding)}: ${entry.reason}`);
   for (const f of verdict.informational) out(`info     ${f.id} ${where(f)}`);
-  for (const e of verdict.unused) out(`warning: allowlist entry ${e.check}${e.file === undefined ? '' : ` (${e.file})`} matched nothing; remove it`);
-  for (const f of verdict.blocking) process.stderr.write(`electronegativity: FINDING ${f.id} ${f.severity}/${f.confidence} ${where(f)}: ${f.description}\n`);
+  for (const e of verdict.unused)
+    out(`warning: allowlist entry ${e.check}${e.file === undefined ? '' : ` (${e.file})`} matched nothing; remove it`);
+  for (const f of verdict.blocking)
+    process.stderr.write(`electronegativity: FINDING ${f.id} ${f.severity}/${f.confidence} ${where(f)}: ${f.description}\n`);
   for (const e of result.parseErrors) process.stderr.write(`electronegativity: could not parse ${e}\n`);
   const failed = verdict.blocking.length > 0 || result.parseErrors.length > 0;
   out(

@@ -31,23 +31,38 @@ function parse(text: string, source: string): ChannelFile {
 }
 
 /** The two builds' channel files as one (text), or a MergeError saying what does not fit. */
-export function mergeMacChannelFiles(first: { text: string; source: string }, second: { text: string; source: string }): { text: string; version: string; zips: { intel: string; appleSilicon: string } } {
+export function mergeMacChannelFiles(
+  first: { text: string; source: string },
+  second: { text: string; source: string },
+): { text: string; version: string; zips: { intel: string; appleSilicon: string } } {
   const a = parse(first.text, first.source);
   const b = parse(second.text, second.source);
-  if (a.version !== b.version) throw new MergeError(`${first.source} is version ${a.version} and ${second.source} is ${b.version}: merge the two builds of one version`);
+  if (a.version !== b.version)
+    throw new MergeError(
+      `${first.source} is version ${a.version} and ${second.source} is ${b.version}: merge the two builds of one version`,
+    );
   if (JSON.stringify(a.stagingPercentage) !== JSON.stringify(b.stagingPercentage)) {
-    throw new MergeError(`the staging percentages differ (${JSON.stringify(a.stagingPercentage ?? 'none')} and ${JSON.stringify(b.stagingPercentage ?? 'none')}): stage the merged file with release:stage instead`);
+    throw new MergeError(
+      `the staging percentages differ (${JSON.stringify(a.stagingPercentage ?? 'none')} and ${JSON.stringify(b.stagingPercentage ?? 'none')}): stage the merged file with release:stage instead`,
+    );
   }
   const files = [...a.files];
   for (const file of b.files) {
     const same = files.find((f) => f.url === file.url);
     if (same === undefined) files.push(file);
-    else if (same.sha512 !== file.sha512) throw new MergeError(`both files name ${file.url} with different sha512: two different builds under one name`);
+    else if (same.sha512 !== file.sha512)
+      throw new MergeError(`both files name ${file.url} with different sha512: two different builds under one name`);
   }
   const intel = files.find((f) => isZip(f.url) && !isArm64(f.url));
   const appleSilicon = files.find((f) => isZip(f.url) && isArm64(f.url));
-  if (intel === undefined) throw new MergeError('no Intel (x64) ZIP among the files: Intel Macs would fail every update (ERR_UPDATER_ZIP_FILE_NOT_FOUND); give the x64 build’s latest-mac.yml');
-  if (appleSilicon === undefined) throw new MergeError('no Apple-silicon (arm64) ZIP among the files: those Macs would install the Intel app; give the arm64 build’s latest-mac.yml');
+  if (intel === undefined)
+    throw new MergeError(
+      'no Intel (x64) ZIP among the files: Intel Macs would fail every update (ERR_UPDATER_ZIP_FILE_NOT_FOUND); give the x64 build’s latest-mac.yml',
+    );
+  if (appleSilicon === undefined)
+    throw new MergeError(
+      'no Apple-silicon (arm64) ZIP among the files: those Macs would install the Intel app; give the arm64 build’s latest-mac.yml',
+    );
   // The legacy single-file fields name the Intel ZIP: an updater that reads only them cannot tell CPUs apart, and the Intel app runs on both.
   const merged = { ...a, files, path: intel.url, sha512: intel.sha512 };
   return { text: dumpChannelFile(merged), version: a.version, zips: { intel: intel.url, appleSilicon: appleSilicon.url } };
@@ -69,8 +84,10 @@ export function parseMergeArgs(argv: readonly string[]): MergeArgs {
     else inputs.push(arg);
   }
   const [x, y] = inputs;
-  if (inputs.length !== 2 || x === undefined || y === undefined) throw new MergeError('name the two builds’ latest-mac.yml files (the x64 build’s and the arm64 build’s)');
-  if (out === undefined || out === '') throw new MergeError('say where the merged file goes: --out <file> (the latest-mac.yml the feed serves)');
+  if (inputs.length !== 2 || x === undefined || y === undefined)
+    throw new MergeError('name the two builds’ latest-mac.yml files (the x64 build’s and the arm64 build’s)');
+  if (out === undefined || out === '')
+    throw new MergeError('say where the merged file goes: --out <file> (the latest-mac.yml the feed serves)');
   return { inputs: [x, y], out };
 }
 
@@ -80,7 +97,9 @@ async function main(argv: readonly string[]): Promise<number> {
     args = parseMergeArgs(argv);
   } catch (e) {
     if (!(e instanceof MergeError)) throw e;
-    process.stderr.write(`release:merge-mac: ${e.message}\nusage: npm run release:merge-mac -- <latest-mac.yml> <latest-mac.yml> --out <file>\n`);
+    process.stderr.write(
+      `release:merge-mac: ${e.message}\nusage: npm run release:merge-mac -- <latest-mac.yml> <latest-mac.yml> --out <file>\n`,
+    );
     return 2;
   }
   const [x, y] = args.inputs.map((p) => resolve(p)) as [string, string];
@@ -96,7 +115,9 @@ async function main(argv: readonly string[]): Promise<number> {
   // Whole file or nothing: a feed server may serve it while it is written.
   await writeFile(`${out}.tmp`, merged.text);
   await rename(`${out}.tmp`, out);
-  process.stdout.write(`release:merge-mac: ${basename(out)}: version ${merged.version} for Intel (${merged.zips.intel}) and Apple silicon (${merged.zips.appleSilicon}); upload this file to the feed\n`);
+  process.stdout.write(
+    `release:merge-mac: ${basename(out)}: version ${merged.version} for Intel (${merged.zips.intel}) and Apple silicon (${merged.zips.appleSilicon}); upload this file to the feed\n`,
+  );
   return 0;
 }
 

@@ -170,7 +170,10 @@ function readElf(bytes: Buffer): AddonInfo {
       if (tag === DT_NEEDED && strtab !== undefined) libraries.push(r.cstring(strtab.offset + value));
     }
   }
-  return { format: 'elf', slices: [{ cpu: ELF_CPU[machine] ?? `other(${machine})`, registration: registrationOf(defined, imported), libraries }] };
+  return {
+    format: 'elf',
+    slices: [{ cpu: ELF_CPU[machine] ?? `other(${machine})`, registration: registrationOf(defined, imported), libraries }],
+  };
 }
 
 // ---------------------------------------------------------------- PE
@@ -190,7 +193,8 @@ function readPe(bytes: Buffer): AddonInfo {
   const is64 = magic === 0x20b;
   const directories = optional + (is64 ? 112 : 96);
   const directoryCount = r.u32(optional + (is64 ? 108 : 92));
-  const directory = (i: number): { rva: number; size: number } => (i < directoryCount ? { rva: r.u32(directories + 8 * i), size: r.u32(directories + 8 * i + 4) } : { rva: 0, size: 0 });
+  const directory = (i: number): { rva: number; size: number } =>
+    i < directoryCount ? { rva: r.u32(directories + 8 * i), size: r.u32(directories + 8 * i + 4) } : { rva: 0, size: 0 };
   const sections: { va: number; size: number; raw: number }[] = [];
   const table = optional + optionalSize;
   for (let i = 0; i < sectionCount; i++) {
@@ -244,7 +248,10 @@ function readPe(bytes: Buffer): AddonInfo {
       readThunks(thunks);
     }
   }
-  return { format: 'pe', slices: [{ cpu: PE_CPU[machine] ?? `other(0x${machine.toString(16)})`, registration: registrationOf(defined, imported), libraries }] };
+  return {
+    format: 'pe',
+    slices: [{ cpu: PE_CPU[machine] ?? `other(0x${machine.toString(16)})`, registration: registrationOf(defined, imported), libraries }],
+  };
 }
 
 // ---------------------------------------------------------------- Mach-O
@@ -337,7 +344,9 @@ export function electronAbi(electronVersion: string): number {
   const major = Number(/^v?(\d+)\./.exec(electronVersion)?.[1]);
   const abi = ELECTRON_NODE_MODULE_VERSION[major];
   if (abi === undefined) {
-    throw new Error(`no NODE_MODULE_VERSION known for Electron ${electronVersion}: add it to ELECTRON_NODE_MODULE_VERSION (tools/package/native-addons.ts) from node-abi's abi_registry.json`);
+    throw new Error(
+      `no NODE_MODULE_VERSION known for Electron ${electronVersion}: add it to ELECTRON_NODE_MODULE_VERSION (tools/package/native-addons.ts) from node-abi's abi_registry.json`,
+    );
   }
   return abi;
 }
@@ -360,13 +369,25 @@ export function addonProblem(info: AddonInfo, target: AddonTarget): string | und
   const runtime = `Electron ${target.electronVersion} (NODE_MODULE_VERSION ${abi}) on ${target.platform}-${target.cpus.join('+')}`;
   if (info.format !== FORMAT_OF[target.platform]) return `is a ${info.format.toUpperCase()} file, built for another OS than ${runtime}`;
   for (const cpu of target.cpus) {
-    const problem = sliceProblem(info.slices.find((s) => s.cpu === cpu), cpu, abi, runtime, info.slices);
+    const problem = sliceProblem(
+      info.slices.find((s) => s.cpu === cpu),
+      cpu,
+      abi,
+      runtime,
+      info.slices,
+    );
     if (problem !== undefined) return problem;
   }
   return undefined;
 }
 
-function sliceProblem(slice: AddonSlice | undefined, cpu: TargetCpu, abi: number, runtime: string, all: readonly AddonSlice[]): string | undefined {
+function sliceProblem(
+  slice: AddonSlice | undefined,
+  cpu: TargetCpu,
+  abi: number,
+  runtime: string,
+  all: readonly AddonSlice[],
+): string | undefined {
   if (slice === undefined) return `is built for ${all.map((s) => s.cpu).join(' + ')}, not ${cpu}: it cannot load in ${runtime}`;
   // musl's libc is `libc.musl-<arch>.so.1` (Alpine) or plain `libc.so`; glibc's is `libc.so.6`.
   const musl = slice.libraries.find((l) => /musl/i.test(l) || l === 'libc.so');
@@ -376,7 +397,9 @@ function sliceProblem(slice: AddonSlice | undefined, cpu: TargetCpu, abi: number
     case 'napi':
       return undefined;
     case 'node-abi':
-      return reg.abi === abi ? undefined : `registers node_register_module_v${reg.abi}: built for NODE_MODULE_VERSION ${reg.abi}, but ${runtime} loads only ${abi} or N-API`;
+      return reg.abi === abi
+        ? undefined
+        : `registers node_register_module_v${reg.abi}: built for NODE_MODULE_VERSION ${reg.abi}, but ${runtime} loads only ${abi} or N-API`;
     case 'legacy':
       return `registers through node_module_register (an old NODE_MODULE addon whose ABI no symbol tells): not loadable with certainty in ${runtime}; ship an N-API build`;
     case 'none':

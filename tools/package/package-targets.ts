@@ -80,7 +80,10 @@ export function declaredArches(config: Configuration, os: PackageOs): BuildArch[
     const unknown = raw.filter((a) => !(BUILD_ARCHES as readonly string[]).includes(a));
     if (unknown.length > 0) throw new Error(`${os}.target ${name}: unknown arch ${unknown.join(', ')}`);
     const these = raw as BuildArch[];
-    if (arches !== undefined && these.join(',') !== arches.join(',')) throw new Error(`${os}.target ${name} declares ${these.join(', ')}, another target ${arches.join(', ')}: every target of an OS is built for the same arches`);
+    if (arches !== undefined && these.join(',') !== arches.join(','))
+      throw new Error(
+        `${os}.target ${name} declares ${these.join(', ')}, another target ${arches.join(', ')}: every target of an OS is built for the same arches`,
+      );
     arches = these;
   }
   return arches ?? [];
@@ -96,7 +99,8 @@ export function nodeModuleExclusions(config: Configuration, os: PackageOs): stri
         if (entry.startsWith('!')) out.push(entry);
       } else if (typeof entry === 'object' && entry !== null) {
         const set = entry as { from?: string; filter?: string | string[] };
-        if (set.from === undefined || set.from === '.') out.push(...(set.filter === undefined ? [] : Array.isArray(set.filter) ? set.filter : [set.filter]));
+        if (set.from === undefined || set.from === '.')
+          out.push(...(set.filter === undefined ? [] : Array.isArray(set.filter) ? set.filter : [set.filter]));
       }
     }
   };
@@ -108,7 +112,12 @@ export function nodeModuleExclusions(config: Configuration, os: PackageOs): stri
 interface FileMatcherInstance {
   createFilter(): (file: string, stat: { isDirectory(): boolean; moduleFullFilePath?: string }) => boolean;
 }
-type FileMatcherClass = new (from: string, to: string, macroExpander: (pattern: string) => string, patterns?: string[]) => FileMatcherInstance;
+type FileMatcherClass = new (
+  from: string,
+  to: string,
+  macroExpander: (pattern: string) => string,
+  patterns?: string[],
+) => FileMatcherInstance;
 
 /** `${platform}` as the target's OS (what it is on that OS's build machine), `${arch}` as the pack's. */
 function expander(platform: Platform, arch: BuildArch, os: PackageOs): (pattern: string) => string {
@@ -161,7 +170,14 @@ export function shippedAddons(root: string, exclusions: readonly string[], targe
         else if (stat.isFile() && name.endsWith('.node')) found.add(rel);
       }
     };
-    for (const dir of shippedPackageDirs(root, modules)) walk(dir, dir.slice(root.length + 1).split(/[\\/]/).join('/'));
+    for (const dir of shippedPackageDirs(root, modules))
+      walk(
+        dir,
+        dir
+          .slice(root.length + 1)
+          .split(/[\\/]/)
+          .join('/'),
+      );
   }
   return [...found].sort();
 }
@@ -177,14 +193,23 @@ export function missingAddonProblems(addonFiles: readonly string[], platform: Pl
   const have = new Set(addonFiles.map(packageOfPath));
   return REQUIRED_ADDONS[platform]
     .filter((name) => !have.has(name))
-    .map((name) => `${label}: no native addon of ${name} is packaged for ${platform}: it needs one (its prebuild for this OS and CPU, or for smartcard the one npm ci built)`);
+    .map(
+      (name) =>
+        `${label}: no native addon of ${name} is packaged for ${platform}: it needs one (its prebuild for this OS and CPU, or for smartcard the one npm ci built)`,
+    );
 }
 
 /**
  * What is wrong with the addons a build for `target` would ship (`files` from shippedAddons, read with
  * `read`, by default from the project). Empty: fine.
  */
-export function shippedAddonProblems(root: string, files: readonly string[], target: PackageTarget, electronVersion: string, read: (file: string) => Buffer = (file) => readFileSync(join(root, file))): string[] {
+export function shippedAddonProblems(
+  root: string,
+  files: readonly string[],
+  target: PackageTarget,
+  electronVersion: string,
+  read: (file: string) => Buffer = (file) => readFileSync(join(root, file)),
+): string[] {
   const platform = PLATFORM_OF[target.os];
   const addonTarget: AddonTarget = { platform, cpus: cpusOf(target.arch), electronVersion };
   const label = `${OS_NAME[target.os]} ${target.arch}`;
@@ -204,7 +229,11 @@ export function shippedAddonProblems(root: string, files: readonly string[], tar
 
 /** The build machine's CPU as electron-builder names arches (undefined: one it cannot build for). */
 export function hostArch(arch: string = process.arch): BuildArch | undefined {
-  return arch === 'arm' ? 'armv7l' : (BUILD_ARCHES as readonly string[]).includes(arch) && arch !== 'universal' ? (arch as BuildArch) : undefined;
+  return arch === 'arm'
+    ? 'armv7l'
+    : (BUILD_ARCHES as readonly string[]).includes(arch) && arch !== 'universal'
+      ? (arch as BuildArch)
+      : undefined;
 }
 
 export interface PreflightOptions {

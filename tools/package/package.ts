@@ -69,10 +69,13 @@ export function parsePackageArgs(argv: readonly string[]): PackageArgs {
     else if ((BUILD_ARCHES as readonly string[]).includes(arg.slice(2)) && arg.startsWith('--')) {
       const asArch = arg.slice(2) as BuildArch;
       // Every addon compiled by npm ci is for one CPU: one arch per build, on a machine of that CPU.
-      if (arch !== undefined && arch !== asArch) throw new UsageError(`one arch per build: --${arch} and ${arg} (build each on a machine of that CPU, docs/packaging.md)`);
+      if (arch !== undefined && arch !== asArch)
+        throw new UsageError(`one arch per build: --${arch} and ${arg} (build each on a machine of that CPU, docs/packaging.md)`);
       arch = asArch;
-    }    else if (arg === '--publish' || arg.startsWith('--publish=') || arg === '-p') throw new UsageError('publishing is a separate step: the package scripts always pass --publish never (docs/packaging.md, "Updates")');
-    else if (arg === '--config' || arg.startsWith('--config=')) throw new UsageError('the flavour chooses the electron-builder file: use --qa, or -c.<key>=<value> for single settings');
+    } else if (arg === '--publish' || arg.startsWith('--publish=') || arg === '-p')
+      throw new UsageError('publishing is a separate step: the package scripts always pass --publish never (docs/packaging.md, "Updates")');
+    else if (arg === '--config' || arg.startsWith('--config='))
+      throw new UsageError('the flavour chooses the electron-builder file: use --qa, or -c.<key>=<value> for single settings');
     else builderArgs.push(arg);
   }
   if (os === undefined) throw new UsageError('which OS: --linux, --win or --mac');
@@ -84,7 +87,8 @@ function configuredSigning(config: Awaited<ReturnType<typeof loadWithElectronBui
   const found: string[] = [];
   if (os === 'win') {
     const sign = config.win?.signtoolOptions;
-    for (const key of ['certificateSubjectName', 'certificateSha1', 'certificateFile', 'sign'] as const) if (sign?.[key] != null) found.push(`win.signtoolOptions.${key}`);
+    for (const key of ['certificateSubjectName', 'certificateSha1', 'certificateFile', 'sign'] as const)
+      if (sign?.[key] != null) found.push(`win.signtoolOptions.${key}`);
     if (config.win?.azureSignOptions != null) found.push('win.azureSignOptions');
   } else if (os === 'mac' && config.mac?.identity != null) found.push('mac.identity');
   return found;
@@ -103,7 +107,9 @@ async function unsignedResult(os: PackageOs, out: string, productFilename: strin
     return peSignature(await readFile(exe)) === 'signed' ? undefined : `${exe} carries no Authenticode signature`;
   }
   if (os === 'mac') {
-    const candidates = ['mac', 'mac-arm64', 'mac-universal'].map((d) => join(out, d, `${productFilename}.app`)).filter((p) => existsSync(p));
+    const candidates = ['mac', 'mac-arm64', 'mac-universal']
+      .map((d) => join(out, d, `${productFilename}.app`))
+      .filter((p) => existsSync(p));
     if (candidates.length === 0) return `no ${productFilename}.app under ${out}`;
     for (const app of candidates) {
       const check = await macSignature(app);
@@ -136,7 +142,9 @@ async function main(argv: readonly string[]): Promise<number> {
     args = parsePackageArgs(argv);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    process.stderr.write(`package: ${e.message}\nusage: npm run package:linux|win|mac[:qa] [-- --x64|--arm64] [-- --unsigned] [-- --print-plan] [-- <electron-builder options>]\n`);
+    process.stderr.write(
+      `package: ${e.message}\nusage: npm run package:linux|win|mac[:qa] [-- --x64|--arm64] [-- --unsigned] [-- --print-plan] [-- <electron-builder options>]\n`,
+    );
     return 2;
   }
   const file = CONFIG_FILES[args.flavour];
@@ -169,7 +177,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (arch === undefined || !declared.includes(arch)) {
     process.stderr.write(
       `package: ${OS_NAME[args.os]} packages are built for ${declared.join(' and ')} (${file}), not ${arch ?? process.arch}` +
-        (args.arch === undefined ? ' (this machine\'s CPU): pass one of ' + declared.map((a) => `--${a}`).join(', ') : '') +
+        (args.arch === undefined ? " (this machine's CPU): pass one of " + declared.map((a) => `--${a}`).join(', ') : '') +
         '\n',
     );
     return 2;
@@ -178,7 +186,18 @@ async function main(argv: readonly string[]): Promise<number> {
   // Target names with the arch: electron-builder then builds that arch only (with the OS flag alone it builds
   // every arch the file declares). `--dir` replaces the targets.
   const targets = args.builderArgs.includes('--dir') ? [] : targetNames(config, args.os);
-  const builderArgv = [cli, BUILDER_OS[args.os], ...targets, `--${arch}`, '--publish', 'never', '--config', file, ...extra, ...args.builderArgs];
+  const builderArgv = [
+    cli,
+    BUILDER_OS[args.os],
+    ...targets,
+    `--${arch}`,
+    '--publish',
+    'never',
+    '--config',
+    file,
+    ...extra,
+    ...args.builderArgs,
+  ];
   if (args.printPlan) {
     process.stdout.write(`package: electron-builder ${builderArgv.slice(1).join(' ')}\n`);
     return 0;
@@ -192,7 +211,9 @@ async function main(argv: readonly string[]): Promise<number> {
     hostPlatform: process.platform,
   });
   if (problems.length > 0) {
-    process.stderr.write(`package: refusing to build the ${OS_NAME[args.os]} ${arch} package on this machine:\n  - ${problems.join('\n  - ')}\n`);
+    process.stderr.write(
+      `package: refusing to build the ${OS_NAME[args.os]} ${arch} package on this machine:\n  - ${problems.join('\n  - ')}\n`,
+    );
     return 2;
   }
   await buildPackagingHook(root);
@@ -223,7 +244,9 @@ async function main(argv: readonly string[]): Promise<number> {
     sourceDateEpoch: epoch,
     startedOn,
   });
-  process.stdout.write(`package: SBOM ${records.sbomFile}, provenance ${records.provenanceFile} (${records.provenance.subject.length} subjects; sign it in the release pipeline, docs/packaging.md)\n`);
+  process.stdout.write(
+    `package: SBOM ${records.sbomFile}, provenance ${records.provenanceFile} (${records.provenance.subject.length} subjects; sign it in the release pipeline, docs/packaging.md)\n`,
+  );
   return 0;
 }
 

@@ -68,13 +68,18 @@ const Dependencies = z.looseObject({
  * node_modules up the tree), left-out names not followed. A folder no path reaches is a copy only a left-out
  * package uses (or junk): it should not ship.
  */
-export function unreachablePackages(files: readonly PackEntry[], extract: (file: string) => Buffer, leftOut: ReadonlySet<string>): string[] {
+export function unreachablePackages(
+  files: readonly PackEntry[],
+  extract: (file: string) => Buffer,
+  leftOut: ReadonlySet<string>,
+): string[] {
   const dirs = new Set<string>();
   for (const f of files) {
     const m = PACKAGE_MANIFEST.exec(f.path);
     if (m?.[1] !== undefined) dirs.add(m[1]);
   }
-  const manifest = (dir: string): z.infer<typeof Dependencies> => Dependencies.parse(JSON.parse(extract(`${dir}/package.json`.slice(1)).toString('utf8')));
+  const manifest = (dir: string): z.infer<typeof Dependencies> =>
+    Dependencies.parse(JSON.parse(extract(`${dir}/package.json`.slice(1)).toString('utf8')));
   const resolveFrom = (from: string, name: string): string | undefined => {
     for (let dir = from; ; ) {
       const candidate = `${dir}/node_modules/${name}`;
@@ -149,7 +154,10 @@ export async function checkPackedApp(options: CheckPackedAppOptions): Promise<Pa
   const { label } = options;
   const problems: string[] = [];
   for (const f of options.files) {
-    if (f.path.endsWith('.node') && !f.unpacked) problems.push(`${label}: native module app.asar${f.path} is inside the archive, where it cannot be loaded (asarUnpack must cover it)`);
+    if (f.path.endsWith('.node') && !f.unpacked)
+      problems.push(
+        `${label}: native module app.asar${f.path} is inside the archive, where it cannot be loaded (asarUnpack must cover it)`,
+      );
   }
   const addons: CheckedAddon[] = [];
   for (const path of await filesUnder(options.resourcesDir)) {
@@ -159,17 +167,28 @@ export async function checkPackedApp(options: CheckPackedAppOptions): Promise<Pa
       const info = readAddon(await readFile(path));
       const problem = addonProblem(info, options.target);
       if (problem !== undefined) problems.push(`${label}: native module resources/${file} ${problem}`);
-      addons.push({ file, description: `${info.format} ${info.slices.map((s) => `${s.cpu} ${describeRegistration(s.registration)}`).join(' + ')}` });
+      addons.push({
+        file,
+        description: `${info.format} ${info.slices.map((s) => `${s.cpu} ${describeRegistration(s.registration)}`).join(' + ')}`,
+      });
     } catch (e) {
       if (!(e instanceof AddonReadError)) throw e;
       problems.push(`${label}: native module resources/${file} cannot be read as a native module (${e.message})`);
     }
   }
-  problems.push(...missingAddonProblems(addons.map((a) => a.file), options.target.platform, label));
+  problems.push(
+    ...missingAddonProblems(
+      addons.map((a) => a.file),
+      options.target.platform,
+      label,
+    ),
+  );
   const names = options.packages.map(nameOfId);
   problems.push(...packagedModuleProblems(names, options.modules, label));
   for (const dir of unreachablePackages(options.files, options.extract, new Set(Object.keys(options.modules.leftOut)))) {
-    problems.push(`${label}: ${dir.slice(1)} is packaged, but nothing that ships depends on it (a copy only a left-out package uses): exclude it in electron-builder.yml`);
+    problems.push(
+      `${label}: ${dir.slice(1)} is packaged, but nothing that ships depends on it (a copy only a left-out package uses): exclude it in electron-builder.yml`,
+    );
   }
   return { addons, packages: [...options.packages].sort(), problems };
 }

@@ -15,7 +15,8 @@ export type ProductionModules = z.infer<typeof ProductionModulesSchema>;
 
 export function parseProductionModules(text: string, source = PRODUCTION_MODULES_FILE): ProductionModules {
   const parsed = ProductionModulesSchema.safeParse(JSON.parse(text));
-  if (!parsed.success) throw new Error(`${source}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '/'}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new Error(`${source}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '/'}: ${i.message}`).join('; ')}`);
   const both = Object.keys(parsed.data.ships).filter((name) => name in parsed.data.leftOut);
   if (both.length > 0) throw new Error(`${source}: ${both.join(', ')} both ships and is left out`);
   return parsed.data;
@@ -53,7 +54,8 @@ export function treeClassificationProblems(treeNames: Iterable<string>, modules:
   const tree = new Set(treeNames);
   const problems: string[] = [];
   for (const name of [...tree].sort()) {
-    if (!(name in modules.ships) && !(name in modules.leftOut)) problems.push(`${name} is in the production dependency tree but in neither list of ${PRODUCTION_MODULES_FILE}`);
+    if (!(name in modules.ships) && !(name in modules.leftOut))
+      problems.push(`${name} is in the production dependency tree but in neither list of ${PRODUCTION_MODULES_FILE}`);
   }
   for (const name of [...Object.keys(modules.ships), ...Object.keys(modules.leftOut)].sort()) {
     if (!tree.has(name)) problems.push(`${PRODUCTION_MODULES_FILE} lists ${name}, which the production dependency tree no longer has`);

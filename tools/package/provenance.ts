@@ -56,7 +56,12 @@ export const ProvenanceSchema = z.object({
     runDetails: z.object({
       builder: z.object({
         id: z.string().min(1),
-        version: z.object({ node: z.string().min(1), npm: z.string().min(1), 'electron-builder': z.string().min(1), electron: z.string().min(1) }),
+        version: z.object({
+          node: z.string().min(1),
+          npm: z.string().min(1),
+          'electron-builder': z.string().min(1),
+          electron: z.string().min(1),
+        }),
       }),
       metadata: z.object({ startedOn: z.iso.datetime(), finishedOn: z.iso.datetime() }),
       byproducts: z.array(ResourceDescriptorSchema).min(1),
@@ -86,7 +91,9 @@ export interface ProvenanceInputs {
 
 /** Pure: the statement for `inputs`, subjects in name order. */
 export function provenanceStatement(inputs: ProvenanceInputs): Provenance {
-  const subject = [...inputs.subjects].sort((a, b) => (a.name < b.name ? -1 : 1)).map((s) => ({ name: s.name, digest: { sha256: s.sha256 } }));
+  const subject = [...inputs.subjects]
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .map((s) => ({ name: s.name, digest: { sha256: s.sha256 } }));
   return ProvenanceSchema.parse({
     _type: STATEMENT_TYPE,
     subject,
@@ -94,7 +101,13 @@ export function provenanceStatement(inputs: ProvenanceInputs): Provenance {
     predicate: {
       buildDefinition: {
         buildType: BUILD_TYPE,
-        externalParameters: { flavour: inputs.flavour, os: inputs.os, arch: inputs.arch, commit: inputs.commit, workingTreeClean: inputs.workingTreeClean },
+        externalParameters: {
+          flavour: inputs.flavour,
+          os: inputs.os,
+          arch: inputs.arch,
+          commit: inputs.commit,
+          workingTreeClean: inputs.workingTreeClean,
+        },
         internalParameters: { sourceDateEpoch: inputs.sourceDateEpoch, electronBuilderConfig: inputs.configFile },
         resolvedDependencies: [
           { name: 'source', digest: { gitCommit: inputs.commit } },
@@ -104,7 +117,12 @@ export function provenanceStatement(inputs: ProvenanceInputs): Provenance {
       runDetails: {
         builder: {
           id: inputs.builderId,
-          version: { node: inputs.versions.node, npm: inputs.versions.npm, 'electron-builder': inputs.versions.electronBuilder, electron: inputs.versions.electron },
+          version: {
+            node: inputs.versions.node,
+            npm: inputs.versions.npm,
+            'electron-builder': inputs.versions.electronBuilder,
+            electron: inputs.versions.electron,
+          },
         },
         metadata: { startedOn: inputs.startedOn.toISOString(), finishedOn: inputs.finishedOn.toISOString() },
         byproducts: [{ name: inputs.sbom.name, digest: { sha256: inputs.sbom.sha256 }, mediaType: SBOM_MEDIA_TYPE }],
@@ -120,7 +138,8 @@ export async function packageSubjects(resourcesDir: string): Promise<{ name: str
     for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const relPath = rel === '' ? entry.name : `${rel}/${entry.name}`;
       if (entry.isDirectory()) await visit(join(dir, entry.name), relPath);
-      else if (entry.isFile() && entry.name.endsWith('.node')) subjects.push({ name: relPath, sha256: await sha256File(join(dir, entry.name)) });
+      else if (entry.isFile() && entry.name.endsWith('.node'))
+        subjects.push({ name: relPath, sha256: await sha256File(join(dir, entry.name)) });
     }
   };
   await visit(resourcesDir, '');
@@ -159,7 +178,9 @@ export interface BuildFacts {
 /** Reads the packed app, the checkout and the tools for the statement's inputs. */
 export async function provenanceInputs(facts: BuildFacts): Promise<ProvenanceInputs> {
   const env = facts.env ?? process.env;
-  const builderPackage = z.object({ version: z.string() }).parse(JSON.parse(await readFile(builderRequire(facts.root).resolve('electron-builder/package.json'), 'utf8')));
+  const builderPackage = z
+    .object({ version: z.string() })
+    .parse(JSON.parse(await readFile(builderRequire(facts.root).resolve('electron-builder/package.json'), 'utf8')));
   const sbomName = facts.sbomFile.split(/[\\/]/).pop() ?? facts.sbomFile;
   return {
     flavour: facts.flavour,

@@ -17,17 +17,34 @@ import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { conditionedCommand, conditionedEnv, describeConditions, otherLocale, otherUserUnavailable, type BuildConditions } from './build-conditions.js';
+import {
+  conditionedCommand,
+  conditionedEnv,
+  describeConditions,
+  otherLocale,
+  otherUserUnavailable,
+  type BuildConditions,
+} from './build-conditions.js';
 import { makeFakeElectronDist, packFlavour } from './dry-run.js';
 import { buildPackagingHook } from './hook-build.js';
 import { compareTrees } from './tree-compare.js';
 
 const FLAVOURS = ['production', 'qa'] as const;
 
-function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv, conditions: BuildConditions = {}): Promise<number> {
+function run(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  conditions: BuildConditions = {},
+): Promise<number> {
   const wrapped = conditionedCommand(command, args, conditions);
   return new Promise((done, fail) => {
-    const child = spawn(wrapped.command, wrapped.args, { cwd, env: conditionedEnv(env, conditions), stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(wrapped.command, wrapped.args, {
+      cwd,
+      env: conditionedEnv(env, conditions),
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     child.on('error', fail);
     child.on('close', (code) => done(code ?? 1));
   });
@@ -75,14 +92,20 @@ async function buildSide(source: string, commit: string, side: Side, npmrc: stri
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { user: { type: 'string' }, commit: { type: 'string' }, keep: { type: 'boolean' }, 'pack-into': { type: 'string' } }, strict: true });
+  const { values } = parseArgs({
+    options: { user: { type: 'string' }, commit: { type: 'string' }, keep: { type: 'boolean' }, 'pack-into': { type: 'string' } },
+    strict: true,
+  });
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
   if (values['pack-into'] !== undefined) {
     await packInto(root, resolve(values['pack-into']));
     return 0;
   }
   // One commit for both clones, fixed now: `HEAD` may move while the first one builds.
-  const commit = execFileSync('git', ['rev-parse', '--verify', `${values.commit ?? 'HEAD'}^{commit}`], { cwd: root, encoding: 'utf8' }).trim();
+  const commit = execFileSync('git', ['rev-parse', '--verify', `${values.commit ?? 'HEAD'}^{commit}`], {
+    cwd: root,
+    encoding: 'utf8',
+  }).trim();
   process.stdout.write(`package:reproducibility: commit ${commit}\n`);
   const work = await mkdtemp(join(tmpdir(), 'mdl-kiosk-reproducibility-'));
   await chmod(work, 0o755);
@@ -101,10 +124,17 @@ async function main(): Promise<number> {
         process.stderr.write(`package:reproducibility: cannot build as ${user}: ${why}\n`);
         return 2;
       }
-    } else process.stdout.write('package:reproducibility: both builds run as this account (as root, pass --user NAME to build the second as another)\n');
+    } else
+      process.stdout.write(
+        'package:reproducibility: both builds run as this account (as root, pass --user NAME to build the second as another)\n',
+      );
     const sides: Side[] = [
       { label: 'first', dir: join(work, 'a', 'mdl-kiosk'), conditions: { umask: 0o022, timeZone: 'UTC', locale: 'C' } },
-      { label: 'second', dir: join(work, 'elsewhere', 'b', 'kiosk'), conditions: { ...(user === undefined ? {} : { user }), umask: 0o077, timeZone: 'Pacific/Auckland', locale: otherLocale() } },
+      {
+        label: 'second',
+        dir: join(work, 'elsewhere', 'b', 'kiosk'),
+        conditions: { ...(user === undefined ? {} : { user }), umask: 0o077, timeZone: 'Pacific/Auckland', locale: otherLocale() },
+      },
     ];
     for (const side of sides) if (!(await buildSide(root, commit, side, npmrc))) return 2;
     let differences = 0;
@@ -112,7 +142,9 @@ async function main(): Promise<number> {
       const [a, b] = sides.map((s) => join(s.dir, '..', 'packed', flavour, 'linux-unpacked')) as [string, string];
       const found = await compareTrees(a, b, ['first', 'second']);
       differences += found.length;
-      process.stdout.write(`\n${flavour}: ${found.length === 0 ? 'identical (every file: bytes, mode, time)' : `${found.length} difference(s):`}\n`);
+      process.stdout.write(
+        `\n${flavour}: ${found.length === 0 ? 'identical (every file: bytes, mode, time)' : `${found.length} difference(s):`}\n`,
+      );
       for (const line of found) process.stdout.write(`  ${line}\n`);
     }
     return differences === 0 ? 0 : 1;

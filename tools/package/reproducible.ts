@@ -18,7 +18,8 @@ export class SourceDateEpochError extends Error {
 
 /** Seconds since 1970 of a SOURCE_DATE_EPOCH value; the spec allows only a decimal integer. */
 export function parseSourceDateEpoch(value: string): number {
-  if (!/^\d+$/.test(value)) throw new SourceDateEpochError(`SOURCE_DATE_EPOCH must be a whole number of seconds, not ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value))
+    throw new SourceDateEpochError(`SOURCE_DATE_EPOCH must be a whole number of seconds, not ${JSON.stringify(value)}`);
   return Number(value);
 }
 
@@ -28,7 +29,9 @@ export function commitTime(root: string): number {
   try {
     out = execFileSync('git', ['log', '-1', '--format=%ct'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (e) {
-    throw new SourceDateEpochError(`SOURCE_DATE_EPOCH is not set and ${root} has no git commit to take it from (${(e as Error).message.split('\n')[0] ?? ''})`);
+    throw new SourceDateEpochError(
+      `SOURCE_DATE_EPOCH is not set and ${root} has no git commit to take it from (${(e as Error).message.split('\n')[0] ?? ''})`,
+    );
   }
   return parseSourceDateEpoch(out.trim());
 }

@@ -34,12 +34,15 @@ export type SigningPlan =
 
 const WIN_ENV = ['CSC_LINK', 'WIN_CSC_LINK'];
 const MAC_ENV = ['CSC_LINK', 'CSC_NAME'];
-const WIN_ARGS = [/^-c\.win\.signtoolOptions\.(certificateSubjectName|certificateSha1|certificateFile|sign)=./, /^-c\.win\.azureSignOptions\./];
+const WIN_ARGS = [
+  /^-c\.win\.signtoolOptions\.(certificateSubjectName|certificateSha1|certificateFile|sign)=./,
+  /^-c\.win\.azureSignOptions\./,
+];
 const MAC_ARGS = [/^-c\.mac\.identity=(?!null$)./];
 
 const CONSEQUENCES =
   'without a signature the asar integrity check protects nothing (whoever can change the files can change the hash beside them), ' +
-  "electron-updater has no publisher to check an update against on Windows and Squirrel.Mac refuses to update an unsigned app on macOS, and the OS warns whoever starts it";
+  'electron-updater has no publisher to check an update against on Windows and Squirrel.Mac refuses to update an unsigned app on macOS, and the OS warns whoever starts it';
 
 /** What to do about signing for one build. */
 export function signingPlan(input: SigningInputs): SigningPlan {
@@ -112,7 +115,9 @@ export async function macSignature(app: string): Promise<{ readonly ok: boolean;
     await run('codesign', ['--verify', '--deep', '--strict', app], { timeout: 120_000 });
     const { stderr } = await run('codesign', ['-dvv', app], { timeout: 60_000 });
     const authority = /^Authority=(Developer ID Application: .*)$/m.exec(stderr)?.[1];
-    return authority === undefined ? { ok: false, detail: 'signed, but not with a Developer ID Application identity' } : { ok: true, detail: authority };
+    return authority === undefined
+      ? { ok: false, detail: 'signed, but not with a Developer ID Application identity' }
+      : { ok: true, detail: authority };
   } catch (e) {
     return { ok: false, detail: (e as Error).message.split('\n')[0] ?? 'codesign failed' };
   }

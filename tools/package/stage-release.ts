@@ -23,12 +23,17 @@ export class StageError extends Error {
 
 /** `--percent` as given: a whole number 0–100, written plainly (no `%`, no decimals). */
 export function parsePercent(text: string): number {
-  if (!/^(100|[1-9]?\d)$/.test(text.trim())) throw new StageError(`--percent must be a whole number from 0 to 100, not ${JSON.stringify(text)}`);
+  if (!/^(100|[1-9]?\d)$/.test(text.trim()))
+    throw new StageError(`--percent must be a whole number from 0 to 100, not ${JSON.stringify(text)}`);
   return Number(text.trim());
 }
 
 /** The channel file's text with `stagingPercentage` set (a number) or removed (null). */
-export function stageChannelFile(text: string, percent: number | null, source = 'channel file'): { text: string; version: string; before: unknown } {
+export function stageChannelFile(
+  text: string,
+  percent: number | null,
+  source = 'channel file',
+): { text: string; version: string; before: unknown } {
   const parsed = parseChannelFile(text, source, (message) => new StageError(message));
   const { stagingPercentage: before, ...rest } = parsed;
   const next = percent === null ? rest : { ...rest, stagingPercentage: percent };
@@ -51,7 +56,8 @@ export function parseStageArgs(argv: readonly string[]): StageArgs {
     else if (arg.startsWith('-')) throw new StageError(`unknown option ${arg}`);
     else files.push(arg);
   }
-  if (files.length === 0) throw new StageError('name the channel file(s): latest.yml, latest-mac.yml, latest-linux.yml (or <channel>*.yml)');
+  if (files.length === 0)
+    throw new StageError('name the channel file(s): latest.yml, latest-mac.yml, latest-linux.yml (or <channel>*.yml)');
   if (percent === undefined) throw new StageError('say how far: --percent N (0–100) or --full');
   return { files, percent };
 }
@@ -73,7 +79,9 @@ async function main(argv: readonly string[]): Promise<number> {
     await rename(`${path}.tmp`, path);
     const was = staged.before === undefined ? 'every kiosk' : `${JSON.stringify(staged.before)} %`;
     const now = args.percent === null ? 'every kiosk' : `${args.percent} % of kiosks`;
-    process.stdout.write(`release:stage: ${basename(path)}: version ${staged.version} now offered to ${now} (was ${was}); upload this file to the feed\n`);
+    process.stdout.write(
+      `release:stage: ${basename(path)}: version ${staged.version} now offered to ${now} (was ${was}); upload this file to the feed\n`,
+    );
   }
   return 0;
 }

@@ -52,7 +52,11 @@ const octal = (mode: number): string => `0${mode.toString(8)}`;
 const when = (seconds: number): string => `${new Date(seconds * 1000).toISOString()} (${seconds})`;
 
 /** What differs between two manifests, one line per path and property; empty when the trees are identical. */
-export function compareManifests(a: readonly TreeEntry[], b: readonly TreeEntry[], labels: readonly [string, string] = ['first', 'second']): string[] {
+export function compareManifests(
+  a: readonly TreeEntry[],
+  b: readonly TreeEntry[],
+  labels: readonly [string, string] = ['first', 'second'],
+): string[] {
   const differences: string[] = [];
   const inB = new Map(b.map((e) => [e.path, e]));
   const inA = new Map(a.map((e) => [e.path, e]));
@@ -67,7 +71,11 @@ export function compareManifests(a: readonly TreeEntry[], b: readonly TreeEntry[
       continue;
     }
     if (x.content !== y.content || x.size !== y.size) {
-      differences.push(x.kind === 'symlink' ? `${x.path}: links to ${x.content} and ${y.content}` : `${x.path}: content differs (${x.size} B sha256 ${x.content.slice(0, 16)}… and ${y.size} B sha256 ${y.content.slice(0, 16)}…)`);
+      differences.push(
+        x.kind === 'symlink'
+          ? `${x.path}: links to ${x.content} and ${y.content}`
+          : `${x.path}: content differs (${x.size} B sha256 ${x.content.slice(0, 16)}… and ${y.size} B sha256 ${y.content.slice(0, 16)}…)`,
+      );
     }
     if (x.mode !== y.mode) differences.push(`${x.path}: mode ${octal(x.mode)} and ${octal(y.mode)}`);
     if (x.mtime !== y.mtime) differences.push(`${x.path}: modified ${when(x.mtime)} and ${when(y.mtime)}`);

@@ -50,8 +50,7 @@ async function build(): Promise<PcscdTools> {
   ];
   if (gcc === undefined || missing.length > 0) {
     throw new Error(
-      `private pcscd: missing ${missing.join(', ')}. ` +
-        `Install: sudo apt-get install -y --no-install-recommends ${APT_PACKAGES}`,
+      `private pcscd: missing ${missing.join(', ')}. ` + `Install: sudo apt-get install -y --no-install-recommends ${APT_PACKAGES}`,
     );
   }
   const dir = await cacheDir('mdl-kiosk-pcscd');

@@ -79,7 +79,10 @@ function describe(info: Described): string {
 
 /** Not our child once 'start' has exited, so poll /proc instead of waiting for an exit event. */
 async function stopByPid(state: State): Promise<void> {
-  for (const [signal, boundMs] of [['SIGTERM', 3_000], ['SIGKILL', 3_000]] as const) {
+  for (const [signal, boundMs] of [
+    ['SIGTERM', 3_000],
+    ['SIGKILL', 3_000],
+  ] as const) {
     if (!isOurPcscd(state)) return;
     process.kill(state.pid, signal);
     const deadline = Date.now() + boundMs;

@@ -251,8 +251,7 @@ class Daemon implements PrivatePcscd {
 
   stop(): Promise<void> {
     this.stopping ??= (async () => {
-      const ended =
-        (await this.signalAndWait('SIGTERM', STOP_GRACE_MS)) || (await this.signalAndWait('SIGKILL', KILL_WAIT_MS));
+      const ended = (await this.signalAndWait('SIGTERM', STOP_GRACE_MS)) || (await this.signalAndWait('SIGKILL', KILL_WAIT_MS));
       if (!ended) throw new Error(`private pcscd: pid ${this.lastPid} survived SIGKILL`);
       this.follower?.close();
       this.follower = undefined;

@@ -90,10 +90,7 @@ export async function writeConfig(layout: Layout, name: string, ports: readonly 
     }
     const entry = `FRIENDLYNAME "${friendly}"\nDEVICENAME /dev/null:${port}\nLIBPATH ${driver}\nCHANNELID ${port}\n`;
     await writeFile(path.join(layout.confDir, readerConfEntryName(i)), entry, { mode: 0o644 });
-    readers.push(
-      { name: `${friendly} 00 00`, host: '127.0.0.1', port },
-      { name: `${friendly} 00 01`, host: '127.0.0.1', port: port + 1 },
-    );
+    readers.push({ name: `${friendly} 00 00`, host: '127.0.0.1', port }, { name: `${friendly} 00 01`, host: '127.0.0.1', port: port + 1 });
   }
   return readers;
 }

@@ -12,7 +12,14 @@ import { createKiosk } from '../../src/kiosk/compose.js';
 import { parseConfig } from '../../src/platform/config.js';
 import type { Kiosk } from '../../src/kiosk/kiosk.js';
 import { createLogger } from '../../src/platform/log.js';
-import { createHciStacks, createVirtualCounter, getTestPki, HCI_CONTROLLER_NAMES, hciTtysIn, type VirtualCounter } from '../../src/qa/index.js';
+import {
+  createHciStacks,
+  createVirtualCounter,
+  getTestPki,
+  HCI_CONTROLLER_NAMES,
+  hciTtysIn,
+  type VirtualCounter,
+} from '../../src/qa/index.js';
 import { startEmulatedRadio, type EmulatedRadio } from '../btvirt/emulated-radio.js';
 import { Prng } from './prng.js';
 import { SOAK_SESSION, SOAK_TIMEOUTS } from './stack.js';
@@ -48,7 +55,10 @@ export class HciLane {
   ) {}
 
   static async start(onLogLine: (line: string) => void): Promise<HciLane> {
-    const radio = await startEmulatedRadio({ controllers: Object.values(HCI_CONTROLLER_NAMES), dir: `/tmp/mdl-kiosk-btvirt-soak-${process.pid}` });
+    const radio = await startEmulatedRadio({
+      controllers: Object.values(HCI_CONTROLLER_NAMES),
+      dir: `/tmp/mdl-kiosk-btvirt-soak-${process.pid}`,
+    });
     try {
       const counter = await createVirtualCounter({
         pki: await getTestPki(),
@@ -129,7 +139,10 @@ export class HciLane {
     const expected = plan.drop ? 'ble_link_lost' : 'complete';
     const verified = result.result === 'complete' && result.outcome?.verdict === 'verified';
     if (plan.drop ? result.result !== expected : !verified) {
-      return { ok: false, problem: `HCI ${describeHciPlan(plan)}: ${result.result}${result.outcome ? ` ${result.outcome.verdict}` : ''}${result.error ? ` (${result.error.code})` : ''}, expected ${plan.drop ? expected : 'verified'} (${(performance.now() - started).toFixed(0)} ms)` };
+      return {
+        ok: false,
+        problem: `HCI ${describeHciPlan(plan)}: ${result.result}${result.outcome ? ` ${result.outcome.verdict}` : ''}${result.error ? ` (${result.error.code})` : ''}, expected ${plan.drop ? expected : 'verified'} (${(performance.now() - started).toFixed(0)} ms)`,
+      };
     }
     return { ok: true };
   }

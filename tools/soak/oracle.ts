@@ -120,8 +120,12 @@ function checkDisclosed(plan: RunPlan, report: VerificationReport, phone: PhoneO
   if (namespaces.some((ns) => ns !== MDL_NAMESPACE)) return fail(`response has namespaces ${namespaces.join(',')}`);
   const values = outcome.response[MDL_NAMESPACE] ?? {};
   const shown = Object.keys(values).sort();
-  const released = phone.sharedElements.filter((e) => e.startsWith(`${MDL_NAMESPACE}/`)).map((e) => e.slice(MDL_NAMESPACE.length + 1)).sort();
-  if (shown.join(',') !== released.join(',')) return fail(`response elements [${shown.join(',')}] differ from what the phone released [${released.join(',')}]`);
+  const released = phone.sharedElements
+    .filter((e) => e.startsWith(`${MDL_NAMESPACE}/`))
+    .map((e) => e.slice(MDL_NAMESPACE.length + 1))
+    .sort();
+  if (shown.join(',') !== released.join(','))
+    return fail(`response elements [${shown.join(',')}] differ from what the phone released [${released.join(',')}]`);
   if (shown.length === 0) return fail('verified with no element disclosed');
   const age = ageOn(truth.birthDate, at);
   for (const [element, value] of Object.entries(values)) {
@@ -131,7 +135,8 @@ function checkDisclosed(plan: RunPlan, report: VerificationReport, phone: PhoneO
     if (over && value !== age >= Number(over[1])) return fail(`${element} is ${String(value)} for a holder aged ${age}`);
     if (element === 'portrait') {
       if (typeof value !== 'string') return fail('portrait is not base64 text');
-      if (!sameBytes(Buffer.from(value, 'base64'), truth.portraits[plan.flow.portrait])) return fail(`portrait differs from the holder's ${plan.flow.portrait}`);
+      if (!sameBytes(Buffer.from(value, 'base64'), truth.portraits[plan.flow.portrait]))
+        return fail(`portrait differs from the holder's ${plan.flow.portrait}`);
     }
   }
   return OK;
@@ -143,13 +148,23 @@ function genuine(fault: Fault): boolean {
 }
 
 /** The verdict rules (see the module comment) for a run that ended with an outcome. */
-function judgeOutcome(plan: RunPlan, report: VerificationReport, phone: PhoneOutcomeSummary | undefined, truth: HolderTruth, at: Date): Verdict {
+function judgeOutcome(
+  plan: RunPlan,
+  report: VerificationReport,
+  phone: PhoneOutcomeSummary | undefined,
+  truth: HolderTruth,
+  at: Date,
+): Verdict {
   const outcome = report.outcome;
   if (!outcome) return fail(`result ${report.result} without an outcome`);
   const { fault } = plan;
   if (outcome.verdict === 'verified') {
-    if (!genuine(fault)) return fail(`FALSE VERIFIED: ${fault.kind === 'credential' ? `${fault.variant} credential` : 'declined request'} shown as verified`);
-    if (phone?.kind !== 'shared') return fail(`FALSE VERIFIED: the phone did not share (${phone ? `${phone.kind}${phone.reason ? ` ${phone.reason}` : ''}` : 'no phone outcome'})`);
+    if (!genuine(fault))
+      return fail(`FALSE VERIFIED: ${fault.kind === 'credential' ? `${fault.variant} credential` : 'declined request'} shown as verified`);
+    if (phone?.kind !== 'shared')
+      return fail(
+        `FALSE VERIFIED: the phone did not share (${phone ? `${phone.kind}${phone.reason ? ` ${phone.reason}` : ''}` : 'no phone outcome'})`,
+      );
     if (outcome.issuerAuthentication !== 'Valid' || outcome.deviceAuthentication !== 'Valid') {
       return fail(`FALSE VERIFIED: issuer ${String(outcome.issuerAuthentication)}, device ${String(outcome.deviceAuthentication)}`);
     }
@@ -158,7 +173,10 @@ function judgeOutcome(plan: RunPlan, report: VerificationReport, phone: PhoneOut
   }
   // Not verified (rejected, or undetermined when the backend's result does not say).
   if (genuine(fault)) return fail(`a valid, approved credential shown as ${outcome.verdict} (${outcome.reasons.join(', ')})`);
-  if (outcome.verdict !== 'rejected') return fail(`${fault.kind === 'credential' ? `${fault.variant} credential` : 'declined request'} shown as ${outcome.verdict}, not rejected`);
+  if (outcome.verdict !== 'rejected')
+    return fail(
+      `${fault.kind === 'credential' ? `${fault.variant} credential` : 'declined request'} shown as ${outcome.verdict}, not rejected`,
+    );
   if (fault.kind === 'phone_decline') {
     if (Object.keys(outcome.response).length > 0) return fail('declined, yet data disclosed');
     if (outcome.issuerAuthentication === 'Valid') return fail('declined, yet issuer authentication Valid');
@@ -166,13 +184,23 @@ function judgeOutcome(plan: RunPlan, report: VerificationReport, phone: PhoneOut
   }
   if (fault.kind === 'credential') {
     const key = fault.variant === 'expired' ? 'validity' : 'data_integrity';
-    if (!(key in outcome.errors)) return fail(`${fault.variant} credential rejected without the ${key} error (errors: ${Object.keys(outcome.errors).join(',') || 'none'})`);
+    if (!(key in outcome.errors))
+      return fail(
+        `${fault.variant} credential rejected without the ${key} error (errors: ${Object.keys(outcome.errors).join(',') || 'none'})`,
+      );
   }
   return OK;
 }
 
 /** Judges one run: the result kind the fault allows, then the verdict rules. */
-export function judge(plan: RunPlan, report: VerificationReport, phone: PhoneOutcomeSummary | undefined, facts: RunFacts, truth: HolderTruth, at = new Date()): Verdict {
+export function judge(
+  plan: RunPlan,
+  report: VerificationReport,
+  phone: PhoneOutcomeSummary | undefined,
+  facts: RunFacts,
+  truth: HolderTruth,
+  at = new Date(),
+): Verdict {
   const allowed = allowedResults(plan.fault, phone, facts);
   if (!allowed.includes(report.result)) {
     const error = report.error ? ` (${report.error.code}: ${report.error.detail.slice(0, 160)})` : '';
@@ -187,6 +215,7 @@ export function judge(plan: RunPlan, report: VerificationReport, phone: PhoneOut
   } else if (!report.error) {
     return fail(`result ${report.result} without an error for the screen`);
   }
-  if (plan.fault.kind === 'field_drop' && facts.fieldDropped && !facts.sawAwaitingCard) return fail('the field dropped but the kiosk never asked for the phone again');
+  if (plan.fault.kind === 'field_drop' && facts.fieldDropped && !facts.sawAwaitingCard)
+    return fail('the field dropped but the kiosk never asked for the phone again');
   return OK;
 }

@@ -53,7 +53,13 @@ export type Fault =
   /** The idle socket drops and the next `times` handshakes are answered 409 (above 5 the kiosk gives up on the session). */
   | { readonly kind: 'backend_409'; readonly times: number }
   /** The idle session is replaced and `POST /sessions` or the handshake answers `status` `times` times. */
-  | { readonly kind: 'backend_5xx'; readonly exchange: 'create' | 'upgrade'; readonly status: number; readonly times: number; readonly retryAfterS: number | undefined }
+  | {
+      readonly kind: 'backend_5xx';
+      readonly exchange: 'create' | 'upgrade';
+      readonly status: number;
+      readonly times: number;
+      readonly retryAfterS: number | undefined;
+    }
   /** Every backend message of the run is held back `delayMs` (below the kiosk's reply timeout). */
   | { readonly kind: 'backend_slow'; readonly delayMs: number }
   /** `POST /sessions` answers after `delayMs` while the kiosk re-arms (below its HTTP timeout). */
@@ -170,7 +176,13 @@ function drawFault(rng: Prng, kind: FaultKind, limits: PlanLimits): Fault {
     case 'backend_409':
       return { kind, times: rng.int(1, 7) };
     case 'backend_5xx':
-      return { kind, exchange: rng.pick(['create', 'upgrade'] as const), status: rng.pick([500, 502, 503]), times: rng.int(1, 3), retryAfterS: rng.pick([undefined, 0, 1]) };
+      return {
+        kind,
+        exchange: rng.pick(['create', 'upgrade'] as const),
+        status: rng.pick([500, 502, 503]),
+        times: rng.int(1, 3),
+        retryAfterS: rng.pick([undefined, 0, 1]),
+      };
     case 'backend_slow':
       return { kind, delayMs: rng.int(20, Math.floor(limits.backendReplyMs / 10)) };
     case 'backend_slow_http':
@@ -201,11 +213,17 @@ function drawFault(rng: Prng, kind: FaultKind, limits: PlanLimits): Fault {
 }
 
 /** The plan of run `index` (1-based) of `seed`. */
-export function planRun(seed: number, index: number, limits: PlanLimits, weights: Readonly<Record<FaultKind, number>> = FAULT_WEIGHTS): RunPlan {
+export function planRun(
+  seed: number,
+  index: number,
+  limits: PlanLimits,
+  weights: Readonly<Record<FaultKind, number>> = FAULT_WEIGHTS,
+): RunPlan {
   const rng = Prng.forRun(seed, index);
   const kind = rng.weighted(weights);
   const fault = drawFault(rng, kind, limits);
-  const nfcOnly = NFC_ONLY.has(kind) || (fault.kind === 'socket_drop' && (fault.phase === 'nfc_handover' || fault.phase === 'awaiting_card'));
+  const nfcOnly =
+    NFC_ONLY.has(kind) || (fault.kind === 'socket_drop' && (fault.phase === 'nfc_handover' || fault.phase === 'awaiting_card'));
   const engagement: Engagement = nfcOnly ? 'nfc' : rng.chance(0.5) ? 'nfc' : 'qr';
   // Only a central-client-only phone is sure to be the BLE central that reads the kiosk's Ident.
   const phone: PhoneProfile = rng.pick(kind === 'wrong_ident' ? CENTRAL_CLIENT_ONLY_PROFILES : PHONE_PROFILES);

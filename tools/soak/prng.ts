@@ -43,7 +43,8 @@ export class Prng {
 
   /** Uniform integer in [min, max] (both included). */
   int(min: number, max: number): number {
-    if (!Number.isInteger(min) || !Number.isInteger(max) || max < min) throw new RangeError(`int(${min}, ${max}): need integers with min ≤ max`);
+    if (!Number.isInteger(min) || !Number.isInteger(max) || max < min)
+      throw new RangeError(`int(${min}, ${max}): need integers with min ≤ max`);
     return min + Math.floor(this.next() * (max - min + 1));
   }
 

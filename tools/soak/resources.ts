@@ -234,12 +234,26 @@ export class ResourceTracker {
     const enough = this.points.length >= 8 && span >= 200;
     // The medians compare two windows that must not overlap.
     const apart = this.seen >= 2 * MEDIAN_OF;
-    if (enough && slopes.rssMb > bounds.rssMbPer1000) problems.push(`RSS grows ${slopes.rssMb.toFixed(1)} MB per 1,000 verifications after warm-up (bound ${bounds.rssMbPer1000})`);
-    if (enough && slopes.heapMb > bounds.heapMbPer1000) problems.push(`heap grows ${slopes.heapMb.toFixed(2)} MB per 1,000 verifications after warm-up (bound ${bounds.heapMbPer1000})`);
+    if (enough && slopes.rssMb > bounds.rssMbPer1000)
+      problems.push(`RSS grows ${slopes.rssMb.toFixed(1)} MB per 1,000 verifications after warm-up (bound ${bounds.rssMbPer1000})`);
+    if (enough && slopes.heapMb > bounds.heapMbPer1000)
+      problems.push(`heap grows ${slopes.heapMb.toFixed(2)} MB per 1,000 verifications after warm-up (bound ${bounds.heapMbPer1000})`);
     for (const metric of COUNT_METRICS) {
-      if (enough && slopes[metric] > bounds.countPer1000) problems.push(`${metric} grow ${slopes[metric].toFixed(1)} per 1,000 verifications after warm-up (bound ${bounds.countPer1000})`);
-      if (apart && settled[metric] > bounds[metric]) problems.push(`${metric}: +${settled[metric]} when idle after warm-up (lowest of the last ${MEDIAN_OF} samples against the lowest of the first ${MEDIAN_OF}; bound ${bounds[metric]})`);
+      if (enough && slopes[metric] > bounds.countPer1000)
+        problems.push(`${metric} grow ${slopes[metric].toFixed(1)} per 1,000 verifications after warm-up (bound ${bounds.countPer1000})`);
+      if (apart && settled[metric] > bounds[metric])
+        problems.push(
+          `${metric}: +${settled[metric]} when idle after warm-up (lowest of the last ${MEDIAN_OF} samples against the lowest of the first ${MEDIAN_OF}; bound ${bounds[metric]})`,
+        );
     }
-    return { baseline: this.early, last: this.latest, growth, slopePer1000: slopes, settledGrowth: settled, samples: this.points.length, problems };
+    return {
+      baseline: this.early,
+      last: this.latest,
+      growth,
+      slopePer1000: slopes,
+      settledGrowth: settled,
+      samples: this.points.length,
+      problems,
+    };
   }
 }

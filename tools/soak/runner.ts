@@ -11,14 +11,30 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { writeHeapSnapshot } from 'node:v8';
 import type { KioskView } from '../../src/common/kiosk-view.js';
 import type { VerificationReport } from '../../src/kiosk/kiosk.js';
-import { DEFAULT_HOLDER_DATA, summarisePhoneOutcome, type PhoneOutcomeSummary, type PhoneSettingsChange, type VirtualNfcTag } from '../../src/qa/index.js';
+import {
+  DEFAULT_HOLDER_DATA,
+  summarisePhoneOutcome,
+  type PhoneOutcomeSummary,
+  type PhoneSettingsChange,
+  type VirtualNfcTag,
+} from '../../src/qa/index.js';
 import { drawPortraitJpeg, drawPortraitJpeg2000 } from '../../src/qa/sim/virtual-wallet/index.js';
 import { availabilityWhen } from '../../test/support/availability-wait.js';
 import { describeHciPlan, HCI_EVERY, HciLane, planHciRun } from './hci-lane.js';
 import { judge, NO_FACTS, type HolderTruth, type RunFacts } from './oracle.js';
 import { describePlan, FAULT_WEIGHTS, planRun, type Fault, type FaultKind, type RunPlan } from './plan.js';
 import { Progress, type Goal } from './progress.js';
-import { DEFAULT_LEAK_BOUNDS, gcAvailable, METRICS, ResourceTracker, sampleResources, activeSockets, type EventEmitterLike, type LeakBounds, type ResourceReport } from './resources.js';
+import {
+  DEFAULT_LEAK_BOUNDS,
+  gcAvailable,
+  METRICS,
+  ResourceTracker,
+  sampleResources,
+  activeSockets,
+  type EventEmitterLike,
+  type LeakBounds,
+  type ResourceReport,
+} from './resources.js';
 import { middleSlice, SecretScanner } from './secrets.js';
 import { SOAK_LIMITS, SOAK_SESSION, SOAK_TIMEOUTS, startSoakStack, type SoakStack } from './stack.js';
 import { Trail } from './trail.js';
@@ -92,9 +108,16 @@ const SETTLE_POLL_MS = 50;
 const SETTLE_BOUND_MS = 3_000;
 const SETTLE_HCI_READY_MS = 15_000;
 /** Events of the kiosk's own log shown in the trail (the rest would flood it). */
-const LOG_EVENTS_FOR_TRAIL = /^(session_gone|session_conflict|session_conflict_exhausted|backend_unavailable|session_retired|session_renewing|idle_socket_closed|socket_dropped|watchdog_timeout|protocol_violation|backend_error|ble_link_lost|ble_failed|apdu_failed|pcsc_\w+|kiosk_loop_fault|internal_error)$/;
+const LOG_EVENTS_FOR_TRAIL =
+  /^(session_gone|session_conflict|session_conflict_exhausted|backend_unavailable|session_retired|session_renewing|idle_socket_closed|socket_dropped|watchdog_timeout|protocol_violation|backend_error|ble_link_lost|ble_failed|apdu_failed|pcsc_\w+|kiosk_loop_fault|internal_error)$/;
 /** Events that mean a defect whatever the run: the kiosk caught something it did not expect. */
-const DEFECT_EVENTS = new Set(['kiosk_loop_fault', 'internal_error', 'view_listener_failed', 'report_listener_failed', 'keeper_listener_failed']);
+const DEFECT_EVENTS = new Set([
+  'kiosk_loop_fault',
+  'internal_error',
+  'view_listener_failed',
+  'report_listener_failed',
+  'keeper_listener_failed',
+]);
 
 interface RunResult {
   readonly ok: boolean;
@@ -102,7 +125,6 @@ interface RunResult {
   readonly wedged: boolean;
   readonly report?: VerificationReport;
 }
-
 
 function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -218,7 +240,12 @@ export class Soak {
     const portraits = { jpeg: drawPortraitJpeg(), jpeg2000: await drawPortraitJpeg2000() };
     const holder = DEFAULT_HOLDER_DATA;
     this.truth = {
-      strings: { family_name: holder.family_name, given_name: holder.given_name, document_number: holder.document_number, birth_date: holder.birth_date },
+      strings: {
+        family_name: holder.family_name,
+        given_name: holder.given_name,
+        document_number: holder.document_number,
+        birth_date: holder.birth_date,
+      },
       birthDate: holder.birth_date,
       portraits,
     };
@@ -252,7 +279,14 @@ export class Soak {
   }
 
   private onPhase(view: KioskView): void {
-    const extra = view.phase === 'error' && view.error ? ` ${view.error.code}` : view.phase === 'result' && view.outcome ? ` ${view.outcome.verdict}` : view.role ? ` ${view.role}` : '';
+    const extra =
+      view.phase === 'error' && view.error
+        ? ` ${view.error.code}`
+        : view.phase === 'result' && view.outcome
+          ? ` ${view.outcome.verdict}`
+          : view.role
+            ? ` ${view.role}`
+            : '';
     this.note(`  kiosk ${view.phase}${extra}`);
     if (view.phase === 'awaiting_card') this.facts.sawAwaitingCard = true;
   }
@@ -300,7 +334,8 @@ export class Soak {
           onAnswered(apdus);
           return response;
         } catch (e) {
-          if (fault.kind === 'field_drop' || (fault.kind === 'socket_drop' && fault.phase === 'awaiting_card')) this.facts.fieldDropped = true;
+          if (fault.kind === 'field_drop' || (fault.kind === 'socket_drop' && fault.phase === 'awaiting_card'))
+            this.facts.fieldDropped = true;
           throw e;
         }
       },
@@ -354,7 +389,12 @@ export class Soak {
       consent: fault.kind === 'phone_decline' ? 'decline' : 'approve',
       consentDelayMs: fault.kind === 'phone_slow' || fault.kind === 'phone_too_slow' ? fault.delayMs : 0,
       // A socket drop "while awaiting the card" needs the card to have gone first.
-      fieldDropAtApdu: fault.kind === 'field_drop' ? fault.atApdu : fault.kind === 'socket_drop' && fault.phase === 'awaiting_card' ? 1 + (plan.index % 4) : null,
+      fieldDropAtApdu:
+        fault.kind === 'field_drop'
+          ? fault.atApdu
+          : fault.kind === 'socket_drop' && fault.phase === 'awaiting_card'
+            ? 1 + (plan.index % 4)
+            : null,
       bleDropAfterChunks: fault.kind === 'ble_drop' ? fault.afterChunks : null,
       wrongIdent: fault.kind === 'wrong_ident',
     };
@@ -398,10 +438,20 @@ export class Soak {
         backend().dropConnections('close');
         return ready(performance.now(), `${fault.times} reconnects answered 409`);
       case 'backend_5xx': {
-        const failure = { status: fault.status, times: fault.times, ...(fault.retryAfterS === undefined ? {} : { retryAfterS: fault.retryAfterS }) };
-        backend().faults.set({ ...(fault.exchange === 'create' ? { notFoundNextConnect: true } : {}), httpFailures: { [fault.exchange]: failure } });
+        const failure = {
+          status: fault.status,
+          times: fault.times,
+          ...(fault.retryAfterS === undefined ? {} : { retryAfterS: fault.retryAfterS }),
+        };
+        backend().faults.set({
+          ...(fault.exchange === 'create' ? { notFoundNextConnect: true } : {}),
+          httpFailures: { [fault.exchange]: failure },
+        });
         backend().dropConnections('close');
-        return ready(performance.now(), `${fault.times}× HTTP ${fault.status} on ${fault.exchange === 'create' ? 'POST /sessions' : 'the handshake'}`);
+        return ready(
+          performance.now(),
+          `${fault.times}× HTTP ${fault.status} on ${fault.exchange === 'create' ? 'POST /sessions' : 'the handshake'}`,
+        );
       }
       case 'backend_slow_http': {
         backend().faults.set({ notFoundNextConnect: true, httpDelayMs: { create: fault.delayMs } });
@@ -416,10 +466,13 @@ export class Soak {
         return ready(performance.now(), `the backend away for ${fault.forMs} ms`);
       }
       case 'pcscd_restart':
-        return nfcDownThenUp(async () => {
-          if (fault.how === 'kill') await this.stack.pcscd.kill();
-          await this.stack.pcscd.restart();
-        }, `pcscd ${fault.how === 'kill' ? 'killed and started' : 'restarted'}`);
+        return nfcDownThenUp(
+          async () => {
+            if (fault.how === 'kill') await this.stack.pcscd.kill();
+            await this.stack.pcscd.restart();
+          },
+          `pcscd ${fault.how === 'kill' ? 'killed and started' : 'restarted'}`,
+        );
       case 'reader_unplug':
         return nfcDownThenUp(async () => {
           await this.stack.pcscd.unplug(this.stack.slot.name);
@@ -465,7 +518,10 @@ export class Soak {
         faults.set(fault.how === 'close' ? { closeAtPhase: fault.phase } : { terminateAtPhase: fault.phase });
         return;
       case 'result_lost':
-        faults.set({ ...(fault.how === 'close' ? { closeAtPhase: 'complete' as const } : { terminateAtPhase: 'complete' as const }), httpFailures: { result: { status: fault.status, times: 1_000 } } });
+        faults.set({
+          ...(fault.how === 'close' ? { closeAtPhase: 'complete' as const } : { terminateAtPhase: 'complete' as const }),
+          httpFailures: { result: { status: fault.status, times: 1_000 } },
+        });
         return;
       case 'backend_slow': {
         const d = fault.delayMs;
@@ -621,8 +677,12 @@ export class Soak {
       for (const stop of stopCustomer.splice(0)) stop();
       seqAtReport = this.watch.seq;
       if (report) {
-        const detail = report.outcome ? `${report.outcome.verdict}${report.outcome.reasons.length > 0 ? ` (${report.outcome.reasons.join(',')})` : ''}` : (report.error?.code ?? '');
-        this.note(`  report ${report.result} ${detail} in ${(reportAt - triggeredAt).toFixed(0)} ms, apdus=${report.apdus} ble=${report.bleMessages}`);
+        const detail = report.outcome
+          ? `${report.outcome.verdict}${report.outcome.reasons.length > 0 ? ` (${report.outcome.reasons.join(',')})` : ''}`
+          : (report.error?.code ?? '');
+        this.note(
+          `  report ${report.result} ${detail} in ${(reportAt - triggeredAt).toFixed(0)} ms, apdus=${report.apdus} ble=${report.bleMessages}`,
+        );
         const key = `${report.result}${report.outcome ? `/${report.outcome.verdict}` : ''}`;
         this.resultTally.set(key, (this.resultTally.get(key) ?? 0) + 1);
       }
@@ -634,7 +694,10 @@ export class Soak {
       const presentation = phone.presentation;
       const needPhone = report?.outcome != null || fault.kind === 'ble_drop' || fault.kind === 'radio_drop' || fault.kind === 'wrong_ident';
       phoneOutcome = presentation
-        ? await Promise.race([presentation.outcome.then(summarisePhoneOutcome), sleep(needPhone ? PHONE_OUTCOME_MS : 200).then(() => undefined)])
+        ? await Promise.race([
+            presentation.outcome.then(summarisePhoneOutcome),
+            sleep(needPhone ? PHONE_OUTCOME_MS : 200).then(() => undefined),
+          ])
         : undefined;
       if (phoneOutcome) this.note(`  phone ${phoneOutcome.kind}${phoneOutcome.reason ? ` ${phoneOutcome.reason}` : ''}`);
     } finally {
@@ -666,7 +729,12 @@ export class Soak {
       wedged = true;
       if (back.problem) problems.push(back.problem);
     }
-    return { ok: problems.length === 0, wedged, ...(problems.length > 0 ? { problem: problems.join('; ') } : {}), ...(report ? { report } : {}) };
+    return {
+      ok: problems.length === 0,
+      wedged,
+      ...(problems.length > 0 ? { problem: problems.join('; ') } : {}),
+      ...(report ? { report } : {}),
+    };
   }
 
   // ------------------------------------------------------------ the loop
@@ -677,7 +745,11 @@ export class Soak {
     const stuck = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         this.note(`run #${plan.index} still running after ${RUN_BOUND_MS / 1000} s`);
-        reject(new SoakAbort(`run #${plan.index} (${describePlan(plan)}) did not end within ${RUN_BOUND_MS / 1000} s (a wait with no bound; the trail shows its last step)`));
+        reject(
+          new SoakAbort(
+            `run #${plan.index} (${describePlan(plan)}) did not end within ${RUN_BOUND_MS / 1000} s (a wait with no bound; the trail shows its last step)`,
+          ),
+        );
       }, RUN_BOUND_MS);
     });
     try {
@@ -733,7 +805,9 @@ export class Soak {
     this.printedTrails++;
     this.print(`\nFAILED run #${plan.index} (seed ${this.options.seed}): ${describePlan(plan)}`);
     this.print(`  ${problem}`);
-    this.print(`  reproduce: npm run soak -- --seed ${this.options.seed} --from ${plan.index} --runs 1   (or --from ${Math.max(1, plan.index - 20)} --runs 21 with the runs before it)`);
+    this.print(
+      `  reproduce: npm run soak -- --seed ${this.options.seed} --from ${plan.index} --runs 1   (or --from ${Math.max(1, plan.index - 20)} --runs 21 with the runs before it)`,
+    );
     this.print(`  trail (last ${this.trail.lines().length} events):`);
     for (const line of this.trail.lines()) this.print(`    ${line}`);
   }
@@ -778,9 +852,18 @@ export class Soak {
           if (e instanceof SoakAbort) throw e;
           result = { ok: false, wedged: false, problem: `the run failed: ${errorText(e)}` };
         }
-        if (this.defects.length > defectsBefore) result = { ...result, ok: false, problem: [result.problem, ...this.defects.slice(defectsBefore)].filter((p) => p !== undefined).join('; ') };
+        if (this.defects.length > defectsBefore)
+          result = {
+            ...result,
+            ok: false,
+            problem: [result.problem, ...this.defects.slice(defectsBefore)].filter((p) => p !== undefined).join('; '),
+          };
         if (this.watch.strayReports > 0) {
-          result = { ...result, ok: false, problem: [result.problem, `${this.watch.strayReports} report(s) with no run waiting`].filter((p) => p !== undefined).join('; ') };
+          result = {
+            ...result,
+            ok: false,
+            problem: [result.problem, `${this.watch.strayReports} report(s) with no run waiting`].filter((p) => p !== undefined).join('; '),
+          };
           this.watch.strayReports = 0;
         }
         const took = performance.now() - runStarted;
@@ -847,21 +930,39 @@ export class Soak {
     const seed = this.options.seed;
     const rate = this.runs / Math.max(durationS, 0.001);
     this.print('');
-    this.print(`soak: seed ${seed}, runs ${this.options.from}…${this.options.from + this.runs - 1}, ${durationS.toFixed(1)} s, ${rate.toFixed(2)} verifications/s, node ${process.version}`);
-    this.print(`faults injected: ${[...this.tally].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ')}`);
+    this.print(
+      `soak: seed ${seed}, runs ${this.options.from}…${this.options.from + this.runs - 1}, ${durationS.toFixed(1)} s, ${rate.toFixed(2)} verifications/s, node ${process.version}`,
+    );
+    this.print(
+      `faults injected: ${[...this.tally]
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ')}`,
+    );
     this.print(
       `seconds per run, mean/max: ${[...this.timing]
         .sort((a, b) => b[1].total - a[1].total)
         .map(([k, t]) => `${k} ${(t.total / t.n / 1000).toFixed(2)}/${(t.max / 1000).toFixed(1)}`)
         .join(', ')}`,
     );
-    this.print(`HCI lane (BlueZ's emulated controllers, one verification every ${HCI_EVERY} runs): ${this.hciOk} of ${this.hciRuns} as expected`);
-    this.print(`results: ${[...this.resultTally].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ')}`);
-    this.print(`back to ready (ms): median ${percentile(sorted, 50).toFixed(0)}, p95 ${percentile(sorted, 95).toFixed(0)}, max ${this.maxBackToReady.toFixed(0)} (bound ${this.options.readyBoundMs})`);
+    this.print(
+      `HCI lane (BlueZ's emulated controllers, one verification every ${HCI_EVERY} runs): ${this.hciOk} of ${this.hciRuns} as expected`,
+    );
+    this.print(
+      `results: ${[...this.resultTally]
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ')}`,
+    );
+    this.print(
+      `back to ready (ms): median ${percentile(sorted, 50).toFixed(0)}, p95 ${percentile(sorted, 95).toFixed(0)}, max ${this.maxBackToReady.toFixed(0)} (bound ${this.options.readyBoundMs})`,
+    );
     const b = resources.baseline;
     const l = resources.last;
     if (b && l) {
-      this.print(`resources, idle and ready (early baseline at run ${b.runs} → last at run ${l.runs}; slopes from ${resources.samples} samples after run ${this.options.warmupRuns}):`);
+      this.print(
+        `resources, idle and ready (early baseline at run ${b.runs} → last at run ${l.runs}; slopes from ${resources.samples} samples after run ${this.options.warmupRuns}):`,
+      );
       for (const metric of METRICS) {
         const digits = metric === 'rssMb' || metric === 'heapMb' ? 1 : 0;
         const unit = metric === 'rssMb' || metric === 'heapMb' ? ' MB' : '';
@@ -873,12 +974,17 @@ export class Soak {
     }
     if (!gcAvailable()) problems.push('run node with --expose-gc: the heap figures need a full collection before each sample');
     const perSource = [...this.scanner.bytesPerSource].map(([source, bytes]) => `${source} ${bytes}`).join(', ');
-    this.print(`secrets: ${this.scanner.needleCount} strings (API key, ${this.scanner.secretsKnown} client secrets, holder name, document number, portrait slices in hex/base64/decimal) searched in ${perSource}: ${this.scanner.hits} hits`);
+    this.print(
+      `secrets: ${this.scanner.needleCount} strings (API key, ${this.scanner.secretsKnown} client secrets, holder name, document number, portrait slices in hex/base64/decimal) searched in ${perSource}: ${this.scanner.hits} hits`,
+    );
     if (this.failed > 0) this.print(`failed runs (${this.failed}):`);
     for (const problem of this.problems.slice(0, 20)) this.print(`  ${problem}`);
     for (const problem of problems) this.print(`PROBLEM: ${problem}`);
     const exitCode = this.failed > 0 || this.wedged > 0 || problems.length > 0 ? 1 : 0;
-    if (exitCode !== 0) this.print(`FAILED (seed ${seed}): reproduce with npm run soak -- --seed ${seed}${this.options.goal.kind === 'runs' ? ` --runs ${this.options.goal.runs}` : ` --minutes ${this.options.goal.minutes}`}`);
+    if (exitCode !== 0)
+      this.print(
+        `FAILED (seed ${seed}): reproduce with npm run soak -- --seed ${seed}${this.options.goal.kind === 'runs' ? ` --runs ${this.options.goal.runs}` : ` --minutes ${this.options.goal.minutes}`}`,
+      );
     const g = resources.growth;
     const fmt = (v: number, digits: number): string => (Number.isFinite(v) ? v.toFixed(digits) : 'NaN');
     this.options.stdout.write(`SECRETS hits=${this.scanner.hits} searched_bytes=${this.scanner.searchedBytes}\n`);
@@ -910,7 +1016,10 @@ export class Soak {
  */
 function pcscEmitters(stack: SoakStack): EventEmitterLike[] {
   const isEmitter = (value: unknown): value is EventEmitterLike =>
-    typeof value === 'object' && value !== null && typeof Reflect.get(value, 'eventNames') === 'function' && typeof Reflect.get(value, 'listenerCount') === 'function';
+    typeof value === 'object' &&
+    value !== null &&
+    typeof Reflect.get(value, 'eventNames') === 'function' &&
+    typeof Reflect.get(value, 'listenerCount') === 'function';
   const out: EventEmitterLike[] = [];
   const context: unknown = Reflect.get(stack.reader, 'context');
   if (isEmitter(context)) out.push(context);
@@ -940,7 +1049,11 @@ function kioskListenerSets(stack: SoakStack): number {
   return (
     ['viewListeners', 'reportListeners', 'sessionListeners'].reduce((sum, f) => sum + sizeOf(kiosk, f), 0) +
     ['statusListeners', 'idleFailureListeners'].reduce((sum, f) => sum + sizeOf(keeper, f), 0) +
-    ports.reduce((sum, port) => sum + (port === undefined ? 0 : ['notifier', 'state'].reduce((n, f) => n + sizeOf(Reflect.get(port, f), 'listeners'), 0)), 0)
+    ports.reduce(
+      (sum, port) =>
+        sum + (port === undefined ? 0 : ['notifier', 'state'].reduce((n, f) => n + sizeOf(Reflect.get(port, f), 'listeners'), 0)),
+      0,
+    )
   );
 }
 

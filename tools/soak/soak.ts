@@ -37,7 +37,11 @@ faults: ${Object.keys(FAULT_WEIGHTS).join(', ')}`;
 const Args = z
   .object({
     runs: z.coerce.number().int().min(1).max(10_000_000).optional(),
-    minutes: z.coerce.number().positive().max(7 * 24 * 60).optional(),
+    minutes: z.coerce
+      .number()
+      .positive()
+      .max(7 * 24 * 60)
+      .optional(),
     seed: z.coerce.number().int().min(0).max(0xffffffff).optional(),
     from: z.coerce.number().int().min(1).default(DEFAULT_SOAK_OPTIONS.from),
     'log-level': z.enum(['debug', 'info']).default(DEFAULT_SOAK_OPTIONS.logLevel),
@@ -79,18 +83,30 @@ async function main(): Promise<number> {
     fail((e as Error).message);
   }
   const parsed = Args.safeParse(raw);
-  if (!parsed.success) fail(parsed.error.issues.map((i) => `${i.path.length > 0 ? `--${i.path.join('.')}` : 'arguments'}: ${i.message}`).join('; '));
+  if (!parsed.success)
+    fail(parsed.error.issues.map((i) => `${i.path.length > 0 ? `--${i.path.join('.')}` : 'arguments'}: ${i.message}`).join('; '));
   const args = parsed.data;
   if (args.help === true) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const goal = args.minutes === undefined ? ({ kind: 'runs', runs: args.runs ?? DEFAULT_RUNS } as const) : ({ kind: 'minutes', minutes: args.minutes } as const);
+  const goal =
+    args.minutes === undefined
+      ? ({ kind: 'runs', runs: args.runs ?? DEFAULT_RUNS } as const)
+      : ({ kind: 'minutes', minutes: args.minutes } as const);
   const warmupRuns = args.warmup ?? Math.max(50, goal.kind === 'runs' ? Math.floor(goal.runs / 10) : 500);
   const seed = args.seed ?? randomSeed();
-  process.stderr.write(`soak: seed ${seed}, ${goal.kind === 'runs' ? `${goal.runs} runs` : `${goal.minutes} minutes`} from run ${args.from}; warm-up ${warmupRuns} runs\n`);
+  process.stderr.write(
+    `soak: seed ${seed}, ${goal.kind === 'runs' ? `${goal.runs} runs` : `${goal.minutes} minutes`} from run ${args.from}; warm-up ${warmupRuns} runs\n`,
+  );
   const only = args.only;
-  const weights = only === undefined ? FAULT_WEIGHTS : (Object.fromEntries(Object.entries(FAULT_WEIGHTS).map(([kind, w]) => [kind, only.includes(kind as FaultKind) ? w : 0])) as Record<FaultKind, number>);
+  const weights =
+    only === undefined
+      ? FAULT_WEIGHTS
+      : (Object.fromEntries(Object.entries(FAULT_WEIGHTS).map(([kind, w]) => [kind, only.includes(kind as FaultKind) ? w : 0])) as Record<
+          FaultKind,
+          number
+        >);
   const soak = new Soak({
     ...DEFAULT_SOAK_OPTIONS,
     weights,

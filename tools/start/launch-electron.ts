@@ -119,8 +119,17 @@ export function runElectronInstaller(electronDir: string, env: NodeJS.ProcessEnv
         return;
       }
       // The error's own line, not its stack.
-      const errorLine = stderr.split('\n').map((l) => l.trim()).find((l) => l !== '' && !l.startsWith('at ')) ?? '';
-      const detail = signal !== null ? `stopped after ${Math.round(timeoutMs / 1000)} s without finishing` : errorLine === '' ? `exit code ${code ?? 'none'}` : errorLine;
+      const errorLine =
+        stderr
+          .split('\n')
+          .map((l) => l.trim())
+          .find((l) => l !== '' && !l.startsWith('at ')) ?? '';
+      const detail =
+        signal !== null
+          ? `stopped after ${Math.round(timeoutMs / 1000)} s without finishing`
+          : errorLine === ''
+            ? `exit code ${code ?? 'none'}`
+            : errorLine;
       resolvePromise({ ok: false, detail });
     });
   });

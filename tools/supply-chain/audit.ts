@@ -119,7 +119,7 @@ export function classifyAudit(result: NpmResult, registry: string, timeoutSecond
     const reason =
       status !== undefined
         ? (text.split(' - ')[0] ?? `HTTP ${status}`)
-        : (network ?? (text.split('\n').find((l) => l.trim() !== '') ?? 'no usable answer'));
+        : (network ?? text.split('\n').find((l) => l.trim() !== '') ?? 'no usable answer');
     return { kind: 'unreachable', url: url ?? fallbackUrl, reason: reason.trim() };
   }
   const npmError = NpmErrorSchema.safeParse(json);
@@ -146,9 +146,18 @@ export function findings(report: AuditReport): Finding[] {
     .sort((a, b) => order(b.severity) - order(a.severity) || (a.name < b.name ? -1 : 1))
     .map((v) => {
       const advisories = v.via
-        .map((via) => (typeof via === 'string' ? `via ${via}` : `${via.title ?? 'advisory'}${via.url === undefined ? '' : ` ${via.url}`}${via.range === undefined ? '' : ` (vulnerable ${via.range})`}`))
+        .map((via) =>
+          typeof via === 'string'
+            ? `via ${via}`
+            : `${via.title ?? 'advisory'}${via.url === undefined ? '' : ` ${via.url}`}${via.range === undefined ? '' : ` (vulnerable ${via.range})`}`,
+        )
         .join('; ');
-      const fix = v.fixAvailable === false ? 'no fix available' : v.fixAvailable === true ? 'fix: npm audit fix' : `fix: ${v.fixAvailable.name ?? v.name}@${v.fixAvailable.version ?? '?'}`;
+      const fix =
+        v.fixAvailable === false
+          ? 'no fix available'
+          : v.fixAvailable === true
+            ? 'fix: npm audit fix'
+            : `fix: ${v.fixAvailable.name ?? v.name}@${v.fixAvailable.version ?? '?'}`;
       return {
         name: v.name,
         severity: v.severity,
@@ -182,7 +191,11 @@ export function judgeAudit(outcome: AuditOutcome, options: Pick<AuditOptions, 'a
           stderr: `${message}audit: continuing because --allow-offline was given; the release pipeline runs \`npm run audit\` without it (docs/supply-chain.md)\n`,
         };
       }
-      return { code: EXIT.notRun, stdout: '', stderr: `${message}audit: run it on a machine that reaches the advisory service before a release (docs/supply-chain.md)\n` };
+      return {
+        code: EXIT.notRun,
+        stdout: '',
+        stderr: `${message}audit: run it on a machine that reaches the advisory service before a release (docs/supply-chain.md)\n`,
+      };
     }
     case 'error':
       return { code: EXIT.error, stdout: '', stderr: `audit: npm audit failed: ${outcome.message}\n` };
@@ -196,7 +209,8 @@ export function judgeAudit(outcome: AuditOutcome, options: Pick<AuditOptions, 'a
           : `audit: ${list.length} vulnerable production package(s): ${counts.critical} critical, ${counts.high} high, ${counts.moderate} moderate, ${counts.low} low, ${counts.info} info`;
       const stdout = [...list.filter((f) => !blocking.includes(f)).map((f) => `audit: ${f.line}`), summary].join('\n');
       const stderr = blocking.map((f) => `audit: ${f.line}\n`).join('');
-      const verdict = blocking.length > 0 ? `audit: FAILED: ${blocking.length} high or critical (see docs/supply-chain.md "Vulnerability audit")\n` : '';
+      const verdict =
+        blocking.length > 0 ? `audit: FAILED: ${blocking.length} high or critical (see docs/supply-chain.md "Vulnerability audit")\n` : '';
       return { code: blocking.length > 0 ? EXIT.findings : EXIT.passed, stdout: `${stdout}\n`, stderr: stderr + verdict };
     }
   }
@@ -246,7 +260,9 @@ if (isMain(import.meta.url)) {
   try {
     options = parseAuditArgs(process.argv.slice(2));
   } catch (e) {
-    process.stderr.write(`audit: ${e instanceof Error ? e.message : String(e)}\nusage: npm run audit -- [--allow-offline] [--timeout-seconds N] [--registry URL]\n`);
+    process.stderr.write(
+      `audit: ${e instanceof Error ? e.message : String(e)}\nusage: npm run audit -- [--allow-offline] [--timeout-seconds N] [--registry URL]\n`,
+    );
     process.exit(EXIT.error);
   }
   runAudit(REPO_ROOT, options).then(

@@ -146,10 +146,14 @@ export function checkInstallScripts(
     if ('error' in e.parsed) continue;
     const named = installed.filter((p) => matches(e.parsed, p));
     if (named.length === 0) {
-      problems.push(`STALE allowScripts entry "${e.key}": ${String(e.value)}: no installed package matches it; remove it (\`npm install-scripts prune\`)`);
+      problems.push(
+        `STALE allowScripts entry "${e.key}": ${String(e.value)}: no installed package matches it; remove it (\`npm install-scripts prune\`)`,
+      );
     } else if (!named.some((p) => Object.keys(p.scripts).length > 0)) {
       const versions = [...new Set(named.map((p) => `${p.name}@${p.version}`))].join(', ');
-      problems.push(`STALE allowScripts entry "${e.key}": ${String(e.value)}: ${versions} has no install script; remove it (\`npm install-scripts prune\`)`);
+      problems.push(
+        `STALE allowScripts entry "${e.key}": ${String(e.value)}: ${versions} has no install script; remove it (\`npm install-scripts prune\`)`,
+      );
     }
   }
   if (readmeSection === undefined) {
@@ -157,7 +161,9 @@ export function checkInstallScripts(
   } else {
     for (const e of entries) {
       if (!readmeSection.includes(`\`${e.key}\``)) {
-        problems.push(`UNJUSTIFIED allowScripts entry "${e.key}": ${String(e.value)}: README.md "${README_SECTION}" does not explain it (name it in backticks)`);
+        problems.push(
+          `UNJUSTIFIED allowScripts entry "${e.key}": ${String(e.value)}: README.md "${README_SECTION}" does not explain it (name it in backticks)`,
+        );
       }
     }
   }
@@ -186,7 +192,13 @@ export async function runInstallScriptsCheck(root: string): Promise<ScriptsRun> 
   const report = checkInstallScripts(installed, allowScripts, section);
   const table = formatTable(
     ['package', 'version', 'tree', 'allowScripts', 'install script'],
-    report.rows.map((r) => [r.pkg.name, r.pkg.version, r.pkg.tree, r.entry === undefined ? r.decision : `${r.decision} ("${r.entry}")`, describeScripts(r.pkg.scripts)]),
+    report.rows.map((r) => [
+      r.pkg.name,
+      r.pkg.version,
+      r.pkg.tree,
+      r.entry === undefined ? r.decision : `${r.decision} ("${r.entry}")`,
+      describeScripts(r.pkg.scripts),
+    ]),
   );
   const count = (d: ScriptRow['decision']): number => report.rows.filter((r) => r.decision === d).length;
   const summary =

@@ -70,20 +70,28 @@ export interface LicenseReport {
   readonly staleExceptions: readonly { readonly exception: Exception; readonly why: string }[];
 }
 
-function judgeText(text: string | undefined, allowed: ReadonlySet<string>): { ok: true; terms: readonly string[] } | { ok: false; problem: string } {
+function judgeText(
+  text: string | undefined,
+  allowed: ReadonlySet<string>,
+): { ok: true; terms: readonly string[] } | { ok: false; problem: string } {
   if (text === undefined) return { ok: false, problem: 'declares no licence' };
   if (text.toUpperCase() === 'UNLICENSED') return { ok: false, problem: 'is UNLICENSED (no licence granted)' };
-  if (/^SEE LICEN[CS]E IN\b/i.test(text)) return { ok: false, problem: `points at a licence file ("${text}") instead of an SPDX expression: read it and add an exception` };
+  if (/^SEE LICEN[CS]E IN\b/i.test(text))
+    return { ok: false, problem: `points at a licence file ("${text}") instead of an SPDX expression: read it and add an exception` };
   let parsed;
   try {
     parsed = parseSpdx(text);
   } catch (e) {
-    if (e instanceof SpdxSyntaxError) return { ok: false, problem: `declares "${text}", which is not an SPDX licence expression (${e.message})` };
+    if (e instanceof SpdxSyntaxError)
+      return { ok: false, problem: `declares "${text}", which is not an SPDX licence expression (${e.message})` };
     throw e;
   }
   const result = evaluate(parsed, allowed);
   if (result.ok) return { ok: true, terms: result.terms };
-  return { ok: false, problem: `is licensed "${text}": ${result.terms.join(', ')} ${result.terms.length === 1 ? 'is' : 'are'} not on the allowlist` };
+  return {
+    ok: false,
+    problem: `is licensed "${text}": ${result.terms.join(', ')} ${result.terms.length === 1 ? 'is' : 'are'} not on the allowlist`,
+  };
 }
 
 /** Judges every subject; pure, for the tests. */
@@ -125,7 +133,10 @@ export function subjectOf(p: ShippedPackage): LicenseSubject {
     name: p.name,
     version: p.version,
     shippedAs: describeGroups(p),
-    license: { text: declared.text, form: p.manifest === undefined ? `${declared.form}, from package-lock.json (not installed here)` : declared.form },
+    license: {
+      text: declared.text,
+      form: p.manifest === undefined ? `${declared.form}, from package-lock.json (not installed here)` : declared.form,
+    },
   };
 }
 
@@ -152,7 +163,9 @@ export function licenseTable(results: readonly LicenseResult[], namesPerRow = 4)
       key.split('\u0000')[0] ?? key,
       String(row.names.length),
       row.verdict,
-      row.names.length > namesPerRow ? `${row.names.slice(0, namesPerRow).join(', ')} … (+${row.names.length - namesPerRow})` : row.names.join(', '),
+      row.names.length > namesPerRow
+        ? `${row.names.slice(0, namesPerRow).join(', ')} … (+${row.names.length - namesPerRow})`
+        : row.names.join(', '),
     ]),
   );
 }
@@ -165,7 +178,11 @@ export function packageTable(results: readonly LicenseResult[]): string {
       r.subject.version,
       r.subject.shippedAs,
       r.subject.license.text ?? '(none)',
-      r.verdict.status === 'allowed' ? `allowed (${r.verdict.terms.join(' + ')})` : r.verdict.status === 'exception' ? 'exception' : 'VIOLATION',
+      r.verdict.status === 'allowed'
+        ? `allowed (${r.verdict.terms.join(' + ')})`
+        : r.verdict.status === 'exception'
+          ? 'exception'
+          : 'VIOLATION',
     ]),
   );
 }
@@ -196,10 +213,14 @@ export async function runLicenses(root: string, options: LicensesOptions = {}): 
   const report = checkLicenses(shipped.packages.map(subjectOf), allowlist);
   out.push(options.packages === true ? packageTable(report.results) : licenseTable(report.results));
   for (const r of report.results) {
-    if (r.verdict.status === 'exception') out.push(`licenses: exception ${r.subject.name}@${r.subject.version} "${r.subject.license.text ?? ''}": ${r.verdict.exception.reason}`);
+    if (r.verdict.status === 'exception')
+      out.push(
+        `licenses: exception ${r.subject.name}@${r.subject.version} "${r.subject.license.text ?? ''}": ${r.verdict.exception.reason}`,
+      );
   }
   for (const r of report.violations) err.push(violationLine(r));
-  for (const s of report.staleExceptions) err.push(`licenses: STALE exception for ${s.exception.package} in ${ALLOWLIST_FILE}: ${s.why}; remove it`);
+  for (const s of report.staleExceptions)
+    err.push(`licenses: STALE exception for ${s.exception.package} in ${ALLOWLIST_FILE}: ${s.why}; remove it`);
   const counts = (g: ShipGroup): number => shipped.packages.filter((p) => p.groups.has(g)).length;
   out.push(
     `licenses: ${report.results.length} packages (${counts('node_modules')} in the production node_modules, ${counts('screen')} bundled into the screen, ` +
@@ -212,7 +233,10 @@ export async function runLicenses(root: string, options: LicensesOptions = {}): 
 
 if (isMain(import.meta.url)) {
   const { values } = parseArgs({ options: { packages: { type: 'boolean', default: false }, allowlist: { type: 'string' } } });
-  runLicenses(REPO_ROOT, { packages: values.packages, ...(values.allowlist === undefined ? {} : { allowlistFile: values.allowlist }) }).then(
+  runLicenses(REPO_ROOT, {
+    packages: values.packages,
+    ...(values.allowlist === undefined ? {} : { allowlistFile: values.allowlist }),
+  }).then(
     (r) => {
       process.stdout.write(r.stdout);
       process.stderr.write(r.stderr);

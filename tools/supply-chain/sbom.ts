@@ -48,7 +48,10 @@ export type Component = z.infer<typeof ComponentSchema>;
 export const CycloneDxSchema = z.looseObject({
   bomFormat: z.literal('CycloneDX'),
   specVersion: z.string().regex(/^1\.\d+$/),
-  serialNumber: z.string().regex(/^urn:uuid:/).optional(),
+  serialNumber: z
+    .string()
+    .regex(/^urn:uuid:/)
+    .optional(),
   version: z.number().int().min(1),
   metadata: z.looseObject({
     timestamp: z.string().optional(),
@@ -70,7 +73,11 @@ export interface ProductionBom {
  * Pure: restricts npm's whole-tree SBOM to what ships. `rootDependsOn` (bom-refs) replaces the project's own
  * edges, which npm draws to its devDependencies too.
  */
-export function productionBom(full: CycloneDx, shipped: readonly ShippedPackage[], project: { name: string; rootDependsOn: readonly string[] }): ProductionBom {
+export function productionBom(
+  full: CycloneDx,
+  shipped: readonly ShippedPackage[],
+  project: { name: string; rootDependsOn: readonly string[] },
+): ProductionBom {
   const refs = new Set(full.components.map((c) => c['bom-ref']));
   if (refs.size !== full.components.length) throw new Error('npm sbom produced duplicate bom-refs');
   const byKey = new Map(shipped.map((p) => [p.key, p]));
@@ -82,16 +89,29 @@ export function productionBom(full: CycloneDx, shipped: readonly ShippedPackage[
     properties.push({ name: SHIPS_AS_PROPERTY, value: describeGroups(pkg) });
     const declared = pkg.manifest === undefined ? undefined : declaredLicense(pkg.manifest).text;
     const licenses = component.licenses ?? (declared === undefined ? undefined : [{ license: { name: declared } }]);
-    components.push({ ...component, scope: pkg.optional ? 'optional' : 'required', properties, ...(licenses === undefined ? {} : { licenses }) });
+    components.push({
+      ...component,
+      scope: pkg.optional ? 'optional' : 'required',
+      properties,
+      ...(licenses === undefined ? {} : { licenses }),
+    });
   }
   const kept = new Set(components.map((c) => c['bom-ref']));
   const rootRef = full.metadata.component['bom-ref'];
   const dependencies = full.dependencies
     .filter((d) => d.ref === rootRef || kept.has(d.ref))
-    .map((d) => ({ ...d, dependsOn: d.ref === rootRef ? project.rootDependsOn.filter((r) => kept.has(r)) : d.dependsOn.filter((r) => kept.has(r)) }));
+    .map((d) => ({
+      ...d,
+      dependsOn: d.ref === rootRef ? project.rootDependsOn.filter((r) => kept.has(r)) : d.dependsOn.filter((r) => kept.has(r)),
+    }));
   const missing = shipped.filter((p) => p.manifest !== undefined && !refs.has(p.key));
   return {
-    bom: { ...full, metadata: { ...full.metadata, component: { ...full.metadata.component, name: project.name } }, components, dependencies },
+    bom: {
+      ...full,
+      metadata: { ...full.metadata, component: { ...full.metadata.component, name: project.name } },
+      components,
+      dependencies,
+    },
     missing,
   };
 }
@@ -114,7 +134,12 @@ export async function runSbom(root: string, outFile: string): Promise<SbomRun> {
   const shipped = await collectShipped(root);
   const errors = [...shipped.errors];
   // The project's own edges: its production dependencies, the screen's imports, the runtime.
-  const direct = [...Object.keys(project.dependencies ?? {}), ...Object.keys(project.optionalDependencies ?? {}), ...shipped.screen.packages, 'electron'];
+  const direct = [
+    ...Object.keys(project.dependencies ?? {}),
+    ...Object.keys(project.optionalDependencies ?? {}),
+    ...shipped.screen.packages,
+    'electron',
+  ];
   const rootDependsOn = [
     ...new Set(direct.flatMap((name) => shipped.packages.filter((p) => p.locations.includes(`node_modules/${name}`)).map((p) => p.key))),
   ];
@@ -124,7 +149,8 @@ export async function runSbom(root: string, outFile: string): Promise<SbomRun> {
 
   await mkdir(dirname(outFile), { recursive: true });
   await writeFile(outFile, `${JSON.stringify(bom, null, 2)}\n`);
-  const count = (pred: (p: ShippedPackage) => boolean): number => shipped.packages.filter((p) => p.manifest !== undefined && pred(p)).length;
+  const count = (pred: (p: ShippedPackage) => boolean): number =>
+    shipped.packages.filter((p) => p.manifest !== undefined && pred(p)).length;
   const notes = shipped.notes.map((n) => `sbom: note: ${n}\n`).join('');
   const tool = z.array(z.looseObject({ name: z.string(), version: z.string() })).safeParse(full.metadata.tools);
   const by = tool.success && tool.data[0] !== undefined ? `npm ${tool.data[0].version}` : 'npm';

@@ -130,7 +130,10 @@ const typeOf = (v: LicenseField): string => (typeof v === 'string' ? v : v.type)
  * The licence a package.json declares. A deprecated `licenses` array lists alternatives: it is read as
  * their OR, as npm's own SBOM does.
  */
-export function declaredLicense(pkg: { license?: LicenseField | undefined; licenses?: readonly LicenseField[] | undefined }): DeclaredLicense {
+export function declaredLicense(pkg: {
+  license?: LicenseField | undefined;
+  licenses?: readonly LicenseField[] | undefined;
+}): DeclaredLicense {
   if (pkg.license !== undefined) {
     const text = typeOf(pkg.license);
     return { text: text === '' ? undefined : text, form: typeof pkg.license === 'string' ? 'license' : 'license object (deprecated)' };

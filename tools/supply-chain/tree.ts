@@ -213,7 +213,13 @@ export function packageOfSpecifier(specifier: string): string | undefined {
 
 /** Module specifiers a TypeScript file loads at run time: type-only imports and exports are left out. */
 export function runtimeSpecifiers(fileName: string, text: string): string[] {
-  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false, fileName.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+  const source = ts.createSourceFile(
+    fileName,
+    text,
+    ts.ScriptTarget.Latest,
+    false,
+    fileName.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS,
+  );
   const found: string[] = [];
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
@@ -226,7 +232,8 @@ export function runtimeSpecifiers(fileName: string, text: string): string[] {
     } else if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'URL') {
       // new URL('./worker.ts', import.meta.url): Vite bundles what it points at.
       const [first, second] = node.arguments ?? [];
-      if (first !== undefined && ts.isStringLiteralLike(first) && second !== undefined && second.getText(source) === 'import.meta.url') found.push(first.text);
+      if (first !== undefined && ts.isStringLiteralLike(first) && second !== undefined && second.getText(source) === 'import.meta.url')
+        found.push(first.text);
     }
     ts.forEachChild(node, visit);
   };
@@ -332,7 +339,10 @@ export interface ShippedOptions {
    * when it exists; null: none). Packages it leaves out are not in the node_modules group, and a production
    * package it does not classify is an error.
    */
-  readonly productionModules?: { readonly ships: Readonly<Record<string, string>>; readonly leftOut: Readonly<Record<string, string>> } | null;
+  readonly productionModules?: {
+    readonly ships: Readonly<Record<string, string>>;
+    readonly leftOut: Readonly<Record<string, string>>;
+  } | null;
 }
 
 const PRODUCTION_MODULES = 'tools/package/production-modules.json';
@@ -370,9 +380,13 @@ export async function collectShipped(root: string, options: ShippedOptions = {})
   // What electron-builder.yml leaves out does not ship, and neither does what only it needs.
   const production = walk(lock, [''], new Set(lists == null ? [] : Object.keys(lists.leftOut)));
   for (const m of production.missing) errors.push(`package-lock.json has nothing for ${m.name}, which ${m.from || 'the project'} needs`);
-  for (const m of production.absentOptional) notes.push(`optional ${m.name} (of ${m.from || 'the project'}) is not in the lockfile: not shipped`);
+  for (const m of production.absentOptional)
+    notes.push(`optional ${m.name} (of ${m.from || 'the project'}) is not in the lockfile: not shipped`);
   for (const node of production.nodes.values()) {
-    if (lists != null && !(node.name in lists.ships)) errors.push(`${node.name} is in the production dependency tree but ${PRODUCTION_MODULES} does not list it as shipping (or leave it out)`);
+    if (lists != null && !(node.name in lists.ships))
+      errors.push(
+        `${node.name} is in the production dependency tree but ${PRODUCTION_MODULES} does not list it as shipping (or leave it out)`,
+      );
     add(node.location, 'node_modules', node.optional);
   }
 
@@ -394,7 +408,18 @@ export async function collectShipped(root: string, options: ShippedOptions = {})
     else add(location, 'runtime', false);
   }
 
-  const byKey = new Map<string, { name: string; version: string; locations: string[]; groups: Set<ShipGroup>; optional: boolean; manifest?: Manifest; lockLicense?: z.infer<typeof LicenseValue> }>();
+  const byKey = new Map<
+    string,
+    {
+      name: string;
+      version: string;
+      locations: string[];
+      groups: Set<ShipGroup>;
+      optional: boolean;
+      manifest?: Manifest;
+      lockLicense?: z.infer<typeof LicenseValue>;
+    }
+  >();
   for (const [location, set] of groups) {
     const entry = lock.packages[location];
     const lockedName = entry?.name ?? nameAt(location);

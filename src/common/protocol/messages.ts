@@ -31,14 +31,20 @@ const JsonObject = z.record(z.string(), z.unknown());
  * Refuses a backend object too deep or too large to show or print safely (json-bounds.ts). Checked on the
  * raw value before zod walks it, so a hostile object costs one bounded, iterative pass.
  */
-const BoundedJsonObject = z.unknown().superRefine((value, ctx) => {
-  const problem = jsonBoundsProblem(value);
-  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem, abort: true });
-}).pipe(JsonObject);
-const BoundedResponse = z.unknown().superRefine((value, ctx) => {
-  const problem = jsonBoundsProblem(value);
-  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem, abort: true });
-}).pipe(z.record(z.string(), JsonObject));
+const BoundedJsonObject = z
+  .unknown()
+  .superRefine((value, ctx) => {
+    const problem = jsonBoundsProblem(value);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem, abort: true });
+  })
+  .pipe(JsonObject);
+const BoundedResponse = z
+  .unknown()
+  .superRefine((value, ctx) => {
+    const problem = jsonBoundsProblem(value);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem, abort: true });
+  })
+  .pipe(z.record(z.string(), JsonObject));
 
 /** Outcome, the payload of `complete` (§2.4). */
 export const Outcome = z.object({
@@ -233,7 +239,10 @@ export const HeaderToken = z.string().regex(/^[\x21-\x7e]+$/, { error: 'must be 
 /** `POST /sessions` response; further fields (browser SDK) are ignored. */
 export const SessionCreated = z.object({
   // `.` and `..` would be collapsed as URL path segments and address another resource.
-  id: z.string().min(1).refine((id) => id !== '.' && id !== '..', { error: 'not usable as a path segment' }),
+  id: z
+    .string()
+    .min(1)
+    .refine((id) => id !== '.' && id !== '..', { error: 'not usable as a path segment' }),
   client_secret: HeaderToken,
   iframe_url: z.string().optional(),
 });

@@ -83,7 +83,8 @@ const FAST_MAX_CHARS: Record<BackendOp, number> = {
 
 function fastParams(op: BackendOp, params: Record<string, unknown>): Record<string, string> | undefined {
   const { data } = params;
-  if (typeof data !== 'string' || data.length > FAST_MAX_CHARS[op] || !isStrictBase64(data) || base64ByteLength(data) > FAST_MAX_BYTES[op]) return undefined;
+  if (typeof data !== 'string' || data.length > FAST_MAX_CHARS[op] || !isStrictBase64(data) || base64ByteLength(data) > FAST_MAX_BYTES[op])
+    return undefined;
   if (op === 'nfc_apdu' || op === 'ble_read_response') return { data };
   if (op === 'ble_write' && typeof params.char === 'string' && isUuid(params.char)) return { char: params.char, data };
   return undefined;

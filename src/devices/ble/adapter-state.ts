@@ -50,7 +50,11 @@ export function macPermissionWait(binding: string, stateIsUnknown: () => boolean
   return binding === 'mac' ? { afterMs: MAC_PERMISSION_WAIT_MS, applies: stateIsUnknown, detail: MAC_PERMISSION_DETAIL } : undefined;
 }
 
-const COMING_UP: Availability = { usable: false, reason: 'starting', detail: 'the Bluetooth adapter is coming up (it reports powered off until its controller answers)' };
+const COMING_UP: Availability = {
+  usable: false,
+  reason: 'starting',
+  detail: 'the Bluetooth adapter is coming up (it reports powered off until its controller answers)',
+};
 
 /**
  * An adapter's availability from its library's state, with the start-up rule: until the adapter has

@@ -99,7 +99,12 @@ export class BlenoPeripheral implements BlePeripheral {
     private readonly options: BlenoPeripheralOptions = {},
   ) {
     this.binding = options.binding ?? blenoBindingKind();
-    this.state = new AdapterAvailability(() => this.current(), ADAPTER_SETTLE_MS, Date.now, macPermissionWait(this.binding, () => bleno.state === 'unknown'));
+    this.state = new AdapterAvailability(
+      () => this.current(),
+      ADAPTER_SETTLE_MS,
+      Date.now,
+      macPermissionWait(this.binding, () => bleno.state === 'unknown'),
+    );
     // Adding the first `stateChange` listener is what makes bleno call its bindings' init().
     bleno.on('stateChange', this.onStateChange);
   }

@@ -65,7 +65,12 @@ export interface GattRequestHandlers {
 }
 
 /** The primary service `serviceUuid` (bleno's spelling) with one characteristic per `served`, in order. */
-export function primaryService(bleno: Bleno, serviceUuid: string, served: readonly Served[], handlers: GattRequestHandlers): BlenoPrimaryService {
+export function primaryService(
+  bleno: Bleno,
+  serviceUuid: string,
+  served: readonly Served[],
+  handlers: GattRequestHandlers,
+): BlenoPrimaryService {
   const characteristics = served.map((s) => characteristic(bleno, s, handlers));
   return new bleno.PrimaryService({ uuid: serviceUuid, characteristics });
 }

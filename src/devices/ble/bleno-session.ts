@@ -60,7 +60,10 @@ export class BlenoSession implements BlePeripheralSession {
     this.bleno.on('stateChange', this.onAdapterState);
     const service = primaryService(this.bleno, this.serviceUuid, this.served, this.handlers);
     const bounded = { signal, timeoutMs: this.options.setupTimeoutMs };
-    await awaitEvent(this.bleno, 'servicesSet', 'servicesSetError', () => this.bleno.setServices([service]), { ...bounded, what: 'BLE setServices' });
+    await awaitEvent(this.bleno, 'servicesSet', 'servicesSetError', () => this.bleno.setServices([service]), {
+      ...bounded,
+      what: 'BLE setServices',
+    });
     if (this.isClosed) throw new Error('closed while setting the service');
     const [error] = await awaitEvent(this.bleno, 'advertisingStart', 'advertisingStartError', () => this.startAdvertising(), {
       ...bounded,
@@ -157,7 +160,8 @@ export class BlenoSession implements BlePeripheralSession {
     },
     subscribe: (served, connection, maxValueSize, update) => {
       if (!this.isPhone(connection)) return;
-      if (this.notifications.add(served.key, connection, maxValueSize, update)) this.emit({ kind: 'subscribe', characteristicUuid: served.uuid });
+      if (this.notifications.add(served.key, connection, maxValueSize, update))
+        this.emit({ kind: 'subscribe', characteristicUuid: served.uuid });
     },
     unsubscribe: (served, connection) => {
       if (this.phone === undefined || connection !== this.phone) return;
@@ -172,7 +176,8 @@ export class BlenoSession implements BlePeripheralSession {
     if (this.closed) return Promise.reject(sessionClosed());
     const served = this.byKey.get(uuidKey(characteristicUuid));
     if (!served) return Promise.reject(new Error(`${characteristicUuid} is not a characteristic of the service`));
-    if (!served.spec.operations.includes('notify')) return Promise.reject(new Error(`${characteristicUuid}: its operations do not include notify`));
+    if (!served.spec.operations.includes('notify'))
+      return Promise.reject(new Error(`${characteristicUuid}: its operations do not include notify`));
     const copy = new Uint8Array(data); // the caller may reuse its buffer once the call returns
     return this.notifications.send(served, copy, signal);
   }

@@ -30,11 +30,24 @@ function step(
 }
 
 /** Stops advertising, then disconnects `phone` unless it left meanwhile (`stillThere()` false). */
-export async function stopAndDisconnect(bleno: Bleno, phone: BlenoConnection | undefined, stillThere: () => boolean, options: TeardownOptions): Promise<void> {
+export async function stopAndDisconnect(
+  bleno: Bleno,
+  phone: BlenoConnection | undefined,
+  stillThere: () => boolean,
+  options: TeardownOptions,
+): Promise<void> {
   await step(bleno, options, 'advertisingStop', undefined, () => bleno.stopAdvertising(), 'BLE stop advertising');
   // macOS: no disconnect (a no-op there, and no event would come).
   if (!options.mac && phone !== undefined && stillThere()) {
-    await step(bleno, options, 'disconnect', undefined, () => bleno.disconnect(phone), 'BLE disconnect', (args) => args[1] === phone);
+    await step(
+      bleno,
+      options,
+      'disconnect',
+      undefined,
+      () => bleno.disconnect(phone),
+      'BLE disconnect',
+      (args) => args[1] === phone,
+    );
   }
 }
 

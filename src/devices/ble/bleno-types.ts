@@ -52,7 +52,10 @@ export interface Bleno extends EventEmitter {
   readonly platform: string;
   readonly mtu: number;
   readonly Characteristic: new (options: BlenoCharacteristicOptions) => BlenoCharacteristic;
-  readonly PrimaryService: new (options: { readonly uuid: string; readonly characteristics: readonly BlenoCharacteristic[] }) => BlenoPrimaryService;
+  readonly PrimaryService: new (options: {
+    readonly uuid: string;
+    readonly characteristics: readonly BlenoCharacteristic[];
+  }) => BlenoPrimaryService;
   startAdvertising(name: string, serviceUuids: readonly string[]): void;
   stopAdvertising(): void;
   setServices(services: readonly BlenoPrimaryService[]): void;

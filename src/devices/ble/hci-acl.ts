@@ -67,7 +67,12 @@ export const MAX_UNSENT_ACL_PACKETS = 8;
  * on a short timer: the libraries emit nothing when a packet completes, and a timer lets the socket's
  * completion events in.
  */
-export function whenAclBelow(hci: object | undefined, handle: number | undefined, limit: number, signal: AbortSignal | undefined): Promise<void> {
+export function whenAclBelow(
+  hci: object | undefined,
+  handle: number | undefined,
+  limit: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   const over = (): boolean => hci !== undefined && handle !== undefined && (unsentAclPackets(hci, handle) ?? 0) > limit;
   if (!over()) return Promise.resolve();
   return new Promise<void>((resolve, reject) => {

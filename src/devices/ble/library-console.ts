@@ -101,7 +101,8 @@ export function routeLibraryConsole(log: LibraryLog): () => void {
     if (at >= 0) sinks.splice(at, 1);
     if (sinks.length > 0 || !installed) return;
     for (const method of METHODS) {
-      if (console[method] === installed.wrappers.get(method)) console[method] = installed.originals.get(method) as (typeof console)[ConsoleMethod];
+      if (console[method] === installed.wrappers.get(method))
+        console[method] = installed.originals.get(method) as (typeof console)[ConsoleMethod];
     }
     installed = undefined;
   };

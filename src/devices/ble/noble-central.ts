@@ -15,7 +15,14 @@
  *   finds a wallet whose UUID is only in its scan response, and each subscription's CCCD is read back.
  */
 import type { Noble, Peripheral } from '@stoprocent/noble';
-import { BleSetupError, type Availability, type BleCentral, type BleCentralHandlers, type BleCentralLink, type GattProfile } from '../ports.js';
+import {
+  BleSetupError,
+  type Availability,
+  type BleCentral,
+  type BleCentralHandlers,
+  type BleCentralLink,
+  type GattProfile,
+} from '../ports.js';
 import { DeviceAbortError, abortedError, errorMessage } from '../shared/abort.js';
 import { dropEventsForForgottenPeripherals, forgetPeripheral } from './noble-cache.js';
 import { NobleCentralLink } from './noble-link.js';
@@ -108,7 +115,12 @@ export class NobleCentral implements BleCentral {
     dropEventsForForgottenPeripherals(noble);
     // The first stateChange listener starts noble's bindings (on the next tick); state is 'unknown' till then.
     const read = (): Availability => this.stopped ?? availabilityOf(this.noble.state, this.binding);
-    this.notifier = new AdapterAvailability(read, ADAPTER_SETTLE_MS, Date.now, macPermissionWait(this.binding, () => this.noble.state === 'unknown'));
+    this.notifier = new AdapterAvailability(
+      read,
+      ADAPTER_SETTLE_MS,
+      Date.now,
+      macPermissionWait(this.binding, () => this.noble.state === 'unknown'),
+    );
     noble.on('stateChange', this.onStateChange);
   }
 
@@ -233,7 +245,9 @@ export class NobleCentral implements BleCentral {
     if (!availability.usable) return new BleSetupError(availability.reason ?? 'unavailable');
     const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;
     if (e instanceof ConnectTimeout) {
-      return new BleSetupError(`connect_timeout: ${peripheral.address} did not connect within ${this.settings.connectTimeoutMs} ms (${tries})`);
+      return new BleSetupError(
+        `connect_timeout: ${peripheral.address} did not connect within ${this.settings.connectTimeoutMs} ms (${tries})`,
+      );
     }
     return new BleSetupError(`connect_failed: ${peripheral.address} after ${tries}: ${errorMessage(e)}`);
   }

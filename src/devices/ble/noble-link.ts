@@ -86,7 +86,8 @@ export class NobleCentralLink implements BleCentralLink {
       const characteristic = characteristics.find((c) => sameUuid(c.uuid, spec.uuid));
       if (!characteristic) throw new BleSetupError(`characteristic_missing: ${name} (${spec.uuid}) is not on the phone`);
       const lacking = spec.operations.map((op) => NOBLE_PROPERTY_OF[op]).filter((p) => !characteristic.properties.includes(p));
-      if (lacking.length > 0) throw new BleSetupError(`characteristic_unusable: ${name} (${spec.uuid}) lacks ${lacking.join(', ')} on the phone`);
+      if (lacking.length > 0)
+        throw new BleSetupError(`characteristic_unusable: ${name} (${spec.uuid}) lacks ${lacking.join(', ')} on the phone`);
       this.targets.set(uuidKey(spec.uuid), { characteristic, spec });
     }
     for (const { name, spec } of profileEntries(profile)) {
@@ -113,13 +114,20 @@ export class NobleCentralLink implements BleCentralLink {
    * a refused CCCD write as success (ble_manager.cc `OnNotify`), but reads the descriptor back uncached and
    * checks the result (`OnReadValue`).
    */
-  private async confirmSubscribed(characteristic: Characteristic, name: string, spec: CharacteristicSpec, signal: AbortSignal): Promise<void> {
+  private async confirmSubscribed(
+    characteristic: Characteristic,
+    name: string,
+    spec: CharacteristicSpec,
+    signal: AbortSignal,
+  ): Promise<void> {
     const descriptors = await this.gatt(characteristic.discoverDescriptorsAsync(), signal);
     const cccd = descriptors.find((d) => sameUuid(d.uuid, CCCD_UUID));
     if (!cccd) throw new BleSetupError(`subscribe_refused: ${name} (${spec.uuid}) has no CCCD on the phone`);
     const value = await this.gatt(cccd.readValueAsync(), signal);
     if (((value[0] ?? 0) & 0x03) === 0) {
-      throw new BleSetupError(`subscribe_refused: the phone did not turn notifications on for ${name} (${spec.uuid}); its CCCD reads 0x${value.toString('hex') || 'empty'}`);
+      throw new BleSetupError(
+        `subscribe_refused: the phone did not turn notifications on for ${name} (${spec.uuid}); its CCCD reads 0x${value.toString('hex') || 'empty'}`,
+      );
     }
   }
 

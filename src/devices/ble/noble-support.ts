@@ -38,7 +38,11 @@ const STOPPED_BINDING = /BLEManager has already been cleaned up/;
 export function stoppedBindingAvailability(error: unknown): Availability | undefined {
   const message = error instanceof Error ? error.message : String(error);
   if (!STOPPED_BINDING.test(message)) return undefined;
-  return { usable: false, reason: 'adapter_error', detail: 'the Bluetooth stack was stopped under the kiosk (restart the kiosk to use the central again)' };
+  return {
+    usable: false,
+    reason: 'adapter_error',
+    detail: 'the Bluetooth stack was stopped under the kiosk (restart the kiosk to use the central again)',
+  };
 }
 
 /** ATT MTU with the ATT header: the smallest ATT_MTU (Core Vol 3 Part F §3.2.8). */
@@ -65,7 +69,8 @@ export function availabilityOf(state: AdapterState, binding: NobleBindingKind): 
       return { usable: false, reason: 'unauthorized', detail: 'the kiosk is not allowed to use Bluetooth' };
     case 'unsupported':
       // hci/dbus: no hciX, or a controller without LE; mac: CoreBluetooth reports no LE on this Mac.
-      if (binding === 'hci' || binding === 'dbus') return { usable: false, reason: 'no_adapter', detail: `no Bluetooth LE adapter (${binding} binding)` };
+      if (binding === 'hci' || binding === 'dbus')
+        return { usable: false, reason: 'no_adapter', detail: `no Bluetooth LE adapter (${binding} binding)` };
       // win: the binding says unsupported whenever WinRT gives it no radio (lib/win/src/ble_manager.cc
       // `OnRadio`; radio_watcher.cc `OnRadioChanged`: no default adapter, or the call failed): a stopped
       // Bluetooth service (bthserv) or a removed dongle, far more often than a PC without LE.

@@ -43,7 +43,8 @@ export interface UsbDevice {
 }
 
 /** What staff read for the peripheral role on a Windows kiosk without a dongle. */
-export const WINDOWS_PERIPHERAL_UNAVAILABLE = 'peripheral role unavailable on Windows (it needs a USB Bluetooth dongle set in ble.usbDongle)';
+export const WINDOWS_PERIPHERAL_UNAVAILABLE =
+  'peripheral role unavailable on Windows (it needs a USB Bluetooth dongle set in ble.usbDongle)';
 
 export interface PlatformBle {
   readonly central?: NobleCentral;
@@ -113,7 +114,8 @@ function startedOrUndone<T>(start: () => T): T {
   } catch (e) {
     for (const event of PROCESS_EVENTS) {
       const had = before.get(event);
-      for (const listener of host.listeners(event)) if (!had?.has(listener)) host.removeListener(event, listener as (...args: unknown[]) => void);
+      for (const listener of host.listeners(event))
+        if (!had?.has(listener)) host.removeListener(event, listener as (...args: unknown[]) => void);
     }
     throw e;
   }
@@ -166,7 +168,11 @@ export function loadPlatformBle(options: PlatformBleOptions): PlatformBle {
         if (dongleId) {
           const why = dongleProblem(e);
           problems.push(`peripheral (bleno on the USB dongle ${dongleId}): ${why}`);
-          peripheral = new UnavailablePeripheral({ usable: false, reason: 'no_adapter', detail: `the USB Bluetooth dongle ${dongleId} (ble.usbDongle) could not be used: ${why}` });
+          peripheral = new UnavailablePeripheral({
+            usable: false,
+            reason: 'no_adapter',
+            detail: `the USB Bluetooth dongle ${dongleId} (ble.usbDongle) could not be used: ${why}`,
+          });
         } else {
           problems.push(`peripheral (bleno): ${errorMessage(e)}`);
         }

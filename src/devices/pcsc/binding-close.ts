@@ -27,7 +27,10 @@ export function closeLater(what: string, target: { close(): void }, log: PcscLog
  */
 export function closeBindingReader(entry: ReaderEntry, log: PcscLog): Promise<void> {
   if (entry.transmits === 0) return closeLater('reader', entry.binding, log);
-  log.warn({ event: 'pcsc_reader_close_deferred', reader: entry.label }, 'an exchange with the card has not returned; the reader is closed once it does');
+  log.warn(
+    { event: 'pcsc_reader_close_deferred', reader: entry.label },
+    'an exchange with the card has not returned; the reader is closed once it does',
+  );
   void entry.idle().then(() => closeLater('reader', entry.binding, log));
   return Promise.resolve();
 }

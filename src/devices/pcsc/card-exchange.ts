@@ -42,7 +42,12 @@ export interface ExchangeContext {
 }
 
 /** Exchanges on one handle run one after another (the relay sends one at a time anyway). */
-export function transmit(connection: Connection, command: Uint8Array, options: TransmitOptions, context: ExchangeContext): Promise<Uint8Array> {
+export function transmit(
+  connection: Connection,
+  command: Uint8Array,
+  options: TransmitOptions,
+  context: ExchangeContext,
+): Promise<Uint8Array> {
   const run = connection.queue.then(() => exchange(connection, command, options, context));
   connection.queue = run.then(
     () => undefined,
@@ -51,7 +56,12 @@ export function transmit(connection: Connection, command: Uint8Array, options: T
   return run;
 }
 
-async function exchange(connection: Connection, command: Uint8Array, options: TransmitOptions, context: ExchangeContext): Promise<Uint8Array> {
+async function exchange(
+  connection: Connection,
+  command: Uint8Array,
+  options: TransmitOptions,
+  context: ExchangeContext,
+): Promise<Uint8Array> {
   const entry = connection.entry;
   const started = performance.now();
   try {
@@ -86,7 +96,13 @@ function checkUsable(connection: Connection, signal: AbortSignal): void {
  * connection being lost (`failInFlight`). The reader counts it as running until the native call returns,
  * however late (`ReaderEntry.transmitStarted`/`transmitEnded`): it holds the binding's reader mutex till then.
  */
-function nativeTransmit(connection: Connection, command: Uint8Array, options: TransmitOptions, timeoutMs: number, platform: ScardPlatform): Promise<Uint8Array> {
+function nativeTransmit(
+  connection: Connection,
+  command: Uint8Array,
+  options: TransmitOptions,
+  timeoutMs: number,
+  platform: ScardPlatform,
+): Promise<Uint8Array> {
   const entry = connection.entry;
   const reader = entry.binding;
   return new Promise<Uint8Array>((resolve, reject) => {
@@ -117,14 +133,19 @@ function nativeTransmit(connection: Connection, command: Uint8Array, options: Tr
     };
     entry.transmitStarted();
     try {
-      reader.transmit(Buffer.from(command.buffer, command.byteOffset, command.byteLength), RECEIVE_BUFFER_BYTES, connection.protocol, (error, data) => {
-        if (!nativeReturned()) return;
-        finish();
-        if (error) reject(transmitError(connection, error, platform));
-        else if (!data || data.length < 2) reject(new NfcTransmitError('UnresponsiveCard', 'the response has no status word'));
-        else if (data.length > RECEIVE_BUFFER_BYTES) reject(oversizeResponse(data.length));
-        else resolve(data);
-      });
+      reader.transmit(
+        Buffer.from(command.buffer, command.byteOffset, command.byteLength),
+        RECEIVE_BUFFER_BYTES,
+        connection.protocol,
+        (error, data) => {
+          if (!nativeReturned()) return;
+          finish();
+          if (error) reject(transmitError(connection, error, platform));
+          else if (!data || data.length < 2) reject(new NfcTransmitError('UnresponsiveCard', 'the response has no status word'));
+          else if (data.length > RECEIVE_BUFFER_BYTES) reject(oversizeResponse(data.length));
+          else resolve(data);
+        },
+      );
     } catch (e) {
       nativeReturned();
       finish();

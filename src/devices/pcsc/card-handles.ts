@@ -44,7 +44,11 @@ export class CardHandles {
       const reader = entry.binding;
       const shareMode = settings.shareMode === 'exclusive' ? reader.SCARD_SHARE_EXCLUSIVE : reader.SCARD_SHARE_SHARED;
       const protocols =
-        settings.protocol === 'T0' ? reader.SCARD_PROTOCOL_T0 : settings.protocol === 'T1' ? reader.SCARD_PROTOCOL_T1 : reader.SCARD_PROTOCOL_T0 | reader.SCARD_PROTOCOL_T1;
+        settings.protocol === 'T0'
+          ? reader.SCARD_PROTOCOL_T0
+          : settings.protocol === 'T1'
+            ? reader.SCARD_PROTOCOL_T1
+            : reader.SCARD_PROTOCOL_T0 | reader.SCARD_PROTOCOL_T1;
       const protocol = await nativeCall<number>((done) => reader.connect({ share_mode: shareMode, protocol: protocols }, done), {
         timeoutMs: settings.connectTimeoutMs,
         what: 'SCardConnect',
@@ -67,7 +71,10 @@ export class CardHandles {
       }
       const connection = new Connection(this.nextConnectionId++, entry, presence, protocol);
       entry.connection = connection;
-      log.debug({ event: 'pcsc_card_connected', reader: entry.label, presence: presence.id, handle: connection.id, protocol }, 'card connected');
+      log.debug(
+        { event: 'pcsc_card_connected', reader: entry.label, presence: presence.id, handle: connection.id, protocol },
+        'card connected',
+      );
       return connection;
     });
   }
@@ -90,9 +97,15 @@ export class CardHandles {
         return;
       }
       try {
-        await nativeCall<undefined>((done) => reader.disconnect(reader.SCARD_LEAVE_CARD, done), { timeoutMs: this.options.settings.disconnectTimeoutMs, what: 'SCardDisconnect' });
+        await nativeCall<undefined>((done) => reader.disconnect(reader.SCARD_LEAVE_CARD, done), {
+          timeoutMs: this.options.settings.disconnectTimeoutMs,
+          what: 'SCardDisconnect',
+        });
       } catch (e) {
-        this.options.log.debug({ event: 'pcsc_disconnect_failed', reader: entry.label, variant: failureVariant(e, this.options.platform) }, 'dropping the card handle failed');
+        this.options.log.debug(
+          { event: 'pcsc_disconnect_failed', reader: entry.label, variant: failureVariant(e, this.options.platform) },
+          'dropping the card handle failed',
+        );
       }
     };
     return serialised ? drop() : entry.serialise(drop);

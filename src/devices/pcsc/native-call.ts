@@ -19,7 +19,10 @@ export interface NativeCallOptions<T> {
  * Runs `start(callback)`; resolves with the callback's value, rejects with its error, with what `start`
  * throws synchronously, or with {@link NativeCallTimeout} after `timeoutMs`.
  */
-export function nativeCall<T>(start: (done: (error: BindingCallbackError, value?: T) => void) => void, options: NativeCallOptions<T>): Promise<T | undefined> {
+export function nativeCall<T>(
+  start: (done: (error: BindingCallbackError, value?: T) => void) => void,
+  options: NativeCallOptions<T>,
+): Promise<T | undefined> {
   return new Promise<T | undefined>((resolve, reject) => {
     let settled = false;
     const timer = setTimeout(() => {

@@ -28,7 +28,12 @@ export interface BindingReader {
   on(event: 'end', listener: () => void): unknown;
   connect(options: { share_mode: number; protocol: number }, callback: (error: BindingCallbackError, protocol?: number) => void): void;
   disconnect(disposition: number, callback: (error: BindingCallbackError) => void): void;
-  transmit(data: Buffer, responseLength: number, protocol: number, callback: (error: BindingCallbackError, response?: Buffer) => void): void;
+  transmit(
+    data: Buffer,
+    responseLength: number,
+    protocol: number,
+    callback: (error: BindingCallbackError, response?: Buffer) => void,
+  ): void;
   close(): void;
 }
 
@@ -83,11 +88,16 @@ export function currentRuntime(): NativeRuntime {
   // Typed loosely on purpose: Electron's typings declare `versions.electron` always present.
   const versions: Partial<Record<string, string>> = process.versions;
   const electron = versions.electron;
-  return { modules: process.versions.modules, platform: `${currentPlatform()}-${process.arch}`, ...(electron === undefined ? {} : { electron }) };
+  return {
+    modules: process.versions.modules,
+    platform: `${currentPlatform()}-${process.arch}`,
+    ...(electron === undefined ? {} : { electron }),
+  };
 }
 
 /** Loader errors meaning "the addon is there but was built for another OS or CPU". */
-const WRONG_BUILD = /invalid ELF header|wrong ELF class|Module did not self-register|not a valid Win32 application|wrong architecture|incompatible architecture|undefined symbol/i;
+const WRONG_BUILD =
+  /invalid ELF header|wrong ELF class|Module did not self-register|not a valid Win32 application|wrong architecture|incompatible architecture|undefined symbol/i;
 
 /**
  * A plain sentence for a failed load of a PC/SC addon (`addon`: its package name). The kiosk's addon is an

@@ -66,7 +66,14 @@ export class PcscNfcReader implements NfcReader {
       selectionChanged: () => this.readerChanged(),
     });
     this.handout = new PresenceHandout(() => this.readers.active()?.presence);
-    this.service = new ServiceConnection({ binding: options.binding, retry: settings, log, platform, readers: this.readers, report: (a) => this.notifier.set(a) });
+    this.service = new ServiceConnection({
+      binding: options.binding,
+      retry: settings,
+      log,
+      platform,
+      readers: this.readers,
+      report: (a) => this.notifier.set(a),
+    });
     this.service.start();
   }
 
@@ -139,7 +146,11 @@ export class PcscNfcReader implements NfcReader {
   private connectUnlessAborted(presence: Presence, signal: AbortSignal): Promise<PcscCard> {
     const connecting = this.handles.connect(presence).then((connection) => this.card(connection));
     return abortable(connecting, signal, 'NFC nextCard').catch((e: unknown) => {
-      if (isAborted(signal)) connecting.then((card) => void card.release(), () => undefined);
+      if (isAborted(signal))
+        connecting.then(
+          (card) => void card.release(),
+          () => undefined,
+        );
       throw e;
     });
   }

@@ -29,7 +29,14 @@ export const ToWorker = z.discriminatedUnion('op', [
   z.object({ op: z.literal('close_context'), context: id }),
   z.object({ op: z.literal('connect'), reader: id, call: id, shareMode: z.number().int(), protocol: z.number().int() }),
   z.object({ op: z.literal('disconnect'), reader: id, call: id, disposition: z.number().int() }),
-  z.object({ op: z.literal('transmit'), reader: id, call: id, data: bytes, responseLength: z.number().int().nonnegative().max(MAX_PCSC_BYTES), protocol: z.number().int() }),
+  z.object({
+    op: z.literal('transmit'),
+    reader: id,
+    call: id,
+    data: bytes,
+    responseLength: z.number().int().nonnegative().max(MAX_PCSC_BYTES),
+    protocol: z.number().int(),
+  }),
   z.object({ op: z.literal('close_reader'), reader: id }),
 ]);
 export type ToWorker = z.infer<typeof ToWorker>;
@@ -53,6 +60,12 @@ export const FromWorker = z.discriminatedUnion('ev', [
   z.object({ ev: z.literal('status'), reader: id, state: z.number().int().nonnegative(), atr: bytes.optional() }),
   z.object({ ev: z.literal('reader_error'), reader: id, error: WireError }),
   z.object({ ev: z.literal('end'), reader: id }),
-  z.object({ ev: z.literal('reply'), call: id, error: WireError.optional(), protocol: z.number().int().optional(), response: bytes.optional() }),
+  z.object({
+    ev: z.literal('reply'),
+    call: id,
+    error: WireError.optional(),
+    protocol: z.number().int().optional(),
+    response: bytes.optional(),
+  }),
 ]);
 export type FromWorker = z.infer<typeof FromWorker>;

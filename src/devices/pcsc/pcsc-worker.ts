@@ -45,7 +45,10 @@ let nextReader = 0;
 function load(): SyncBindingFactory {
   if (factory) return factory;
   const requireHere = createRequire(import.meta.url);
-  const loader = setup.addonModule === undefined ? requireHere : (id: string): unknown => requireHere(id === 'smartcard' ? (setup.addonModule ?? id) : id);
+  const loader =
+    setup.addonModule === undefined
+      ? requireHere
+      : (id: string): unknown => requireHere(id === 'smartcard' ? (setup.addonModule ?? id) : id);
   factory = loadSmartcardBinding(loader, setup.waitMs === undefined ? {} : { waitMs: setup.waitMs });
   return factory;
 }
@@ -65,8 +68,16 @@ function establish(contextId: number): void {
     const readerId = nextReader++;
     readers.set(readerId, reader);
     const { SCARD_SHARE_SHARED, SCARD_SHARE_EXCLUSIVE, SCARD_PROTOCOL_T0, SCARD_PROTOCOL_T1, SCARD_LEAVE_CARD } = reader;
-    post({ ev: 'reader', context: contextId, reader: readerId, name: reader.name.slice(0, 1_000), constants: { SCARD_SHARE_SHARED, SCARD_SHARE_EXCLUSIVE, SCARD_PROTOCOL_T0, SCARD_PROTOCOL_T1, SCARD_LEAVE_CARD } });
-    reader.on('status', (status) => post({ ev: 'status', reader: readerId, state: status.state, ...(status.atr ? { atr: Uint8Array.from(status.atr) } : {}) }));
+    post({
+      ev: 'reader',
+      context: contextId,
+      reader: readerId,
+      name: reader.name.slice(0, 1_000),
+      constants: { SCARD_SHARE_SHARED, SCARD_SHARE_EXCLUSIVE, SCARD_PROTOCOL_T0, SCARD_PROTOCOL_T1, SCARD_LEAVE_CARD },
+    });
+    reader.on('status', (status) =>
+      post({ ev: 'status', reader: readerId, state: status.state, ...(status.atr ? { atr: Uint8Array.from(status.atr) } : {}) }),
+    );
     reader.on('error', (e) => post({ ev: 'reader_error', reader: readerId, error: wire(e) }));
     reader.on('end', () => post({ ev: 'end', reader: readerId }));
   });
@@ -94,19 +105,35 @@ function handle(message: ToWorker): void {
     case 'connect': {
       const reader = readerOr(message.reader, message.call);
       reader?.connect({ share_mode: message.shareMode, protocol: message.protocol }, (error, protocol) =>
-        post({ ev: 'reply', call: message.call, ...(error ? { error: wire(error) } : {}), ...(protocol === undefined ? {} : { protocol }) }),
+        post({
+          ev: 'reply',
+          call: message.call,
+          ...(error ? { error: wire(error) } : {}),
+          ...(protocol === undefined ? {} : { protocol }),
+        }),
       );
       return;
     }
     case 'disconnect': {
       const reader = readerOr(message.reader, message.call);
-      reader?.disconnect(message.disposition, (error) => post({ ev: 'reply', call: message.call, ...(error ? { error: wire(error) } : {}) }));
+      reader?.disconnect(message.disposition, (error) =>
+        post({ ev: 'reply', call: message.call, ...(error ? { error: wire(error) } : {}) }),
+      );
       return;
     }
     case 'transmit': {
       const reader = readerOr(message.reader, message.call);
-      reader?.transmit(Buffer.from(message.data.buffer, message.data.byteOffset, message.data.byteLength), message.responseLength, message.protocol, (error, response) =>
-        post({ ev: 'reply', call: message.call, ...(error ? { error: wire(error) } : {}), ...(response ? { response: Uint8Array.from(response) } : {}) }),
+      reader?.transmit(
+        Buffer.from(message.data.buffer, message.data.byteOffset, message.data.byteLength),
+        message.responseLength,
+        message.protocol,
+        (error, response) =>
+          post({
+            ev: 'reply',
+            call: message.call,
+            ...(error ? { error: wire(error) } : {}),
+            ...(response ? { response: Uint8Array.from(response) } : {}),
+          }),
       );
       return;
     }

@@ -53,7 +53,8 @@ export function readerSettings(options: PcscNfcReaderOptions): ReaderSettings {
     disconnectTimeoutMs: options.disconnectTimeoutMs ?? DEFAULTS.disconnectTimeoutMs,
   };
   for (const [key, value] of Object.entries(settings)) {
-    if (typeof value === 'number' && !(Number.isFinite(value) && value > 0)) throw new RangeError(`${key} must be a positive number, got ${value}`);
+    if (typeof value === 'number' && !(Number.isFinite(value) && value > 0))
+      throw new RangeError(`${key} must be a positive number, got ${value}`);
   }
   return settings;
 }

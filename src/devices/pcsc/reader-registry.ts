@@ -74,7 +74,10 @@ export class ReaderRegistry {
     }
     if (reader.name.length > MAX_READER_NAME_CHARS) {
       // No PC/SC reader is named like this: a broken or hostile driver. Never chosen, never matched.
-      log.warn({ event: 'pcsc_reader_ignored', reader: entry.label, nameLength: reader.name.length }, 'card reader with an implausible name ignored');
+      log.warn(
+        { event: 'pcsc_reader_ignored', reader: entry.label, nameLength: reader.name.length },
+        'card reader with an implausible name ignored',
+      );
       void closeBindingReader(entry, log);
       return false;
     }

@@ -159,4 +159,10 @@ export const Scard = {
 } as const;
 
 /** Codes after which the whole PC/SC context is gone and must be established anew (a restarted pcscd leaves the old context dead: SCARD_E_NO_SERVICE / SCARD_F_COMM_ERROR, pcsc-lite `winscard_clnt.c`). */
-export const CONTEXT_LOST_CODES: ReadonlySet<number> = new Set([Scard.COMM_ERROR, Scard.NO_SERVICE, Scard.SERVICE_STOPPED, Scard.SHUTDOWN, Scard.INVALID_HANDLE]);
+export const CONTEXT_LOST_CODES: ReadonlySet<number> = new Set([
+  Scard.COMM_ERROR,
+  Scard.NO_SERVICE,
+  Scard.SERVICE_STOPPED,
+  Scard.SHUTDOWN,
+  Scard.INVALID_HANDLE,
+]);

@@ -105,7 +105,10 @@ export class ServiceConnection {
     const code = parseScardCode(e);
     const variant = codeVariant(code, this.options.platform);
     report({ usable: false, reason: 'service_down', detail: `the PC/SC service is not available (${variant})` });
-    log.warn({ event: 'pcsc_service_unavailable', code: code === undefined ? undefined : formatScardCode(code), variant }, 'PC/SC service not available; retrying');
+    log.warn(
+      { event: 'pcsc_service_unavailable', code: code === undefined ? undefined : formatScardCode(code), variant },
+      'PC/SC service not available; retrying',
+    );
     this.scheduleRetry();
   }
 
@@ -139,7 +142,10 @@ export class ServiceConnection {
     const code = parseScardCode(error);
     if (context !== this.context || code === Scard.CANCELLED) return; // a closed instance, or our own close()
     const variant = codeVariant(code, this.options.platform);
-    this.options.log.warn({ event: 'pcsc_context_lost', code: code === undefined ? undefined : formatScardCode(code), variant }, 'PC/SC service lost; reconnecting');
+    this.options.log.warn(
+      { event: 'pcsc_context_lost', code: code === undefined ? undefined : formatScardCode(code), variant },
+      'PC/SC service lost; reconnecting',
+    );
     // Any failure of the monitor ends it for good in this binding, so the context is rebuilt either way.
     void this.dropContext(variant).then(() => {
       if (this.closed) return;

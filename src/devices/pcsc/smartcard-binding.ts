@@ -23,7 +23,15 @@
 import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import { z } from 'zod';
-import { PcscBindingUnavailableError, pcscAddonLoadFailureMessage, ReaderState, type BindingCallbackError, type BindingContext, type BindingReader, type SyncBindingFactory } from './pcsc-binding.js';
+import {
+  PcscBindingUnavailableError,
+  pcscAddonLoadFailureMessage,
+  ReaderState,
+  type BindingCallbackError,
+  type BindingContext,
+  type BindingReader,
+  type SyncBindingFactory,
+} from './pcsc-binding.js';
 import { PcscBindingError } from './smartcard-errors.js';
 
 export const SMARTCARD_PACKAGE = 'smartcard';
@@ -187,7 +195,12 @@ class SmartcardBindingReader extends EventEmitter implements BindingReader {
     setImmediate(() => callback(error));
   }
 
-  transmit(data: Buffer, responseLength: number, _protocol: number, callback: (error: BindingCallbackError, response?: Buffer) => void): void {
+  transmit(
+    data: Buffer,
+    responseLength: number,
+    _protocol: number,
+    callback: (error: BindingCallbackError, response?: Buffer) => void,
+  ): void {
     const card = this.card;
     if (card === undefined) {
       callback(new Error('Card Reader not connected'));
@@ -307,7 +320,8 @@ class SmartcardBindingContext extends EventEmitter implements BindingContext {
         } catch (e) {
           if (this.isClosed()) return;
           // A reader left between the last list and this wait: not a failure of the service.
-          if (new PcscBindingError('SCardGetStatusChange', e).code !== UNKNOWN_READER) throw new PcscBindingError('SCardGetStatusChange', e);
+          if (new PcscBindingError('SCardGetStatusChange', e).code !== UNKNOWN_READER)
+            throw new PcscBindingError('SCardGetStatusChange', e);
           this.sync();
           continue;
         }
@@ -335,7 +349,12 @@ class SmartcardBindingContext extends EventEmitter implements BindingContext {
       }
     } catch (e) {
       if (this.closed) return;
-      const error = e instanceof PcscBindingError ? e : e instanceof z.ZodError ? new Error(`the smartcard addon answered a status wait with an unexpected value: ${e.issues[0]?.message ?? ''}`) : new PcscBindingError('SCardGetStatusChange', e);
+      const error =
+        e instanceof PcscBindingError
+          ? e
+          : e instanceof z.ZodError
+            ? new Error(`the smartcard addon answered a status wait with an unexpected value: ${e.issues[0]?.message ?? ''}`)
+            : new PcscBindingError('SCardGetStatusChange', e);
       // The monitor is unusable now (a lost service ends every handle of it): the owner builds a new context.
       this.closed = true;
       this.release();
@@ -392,7 +411,10 @@ export function smartcardBindingFactory(addon: SmartcardAddon, options: Smartcar
  * installs and runs the kiosk with other devices), so a missing or unusable addon is a clear error here
  * (`load` is replaceable for tests).
  */
-export function loadSmartcardBinding(load: (id: string) => unknown = createRequire(import.meta.url), options: SmartcardBindingOptions = {}): SyncBindingFactory {
+export function loadSmartcardBinding(
+  load: (id: string) => unknown = createRequire(import.meta.url),
+  options: SmartcardBindingOptions = {},
+): SyncBindingFactory {
   let loaded: unknown;
   try {
     loaded = load(SMARTCARD_PACKAGE);
@@ -401,7 +423,9 @@ export function loadSmartcardBinding(load: (id: string) => unknown = createRequi
   }
   const addon = AddonShape.safeParse(loaded);
   if (!addon.success) {
-    throw new PcscBindingUnavailableError(`the ${SMARTCARD_PACKAGE} module does not have the API this kiosk uses (Context and the SCARD constants): expected smartcard 3.x`);
+    throw new PcscBindingUnavailableError(
+      `the ${SMARTCARD_PACKAGE} module does not have the API this kiosk uses (Context and the SCARD constants): expected smartcard 3.x`,
+    );
   }
   return smartcardBindingFactory(addon.data, options);
 }

@@ -22,7 +22,13 @@
  */
 import { EventEmitter } from 'node:events';
 import { Worker } from 'node:worker_threads';
-import { PcscBindingUnavailableError, type BindingCallbackError, type BindingContext, type BindingFactory, type BindingReader } from './pcsc-binding.js';
+import {
+  PcscBindingUnavailableError,
+  type BindingCallbackError,
+  type BindingContext,
+  type BindingFactory,
+  type BindingReader,
+} from './pcsc-binding.js';
 import { FromWorker, type ReaderConstants, type ToWorker, type WireError } from './pcsc-worker-protocol.js';
 
 export interface WorkerBindingOptions {
@@ -45,7 +51,10 @@ type Reply = Extract<FromWorker, { ev: 'reply' }>;
 
 /** Starts the worker: the built file beside this module, or its TypeScript source through tsx in development and tests. */
 function startWorker(options: WorkerBindingOptions): Worker {
-  const workerData = { ...(options.addonModule === undefined ? {} : { addonModule: options.addonModule }), ...(options.waitMs === undefined ? {} : { waitMs: options.waitMs }) };
+  const workerData = {
+    ...(options.addonModule === undefined ? {} : { addonModule: options.addonModule }),
+    ...(options.waitMs === undefined ? {} : { waitMs: options.waitMs }),
+  };
   const built = new URL('./pcsc-worker.js', import.meta.url);
   if (!import.meta.url.endsWith('.ts')) return new Worker(built, { workerData });
   const source = built.href.replace(/\.js$/, '.ts');
@@ -91,13 +100,24 @@ class WorkerReader extends EventEmitter implements BindingReader {
 
   disconnect(disposition: number, callback: (error: BindingCallbackError) => void): void {
     this.connected = false;
-    this.host.call({ op: 'disconnect', reader: this.id, disposition }, (reply) => callback(reply.error ? fromWire(reply.error) : undefined));
+    this.host.call({ op: 'disconnect', reader: this.id, disposition }, (reply) =>
+      callback(reply.error ? fromWire(reply.error) : undefined),
+    );
   }
 
-  transmit(data: Buffer, responseLength: number, protocol: number, callback: (error: BindingCallbackError, response?: Buffer) => void): void {
+  transmit(
+    data: Buffer,
+    responseLength: number,
+    protocol: number,
+    callback: (error: BindingCallbackError, response?: Buffer) => void,
+  ): void {
     this.host.call({ op: 'transmit', reader: this.id, data: Uint8Array.from(data), responseLength, protocol }, (reply) => {
       if (reply.error) callback(fromWire(reply.error));
-      else callback(undefined, reply.response ? Buffer.from(reply.response.buffer, reply.response.byteOffset, reply.response.byteLength) : Buffer.alloc(0));
+      else
+        callback(
+          undefined,
+          reply.response ? Buffer.from(reply.response.buffer, reply.response.byteOffset, reply.response.byteLength) : Buffer.alloc(0),
+        );
     });
   }
 

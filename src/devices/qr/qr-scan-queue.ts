@@ -9,9 +9,7 @@ export class QrScanQueue implements QrInput {
   private readonly scans: { text: string; at: number }[] = [];
   private waiter: ((text: string) => void) | undefined;
 
-  constructor(
-    private readonly options: { freshMs: number; maxQueued?: number; now?: () => number } = { freshMs: 10_000 },
-  ) {}
+  constructor(private readonly options: { freshMs: number; maxQueued?: number; now?: () => number } = { freshMs: 10_000 }) {}
 
   private now(): number {
     return this.options.now?.() ?? Date.now();

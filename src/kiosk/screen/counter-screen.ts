@@ -50,7 +50,9 @@ export class CounterScreen {
 
   showIdle(status: KeeperStatus = this.parts.keeperStatus()): void {
     const { view, devices, profile, session } = this.parts;
-    view.update(idleView({ status, backendAnswered: this.backendAnswered, profile: profile(), deviceRefusal: () => devices.refusal(), session }));
+    view.update(
+      idleView({ status, backendAnswered: this.backendAnswered, profile: profile(), deviceRefusal: () => devices.refusal(), session }),
+    );
   }
 
   /** Nothing on screen any more: the idle view. */
@@ -86,7 +88,15 @@ export class CounterScreen {
 
   /** A tap or scan was taken: the customer is told to hold still. */
   engaging(transport: Transport): void {
-    this.parts.view.update({ phase: 'engaging', prompt: 'hold_still', transport, role: null, outcome: null, error: null, progress: { step: 1, apdus: 0, bleMessages: 0 } });
+    this.parts.view.update({
+      phase: 'engaging',
+      prompt: 'hold_still',
+      transport,
+      role: null,
+      outcome: null,
+      error: null,
+      progress: { step: 1, apdus: 0, bleMessages: 0 },
+    });
   }
 
   progress(p: RunProgress): void {
@@ -111,7 +121,11 @@ export class CounterScreen {
     const screen = timer.current;
     // "Lift your phone and tap again" only when a tap again can work: offline or needing staff, the
     // idle screen says why (the phone on the reader is not read again either way).
-    if (screen.kind === 'timed' && screen.card?.present && (screen.after === 'result' || canServe(keeperStatus(), () => devices.refusal()))) {
+    if (
+      screen.kind === 'timed' &&
+      screen.card?.present &&
+      (screen.after === 'result' || canServe(keeperStatus(), () => devices.refusal()))
+    ) {
       this.askToRemove(screen.card, screen.after);
       return;
     }
@@ -128,7 +142,15 @@ export class CounterScreen {
   }
 
   stopped(): void {
-    this.parts.view.update({ phase: 'stopped', prompt: 'stopped', transport: null, role: null, outcome: null, error: null, backend: 'stopped' });
+    this.parts.view.update({
+      phase: 'stopped',
+      prompt: 'stopped',
+      transport: null,
+      role: null,
+      outcome: null,
+      error: null,
+      backend: 'stopped',
+    });
   }
 
   /**
@@ -138,6 +160,11 @@ export class CounterScreen {
    */
   private askToRemove(card: NfcCard, after: 'result' | 'error'): void {
     this.parts.timer.showRemovePhone(card);
-    this.parts.view.update({ phase: 'remove_phone', prompt: after === 'result' ? 'remove_phone' : 'remove_to_retry', outcome: null, error: null });
+    this.parts.view.update({
+      phase: 'remove_phone',
+      prompt: after === 'result' ? 'remove_phone' : 'remove_to_retry',
+      outcome: null,
+      error: null,
+    });
   }
 }

@@ -63,12 +63,20 @@ export interface IdleInputs {
 
 /** The idle view: never a prompt the kiosk cannot honour. */
 export function idleView({ status, backendAnswered, profile, deviceRefusal, session }: IdleInputs): Partial<KioskView> {
-  const base = { transport: null, role: null, outcome: null, progress: { step: 0, apdus: 0, bleMessages: 0 }, profile, backend: backendStateFor(status, backendAnswered) };
+  const base = {
+    transport: null,
+    role: null,
+    outcome: null,
+    progress: { step: 0, apdus: 0, bleMessages: 0 },
+    profile,
+    backend: backendStateFor(status, backendAnswered),
+  };
   if (status.state === 'offline' || status.state === 'arming') {
     // A cause only staff can fix (no Bluetooth) wins over one that passes by itself: "offline" or
     // "connecting" would have staff wait for nothing.
     const refusal = deviceRefusal();
-    if (refusal !== undefined && refusal.code !== 'starting') return { ...base, phase: 'cannot_verify', prompt: 'cannot_verify', error: refusal };
+    if (refusal !== undefined && refusal.code !== 'starting')
+      return { ...base, phase: 'cannot_verify', prompt: 'cannot_verify', error: refusal };
   }
   switch (status.state) {
     case 'armed':
@@ -82,7 +90,12 @@ export function idleView({ status, backendAnswered, profile, deviceRefusal, sess
     case 'arming':
       return { ...base, phase: 'connecting', prompt: 'connecting', error: null };
     case 'offline':
-      return { ...base, phase: 'offline', prompt: 'offline', error: { code: status.code ?? 'backend_unavailable', detail: status.detail, retryable: true } };
+      return {
+        ...base,
+        phase: 'offline',
+        prompt: 'offline',
+        error: { code: status.code ?? 'backend_unavailable', detail: status.detail, retryable: true },
+      };
     case 'config_error':
       return { ...base, phase: 'config_error', prompt: 'config_error', error: configErrorView(status, session) };
     case 'stopped':

@@ -40,6 +40,15 @@ export class ReplacedOutcomeMemory {
       replacedBy: trigger.kind,
       clearsAt: screen.until,
     };
-    this.log.info({ event: 'outcome_replaced', verdict: outcome.verdict, answer: answer.result, by: trigger.kind, shownForMs: this.now() - screen.shownAt }, 'a new customer replaced the outcome on screen');
+    this.log.info(
+      {
+        event: 'outcome_replaced',
+        verdict: outcome.verdict,
+        answer: answer.result,
+        by: trigger.kind,
+        shownForMs: this.now() - screen.shownAt,
+      },
+      'a new customer replaced the outcome on screen',
+    );
   }
 }

@@ -58,7 +58,14 @@ export class ScreenTimer {
     const { resultDisplayMs, outcomeMinimumMs } = this.timeouts;
     const shownAt = this.now();
     // Staff get at least the minimum to read it: the next customer's tap waits that long (issue 28).
-    this.set({ kind: 'timed', shownAt, until: shownAt + resultDisplayMs, takesTapsAt: shownAt + Math.min(outcomeMinimumMs, resultDisplayMs), card, after: 'result' });
+    this.set({
+      kind: 'timed',
+      shownAt,
+      until: shownAt + resultDisplayMs,
+      takesTapsAt: shownAt + Math.min(outcomeMinimumMs, resultDisplayMs),
+      card,
+      after: 'result',
+    });
   }
 
   /** An error shown now. */

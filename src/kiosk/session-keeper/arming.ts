@@ -48,7 +48,8 @@ export function armingFault(e: unknown, log: Logger): BackendFailure {
 }
 
 /** What arming is built from: the keeper's own options, and the parts it shares with the keeper. */
-export interface ArmingParts extends Pick<SessionKeeperOptions, 'sessions' | 'connector' | 'config' | 'namespaces' | 'log' | 'onSessionCreated'> {
+export interface ArmingParts
+  extends Pick<SessionKeeperOptions, 'sessions' | 'connector' | 'config' | 'namespaces' | 'log' | 'onSessionCreated'> {
   readonly now: () => number;
   readonly age: SessionAge;
   /** A session's socket still closing is waited for before it is reconnected. */
@@ -120,7 +121,10 @@ export class SessionArming {
         return failure.status === 404 ? undefined : { ...target, conflicts: 0 };
       case 'conflict': {
         if (target.conflicts + 1 > this.parts.config.session.conflictRetries) {
-          this.parts.log.warn({ event: 'session_conflict_exhausted', sessionId: target.session.id, conflicts: target.conflicts }, 'session stays busy; using a new one');
+          this.parts.log.warn(
+            { event: 'session_conflict_exhausted', sessionId: target.session.id, conflicts: target.conflicts },
+            'session stays busy; using a new one',
+          );
           return undefined;
         }
         return { ...target, conflicts: target.conflicts + 1 };

@@ -27,19 +27,38 @@ export function idleEnding(arrival: Arrival, armed: ArmedSession, log: Logger, s
   // The same id and secret may be retried (spec §5 rule 2), but a session that fails again after a
   // reconnect is replaced rather than retried until it expires.
   const backendEnded = arrival.kind !== 'closed';
-  const reusable = backendEnded && armed.reuses > 0 ? undefined : { session: armed.session, reuses: armed.reuses + 1, usedBefore: true, conflicts: 0 };
+  const reusable =
+    backendEnded && armed.reuses > 0 ? undefined : { session: armed.session, reuses: armed.reuses + 1, usedBefore: true, conflicts: 0 };
   switch (arrival.kind) {
     case 'closed':
-      log.warn({ event: 'idle_socket_closed', sessionId: armed.session.id, code: arrival.closed.code, unanswered: arrival.closed.unanswered === true }, 'idle session socket closed; re-arming');
+      log.warn(
+        {
+          event: 'idle_socket_closed',
+          sessionId: armed.session.id,
+          code: arrival.closed.code,
+          unanswered: arrival.closed.unanswered === true,
+        },
+        'idle session socket closed; re-arming',
+      );
       return {
         reusable,
         failure: arrival.closed.unanswered
-          ? { kind: 'not_answering', stage: 'socket', detail: 'the backend answered no ping on the idle session socket (timeouts.pongMs); the socket was dropped' }
+          ? {
+              kind: 'not_answering',
+              stage: 'socket',
+              detail: 'the backend answered no ping on the idle session socket (timeouts.pongMs); the socket was dropped',
+            }
           : { kind: 'socket_lost', stage: 'socket', detail: `the idle session socket closed (code ${arrival.closed.code})` },
       };
     case 'violation':
       log.warn(
-        { event: 'protocol_violation', sessionId: armed.session.id, kind: arrival.violation.kind, detail: arrival.violation.detail, phase: 'idle' },
+        {
+          event: 'protocol_violation',
+          sessionId: armed.session.id,
+          kind: arrival.violation.kind,
+          detail: arrival.violation.detail,
+          phase: 'idle',
+        },
         'invalid message while idle',
       );
       return {
@@ -51,7 +70,12 @@ export function idleEnding(arrival: Arrival, armed: ArmedSession, log: Logger, s
     case 'message': {
       if (arrival.message.type === 'error') {
         log.warn(
-          { event: 'backend_error', sessionId: armed.session.id, phase: 'idle', ...backendErrorFields(arrival.message.message, showBackendErrorText) },
+          {
+            event: 'backend_error',
+            sessionId: armed.session.id,
+            phase: 'idle',
+            ...backendErrorFields(arrival.message.message, showBackendErrorText),
+          },
           'backend error while idle',
         );
         return {
@@ -66,14 +90,28 @@ export function idleEnding(arrival: Arrival, armed: ArmedSession, log: Logger, s
       }
       const op = arrival.message.type === 'step_request' ? arrival.message.op : undefined;
       log.warn(
-        { event: 'protocol_violation', sessionId: armed.session.id, kind: 'out_of_sequence', type: arrival.message.type, op, phase: 'idle' },
+        {
+          event: 'protocol_violation',
+          sessionId: armed.session.id,
+          kind: 'out_of_sequence',
+          type: arrival.message.type,
+          op,
+          phase: 'idle',
+        },
         'message before any tap or scan',
       );
       return {
         reusable,
         close: { code: CloseCode.protocolError, reason: 'protocol violation: out_of_sequence' },
-        idleFailure: { code: 'protocol_violation', detail: `out_of_sequence: ${arrival.message.type}${op ? ` ${op}` : ''} before any tap or scan` },
-        failure: { kind: 'idle_violation', stage: 'socket', detail: `protocol violation while idle: ${arrival.message.type}${op ? ` ${op}` : ''} before any tap or scan` },
+        idleFailure: {
+          code: 'protocol_violation',
+          detail: `out_of_sequence: ${arrival.message.type}${op ? ` ${op}` : ''} before any tap or scan`,
+        },
+        failure: {
+          kind: 'idle_violation',
+          stage: 'socket',
+          detail: `protocol violation while idle: ${arrival.message.type}${op ? ` ${op}` : ''} before any tap or scan`,
+        },
       };
     }
   }

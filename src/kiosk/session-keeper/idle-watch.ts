@@ -103,19 +103,25 @@ export class IdleWatch {
     clearTimeout(this.expiryTimer);
     const { renewBeforeExpiryMs, minRemainingToStartMs } = this.parts.config.session;
     const { log, age, events } = this.parts;
-    this.renewTimer = setTimeout(() => {
-      if (this.armed !== armed) return;
-      events.healthy(); // it lived this long: the backend works
-      log.info({ event: 'session_renewing', sessionId: armed.session.id }, 'renewing the idle session before it expires');
-      events.renewDue();
-    }, Math.max(0, age.remaining(armed.session) - renewBeforeExpiryMs) + 1);
-    this.expiryTimer = setTimeout(() => {
-      if (this.armed !== armed) return;
-      log.warn({ event: 'session_retired', sessionId: armed.session.id }, 'idle session too close to expiry; no replacement yet');
-      this.armed = undefined;
-      void this.close(armed, CloseCode.normal, 'session expiring');
-      events.retired();
-    }, Math.max(0, age.remaining(armed.session) - minRemainingToStartMs) + 1);
+    this.renewTimer = setTimeout(
+      () => {
+        if (this.armed !== armed) return;
+        events.healthy(); // it lived this long: the backend works
+        log.info({ event: 'session_renewing', sessionId: armed.session.id }, 'renewing the idle session before it expires');
+        events.renewDue();
+      },
+      Math.max(0, age.remaining(armed.session) - renewBeforeExpiryMs) + 1,
+    );
+    this.expiryTimer = setTimeout(
+      () => {
+        if (this.armed !== armed) return;
+        log.warn({ event: 'session_retired', sessionId: armed.session.id }, 'idle session too close to expiry; no replacement yet');
+        this.armed = undefined;
+        void this.close(armed, CloseCode.normal, 'session expiring');
+        events.retired();
+      },
+      Math.max(0, age.remaining(armed.session) - minRemainingToStartMs) + 1,
+    );
   }
 
   /** While idle, the backend should say nothing; anything it says ends the idle session. */

@@ -74,7 +74,8 @@ export function statusFor(standing: Standing, failure: BackendFailure): KeeperSt
     case 'offline':
       if (failure.kind === 'tls') return { state: 'offline', detail: failure.detail, code: 'backend_tls' };
       // Timeouts and a silent socket: something takes the traffic and answers nothing.
-      if (failure.kind === 'not_answering' || failure.kind === 'timeout') return { state: 'offline', detail: failure.detail, code: 'backend_not_answering' };
+      if (failure.kind === 'not_answering' || failure.kind === 'timeout')
+        return { state: 'offline', detail: failure.detail, code: 'backend_not_answering' };
       return { state: 'offline', detail: failure.detail };
     case 'needs_staff':
       return { state: 'config_error', detail: failure.detail, retrying: true, kind: failure.kind };
@@ -83,14 +84,27 @@ export function statusFor(standing: Standing, failure: BackendFailure): KeeperSt
 
 export function logDecision(log: Logger, decision: RetryDecision): void {
   const { failure } = decision;
-  const fields = { kind: failure.kind, stage: failure.stage, status: failure.status, detail: failure.detail, consecutive: decision.consecutive };
+  const fields = {
+    kind: failure.kind,
+    stage: failure.stage,
+    status: failure.status,
+    detail: failure.detail,
+    consecutive: decision.consecutive,
+  };
   if (decision.action === 'stop') {
     log.error({ event: 'backend_refused_credentials', ...fields }, 'backend refused the credentials; not retrying until staff act');
   } else if (decision.standing === 'recovering') {
-    log.info({ event: RECOVERING_EVENT[failure.kind] ?? 'session_rearm', ...fields, retryInMs: decision.delayMs }, 'connecting the session again');
+    log.info(
+      { event: RECOVERING_EVENT[failure.kind] ?? 'session_rearm', ...fields, retryInMs: decision.delayMs },
+      'connecting the session again',
+    );
   } else {
     log.warn(
-      { event: failure.kind === 'tls' ? 'backend_tls' : decision.standing === 'needs_staff' ? 'backend_needs_staff' : 'backend_unavailable', ...fields, retryInMs: decision.delayMs },
+      {
+        event: failure.kind === 'tls' ? 'backend_tls' : decision.standing === 'needs_staff' ? 'backend_needs_staff' : 'backend_unavailable',
+        ...fields,
+        retryInMs: decision.delayMs,
+      },
       'cannot keep a session ready',
     );
   }

@@ -36,7 +36,11 @@ export class RequestGate {
     for (let logged = false; ; logged = true) {
       const wait = this.policy.admissionDelay(this.now());
       if (wait <= 0) break;
-      if (!logged) this.log.warn({ event: 'request_budget_spent', waitMs: wait, perMinute: this.config.session.maxRequestsPerMinute }, 'request budget spent; waiting');
+      if (!logged)
+        this.log.warn(
+          { event: 'request_budget_spent', waitMs: wait, perMinute: this.config.session.maxRequestsPerMinute },
+          'request budget spent; waiting',
+        );
       await sleep(wait, signal);
     }
     this.policy.recordRequest(this.now());

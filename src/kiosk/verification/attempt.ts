@@ -104,7 +104,11 @@ export class Attempt {
     // Dropped for want of a pong before the backend had the answer: nobody is answering, and nothing is to be
     // recovered. After the end byte a result may still wait behind a lost connection: that path tries.
     if (closed?.unanswered && !transferFinished) {
-      return { kind: 'not_answering', phase: this.phase, detail: `the backend answered no ping within timeouts.pongMs (${this.phase}); the socket was dropped` };
+      return {
+        kind: 'not_answering',
+        phase: this.phase,
+        detail: `the backend answered no ping within timeouts.pongMs (${this.phase}); the socket was dropped`,
+      };
     }
     return { kind: 'dropped', closed, transferFinished };
   }
@@ -207,7 +211,11 @@ export class Attempt {
       return this.unwrap(await this.ctx.channel.next(bound, this.signal));
     } catch (e) {
       if (e instanceof ChannelTimeoutError) {
-        return this.fail({ kind: 'not_answering', phase, detail: `no reply from the backend within ${bound} ms of the ${phase} (timeouts.firstReplyMs)` });
+        return this.fail({
+          kind: 'not_answering',
+          phase,
+          detail: `no reply from the backend within ${bound} ms of the ${phase} (timeouts.firstReplyMs)`,
+        });
       }
       throw e;
     }
@@ -251,12 +259,7 @@ export class Attempt {
    * timeout passes; `dispose` releases what it produces too late, `keepSignal` keeps its signal tied to the
    * attempt after success. The attempt's end unwinds as {@link RunStop}.
    */
-  device<T>(
-    operation: (signal: AbortSignal) => Promise<T>,
-    ms: number,
-    what: string,
-    options: DeviceOperationOptions<T> = {},
-  ): Promise<T> {
+  device<T>(operation: (signal: AbortSignal) => Promise<T>, ms: number, what: string, options: DeviceOperationOptions<T> = {}): Promise<T> {
     return runDeviceOperation(this.signal, operation, ms, what, options, () => new RunStop());
   }
 

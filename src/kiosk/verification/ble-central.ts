@@ -61,12 +61,10 @@ export async function centralTransfer(transfer: BleTransfer, mode: BleMode): Pro
   const { bleSetupMs } = attempt.ctx.timeouts;
   let link: BleCentralLink;
   try {
-    link = await attempt.device(
-      (signal) => port.connect(profileOf(mode), handlers, signal),
-      bleSetupMs,
-      'BLE central setup',
-      { dispose: (late) => late.close(), keepSignal: true },
-    );
+    link = await attempt.device((signal) => port.connect(profileOf(mode), handlers, signal), bleSetupMs, 'BLE central setup', {
+      dispose: (late) => late.close(),
+      keepSignal: true,
+    });
   } catch (e) {
     if (e instanceof RunStop) throw e;
     return transfer.reportSetupFailure('central', setupReason(e, 'scan and connect', bleSetupMs));

@@ -26,19 +26,20 @@ export async function peripheralTransfer(transfer: BleTransfer, mode: BleMode): 
   const queue = (event: PeripheralEvent): void => {
     if (attempt.stopResult) return;
     if (events.size >= MAX_QUEUED_PHONE_EVENTS) {
-      transfer.failPhone('phone_flood', `the phone sent more than ${MAX_QUEUED_PHONE_EVENTS} GATT events while a read waited for its ble_read_response`);
+      transfer.failPhone(
+        'phone_flood',
+        `the phone sent more than ${MAX_QUEUED_PHONE_EVENTS} GATT events while a read waited for its ble_read_response`,
+      );
       return;
     }
     events.push(event);
   };
   let session: BlePeripheralSession | undefined;
   try {
-    session = await attempt.device(
-      (signal) => port.advertise(profileOf(mode), queue, signal),
-      bleSetupMs,
-      'BLE advertising',
-      { dispose: (late) => late.close(), keepSignal: true },
-    );
+    session = await attempt.device((signal) => port.advertise(profileOf(mode), queue, signal), bleSetupMs, 'BLE advertising', {
+      dispose: (late) => late.close(),
+      keepSignal: true,
+    });
   } catch (e) {
     if (e instanceof RunStop) throw e;
     return transfer.reportSetupFailure('peripheral', setupReason(e, 'advertising', bleSetupMs));

@@ -137,9 +137,11 @@ export class NfcHandover {
       this.card = undefined;
       this.releasedCard = old;
       // Every step is bounded here, even against an adapter that ignores its abort signal.
-      await attempt.device(() => old.release(), RELEASE_MS, 'card release').catch((e: unknown) => {
-        if (e instanceof RunStop) throw e; // a release that hangs or fails does not stop the re-tap
-      });
+      await attempt
+        .device(() => old.release(), RELEASE_MS, 'card release')
+        .catch((e: unknown) => {
+          if (e instanceof RunStop) throw e; // a release that hangs or fails does not stop the re-tap
+        });
       this.card = await attempt.device(
         async (signal) => {
           await old.waitForRemoval(signal);
@@ -151,7 +153,8 @@ export class NfcHandover {
       );
     } catch (e) {
       if (e instanceof RunStop || attempt.stopResult) throw new RunStop();
-      if (e instanceof TimeoutError) attempt.fail({ kind: 'timeout', phase: 'awaiting_card', detail: `no re-tap within ${awaitCardMs} ms` });
+      if (e instanceof TimeoutError)
+        attempt.fail({ kind: 'timeout', phase: 'awaiting_card', detail: `no re-tap within ${awaitCardMs} ms` });
       throw e;
     } finally {
       attempt.endQuiet();

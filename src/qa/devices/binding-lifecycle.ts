@@ -76,7 +76,8 @@ export class BindingManager {
 }
 
 /** noble's manager as the mac binding keeps it. */
-export const nobleMacManager = (): BindingManager => new BindingManager((method) => `${NOBLE_MAC_METHOD_NAMES[method] ?? method}: ${MANAGER_GONE}`);
+export const nobleMacManager = (): BindingManager =>
+  new BindingManager((method) => `${NOBLE_MAC_METHOD_NAMES[method] ?? method}: ${MANAGER_GONE}`);
 
 /** bleno's manager as the mac binding keeps it. */
 export const blenoMacManager = (): BindingManager => new BindingManager(() => MANAGER_GONE);

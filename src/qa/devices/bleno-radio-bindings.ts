@@ -302,7 +302,11 @@ class AttBearer {
 
   private request(build: () => Buffer): Promise<Buffer> {
     return new Promise<Buffer>((resolve, reject) => {
-      this.post({ build, expectsResponse: true, done: (response, error) => (error === undefined ? resolve(response ?? Buffer.alloc(0)) : reject(error)) });
+      this.post({
+        build,
+        expectsResponse: true,
+        done: (response, error) => (error === undefined ? resolve(response ?? Buffer.alloc(0)) : reject(error)),
+      });
     });
   }
 
@@ -387,12 +391,14 @@ class AttBearer {
     });
     const error = attErrorOf(response);
     if (error) throw error;
-    if (response[0] !== OP_READ_RESP && response[0] !== OP_READ_BLOB_RESP) throw new AttError(AttErrorCode.UNLIKELY_ERROR, 'unexpected ATT response');
+    if (response[0] !== OP_READ_RESP && response[0] !== OP_READ_BLOB_RESP)
+      throw new AttError(AttErrorCode.UNLIKELY_ERROR, 'unexpected ATT response');
     return new Uint8Array(response.subarray(1));
   }
 
   async write(request: AttRequest, data: Uint8Array, withoutResponse: boolean): Promise<void> {
-    const build = (): Buffer => Buffer.concat([pdu(withoutResponse ? OP_WRITE_CMD : OP_WRITE_REQ, [this.lookup(request).valueHandle, 2]), data]);
+    const build = (): Buffer =>
+      Buffer.concat([pdu(withoutResponse ? OP_WRITE_CMD : OP_WRITE_REQ, [this.lookup(request).valueHandle, 2]), data]);
     if (withoutResponse) {
       // No response to a command; bleno may still send an Error Response (the radio reports it when it
       // comes within the call; over the link it arrives later and goes to onLateError).
@@ -623,7 +629,16 @@ export class RadioPeripheralSide extends EventEmitter {
 }
 
 /** Events the radio side emits that are bleno's binding events as they are. */
-export const RADIO_SIDE_EVENTS = ['platform', 'addressChange', 'stateChange', 'advertisingStart', 'advertisingStop', 'accept', 'disconnect', 'rssiUpdate'] as const;
+export const RADIO_SIDE_EVENTS = [
+  'platform',
+  'addressChange',
+  'stateChange',
+  'advertisingStart',
+  'advertisingStop',
+  'accept',
+  'disconnect',
+  'rssiUpdate',
+] as const;
 
 /** Both halves in one process, called directly: bleno bindings on a radio device. */
 export class BlenoRadioBindings extends EventEmitter implements BlenoBindings {

@@ -20,7 +20,11 @@ export interface RigHands {
   readonly newPhone: () => void;
 }
 
-export function customerHands(phone: () => { presentQr(): string; tag(): VirtualNfcTag }, nfc: VirtualNfcReader, qr: QrScanQueue): RigHands {
+export function customerHands(
+  phone: () => { presentQr(): string; tag(): VirtualNfcTag },
+  nfc: VirtualNfcReader,
+  qr: QrScanQueue,
+): RigHands {
   let lastTag: VirtualNfcTag | undefined;
   return {
     showQr: () => {

@@ -247,7 +247,9 @@ export class RadioNobleBindings extends EventEmitter {
     } else if (connection.services.some((s) => s.uuid === serviceUuid)) {
       setImmediate(() => answer(connection.services));
     } else {
-      connection.link.discover([serviceUuid]).then(answer, (e: unknown) => this.emit('characteristicsDiscover', id, serviceUuid, [], asError(e)));
+      connection.link
+        .discover([serviceUuid])
+        .then(answer, (e: unknown) => this.emit('characteristicsDiscover', id, serviceUuid, [], asError(e)));
     }
   }
 
@@ -265,7 +267,10 @@ export class RadioNobleBindings extends EventEmitter {
   write(id: string, serviceUuid: string, characteristicUuid: string, data: Uint8Array, withoutResponse: boolean): void {
     this.manager.check('write');
     const connection = this.link(id);
-    const request = connection instanceof Error ? Promise.reject(connection) : connection.link.write(serviceUuid, characteristicUuid, data, { withoutResponse });
+    const request =
+      connection instanceof Error
+        ? Promise.reject(connection)
+        : connection.link.write(serviceUuid, characteristicUuid, data, { withoutResponse });
     request.then(
       () => this.emit('write', id, serviceUuid, characteristicUuid),
       (e: unknown) => this.emit('write', id, serviceUuid, characteristicUuid, asError(e)),
@@ -296,7 +301,9 @@ export class RadioNobleBindings extends EventEmitter {
   discoverDescriptors(id: string, serviceUuid: string, characteristicUuid: string): void {
     this.manager.check('discoverDescriptors');
     const connection = this.connections.get(id);
-    const characteristic = connection?.services.find((s) => s.uuid === serviceUuid)?.characteristics.find((c) => c.uuid === characteristicUuid);
+    const characteristic = connection?.services
+      .find((s) => s.uuid === serviceUuid)
+      ?.characteristics.find((c) => c.uuid === characteristicUuid);
     const descriptors = characteristic?.properties.includes('notify') ? ['2902'] : [];
     setImmediate(() => this.emit('descriptorsDiscover', id, serviceUuid, characteristicUuid, descriptors));
   }

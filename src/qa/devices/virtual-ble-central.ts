@@ -15,7 +15,15 @@ import {
   type BleCentralLink,
   type GattProfile,
 } from '../../devices/ports.js';
-import { PROPERTY_OF, VirtualPort, abortable, abortedError, errorMessage, profileCharacteristics, type CharacteristicName } from './support.js';
+import {
+  PROPERTY_OF,
+  VirtualPort,
+  abortable,
+  abortedError,
+  errorMessage,
+  profileCharacteristics,
+  type CharacteristicName,
+} from './support.js';
 
 export interface VirtualBleCentralOptions {
   readonly availability?: Availability;

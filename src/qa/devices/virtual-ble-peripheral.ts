@@ -89,7 +89,11 @@ class VirtualPeripheralSession implements BlePeripheralSession {
   private phone: ServerConnection | undefined;
   private readonly characteristics = new Map<string, ServedCharacteristic>();
   private readonly subscribed = new Set<string>();
-  private readonly subscriptionWaiters = new Set<{ readonly key: string; readonly resolve: () => void; readonly reject: (e: Error) => void }>();
+  private readonly subscriptionWaiters = new Set<{
+    readonly key: string;
+    readonly resolve: () => void;
+    readonly reject: (e: Error) => void;
+  }>();
   private readonly pendingReads = new Set<() => void>();
   private readonly device: RadioDevice;
 

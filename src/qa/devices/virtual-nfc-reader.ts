@@ -17,7 +17,14 @@
  * Any other exception from the tag surfaces as `CommError`.
  */
 import { NfcFieldLostError, type VirtualNfcTag } from '../sim/virtual-wallet/nfc-tag.js';
-import { MAX_RAPDU_BYTES, NfcTransmitError, type Availability, type NfcCard, type NfcReader, type TransmitOptions } from '../../devices/ports.js';
+import {
+  MAX_RAPDU_BYTES,
+  NfcTransmitError,
+  type Availability,
+  type NfcCard,
+  type NfcReader,
+  type TransmitOptions,
+} from '../../devices/ports.js';
 import { AvailabilityNotifier } from '../../devices/shared/availability.js';
 import { abortedError } from './support.js';
 
@@ -184,7 +191,9 @@ class VirtualNfcCard implements NfcCard {
         reject(error);
       };
       const onAbort = (): void => fail(abortedError('NFC transmit'));
-      const stopRemoval = this.presence.onRemoval(() => fail(new NfcTransmitError('RemovedCard', 'the phone left the reader during the exchange')));
+      const stopRemoval = this.presence.onRemoval(() =>
+        fail(new NfcTransmitError('RemovedCard', 'the phone left the reader during the exchange')),
+      );
       const exchange = (): void => {
         cleanup();
         if (this.released) {
@@ -199,7 +208,9 @@ class VirtualNfcCard implements NfcCard {
             this.presence.remove();
             reject(new NfcTransmitError(this.fieldDropReason, error.message));
           } else {
-            reject(new NfcTransmitError('CommError', `the phone failed to answer: ${error instanceof Error ? error.message : String(error)}`));
+            reject(
+              new NfcTransmitError('CommError', `the phone failed to answer: ${error instanceof Error ? error.message : String(error)}`),
+            );
           }
           return;
         }
@@ -208,7 +219,9 @@ class VirtualNfcCard implements NfcCard {
           return;
         }
         if (response.length > MAX_RAPDU_BYTES) {
-          reject(new NfcTransmitError('InsufficientBuffer', `response of ${response.length} bytes, above the ${MAX_RAPDU_BYTES} of an R-APDU`));
+          reject(
+            new NfcTransmitError('InsufficientBuffer', `response of ${response.length} bytes, above the ${MAX_RAPDU_BYTES} of an R-APDU`),
+          );
           return;
         }
         resolve(Uint8Array.from(response));
@@ -217,7 +230,10 @@ class VirtualNfcCard implements NfcCard {
       if (this.latencyMs > 0) timer = setTimeout(exchange, this.latencyMs);
       else immediate = setImmediate(exchange);
       if (Number.isFinite(options.timeoutMs) && options.timeoutMs <= this.latencyMs) {
-        deadline = setTimeout(() => fail(new NfcTransmitError('Timeout', `no answer within ${options.timeoutMs} ms`)), Math.max(0, options.timeoutMs));
+        deadline = setTimeout(
+          () => fail(new NfcTransmitError('Timeout', `no answer within ${options.timeoutMs} ms`)),
+          Math.max(0, options.timeoutMs),
+        );
       }
     });
   }

@@ -22,7 +22,10 @@ export interface HciOptions {
 }
 
 function hciOptions(options: HciOptions): Record<string, unknown> {
-  return { hciDriver: 'uart', bindParams: { uart: { port: options.tty, ...(options.baudRate === undefined ? {} : { baudRate: options.baudRate }) } } };
+  return {
+    hciDriver: 'uart',
+    bindParams: { uart: { port: options.tty, ...(options.baudRate === undefined ? {} : { baudRate: options.baudRate }) } },
+  };
 }
 
 /** A noble on its hci binding over `tty`. Nothing runs until the first `stateChange` listener. */

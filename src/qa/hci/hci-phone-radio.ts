@@ -93,7 +93,8 @@ export class HciPhoneRadio implements PhoneRadio {
 
   /** Removes its listeners from noble and bleno; the libraries stay up for the next phone on them. */
   dispose(): void {
-    for (const side of [this.central, this.peripheral]) if (side instanceof BlenoPeripheralSide || side instanceof NobleCentralSide) side.dispose();
+    for (const side of [this.central, this.peripheral])
+      if (side instanceof BlenoPeripheralSide || side instanceof NobleCentralSide) side.dispose();
   }
 }
 
@@ -192,7 +193,10 @@ class BlenoPeripheralSide implements PhonePeripheral {
         }),
     );
     const set = whenPoweredOn(this.bleno, this.ms, 'phone bleno').then(() =>
-      awaitEvent(this.bleno, 'servicesSet', 'servicesSetError', () => this.bleno.setServices(built), { timeoutMs: this.ms, what: 'phone setServices' }),
+      awaitEvent(this.bleno, 'servicesSet', 'servicesSetError', () => this.bleno.setServices(built), {
+        timeoutMs: this.ms,
+        what: 'phone setServices',
+      }),
     );
     set.catch(() => undefined); // reported by startAdvertising
     this.servicesSet = set;
@@ -254,15 +258,24 @@ class BlenoPeripheralSide implements PhonePeripheral {
 
   async startAdvertising(data: AdvertisingData): Promise<void> {
     await this.servicesSet;
-    const [error] = await awaitEvent(this.bleno, 'advertisingStart', 'advertisingStartError', () => this.bleno.startAdvertising(data.localName ?? 'phone', data.serviceUuids.map(blenoUuid)), {
-      timeoutMs: this.ms,
-      what: 'phone advertising',
-    });
+    const [error] = await awaitEvent(
+      this.bleno,
+      'advertisingStart',
+      'advertisingStartError',
+      () => this.bleno.startAdvertising(data.localName ?? 'phone', data.serviceUuids.map(blenoUuid)),
+      {
+        timeoutMs: this.ms,
+        what: 'phone advertising',
+      },
+    );
     if (error) throw error instanceof Error ? error : new Error('phone advertising failed');
   }
 
   async stopAdvertising(): Promise<void> {
-    await awaitEvent(this.bleno, 'advertisingStop', undefined, () => this.bleno.stopAdvertising(), { timeoutMs: this.ms, what: 'phone stop advertising' }).catch(() => undefined);
+    await awaitEvent(this.bleno, 'advertisingStop', undefined, () => this.bleno.stopAdvertising(), {
+      timeoutMs: this.ms,
+      what: 'phone stop advertising',
+    }).catch(() => undefined);
   }
 
   notify(handle: number, _serviceUuid: string, characteristicUuid: string, data: Uint8Array): Promise<void> {
@@ -271,7 +284,8 @@ class BlenoPeripheralSide implements PhonePeripheral {
     const key = uuidKey(characteristicUuid);
     const update = connection.updates.get(key);
     if (!update) return Promise.reject(new RadioError('not_subscribed', `the reader has not subscribed to ${characteristicUuid}`));
-    if (data.length > connection.mtu - 3) return Promise.reject(new RadioError('payload_too_large', `${data.length} bytes above ATT_MTU ${connection.mtu} − 3`));
+    if (data.length > connection.mtu - 3)
+      return Promise.reject(new RadioError('payload_too_large', `${data.length} bytes above ATT_MTU ${connection.mtu} − 3`));
     this.record({ direction: 'sent', characteristic: key, data: new Uint8Array(data) });
     update(Buffer.from(data));
     // Queued in bleno's ACL queue; the next turn lets the reader's packets in between two chunks.
@@ -356,7 +370,9 @@ class NobleCentralSide implements PhoneCentral {
     const peripheral = this.seen.get(id);
     if (!peripheral) throw new RadioError('not_found', `the phone has not seen ${id}`);
     if (options.signal?.aborted) throw new RadioError('aborted', 'connect aborted');
-    const connecting = (peripheral as Peripheral & { connectAsync(o: { mtu: number }): Promise<void> }).connectAsync({ mtu: options.mtu ?? this.mtu });
+    const connecting = (peripheral as Peripheral & { connectAsync(o: { mtu: number }): Promise<void> }).connectAsync({
+      mtu: options.mtu ?? this.mtu,
+    });
     try {
       await withTimeout(connecting, this.ms, 'phone connect');
     } catch (error) {
@@ -407,14 +423,21 @@ class NobleLink implements PhoneLink {
 
   async discover(serviceUuids: readonly string[] = []): Promise<DiscoveredService[]> {
     this.live();
-    const services = await withTimeout(this.peripheral.discoverServicesAsync(serviceUuids.map(nobleUuid)), this.ms, 'phone service discovery');
+    const services = await withTimeout(
+      this.peripheral.discoverServicesAsync(serviceUuids.map(nobleUuid)),
+      this.ms,
+      'phone service discovery',
+    );
     const out: DiscoveredService[] = [];
     for (const service of services) {
       const characteristics = await withTimeout(service.discoverCharacteristicsAsync([]), this.ms, 'phone characteristic discovery');
       for (const c of characteristics) this.characteristics.set(`${uuidKey(service.uuid)}/${uuidKey(c.uuid)}`, c);
       out.push({
         uuid: service.uuid,
-        characteristics: characteristics.map((c) => ({ uuid: c.uuid, properties: c.properties.filter((p): p is GattProperty => GATT_PROPERTIES.includes(p as GattProperty)) })),
+        characteristics: characteristics.map((c) => ({
+          uuid: c.uuid,
+          properties: c.properties.filter((p): p is GattProperty => GATT_PROPERTIES.includes(p as GattProperty)),
+        })),
       });
     }
     return out;

@@ -35,7 +35,12 @@ export interface HciTtys {
   readonly phonePeripheral: string;
 }
 
-export const HCI_CONTROLLER_NAMES = { kioskCentral: 'kiosk-central', kioskPeripheral: 'kiosk-peripheral', phoneCentral: 'phone-central', phonePeripheral: 'phone-peripheral' } as const;
+export const HCI_CONTROLLER_NAMES = {
+  kioskCentral: 'kiosk-central',
+  kioskPeripheral: 'kiosk-peripheral',
+  phoneCentral: 'phone-central',
+  phonePeripheral: 'phone-peripheral',
+} as const;
 
 /** Where `npm run btvirt -- start` makes the ttys by default (tools/btvirt/emulated-radio.ts). */
 export function defaultHciDir(): string {
@@ -116,7 +121,8 @@ export async function createHciRig(stacks: HciStacks, options: HciRigOptions = {
     ...(options.phoneEndTimeoutMs === undefined ? {} : { endTimeoutMs: options.phoneEndTimeoutMs }),
   });
   const central = options.ble?.central === false ? undefined : new NobleCentral(stacks.kioskNoble, { platform: 'hci', ...options.central });
-  const peripheral = options.ble?.peripheral === false ? undefined : new BlenoPeripheral(stacks.kioskBleno, { binding: 'hci', ...options.peripheral });
+  const peripheral =
+    options.ble?.peripheral === false ? undefined : new BlenoPeripheral(stacks.kioskBleno, { binding: 'hci', ...options.peripheral });
   const nfc = new VirtualNfcReader(options.nfc ?? {});
   const qr = new QrScanQueue({ freshMs: 60_000 });
   const notConfigured = { availability: () => NOT_CONFIGURED };

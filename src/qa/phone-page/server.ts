@@ -54,7 +54,9 @@ const MAX_BODY_BYTES = 4_096;
  * `backend_silent` / `backend_answer`: the embedded mock backend takes the traffic and answers nothing, or
  * answers again (QA's "silent backend" switch, docs/qa-demo.md).
  */
-export const PhoneActionSchema = z.strictObject({ action: z.enum(['tap', 'lift', 'retap', 'show_qr', 'scan_qr', 'backend_silent', 'backend_answer']) });
+export const PhoneActionSchema = z.strictObject({
+  action: z.enum(['tap', 'lift', 'retap', 'show_qr', 'scan_qr', 'backend_silent', 'backend_answer']),
+});
 export type PhoneAction = z.infer<typeof PhoneActionSchema>['action'];
 
 const ASSETS: Readonly<Record<string, { readonly file: string; readonly type: string }>> = {
@@ -98,7 +100,8 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
-  if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) throw new HttpError(415, 'send JSON (Content-Type: application/json)');
+  if (!/^application\/json\b/i.test(req.headers['content-type'] ?? ''))
+    throw new HttpError(415, 'send JSON (Content-Type: application/json)');
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -180,7 +183,8 @@ export async function startPhonePage(options: PhonePageOptions): Promise<PhonePa
 
   const handleApi = async (req: IncomingMessage, res: ServerResponse, path: string, origin: string): Promise<void> => {
     if (!authorised(req)) throw new HttpError(401, 'missing or wrong token: open the URL the demo printed');
-    if (req.method === 'POST' && req.headers.origin !== undefined && req.headers.origin !== origin) throw new HttpError(403, 'cross-origin request refused');
+    if (req.method === 'POST' && req.headers.origin !== undefined && req.headers.origin !== origin)
+      throw new HttpError(403, 'cross-origin request refused');
     if (path === '/api/state' && req.method === 'GET') {
       sendJson(res, 200, await state());
       return;
@@ -234,7 +238,12 @@ export async function startPhonePage(options: PhonePageOptions): Promise<PhonePa
     };
     run().catch((e: unknown) => {
       const status = e instanceof HttpError ? e.status : e instanceof z.ZodError ? 400 : 500;
-      const message = e instanceof HttpError ? e.message : e instanceof z.ZodError ? describe(e) : `the virtual phone failed: ${e instanceof Error ? e.message : String(e)}`;
+      const message =
+        e instanceof HttpError
+          ? e.message
+          : e instanceof z.ZodError
+            ? describe(e)
+            : `the virtual phone failed: ${e instanceof Error ? e.message : String(e)}`;
       if (res.headersSent) res.destroy();
       else sendJson(res, status, { error: message });
     });

@@ -44,7 +44,10 @@ export interface EmbeddedBackend {
   stop(): Promise<void>;
 }
 
-export async function startEmbeddedBackend(trustedIacaCertificates: readonly Uint8Array[], options: EmbeddedBackendOptions = {}): Promise<EmbeddedBackend> {
+export async function startEmbeddedBackend(
+  trustedIacaCertificates: readonly Uint8Array[],
+  options: EmbeddedBackendOptions = {},
+): Promise<EmbeddedBackend> {
   const apiKey = randomBytes(18).toString('base64url');
   const engineFactory = createIsoReaderEngineFactory({ trustedIacaCertificates });
   const start = (port: number, faults: FaultPlanInput | undefined): Promise<MockBackend> =>

@@ -55,7 +55,12 @@ export const DEFAULT_PHONE_SETTINGS: PhoneSettings = {
 
 /** Settings that only a new phone can take (they are fixed when the credential is issued or the phone made). */
 export function needsNewPhone(before: PhoneSettings, after: PhoneSettings): boolean {
-  return before.profile !== after.profile || before.credential !== after.credential || before.portrait !== after.portrait || before.holder !== after.holder;
+  return (
+    before.profile !== after.profile ||
+    before.credential !== after.credential ||
+    before.portrait !== after.portrait ||
+    before.holder !== after.holder
+  );
 }
 
 /** An under-21 holder's birth date: 19 years before `now` (UTC), so every age_over_NN issued from it agrees. */
@@ -66,7 +71,10 @@ export function underAgeBirthDate(now: Date): string {
 }
 
 /** What the kiosk's device ports report for the QA device switches, worded as the real adapters word it. */
-export function deviceAvailability(settings: Pick<PhoneSettings, 'nfcReader' | 'bluetooth'>): { readonly nfc: Availability; readonly bluetooth: Availability } {
+export function deviceAvailability(settings: Pick<PhoneSettings, 'nfcReader' | 'bluetooth'>): {
+  readonly nfc: Availability;
+  readonly bluetooth: Availability;
+} {
   const nfc: Availability =
     settings.nfcReader === 'unplugged'
       ? { usable: false, reason: 'no_reader', detail: 'waiting for a reader (unplugged on the QA phone page)' }

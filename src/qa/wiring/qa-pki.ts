@@ -8,7 +8,14 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { createTestPki, exportTestPkiPem, importTestPkiPem, writeIacaPem, type TestPki, type TestPkiPem } from '../sim/virtual-wallet/pki.js';
+import {
+  createTestPki,
+  exportTestPkiPem,
+  importTestPkiPem,
+  writeIacaPem,
+  type TestPki,
+  type TestPkiPem,
+} from '../sim/virtual-wallet/pki.js';
 
 export function defaultQaPkiDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.MDL_KIOSK_QA_PKI) return env.MDL_KIOSK_QA_PKI;
@@ -23,7 +30,9 @@ export function qaTrustDir(pkiDir: string): string {
 function isPkiPem(value: unknown): value is TestPkiPem {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
-  return ['iacaCertificate', 'iacaPrivateKey', 'documentSignerCertificate', 'documentSignerPrivateKey'].every((k) => typeof v[k] === 'string');
+  return ['iacaCertificate', 'iacaPrivateKey', 'documentSignerCertificate', 'documentSignerPrivateKey'].every(
+    (k) => typeof v[k] === 'string',
+  );
 }
 
 /** Loads the QA PKI from `dir`, or creates and stores one there (with the trust directory) the first time. */

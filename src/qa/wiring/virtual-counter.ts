@@ -21,9 +21,25 @@ import type { PhoneRadio } from '../sim/virtual-wallet/phone-radio.js';
 import { issueTestCredential, type TestCredential } from '../sim/virtual-wallet/credential.js';
 import type { TestPki } from '../sim/virtual-wallet/pki.js';
 import type { PhoneProfileName } from '../sim/virtual-wallet/profiles.js';
-import { VirtualPhone, type AbortReason, type EngagementKind, type PhoneBehaviour, type PhoneSetup, type PresentationOutcome } from '../sim/virtual-wallet/virtual-phone.js';
+import {
+  VirtualPhone,
+  type AbortReason,
+  type EngagementKind,
+  type PhoneBehaviour,
+  type PhoneSetup,
+  type PresentationOutcome,
+} from '../sim/virtual-wallet/virtual-phone.js';
 import { startEmbeddedBackend, type EmbeddedBackend, type EmbeddedBackendOptions } from './embedded-backend.js';
-import { PhoneSettingsChangeSchema, deviceAvailability, fromPhoneBehaviour, needsNewPhone, toPhoneBehaviour, underAgeBirthDate, type PhoneSettings, type PhoneSettingsChange } from './phone-settings.js';
+import {
+  PhoneSettingsChangeSchema,
+  deviceAvailability,
+  fromPhoneBehaviour,
+  needsNewPhone,
+  toPhoneBehaviour,
+  underAgeBirthDate,
+  type PhoneSettings,
+  type PhoneSettingsChange,
+} from './phone-settings.js';
 import { defaultQaPkiDir, loadOrCreateQaPki } from './qa-pki.js';
 
 /** Which Bluetooth roles the kiosk can take on the counter. */
@@ -107,7 +123,8 @@ export function summarisePhoneOutcome(outcome: PresentationOutcome): PhoneOutcom
     bleMode: outcome.bleMode,
     reason: outcome.kind === 'aborted' ? outcome.reason : undefined,
     detail: outcome.kind === 'aborted' ? outcome.detail : undefined,
-    sharedElements: outcome.kind === 'shared' ? Object.entries(outcome.shared).flatMap(([ns, elements]) => elements.map((e) => `${ns}/${e}`)) : [],
+    sharedElements:
+      outcome.kind === 'shared' ? Object.entries(outcome.shared).flatMap(([ns, elements]) => elements.map((e) => `${ns}/${e}`)) : [],
   };
 }
 
@@ -162,7 +179,8 @@ export async function createVirtualCounter(options: VirtualCounterOptions = {}):
   } else {
     const virtual = await createVirtualRig({ name, ...rigOptions });
     base = radioRig = virtual;
-    replacePhone = async (next) => virtual.replacePhone(await VirtualPhone.create({ ...next, radio: virtual.radio, name: `${name}-phone-${++phoneCount}` }));
+    replacePhone = async (next) =>
+      virtual.replacePhone(await VirtualPhone.create({ ...next, radio: virtual.radio, name: `${name}-phone-${++phoneCount}` }));
   }
   let backend: EmbeddedBackend | undefined;
   if (options.backend !== false) {

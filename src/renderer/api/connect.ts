@@ -49,7 +49,12 @@ export function connectViaPreload(bridge: PreloadKiosk): KioskConnection {
   };
 }
 
-export function connectViaSocket(options: { url: string; token: string; createSocket?: SocketFactory; probeHost?: () => Promise<boolean> }): KioskConnection {
+export function connectViaSocket(options: {
+  url: string;
+  token: string;
+  createSocket?: SocketFactory;
+  probeHost?: () => Promise<boolean>;
+}): KioskConnection {
   const transport = new SocketTransport(options);
   const api = createKioskApiClient({
     call: (intent, args) => transport.call(intent, args),

@@ -18,11 +18,14 @@ function cut(text: string, max: number): string {
 }
 
 function describe(value: unknown): { message: string; stack?: string } {
-  if (value instanceof Error) return { message: `${value.name}: ${value.message}`, ...(typeof value.stack === 'string' ? { stack: value.stack } : {}) };
+  if (value instanceof Error)
+    return { message: `${value.name}: ${value.message}`, ...(typeof value.stack === 'string' ? { stack: value.stack } : {}) };
   if (typeof value === 'string') return { message: value };
   if (value === undefined || value === null) return { message: String(value) };
   // An object's contents could be anything (a state, a reply): only its kind is sent.
-  return { message: `non-error value (${typeof value === 'object' ? (Object.getPrototypeOf(value) === null ? 'object' : (value.constructor.name || 'object')) : typeof value})` };
+  return {
+    message: `non-error value (${typeof value === 'object' ? (Object.getPrototypeOf(value) === null ? 'object' : value.constructor.name || 'object') : typeof value})`,
+  };
 }
 
 /** The `reportError` arguments for an error value, within the contract's bounds. */
@@ -78,7 +81,8 @@ export function forwardWindowErrors(target: ErrorEventSource, report: ReportErro
       return;
     }
     // No error object (a cross-origin script, or an error thrown as a string): the message and where.
-    const where = typeof e.filename === 'string' && e.filename !== '' ? ` (${e.filename}${typeof e.lineno === 'number' ? `:${e.lineno}` : ''})` : '';
+    const where =
+      typeof e.filename === 'string' && e.filename !== '' ? ` (${e.filename}${typeof e.lineno === 'number' ? `:${e.lineno}` : ''})` : '';
     report(rendererError('error', `${typeof e.message === 'string' ? e.message : 'script error'}${where}`));
   };
   const onRejection = (event: Event): void => {

@@ -16,7 +16,15 @@ export const MIN_SCREEN_MS = 1_000;
 export const MAX_END_DELAY_MS = 250;
 
 /** Screens between the customer's actions and the end of a visit (they may last only milliseconds). */
-const IN_BETWEEN: ReadonlySet<ScreenState['view']['phase']> = new Set(['starting', 'connecting', 'engaging', 'awaiting_card', 'ble_connecting', 'transferring', 'remove_phone']);
+const IN_BETWEEN: ReadonlySet<ScreenState['view']['phase']> = new Set([
+  'starting',
+  'connecting',
+  'engaging',
+  'awaiting_card',
+  'ble_connecting',
+  'transferring',
+  'remove_phone',
+]);
 /** The end of a visit: never held back for more than a glance. */
 const VISIT_END: ReadonlySet<ScreenState['view']['phase']> = new Set(['result', 'error']);
 

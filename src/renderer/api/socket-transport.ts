@@ -25,7 +25,13 @@ export type SocketFactory = (url: string, protocols: string[]) => SocketLike;
 export type ConnectionStatus =
   | { readonly kind: 'connecting'; readonly attempt: number; readonly lastProblem: string | null; readonly refused?: boolean }
   | { readonly kind: 'open'; readonly lastProblem: string | null }
-  | { readonly kind: 'waiting'; readonly attempt: number; readonly retryAt: number; readonly lastProblem: string | null; readonly refused?: boolean }
+  | {
+      readonly kind: 'waiting';
+      readonly attempt: number;
+      readonly retryAt: number;
+      readonly lastProblem: string | null;
+      readonly refused?: boolean;
+    }
   | { readonly kind: 'stopped'; readonly lastProblem: string | null };
 
 /** The host keeps refusing this page's token: waiting will not help, the address is wrong. */
@@ -228,7 +234,13 @@ export class SocketTransport {
     this.failures++;
     const delay = Math.min(this.maxBackoffMs, this.initialBackoffMs * 2 ** Math.min(this.failures - 1, 20));
     // `attempt` in the status is the number of the attempt that comes next.
-    this.setStatus({ kind: 'waiting', attempt: this.attempt + 1, retryAt: this.now() + delay, lastProblem: problem, refused: this.refused });
+    this.setStatus({
+      kind: 'waiting',
+      attempt: this.attempt + 1,
+      retryAt: this.now() + delay,
+      lastProblem: problem,
+      refused: this.refused,
+    });
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       this.open();

@@ -15,9 +15,20 @@ export function Progress(props: { step: number }): ReactNode {
   const stepText = t('progress.step', { step: Math.max(step, 1) });
   return (
     <div className="progress" data-testid="progress" data-step={step}>
-      <div className="progress-track" role="progressbar" aria-label={t('progress.label')} aria-valuemin={0} aria-valuemax={4} aria-valuenow={step} aria-valuetext={stepText}>
+      <div
+        className="progress-track"
+        role="progressbar"
+        aria-label={t('progress.label')}
+        aria-valuemin={0}
+        aria-valuemax={4}
+        aria-valuenow={step}
+        aria-valuetext={stepText}
+      >
         {STEPS.map((s) => (
-          <span key={s} className={`progress-segment${s <= step ? ' progress-segment--done' : ''}${s === step + 1 ? ' progress-segment--current' : ''}`} />
+          <span
+            key={s}
+            className={`progress-segment${s <= step ? ' progress-segment--done' : ''}${s === step + 1 ? ' progress-segment--current' : ''}`}
+          />
         ))}
       </div>
     </div>

@@ -7,7 +7,13 @@ import { useAnnounce } from './announcer.js';
 
 export type ScreenTone = 'calm' | 'progress' | 'problem' | 'staff';
 
-export function ScreenFrame(props: { title: string; tone: ScreenTone; icon?: ReactNode; children?: ReactNode; className?: string }): ReactNode {
+export function ScreenFrame(props: {
+  title: string;
+  tone: ScreenTone;
+  icon?: ReactNode;
+  children?: ReactNode;
+  className?: string;
+}): ReactNode {
   const headingId = useId();
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {

@@ -6,7 +6,17 @@ import type { ReactNode } from 'react';
 
 function Svg(props: { children: ReactNode }): ReactNode {
   return (
-    <svg viewBox="0 0 64 64" width="96" height="96" fill="none" stroke="currentColor" strokeWidth="3.5" strokeLinecap="round" strokeLinejoin="round" focusable="false">
+    <svg
+      viewBox="0 0 64 64"
+      width="96"
+      height="96"
+      fill="none"
+      stroke="currentColor"
+      strokeWidth="3.5"
+      strokeLinecap="round"
+      strokeLinejoin="round"
+      focusable="false"
+    >
       {props.children}
     </svg>
   );
@@ -108,7 +118,17 @@ export function HourglassIcon(): ReactNode {
 /** A bold arrow pointing down; turned by CSS for left and right (the reader pointer on Ready). */
 export function ArrowDownIcon(): ReactNode {
   return (
-    <svg viewBox="0 0 64 64" width="72" height="72" fill="none" stroke="currentColor" strokeWidth="7" strokeLinecap="round" strokeLinejoin="round" focusable="false">
+    <svg
+      viewBox="0 0 64 64"
+      width="72"
+      height="72"
+      fill="none"
+      stroke="currentColor"
+      strokeWidth="7"
+      strokeLinecap="round"
+      strokeLinejoin="round"
+      focusable="false"
+    >
       <path d="M32 8v44M14 34l18 18 18-18" />
     </svg>
   );

@@ -21,7 +21,8 @@ export const commonResources = { en: commonEn, es: commonEs, fr: commonFr } as c
 /** Every bundled string, by language then namespace. */
 export function bundledResources(): Record<Language, Record<Namespace, object>> {
   const out = {} as Record<Language, Record<Namespace, object>>;
-  for (const lng of LANGUAGES) out[lng] = { common: commonResources[lng], outcome: outcomeResources[lng], qr: qrResources[lng], events: eventResources[lng] };
+  for (const lng of LANGUAGES)
+    out[lng] = { common: commonResources[lng], outcome: outcomeResources[lng], qr: qrResources[lng], events: eventResources[lng] };
   return out;
 }
 

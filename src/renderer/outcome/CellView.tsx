@@ -38,7 +38,9 @@ export function CellView(props: { cell: Cell }): ReactNode {
       return <>{t(cell.key)}</>;
     case 'bytes': {
       const size = formatSize(cell.length, language);
-      return <>{cell.image === undefined ? t('value.binary', { size }) : t('value.image', { format: t(`value.format.${cell.image}`), size })}</>;
+      return (
+        <>{cell.image === undefined ? t('value.binary', { size }) : t('value.image', { format: t(`value.format.${cell.image}`), size })}</>
+      );
     }
     case 'empty':
       return <>{t('value.empty')}</>;

@@ -24,7 +24,16 @@ import { secondsUntil, useNow } from '../components/use-now.js';
 import { CellView } from './CellView.js';
 import { outcomeResources } from './locales.js';
 import { PortraitCanvas, type PortraitState } from './PortraitCanvas.js';
-import { presentOutcome, type AgeAnswer, type AuthDisplay, type DisplayVerdict, type ElementRow, type Finding, type MissingRow, type OutcomeModel } from './present.js';
+import {
+  presentOutcome,
+  type AgeAnswer,
+  type AuthDisplay,
+  type DisplayVerdict,
+  type ElementRow,
+  type Finding,
+  type MissingRow,
+  type OutcomeModel,
+} from './present.js';
 import './outcome.css';
 
 export interface OutcomeScreenProps {
@@ -40,7 +49,19 @@ type IconShape = 'check' | 'cross' | 'question' | 'dash';
 
 function Icon(props: { shape: IconShape }): ReactNode {
   return (
-    <svg className="outcome-icon" viewBox="0 0 48 48" width="48" height="48" aria-hidden="true" focusable="false" fill="none" stroke="currentColor" strokeWidth="6" strokeLinecap="round" strokeLinejoin="round">
+    <svg
+      className="outcome-icon"
+      viewBox="0 0 48 48"
+      width="48"
+      height="48"
+      aria-hidden="true"
+      focusable="false"
+      fill="none"
+      stroke="currentColor"
+      strokeWidth="6"
+      strokeLinecap="round"
+      strokeLinejoin="round"
+    >
       {props.shape === 'check' ? <path d="M10 25l9 9 19-20" /> : null}
       {props.shape === 'cross' ? <path d="M13 13l22 22M35 13L13 35" /> : null}
       {props.shape === 'question' ? <path d="M17 17a7 7 0 1 1 10 6c-2 1-3 2.5-3 5M24 36v.5" /> : null}
@@ -50,9 +71,19 @@ function Icon(props: { shape: IconShape }): ReactNode {
 }
 
 /** What the portrait's row says: where the photo is, or that it could not be shown. */
-const PORTRAIT_ROW: Readonly<Record<PortraitState, string>> = { loading: 'portrait.loading', shown: 'portrait.shownAbove', failed: 'portrait.failed' };
+const PORTRAIT_ROW: Readonly<Record<PortraitState, string>> = {
+  loading: 'portrait.loading',
+  shown: 'portrait.shownAbove',
+  failed: 'portrait.failed',
+};
 
-const VERDICT_ICON: Readonly<Record<DisplayVerdict, IconShape>> = { verified: 'check', rejected: 'cross', declined: 'dash', undetermined: 'question', unknown: 'question' };
+const VERDICT_ICON: Readonly<Record<DisplayVerdict, IconShape>> = {
+  verified: 'check',
+  rejected: 'cross',
+  declined: 'dash',
+  undetermined: 'question',
+  unknown: 'question',
+};
 const AGE_ICON: Readonly<Record<AgeAnswer, IconShape>> = { yes: 'check', no: 'cross', unknown: 'question' };
 
 function verdictText(t: (key: string) => string, verdict: DisplayVerdict, asDocumentLine: boolean): string {
@@ -146,15 +177,28 @@ export function OutcomeScreen(props: OutcomeScreenProps): ReactNode {
   const declined = verdict === 'declined';
   // Age requests read "not determined" from the age line; a declined one needs no age line at all.
   const showAgeLine = age !== undefined && !ageLeads && !declined;
-  useAnnounce(declined ? `${headline}. ${t('verdict.declinedBody')}` : ageLine === undefined || !showAgeLine ? (ageLeads ? `${headline}. ${verdictLine}` : headline) : `${headline}. ${ageLine}`);
+  useAnnounce(
+    declined
+      ? `${headline}. ${t('verdict.declinedBody')}`
+      : ageLine === undefined || !showAgeLine
+        ? ageLeads
+          ? `${headline}. ${verdictLine}`
+          : headline
+        : `${headline}. ${ageLine}`,
+  );
   const requiredMissing = model.missing.filter((m) => m.required);
 
-  const reasonLabel = (key: string): string => (Object.hasOwn(outcomeResources.en.reason, key) && key !== 'other' ? t(`reason.${key}`) : t('reason.other', { key }));
+  const reasonLabel = (key: string): string =>
+    Object.hasOwn(outcomeResources.en.reason, key) && key !== 'other' ? t(`reason.${key}`) : t('reason.other', { key });
   const showPortrait = model.portrait.state !== 'absent';
   const seconds = props.clearsAt === null ? undefined : secondsUntil(props.clearsAt, now);
 
   const verdictBadge = (
-    <div className={`outcome-verdict outcome-verdict--${verdict}${ageLeads ? ' outcome-verdict--line' : ''}`} data-testid="verdict" data-verdict={verdict}>
+    <div
+      className={`outcome-verdict outcome-verdict--${verdict}${ageLeads ? ' outcome-verdict--line' : ''}`}
+      data-testid="verdict"
+      data-verdict={verdict}
+    >
       <Icon shape={VERDICT_ICON[verdict]} />
       {!ageLeads ? (
         <h1 id={headingId} ref={heading} tabIndex={-1} className="outcome-verdict-text">
@@ -167,7 +211,10 @@ export function OutcomeScreen(props: OutcomeScreenProps): ReactNode {
   );
 
   return (
-    <section className={`outcome outcome--${verdict}${showPortrait && !model.unreadable ? ' outcome--with-portrait' : ''}`} aria-labelledby={headingId}>
+    <section
+      className={`outcome outcome--${verdict}${showPortrait && !model.unreadable ? ' outcome--with-portrait' : ''}`}
+      aria-labelledby={headingId}
+    >
       <header className="outcome-head">
         {age !== undefined && ageLeads ? (
           <div className={`outcome-age outcome-age--${age.answer}`} data-testid="age-answer" data-age={age.answer}>
@@ -187,17 +234,27 @@ export function OutcomeScreen(props: OutcomeScreenProps): ReactNode {
           </p>
         ) : null}
         {verdict === 'verified' && requiredMissing.length > 0 ? (
-          <p className={`outcome-missing${model.notMet ? ' outcome-missing--not-met' : ''}`} data-testid="missing" data-not-met={model.notMet}>
+          <p
+            className={`outcome-missing${model.notMet ? ' outcome-missing--not-met' : ''}`}
+            data-testid="missing"
+            data-not-met={model.notMet}
+          >
             {model.notMet ? <strong>{t('answer.notMet')}. </strong> : null}
             {t('answer.notShared', { list: missingList(t, requiredMissing) })}
           </p>
         ) : null}
-        {declined ? <p className="outcome-declined-body">{t('verdict.declinedBody')}</p> : verdict === 'verified' ? null : <p className="outcome-see-staff">{t('verdict.seeStaff')}</p>}
+        {declined ? (
+          <p className="outcome-declined-body">{t('verdict.declinedBody')}</p>
+        ) : verdict === 'verified' ? null : (
+          <p className="outcome-see-staff">{t('verdict.seeStaff')}</p>
+        )}
       </header>
 
       {model.unreadable ? null : (
         <div className={`outcome-body${showPortrait ? '' : ' outcome-body--no-portrait'}`}>
-          {model.portrait.state === 'absent' ? null : <PortraitCanvas source={model.portrait} onState={setPortraitState} unverified={verdict !== 'verified'} />}
+          {model.portrait.state === 'absent' ? null : (
+            <PortraitCanvas source={model.portrait} onState={setPortraitState} unverified={verdict !== 'verified'} />
+          )}
           <div className="outcome-details">
             {verdict === 'verified' ? null : (
               // For staff: the reasons and the backend's own words (digest IDs, SessionData status …) mean
@@ -225,7 +282,12 @@ export function OutcomeScreen(props: OutcomeScreenProps): ReactNode {
               ) : (
                 <dl className="outcome-elements">
                   {model.rows.map((row, index) => (
-                    <div key={index} className={`outcome-element outcome-element--${row.group}${row.value.kind === 'privileges' ? ' outcome-element--wide' : ''}`} data-testid="element-row" data-element={row.id}>
+                    <div
+                      key={index}
+                      className={`outcome-element outcome-element--${row.group}${row.value.kind === 'privileges' ? ' outcome-element--wide' : ''}`}
+                      data-testid="element-row"
+                      data-element={row.id}
+                    >
                       <dt>
                         <ElementLabel row={row} />
                       </dt>

@@ -14,7 +14,11 @@ export type PortraitState = 'loading' | 'shown' | 'failed';
  * `unverified`: the document was not accepted (or its verdict is unclear): the photo carries a "not
  * verified" band over it, so nobody matches a face against a photo the kiosk did not accept.
  */
-export function PortraitCanvas(props: { source: Exclude<PortraitSource, { state: 'absent' }>; onState?: (state: PortraitState) => void; unverified?: boolean }): ReactNode {
+export function PortraitCanvas(props: {
+  source: Exclude<PortraitSource, { state: 'absent' }>;
+  onState?: (state: PortraitState) => void;
+  unverified?: boolean;
+}): ReactNode {
   const { t } = useTranslation('outcome');
   const canvas = useRef<HTMLCanvasElement>(null);
   const { source } = props;

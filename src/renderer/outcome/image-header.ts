@@ -100,5 +100,11 @@ export function imageSize(bytes: Uint8Array, kind: ImageKind): ImageSize | undef
 
 /** Whether an image of this size may be decoded. */
 export function sizeAllowed(size: ImageSize): boolean {
-  return size.width >= 1 && size.height >= 1 && size.width <= MAX_IMAGE_SIDE && size.height <= MAX_IMAGE_SIDE && size.width * size.height <= MAX_IMAGE_PIXELS;
+  return (
+    size.width >= 1 &&
+    size.height >= 1 &&
+    size.width <= MAX_IMAGE_SIDE &&
+    size.height <= MAX_IMAGE_SIDE &&
+    size.width * size.height <= MAX_IMAGE_PIXELS
+  );
 }

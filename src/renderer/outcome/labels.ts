@@ -20,7 +20,20 @@ export type Group = (typeof GROUPS)[number];
  * 5218 codes, `present` AAMVA's "1 = yes" flags, `dhs` / `truncation` AAMVA one-letter codes, `eyeColour` /
  * `hairColour` the words ISO/IEC 18013-5 allows for those elements (said in the customer's language).
  */
-export type ValueHint = 'auto' | 'bytes' | 'sex' | 'height' | 'weight' | 'years' | 'year' | 'privileges' | 'present' | 'dhs' | 'truncation' | 'eyeColour' | 'hairColour';
+export type ValueHint =
+  | 'auto'
+  | 'bytes'
+  | 'sex'
+  | 'height'
+  | 'weight'
+  | 'years'
+  | 'year'
+  | 'privileges'
+  | 'present'
+  | 'dhs'
+  | 'truncation'
+  | 'eyeColour'
+  | 'hairColour';
 
 interface KnownElement {
   readonly group: Group;
@@ -116,17 +129,37 @@ export function elementInfo(namespace: string, identifier: string): ElementInfo 
   if (namespace === MDL_NAMESPACE) {
     const known = MDL_ELEMENTS[identifier];
     if (known !== undefined) {
-      return { labelKey: labelKeyOf('mdl', identifier), labelParams: {}, group: known.group, order: Object.keys(MDL_ELEMENTS).indexOf(identifier), hint: known.hint ?? 'auto' };
+      return {
+        labelKey: labelKeyOf('mdl', identifier),
+        labelParams: {},
+        group: known.group,
+        order: Object.keys(MDL_ELEMENTS).indexOf(identifier),
+        hint: known.hint ?? 'auto',
+      };
     }
     const age = ageOverThreshold(identifier);
-    if (age !== undefined) return { labelKey: 'label.mdl.age_over_nn', labelParams: { age }, group: 'dates', order: 1000 + age, hint: 'auto' };
+    if (age !== undefined)
+      return { labelKey: 'label.mdl.age_over_nn', labelParams: { age }, group: 'dates', order: 1000 + age, hint: 'auto' };
     const biometric = BIOMETRIC.exec(identifier);
-    if (biometric) return { labelKey: 'label.mdl.biometric_template', labelParams: { modality: biometric[1] ?? '' }, group: 'physical', order: 1000, hint: 'bytes' };
+    if (biometric)
+      return {
+        labelKey: 'label.mdl.biometric_template',
+        labelParams: { modality: biometric[1] ?? '' },
+        group: 'physical',
+        order: 1000,
+        hint: 'bytes',
+      };
   }
   if (namespace === AAMVA_NAMESPACE) {
     const known = AAMVA_ELEMENTS[identifier];
     if (known !== undefined) {
-      return { labelKey: labelKeyOf('aamva', identifier), labelParams: {}, group: known.group, order: 500 + Object.keys(AAMVA_ELEMENTS).indexOf(identifier), hint: known.hint ?? 'auto' };
+      return {
+        labelKey: labelKeyOf('aamva', identifier),
+        labelParams: {},
+        group: known.group,
+        order: 500 + Object.keys(AAMVA_ELEMENTS).indexOf(identifier),
+        hint: known.hint ?? 'auto',
+      };
     }
   }
   return { labelKey: undefined, labelParams: {}, group: 'other', order: 10_000, hint: 'auto' };

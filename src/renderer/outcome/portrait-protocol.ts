@@ -27,9 +27,11 @@ export function parseDecodeRequest(value: unknown): DecodeRequest | undefined {
 
 export function parseDecodeReply(value: unknown): DecodeReply | undefined {
   if (!isObject(value) || typeof value.id !== 'number') return undefined;
-  if (value.ok === false) return { id: value.id, ok: false, error: typeof value.error === 'string' ? value.error.slice(0, 300) : 'unknown error' };
+  if (value.ok === false)
+    return { id: value.id, ok: false, error: typeof value.error === 'string' ? value.error.slice(0, 300) : 'unknown error' };
   const { width, height, rgba } = value;
   if (value.ok !== true || typeof width !== 'number' || typeof height !== 'number' || !(rgba instanceof ArrayBuffer)) return undefined;
-  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || rgba.byteLength !== width * height * 4) return undefined;
+  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || rgba.byteLength !== width * height * 4)
+    return undefined;
   return { id: value.id, ok: true, width, height, rgba };
 }

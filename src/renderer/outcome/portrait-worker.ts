@@ -31,7 +31,8 @@ async function decode(kind: 'jp2' | 'j2k', bytes: Uint8Array): Promise<{ width: 
     // The size was bounded from the SIZ marker above; this build fills the frame info only on decode().
     decoder.decode();
     const info = decoder.getFrameInfo();
-    if (!sizeAllowed(info) || !supportedLayout(info)) throw new Error(`unsupported JPEG 2000 image (${info.width}×${info.height}, ${info.componentCount}×${info.bitsPerSample} bits)`);
+    if (!sizeAllowed(info) || !supportedLayout(info))
+      throw new Error(`unsupported JPEG 2000 image (${info.width}×${info.height}, ${info.componentCount}×${info.bitsPerSample} bits)`);
     return { width: info.width, height: info.height, rgba: toRgba(decoder.getDecodedBuffer(), info) };
   } finally {
     decoder.delete();

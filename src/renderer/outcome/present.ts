@@ -204,7 +204,11 @@ export function genericCell(value: unknown, depth = 0): Cell {
   if (Array.isArray(value)) {
     const bytes = value.length > 0 && value.length <= 4096 ? byteStringValue(value) : undefined;
     if (bytes !== undefined && value.length > 16) return { kind: 'bytes', length: bytes.length, image: imageKind(bytes) };
-    return { kind: 'list', items: value.slice(0, MAX_ITEMS).map((item) => genericCell(item, depth + 1)), omitted: Math.max(0, value.length - MAX_ITEMS) };
+    return {
+      kind: 'list',
+      items: value.slice(0, MAX_ITEMS).map((item) => genericCell(item, depth + 1)),
+      omitted: Math.max(0, value.length - MAX_ITEMS),
+    };
   }
   if (isRecord(value)) {
     const bytes = byteStringValue(value);
@@ -263,7 +267,10 @@ function privilegesCell(value: unknown): Cell {
   if (!Array.isArray(value) || !value.every(isRecord)) return genericCell(value);
   const rows = value.slice(0, MAX_ITEMS).map(
     (entry): PrivilegeRow => ({
-      category: typeof entry.vehicle_category_code === 'string' ? { kind: 'text', text: bounded(entry.vehicle_category_code, 40) } : genericCell(entry.vehicle_category_code, MAX_DEPTH - 1),
+      category:
+        typeof entry.vehicle_category_code === 'string'
+          ? { kind: 'text', text: bounded(entry.vehicle_category_code, 40) }
+          : genericCell(entry.vehicle_category_code, MAX_DEPTH - 1),
       issued: entry.issue_date === undefined ? { kind: 'empty' } : genericCell(entry.issue_date, MAX_DEPTH - 1),
       expires: entry.expiry_date === undefined ? { kind: 'empty' } : genericCell(entry.expiry_date, MAX_DEPTH - 1),
       codes: codesText(entry.codes),
@@ -349,25 +356,32 @@ function rowsOf(response: Response): { rows: ElementRow[]; omitted: number } {
   const groupRank = (group: Group): number => GROUPS.indexOf(group);
   all.sort((a, b) => groupRank(a.group) - groupRank(b.group) || a.order - b.order || a.seq - b.seq);
   return {
-    rows: all.map((row): ElementRow => ({
-      namespace: row.namespace,
-      identifier: row.identifier,
-      id: row.id,
-      labelKey: row.labelKey,
-      labelParams: row.labelParams,
-      group: row.group,
-      value: row.value,
-      isPortrait: row.isPortrait,
-    })),
+    rows: all.map(
+      (row): ElementRow => ({
+        namespace: row.namespace,
+        identifier: row.identifier,
+        id: row.id,
+        labelKey: row.labelKey,
+        labelParams: row.labelParams,
+        group: row.group,
+        value: row.value,
+        isPortrait: row.isPortrait,
+      }),
+    ),
     omitted: total - all.length,
   };
 }
 
 /** The core's answer (outcome.answer), read field by field; anything odd reads as "could not determine". */
-function answerOf(input: Record<string, unknown>): { kind: 'age' | 'elements'; threshold: number | undefined; result: 'met' | 'not_met' | 'undetermined'; missing: unknown[] } | undefined {
+function answerOf(
+  input: Record<string, unknown>,
+): { kind: 'age' | 'elements'; threshold: number | undefined; result: 'met' | 'not_met' | 'undetermined'; missing: unknown[] } | undefined {
   const answer = input.answer;
   if (!isRecord(answer) || (answer.kind !== 'age' && answer.kind !== 'elements')) return undefined;
-  const threshold = typeof answer.threshold === 'number' && Number.isInteger(answer.threshold) && answer.threshold >= 0 && answer.threshold <= 200 ? answer.threshold : undefined;
+  const threshold =
+    typeof answer.threshold === 'number' && Number.isInteger(answer.threshold) && answer.threshold >= 0 && answer.threshold <= 200
+      ? answer.threshold
+      : undefined;
   const result = answer.result === 'met' || answer.result === 'not_met' ? answer.result : 'undetermined';
   return { kind: answer.kind, threshold, result, missing: Array.isArray(answer.missing) ? answer.missing.slice(0, MAX_ROWS) : [] };
 }
@@ -384,7 +398,13 @@ function missingOf(answer: ReturnType<typeof answerOf>): MissingRow[] {
   for (const entry of answer?.missing ?? []) {
     if (!isRecord(entry) || typeof entry.namespace !== 'string' || typeof entry.identifier !== 'string') continue;
     const info = elementInfo(entry.namespace, entry.identifier);
-    rows.push({ namespace: bounded(entry.namespace, 120), identifier: bounded(entry.identifier, 120), labelKey: info.labelKey, labelParams: info.labelParams, required: entry.required !== false });
+    rows.push({
+      namespace: bounded(entry.namespace, 120),
+      identifier: bounded(entry.identifier, 120),
+      labelKey: info.labelKey,
+      labelParams: info.labelParams,
+      required: entry.required !== false,
+    });
   }
   return rows.sort((a, b) => Number(b.required) - Number(a.required));
 }
@@ -436,9 +456,12 @@ function authOf(value: unknown): AuthDisplay {
  * shows as `unknown`, and so does an outcome without a readable verdict — never as verified.
  */
 export function presentOutcome(input: unknown): OutcomeModel {
-  if (!isRecord(input) || (input.verdict !== 'verified' && input.verdict !== 'rejected' && input.verdict !== 'undetermined')) return UNREADABLE;
+  if (!isRecord(input) || (input.verdict !== 'verified' && input.verdict !== 'rejected' && input.verdict !== 'undetermined'))
+    return UNREADABLE;
   const response: Response = isRecord(input.response) ? input.response : {};
-  const reasons = Array.isArray(input.reasons) ? input.reasons.slice(0, MAX_MESSAGES + 1).map((r) => shortText(r, 80)) : ['unreadable_reasons'];
+  const reasons = Array.isArray(input.reasons)
+    ? input.reasons.slice(0, MAX_MESSAGES + 1).map((r) => shortText(r, 80))
+    : ['unreadable_reasons'];
   const errors = findingsOf(input.errors);
   const issuer = authOf(input.issuerAuthentication);
   const device = authOf(input.deviceAuthentication);
@@ -447,13 +470,34 @@ export function presentOutcome(input: unknown): OutcomeModel {
   const consistent = reasons.length === 0 && errors.length === 0 && authOk(issuer) && authOk(device) && isRecord(input.response);
   const listed = rowsOf(response);
   // Nothing was shared: the holder declined (or the wallet gave up) — said kindly, still not accepted.
-  const declined = input.verdict === 'rejected' && reasons[0] === 'nothing_shared' && listed.rows.length === 0 && issuer === 'Unchecked' && device === 'Unchecked';
+  const declined =
+    input.verdict === 'rejected' &&
+    reasons[0] === 'nothing_shared' &&
+    listed.rows.length === 0 &&
+    issuer === 'Unchecked' &&
+    device === 'Unchecked';
   const verdict: DisplayVerdict =
-    input.verdict === 'rejected' ? (declined ? 'declined' : 'rejected') : input.verdict === 'undetermined' ? 'undetermined' : consistent ? 'verified' : 'unknown';
+    input.verdict === 'rejected'
+      ? declined
+        ? 'declined'
+        : 'rejected'
+      : input.verdict === 'undetermined'
+        ? 'undetermined'
+        : consistent
+          ? 'verified'
+          : 'unknown';
   const answer = answerOf(input);
   const omitted = listed.omitted;
   // Age statements of a document that is not verified are shown as "could not determine", not Yes/No.
-  const rows = verdict === 'verified' ? listed.rows : listed.rows.map((row): ElementRow => (row.namespace === MDL_NAMESPACE && ageOverThreshold(row.identifier) !== undefined ? { ...row, value: { kind: 'withheld' } } : row));
+  const rows =
+    verdict === 'verified'
+      ? listed.rows
+      : listed.rows.map(
+          (row): ElementRow =>
+            row.namespace === MDL_NAMESPACE && ageOverThreshold(row.identifier) !== undefined
+              ? { ...row, value: { kind: 'withheld' } }
+              : row,
+        );
   const docTypes = Array.isArray(input.docTypes) ? input.docTypes.filter((d): d is string => typeof d === 'string') : [];
   return {
     verdict,

@@ -63,7 +63,12 @@ export function CameraPreview({ scanning, deviceId, maxDecodesPerSecond, onScan,
   return (
     <section className="camera-preview" data-testid="camera-preview" data-camera-state={state} aria-label={t('camera.label')}>
       <video ref={videoRef} className="camera-preview-video" data-shown={state === 'active'} muted playsInline aria-hidden="true" />
-      <p className="camera-preview-message" data-problem={state === 'denied' || state === 'missing' || state === 'unplugged' || state === 'error'} role="status" aria-live="polite">
+      <p
+        className="camera-preview-message"
+        data-problem={state === 'denied' || state === 'missing' || state === 'unplugged' || state === 'error'}
+        role="status"
+        aria-live="polite"
+      >
         {t(`camera.${state}`)}
       </p>
     </section>

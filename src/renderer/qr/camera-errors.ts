@@ -13,7 +13,11 @@ const MISSING = new Set(['NotFoundError', 'DevicesNotFoundError', 'Overconstrain
 export function classifyCameraError(error: unknown): CameraFailure {
   const name = typeof error === 'object' && error !== null && 'name' in error && typeof error.name === 'string' ? error.name : 'Error';
   const constraint =
-    typeof error === 'object' && error !== null && 'constraint' in error && typeof error.constraint === 'string' && error.constraint.length > 0
+    typeof error === 'object' &&
+    error !== null &&
+    'constraint' in error &&
+    typeof error.constraint === 'string' &&
+    error.constraint.length > 0
       ? ` (${error.constraint})`
       : '';
   const detail = `${name}${constraint}`.slice(0, 200);

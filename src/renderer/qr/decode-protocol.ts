@@ -55,7 +55,8 @@ export function parseDecodeRequest(message: unknown): Checked<DecodeRequest> {
   const { id, width, height, pixels } = message;
   if (!isId(id)) return { ok: false, error: 'id must be a non-negative integer' };
   if (!isSide(width) || !isSide(height)) return { ok: false, error: `width and height must be integers from 1 to ${MAX_FRAME_SIDE}` };
-  if (width * height > MAX_FRAME_PIXELS) return { ok: false, error: `frame too large: ${width}×${height} (at most ${MAX_FRAME_PIXELS} pixels)` };
+  if (width * height > MAX_FRAME_PIXELS)
+    return { ok: false, error: `frame too large: ${width}×${height} (at most ${MAX_FRAME_PIXELS} pixels)` };
   if (!(pixels instanceof ArrayBuffer)) return { ok: false, error: 'pixels must be an ArrayBuffer' };
   if (pixels.byteLength !== width * height * 4) {
     return { ok: false, error: `pixels must hold ${width}×${height}×4 = ${width * height * 4} bytes, got ${pixels.byteLength}` };

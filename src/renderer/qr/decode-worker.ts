@@ -42,7 +42,15 @@ scope.onmessage = (event) => {
   const parsed = parseDecodeRequest(event.data);
   if (!parsed.ok) {
     const data: unknown = event.data;
-    const id = typeof data === 'object' && data !== null && 'id' in data && typeof data.id === 'number' && Number.isSafeInteger(data.id) && data.id >= 0 ? data.id : null;
+    const id =
+      typeof data === 'object' &&
+      data !== null &&
+      'id' in data &&
+      typeof data.id === 'number' &&
+      Number.isSafeInteger(data.id) &&
+      data.id >= 0
+        ? data.id
+        : null;
     scope.postMessage({ type: 'error', id, message: parsed.error });
     return;
   }

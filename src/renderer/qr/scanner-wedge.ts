@@ -152,7 +152,15 @@ export function isEditableTarget(element: FocusTarget | null | undefined): boole
  * Listens for scanner bursts on the whole window while `enabled`. Keys typed into a text field are left
  * alone (a scanner aimed at the staff paste field fills it natively).
  */
-export function useScannerWedge({ enabled, onScan, options }: { enabled: boolean; onScan: (text: string) => void; options?: WedgeOptions }): void {
+export function useScannerWedge({
+  enabled,
+  onScan,
+  options,
+}: {
+  enabled: boolean;
+  onScan: (text: string) => void;
+  options?: WedgeOptions;
+}): void {
   const onScanRef = useRef(onScan);
   useEffect(() => {
     onScanRef.current = onScan;

@@ -26,7 +26,9 @@ export function DisconnectedScreen(props: { connection: ConnectionStatus; missin
       {invalid ? null : <Spinner />}
       {!missingToken && (connection.kind !== 'open' || connection.lastProblem) ? (
         <StaffDetail>
-          {connection.kind === 'waiting' ? `${t('disconnected.attempt', { attempt: connection.attempt })} · ${t('disconnected.retryIn', { seconds: secondsUntil(connection.retryAt, now) })}` : null}
+          {connection.kind === 'waiting'
+            ? `${t('disconnected.attempt', { attempt: connection.attempt })} · ${t('disconnected.retryIn', { seconds: secondsUntil(connection.retryAt, now) })}`
+            : null}
           {connection.kind === 'connecting' ? t('disconnected.attempt', { attempt: connection.attempt }) : null}
           {connection.lastProblem ? ` · ${connection.lastProblem}` : null}
         </StaffDetail>

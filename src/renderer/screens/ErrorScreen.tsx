@@ -31,7 +31,12 @@ export function ErrorScreen(props: { state: ScreenState; onTryAgain: () => void;
           <p className="countdown" data-testid="error-countdown">
             {t('error.clearsIn', { count: secondsUntil(clearsAt, now) })}
           </p>
-          <button type="button" className="button button--secondary button--small" data-testid="more-time-button" onClick={props.onMoreTime}>
+          <button
+            type="button"
+            className="button button--secondary button--small"
+            data-testid="more-time-button"
+            onClick={props.onMoreTime}
+          >
             {t('error.moreTime')}
           </button>
         </div>

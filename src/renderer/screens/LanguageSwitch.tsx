@@ -8,7 +8,12 @@ export function LanguageSwitch(props: { current: Language; onChoose: (language: 
   const { t } = useTranslation();
   const names: Record<Language, string> = { en: t('lang.en'), es: t('lang.es'), fr: t('lang.fr') };
   return (
-    <div className={props.compact === true ? 'language-switch language-switch--compact' : 'language-switch'} role="group" aria-label={t('lang.choose')} data-testid={props.compact === true ? 'language-switch-bar' : 'language-switch'}>
+    <div
+      className={props.compact === true ? 'language-switch language-switch--compact' : 'language-switch'}
+      role="group"
+      aria-label={t('lang.choose')}
+      data-testid={props.compact === true ? 'language-switch-bar' : 'language-switch'}
+    >
       {LANGUAGES.map((lng) => (
         <button
           key={lng}

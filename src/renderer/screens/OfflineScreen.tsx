@@ -36,12 +36,16 @@ export function OfflineScreen(props: { state: ScreenState; onRetry: () => Promis
     }
   };
 
-  const time = (at: number): string => new Date(at).toLocaleTimeString(i18n.language, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  const time = (at: number): string =>
+    new Date(at).toLocaleTimeString(i18n.language, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
   const said = ((): string | null => {
     if (retry.kind === 'failed') return t('offline.tried.failed', { message: retry.message });
     if (retry.kind !== 'done' || retry.result.attempt === undefined) return null;
     const attempt = retry.result.attempt;
-    if (attempt.tried) return attempt.reachable ? t('offline.tried.reachable', { time: time(attempt.at) }) : t('offline.tried.unreachable', { time: time(attempt.at), detail: attempt.detail });
+    if (attempt.tried)
+      return attempt.reachable
+        ? t('offline.tried.reachable', { time: time(attempt.at) })
+        : t('offline.tried.unreachable', { time: time(attempt.at), detail: attempt.detail });
     if (attempt.reason === 'stopped') return t('offline.tried.stopped', { time: time(attempt.at) });
     return t('offline.tried.budget', { time: time(attempt.at), seconds: Math.max(1, Math.ceil((attempt.waitMs ?? 0) / 1_000)) });
   })();
@@ -52,7 +56,13 @@ export function OfflineScreen(props: { state: ScreenState; onRetry: () => Promis
         {error?.code === 'backend_not_answering' ? t('offline.notAnswering') : t('offline.body')}
       </p>
       <Spinner />
-      <button type="button" className="button button--secondary" data-testid="retry-button" aria-disabled={trying} onClick={() => void onRetry()}>
+      <button
+        type="button"
+        className="button button--secondary"
+        data-testid="retry-button"
+        aria-disabled={trying}
+        onClick={() => void onRetry()}
+      >
         {trying ? t('offline.retrying') : t('offline.retry')}
       </button>
       <p role="status" className="retry-result" data-testid="retry-result">

@@ -18,7 +18,11 @@ import { customerProfileText } from './profile-label.js';
 
 export type ScanHint = 'not_mdoc' | 'empty' | 'unreadable';
 
-const HINT_TEXT: Readonly<Record<ScanHint, string>> = { not_mdoc: 'scanHint.notMdoc', empty: 'qr:hint.empty', unreadable: 'scanHint.unreadable' };
+const HINT_TEXT: Readonly<Record<ScanHint, string>> = {
+  not_mdoc: 'scanHint.notMdoc',
+  empty: 'qr:hint.empty',
+  unreadable: 'scanHint.unreadable',
+};
 
 /** "The reader is below this screen", with an arrow that points there (the words say it without the arrow). */
 function ReaderPointer(props: { at: ReaderPosition }): ReactNode {
@@ -77,7 +81,9 @@ export function ReadyScreen(props: {
           <div className="scan-hint-slot" role="status">
             {props.scanHint ? (
               <p className="scan-hint" data-testid="scan-hint" data-hint={props.scanHint}>
-                <span className="scan-hint-mark" aria-hidden="true">!</span>
+                <span className="scan-hint-mark" aria-hidden="true">
+                  !
+                </span>
                 {t(HINT_TEXT[props.scanHint])}
               </p>
             ) : null}

@@ -123,8 +123,15 @@ export function AppStatusCard(props: { app: AppStatus; dateTime: (at: number) =>
             <dt>{t('diagnostics.app.updates')}</dt>
             <dd data-app="updates" data-state={app.updates.state}>
               {updateState(app.updates)}
-              {app.updates.version !== undefined ? <span className="cell-detail"> — {t('diagnostics.app.updateVersion', { version: app.updates.version })}</span> : null}
-              {app.updates.checkedAt !== undefined ? <span className="cell-detail"> — {t('diagnostics.app.updateChecked', { time: props.dateTime(app.updates.checkedAt) })}</span> : null}
+              {app.updates.version !== undefined ? (
+                <span className="cell-detail"> — {t('diagnostics.app.updateVersion', { version: app.updates.version })}</span>
+              ) : null}
+              {app.updates.checkedAt !== undefined ? (
+                <span className="cell-detail">
+                  {' '}
+                  — {t('diagnostics.app.updateChecked', { time: props.dateTime(app.updates.checkedAt) })}
+                </span>
+              ) : null}
             </dd>
           </div>
         ) : null}

@@ -29,13 +29,20 @@ export function counterActivityOf(phase: KioskPhase): Activity | undefined {
 function ReplacedCard(props: { replaced: ReplacedOutcome; language: Language }): ReactNode {
   const { t } = useTranslation();
   const { replaced } = props;
-  const time = (at: number): string => new Date(at).toLocaleTimeString(props.language, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  const time = (at: number): string =>
+    new Date(at).toLocaleTimeString(props.language, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
   const answer =
     replaced.answer.kind === 'age' && replaced.answer.threshold !== null
       ? t(`counterActivity.age.${replaced.answer.result}`, { age: replaced.answer.threshold })
       : t(`counterActivity.answer.${replaced.answer.result}`);
   return (
-    <section className="staff-replaced" data-testid="replaced-outcome" data-verdict={replaced.verdict} data-answer={replaced.answer.result} aria-labelledby="staff-replaced-title">
+    <section
+      className="staff-replaced"
+      data-testid="replaced-outcome"
+      data-verdict={replaced.verdict}
+      data-answer={replaced.answer.result}
+      aria-labelledby="staff-replaced-title"
+    >
       <h2 id="staff-replaced-title" className="staff-replaced-title">
         {t('counterActivity.replacedTitle')}
       </h2>

@@ -71,7 +71,8 @@ export function DiagnosticsScreen(props: { api: KioskApi; language: string; came
     }
   };
 
-  const time = (at: number): string => new Date(at).toLocaleTimeString(props.language, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  const time = (at: number): string =>
+    new Date(at).toLocaleTimeString(props.language, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
   const dateTime = (at: number): string => new Date(at).toLocaleString(props.language);
   const checkName = (name: SelfTestCheck['name']): string => {
     switch (name) {
@@ -94,10 +95,18 @@ export function DiagnosticsScreen(props: { api: KioskApi; language: string; came
     <div className="staff-columns diagnostics">
       <div>
         {/* First: when the backend fails, this is what staff came for. */}
-        {diagnostics.kind === 'loaded' && diagnostics.value.backend !== undefined ? <BackendFailuresCard backend={diagnostics.value.backend} dateTime={dateTime} /> : null}
+        {diagnostics.kind === 'loaded' && diagnostics.value.backend !== undefined ? (
+          <BackendFailuresCard backend={diagnostics.value.backend} dateTime={dateTime} />
+        ) : null}
         <section className="staff-card" aria-labelledby="selftest-title">
           <h2 id="selftest-title">{t('diagnostics.checks')}</h2>
-          <button type="button" className="button button--primary" onClick={() => void runSelfTest()} disabled={selfTest?.kind === 'loading'} data-testid="self-test">
+          <button
+            type="button"
+            className="button button--primary"
+            onClick={() => void runSelfTest()}
+            disabled={selfTest?.kind === 'loading'}
+            data-testid="self-test"
+          >
             {t('diagnostics.selfTest')}
           </button>
           <div role="status" className="form-message">
@@ -156,7 +165,9 @@ export function DiagnosticsScreen(props: { api: KioskApi; language: string; came
             {Object.keys(diagnostics.value.counts).length === 0 ? <p className="body-text">{t('diagnostics.noCounts')}</p> : null}
           </section>
         ) : null}
-        {diagnostics.kind === 'loaded' && diagnostics.value.app !== undefined ? <AppStatusCard app={diagnostics.value.app} dateTime={dateTime} /> : null}
+        {diagnostics.kind === 'loaded' && diagnostics.value.app !== undefined ? (
+          <AppStatusCard app={diagnostics.value.app} dateTime={dateTime} />
+        ) : null}
       </div>
       <div className="staff-card">
         <div className="card-heading">
@@ -166,8 +177,12 @@ export function DiagnosticsScreen(props: { api: KioskApi; language: string; came
           </button>
         </div>
         {diagnostics.kind === 'loading' ? <p className="body-text">{t('diagnostics.loading')}</p> : null}
-        {diagnostics.kind === 'failed' ? <p className="form-message form-message--problem">{t('diagnostics.loadFailed', { message: diagnostics.message })}</p> : null}
-        {diagnostics.kind === 'loaded' && diagnostics.value.events.length === 0 ? <p className="body-text">{t('diagnostics.noEvents')}</p> : null}
+        {diagnostics.kind === 'failed' ? (
+          <p className="form-message form-message--problem">{t('diagnostics.loadFailed', { message: diagnostics.message })}</p>
+        ) : null}
+        {diagnostics.kind === 'loaded' && diagnostics.value.events.length === 0 ? (
+          <p className="body-text">{t('diagnostics.noEvents')}</p>
+        ) : null}
         {diagnostics.kind === 'loaded' && diagnostics.value.events.length > 0 ? (
           <div className="table-scroll" tabIndex={0} role="region" aria-labelledby="events-title">
             <table className="data-table" data-testid="events">

@@ -15,7 +15,15 @@ export interface FieldControlProps {
  * `locked`: false when editable; else the source that sets the value (named under the field), or true when
  * the host did not say which.
  */
-export function Field(props: { label: string; note?: string | undefined; help?: string | undefined; locked: boolean | LockSource; error?: FormError | undefined; name: string; children: (control: FieldControlProps) => ReactNode }): ReactNode {
+export function Field(props: {
+  label: string;
+  note?: string | undefined;
+  help?: string | undefined;
+  locked: boolean | LockSource;
+  error?: FormError | undefined;
+  name: string;
+  children: (control: FieldControlProps) => ReactNode;
+}): ReactNode {
   const { t } = useTranslation();
   const isLocked = props.locked !== false;
   const lockedText = ((): string => {
@@ -37,8 +45,14 @@ export function Field(props: { label: string; note?: string | undefined; help?: 
   const errorId = `${id}-error`;
   const lockedId = `${id}-locked`;
   const noteId = `${id}-note`;
-  const describedBy = [props.note ? noteId : null, props.help ? helpId : null, isLocked ? lockedId : null, props.error ? errorId : null].filter((x) => x !== null).join(' ');
-  const errorText = props.error ? (props.error.kind === 'range' ? t('settings.range', { min: props.error.min, max: props.error.max }) : props.error.message) : null;
+  const describedBy = [props.note ? noteId : null, props.help ? helpId : null, isLocked ? lockedId : null, props.error ? errorId : null]
+    .filter((x) => x !== null)
+    .join(' ');
+  const errorText = props.error
+    ? props.error.kind === 'range'
+      ? t('settings.range', { min: props.error.min, max: props.error.max })
+      : props.error.message
+    : null;
   return (
     <div className={`field${props.error ? ' field--invalid' : ''}`} data-field={props.name}>
       <label htmlFor={id} className="field-label">
@@ -54,7 +68,12 @@ export function Field(props: { label: string; note?: string | undefined; help?: 
           {props.help}
         </p>
       ) : null}
-      {props.children({ id, ...(describedBy ? { 'aria-describedby': describedBy } : {}), 'aria-invalid': props.error !== undefined, disabled: isLocked })}
+      {props.children({
+        id,
+        ...(describedBy ? { 'aria-describedby': describedBy } : {}),
+        'aria-invalid': props.error !== undefined,
+        disabled: isLocked,
+      })}
       {isLocked ? (
         <p id={lockedId} className="field-locked" data-locked-by={typeof props.locked === 'string' ? props.locked : undefined}>
           {lockedText}

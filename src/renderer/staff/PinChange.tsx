@@ -76,7 +76,15 @@ export function PinChange(props: { api: KioskApi }): ReactNode {
   const input =
     (field: PinField, autoComplete: string) =>
     (control: FieldControlProps): ReactNode => (
-      <input {...control} type="password" inputMode="numeric" autoComplete={autoComplete} maxLength={MAX_PIN} value={values[field]} onChange={(e) => set(field, e.target.value)} />
+      <input
+        {...control}
+        type="password"
+        inputMode="numeric"
+        autoComplete={autoComplete}
+        maxLength={MAX_PIN}
+        value={values[field]}
+        onChange={(e) => set(field, e.target.value)}
+      />
     );
 
   return (
@@ -95,7 +103,11 @@ export function PinChange(props: { api: KioskApi }): ReactNode {
         <button type="submit" className="button button--secondary" disabled={status.kind === 'busy'}>
           {t('settings.pinSubmit')}
         </button>
-        <p className={status.kind === 'problem' ? 'form-message form-message--problem' : 'form-message'} role="status" data-testid="pin-change-status">
+        <p
+          className={status.kind === 'problem' ? 'form-message form-message--problem' : 'form-message'}
+          role="status"
+          data-testid="pin-change-status"
+        >
           {status.kind === 'done' ? t('settings.pinChanged') : null}
           {status.kind === 'problem' ? (
             <>

@@ -11,10 +11,25 @@ import { BleRoles, LANGUAGES, type KioskApi, type LockSource, type ScreenState, 
 import { PasteScan } from '../qr/PasteScan.js';
 import { Field } from './Field.js';
 import { PinChange } from './PinChange.js';
-import { buildUpdate, hostErrors, lockOf, valuesFrom, type FieldKey, type FormError, type FormValues, type TimeoutKey } from './settings-form.js';
+import {
+  buildUpdate,
+  hostErrors,
+  lockOf,
+  valuesFrom,
+  type FieldKey,
+  type FormError,
+  type FormValues,
+  type TimeoutKey,
+} from './settings-form.js';
 
 type ProfileStatus = { kind: 'idle' } | { kind: 'saving'; name: string } | { kind: 'saved' } | { kind: 'failed'; message: string };
-type SaveStatus = { kind: 'idle' } | { kind: 'saving' } | { kind: 'saved' } | { kind: 'unchanged' } | { kind: 'invalid'; other: string[] } | { kind: 'failed'; message: string };
+type SaveStatus =
+  | { kind: 'idle' }
+  | { kind: 'saving' }
+  | { kind: 'saved' }
+  | { kind: 'unchanged' }
+  | { kind: 'invalid'; other: string[] }
+  | { kind: 'failed'; message: string };
 
 interface CameraOption {
   readonly deviceId: string;
@@ -133,8 +148,13 @@ export function SettingsScreen(props: { api: KioskApi; state: ScreenState; onSca
   };
 
   const shownProfile = profileStatus.kind === 'saving' ? profileStatus.name : settings.profile;
-  const profiles = props.state.profiles.some((p) => p.name === shownProfile) ? props.state.profiles : [...props.state.profiles, { name: shownProfile, label: shownProfile }];
-  const profileError = profileStatus.kind === 'failed' ? { kind: 'host' as const, message: t('settings.profileFailed', { message: profileStatus.message }) } : errors.profile;
+  const profiles = props.state.profiles.some((p) => p.name === shownProfile)
+    ? props.state.profiles
+    : [...props.state.profiles, { name: shownProfile, label: shownProfile }];
+  const profileError =
+    profileStatus.kind === 'failed'
+      ? { kind: 'host' as const, message: t('settings.profileFailed', { message: profileStatus.message }) }
+      : errors.profile;
   const savedCameraMissing = values.cameraDeviceId !== '' && !cameras.some((c) => c.deviceId === values.cameraDeviceId);
   const languageNames = { en: t('lang.en'), es: t('lang.es'), fr: t('lang.fr') };
   const roleNames: Record<BleRoles, string> = {
@@ -152,8 +172,24 @@ export function SettingsScreen(props: { api: KioskApi; state: ScreenState; onSca
   return (
     <div className="staff-columns">
       <form className="settings-form" onSubmit={onSubmit} noValidate>
-        <Field name="backendUrl" label={t('settings.backendUrl')} help={t('settings.backendUrlHelp')} locked={locked('backendUrl')} error={errors.backendUrl}>
-          {(c) => <input {...c} type="url" inputMode="url" autoComplete="off" spellCheck={false} value={values.backendUrl} onChange={(e) => set('backendUrl', e.target.value)} />}
+        <Field
+          name="backendUrl"
+          label={t('settings.backendUrl')}
+          help={t('settings.backendUrlHelp')}
+          locked={locked('backendUrl')}
+          error={errors.backendUrl}
+        >
+          {(c) => (
+            <input
+              {...c}
+              type="url"
+              inputMode="url"
+              autoComplete="off"
+              spellCheck={false}
+              value={values.backendUrl}
+              onChange={(e) => set('backendUrl', e.target.value)}
+            />
+          )}
         </Field>
         <Field
           name="apiKey"
@@ -163,11 +199,25 @@ export function SettingsScreen(props: { api: KioskApi; state: ScreenState; onSca
           locked={locked('apiKey')}
           error={errors.apiKey}
         >
-          {(c) => <input {...c} type="password" autoComplete="new-password" spellCheck={false} value={values.apiKey} onChange={(e) => set('apiKey', e.target.value)} />}
+          {(c) => (
+            <input
+              {...c}
+              type="password"
+              autoComplete="new-password"
+              spellCheck={false}
+              value={values.apiKey}
+              onChange={(e) => set('apiKey', e.target.value)}
+            />
+          )}
         </Field>
         {settings.apiKeySet && !locked('apiKey') ? (
           <label className="checkbox">
-            <input type="checkbox" checked={values.clearApiKey} disabled={values.apiKey !== ''} onChange={(e) => set('clearApiKey', e.target.checked)} />
+            <input
+              type="checkbox"
+              checked={values.clearApiKey}
+              disabled={values.apiKey !== ''}
+              onChange={(e) => set('clearApiKey', e.target.checked)}
+            />
             {t('settings.apiKeyClear')}
           </label>
         ) : null}
@@ -189,8 +239,23 @@ export function SettingsScreen(props: { api: KioskApi; state: ScreenState; onSca
             </select>
           )}
         </Field>
-        <Field name="pcscReader" label={t('settings.pcscReader')} help={t('settings.pcscReaderHelp')} locked={locked('pcscReader')} error={errors.pcscReader}>
-          {(c) => <input {...c} type="text" autoComplete="off" spellCheck={false} value={values.pcscReader} onChange={(e) => set('pcscReader', e.target.value)} />}
+        <Field
+          name="pcscReader"
+          label={t('settings.pcscReader')}
+          help={t('settings.pcscReaderHelp')}
+          locked={locked('pcscReader')}
+          error={errors.pcscReader}
+        >
+          {(c) => (
+            <input
+              {...c}
+              type="text"
+              autoComplete="off"
+              spellCheck={false}
+              value={values.pcscReader}
+              onChange={(e) => set('pcscReader', e.target.value)}
+            />
+          )}
         </Field>
         <Field name="bleRoles" label={t('settings.bleRoles')} locked={locked('bleRoles')} error={errors.bleRoles}>
           {(c) => (
@@ -216,9 +281,18 @@ export function SettingsScreen(props: { api: KioskApi; state: ScreenState; onSca
             </select>
           )}
         </Field>
-        <Field name="defaultLanguage" label={t('settings.defaultLanguage')} locked={locked('defaultLanguage')} error={errors.defaultLanguage}>
+        <Field
+          name="defaultLanguage"
+          label={t('settings.defaultLanguage')}
+          locked={locked('defaultLanguage')}
+          error={errors.defaultLanguage}
+        >
           {(c) => (
-            <select {...c} value={values.defaultLanguage} onChange={(e) => set('defaultLanguage', LANGUAGES.find((l) => l === e.target.value) ?? values.defaultLanguage)}>
+            <select
+              {...c}
+              value={values.defaultLanguage}
+              onChange={(e) => set('defaultLanguage', LANGUAGES.find((l) => l === e.target.value) ?? values.defaultLanguage)}
+            >
               {LANGUAGES.map((l) => (
                 <option key={l} value={l} lang={l}>
                   {languageNames[l]}
@@ -230,8 +304,24 @@ export function SettingsScreen(props: { api: KioskApi; state: ScreenState; onSca
         <fieldset className="timeouts">
           <legend>{t('settings.timeouts')}</legend>
           {(['resultDisplayMs', 'errorDisplayMs', 'removePhoneMs'] as const).map((key) => (
-            <Field key={key} name={`timeouts.${key}`} label={timeoutLabels[key]} locked={locked(`timeouts.${key}`)} error={errors[`timeouts.${key}`]}>
-              {(c) => <input {...c} type="text" inputMode="numeric" autoComplete="off" className="input--short" value={values.timeouts[key]} onChange={(e) => setTimeoutValue(key, e.target.value)} />}
+            <Field
+              key={key}
+              name={`timeouts.${key}`}
+              label={timeoutLabels[key]}
+              locked={locked(`timeouts.${key}`)}
+              error={errors[`timeouts.${key}`]}
+            >
+              {(c) => (
+                <input
+                  {...c}
+                  type="text"
+                  inputMode="numeric"
+                  autoComplete="off"
+                  className="input--short"
+                  value={values.timeouts[key]}
+                  onChange={(e) => setTimeoutValue(key, e.target.value)}
+                />
+              )}
             </Field>
           ))}
         </fieldset>

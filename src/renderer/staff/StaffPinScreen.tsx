@@ -36,7 +36,11 @@ export function StaffPinScreen(props: { api: KioskApi; staff: StaffState; onUnlo
   const [pin, setPin] = useState('');
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(() =>
-    !staff.pinConfigured ? { kind: 'no_pin' } : staff.lockedOutUntil !== null && staff.lockedOutUntil > Date.now() ? { kind: 'locked_out', until: staff.lockedOutUntil } : null,
+    !staff.pinConfigured
+      ? { kind: 'no_pin' }
+      : staff.lockedOutUntil !== null && staff.lockedOutUntil > Date.now()
+        ? { kind: 'locked_out', until: staff.lockedOutUntil }
+        : null,
   );
   const lockedUntil = problem?.kind === 'locked_out' ? problem.until : null;
   const now = useNow(1_000, lockedUntil !== null);
@@ -122,7 +126,9 @@ export function StaffPinScreen(props: { api: KioskApi; staff: StaffState; onUnlo
     if (!problem) return null;
     switch (problem.kind) {
       case 'wrong':
-        return problem.attemptsLeft === undefined ? t('pin.wrong') : `${t('pin.wrong')} ${t('pin.attemptsLeft', { count: problem.attemptsLeft })}`;
+        return problem.attemptsLeft === undefined
+          ? t('pin.wrong')
+          : `${t('pin.wrong')} ${t('pin.attemptsLeft', { count: problem.attemptsLeft })}`;
       case 'locked_out':
         return locked ? t('pin.lockedOut', { seconds: secondsUntil(problem.until, now) }) : null;
       case 'no_pin':
@@ -182,7 +188,13 @@ export function StaffPinScreen(props: { api: KioskApi; staff: StaffState; onUnlo
           <button type="button" className="key" onClick={() => append('0')} disabled={locked}>
             0
           </button>
-          <button type="button" className="key key--small" aria-label={t('pin.backspace')} onClick={() => setPin((p) => p.slice(0, -1))} disabled={locked}>
+          <button
+            type="button"
+            className="key key--small"
+            aria-label={t('pin.backspace')}
+            onClick={() => setPin((p) => p.slice(0, -1))}
+            disabled={locked}
+          >
             ⌫
           </button>
         </div>

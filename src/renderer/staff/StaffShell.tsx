@@ -7,7 +7,13 @@ import { useNow } from '../components/use-now.js';
 
 export type StaffPage = 'settings' | 'diagnostics';
 
-export function StaffShell(props: { page: StaffPage; staff: StaffState; onPage: (page: StaffPage) => void; onLock: () => void; children: ReactNode }): ReactNode {
+export function StaffShell(props: {
+  page: StaffPage;
+  staff: StaffState;
+  onPage: (page: StaffPage) => void;
+  onLock: () => void;
+  children: ReactNode;
+}): ReactNode {
   const { t } = useTranslation();
   const now = useNow(10_000);
   const until = props.staff.unlockedUntil;
@@ -15,13 +21,25 @@ export function StaffShell(props: { page: StaffPage; staff: StaffState; onPage: 
   return (
     <ScreenFrame title={title} tone="staff" className="screen--staff">
       <nav className="staff-nav" aria-label={t('staff.nav')}>
-        <button type="button" className="tab" aria-current={props.page === 'settings' ? 'page' : undefined} onClick={() => props.onPage('settings')}>
+        <button
+          type="button"
+          className="tab"
+          aria-current={props.page === 'settings' ? 'page' : undefined}
+          onClick={() => props.onPage('settings')}
+        >
           {t('staff.settings')}
         </button>
-        <button type="button" className="tab" aria-current={props.page === 'diagnostics' ? 'page' : undefined} onClick={() => props.onPage('diagnostics')}>
+        <button
+          type="button"
+          className="tab"
+          aria-current={props.page === 'diagnostics' ? 'page' : undefined}
+          onClick={() => props.onPage('diagnostics')}
+        >
           {t('staff.diagnostics')}
         </button>
-        {until !== null ? <span className="staff-locks-in">{t('staff.locksIn', { minutes: Math.max(1, Math.ceil((until - now) / 60_000)) })}</span> : null}
+        {until !== null ? (
+          <span className="staff-locks-in">{t('staff.locksIn', { minutes: Math.max(1, Math.ceil((until - now) / 60_000)) })}</span>
+        ) : null}
         <button type="button" className="button button--secondary staff-lock" onClick={props.onLock}>
           {t('staff.lock')}
         </button>

@@ -56,7 +56,9 @@ export function StatusBar(props: {
         )}
         {summary ? <StatusLine id="summary" label={kiosk} value={summary.value} level={summary.level} /> : null}
         {/* A replaced outcome is never silent: a discreet line for staff at the counter, the detail behind the PIN. */}
-        {props.state?.replaced && !props.staffView ? <StatusLine id="replaced" label={t('counterActivity.markerLabel')} value={t('counterActivity.markerValue')} level="warn" /> : null}
+        {props.state?.replaced && !props.staffView ? (
+          <StatusLine id="replaced" label={t('counterActivity.markerLabel')} value={t('counterActivity.markerValue')} level="warn" />
+        ) : null}
         {items.map((item) => (
           <StatusLine key={item.id} id={item.id} label={item.label} value={item.value} level={item.level} detail={item.detail} />
         ))}

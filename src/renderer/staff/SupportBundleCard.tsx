@@ -75,7 +75,8 @@ export function SupportBundleCard(props: { api: KioskApi; onWritten?: () => void
       setStatus({ kind: 'failed', message: e instanceof Error ? e.message : String(e) });
     }
   };
-  const size = (bytes: number): string => new Intl.NumberFormat(i18n.language, { maximumFractionDigits: 0 }).format(Math.max(1, Math.round(bytes / 1024)));
+  const size = (bytes: number): string =>
+    new Intl.NumberFormat(i18n.language, { maximumFractionDigits: 0 }).format(Math.max(1, Math.round(bytes / 1024)));
   return (
     <section className="staff-card" aria-labelledby="support-title" data-testid="support-bundle">
       <h2 id="support-title">{t('diagnostics.support.title')}</h2>
@@ -100,11 +101,23 @@ export function SupportBundleCard(props: { api: KioskApi; onWritten?: () => void
         {volumes.length === 0 ? <p className="field-help">{t('diagnostics.support.noVolume')}</p> : null}
       </div>
       <div className="support-actions">
-        <button type="button" className="button button--secondary" onClick={() => void write()} disabled={status.kind === 'writing'} data-testid="support-bundle-write">
+        <button
+          type="button"
+          className="button button--secondary"
+          onClick={() => void write()}
+          disabled={status.kind === 'writing'}
+          data-testid="support-bundle-write"
+        >
           {t('diagnostics.support.write')}
         </button>
         {canDownload() ? (
-          <button type="button" className="button button--secondary" onClick={() => void download()} disabled={status.kind === 'writing'} data-testid="support-bundle-download">
+          <button
+            type="button"
+            className="button button--secondary"
+            onClick={() => void download()}
+            disabled={status.kind === 'writing'}
+            data-testid="support-bundle-download"
+          >
             {t('diagnostics.support.download')}
           </button>
         ) : null}

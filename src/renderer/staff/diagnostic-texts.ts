@@ -61,8 +61,12 @@ export function countLabel(name: string, t: T): string {
   const rest = name.slice(dot + 1);
   if (group === 'scan') {
     const [source = '', result = '', ...more] = rest.split('.');
-    if (more.length > 0 || !known(commonEn.diagnostics.countScanSource, source) || !known(commonEn.diagnostics.countScanResult, result)) return name;
-    return t('diagnostics.countScan', { source: t(`diagnostics.countScanSource.${source}`), result: t(`diagnostics.countScanResult.${result}`) });
+    if (more.length > 0 || !known(commonEn.diagnostics.countScanSource, source) || !known(commonEn.diagnostics.countScanResult, result))
+      return name;
+    return t('diagnostics.countScan', {
+      source: t(`diagnostics.countScanSource.${source}`),
+      result: t(`diagnostics.countScanResult.${result}`),
+    });
   }
   if (!known(commonEn.diagnostics.countGroup, group)) return name;
   const item = countPart(group, rest, t);

@@ -381,7 +381,8 @@ const es: Translation<typeof en> = {
     update_installing: 'Se está instalando una actualización',
     update_failed: 'Falló una actualización',
     update_withdrawn: 'Se descartó una actualización descargada: el canal de actualizaciones ya no la ofrece',
-    managed_config_exposed: 'Otras cuentas pueden leer o cambiar el archivo de configuración gestionada: instálelo con modo 0640 y propietario root',
+    managed_config_exposed:
+      'Otras cuentas pueden leer o cambiar el archivo de configuración gestionada: instálelo con modo 0640 y propietario root',
     support_bundle_folder_failed: 'La carpeta de soporte no pudo guardar el paquete: se escribió en la carpeta temporal',
     update_unconfirmed: 'Una actualización descargada espera: el canal de actualizaciones no pudo confirmarla',
     updater_failed: 'Falló el actualizador',
@@ -567,7 +568,8 @@ const fr: Translation<typeof en> = {
     update_installing: 'Une mise à jour est en cours d’installation',
     update_failed: 'Une mise à jour a échoué',
     update_withdrawn: 'Une mise à jour téléchargée a été abandonnée : le canal de mises à jour ne la propose plus',
-    managed_config_exposed: 'D’autres comptes peuvent lire ou modifier le fichier de configuration géré : installez-le en mode 0640, propriété de root',
+    managed_config_exposed:
+      'D’autres comptes peuvent lire ou modifier le fichier de configuration géré : installez-le en mode 0640, propriété de root',
     support_bundle_folder_failed: 'Le dossier de support n’a pas pu recevoir le paquet : il a été écrit dans le dossier temporaire',
     update_unconfirmed: 'Une mise à jour téléchargée attend : le canal de mises à jour n’a pas pu la confirmer',
     updater_failed: 'Le programme de mise à jour a échoué',

@@ -6,7 +6,15 @@
  * The request profile is not part of it: choosing one applies and persists it at once (`setProfile`), so
  * the screen has one way to change it (see SettingsScreen).
  */
-import { EditableTimeouts, type BleRoles, type FieldError, type Language, type LockSource, type Settings, type SettingsUpdate } from '../../common/kiosk-api.js';
+import {
+  EditableTimeouts,
+  type BleRoles,
+  type FieldError,
+  type Language,
+  type LockSource,
+  type Settings,
+  type SettingsUpdate,
+} from '../../common/kiosk-api.js';
 
 export type FieldKey =
   | 'backendUrl'
@@ -38,7 +46,9 @@ export interface FormValues {
 }
 
 /** A field error before translation: a key of the `common` namespace and its values, or the host's text. */
-export type FormError = { readonly kind: 'range'; readonly min: number; readonly max: number } | { readonly kind: 'host'; readonly message: string };
+export type FormError =
+  | { readonly kind: 'range'; readonly min: number; readonly max: number }
+  | { readonly kind: 'host'; readonly message: string };
 
 /** The bounds of each timeout, in whole seconds, from the contract's schema. */
 export function timeoutBounds(key: TimeoutKey): { min: number; max: number } {
@@ -77,7 +87,9 @@ export function lockOf(key: FieldKey, settings: Pick<Settings, 'locked' | 'locke
   if (!isLocked(key, settings.locked)) return false;
   const by = settings.lockedBy;
   if (by === undefined) return true;
-  return (Object.hasOwn(by, key) ? by[key] : key.startsWith('timeouts.') && Object.hasOwn(by, 'timeouts') ? by.timeouts : undefined) ?? true;
+  return (
+    (Object.hasOwn(by, key) ? by[key] : key.startsWith('timeouts.') && Object.hasOwn(by, 'timeouts') ? by.timeouts : undefined) ?? true
+  );
 }
 
 export interface BuiltUpdate {
@@ -139,7 +151,9 @@ export function hostErrors(errors: readonly FieldError[]): { byField: Partial<Re
   const byField: Partial<Record<FieldKey, FormError>> = {};
   const other: string[] = [];
   for (const e of errors) {
-    const key = FIELD_KEYS.find((k) => k === e.key || (e.key === 'clearApiKey' && k === 'apiKey') || (e.key === 'timeouts' && k === 'timeouts.resultDisplayMs'));
+    const key = FIELD_KEYS.find(
+      (k) => k === e.key || (e.key === 'clearApiKey' && k === 'apiKey') || (e.key === 'timeouts' && k === 'timeouts.resultDisplayMs'),
+    );
     if (key && !byField[key]) byField[key] = { kind: 'host', message: e.message };
     else other.push(e.key ? `${e.key}: ${e.message}` : e.message);
   }

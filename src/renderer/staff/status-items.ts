@@ -53,7 +53,9 @@ function deviceItem(id: StatusItem['id'], label: string, device: { usable: boole
   const level = device.reason === 'not_configured' ? 'off' : device.reason === 'starting' ? 'warn' : 'problem';
   const words = reasonText(device.reason, t);
   // A reason the screen has no words for: the generic word, and the adapter's own key as the staff detail.
-  return words === undefined ? { id, label, value: t('status.unavailable'), level, detail: (device.reason ?? '').slice(0, 40) } : { id, label, value: words, level };
+  return words === undefined
+    ? { id, label, value: t('status.unavailable'), level, detail: (device.reason ?? '').slice(0, 40) }
+    : { id, label, value: words, level };
 }
 
 /** The camera of this screen (`camera`, qr/camera-status.ts) when known, else as the host last heard it. */
@@ -122,7 +124,8 @@ export function backendItem(state: ScreenState, t: T): StatusItem {
 export function sessionItem(state: ScreenState, now: number, t: T): StatusItem {
   const { session } = state;
   const label = t('status.session');
-  if (session.state === 'none' || session.expiresAt === null) return { id: 'session', label, value: t('status.sessionState.none'), level: 'warn' };
+  if (session.state === 'none' || session.expiresAt === null)
+    return { id: 'session', label, value: t('status.sessionState.none'), level: 'warn' };
   const leftMs = session.expiresAt - now;
   if (leftMs <= 0) return { id: 'session', label, value: t('status.sessionState.expired'), level: 'problem' };
   const minutes = Math.max(1, Math.floor(leftMs / 60_000));
@@ -144,7 +147,15 @@ export function statusItems(state: ScreenState, now: number, t: T, camera?: Came
 }
 
 /** Phases with a customer at the counter: no summary line under them. */
-const CUSTOMER_PHASES: ReadonlySet<ScreenState['view']['phase']> = new Set(['engaging', 'awaiting_card', 'ble_connecting', 'transferring', 'result', 'error', 'remove_phone']);
+const CUSTOMER_PHASES: ReadonlySet<ScreenState['view']['phase']> = new Set([
+  'engaging',
+  'awaiting_card',
+  'ble_connecting',
+  'transferring',
+  'result',
+  'error',
+  'remove_phone',
+]);
 
 /**
  * The one line customers see instead of the staff items: whether the kiosk can serve them, in words. The
@@ -154,7 +165,8 @@ const CUSTOMER_PHASES: ReadonlySet<ScreenState['view']['phase']> = new Set(['eng
  */
 export function summaryItem(state: ScreenState, t: T): { readonly value: string; readonly level: ItemLevel } | undefined {
   // The backend as the core knows it counts on every screen (an error screen while offline needs staff).
-  if (state.view.backend === 'offline' || state.view.backend === 'not_answering' || state.view.backend === 'needs_staff') return { value: t('status.summary.problem'), level: 'problem' };
+  if (state.view.backend === 'offline' || state.view.backend === 'not_answering' || state.view.backend === 'needs_staff')
+    return { value: t('status.summary.problem'), level: 'problem' };
   // A customer is being served (a verification, its outcome or error, "remove your phone"): the screen says
   // what is going on, and "Kiosk: ready" under it would not be true. Nothing then.
   if (CUSTOMER_PHASES.has(state.view.phase)) return undefined;

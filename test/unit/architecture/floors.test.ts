@@ -39,7 +39,13 @@ beforeAll(() => {
   // floors rule reads only the import's text and the file's place).
   eslint = new ESLint({
     cwd: REPO,
-    overrideConfig: [{ files: ['**/*.ts', '**/*.tsx'], ...tseslint.configs.disableTypeChecked, languageOptions: { parserOptions: { projectService: false, project: null } } }],
+    overrideConfig: [
+      {
+        files: ['**/*.ts', '**/*.tsx'],
+        ...tseslint.configs.disableTypeChecked,
+        languageOptions: { parserOptions: { projectService: false, project: null } },
+      },
+    ],
   });
 });
 
@@ -89,24 +95,43 @@ describe('the floors: the cases the architecture issue named', () => {
     expect(await floorMessages('src/kiosk/kiosk.ts', importOf('../service/kiosk-service.js'))).toEqual([
       expect.stringContaining('src/kiosk may not import src/service/kiosk-service'),
     ]);
-    expect(await floorMessages('src/kiosk/verification/planted.ts', "import type { DevicePorts } from '../../devices/ports.js';\nexport type P = DevicePorts;\n")).toEqual([]);
+    expect(
+      await floorMessages(
+        'src/kiosk/verification/planted.ts',
+        "import type { DevicePorts } from '../../devices/ports.js';\nexport type P = DevicePorts;\n",
+      ),
+    ).toEqual([]);
   });
 
   it('main cannot import the browser host, nor the host the Electron shell', async () => {
-    expect(await floorMessages('src/main/app.ts', importOf('../host/server.js'))).toEqual([expect.stringContaining('src/main may not import src/host/server')]);
-    expect(await floorMessages('src/main/app-scheme.ts', importOf('../host/static-files.js'))).toEqual([expect.stringContaining('src/main may not import src/host/static-files')]);
-    expect(await floorMessages('src/host/server.ts', importOf('../main/app.js'))).toEqual([expect.stringContaining('src/host may not import src/main/app')]);
+    expect(await floorMessages('src/main/app.ts', importOf('../host/server.js'))).toEqual([
+      expect.stringContaining('src/main may not import src/host/server'),
+    ]);
+    expect(await floorMessages('src/main/app-scheme.ts', importOf('../host/static-files.js'))).toEqual([
+      expect.stringContaining('src/main may not import src/host/static-files'),
+    ]);
+    expect(await floorMessages('src/host/server.ts', importOf('../main/app.js'))).toEqual([
+      expect.stringContaining('src/host may not import src/main/app'),
+    ]);
   });
 
   it('the device adapters cannot reach up to the kiosk (its config and log are in platform)', async () => {
-    expect(await floorMessages('src/devices/pcsc/planted-composition.ts', importOf('../../kiosk/kiosk.js'))).toEqual([expect.stringContaining('src/devices may not import src/kiosk/kiosk')]);
-    expect(await floorMessages('src/devices/pcsc/planted.ts', "import type { Logger } from '../../platform/log.js';\nexport type L = Logger;\n")).toEqual([]);
+    expect(await floorMessages('src/devices/pcsc/planted-composition.ts', importOf('../../kiosk/kiosk.js'))).toEqual([
+      expect.stringContaining('src/devices may not import src/kiosk/kiosk'),
+    ]);
+    expect(
+      await floorMessages('src/devices/pcsc/planted.ts', "import type { Logger } from '../../platform/log.js';\nexport type L = Logger;\n"),
+    ).toEqual([]);
   });
 
   it('no production room imports QA or the CLI', async () => {
     for (const room of PRODUCTION) {
-      expect(await floorMessages(`src/${room}/planted-floor.ts`, importOf('../qa/index.js'))).toEqual([expect.stringContaining(`src/${room} may not import src/qa/index`)]);
-      expect(await floorMessages(`src/${room}/planted-floor.ts`, importOf('../cli/relay.js'))).toEqual([expect.stringContaining(`src/${room} may not import src/cli/relay`)]);
+      expect(await floorMessages(`src/${room}/planted-floor.ts`, importOf('../qa/index.js'))).toEqual([
+        expect.stringContaining(`src/${room} may not import src/qa/index`),
+      ]);
+      expect(await floorMessages(`src/${room}/planted-floor.ts`, importOf('../cli/relay.js'))).toEqual([
+        expect.stringContaining(`src/${room} may not import src/cli/relay`),
+      ]);
     }
   });
 });
@@ -120,15 +145,19 @@ describe('the floors: every way of naming a module is checked', () => {
     ['import() type', "export type C = import('../kiosk/session-client.js').SessionClient;\n"],
     ['a bare side-effect import', "import '../kiosk/session-client.js';\n"],
   ])('%s', async (_how, code) => {
-    expect(await floorMessages('src/renderer/planted-floor.ts', code)).toEqual([expect.stringContaining('src/renderer may not import src/kiosk/session-client')]);
+    expect(await floorMessages('src/renderer/planted-floor.ts', code)).toEqual([
+      expect.stringContaining('src/renderer may not import src/kiosk/session-client'),
+    ]);
   });
 
   it('an import that leaves src/ is refused to production rooms', async () => {
-    expect(await floorMessages('src/service/planted-floor.ts', importOf('../../test/support/harness.js'))).toEqual([expect.stringContaining('src/service imports only from src/')]);
+    expect(await floorMessages('src/service/planted-floor.ts', importOf('../../test/support/harness.js'))).toEqual([
+      expect.stringContaining('src/service imports only from src/'),
+    ]);
   });
 
   it('a new folder under src/ must be given its floor first', async () => {
-    const [result] = await eslint.lintText("export const x = 1;\n", { filePath: join(REPO, 'src/gadgets/planted.ts') });
+    const [result] = await eslint.lintText('export const x = 1;\n', { filePath: join(REPO, 'src/gadgets/planted.ts') });
     expect((result?.messages ?? []).map((m) => `${m.ruleId ?? 'parse'}: ${m.message}`)).toEqual([
       `${RULE}: src/gadgets is not a room of the floors table in eslint.config.js: add it there`,
     ]);
@@ -148,11 +177,29 @@ async function ruleMessages(rule: string, file: string, code: string): Promise<s
 const packageMessages = (file: string, code: string): Promise<string[]> => ruleMessages(PACKAGES_RULE, file, code);
 
 describe('packages and Node built-ins per room: a planted import', () => {
-  const NODE_ONLY = ['node:fs', 'fs', 'fs/promises', 'node:crypto', 'pino', 'pino-roll', 'ws', 'undici', 'https-proxy-agent', 'smartcard', '@stoprocent/noble', '@stoprocent/bleno/lib/bleno'];
+  const NODE_ONLY = [
+    'node:fs',
+    'fs',
+    'fs/promises',
+    'node:crypto',
+    'pino',
+    'pino-roll',
+    'ws',
+    'undici',
+    'https-proxy-agent',
+    'smartcard',
+    '@stoprocent/noble',
+    '@stoprocent/bleno/lib/bleno',
+  ];
 
-  it.each(NODE_ONLY.flatMap((spec) => ['renderer', 'common'].map((room): [string, string] => [room, spec])))('src/%s cannot import %s', async (room, spec) => {
-    expect(await packageMessages(`src/${room}/inner/planted-package.ts`, importOf(spec))).toEqual([expect.stringContaining(`src/${room} may not import`)]);
-  });
+  it.each(NODE_ONLY.flatMap((spec) => ['renderer', 'common'].map((room): [string, string] => [room, spec])))(
+    'src/%s cannot import %s',
+    async (room, spec) => {
+      expect(await packageMessages(`src/${room}/inner/planted-package.ts`, importOf(spec))).toEqual([
+        expect.stringContaining(`src/${room} may not import`),
+      ]);
+    },
+  );
 
   it('the page and common keep their own packages', async () => {
     for (const spec of ['react', 'react-i18next', 'zod', 'i18next', 'zxing-wasm/reader']) {
@@ -163,12 +210,16 @@ describe('packages and Node built-ins per room: a planted import', () => {
 
   it("the screen's build configuration is exempt, with its reason in the table", async () => {
     expect(await packageMessages('src/renderer/vite.config.ts', importOf('node:url'))).toEqual([]);
-    expect(await packageMessages('src/renderer/vite-config-copy.ts', importOf('node:url'))).toEqual([expect.stringContaining("Node's built-in 'node:url'")]);
+    expect(await packageMessages('src/renderer/vite-config-copy.ts', importOf('node:url'))).toEqual([
+      expect.stringContaining("Node's built-in 'node:url'"),
+    ]);
   });
 
   it('the relay core imports no device library, but may use Node and its own packages', async () => {
     for (const spec of ['smartcard', '@stoprocent/noble', '@stoprocent/bleno', 'serialport']) {
-      expect(await packageMessages('src/kiosk/verification/planted-package.ts', importOf(spec))).toEqual([expect.stringContaining('through their ports')]);
+      expect(await packageMessages('src/kiosk/verification/planted-package.ts', importOf(spec))).toEqual([
+        expect.stringContaining('through their ports'),
+      ]);
     }
     expect(await packageMessages('src/kiosk/planted-package.ts', importOf('undici'))).toEqual([]);
     expect(await packageMessages('src/kiosk/planted-package.ts', importOf('node:net'))).toEqual([]);
@@ -183,25 +234,38 @@ describe('packages and Node built-ins per room: a planted import', () => {
       "export type S = import('node:http').Server;\n",
       "import 'node:http';\n",
     ]) {
-      expect(await packageMessages('src/renderer/planted-package.ts', code)).toEqual([expect.stringContaining("Node's built-in 'node:http'")]);
+      expect(await packageMessages('src/renderer/planted-package.ts', code)).toEqual([
+        expect.stringContaining("Node's built-in 'node:http'"),
+      ]);
     }
   });
 
   it('require() of a package is checked like an import', async () => {
-    const code = "import { createRequire } from 'node:module';\nexport const noble: unknown = createRequire(import.meta.url)('@stoprocent/noble');\n";
-    expect(await packageMessages('src/kiosk/planted-package.ts', code)).toEqual([expect.stringContaining("may not import '@stoprocent/noble'")]);
+    const code =
+      "import { createRequire } from 'node:module';\nexport const noble: unknown = createRequire(import.meta.url)('@stoprocent/noble');\n";
+    expect(await packageMessages('src/kiosk/planted-package.ts', code)).toEqual([
+      expect.stringContaining("may not import '@stoprocent/noble'"),
+    ]);
     expect(await packageMessages('src/devices/ble/planted-package.ts', code)).toEqual([]);
   });
 });
 
 describe('no way around the rooms', () => {
   it('a file directly in src/ belongs to no room and is refused', async () => {
-    expect(await packageMessages('src/planted.ts', 'export const x = 1;\n')).toEqual([expect.stringContaining('sits directly in src/, in no room')]);
+    expect(await packageMessages('src/planted.ts', 'export const x = 1;\n')).toEqual([
+      expect.stringContaining('sits directly in src/, in no room'),
+    ]);
   });
 
   it.each([
-    ['createRequire(…)(…)', "import { createRequire } from 'node:module';\nexport const s: unknown = createRequire(import.meta.url)('../service/kiosk-service.js');\n"],
-    ['a require alias', "import { createRequire } from 'node:module';\nconst requireCjs = createRequire(import.meta.url);\nexport const s: unknown = requireCjs('./kiosk-service.js');\n"],
+    [
+      'createRequire(…)(…)',
+      "import { createRequire } from 'node:module';\nexport const s: unknown = createRequire(import.meta.url)('../service/kiosk-service.js');\n",
+    ],
+    [
+      'a require alias',
+      "import { createRequire } from 'node:module';\nconst requireCjs = createRequire(import.meta.url);\nexport const s: unknown = requireCjs('./kiosk-service.js');\n",
+    ],
   ])('loading a module of src/ with %s is refused in every room', async (_how, code) => {
     for (const room of ROOMS) {
       // (common and renderer are also told that node:module is not theirs)
@@ -230,7 +294,8 @@ describe('the OS is told in one place: a planted read of the platform', () => {
   });
 
   it('the rest of node:os and of process stay open', async () => {
-    const code = "import { arch, homedir, tmpdir } from 'node:os';\nexport const where = [arch(), homedir(), tmpdir(), process.arch, process.env.HOME];\n";
+    const code =
+      "import { arch, homedir, tmpdir } from 'node:os';\nexport const where = [arch(), homedir(), tmpdir(), process.arch, process.env.HOME];\n";
     expect(await osMessages('src/service/planted-os.ts', code)).toEqual([]);
   });
 });

@@ -42,10 +42,14 @@ describe('npm run host', () => {
     const dir = await tempDir();
     const config = join(dir, 'config.json');
     await writeFile(config, JSON.stringify({ ble: { roles: 'none' } }));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/host/cli.ts', '--config', config, '--data-dir', dir, '--nfc', 'none', '--log-level', 'warn'], {
-      env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MDL_KIOSK_'))),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/host/cli.ts', '--config', config, '--data-dir', dir, '--nfc', 'none', '--log-level', 'warn'],
+      {
+        env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MDL_KIOSK_'))),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     const url = await new Promise<string>((resolve, reject) => {
@@ -69,7 +73,7 @@ describe('npm run host', () => {
 });
 
 describe('npm run host: the token stays out of every output, and the API key stays with its backend', () => {
-  it('docs/browser-host.md\'s systemd set-up: --url-file keeps the token off stdout and stderr (trace logs too); a staff save of another backend URL is refused and the other server never gets the fleet key', async () => {
+  it("docs/browser-host.md's systemd set-up: --url-file keeps the token off stdout and stderr (trace logs too); a staff save of another backend URL is refused and the other server never gets the fleet key", async () => {
     const dir = await tempDir();
     const fleet = await startRecordingServer();
     const other = await startRecordingServer();
@@ -80,13 +84,33 @@ describe('npm run host: the token stays out of every output, and the API key sta
       const config = join(dir, 'config.json');
       await writeFile(config, JSON.stringify({ backend: { baseUrl: fleet.url }, ble: { roles: 'none' } }));
       const pin = '735091';
-      expect((await runCli('src/host/cli.ts', ['--set-pin', '--data-dir', join(dir, 'data')], { env: { MDL_KIOSK_STAFF_PIN: pin } })).code).toBe(0);
+      expect(
+        (await runCli('src/host/cli.ts', ['--set-pin', '--data-dir', join(dir, 'data')], { env: { MDL_KIOSK_STAFF_PIN: pin } })).code,
+      ).toBe(0);
       const urlFile = join(dir, 'run', 'url');
       const child = spawn(
         process.execPath,
-        ['--import', 'tsx', 'src/host/cli.ts', '--data-dir', join(dir, 'data'), '--nfc', 'none', '--log-level', 'trace', '--url-file', urlFile, '--health-file', join(dir, 'health.json')],
+        [
+          '--import',
+          'tsx',
+          'src/host/cli.ts',
+          '--data-dir',
+          join(dir, 'data'),
+          '--nfc',
+          'none',
+          '--log-level',
+          'trace',
+          '--url-file',
+          urlFile,
+          '--health-file',
+          join(dir, 'health.json'),
+        ],
         {
-          env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MDL_KIOSK_'))), MDL_KIOSK_CONFIG: config, MDL_KIOSK_API_KEY_FILE: keyFile },
+          env: {
+            ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MDL_KIOSK_'))),
+            MDL_KIOSK_CONFIG: config,
+            MDL_KIOSK_API_KEY_FILE: keyFile,
+          },
           stdio: ['ignore', 'pipe', 'pipe'],
         },
       );
@@ -101,7 +125,12 @@ describe('npm run host: the token stays out of every output, and the API key sta
         expect((await stat(urlFile)).mode & 0o777).toBe(0o600);
         const token = /#token=([A-Za-z0-9_-]{43})$/.exec(url)?.[1] ?? '';
         expect(token).toHaveLength(43);
-        expect(stdout).toMatch(new RegExp(`^host: the screen is at http://127\\.0\\.0\\.1:\\d+/ ; its address with the token is in ${urlFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'm'));
+        expect(stdout).toMatch(
+          new RegExp(
+            `^host: the screen is at http://127\\.0\\.0\\.1:\\d+/ ; its address with the token is in ${urlFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`,
+            'm',
+          ),
+        );
         // The kiosk uses the fleet key with the fleet backend.
         await expect.poll(() => fleet.seen.length, { timeout: 15_000 }).toBeGreaterThan(0);
         expect(fleet.seen[0]).toBe(`POST /api/sessions Bearer ${apiKey}`);
@@ -150,14 +179,30 @@ describe('npm run host: the token stays out of every output, and the API key sta
       await mkdir(unpacked);
       await extract({ file: join(dir, 'staff-bundle.tar.gz'), cwd: unpacked });
       const bundled = (await readdir(join(unpacked, 'mdl-kiosk-support'), { recursive: true })).sort();
-      expect(bundled).toEqual(expect.arrayContaining(['health.json', 'summary.txt', 'environment.json', expect.stringMatching(/^logs\/mdl-kiosk\.\d{4}-\d\d-\d\d\.1\.log$/) as string]));
-      const logText = await readFile(join(unpacked, 'mdl-kiosk-support', bundled.find((n) => /^logs\/mdl-kiosk\.\d{4}-\d\d-\d\d\.1\.log$/.test(n)) ?? 'missing'), 'utf8');
+      expect(bundled).toEqual(
+        expect.arrayContaining([
+          'health.json',
+          'summary.txt',
+          'environment.json',
+          expect.stringMatching(/^logs\/mdl-kiosk\.\d{4}-\d\d-\d\d\.1\.log$/) as string,
+        ]),
+      );
+      const logText = await readFile(
+        join(unpacked, 'mdl-kiosk-support', bundled.find((n) => /^logs\/mdl-kiosk\.\d{4}-\d\d-\d\d\.1\.log$/.test(n)) ?? 'missing'),
+        'utf8',
+      );
       expect(logText).toContain('"event":"host_started"');
-      expect(await readFile(join(unpacked, 'mdl-kiosk-support', 'logs', 'mdl-kiosk.2026-01-01.9.log'), 'utf8')).toBe('{"event":"careless","detail":"token [removed]"}\n');
+      expect(await readFile(join(unpacked, 'mdl-kiosk-support', 'logs', 'mdl-kiosk.2026-01-01.9.log'), 'utf8')).toBe(
+        '{"event":"careless","detail":"token [removed]"}\n',
+      );
       await rm(join(dir, 'data', 'logs', 'mdl-kiosk.2026-01-01.9.log'));
-      const files = (await readdir(join(dir, 'data'), { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+      const files = (await readdir(join(dir, 'data'), { recursive: true, withFileTypes: true }))
+        .filter((e) => e.isFile())
+        .map((e) => join(e.parentPath, e.name));
       expect(files.some((f) => f.includes(`${join(dir, 'data', 'logs')}/mdl-kiosk.`))).toBe(true);
-      const bundleFiles = (await readdir(join(unpacked, 'mdl-kiosk-support'), { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+      const bundleFiles = (await readdir(join(unpacked, 'mdl-kiosk-support'), { recursive: true, withFileTypes: true }))
+        .filter((e) => e.isFile())
+        .map((e) => join(e.parentPath, e.name));
       const written = await Promise.all([join(dir, 'health.json'), ...files, ...bundleFiles].map((f) => readFile(f, 'utf8')));
       for (const [where, text] of [['stdout', stdout], ['stderr', stderr], ...written.map((t, i) => [`file ${i}`, t] as const)] as const) {
         expect(text, where).not.toContain(token);
@@ -178,30 +223,76 @@ describe('npm run host -- --support-bundle', () => {
     expect((await runCli('src/host/cli.ts', ['--set-pin', '--data-dir', data], { env: { MDL_KIOSK_STAFF_PIN: '615243' } })).code).toBe(0);
     const settings = JSON.parse(await readFile(join(data, 'settings.json'), 'utf8')) as { staff: { pinHash: string } };
     const apiKey = 'bundle-key-0c9a1e';
-    await writeFile(join(data, 'secrets.json'), JSON.stringify({ version: 1, secrets: { 'backend.apiKey': JSON.stringify({ v: 1, key: apiKey, origin: 'https://verifier.example' }) } }), { mode: 0o600 });
+    await writeFile(
+      join(data, 'secrets.json'),
+      JSON.stringify({
+        version: 1,
+        secrets: { 'backend.apiKey': JSON.stringify({ v: 1, key: apiKey, origin: 'https://verifier.example' }) },
+      }),
+      { mode: 0o600 },
+    );
     const config = join(dir, 'config.json');
     await writeFile(config, JSON.stringify({ backend: { baseUrl: 'https://verifier.example/api' }, ble: { roles: 'both' } }));
     const health = join(dir, 'health.json');
     // The running host's record: a live process (this test's), rewritten just now.
-    await writeFile(health, JSON.stringify({ schema: 1, pid: process.pid, updatedAt: new Date().toISOString(), phase: 'ready', devices: { nfc: { usable: true } } }));
+    await writeFile(
+      health,
+      JSON.stringify({
+        schema: 1,
+        pid: process.pid,
+        updatedAt: new Date().toISOString(),
+        phase: 'ready',
+        devices: { nfc: { usable: true } },
+      }),
+    );
     const target = join(dir, 'out', 'support.tar.gz');
-    const run = await runCli('src/host/cli.ts', ['--data-dir', data, '--config', config, '--health-file', health, '--support-bundle', target], { env: { MDL_KIOSK_CONFIG: '' } });
+    const run = await runCli(
+      'src/host/cli.ts',
+      ['--data-dir', data, '--config', config, '--health-file', health, '--support-bundle', target],
+      { env: { MDL_KIOSK_CONFIG: '' } },
+    );
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^host: support bundle written to .+ \(\d+ bytes\) by this separate process: for a running host's live state use its staff screen's Support bundle button$/m);
+    expect(run.stdout).toMatch(
+      /^host: support bundle written to .+ \(\d+ bytes\) by this separate process: for a running host's live state use its staff screen's Support bundle button$/m,
+    );
     expect(run.stdout.startsWith(`host: support bundle written to ${target} (`)).toBe(true);
     const unpacked = join(dir, 'unpacked');
     await mkdir(unpacked);
     await extract({ file: target, cwd: unpacked });
     const names = (await readdir(join(unpacked, 'mdl-kiosk-support'))).sort();
-    expect(names).toEqual(['README.txt', 'config.json', 'diagnostics.json', 'environment.json', 'health.json', 'logs', 'self-test.json', 'state.json', 'summary.txt', 'versions.json']);
+    expect(names).toEqual([
+      'README.txt',
+      'config.json',
+      'diagnostics.json',
+      'environment.json',
+      'health.json',
+      'logs',
+      'self-test.json',
+      'state.json',
+      'summary.txt',
+      'versions.json',
+    ]);
     // It says it is not the running kiosk (its own phase is `stopped`), and that the health record shows one running.
-    const environment = JSON.parse(await readFile(join(unpacked, 'mdl-kiosk-support', 'environment.json'), 'utf8')) as { madeBy: string; note: string };
+    const environment = JSON.parse(await readFile(join(unpacked, 'mdl-kiosk-support', 'environment.json'), 'utf8')) as {
+      madeBy: string;
+      note: string;
+    };
     expect(environment.madeBy).toBe('separate process');
     expect(environment.note).toContain('NOT those of a running kiosk');
-    expect(environment.note).toContain(`A kiosk IS running (process ${process.pid}, phase ready in health.json): for its live bundle use the staff screen's Diagnostics > Support bundle`);
-    expect(await readFile(join(unpacked, 'mdl-kiosk-support', 'summary.txt'), 'utf8')).toMatch(/^Made by: separate process \(made by a separate short-lived process/m);
-    const config2 = JSON.parse(await readFile(join(unpacked, 'mdl-kiosk-support', 'config.json'), 'utf8')) as { sources: Record<string, string> };
-    expect(config2.sources).toMatchObject({ 'backend.baseUrl': 'config file', 'backend.apiKey': 'saved settings', 'ble.roles': 'config file' });
+    expect(environment.note).toContain(
+      `A kiosk IS running (process ${process.pid}, phase ready in health.json): for its live bundle use the staff screen's Diagnostics > Support bundle`,
+    );
+    expect(await readFile(join(unpacked, 'mdl-kiosk-support', 'summary.txt'), 'utf8')).toMatch(
+      /^Made by: separate process \(made by a separate short-lived process/m,
+    );
+    const config2 = JSON.parse(await readFile(join(unpacked, 'mdl-kiosk-support', 'config.json'), 'utf8')) as {
+      sources: Record<string, string>;
+    };
+    expect(config2.sources).toMatchObject({
+      'backend.baseUrl': 'config file',
+      'backend.apiKey': 'saved settings',
+      'ble.roles': 'config file',
+    });
     for (const name of names.filter((n) => n.endsWith('.json') || n.endsWith('.txt'))) {
       const text = await readFile(join(unpacked, 'mdl-kiosk-support', name), 'utf8');
       expect(text, name).not.toContain(apiKey);
@@ -216,15 +307,22 @@ describe('npm run host -- --support-bundle without --health-file', () => {
   it('says whether a kiosk runs is not known, and how to tell it, rather than that none runs', async () => {
     const dir = await tempDir();
     const target = join(dir, 'support.tar.gz');
-    const run = await runCli('src/host/cli.ts', ['--data-dir', join(dir, 'data'), '--support-bundle', target], { env: { MDL_KIOSK_CONFIG: '' } });
+    const run = await runCli('src/host/cli.ts', ['--data-dir', join(dir, 'data'), '--support-bundle', target], {
+      env: { MDL_KIOSK_CONFIG: '' },
+    });
     expect(run.code).toBe(0);
     const unpacked = join(dir, 'unpacked');
     await mkdir(unpacked);
     await extract({ file: target, cwd: unpacked });
-    const environment = JSON.parse(await readFile(join(unpacked, 'mdl-kiosk-support', 'environment.json'), 'utf8')) as { madeBy: string; note: string };
+    const environment = JSON.parse(await readFile(join(unpacked, 'mdl-kiosk-support', 'environment.json'), 'utf8')) as {
+      madeBy: string;
+      note: string;
+    };
     expect(environment.madeBy).toBe('separate process');
     expect(environment.note).not.toContain('no running kiosk was found');
-    expect(environment.note).toContain("whether a kiosk runs is not known: no health record was given (the browser host: add the running host's --health-file)");
+    expect(environment.note).toContain(
+      "whether a kiosk runs is not known: no health record was given (the browser host: add the running host's --health-file)",
+    );
   });
 });
 
@@ -252,7 +350,10 @@ describe('configured devices', () => {
       return { problems: ['peripheral (bleno): missing'], close: () => Promise.resolve() };
     };
     for (const roles of ['both', 'central', 'peripheral', 'none'] as const) {
-      const devices = await createConfiguredDevices(parseConfig({ ble: { roles } }), createLogger({ level: 'silent' }), { nfc: 'none', loadBle });
+      const devices = await createConfiguredDevices(parseConfig({ ble: { roles } }), createLogger({ level: 'silent' }), {
+        nfc: 'none',
+        loadBle,
+      });
       if (roles !== 'none') expect(devices.problems).toEqual(['ble peripheral (bleno): missing']);
       await devices.close();
     }

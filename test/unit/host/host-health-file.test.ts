@@ -23,10 +23,30 @@ describe('npm run host -- --health-file', () => {
     await writeFile(config, JSON.stringify({ ble: { roles: 'none' }, app: { health: { everySeconds: 5 } } }));
     const health = join(dir, 'health.json');
     const metrics = join(dir, 'node-exporter', 'mdl_kiosk.prom');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/host/cli.ts', '--config', config, '--data-dir', dir, '--nfc', 'none', '--log-level', 'silent', '--health-file', health, '--metrics-file', metrics], {
-      env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MDL_KIOSK_'))),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/host/cli.ts',
+        '--config',
+        config,
+        '--data-dir',
+        dir,
+        '--nfc',
+        'none',
+        '--log-level',
+        'silent',
+        '--health-file',
+        health,
+        '--metrics-file',
+        metrics,
+      ],
+      {
+        env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MDL_KIOSK_'))),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     await new Promise<void>((resolve, reject) => {
@@ -42,11 +62,20 @@ describe('npm run host -- --health-file', () => {
       if (text === undefined) await new Promise((r) => setTimeout(r, 25));
     }
     const running = HealthRecordSchema.parse(JSON.parse(text ?? 'null'));
-    expect(running).toMatchObject({ app: 'mdl-kiosk', flavour: 'production', phase: 'config_error', lastError: 'config_error', backendOrigin: null, pid: child.pid });
+    expect(running).toMatchObject({
+      app: 'mdl-kiosk',
+      flavour: 'production',
+      phase: 'config_error',
+      lastError: 'config_error',
+      backendOrigin: null,
+      pid: child.pid,
+    });
     // The same shape as the desktop app's record: the updater's state is there too.
     expect(running.updates).toEqual({ state: 'disabled', error: 'the browser host does not update itself' });
     const families = parsePrometheusTextFormat(await readFile(metrics, 'utf8'));
-    expect(families.find((f) => f.name === 'mdl_kiosk_phase')?.metrics.find((m) => m.value === '1')?.labels).toEqual({ phase: 'config_error' });
+    expect(families.find((f) => f.name === 'mdl_kiosk_phase')?.metrics.find((m) => m.value === '1')?.labels).toEqual({
+      phase: 'config_error',
+    });
     expect((await stat(metrics)).mode & 0o777).toBe(0o644);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');

@@ -59,10 +59,14 @@ interface HostRun {
 /** `npm run host` as the systemd unit of docs/browser-host.md runs it, with this environment (and no other MDL_KIOSK_*). */
 function startHost(dataDir: string, env: Record<string, string>): HostRun {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MDL_KIOSK_')));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/host/cli.ts', '--data-dir', dataDir, '--nfc', 'none', '--log-level', 'trace'], {
-    env: { ...inherited, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/host/cli.ts', '--data-dir', dataDir, '--nfc', 'none', '--log-level', 'trace'],
+    {
+      env: { ...inherited, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const pid = child.pid;
   if (pid === undefined) throw new Error('the host did not start');
   children.add(pid);
@@ -123,7 +127,11 @@ const SOURCES: readonly KeySource[] = [
  */
 const ADDRESSES = [
   { name: 'A in the config file', inConfig: true, boundTo: 'the backend configured with it' },
-  { name: 'A only in settings.json', inConfig: false, boundTo: 'the backend it was first used with (it comes with no backend address of its own)' },
+  {
+    name: 'A only in settings.json',
+    inConfig: false,
+    boundTo: 'the backend it was first used with (it comes with no backend address of its own)',
+  },
 ] as const;
 
 const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -181,7 +189,9 @@ describe('npm run host: settings.json edited by hand between starts does not mov
         // The key in no output of either run (trace-level JSON logs included), nor in any file of the data
         // folder (settings.json, secrets.json where the binding of a key without an address is kept, and
         // the host's log files under logs/).
-        const files = (await readdir(dataDir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+        const files = (await readdir(dataDir, { recursive: true, withFileTypes: true }))
+          .filter((e) => e.isFile())
+          .map((e) => join(e.parentPath, e.name));
         expect(files.some((f) => f.startsWith(join(dataDir, 'logs', 'mdl-kiosk.')))).toBe(true);
         const written = await Promise.all(files.map(async (f) => [f, await readFile(f, 'utf8')] as const));
         const outputs = [

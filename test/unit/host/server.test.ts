@@ -29,7 +29,10 @@ beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'mdl-kiosk-host-'));
   rendererDir = join(root, 'renderer');
   await mkdir(join(rendererDir, 'assets', 'sub'), { recursive: true });
-  await writeFile(join(rendererDir, 'index.html'), '<!doctype html><title>kiosk</title><script type="module" src="./assets/app.js"></script>');
+  await writeFile(
+    join(rendererDir, 'index.html'),
+    '<!doctype html><title>kiosk</title><script type="module" src="./assets/app.js"></script>',
+  );
   await writeFile(join(rendererDir, 'assets', 'app.js'), 'console.log(1)');
   await writeFile(join(rendererDir, 'assets', 'codec.wasm'), Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]));
   await writeFile(join(rendererDir, 'assets', 'style.css'), 'body{}');
@@ -62,11 +65,20 @@ interface Reply {
 /** A raw request: the path goes on the wire as given (no client-side normalisation). */
 function get(path: string, options: { method?: string; host?: string; port?: number } = {}): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: options.port ?? host.port, path, method: options.method ?? 'GET', headers: { host: options.host ?? `127.0.0.1:${host.port}` } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: options.port ?? host.port,
+        path,
+        method: options.method ?? 'GET',
+        headers: { host: options.host ?? `127.0.0.1:${host.port}` },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -91,7 +103,12 @@ function refusal(ws: WebSocket): Promise<{ status: number; body: string }> {
 }
 
 /** An open screen connection with its messages in order. */
-async function screen(): Promise<{ ws: WebSocket; messages: HostMessage[]; next: (pred?: (m: HostMessage) => boolean) => Promise<HostMessage>; closed: Promise<{ code: number; reason: string }> }> {
+async function screen(): Promise<{
+  ws: WebSocket;
+  messages: HostMessage[];
+  next: (pred?: (m: HostMessage) => boolean) => Promise<HostMessage>;
+  closed: Promise<{ code: number; reason: string }>;
+}> {
   const ws = connect();
   const messages: HostMessage[] = [];
   let waiters: { pred: (m: HostMessage) => boolean; resolve: (m: HostMessage) => void }[] = [];
@@ -106,7 +123,9 @@ async function screen(): Promise<{ ws: WebSocket; messages: HostMessage[]; next:
       hit.resolve(message);
     }
   });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code: number, reason: Buffer) => resolve({ code, reason: reason.toString() })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code: number, reason: Buffer) => resolve({ code, reason: reason.toString() })),
+  );
   await new Promise((resolve, reject) => {
     ws.once('open', resolve);
     ws.once('error', reject);
@@ -161,7 +180,13 @@ describe('browser host: files', () => {
   it('lists no directories and refuses paths out of the screen', async () => {
     expect((await get('/assets/')).status).toBe(404);
     expect((await get('/assets/sub')).status).toBe(404);
-    for (const path of ['/../secret.txt', '/assets/../../secret.txt', '/%2e%2e/secret.txt', '/assets/..%2f..%2fsecret.txt', '/assets/link.txt']) {
+    for (const path of [
+      '/../secret.txt',
+      '/assets/../../secret.txt',
+      '/%2e%2e/secret.txt',
+      '/assets/..%2f..%2fsecret.txt',
+      '/assets/link.txt',
+    ]) {
       const reply = await get(path);
       expect(reply.status, path).toBe(403);
       expect(reply.body).not.toContain('TOP-SECRET-CONTENT');
@@ -209,7 +234,9 @@ describe('browser host: the API socket', () => {
     expect(noOrigin).toEqual({ status: 403, body: matching(/Origin header is missing/) });
     const path = await refusal(connect({ path: '/other' }));
     expect(path.status).toBe(404);
-    const localhost = new WebSocket(`ws://127.0.0.1:${host.port}/api`, ['mdl-kiosk.v1', `auth.${host.token}`], { origin: `http://localhost:${host.port}` });
+    const localhost = new WebSocket(`ws://127.0.0.1:${host.port}/api`, ['mdl-kiosk.v1', `auth.${host.token}`], {
+      origin: `http://localhost:${host.port}`,
+    });
     await new Promise((resolve, reject) => {
       localhost.once('open', resolve);
       localhost.once('error', reject);
@@ -239,17 +266,34 @@ describe('browser host: the API socket', () => {
   it('answers bad messages with clear errors and keeps the connection', async () => {
     const s = await screen();
     s.ws.send(Buffer.from([1, 2, 3]), { binary: true });
-    expect(await s.next((m) => m.type === 'refused')).toEqual({ type: 'refused', error: { code: 'invalid_message', message: 'binary frames are not accepted: send JSON text' } });
+    expect(await s.next((m) => m.type === 'refused')).toEqual({
+      type: 'refused',
+      error: { code: 'invalid_message', message: 'binary frames are not accepted: send JSON text' },
+    });
     s.ws.send('{not json');
-    expect(await s.next((m) => m.type === 'refused')).toEqual({ type: 'refused', error: { code: 'invalid_message', message: 'the message is not JSON' } });
+    expect(await s.next((m) => m.type === 'refused')).toEqual({
+      type: 'refused',
+      error: { code: 'invalid_message', message: 'the message is not JSON' },
+    });
     s.ws.send(JSON.stringify({ type: 'call', id: 3, intent: 'next', args: {}, extra: 1 }));
     expect(await s.next((m) => m.type === 'reply')).toMatchObject({ id: 3, ok: false, error: { code: 'invalid_message' } });
     s.ws.send(JSON.stringify({ type: 'hello' }));
-    expect(await s.next((m) => m.type === 'refused')).toMatchObject({ error: { code: 'invalid_message', message: containing('not a call') } });
+    expect(await s.next((m) => m.type === 'refused')).toMatchObject({
+      error: { code: 'invalid_message', message: containing('not a call') },
+    });
     s.ws.send(JSON.stringify({ type: 'call', id: 4, intent: 'launchMissiles', args: {} }));
-    expect(await s.next((m) => m.type === 'reply')).toEqual({ type: 'reply', id: 4, ok: false, error: { code: 'unknown_intent', message: 'unknown intent: "launchMissiles"' } });
+    expect(await s.next((m) => m.type === 'reply')).toEqual({
+      type: 'reply',
+      id: 4,
+      ok: false,
+      error: { code: 'unknown_intent', message: 'unknown intent: "launchMissiles"' },
+    });
     s.ws.send(JSON.stringify({ type: 'call', id: 5, intent: 'setLanguage', args: { language: 'xx' } }));
-    expect(await s.next((m) => m.type === 'reply')).toMatchObject({ id: 5, ok: false, error: { code: 'invalid_args', message: containing('language') } });
+    expect(await s.next((m) => m.type === 'reply')).toMatchObject({
+      id: 5,
+      ok: false,
+      error: { code: 'invalid_args', message: containing('language') },
+    });
     s.ws.send(JSON.stringify({ type: 'call', id: 6, intent: 'getSettings', args: {} }));
     expect(await s.next((m) => m.type === 'reply')).toMatchObject({ id: 6, ok: false, error: { code: 'staff_required' } });
     s.ws.send(JSON.stringify({ type: 'call', id: 9, intent: 'unlock', args: { pin: '1234' } }));
@@ -260,7 +304,9 @@ describe('browser host: the API socket', () => {
 
   it('closes a connection that sends a frame over the limit (1009) and keeps serving others', async () => {
     const s = await screen();
-    s.ws.send(JSON.stringify({ type: 'call', id: 1, intent: 'qrScanned', args: { text: 'x'.repeat(MAX_API_MESSAGE_BYTES), source: 'paste' } }));
+    s.ws.send(
+      JSON.stringify({ type: 'call', id: 1, intent: 'qrScanned', args: { text: 'x'.repeat(MAX_API_MESSAGE_BYTES), source: 'paste' } }),
+    );
     expect((await s.closed).code).toBe(1009);
     const other = await screen();
     other.ws.send(JSON.stringify({ type: 'call', id: 2, intent: 'next', args: {} }));

@@ -148,11 +148,17 @@ describe('browser host: staff sessions per connection', () => {
     await c.close();
   });
 
-  it('a wrong PIN on another connection is still counted (the lockout is the kiosk\'s, so a reload buys no attempts)', async () => {
+  it("a wrong PIN on another connection is still counted (the lockout is the kiosk's, so a reload buys no attempts)", async () => {
     const a = await openScreen();
     const b = await openScreen();
-    expect(await b.call('unlock', { pin: '000000' })).toMatchObject({ ok: true, result: { ok: false, reason: 'wrong_pin', attemptsLeft: 4 } });
-    expect(await a.call('unlock', { pin: '111111' })).toMatchObject({ ok: true, result: { ok: false, reason: 'wrong_pin', attemptsLeft: 3 } });
+    expect(await b.call('unlock', { pin: '000000' })).toMatchObject({
+      ok: true,
+      result: { ok: false, reason: 'wrong_pin', attemptsLeft: 4 },
+    });
+    expect(await a.call('unlock', { pin: '111111' })).toMatchObject({
+      ok: true,
+      result: { ok: false, reason: 'wrong_pin', attemptsLeft: 3 },
+    });
     expect(await a.call('unlock', { pin: PIN })).toMatchObject({ ok: true, result: { ok: true } });
     await a.close();
     await b.close();
@@ -160,9 +166,12 @@ describe('browser host: staff sessions per connection', () => {
 });
 
 describe('browser host: Host on the WebSocket upgrade', () => {
-  it('refuses an upgrade whose Host is not the host\'s own, even with the right Origin and token (DNS rebinding)', async () => {
+  it("refuses an upgrade whose Host is not the host's own, even with the right Origin and token (DNS rebinding)", async () => {
     for (const hostHeader of ['evil.example', `evil.example:${host.port}`, `127.0.0.1:${host.port + 1}`]) {
-      const ws = new WebSocket(`ws://127.0.0.1:${host.port}/api`, ['mdl-kiosk.v1', `auth.${host.token}`], { origin: host.origin, headers: { host: hostHeader } });
+      const ws = new WebSocket(`ws://127.0.0.1:${host.port}/api`, ['mdl-kiosk.v1', `auth.${host.token}`], {
+        origin: host.origin,
+        headers: { host: hostHeader },
+      });
       const refused = await new Promise<{ status: number; body: string }>((resolve, reject) => {
         ws.on('open', () => reject(new Error(`the upgrade with Host ${hostHeader} was accepted`)));
         ws.on('error', () => undefined);
@@ -180,30 +189,35 @@ describe('browser host: Host on the WebSocket upgrade', () => {
 describe('browser host: screens of another OS user are refused (Linux)', () => {
   // Root can start a client as another user; CI runs as root, so there this always runs.
   const asRoot = process.getuid?.() === 0;
-  it.runIf(process.platform === 'linux' && (asRoot || process.env.CI === 'true'))('a client of uid 65534 with the right token and Origin gets 403; the host\'s own user gets in', async () => {
-    const script = `
+  it.runIf(process.platform === 'linux' && (asRoot || process.env.CI === 'true'))(
+    "a client of uid 65534 with the right token and Origin gets 403; the host's own user gets in",
+    async () => {
+      const script = `
       const WebSocket = require(${JSON.stringify(require.resolve('ws'))});
       const ws = new WebSocket(process.argv[1], ['mdl-kiosk.v1', 'auth.' + process.argv[2]], { origin: process.argv[3] });
       ws.on('open', () => { console.log('open'); ws.close(); });
       ws.on('error', () => undefined);
       ws.on('unexpected-response', (_q, res) => { let b = ''; res.on('data', (c) => (b += c)); res.on('end', () => console.log(res.statusCode + ' ' + b)); });
     `;
-    const run = (uid: number | undefined): Promise<string> =>
-      new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, ['-e', script, `ws://127.0.0.1:${host.port}/api`, host.token, host.origin], {
-          stdio: ['ignore', 'pipe', 'pipe'],
-          ...(uid === undefined ? {} : { uid, gid: uid }),
+      const run = (uid: number | undefined): Promise<string> =>
+        new Promise((resolve, reject) => {
+          const child = spawn(process.execPath, ['-e', script, `ws://127.0.0.1:${host.port}/api`, host.token, host.origin], {
+            stdio: ['ignore', 'pipe', 'pipe'],
+            ...(uid === undefined ? {} : { uid, gid: uid }),
+          });
+          let out = '';
+          let err = '';
+          child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+          child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+          child.on('error', reject);
+          child.on('exit', () => (out.trim() === '' ? reject(new Error(`no answer: ${err}`)) : resolve(out.trim())));
         });
-        let out = '';
-        let err = '';
-        child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-        child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-        child.on('error', reject);
-        child.on('exit', () => (out.trim() === '' ? reject(new Error(`no answer: ${err}`)) : resolve(out.trim())));
-      });
-    expect(await run(65534)).toBe("403 forbidden: the screen runs as another user than the kiosk host (run the browser as the host's user)");
-    expect(await run(undefined)).toBe('open');
-  });
+      expect(await run(65534)).toBe(
+        "403 forbidden: the screen runs as another user than the kiosk host (run the browser as the host's user)",
+      );
+      expect(await run(undefined)).toBe('open');
+    },
+  );
 
   it('reads the client end of a loopback connection from /proc/net/tcp (and tcp6)', () => {
     const tcp = [
@@ -221,6 +235,10 @@ describe('browser host: screens of another OS user are refused (Linux)', () => {
     // Server port 0x2116 = 8470, client port 0xD431 = 54321.
     expect(loopbackPeerUser(8470, 54321, read)).toEqual({ uid: 1000 });
     expect(loopbackPeerUser(8470, 54322, read)).toEqual({ unknown: 'the connection is not in /proc/net/tcp' });
-    expect(loopbackPeerUser(8470, 54321, () => { throw new Error('EACCES'); })).toEqual({ unknown: '/proc/net/tcp cannot be read' });
+    expect(
+      loopbackPeerUser(8470, 54321, () => {
+        throw new Error('EACCES');
+      }),
+    ).toEqual({ unknown: '/proc/net/tcp cannot be read' });
   });
 });

@@ -39,20 +39,27 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-function get(path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function get(
+  path: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: host.port, path, method, headers: { host: `127.0.0.1:${host.port}`, ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port: host.port, path, method, headers: { host: `127.0.0.1:${host.port}`, ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
 }
 
 describe('support bundle download', () => {
-  it('serves the ticket\'s bundle once, as an attachment, not cached', async () => {
+  it("serves the ticket's bundle once, as an attachment, not cached", async () => {
     tickets.set(TICKET, { path: join(root, 'bundle.tar.gz'), name: 'mdl-kiosk-support-2026.tar.gz' });
     const reply = await get(`/support-bundle/${TICKET}`, { 'sec-fetch-site': 'same-origin' });
     expect(reply.status).toBe(200);

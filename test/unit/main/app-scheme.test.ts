@@ -41,7 +41,14 @@ describe('#18 the renderer comes from a privileged custom scheme, not file://', 
     registerAppScheme(protocol);
     expect(protocol.privileged).toEqual([{ scheme: 'app', privileges: { ...APP_SCHEME_PRIVILEGES } }]);
     const privileges = protocol.privileged?.[0]?.privileges;
-    expect(privileges).toMatchObject({ standard: true, secure: true, supportFetchAPI: true, bypassCSP: false, corsEnabled: false, allowServiceWorkers: false });
+    expect(privileges).toMatchObject({
+      standard: true,
+      secure: true,
+      supportFetchAPI: true,
+      bypassCSP: false,
+      corsEnabled: false,
+      allowServiceWorkers: false,
+    });
   });
 
   it('must be registered before the app is ready (Electron refuses it later)', () => {

@@ -14,7 +14,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { allInvokeChannels, intentChannel, STATE_REQUEST_CHANNEL } from '../../../src/common/ipc-contract.js';
 import { QrScanQueue } from '../../../src/devices/qr/qr-scan-queue.js';
 import { parseConfig, type KioskConfig } from '../../../src/platform/config.js';
-import { EXIT_REFUSED_SWITCH, runKioskApp, type KioskAppDependencies, type RunKioskAppOptions, type RunningKioskApp } from '../../../src/main/app.js';
+import {
+  EXIT_REFUSED_SWITCH,
+  runKioskApp,
+  type KioskAppDependencies,
+  type RunKioskAppOptions,
+  type RunningKioskApp,
+} from '../../../src/main/app.js';
 import { DANGEROUS_SWITCHES } from '../../../src/main/dangerous-switches.js';
 import type { EmbeddedDefault, EmbeddedKioskLink } from '../../../src/main/embedded-default.js';
 import { PHONE_PAGE_PARTITION } from '../../../src/main/phone-window.js';
@@ -153,7 +159,10 @@ describe('production boot', () => {
     const r = await boot();
     expect([...ipcMain.handlers.keys()].sort()).toEqual(allInvokeChannels().sort());
     const contents = r?.window.webContents as unknown as Parameters<typeof ipcMain.invoke>[1];
-    const reply = (await ipcMain.invoke(STATE_REQUEST_CHANNEL, contents, contents.mainFrame)) as { ok: boolean; result: { testMode: boolean; view: { phase: string } } };
+    const reply = (await ipcMain.invoke(STATE_REQUEST_CHANNEL, contents, contents.mainFrame)) as {
+      ok: boolean;
+      result: { testMode: boolean; view: { phase: string } };
+    };
     expect(reply.ok).toBe(true);
     // No backend configured: the production kiosk asks staff to configure it, and is not in test mode.
     expect(reply.result.view.phase).toBe('config_error');
@@ -254,7 +263,10 @@ describe('command line', () => {
 describe('managed configuration and updates', () => {
   it('a managed file sets policy: no kiosk mode here, updates on (electron-updater on the generic feed)', async () => {
     await mkdir(join(root, 'managed'), { recursive: true });
-    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/', channel: 'pilot' } } }));
+    await writeFile(
+      join(root, 'managed', 'config.json'),
+      JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/', channel: 'pilot' } } }),
+    );
     const feed: unknown[] = [];
     const fakeUpdater = Object.assign(new EventEmitter(), {
       channel: null as string | null,
@@ -275,30 +287,44 @@ describe('managed configuration and updates', () => {
 
   it('Windows: an install folder this account cannot write (per-machine, standard account) turns updates off with the reason, and the updater is never loaded', async () => {
     await mkdir(join(root, 'managed'), { recursive: true });
-    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/' } } }));
+    await writeFile(
+      join(root, 'managed', 'config.json'),
+      JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/' } } }),
+    );
     const loadUpdater = vi.fn(() => Promise.reject(new Error('must not load')));
     app.paths.set('exe', join(root, 'Program Files', 'mDL Kiosk', 'mDL Kiosk.exe')); // a folder that is not there: cannot be written
     const r = await boot({ deps: { platform: 'win32', loadUpdater } });
     expect(loadUpdater).not.toHaveBeenCalled();
-    expect(r?.service.appStatus().updates).toEqual({ state: 'disabled', error: expect.stringContaining('updates are off: this account cannot write') as string });
+    expect(r?.service.appStatus().updates).toEqual({
+      state: 'disabled',
+      error: expect.stringContaining('updates are off: this account cannot write') as string,
+    });
     await quit();
     expect(await logText()).toContain('"event":"updates_unsupported"');
   });
 
   it('Windows: a per-user install (a folder this account writes) keeps updates on', async () => {
     await mkdir(join(root, 'managed'), { recursive: true });
-    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/' } } }));
+    await writeFile(
+      join(root, 'managed', 'config.json'),
+      JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/' } } }),
+    );
     await mkdir(join(root, 'LocalAppData', 'Programs', 'mdl-kiosk'), { recursive: true });
     app.paths.set('exe', join(root, 'LocalAppData', 'Programs', 'mdl-kiosk', 'mDL Kiosk.exe'));
     const loadUpdater = vi.fn(() => Promise.reject(new Error('no updater in this test')));
     await boot({ deps: { platform: 'win32', loadUpdater } });
     expect(loadUpdater).toHaveBeenCalledTimes(1);
-    expect((await readdir(join(root, 'LocalAppData', 'Programs', 'mdl-kiosk'))).filter((n) => n.startsWith('.mdl-kiosk-write-check'))).toEqual([]);
+    expect(
+      (await readdir(join(root, 'LocalAppData', 'Programs', 'mdl-kiosk'))).filter((n) => n.startsWith('.mdl-kiosk-write-check')),
+    ).toEqual([]);
   });
 
   it('an updater that cannot load is a status for staff, not a crash', async () => {
     await mkdir(join(root, 'managed'), { recursive: true });
-    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/' } } }));
+    await writeFile(
+      join(root, 'managed', 'config.json'),
+      JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/' } } }),
+    );
     const r = await boot({ deps: { loadUpdater: () => Promise.reject(new Error('no electron-updater here')) } });
     expect(r?.service.appStatus().updates).toEqual({ state: 'error', error: 'the updater could not start: no electron-updater here' });
     expect(r?.service.appStatus().managedKeys).toEqual(expect.arrayContaining(['app.updates.enabled', 'app.updates.url']));
@@ -306,7 +332,13 @@ describe('managed configuration and updates', () => {
 
   it('diagnostics show the app: flavour, log folder, health file, updates', async () => {
     const r = await boot();
-    expect(r?.service.appStatus()).toMatchObject({ flavour: 'production', secretsProtection: 'os-encrypted', logDir: logsDir, healthFile: join(userData, 'health.json'), updates: { state: 'disabled' } });
+    expect(r?.service.appStatus()).toMatchObject({
+      flavour: 'production',
+      secretsProtection: 'os-encrypted',
+      logDir: logsDir,
+      healthFile: join(userData, 'health.json'),
+      updates: { state: 'disabled' },
+    });
   });
 
   it('app.health.metricsFile: the health figures as Prometheus text for node_exporter, beside health.json', async () => {
@@ -326,7 +358,9 @@ describe('managed configuration and updates', () => {
     await writeFile(managedFile, JSON.stringify({ app: { health: { everySeconds: 30 } } }));
     await chmod(managedFile, 0o644);
     const r = await boot();
-    expect(r?.service.appStatus().permissionProblems).toEqual([expect.stringContaining(`${managedFile} is readable by every user of this computer (mode 0644)`)]);
+    expect(r?.service.appStatus().permissionProblems).toEqual([
+      expect.stringContaining(`${managedFile} is readable by every user of this computer (mode 0644)`),
+    ]);
     expect(stderr.text).toContain('is readable by every user of this computer (mode 0644)');
     await quit();
     expect(await logText()).toContain('"event":"managed_config_exposed"');
@@ -399,7 +433,12 @@ describe('QA flavour', () => {
     const [kiosk, phone] = BrowserWindow.instances;
     // The kiosk window must not cover the phone's.
     expect(kiosk?.options.kiosk).toBe(false);
-    expect(phone?.options.webPreferences).toMatchObject({ partition: PHONE_PAGE_PARTITION, sandbox: true, contextIsolation: true, nodeIntegration: false });
+    expect(phone?.options.webPreferences).toMatchObject({
+      partition: PHONE_PAGE_PARTITION,
+      sandbox: true,
+      contextIsolation: true,
+      nodeIntegration: false,
+    });
     expect(phone?.options.webPreferences).not.toHaveProperty('preload');
     expect(phone?.webContents.loaded).toEqual(['http://127.0.0.1:45678/#token=phone-token']);
     // Confined to its loopback origin by the same lockdown.
@@ -434,12 +473,13 @@ describe('QA flavour', () => {
   });
 });
 
-describe('a packaged production app is locked down whatever its launcher or the kiosk user\'s files say', () => {
+describe("a packaged production app is locked down whatever its launcher or the kiosk user's files say", () => {
   const PACKAGED = { argv: ['/opt/mdl-kiosk'], deps: { defaultApp: false } } as const;
 
   function at(value: unknown, path: string): unknown {
     let node = value;
-    for (const key of path.split('.')) node = typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[key] : undefined;
+    for (const key of path.split('.'))
+      node = typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[key] : undefined;
     return node;
   }
 
@@ -485,11 +525,14 @@ describe('a packaged production app is locked down whatever its launcher or the 
     await mkdir(join(root, 'managed'), { recursive: true });
     await writeFile(join(root, 'managed', 'config.json'), JSON.stringify(layer));
     app.isPackaged = true;
-    const managed = await boot({ ...PACKAGED, deps: { ...PACKAGED.deps, loadUpdater: () => Promise.reject(new Error('no updater in this test')) } });
+    const managed = await boot({
+      ...PACKAGED,
+      deps: { ...PACKAGED.deps, loadUpdater: () => Promise.reject(new Error('no updater in this test')) },
+    });
     expect(at(managed?.service.config, path)).toEqual(at(parseConfig(layer), path));
   });
 
-  it('the QA flavour and unpackaged runs honour the same keys from the user\'s config.json', async () => {
+  it("the QA flavour and unpackaged runs honour the same keys from the user's config.json", async () => {
     await mkdir(userData, { recursive: true });
     await writeFile(join(userData, 'config.json'), JSON.stringify({ app: { kioskMode: false }, staff: { maxAttempts: 9 } }));
     const r = await boot();
@@ -512,10 +555,17 @@ describe('a packaged production app is locked down whatever its launcher or the 
 
   it('the QA flavour is never auto-updated, even when the managed file turns updates on', async () => {
     await mkdir(join(root, 'managed'), { recursive: true });
-    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/' } } }));
+    await writeFile(
+      join(root, 'managed', 'config.json'),
+      JSON.stringify({ app: { updates: { enabled: true, url: 'https://updates.example/kiosk/' } } }),
+    );
     const loadUpdater = vi.fn(() => Promise.reject(new Error('must not load')));
     app.isPackaged = true;
-    const r = await boot({ flavour: 'qa', ...PACKAGED, deps: { ...PACKAGED.deps, env: { MDL_KIOSK_BACKEND_URL: 'https://verifier.example/' }, loadUpdater } });
+    const r = await boot({
+      flavour: 'qa',
+      ...PACKAGED,
+      deps: { ...PACKAGED.deps, env: { MDL_KIOSK_BACKEND_URL: 'https://verifier.example/' }, loadUpdater },
+    });
     expect(r?.service.config.app.updates.enabled).toBe(true);
     expect(loadUpdater).not.toHaveBeenCalled();
     expect(r?.service.appStatus().updates).toEqual({ state: 'disabled' });
@@ -555,7 +605,13 @@ describe('a packaged production app is locked down whatever its launcher or the 
       app.paths.set('userData', userData);
       app.paths.set('logs', logsDir);
       app.isPackaged = true;
-      expect(await boot({ flavour: 'qa', argv: ['/opt/mdl-kiosk-qa', '--remote-debugging-port=9222'], deps: { defaultApp: false, env: { MDL_KIOSK_BACKEND_URL: 'https://verifier.example/' } } })).not.toBeNull();
+      expect(
+        await boot({
+          flavour: 'qa',
+          argv: ['/opt/mdl-kiosk-qa', '--remote-debugging-port=9222'],
+          deps: { defaultApp: false, env: { MDL_KIOSK_BACKEND_URL: 'https://verifier.example/' } },
+        }),
+      ).not.toBeNull();
     });
   });
 });
@@ -571,7 +627,11 @@ describe('--support-bundle', () => {
     await extract({ file, cwd: dir });
     const out = new Map<string, string>();
     for (const entry of await readdir(join(dir, 'mdl-kiosk-support'), { recursive: true, withFileTypes: true })) {
-      if (entry.isFile()) out.set(join(entry.parentPath, entry.name).slice(join(dir, 'mdl-kiosk-support').length + 1), await readFile(join(entry.parentPath, entry.name), 'utf8'));
+      if (entry.isFile())
+        out.set(
+          join(entry.parentPath, entry.name).slice(join(dir, 'mdl-kiosk-support').length + 1),
+          await readFile(join(entry.parentPath, entry.name), 'utf8'),
+        );
     }
     return out;
   }
@@ -585,7 +645,9 @@ describe('--support-bundle', () => {
     const target = join(root, 'bundle.tar.gz');
     await vi.waitFor(async () => expect((await readdir(root)).includes('bundle.tar.gz')).toBe(true), { timeout: 10_000 });
     const files = await unpack(target);
-    expect([...files.keys()]).toEqual(expect.arrayContaining(['config.json', 'state.json', 'self-test.json', 'diagnostics.json', 'versions.json', 'health.json']));
+    expect([...files.keys()]).toEqual(
+      expect.arrayContaining(['config.json', 'state.json', 'self-test.json', 'diagnostics.json', 'versions.json', 'health.json']),
+    );
     expect([...files.keys()].some((n) => /^logs\/mdl-kiosk\..*\.log$/.test(n))).toBe(true);
     expect(JSON.parse(files.get('versions.json') ?? '{}')).toMatchObject({ app: '0.1.0-test', flavour: 'production' });
     // The running kiosk's own state (not a fresh copy's).
@@ -604,7 +666,10 @@ describe('--support-bundle', () => {
     const files = await unpack(target);
     expect(JSON.parse(files.get('state.json') ?? '{}')).toMatchObject({ phase: 'stopped' });
     // Its phase is its own: the bundle says it does not describe a running kiosk.
-    expect(JSON.parse(files.get('environment.json') ?? '{}')).toMatchObject({ madeBy: 'separate process', note: expect.stringContaining('NOT those of a running kiosk') as string });
+    expect(JSON.parse(files.get('environment.json') ?? '{}')).toMatchObject({
+      madeBy: 'separate process',
+      note: expect.stringContaining('NOT those of a running kiosk') as string,
+    });
     expect(files.get('summary.txt')).toMatch(/^Made by: separate process \(/m);
   });
 
@@ -619,7 +684,7 @@ describe('--support-bundle', () => {
   });
 });
 
-describe('the operating system\'s camera and Bluetooth consent', () => {
+describe("the operating system's camera and Bluetooth consent", () => {
   it('macOS: the camera is asked for before the kiosk window exists, and diagnostics show the answer', async () => {
     systemPreferences.camera = 'not-determined';
     systemPreferences.answer = 'granted';
@@ -669,7 +734,11 @@ describe('the operating system\'s camera and Bluetooth consent', () => {
       let calls2 = 0;
       const central = { availability: () => (++calls2 < 3 ? { usable: false, reason: 'starting' } : { usable: true }) };
       const peripheral = { availability: () => ({ usable: false, reason: 'unauthorized' }) };
-      return Promise.resolve({ ports: { qr, bleCentral: central, blePeripheral: peripheral } as never, qr, close: () => Promise.resolve() });
+      return Promise.resolve({
+        ports: { qr, bleCentral: central, blePeripheral: peripheral } as never,
+        qr,
+        close: () => Promise.resolve(),
+      });
     };
     const r = await boot({ argv: ['/opt/electron', 'dist/app-dev', '--provision'], deps: { platform: 'darwin', devices: bleDevices } });
     expect(r).toBeNull();

@@ -10,7 +10,19 @@ describe('appArguments', () => {
 
 describe('parseCommandLine', () => {
   it('reads every option', () => {
-    expect(parseCommandLine(['--config', '/etc/k.json', '--data-dir=/var/k', '--log-level', 'debug', '--no-kiosk', '--support-bundle', 'out.tar.gz', '--provision'])).toEqual({
+    expect(
+      parseCommandLine([
+        '--config',
+        '/etc/k.json',
+        '--data-dir=/var/k',
+        '--log-level',
+        'debug',
+        '--no-kiosk',
+        '--support-bundle',
+        'out.tar.gz',
+        '--provision',
+      ]),
+    ).toEqual({
       configFile: '/etc/k.json',
       dataDir: '/var/k',
       logLevel: 'debug',
@@ -28,7 +40,11 @@ describe('parseCommandLine', () => {
   it('unknown options and stray arguments become problems, not a crash', () => {
     const cli = parseCommandLine(['--enable-logging', '--kiosk-mode=off', 'extra', '--log-level', 'warn']);
     expect(cli.logLevel).toBe('warn');
-    expect(cli.problems).toEqual(['--enable-logging is not an mDL Kiosk option (left to Electron/Chromium)', '--kiosk-mode is not an mDL Kiosk option (left to Electron/Chromium)', 'unexpected argument "extra" (ignored)']);
+    expect(cli.problems).toEqual([
+      '--enable-logging is not an mDL Kiosk option (left to Electron/Chromium)',
+      '--kiosk-mode is not an mDL Kiosk option (left to Electron/Chromium)',
+      'unexpected argument "extra" (ignored)',
+    ]);
   });
 
   it('bad values are dropped with a message naming the option', () => {
@@ -36,6 +52,10 @@ describe('parseCommandLine', () => {
     expect(cli.logLevel).toBeUndefined();
     expect(cli.noKiosk).toBe(false);
     expect(cli.configFile).toBeUndefined();
-    expect(cli.problems).toEqual(['--config needs a value (ignored)', '--log-level takes fatal | error | warn | info | debug | trace | silent (ignored)', '--no-kiosk takes no value (ignored)']);
+    expect(cli.problems).toEqual([
+      '--config needs a value (ignored)',
+      '--log-level takes fatal | error | warn | info | debug | trace | silent (ignored)',
+      '--no-kiosk takes no value (ignored)',
+    ]);
   });
 });

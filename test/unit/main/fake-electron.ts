@@ -82,8 +82,18 @@ export class FakeWebFrameMain {
 
 // ------------------------------------------------------------------------------------------ sessions
 
-type PermissionRequestHandler = (webContents: unknown, permission: string, callback: (granted: boolean) => void, details: Record<string, unknown>) => void;
-type PermissionCheckHandler = (webContents: unknown, permission: string, requestingOrigin: string, details: PermissionCheckHandlerHandlerDetails) => boolean;
+type PermissionRequestHandler = (
+  webContents: unknown,
+  permission: string,
+  callback: (granted: boolean) => void,
+  details: Record<string, unknown>,
+) => void;
+type PermissionCheckHandler = (
+  webContents: unknown,
+  permission: string,
+  requestingOrigin: string,
+  details: PermissionCheckHandlerHandlerDetails,
+) => boolean;
 
 export class FakeSession extends EventEmitter {
   permissionRequestHandler: PermissionRequestHandler | null | undefined;
@@ -117,7 +127,12 @@ export class FakeSession extends EventEmitter {
     if (!handler) return Promise.resolve(true); // Electron's default approves everything
     return new Promise((resolve) => handler(webContents, permission, resolve, details));
   }
-  checkPermission(webContents: unknown, permission: string, requestingOrigin: string, details: PermissionCheckHandlerHandlerDetails): boolean {
+  checkPermission(
+    webContents: unknown,
+    permission: string,
+    requestingOrigin: string,
+    details: PermissionCheckHandlerHandlerDetails,
+  ): boolean {
     const handler = this.permissionCheckHandler;
     if (!handler) return true;
     return handler(webContents, permission, requestingOrigin, details);
@@ -234,7 +249,15 @@ export class FakeWebContents extends EventEmitter {
     return event;
   }
   /** Emits `before-input-event` for one key and returns the event. */
-  keyEvent(input: { key: string; code?: string; control?: boolean; meta?: boolean; alt?: boolean; shift?: boolean; type?: string }): FakeEvent {
+  keyEvent(input: {
+    key: string;
+    code?: string;
+    control?: boolean;
+    meta?: boolean;
+    alt?: boolean;
+    shift?: boolean;
+    type?: string;
+  }): FakeEvent {
     const event = fakeEvent();
     this.emit('before-input-event', event, {
       type: input.type ?? 'keyDown',
@@ -346,7 +369,14 @@ class FakeIpcMain extends EventEmitter {
   async invoke(channel: string, sender: FakeWebContents, frame: FakeWebFrameMain | null, ...args: unknown[]): Promise<unknown> {
     const handler = this.handlers.get(channel);
     if (!handler) throw new Error(`Error invoking remote method '${channel}': Error: No handler registered for '${channel}'`);
-    const event = { sender, senderFrame: frame, frameId: frame?.routingId ?? 0, processId: frame?.processId ?? 0, type: 'frame', preventDefault() {} };
+    const event = {
+      sender,
+      senderFrame: frame,
+      frameId: frame?.routingId ?? 0,
+      processId: frame?.processId ?? 0,
+      type: 'frame',
+      preventDefault() {},
+    };
     try {
       // Structured clone both ways, as Electron's IPC does.
       return structuredClone(await handler(event as unknown as IpcMainInvokeEvent, ...structuredClone(args)));
@@ -641,7 +671,11 @@ export class FakeUtilityProcess extends EventEmitter {
 }
 
 export const utilityProcess = {
-  fork(modulePath: string, args: readonly string[] = [], options: { readonly stdio?: unknown; readonly serviceName?: string } = {}): FakeUtilityProcess {
+  fork(
+    modulePath: string,
+    args: readonly string[] = [],
+    options: { readonly stdio?: unknown; readonly serviceName?: string } = {},
+  ): FakeUtilityProcess {
     calls.push(`utilityProcess.fork ${modulePath}`);
     const child = new FakeUtilityProcess(modulePath, args, options);
     FakeUtilityProcess.forked.push(child);

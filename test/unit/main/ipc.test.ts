@@ -4,7 +4,13 @@
  * envelope, states to our window only.
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { allInvokeChannels, intentChannel, IPC_INTENT_NAMES, STATE_CHANNEL, STATE_REQUEST_CHANNEL } from '../../../src/common/ipc-contract.js';
+import {
+  allInvokeChannels,
+  intentChannel,
+  IPC_INTENT_NAMES,
+  STATE_CHANNEL,
+  STATE_REQUEST_CHANNEL,
+} from '../../../src/common/ipc-contract.js';
 import { KioskApiError, MAX_API_MESSAGE_BYTES, type ScreenState } from '../../../src/common/kiosk-api.js';
 import { createLogger } from '../../../src/platform/log.js';
 import { registerKioskIpc, senderProblem, type KioskIpc } from '../../../src/main/ipc.js';
@@ -59,30 +65,48 @@ describe('#17 sender validation', () => {
   });
 
   const refusals: [string, () => { sender: FakeWebContents; frame: FakeWebFrameMain | null }][] = [
-    ['a subframe of our window', () => ({ sender: contents, frame: new FakeWebFrameMain('app://kiosk/frame.html', contents.mainFrame, contents.mainFrame.processId) })],
-    ['another window', () => {
-      const other = new BrowserWindow({ show: false }).webContents;
-      other.mainFrame.url = 'app://kiosk/index.html';
-      return { sender: other, frame: other.mainFrame };
-    }],
-    ['our window showing another origin', () => {
-      contents.mainFrame.url = 'https://evil.example/';
-      return { sender: contents, frame: contents.mainFrame };
-    }],
+    [
+      'a subframe of our window',
+      () => ({ sender: contents, frame: new FakeWebFrameMain('app://kiosk/frame.html', contents.mainFrame, contents.mainFrame.processId) }),
+    ],
+    [
+      'another window',
+      () => {
+        const other = new BrowserWindow({ show: false }).webContents;
+        other.mainFrame.url = 'app://kiosk/index.html';
+        return { sender: other, frame: other.mainFrame };
+      },
+    ],
+    [
+      'our window showing another origin',
+      () => {
+        contents.mainFrame.url = 'https://evil.example/';
+        return { sender: contents, frame: contents.mainFrame };
+      },
+    ],
     ['a frame that is gone', () => ({ sender: contents, frame: null })],
-    ['a detached frame', () => {
-      contents.mainFrame.detached = true;
-      return { sender: contents, frame: contents.mainFrame };
-    }],
-    ['a stale frame from before a navigation', () => {
-      const stale = contents.mainFrame;
-      void contents.loadURL('app://kiosk/index.html');
-      return { sender: contents, frame: stale };
-    }],
-    ['a file:// page', () => {
-      contents.mainFrame.url = 'file:///app/index.html';
-      return { sender: contents, frame: contents.mainFrame };
-    }],
+    [
+      'a detached frame',
+      () => {
+        contents.mainFrame.detached = true;
+        return { sender: contents, frame: contents.mainFrame };
+      },
+    ],
+    [
+      'a stale frame from before a navigation',
+      () => {
+        const stale = contents.mainFrame;
+        void contents.loadURL('app://kiosk/index.html');
+        return { sender: contents, frame: stale };
+      },
+    ],
+    [
+      'a file:// page',
+      () => {
+        contents.mainFrame.url = 'file:///app/index.html';
+        return { sender: contents, frame: contents.mainFrame };
+      },
+    ],
   ];
   for (const [what, make] of refusals) {
     it(`refuses ${what}, for intents and the state request, and logs it without the payload`, async () => {
@@ -129,7 +153,9 @@ describe('payloads', () => {
 
   it('more than one argument, or arguments that are not JSON data, are invalid_message', async () => {
     expect(await call(intentChannel('next'), {}, {})).toMatchObject({ ok: false, error: { code: 'invalid_message' } });
-    expect(await ipcMain.handlers.get(intentChannel('next'))?.({ sender: contents, senderFrame: contents.mainFrame } as never, { n: 10n })).toMatchObject({
+    expect(
+      await ipcMain.handlers.get(intentChannel('next'))?.({ sender: contents, senderFrame: contents.mainFrame } as never, { n: 10n }),
+    ).toMatchObject({
       ok: false,
       error: { code: 'invalid_message' },
     });
@@ -144,7 +170,10 @@ describe('payloads', () => {
   it('a KioskApiError from the service keeps its code; any other error is internal and logged by kind', async () => {
     service.unlocked = true;
     service.failWith = new KioskApiError('invalid_args', 'setProfile: unknown request profile');
-    expect(await call(intentChannel('setProfile'), { name: 'x' })).toEqual({ ok: false, error: { code: 'invalid_args', message: 'setProfile: unknown request profile' } });
+    expect(await call(intentChannel('setProfile'), { name: 'x' })).toEqual({
+      ok: false,
+      error: { code: 'invalid_args', message: 'setProfile: unknown request profile' },
+    });
     service.failWith = new Error('disk on fire: /secret/path');
     const reply = await call(intentChannel('setProfile'), { name: 'x' });
     expect(reply).toEqual({ ok: false, error: { code: 'internal', message: 'setProfile failed inside the kiosk; see the diagnostics' } });

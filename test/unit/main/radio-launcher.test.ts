@@ -12,7 +12,10 @@ import { FakeUtilityProcess, resetFakeElectron } from './fake-electron.js';
 vi.mock('electron', () => import('./fake-electron.js'));
 
 const lines: { fields: object; message: string }[] = [];
-const log: LibraryLog = { info: (fields, message) => lines.push({ fields, message }), warn: (fields, message) => lines.push({ fields, message }) };
+const log: LibraryLog = {
+  info: (fields, message) => lines.push({ fields, message }),
+  warn: (fields, message) => lines.push({ fields, message }),
+};
 
 beforeEach(() => {
   resetFakeElectron();
@@ -29,7 +32,13 @@ function forked(i: number): FakeUtilityProcess {
 describe('the radio process under Electron (utilityProcess)', () => {
   it('forks the bundled child with piped output, serves it, restarts it after a crash, kills it on close', async () => {
     vi.useFakeTimers();
-    const radio = new RadioProcess({ launcher: utilityRadioLauncher('/opt/kiosk/dist/app/radio.js'), init: { central: true, peripheral: false }, log, restartMinMs: 1_000, random: () => 0.5 });
+    const radio = new RadioProcess({
+      launcher: utilityRadioLauncher('/opt/kiosk/dist/app/radio.js'),
+      init: { central: true, peripheral: false },
+      log,
+      restartMinMs: 1_000,
+      random: () => 0.5,
+    });
     const first = forked(0);
     expect(first.modulePath).toBe('/opt/kiosk/dist/app/radio.js');
     expect(first.options).toMatchObject({ stdio: 'pipe' });
@@ -43,7 +52,11 @@ describe('the radio process under Electron (utilityProcess)', () => {
     expect(lines.map((l) => l.message)).toContain('printf from a binding');
 
     first.emit('exit', 134);
-    expect(radio.central?.availability()).toMatchObject({ usable: false, reason: 'starting', detail: 'the radio process stopped (exited with code 134); restarting in 0.8 s' });
+    expect(radio.central?.availability()).toMatchObject({
+      usable: false,
+      reason: 'starting',
+      detail: 'the radio process stopped (exited with code 134); restarting in 0.8 s',
+    });
     await vi.advanceTimersByTimeAsync(750);
     expect(FakeUtilityProcess.forked).toHaveLength(2);
 

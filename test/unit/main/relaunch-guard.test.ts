@@ -6,7 +6,8 @@ import { RelaunchGuard } from '../../../src/main/relaunch-guard.js';
 
 let dir: string;
 let now: number;
-const guard = (): RelaunchGuard => new RelaunchGuard({ file: join(dir, 'sub', 'relaunches.json'), max: 3, windowMs: 600_000, now: () => now });
+const guard = (): RelaunchGuard =>
+  new RelaunchGuard({ file: join(dir, 'sub', 'relaunches.json'), max: 3, windowMs: 600_000, now: () => now });
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'mdl-kiosk-relaunch-'));

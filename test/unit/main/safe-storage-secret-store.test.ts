@@ -24,8 +24,17 @@ async function dataDir(): Promise<string> {
   return dir;
 }
 
-function store(dir: string, safeStorage = new FakeSafeStorage(), options: { platform?: NodeJS.Platform; allowBasicText?: boolean } = {}): SafeStorageSecretStore {
-  return new SafeStorageSecretStore({ safeStorage, dataDir: dir, platform: options.platform ?? 'linux', allowBasicText: options.allowBasicText ?? false });
+function store(
+  dir: string,
+  safeStorage = new FakeSafeStorage(),
+  options: { platform?: NodeJS.Platform; allowBasicText?: boolean } = {},
+): SafeStorageSecretStore {
+  return new SafeStorageSecretStore({
+    safeStorage,
+    dataDir: dir,
+    platform: options.platform ?? 'linux',
+    allowBasicText: options.allowBasicText ?? false,
+  });
 }
 
 /** Every byte under the data directory, as one string (latin1 keeps bytes as they are). */
@@ -93,7 +102,9 @@ describe('SafeStorageSecretStore', () => {
       const safeStorage = new FakeSafeStorage();
       safeStorage.backend = backend;
       const refused = store(dir, safeStorage);
-      await expect(refused.set('backend.apiKey', KEY)).rejects.toThrow(new RegExp(`'${backend}' backend on Linux.*app\\.allowBasicTextSecrets: true in the managed configuration file`));
+      await expect(refused.set('backend.apiKey', KEY)).rejects.toThrow(
+        new RegExp(`'${backend}' backend on Linux.*app\\.allowBasicTextSecrets: true in the managed configuration file`),
+      );
       await expect(refused.get('backend.apiKey')).rejects.toBeInstanceOf(SecretStoreError);
       expect(safeStorage.encryptCalls).toBe(0);
       const allowed = store(dir, safeStorage, { allowBasicText: true });
@@ -187,7 +198,9 @@ describe('moving a plain-text secrets.json in', () => {
     await writeFile(join(dir, LEGACY_SECRETS_FILE), `{"version": 2, "secrets": {"backend.apiKey": "${KEY}"}}`);
     const s = store(dir);
     const error = (await s.get('backend.apiKey').catch((e: unknown) => e)) as Error;
-    expect(error.message).toMatch(/^the old plain-text secret file cannot be moved into the encrypted store: .*secrets\.json: version: unexpected content/);
+    expect(error.message).toMatch(
+      /^the old plain-text secret file cannot be moved into the encrypted store: .*secrets\.json: version: unexpected content/,
+    );
     expect(error.message).not.toContain(KEY);
     await s.set('backend.apiKey', 'new-key');
     expect(await s.get('backend.apiKey')).toBe('new-key');

@@ -32,7 +32,11 @@ beforeEach(async () => {
   registry = new OriginRegistry();
   installLockdown(
     app as never,
-    { navigationOrigin: (c) => registry.navigationOrigin(c), isKioskScreen: (c) => registry.isKioskScreen(c), cameraSession: session.defaultSession as never },
+    {
+      navigationOrigin: (c) => registry.navigationOrigin(c),
+      isKioskScreen: (c) => registry.isKioskScreen(c),
+      cameraSession: session.defaultSession as never,
+    },
     createLogger({ level: 'debug' }, logs),
   );
   kiosk = newWindow();
@@ -41,7 +45,8 @@ beforeEach(async () => {
 });
 
 const contents = (w: BrowserWindow): FakeWebContents => w.webContents;
-const request = (s: FakeSession, c: FakeWebContents, permission: string, details: Record<string, unknown>): Promise<boolean> => s.requestPermission(c, permission, details);
+const request = (s: FakeSession, c: FakeWebContents, permission: string, details: Record<string, unknown>): Promise<boolean> =>
+  s.requestPermission(c, permission, details);
 
 describe('#5 permission request handler: the camera for our main frame only', () => {
   it('grants media with video only to the kiosk screen at app://kiosk', async () => {
@@ -57,7 +62,21 @@ describe('#5 permission request handler: the camera for our main frame only', ()
   });
 
   it('denies every other permission', async () => {
-    for (const permission of ['geolocation', 'notifications', 'clipboard-read', 'midi', 'midiSysex', 'fullscreen', 'pointerLock', 'hid', 'serial', 'usb', 'openExternal', 'fileSystem', 'unknown']) {
+    for (const permission of [
+      'geolocation',
+      'notifications',
+      'clipboard-read',
+      'midi',
+      'midiSysex',
+      'fullscreen',
+      'pointerLock',
+      'hid',
+      'serial',
+      'usb',
+      'openExternal',
+      'fileSystem',
+      'unknown',
+    ]) {
       expect(await request(session.defaultSession, contents(kiosk), permission, video), permission).toBe(false);
     }
     expect(logs.records.filter((r) => r.event === 'permission_denied').map((r) => r.kind)).toContain('geolocation');
@@ -73,7 +92,7 @@ describe('#5 permission request handler: the camera for our main frame only', ()
     expect(await request(s, contents(other), 'media', video)).toBe(false);
   });
 
-  it('a session other than the kiosk screen\'s grants nothing, even to an app:// page', async () => {
+  it("a session other than the kiosk screen's grants nothing, even to an app:// page", async () => {
     const phone = newWindow('qa-virtual-phone');
     const phoneSession = contents(phone).session;
     expect(phoneSession).not.toBe(session.defaultSession);
@@ -90,7 +109,9 @@ describe('#5 permission check handler: the same rule', () => {
     expect(s.checkPermission(contents(kiosk), 'media', 'app://kiosk/', { ...checkVideo, mediaType: 'unknown' })).toBe(false);
     expect(s.checkPermission(contents(kiosk), 'media', 'https://evil.example/', checkVideo)).toBe(false);
     expect(s.checkPermission(contents(kiosk), 'media', 'app://kiosk/', { ...checkVideo, isMainFrame: false })).toBe(false);
-    expect(s.checkPermission(contents(kiosk), 'media', 'app://kiosk/', { ...checkVideo, embeddingOrigin: 'https://evil.example' })).toBe(false);
+    expect(s.checkPermission(contents(kiosk), 'media', 'app://kiosk/', { ...checkVideo, embeddingOrigin: 'https://evil.example' })).toBe(
+      false,
+    );
     expect(s.checkPermission(null, 'media', 'app://kiosk/', checkVideo)).toBe(false);
     expect(s.checkPermission(contents(newWindow()), 'media', 'app://kiosk/', checkVideo)).toBe(false);
     for (const permission of ['geolocation', 'notifications', 'hid', 'serial', 'usb', 'clipboard-read']) {
@@ -134,7 +155,10 @@ describe('#5 devices belong to main: every picker and device permission is refus
     expect(event.defaultPrevented).toBe(true);
     expect(pick).toHaveBeenCalledWith('');
     const answer = vi.fn();
-    (session.defaultSession.bluetoothPairingHandler as (d: unknown, cb: (r: unknown) => void) => void)({ deviceId: 'phone', pairingKind: 'confirm' }, answer);
+    (session.defaultSession.bluetoothPairingHandler as (d: unknown, cb: (r: unknown) => void) => void)(
+      { deviceId: 'phone', pairingKind: 'confirm' },
+      answer,
+    );
     expect(answer).toHaveBeenCalledWith({ confirmed: false });
   });
 
@@ -154,12 +178,21 @@ describe('#11 #12 <webview> is never attached', () => {
   });
 });
 
-describe('#13 navigation stays on the page\'s own origin', () => {
+describe("#13 navigation stays on the page's own origin", () => {
   it('the kiosk screen may move within app://kiosk only', () => {
     const c = contents(kiosk);
     for (const name of ['will-navigate', 'will-frame-navigate', 'will-redirect'] as const) {
       expect(c.navigateEvent(name, 'app://kiosk/index.html#/staff').defaultPrevented, name).toBe(false);
-      for (const url of ['https://evil.example/', 'file:///etc/passwd', 'app://other/index.html', 'app://kiosk:1/x', 'http://127.0.0.1:8080/', 'data:text/html,hi', 'javascript:alert(1)', 'about:blank']) {
+      for (const url of [
+        'https://evil.example/',
+        'file:///etc/passwd',
+        'app://other/index.html',
+        'app://kiosk:1/x',
+        'http://127.0.0.1:8080/',
+        'data:text/html,hi',
+        'javascript:alert(1)',
+        'about:blank',
+      ]) {
         expect(c.navigateEvent(name, url).defaultPrevented, `${name} ${url}`).toBe(true);
       }
     }
@@ -190,7 +223,9 @@ describe('#14 new windows are denied', () => {
       const handler = contents(w).windowOpenHandler;
       expect(handler).toBeTypeOf('function');
       for (const url of ['app://kiosk/index.html', 'https://evil.example/', 'about:blank']) {
-        expect(handler?.({ url, frameName: '', features: '', disposition: 'new-window', referrer: { url: '', policy: 'default' } } as never)).toEqual({ action: 'deny' });
+        expect(
+          handler?.({ url, frameName: '', features: '', disposition: 'new-window', referrer: { url: '', policy: 'default' } } as never),
+        ).toEqual({ action: 'deny' });
       }
     }
   });
@@ -206,7 +241,14 @@ describe('web-contents-created: every web contents and session is locked down', 
   it('handlers are on each new contents and each new session (once)', () => {
     const w = newWindow('another');
     const c = contents(w);
-    for (const name of ['will-navigate', 'will-frame-navigate', 'will-redirect', 'will-attach-webview', 'select-bluetooth-device', 'will-prevent-unload']) {
+    for (const name of [
+      'will-navigate',
+      'will-frame-navigate',
+      'will-redirect',
+      'will-attach-webview',
+      'select-bluetooth-device',
+      'will-prevent-unload',
+    ]) {
       expect(c.listenerCount(name), name).toBe(1);
     }
     newWindow('another');
@@ -235,7 +277,10 @@ describe('#16 a current Electron', () => {
   it('the Electron the app is built against is a supported major (45 or later)', async () => {
     const pkg = JSON.parse(await readFile('node_modules/electron/package.json', 'utf8')) as { version: string };
     expect(Number(pkg.version.split('.')[0])).toBeGreaterThanOrEqual(45);
-    const manifest = JSON.parse(await readFile('package.json', 'utf8')) as { devDependencies?: Record<string, string>; dependencies?: Record<string, string> };
+    const manifest = JSON.parse(await readFile('package.json', 'utf8')) as {
+      devDependencies?: Record<string, string>;
+      dependencies?: Record<string, string>;
+    };
     expect(manifest.devDependencies?.electron ?? manifest.dependencies?.electron).toMatch(/^\^?4[5-9]|^\^?[5-9][0-9]/);
   });
 });

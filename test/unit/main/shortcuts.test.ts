@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { blockedShortcut, type KeyInput } from '../../../src/main/shortcuts.js';
 
-const key = (k: string, mods: Partial<KeyInput> = {}): KeyInput => ({ key: k, code: '', control: false, meta: false, alt: false, shift: false, ...mods });
+const key = (k: string, mods: Partial<KeyInput> = {}): KeyInput => ({
+  key: k,
+  code: '',
+  control: false,
+  meta: false,
+  alt: false,
+  shift: false,
+  ...mods,
+});
 
 describe('blockedShortcut', () => {
   it('names the kind of each blocked shortcut on Windows and Linux', () => {

@@ -110,12 +110,15 @@ class RecordingUpdater extends BaseUpdater {
     const fileInfo = findFile(provider.resolveFiles(info), 'AppImage');
     if (fileInfo == null) return Promise.reject(new Error('no AppImage in the channel file'));
     const executor = (this as unknown as { httpExecutor: LoopbackExecutor }).httpExecutor;
-    const download = (this as unknown as { executeDownload: (task: unknown) => Promise<DownloadExecutorResult> }).executeDownload.bind(this);
+    const download = (this as unknown as { executeDownload: (task: unknown) => Promise<DownloadExecutorResult> }).executeDownload.bind(
+      this,
+    );
     return download({
       fileExtension: 'AppImage',
       fileInfo,
       downloadUpdateOptions: options,
-      task: (destination: string, downloadOptions: Parameters<LoopbackExecutor['download']>[2]) => executor.download(fileInfo.url, destination, downloadOptions),
+      task: (destination: string, downloadOptions: Parameters<LoopbackExecutor['download']>[2]) =>
+        executor.download(fileInfo.url, destination, downloadOptions),
     });
   }
 
@@ -188,7 +191,8 @@ const immediate = (): Promise<void> => new Promise((resolve) => setImmediate(res
 async function settle(what: string, done: () => boolean): Promise<void> {
   const deadline = performance.now() + 10_000;
   while (!done()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}; status ${JSON.stringify(updater?.status())}; log ${logs.events().join(',')}`);
+    if (performance.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; status ${JSON.stringify(updater?.status())}; log ${logs.events().join(',')}`);
     await immediate();
   }
 }
@@ -265,7 +269,7 @@ describe('re-checking the channel before installing a download (issue 30)', () =
     expect(feed.requests.filter((p) => p.endsWith('.AppImage'))).toHaveLength(1);
   });
 
-  it('the rollout paused (stagingPercentage 0, the guide\'s --percent 0): nothing is installed', async () => {
+  it("the rollout paused (stagingPercentage 0, the guide's --percent 0): nothing is installed", async () => {
     await downloaded('1.4.1');
     const channel = feed.channelFile()?.toString() ?? '';
     feed.files.set('latest-linux.yml', Buffer.from(`${channel}stagingPercentage: 0\n`));
@@ -278,7 +282,10 @@ describe('re-checking the channel before installing a download (issue 30)', () =
     await downloaded('1.4.1');
     const rebuilt = feed.publish('1.4.1');
     await waitIdleMinute();
-    await settle('the new download', () => updater?.status().state === 'downloaded' && feed.requests.filter((p) => p.endsWith('.AppImage')).length === 2);
+    await settle(
+      'the new download',
+      () => updater?.status().state === 'downloaded' && feed.requests.filter((p) => p.endsWith('.AppImage')).length === 2,
+    );
     expect(logs.records.find((r) => r.event === 'update_withdrawn')).toMatchObject({ version: '1.4.1', offered: '1.4.1' });
     expect(lib.installed).toEqual([]);
     await waitIdleMinute();
@@ -302,7 +309,9 @@ describe('re-checking the channel before installing a download (issue 30)', () =
     expect(lib.installed).toEqual([]);
     const status = updater?.status() as UpdateStatus;
     expect(status).toMatchObject({ state: 'downloaded', version: '1.4.1' });
-    expect(status.error).toMatch(/^not installed: the update feed could not confirm it still offers this version \(.+\); asked again later$/);
+    expect(status.error).toMatch(
+      /^not installed: the update feed could not confirm it still offers this version \(.+\); asked again later$/,
+    );
     expect(logs.records.find((r) => r.event === 'update_unconfirmed')).toMatchObject({ version: '1.4.1', level: 40 });
     // Idle polls meanwhile do not ask (random() = 0: again after 90 % of the hour).
     const asked = feed.requests.length;

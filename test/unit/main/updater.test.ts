@@ -70,24 +70,28 @@ class FakeUpdater extends EventEmitter {
 }
 
 /** A check that finds `version` and, as electron-updater does with autoDownload on, downloads it. */
-const finds = (version: string): CheckScript => (fake) => {
-  const updateInfo = { version, files: [{ url: `mdl-kiosk-${version}.AppImage`, sha512: `sha-of-${version}` }] };
-  fake.emit('checking-for-update');
-  fake.emit('update-available', updateInfo);
-  if (fake.autoDownload) fake.emit('update-downloaded', { ...updateInfo, downloadedFile: '/tmp/x' });
-  return Promise.resolve({ isUpdateAvailable: true, updateInfo });
-};
+const finds =
+  (version: string): CheckScript =>
+  (fake) => {
+    const updateInfo = { version, files: [{ url: `mdl-kiosk-${version}.AppImage`, sha512: `sha-of-${version}` }] };
+    fake.emit('checking-for-update');
+    fake.emit('update-available', updateInfo);
+    if (fake.autoDownload) fake.emit('update-downloaded', { ...updateInfo, downloadedFile: '/tmp/x' });
+    return Promise.resolve({ isUpdateAvailable: true, updateInfo });
+  };
 const nothingNew: CheckScript = (fake) => {
   fake.emit('checking-for-update');
   fake.emit('update-not-available', { version: '1.0.0' });
   return Promise.resolve({ isUpdateAvailable: false, updateInfo: { version: '1.0.0' } });
 };
 /** Fails as electron-updater does: an 'error' event and a rejected promise. */
-const fails = (error: Error): CheckScript => (fake) => {
-  fake.emit('checking-for-update');
-  fake.emit('error', error);
-  return Promise.reject(error);
-};
+const fails =
+  (error: Error): CheckScript =>
+  (fake) => {
+    fake.emit('checking-for-update');
+    fake.emit('error', error);
+    return Promise.reject(error);
+  };
 
 function updatesConfig(updates: Record<string, unknown> = {}): ReturnType<typeof parseConfig>['app']['updates'] {
   return parseConfig({ app: { updates: { enabled: true, url: FEED, channel: 'pilot', checkEveryMinutes: 60, ...updates } } }).app.updates;
@@ -128,7 +132,12 @@ function start(updates: Record<string, unknown> = {}, random = 0): Updater {
 
 describe('configuration', () => {
   it('is off unless enabled: no feed, no timer', () => {
-    const off = startUpdater({ updater: fake.asUpdater(), config: parseConfig({}).app.updates, isIdle: () => true, log: createLogger({}, logs) });
+    const off = startUpdater({
+      updater: fake.asUpdater(),
+      config: parseConfig({}).app.updates,
+      isIdle: () => true,
+      log: createLogger({}, logs),
+    });
     expect(off.status()).toEqual({ state: 'disabled' });
     expect(fake.feed).toBeUndefined();
     expect(vi.getTimerCount()).toBe(0);
@@ -136,7 +145,12 @@ describe('configuration', () => {
   });
 
   it('enabled without app.updates.url: the feed built into the package stands (no setFeedURL), checks are scheduled', () => {
-    const packaged = startUpdater({ updater: fake.asUpdater(), config: parseConfig({ app: { updates: { enabled: true } } }).app.updates, isIdle: () => true, log: createLogger({}, logs) });
+    const packaged = startUpdater({
+      updater: fake.asUpdater(),
+      config: parseConfig({ app: { updates: { enabled: true } } }).app.updates,
+      isIdle: () => true,
+      log: createLogger({}, logs),
+    });
     expect(fake.feed).toBeUndefined();
     expect(packaged.status().state).not.toBe('disabled');
     expect(vi.getTimerCount()).toBeGreaterThan(0);
@@ -208,7 +222,8 @@ describe('schedule', () => {
     expect(vi.getTimerCount()).toBe(2); // the next check and the install poll
     updater?.stop();
     expect(vi.getTimerCount()).toBe(0);
-    for (const event of ['checking-for-update', 'update-available', 'update-not-available', 'update-downloaded', 'error']) expect(fake.listenerCount(event), event).toBe(0);
+    for (const event of ['checking-for-update', 'update-available', 'update-not-available', 'update-downloaded', 'error'])
+      expect(fake.listenerCount(event), event).toBe(0);
   });
 });
 
@@ -388,7 +403,9 @@ describe('failures', () => {
   });
 
   it('error texts: first line, no credentials, no control characters, bounded', () => {
-    expect(updateErrorText(new Error('Cannot download "https://user:pa55@updates.example.com/latest.yml", status 404'))).toBe('Cannot download "https://updates.example.com/latest.yml", status 404');
+    expect(updateErrorText(new Error('Cannot download "https://user:pa55@updates.example.com/latest.yml", status 404'))).toBe(
+      'Cannot download "https://updates.example.com/latest.yml", status 404',
+    );
     expect(updateErrorText(new Error('\u001b[1mbold\u001b[0m\u0007 and \u202Eevil'))).toBe('bold and evil');
     expect(updateErrorText(new Error('x'.repeat(1_000)))).toHaveLength(300);
     expect(updateErrorText(undefined)).toBe('unknown error');
@@ -416,7 +433,9 @@ describe('insideWindow', () => {
   });
 
   it('a window and its reverse split the day: every minute is in exactly one', () => {
-    const hhmm = fc.tuple(fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 })).map(([h, m]) => `${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}`);
+    const hhmm = fc
+      .tuple(fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }))
+      .map(([h, m]) => `${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}`);
     fc.assert(
       fc.property(hhmm, hhmm, fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }), (a, b, h, m) => {
         fc.pre(a !== b);

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../../src/platform/log.js';
 import { createKioskWindow, loadKioskScreen, type KioskWindowOptions } from '../../../src/main/window.js';
 import { LogCapture } from '../../support/harness.js';
-import type { BrowserWindow} from './fake-electron.js';
+import type { BrowserWindow } from './fake-electron.js';
 import { Menu, calls, resetFakeElectron, type FakeWebContents } from './fake-electron.js';
 
 vi.mock('electron', () => import('./fake-electron.js'));
@@ -44,7 +44,13 @@ afterEach(() => {
 describe('web preferences, set explicitly', () => {
   it('#2 #3 #4 no node integration anywhere, context isolation, sandbox', () => {
     const prefs = open().options.webPreferences;
-    expect(prefs).toMatchObject({ nodeIntegration: false, nodeIntegrationInWorker: false, nodeIntegrationInSubFrames: false, contextIsolation: true, sandbox: true });
+    expect(prefs).toMatchObject({
+      nodeIntegration: false,
+      nodeIntegrationInWorker: false,
+      nodeIntegrationInSubFrames: false,
+      contextIsolation: true,
+      sandbox: true,
+    });
   });
 
   it('#6 #8 #9 #10 web security on, no insecure content, no experimental or Blink features', () => {
@@ -146,7 +152,15 @@ describe('shortcuts in production', () => {
 
   it('lets typing, PIN digits, Ctrl+V and Tab through', () => {
     const c = contentsOf(open());
-    for (const input of [{ key: '0' }, { key: '-' }, { key: 'r' }, { key: 'v', control: true }, { key: 'Tab' }, { key: 'Enter' }, { key: 'a', control: true }]) {
+    for (const input of [
+      { key: '0' },
+      { key: '-' },
+      { key: 'r' },
+      { key: 'v', control: true },
+      { key: 'Tab' },
+      { key: 'Enter' },
+      { key: 'a', control: true },
+    ]) {
       expect(c.keyEvent(input).defaultPrevented, JSON.stringify(input)).toBe(false);
     }
   });
@@ -167,7 +181,12 @@ describe('shortcuts in production', () => {
 
   it('macOS: Cmd+W, Cmd+Q, Cmd+R, Cmd+Alt+I are blocked', () => {
     const c = contentsOf(open({ platform: 'darwin' }));
-    for (const input of [{ key: 'w', meta: true }, { key: 'q', meta: true }, { key: 'r', meta: true }, { key: 'i', meta: true, alt: true }]) {
+    for (const input of [
+      { key: 'w', meta: true },
+      { key: 'q', meta: true },
+      { key: 'r', meta: true },
+      { key: 'i', meta: true, alt: true },
+    ]) {
       expect(c.keyEvent(input).defaultPrevented, JSON.stringify(input)).toBe(true);
     }
   });

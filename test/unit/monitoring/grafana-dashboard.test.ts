@@ -35,14 +35,48 @@ const FULL_RECORD = HealthRecordSchema.parse({
   phase: 'ready',
   testMode: false,
   backendOrigin: 'https://verifier.example.com',
-  devices: { nfc: { usable: true }, qr: { usable: true }, bleCentral: { usable: true }, blePeripheral: { usable: false, reason: 'not_configured' } },
-  outcomes: { total: 3, verified: 1, rejected: 1, undetermined: 0, failed: 1, answers: { met: 1, notMet: 0, undetermined: 0 }, reasons: { nothing_shared: 1 }, errors: { ble_timeout: 1 } },
-  backend: { lastFailure: { kind: 'unreachable', stage: 'create', status: null, at: '2026-11-27T08:30:00.000Z' }, consecutive: 0, failures: { unreachable: 1 }, requestsLastMinute: 1, maxRequestsPerMinute: 20 },
+  devices: {
+    nfc: { usable: true },
+    qr: { usable: true },
+    bleCentral: { usable: true },
+    blePeripheral: { usable: false, reason: 'not_configured' },
+  },
+  outcomes: {
+    total: 3,
+    verified: 1,
+    rejected: 1,
+    undetermined: 0,
+    failed: 1,
+    answers: { met: 1, notMet: 0, undetermined: 0 },
+    reasons: { nothing_shared: 1 },
+    errors: { ble_timeout: 1 },
+  },
+  backend: {
+    lastFailure: { kind: 'unreachable', stage: 'create', status: null, at: '2026-11-27T08:30:00.000Z' },
+    consecutive: 0,
+    failures: { unreachable: 1 },
+    requestsLastMinute: 1,
+    maxRequestsPerMinute: 20,
+  },
   updates: { state: 'idle' },
   camera: { state: 'active', worked: true },
 });
 
-const PROMQL_WORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset', 'inf', 'nan']);
+const PROMQL_WORDS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'bool',
+  'and',
+  'or',
+  'unless',
+  'offset',
+  'inf',
+  'nan',
+]);
 
 /**
  * The metric names a PromQL query (or a Grafana variable query) uses: label matchers, grouping label lists,
@@ -68,24 +102,47 @@ export function queryMetricNames(query: string): string[] {
 
 const Target = z.object({ expr: z.string().min(1), refId: z.string() }).loose();
 const Panel = z.object({ title: z.string().min(1), type: z.string(), targets: z.array(Target).min(1) }).loose();
-const Variable = z.object({ name: z.string(), type: z.string(), query: z.union([z.string(), z.object({ query: z.string() }).loose()]).optional() }).loose();
-const Dashboard = z.object({ title: z.string(), uid: z.string(), panels: z.array(Panel).min(1), templating: z.object({ list: z.array(Variable) }) }).loose();
-const Rules = z.object({ groups: z.array(z.object({ name: z.string(), rules: z.array(z.object({ record: z.string().optional(), alert: z.string().optional(), expr: z.string() }).loose()) })) });
+const Variable = z
+  .object({ name: z.string(), type: z.string(), query: z.union([z.string(), z.object({ query: z.string() }).loose()]).optional() })
+  .loose();
+const Dashboard = z
+  .object({ title: z.string(), uid: z.string(), panels: z.array(Panel).min(1), templating: z.object({ list: z.array(Variable) }) })
+  .loose();
+const Rules = z.object({
+  groups: z.array(
+    z.object({
+      name: z.string(),
+      rules: z.array(z.object({ record: z.string().optional(), alert: z.string().optional(), expr: z.string() }).loose()),
+    }),
+  ),
+});
 
-async function load(): Promise<{ dashboard: z.infer<typeof Dashboard>; rules: z.infer<typeof Rules>; queries: { where: string; query: string }[] }> {
+async function load(): Promise<{
+  dashboard: z.infer<typeof Dashboard>;
+  rules: z.infer<typeof Rules>;
+  queries: { where: string; query: string }[];
+}> {
   const dashboard = Dashboard.parse(JSON.parse(await readFile(DASHBOARD, 'utf8')));
   const rules = Rules.parse(yaml.load(await readFile(RULES, 'utf8')));
   const queries = [
     ...dashboard.panels.flatMap((p) => p.targets.map((t) => ({ where: `panel "${p.title}" ${t.refId}`, query: t.expr }))),
-    ...dashboard.templating.list.flatMap((v) => (v.type === 'query' && v.query !== undefined ? [{ where: `variable ${v.name}`, query: typeof v.query === 'string' ? v.query : v.query.query }] : [])),
+    ...dashboard.templating.list.flatMap((v) =>
+      v.type === 'query' && v.query !== undefined
+        ? [{ where: `variable ${v.name}`, query: typeof v.query === 'string' ? v.query : v.query.query }]
+        : [],
+    ),
   ];
   return { dashboard, rules, queries };
 }
 
 describe('the fleet dashboard and the rules name only metrics the kiosk writes', () => {
   it('the name extraction finds metrics and nothing else (so a misspelt metric is caught)', () => {
-    expect(queryMetricNames('sum by (result) (increase(mdl_kiosk_verifications_total{instance=~"$instance"}[$__rate_interval]))')).toEqual(['mdl_kiosk_verifications_total']);
-    expect(queryMetricNames('count(mdl_kiosk:cannot_verify and on (instance, job) (mdl_kiosk:uptime_seconds > 120)) or vector(0)')).toEqual(['mdl_kiosk:cannot_verify', 'mdl_kiosk:uptime_seconds']);
+    expect(queryMetricNames('sum by (result) (increase(mdl_kiosk_verifications_total{instance=~"$instance"}[$__rate_interval]))')).toEqual([
+      'mdl_kiosk_verifications_total',
+    ]);
+    expect(queryMetricNames('count(mdl_kiosk:cannot_verify and on (instance, job) (mdl_kiosk:uptime_seconds > 120)) or vector(0)')).toEqual(
+      ['mdl_kiosk:cannot_verify', 'mdl_kiosk:uptime_seconds'],
+    );
     expect(queryMetricNames('label_values(mdl_kiosk_info, instance)')).toEqual(['mdl_kiosk_info']);
     expect(queryMetricNames('label_replace(x_total == 0, "cause", "$1", "phase", "(.*)")')).toEqual(['x_total']);
     expect(queryMetricNames('time() - mdl_kiosk_start_time_seconds offset 5m')).toEqual(['mdl_kiosk_start_time_seconds']);
@@ -105,19 +162,24 @@ describe('the fleet dashboard and the rules name only metrics the kiosk writes',
     expect(unknown).toEqual([]);
   });
 
-  it('every rule names only metrics the kiosk writes, its own records, `up` and node_exporter\'s textfile error', async () => {
+  it("every rule names only metrics the kiosk writes, its own records, `up` and node_exporter's textfile error", async () => {
     const { rules } = await load();
     const written = metricNames(healthMetricsText(FULL_RECORD));
     const recorded = new Set(rules.groups.flatMap((g) => g.rules.flatMap((r) => (r.record === undefined ? [] : [r.record]))));
     const unknown = rules.groups.flatMap((g) =>
-      g.rules.flatMap((r) => queryMetricNames(r.expr).filter((n) => !written.has(n) && !recorded.has(n) && !NOT_THE_KIOSKS.has(n)).map((n) => `${r.alert ?? r.record}: ${n}`)),
+      g.rules.flatMap((r) =>
+        queryMetricNames(r.expr)
+          .filter((n) => !written.has(n) && !recorded.has(n) && !NOT_THE_KIOSKS.has(n))
+          .map((n) => `${r.alert ?? r.record}: ${n}`),
+      ),
     );
     expect(unknown).toEqual([]);
   });
 
   it('shows kiosks ready, verifications by verdict and answer, errors by kind, the update state and the camera state', async () => {
     const { dashboard, queries } = await load();
-    const uses = (metric: string, by: string): boolean => queries.some(({ query }) => query.includes(metric) && new RegExp(`by \\(${by}\\)`).test(query));
+    const uses = (metric: string, by: string): boolean =>
+      queries.some(({ query }) => query.includes(metric) && new RegExp(`by \\(${by}\\)`).test(query));
     expect(queries.some(({ query }) => /mdl_kiosk_phase\{phase="ready"/.test(query))).toBe(true);
     expect(uses('mdl_kiosk_verifications_total', 'result')).toBe(true);
     expect(uses('mdl_kiosk_request_answers_total', 'answer')).toBe(true);
@@ -134,10 +196,17 @@ describe('the fleet dashboard and the rules name only metrics the kiosk writes',
     const dir = await mkdtemp(join(tmpdir(), 'mdl-kiosk-dashboard-'));
     try {
       const file = join(dir, 'dashboard.rules.yml');
-      const rules = queries.map(({ query }, i) => ({ record: `dashboard:query_${i}`, expr: query.replace(/\$__rate_interval/g, '5m').replace(/\$instance/g, '.*') }));
-      await writeFile(file, JSON.stringify({ groups: [{ name: 'dashboard', rules: rules.filter((r) => !r.expr.startsWith('label_values(')) }] }));
+      const rules = queries.map(({ query }, i) => ({
+        record: `dashboard:query_${i}`,
+        expr: query.replace(/\$__rate_interval/g, '5m').replace(/\$instance/g, '.*'),
+      }));
+      await writeFile(
+        file,
+        JSON.stringify({ groups: [{ name: 'dashboard', rules: rules.filter((r) => !r.expr.startsWith('label_values(')) }] }),
+      );
       const r = spawnSync('promtool', ['check', 'rules', file], { encoding: 'utf8', timeout: 60_000 });
-      if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error("promtool is missing: install Debian's prometheus package (apt-get install -y --no-install-recommends prometheus)");
+      if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT')
+        throw new Error("promtool is missing: install Debian's prometheus package (apt-get install -y --no-install-recommends prometheus)");
       expect(r.status, `${r.stdout}${r.stderr}`).toBe(0);
     } finally {
       await rm(dir, { recursive: true, force: true });

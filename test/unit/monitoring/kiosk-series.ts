@@ -139,8 +139,17 @@ export class SimKiosk {
   boot(state: ScreenState): this {
     void this.recorder?.stop();
     this.source = new SimSource(this.now(), state);
-    this.policy = new RetryPolicy(() => ({ backoffMinMs: 1_000, backoffMaxMs: 30_000, conflictBackoffMs: 250, maxRequestsPerMinute: 20 }), () => 0.5);
-    this.recorder = new HealthRecorder({ service: this.source, flavour: 'production', everySeconds: 30, now: () => this.now(), updates: () => this.updates ?? { state: 'idle' } });
+    this.policy = new RetryPolicy(
+      () => ({ backoffMinMs: 1_000, backoffMaxMs: 30_000, conflictBackoffMs: 250, maxRequestsPerMinute: 20 }),
+      () => 0.5,
+    );
+    this.recorder = new HealthRecorder({
+      service: this.source,
+      flavour: 'production',
+      everySeconds: 30,
+      now: () => this.now(),
+      updates: () => this.updates ?? { state: 'idle' },
+    });
     // Neither `file` nor `metricsFile`: start() only subscribes (and keeps a timer, unref'd, stopped in stop()).
     this.recorder.start();
     return this;

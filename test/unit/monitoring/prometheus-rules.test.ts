@@ -44,7 +44,9 @@ const OLD_GUIDE_RULES = `groups:
 function promtool(args: string[], input?: string): { status: number | null; output: string } {
   const r = spawnSync('promtool', args, { encoding: 'utf8', input, timeout: 60_000 });
   if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT') {
-    throw new Error("promtool is missing: install Debian's prometheus package (apt-get install -y --no-install-recommends prometheus); the monitoring rules are tested with it and never skipped");
+    throw new Error(
+      "promtool is missing: install Debian's prometheus package (apt-get install -y --no-install-recommends prometheus); the monitoring rules are tested with it and never skipped",
+    );
   }
   if (r.error) throw r.error;
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
@@ -53,9 +55,19 @@ function promtool(args: string[], input?: string): { status: number | null; outp
 // ------------------------------------------------------------------ what the kiosk shows
 
 type Devices = ScreenState['view']['devices'];
-const HEALTHY: Devices = { nfc: { usable: true }, qr: { usable: true }, bleCentral: { usable: true }, blePeripheral: { usable: false, reason: 'not_configured' } };
+const HEALTHY: Devices = {
+  nfc: { usable: true },
+  qr: { usable: true },
+  bleCentral: { usable: true },
+  blePeripheral: { usable: false, reason: 'not_configured' },
+};
 const QR_ONLY: Devices = { ...HEALTHY, nfc: { usable: false, reason: 'not_configured' } };
-const STARTING: Devices = { nfc: { usable: false, reason: 'starting' }, qr: { usable: true }, bleCentral: { usable: false, reason: 'starting' }, blePeripheral: { usable: false, reason: 'not_configured' } };
+const STARTING: Devices = {
+  nfc: { usable: false, reason: 'starting' },
+  qr: { usable: true },
+  bleCentral: { usable: false, reason: 'starting' },
+  blePeripheral: { usable: false, reason: 'not_configured' },
+};
 
 function show(name: FixtureName, patch: Partial<ScreenState['view']> = {}): ScreenState {
   const s = screenState(name, 0);
@@ -69,7 +81,16 @@ function fail(kind: BackendFailure['kind'], stage: BackendFailure['stage'], stat
 }
 
 function verified(transport: 'nfc' | 'qr'): VerificationReport {
-  return { transport, sessionId: null, result: 'complete', outcome: screenState('result_verified', 0).view.outcome, error: null, durationMs: 2_000, apdus: transport === 'nfc' ? 4 : 0, bleMessages: 12 };
+  return {
+    transport,
+    sessionId: null,
+    result: 'complete',
+    outcome: screenState('result_verified', 0).view.outcome,
+    error: null,
+    durationMs: 2_000,
+    apdus: transport === 'nfc' ? 4 : 0,
+    bleMessages: 12,
+  };
 }
 
 const up: Minute = { state: ready(), healthy: true };
@@ -89,7 +110,13 @@ interface Case {
 }
 
 function cases(): Case[] {
-  const configError = show('config_error', { error: { code: 'config_error', detail: 'the managed configuration file /etc/mdl-kiosk/config.json: profile: unknown profile', retryable: false } });
+  const configError = show('config_error', {
+    error: {
+      code: 'config_error',
+      detail: 'the managed configuration file /etc/mdl-kiosk/config.json: profile: unknown profile',
+      retryable: false,
+    },
+  });
   const noInput = show('cannot_verify', {
     devices: { ...HEALTHY, nfc: { usable: false, reason: 'no_reader' }, qr: { usable: false, reason: 'closed' } },
     error: { code: 'no_input', detail: 'no way in works', retryable: false },
@@ -110,23 +137,40 @@ function cases(): Case[] {
     },
     // A gateway answering 404 to every session socket: checked again every 15–30 s.
     {
-      kiosk: steady('gateway-404', { state: show('config_error_gateway'), failures: [fail('socket_refused', 'handshake', 404), fail('socket_refused', 'handshake', 404)] }),
+      kiosk: steady('gateway-404', {
+        state: show('config_error_gateway'),
+        failures: [fail('socket_refused', 'handshake', 404), fail('socket_refused', 'handshake', 404)],
+      }),
+      firing: [['KioskCannotVerify', 'config_error'], ['KioskBackendMisconfigured', 'socket_refused'], ['KioskBackendFailing']],
+    },
+    {
+      kiosk: steady('no-bluetooth', { state: show('cannot_verify'), healthy: true }),
       firing: [
-        ['KioskCannotVerify', 'config_error'],
-        ['KioskBackendMisconfigured', 'socket_refused'],
-        ['KioskBackendFailing'],
+        ['KioskCannotVerify', 'cannot_verify'],
+        ['KioskCannotVerify', 'no_bluetooth'],
       ],
     },
-    { kiosk: steady('no-bluetooth', { state: show('cannot_verify'), healthy: true }), firing: [['KioskCannotVerify', 'cannot_verify'], ['KioskCannotVerify', 'no_bluetooth']] },
     // The reader's PC/SC service is down; QR codes still work, so the kiosk shows Ready.
-    { kiosk: steady('dead-reader', { state: ready({ ...HEALTHY, nfc: { usable: false, reason: 'service_down' } }), healthy: true }), firing: [['KioskCannotVerify', 'nfc_reader']] },
-    { kiosk: steady('no-way-in', { state: noInput, healthy: true }), firing: [['KioskCannotVerify', 'cannot_verify'], ['KioskCannotVerify', 'nfc_reader']] },
+    {
+      kiosk: steady('dead-reader', { state: ready({ ...HEALTHY, nfc: { usable: false, reason: 'service_down' } }), healthy: true }),
+      firing: [['KioskCannotVerify', 'nfc_reader']],
+    },
+    {
+      kiosk: steady('no-way-in', { state: noInput, healthy: true }),
+      firing: [
+        ['KioskCannotVerify', 'cannot_verify'],
+        ['KioskCannotVerify', 'nfc_reader'],
+      ],
+    },
     {
       kiosk: steady('backend-down', { state: show('offline'), failures: [fail('unreachable', 'create'), fail('unreachable', 'create')] }),
       firing: [['KioskBackendFailing']],
     },
     {
-      kiosk: steady('proxy-407', { state: show('config_error'), failures: [fail('proxy_refused', 'create', 407), fail('proxy_refused', 'create', 407)] }),
+      kiosk: steady('proxy-407', {
+        state: show('config_error'),
+        failures: [fail('proxy_refused', 'create', 407), fail('proxy_refused', 'create', 407)],
+      }),
       firing: [['KioskCannotVerify', 'config_error'], ['KioskBackendMisconfigured', 'proxy_refused'], ['KioskBackendFailing']],
     },
     // An untrusted certificate: the kiosk shows Offline (tls is retried slowly), the alerts say why.
@@ -134,8 +178,20 @@ function cases(): Case[] {
       kiosk: steady('tls-untrusted', { state: show('offline'), failures: [fail('tls', 'create'), fail('tls', 'create')] }),
       firing: [['KioskBackendMisconfigured', 'tls'], ['KioskBackendFailing']],
     },
-    { kiosk: new SimKiosk('crashed').boot(starting()).run(up, 4).hang(MINUTES - 4), firing: [['KioskStale']] },
-    { kiosk: new SimKiosk('powered-off').boot(starting()).run(up, 4).off(MINUTES - 4), firing: [['KioskDown']] },
+    {
+      kiosk: new SimKiosk('crashed')
+        .boot(starting())
+        .run(up, 4)
+        .hang(MINUTES - 4),
+      firing: [['KioskStale']],
+    },
+    {
+      kiosk: new SimKiosk('powered-off')
+        .boot(starting())
+        .run(up, 4)
+        .off(MINUTES - 4),
+      firing: [['KioskDown']],
+    },
     {
       kiosk: new SimKiosk('metrics-unreadable').unreadable([{ name: 'node_textfile_scrape_error', labels: {}, value: '1' }], MINUTES),
       firing: [['KioskMetricsUnreadable']],
@@ -166,11 +222,18 @@ function cases(): Case[] {
     },
     // The same with a dead reader: both causes.
     {
-      kiosk: steady('camera-and-reader', { state: ready({ ...HEALTHY, nfc: { usable: false, reason: 'no_reader' } }), healthy: true, camera: ['starting', 'error'] }),
+      kiosk: steady('camera-and-reader', {
+        state: ready({ ...HEALTHY, nfc: { usable: false, reason: 'no_reader' } }),
+        healthy: true,
+        camera: ['starting', 'error'],
+      }),
       firing: [['KioskCannotVerify', 'nfc_reader'], ['KioskCannotVerify', 'camera'], ['KioskCameraProblem']],
     },
     // Camera access denied, NFC fine: customers still tap, so a warning only.
-    { kiosk: steady('camera-denied-nfc-fine', { state: ready(), healthy: true, camera: ['starting', 'denied'] }), firing: [['KioskCameraProblem']] },
+    {
+      kiosk: steady('camera-denied-nfc-fine', { state: ready(), healthy: true, camera: ['starting', 'denied'] }),
+      firing: [['KioskCameraProblem']],
+    },
     // A QR-only kiosk with a handheld scanner, marked so in the scrape configuration: a warning only.
     {
       kiosk: new SimKiosk('camera-scanner-kiosk', { qr_scanner: 'yes' })
@@ -225,11 +288,31 @@ function cases(): Case[] {
         .run(up, MINUTES - 6),
       firing: [],
     },
-    { kiosk: new SimKiosk('backend-blip').boot(starting()).run(up, 4).run({ state: show('offline'), failures: [fail('unreachable', 'create'), fail('timeout', 'create')] }).run(up, MINUTES - 5), firing: [] },
+    {
+      kiosk: new SimKiosk('backend-blip')
+        .boot(starting())
+        .run(up, 4)
+        .run({ state: show('offline'), failures: [fail('unreachable', 'create'), fail('timeout', 'create')] })
+        .run(up, MINUTES - 5),
+      firing: [],
+    },
     // Ran for a while, restarted a minute before the evaluation: starting, no devices, no backend yet.
-    { kiosk: new SimKiosk('restarting').boot(starting()).run(up, MINUTES - 2).boot(starting()).run({ state: starting(), noKiosk: true }, 2), firing: [] },
+    {
+      kiosk: new SimKiosk('restarting')
+        .boot(starting())
+        .run(up, MINUTES - 2)
+        .boot(starting())
+        .run({ state: starting(), noKiosk: true }, 2),
+      firing: [],
+    },
     // Installed a minute before the evaluation: node_exporter ran, the kiosk's file appeared just now.
-    { kiosk: new SimKiosk('fresh-install').unreadable([], MINUTES - 2).boot(starting()).run({ state: starting(), noKiosk: true }, 2), firing: [] },
+    {
+      kiosk: new SimKiosk('fresh-install')
+        .unreadable([], MINUTES - 2)
+        .boot(starting())
+        .run({ state: starting(), noKiosk: true }, 2),
+      firing: [],
+    },
   ];
 }
 
@@ -248,7 +331,9 @@ function unitTest(ruleFile: string, kiosks: readonly Case[], firing: (c: Case) =
       {
         interval: '1m',
         input_series: kiosks.flatMap((c) => c.kiosk.inputSeries()),
-        promql_expr_test: [{ expr: 'count by (alertname, instance, cause, kind) (ALERTS{alertstate="firing"})', eval_time: EVAL_AT, exp_samples: samples }],
+        promql_expr_test: [
+          { expr: 'count by (alertname, instance, cause, kind) (ALERTS{alertstate="firing"})', eval_time: EVAL_AT, exp_samples: samples },
+        ],
       },
     ],
   });
@@ -276,15 +361,21 @@ describe('the monitoring rules (promtool)', () => {
   it('every cause that keeps a kiosk from verifying fires; healthy, busy, blipping and starting kiosks stay silent', async () => {
     for (const c of all) expect(c.kiosk.instance === 'metrics-unreadable' || c.kiosk.texts().length > 0).toBe(true);
     const file = join(dir, 'kiosks.test.yml');
-    await writeFile(file, unitTest(RULES, all, (c) => c.firing));
+    await writeFile(
+      file,
+      unitTest(RULES, all, (c) => c.firing),
+    );
     const r = promtool(['test', 'rules', file]);
     expect(r.status, r.output).toBe(0);
     expect(r.output).toContain('SUCCESS');
   });
 
-  it("promtool notices a wrong expectation (the check above can fail): a silent kiosk said to fire", async () => {
+  it('promtool notices a wrong expectation (the check above can fail): a silent kiosk said to fire', async () => {
     const file = join(dir, 'wrong.test.yml');
-    await writeFile(file, unitTest(RULES, all, (c) => (c.kiosk.instance === 'qr-only' ? [['KioskCannotVerify', 'nfc_reader']] : c.firing)));
+    await writeFile(
+      file,
+      unitTest(RULES, all, (c) => (c.kiosk.instance === 'qr-only' ? [['KioskCannotVerify', 'nfc_reader']] : c.firing)),
+    );
     const r = promtool(['test', 'rules', file]);
     expect(r.status).not.toBe(0);
     expect(r.output).toContain('qr-only');

@@ -7,11 +7,26 @@
 import { build } from 'esbuild';
 import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { IPC_INTENT_NAMES, STATE_CHANNEL, STATE_REQUEST_CHANNEL, intentChannel } from '../../../src/common/ipc-contract.js';
-import { INTENT_NAMES, KIOSK_INTENTS, createKioskApiClient, type IntentName, type KioskApi, type ScreenState } from '../../../src/common/kiosk-api.js';
+import {
+  INTENT_NAMES,
+  KIOSK_INTENTS,
+  createKioskApiClient,
+  type IntentName,
+  type KioskApi,
+  type ScreenState,
+} from '../../../src/common/kiosk-api.js';
 import { createLogger } from '../../../src/platform/log.js';
 import { registerKioskIpc } from '../../../src/main/ipc.js';
 import { createKioskBridge, type KioskBridge } from '../../../src/preload/kiosk-bridge.js';
-import { BrowserWindow, FakeIpcRenderer, contextBridge, ipcMain, ipcRenderer, resetFakeElectron, type FakeWebContents } from '../main/fake-electron.js';
+import {
+  BrowserWindow,
+  FakeIpcRenderer,
+  contextBridge,
+  ipcMain,
+  ipcRenderer,
+  resetFakeElectron,
+  type FakeWebContents,
+} from '../main/fake-electron.js';
 import { fakeService, sampleState } from '../main/fake-service.js';
 
 vi.mock('electron', () => import('../main/fake-electron.js'));
@@ -69,7 +84,7 @@ describe('the bridge on its own', () => {
     bridge = createKioskBridge(ipc as never);
   });
 
-  it('sends exactly one argument on the intent\'s fixed channel', async () => {
+  it("sends exactly one argument on the intent's fixed channel", async () => {
     ipc.target = () => Promise.resolve({ ok: true, result: { ok: true } });
     // The page may pass anything; only the first argument crosses.
     await Reflect.apply(bridge.next, undefined, [{}, 'extra', { more: 1 }]);
@@ -116,7 +131,13 @@ describe('the bridge on its own', () => {
     ipc.target = () => Promise.resolve({ ok: true, result: { n: 0 } });
     const a: unknown[] = [];
     const b: unknown[] = [];
-    const offs = [bridge.onState((s) => a.push(s)), bridge.onState(() => { throw new Error('listener bug'); }), bridge.onState((s) => b.push(s))];
+    const offs = [
+      bridge.onState((s) => a.push(s)),
+      bridge.onState(() => {
+        throw new Error('listener bug');
+      }),
+      bridge.onState((s) => b.push(s)),
+    ];
     for (let i = 0; i < 20; i++) offs.push(bridge.onState(() => undefined));
     expect(ipc.listenerCount(STATE_CHANNEL)).toBe(1);
     await vi.waitFor(() => expect(b).toEqual([{ n: 0 }]));
@@ -137,7 +158,7 @@ describe('the bridge on its own', () => {
   });
 });
 
-describe('end to end: the preload over main\'s IPC layer', () => {
+describe("end to end: the preload over main's IPC layer", () => {
   let contents: FakeWebContents;
   let service: ReturnType<typeof fakeService>;
   let ipc: FakeIpcRenderer;
@@ -220,7 +241,7 @@ describe('end to end: the preload over main\'s IPC layer', () => {
     off();
   });
 
-  it('the screen\'s own preload connection (connectViaPreload) works on it', async () => {
+  it("the screen's own preload connection (connectViaPreload) works on it", async () => {
     const connect = (await import(/* @vite-ignore */ CONNECT)) as ConnectModule;
     const bridgeSeen = connect.preloadKiosk({ kiosk: bridge });
     expect(bridgeSeen).toBe(bridge);
@@ -246,7 +267,12 @@ describe('the sandboxed preload bundle', () => {
       metafile: true,
       logLevel: 'silent',
     });
-    expect(Object.keys(result.metafile.inputs).sort()).toEqual(['src/common/ipc-contract.ts', 'src/common/ipc-reply.ts', 'src/preload/index.ts', 'src/preload/kiosk-bridge.ts']);
+    expect(Object.keys(result.metafile.inputs).sort()).toEqual([
+      'src/common/ipc-contract.ts',
+      'src/common/ipc-reply.ts',
+      'src/preload/index.ts',
+      'src/preload/kiosk-bridge.ts',
+    ]);
     const code = result.outputFiles[0]?.text ?? '';
     expect([...code.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1])).toEqual(['electron']);
     expect(code.length).toBeLessThan(8_000);

@@ -8,7 +8,12 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { I18nextProvider } from 'react-i18next';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RendererError, type AppStatus, type BackendFailures, type Language, type Settings } from '../../../src/common/kiosk-api.js';
-import { createErrorReporter, forwardWindowErrors, MAX_REPORTS_PER_MINUTE, rendererError } from '../../../src/renderer/api/error-reporting.js';
+import {
+  createErrorReporter,
+  forwardWindowErrors,
+  MAX_REPORTS_PER_MINUTE,
+  rendererError,
+} from '../../../src/renderer/api/error-reporting.js';
 import { RestartingScreen, RESTART_SCREEN_MS, ScreenErrorBoundary } from '../../../src/renderer/components/ScreenErrorBoundary.js';
 import { createI18n } from '../../../src/renderer/i18n/index.js';
 import { AppStatusCard } from '../../../src/renderer/staff/AppStatusCard.js';
@@ -36,7 +41,7 @@ function html(language: Language, element: ReturnType<typeof createElement>): st
 }
 
 describe('rendererError', () => {
-  it('keeps an error\'s name, message and stack, within the contract\'s bounds', () => {
+  it("keeps an error's name, message and stack, within the contract's bounds", () => {
     const error = new TypeError('x is undefined');
     const args = rendererError('error', error, '\n    at Screen\n    at App');
     expect(RendererError.parse(args)).toEqual(args);
@@ -50,8 +55,14 @@ describe('rendererError', () => {
   });
 
   it('sends only the kind of a non-error value (it could be a state with personal data)', () => {
-    expect(rendererError('unhandledrejection', { view: { outcome: { family_name: 'Doe' } } })).toEqual({ kind: 'unhandledrejection', message: 'non-error value (Object)' });
-    expect(rendererError('unhandledrejection', Object.create(null))).toEqual({ kind: 'unhandledrejection', message: 'non-error value (object)' });
+    expect(rendererError('unhandledrejection', { view: { outcome: { family_name: 'Doe' } } })).toEqual({
+      kind: 'unhandledrejection',
+      message: 'non-error value (Object)',
+    });
+    expect(rendererError('unhandledrejection', Object.create(null))).toEqual({
+      kind: 'unhandledrejection',
+      message: 'non-error value (object)',
+    });
     expect(rendererError('unhandledrejection', 42)).toEqual({ kind: 'unhandledrejection', message: 'non-error value (number)' });
     expect(rendererError('unhandledrejection', undefined)).toEqual({ kind: 'unhandledrejection', message: 'undefined' });
     expect(rendererError('error', 'thrown text')).toEqual({ kind: 'error', message: 'thrown text' });
@@ -64,8 +75,12 @@ describe('forwarding window errors', () => {
     const target = new EventTarget();
     const reports: RendererError[] = [];
     const undo = forwardWindowErrors(target, (e) => reports.push(e));
-    target.dispatchEvent(Object.assign(new Event('error'), { error: new RangeError('bad index'), message: 'Uncaught RangeError: bad index' }));
-    target.dispatchEvent(Object.assign(new Event('error'), { error: null, message: 'Script error.', filename: 'app://kiosk/assets/index.js', lineno: 12 }));
+    target.dispatchEvent(
+      Object.assign(new Event('error'), { error: new RangeError('bad index'), message: 'Uncaught RangeError: bad index' }),
+    );
+    target.dispatchEvent(
+      Object.assign(new Event('error'), { error: null, message: 'Script error.', filename: 'app://kiosk/assets/index.js', lineno: 12 }),
+    );
     target.dispatchEvent(Object.assign(new Event('unhandledrejection'), { reason: new Error('socket closed') }));
     expect(reports.map((r) => [r.kind, r.message])).toEqual([
       ['error', 'RangeError: bad index'],
@@ -80,10 +95,13 @@ describe('forwarding window errors', () => {
   it('the reporter sends at most 30 a minute and swallows a failed send (no loop)', async () => {
     let now = 0;
     const sent: RendererError[] = [];
-    const report = createErrorReporter((e) => {
-      sent.push(e);
-      return Promise.reject(new Error('not connected'));
-    }, () => now);
+    const report = createErrorReporter(
+      (e) => {
+        sent.push(e);
+        return Promise.reject(new Error('not connected'));
+      },
+      () => now,
+    );
     for (let i = 0; i < 40; i++) report({ kind: 'error', message: `e${i}` });
     expect(sent).toHaveLength(MAX_REPORTS_PER_MINUTE);
     now = 60_000;
@@ -108,7 +126,13 @@ describe('the error boundary', () => {
     };
     boundary.state = { ...boundary.state, ...ScreenErrorBoundary.getDerivedStateFromError() };
     boundary.componentDidCatch(new Error('cannot read outcome'), { componentStack: '\n    at ResultScreen\n    at App' });
-    expect(reports).toEqual([{ kind: 'render', message: 'Error: cannot read outcome', stack: expect.stringContaining('component stack:\n    at ResultScreen') as string }]);
+    expect(reports).toEqual([
+      {
+        kind: 'render',
+        message: 'Error: cannot read outcome',
+        stack: expect.stringContaining('component stack:\n    at ResultScreen') as string,
+      },
+    ]);
     expect(boundary.state).toEqual({ failed: true, generation: 0 });
     vi.advanceTimersByTime(RESTART_SCREEN_MS - 1);
     expect(boundary.state.failed).toBe(true);
@@ -154,7 +178,9 @@ describe('the Application card', () => {
     expect(out).toContain('data-app="managed-keys">backend.baseUrl, app.updates.channel<');
     expect(out).toContain('data-app="log-dir">/home/kiosk/.config/mdl-kiosk/logs<');
     expect(out).toContain('data-app="health-file">/home/kiosk/.config/mdl-kiosk/health.json<');
-    expect(out).toMatch(/data-app="updates" data-state="downloaded">downloaded, installs when the kiosk is idle.*Version 1\.2\.0.*Last checked 2025-06-02T10:00:00\.000Z/);
+    expect(out).toMatch(
+      /data-app="updates" data-state="downloaded">downloaded, installs when the kiosk is idle.*Version 1\.2\.0.*Last checked 2025-06-02T10:00:00\.000Z/,
+    );
     expect(out).toContain('data-app="update-error">net::ERR_TIMED_OUT<');
   });
 
@@ -162,10 +188,13 @@ describe('the Application card', () => {
     const bare: AppStatus = { flavour: 'qa', secretsProtection: 'file-permissions', managedKeys: [] };
     const out = html('en', createElement(AppStatusCard, { app: bare, dateTime }));
     expect(out).toContain('data-app="managed-file">none<');
-    for (const absent of ['secrets-problem', 'managed-keys', 'log-dir', 'health-file', 'updates', 'update-error']) expect(out).not.toContain(`data-app="${absent}"`);
+    for (const absent of ['secrets-problem', 'managed-keys', 'log-dir', 'health-file', 'updates', 'update-error'])
+      expect(out).not.toContain(`data-app="${absent}"`);
     expect(out).toContain('QA (test build)');
     expect(html('es', createElement(AppStatusCard, { app, dateTime }))).toContain('cifrada por el sistema operativo');
-    expect(html('fr', createElement(AppStatusCard, { app: { ...bare, secretsProtection: 'memory' }, dateTime }))).toContain('en mémoire seulement');
+    expect(html('fr', createElement(AppStatusCard, { app: { ...bare, secretsProtection: 'memory' }, dateTime }))).toContain(
+      'en mémoire seulement',
+    );
   });
 
   it('says plainly when the key is only obfuscated (basic_text) and which private files others could read', () => {
@@ -173,22 +202,32 @@ describe('the Application card', () => {
       flavour: 'production',
       secretsProtection: 'basic-text',
       managedKeys: ['app.allowBasicTextSecrets'],
-      permissionProblems: ['/home/kiosk/.config/mDL Kiosk/settings.json was readable by other users (mode 0644); set to 0600 — the staff PIN hash may have been read: change the PIN'],
+      permissionProblems: [
+        '/home/kiosk/.config/mDL Kiosk/settings.json was readable by other users (mode 0644); set to 0600 — the staff PIN hash may have been read: change the PIN',
+      ],
     };
     const out = html('en', createElement(AppStatusCard, { app: exposed, dateTime }));
     expect(out).toMatch(/fact-row--problem"><dt>API key storage<\/dt><dd data-app="secrets">NOT protected: obfuscated with a fixed key/);
     expect(out).not.toContain('encrypted by the operating system');
-    expect(out).toContain('data-app="permission-problems"><p>/home/kiosk/.config/mDL Kiosk/settings.json was readable by other users (mode 0644)');
+    expect(out).toContain(
+      'data-app="permission-problems"><p>/home/kiosk/.config/mDL Kiosk/settings.json was readable by other users (mode 0644)',
+    );
     expect(html('es', createElement(AppStatusCard, { app: exposed, dateTime }))).toContain('SIN protección');
     expect(out).not.toContain('data-app="camera-access"');
     const camera = html('en', createElement(AppStatusCard, { app: { ...exposed, cameraAccess: 'restricted' }, dateTime }));
-    expect(camera).toMatch(/fact-row--problem"><dt>Camera permission \(operating system\)<\/dt><dd data-app="camera-access">restricted by a device-management profile</);
-    expect(html('en', createElement(AppStatusCard, { app: { ...exposed, cameraAccess: 'granted' }, dateTime }))).toContain('data-app="camera-access">allowed<');
-    expect(html('en', createElement(AppStatusCard, { app: { ...exposed, cameraAccess: 'not_applicable' }, dateTime }))).not.toContain('camera-access');
+    expect(camera).toMatch(
+      /fact-row--problem"><dt>Camera permission \(operating system\)<\/dt><dd data-app="camera-access">restricted by a device-management profile</,
+    );
+    expect(html('en', createElement(AppStatusCard, { app: { ...exposed, cameraAccess: 'granted' }, dateTime }))).toContain(
+      'data-app="camera-access">allowed<',
+    );
+    expect(html('en', createElement(AppStatusCard, { app: { ...exposed, cameraAccess: 'not_applicable' }, dateTime }))).not.toContain(
+      'camera-access',
+    );
     expect(html('fr', createElement(AppStatusCard, { app: exposed, dateTime }))).toContain('Fichiers lisibles par d’autres utilisateurs');
   });
 
-  it('names the screen\'s error counts', () => {
+  it("names the screen's error counts", () => {
     const t = createI18n('en').t.bind(createI18n('en'));
     expect(countLabel('renderer.render', t)).toBe('Screen errors: display failed');
     expect(countLabel('renderer.dropped', t)).toBe('Screen errors: not logged (too many)');
@@ -198,7 +237,13 @@ describe('the Application card', () => {
 
 describe('the Backend connection card and Needs staff for a gateway that refuses the session socket', () => {
   const dateTime = (at: number): string => new Date(at).toISOString();
-  const lastFailure = { kind: 'socket_refused', stage: 'handshake', status: 404, detail: 'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway <b>', at: Date.UTC(2026, 10, 27, 9, 30, 5) } as const;
+  const lastFailure = {
+    kind: 'socket_refused',
+    stage: 'handshake',
+    status: 404,
+    detail: 'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway <b>',
+    at: Date.UTC(2026, 10, 27, 9, 30, 5),
+  } as const;
   const refusing: BackendFailures = {
     lastFailure,
     consecutive: 3,
@@ -216,7 +261,9 @@ describe('the Backend connection card and Needs staff for a gateway that refuses
     expect(out).toContain('data-backend="stage">opening the session connection (WebSocket)<');
     expect(out).toContain('data-backend="at">2026-11-27T09:30:05.000Z<');
     // The detail is the kiosk's English, escaped, marked as English for screen readers.
-    expect(out).toContain('data-backend="detail" lang="en">the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway &lt;b&gt;<');
+    expect(out).toContain(
+      'data-backend="detail" lang="en">the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway &lt;b&gt;<',
+    );
     expect(out).toMatch(/Failures in a row<\/dt><dd data-backend="consecutive">3</);
     expect(out).toMatch(/Requests in the last minute<\/dt><dd data-backend="requests" data-spent="false">6 of 20</);
     expect(out).toMatch(/data-total="socket_refused"><dt>The backend refuses the session connection<\/dt><dd>3</);
@@ -228,7 +275,13 @@ describe('the Backend connection card and Needs staff for a gateway that refuses
   });
 
   it('no failure yet: says so; working again: says so and still shows the last one; no HTTP status: says there was none', () => {
-    const none = html('en', createElement(BackendFailuresCard, { backend: { lastFailure: null, consecutive: 0, totals: {}, requestsLastMinute: 2, maxRequestsPerMinute: 20 }, dateTime }));
+    const none = html(
+      'en',
+      createElement(BackendFailuresCard, {
+        backend: { lastFailure: null, consecutive: 0, totals: {}, requestsLastMinute: 2, maxRequestsPerMinute: 20 },
+        dateTime,
+      }),
+    );
     expect(none).toContain('No backend failure since the kiosk started.');
     expect(none).not.toContain('data-backend="kind"');
     expect(none).not.toContain('backend-failure-totals');
@@ -237,7 +290,13 @@ describe('the Backend connection card and Needs staff for a gateway that refuses
     expect(none).not.toContain('the next request waits');
     const spent = html('en', createElement(BackendFailuresCard, { backend: { ...refusing, requestsLastMinute: 20 }, dateTime }));
     expect(spent).toMatch(/data-spent="true">20 of 20.*spent: the next request waits for the oldest to leave the minute/);
-    const recovered = html('en', createElement(BackendFailuresCard, { backend: { ...refusing, consecutive: 0, lastFailure: { ...lastFailure, kind: 'unreachable', status: null } }, dateTime }));
+    const recovered = html(
+      'en',
+      createElement(BackendFailuresCard, {
+        backend: { ...refusing, consecutive: 0, lastFailure: { ...lastFailure, kind: 'unreachable', status: null } },
+        dateTime,
+      }),
+    );
     expect(recovered).toContain('Working again since the last failure.');
     expect(recovered).toContain('data-failing="false"');
     expect(recovered).toContain('data-backend="status">none (no HTTP answer)<');
@@ -245,7 +304,18 @@ describe('the Backend connection card and Needs staff for a gateway that refuses
 
   it('Needs staff names the cause in plain words for the customer; the staff line names it too, and says it retries', () => {
     const state = screenState('config_error');
-    const gateway = { ...state, view: { ...state.view, error: { code: 'backend_refuses_socket', detail: 'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway (checked again every 15–30 s)', retryable: false } } };
+    const gateway = {
+      ...state,
+      view: {
+        ...state.view,
+        error: {
+          code: 'backend_refuses_socket',
+          detail:
+            'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway (checked again every 15–30 s)',
+          retryable: false,
+        },
+      },
+    };
     const out = html('en', createElement(NeedsStaffScreen, { state: gateway }));
     expect(out).toContain('data-cause="backend_refuses_socket">This kiosk cannot connect to its verification service.<');
     expect(out).toContain('checked again every 15–30 s');
@@ -276,7 +346,15 @@ describe('locked settings say where they are set', () => {
 
   it('a locked field is disabled and names its source', () => {
     const field = (locked: Parameters<typeof Field>[0]['locked'], language: Language = 'en'): string =>
-      html(language, createElement(Field, { name: 'backendUrl', label: 'Backend URL', locked, children: (c) => createElement('input', { ...c, type: 'url' }) }));
+      html(
+        language,
+        createElement(Field, {
+          name: 'backendUrl',
+          label: 'Backend URL',
+          locked,
+          children: (c) => createElement('input', { ...c, type: 'url' }),
+        }),
+      );
     expect(field('managed')).toMatch(/<input[^>]*disabled=""/);
     expect(field('managed')).toContain('data-locked-by="managed">Set by the managed configuration file<');
     expect(field('environment')).toContain('>Set by the environment<');
@@ -290,7 +368,7 @@ describe('locked settings say where they are set', () => {
   });
 });
 
-describe('the error screen\'s countdown', () => {
+describe("the error screen's countdown", () => {
   it('counts in words like the outcome screen ("60 seconds", "1 second"), in every language', () => {
     const said = (language: Language, count: number): string => createI18n(language).t('error.clearsIn', { count });
     expect([said('en', 60), said('en', 1)]).toEqual(['This screen clears in 60 seconds.', 'This screen clears in 1 second.']);
@@ -304,7 +382,10 @@ describe('a page whose address cannot work', () => {
   const text = (markup: string): string => markup.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
 
   it('no token at all: "not valid for this kiosk" with how to get the right address, no spinner, never "Connecting…"', () => {
-    const markup = html('en', createElement(DisconnectedScreen, { connection: { kind: 'stopped', lastProblem: null }, missingToken: true }));
+    const markup = html(
+      'en',
+      createElement(DisconnectedScreen, { connection: { kind: 'stopped', lastProblem: null }, missingToken: true }),
+    );
     expect(text(markup)).toContain('This address is not valid for this kiosk');
     expect(text(markup)).toContain('opened without its access token');
     expect(markup).not.toContain('Connecting to the kiosk');
@@ -322,7 +403,17 @@ describe('a page whose address cannot work', () => {
 
   it('the status bar says the kiosk needs staff, not "connecting", when the address cannot work', () => {
     const bar = (addressInvalid: boolean): string =>
-      html('en', createElement(StatusBar, { state: null, camera: 'off', staffView: false, onStaff: () => undefined, staffEnabled: false, addressInvalid }));
+      html(
+        'en',
+        createElement(StatusBar, {
+          state: null,
+          camera: 'off',
+          staffView: false,
+          onStaff: () => undefined,
+          staffEnabled: false,
+          addressInvalid,
+        }),
+      );
     expect(bar(true)).toContain('data-level="problem"');
     expect(text(bar(true))).toContain('Kiosk: needs staff');
     expect(text(bar(false))).toContain('Kiosk: connecting');

@@ -27,7 +27,8 @@ function loggedEventNames(): Set<string> {
   const names = new Set<string>();
   for (const path of sourceFiles(join(REPO, 'src'))) {
     const source = readFileSync(path, 'utf8');
-    for (const m of source.matchAll(/[{,]\s*event:\s*([^,}\n]+)/g)) for (const q of (m[1] ?? '').replace(/[!=]== '[^']*'/g, '').matchAll(/'([a-z][a-z0-9_]+)'/g)) names.add(q[1] ?? '');
+    for (const m of source.matchAll(/[{,]\s*event:\s*([^,}\n]+)/g))
+      for (const q of (m[1] ?? '').replace(/[!=]== '[^']*'/g, '').matchAll(/'([a-z][a-z0-9_]+)'/g)) names.add(q[1] ?? '');
     for (const m of source.matchAll(/\.record\('(?:info|warn|error)', '([a-z][a-z0-9_]+)'/g)) names.add(m[1] ?? '');
     const recovering = /RECOVERING_EVENT[^=]*=\s*\{([^}]*)\}/.exec(source);
     if (recovering) for (const q of (recovering[1] ?? '').matchAll(/'([a-z][a-z0-9_]+)'/g)) names.add(q[1] ?? '');

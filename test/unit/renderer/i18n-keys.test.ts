@@ -100,7 +100,8 @@ describe('translations', () => {
   });
 
   it('the key scanner resolves namespaces and prefixes', () => {
-    const src = "const { t } = useTranslation('qr'); t('camera.off'); t('common:lang.en'); format('not.counted'); <Trans i18nKey=\"outcome:verdict.x\" />";
+    const src =
+      "const { t } = useTranslation('qr'); t('camera.off'); t('common:lang.en'); format('not.counted'); <Trans i18nKey=\"outcome:verdict.x\" />";
     expect(usedKeys(join(RENDERER, 'qr/X.tsx'), src)).toEqual([
       { ns: 'qr', key: 'camera.off' },
       { ns: 'common', key: 'lang.en' },

@@ -6,7 +6,21 @@ export const AAMVA = 'org.iso.18013.5.1.aamva';
 
 /** Bytes with a JPEG signature (not a decodable image; enough for the model). */
 export const JPEG_BYTES = Uint8Array.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, ...new Array<number>(40).fill(0x20)]);
-export const JP2_BYTES = Uint8Array.from([0x00, 0x00, 0x00, 0x0c, 0x6a, 0x50, 0x20, 0x20, 0x0d, 0x0a, 0x87, 0x0a, ...new Array<number>(40).fill(0)]);
+export const JP2_BYTES = Uint8Array.from([
+  0x00,
+  0x00,
+  0x00,
+  0x0c,
+  0x6a,
+  0x50,
+  0x20,
+  0x20,
+  0x0d,
+  0x0a,
+  0x87,
+  0x0a,
+  ...new Array<number>(40).fill(0),
+]);
 
 export const toBase64 = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes));
 
@@ -16,8 +30,15 @@ export function ageAnswer(result: 'met' | 'not_met' | 'undetermined', threshold 
 }
 
 /** An identity-style answer with these elements missing (required unless said). */
-export function elementsAnswer(result: 'met' | 'not_met' | 'undetermined', missing: { identifier: string; required?: boolean }[] = []): OutcomeView['answer'] {
-  return { kind: 'elements', result, missing: missing.map((m) => ({ namespace: NS, identifier: m.identifier, required: m.required ?? true })) };
+export function elementsAnswer(
+  result: 'met' | 'not_met' | 'undetermined',
+  missing: { identifier: string; required?: boolean }[] = [],
+): OutcomeView['answer'] {
+  return {
+    kind: 'elements',
+    result,
+    missing: missing.map((m) => ({ namespace: NS, identifier: m.identifier, required: m.required ?? true })),
+  };
 }
 
 export function outcome(overrides: Partial<OutcomeView> = {}): OutcomeView {
@@ -57,7 +78,12 @@ export const FULL_IDENTITY: OutcomeView['response'] = {
     portrait: toBase64(JPEG_BYTES),
     driving_privileges: [
       { vehicle_category_code: 'B', issue_date: '2015-06-01', expiry_date: '2033-06-01' },
-      { vehicle_category_code: 'A', issue_date: '2018-03-15', expiry_date: '2033-06-01', codes: [{ code: '78' }, { code: 'S01', sign: '<=', value: '2500' }] },
+      {
+        vehicle_category_code: 'A',
+        issue_date: '2018-03-15',
+        expiry_date: '2033-06-01',
+        codes: [{ code: '78' }, { code: 'S01', sign: '<=', value: '2500' }],
+      },
     ],
     sex: 2,
     height: 168,

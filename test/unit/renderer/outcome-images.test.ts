@@ -13,7 +13,26 @@ const u16 = (n: number): number[] => [(n >>> 8) & 255, n & 255];
 
 function codestream(width: number, height: number): Uint8Array {
   // SOC, SIZ: Lsiz Rsiz Xsiz Ysiz XOsiz YOsiz XTsiz YTsiz XTOsiz YTOsiz Csiz (+ one component)
-  return Uint8Array.from([0xff, 0x4f, 0xff, 0x51, ...u16(41), ...u16(0), ...u32(width + 5), ...u32(height + 7), ...u32(5), ...u32(7), ...u32(width), ...u32(height), ...u32(0), ...u32(0), ...u16(1), 7, 1, 1]);
+  return Uint8Array.from([
+    0xff,
+    0x4f,
+    0xff,
+    0x51,
+    ...u16(41),
+    ...u16(0),
+    ...u32(width + 5),
+    ...u32(height + 7),
+    ...u32(5),
+    ...u32(7),
+    ...u32(width),
+    ...u32(height),
+    ...u32(0),
+    ...u32(0),
+    ...u16(1),
+    7,
+    1,
+    1,
+  ]);
 }
 
 function box(type: string, content: Uint8Array | number[]): number[] {
@@ -45,7 +64,8 @@ describe('byte strings', () => {
   it('Buffer JSON and byte arrays; nothing else', () => {
     expect(byteStringValue({ type: 'Buffer', data: [...bytes] })).toEqual(bytes);
     expect(byteStringValue([...bytes])).toEqual(bytes);
-    for (const value of [[256], [-1], [1.5], ['1'], [], { type: 'Buffer', data: [1], extra: 1 }, { data: [1] }, 12, true, null]) expect(byteStringValue(value)).toBeUndefined();
+    for (const value of [[256], [-1], [1.5], ['1'], [], { type: 'Buffer', data: [1], extra: 1 }, { data: [1] }, 12, true, null])
+      expect(byteStringValue(value)).toBeUndefined();
   });
 
   it('images by magic bytes only', () => {
@@ -67,13 +87,30 @@ describe('image sizes from headers', () => {
   });
 
   it('PNG IHDR', () => {
-    const png = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, ...u32(13), ...Array.from('IHDR', (c) => c.charCodeAt(0)), ...u32(640), ...u32(480)]);
+    const png = Uint8Array.from([
+      0x89,
+      0x50,
+      0x4e,
+      0x47,
+      0x0d,
+      0x0a,
+      0x1a,
+      0x0a,
+      ...u32(13),
+      ...Array.from('IHDR', (c) => c.charCodeAt(0)),
+      ...u32(640),
+      ...u32(480),
+    ]);
     expect(imageSize(png, 'png')).toEqual({ width: 640, height: 480 });
   });
 
   it('J2K SIZ (image area minus offsets), and inside a JP2 file', () => {
     expect(imageSize(codestream(120, 160), 'j2k')).toEqual({ width: 120, height: 160 });
-    const jp2 = Uint8Array.from([...box('jP  ', [0x0d, 0x0a, 0x87, 0x0a]), ...box('ftyp', [0x6a, 0x70, 0x32, 0x20, 0, 0, 0, 0]), ...box('jp2c', codestream(300, 400))]);
+    const jp2 = Uint8Array.from([
+      ...box('jP  ', [0x0d, 0x0a, 0x87, 0x0a]),
+      ...box('ftyp', [0x6a, 0x70, 0x32, 0x20, 0, 0, 0, 0]),
+      ...box('jp2c', codestream(300, 400)),
+    ]);
     expect(jp2Codestream(jp2)).toEqual(codestream(300, 400));
     expect(imageSize(jp2, 'jp2')).toEqual({ width: 300, height: 400 });
     expect(jp2Codestream(Uint8Array.from([...u32(100), 0x6a, 0x70, 0x32, 0x63]))).toBeUndefined();
@@ -89,7 +126,13 @@ describe('image sizes from headers', () => {
 });
 
 describe('JPEG 2000 samples to RGBA', () => {
-  const layout = (componentCount: number, bitsPerSample = 8, isSigned = false) => ({ width: 2, height: 1, componentCount, bitsPerSample, isSigned });
+  const layout = (componentCount: number, bitsPerSample = 8, isSigned = false) => ({
+    width: 2,
+    height: 1,
+    componentCount,
+    bitsPerSample,
+    isSigned,
+  });
 
   it('grey, grey + alpha, RGB, RGBA at 8 bits', () => {
     expect([...toRgba(Uint8Array.of(10, 200), layout(1))]).toEqual([10, 10, 10, 255, 200, 200, 200, 255]);

@@ -6,7 +6,18 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_DEPTH, MAX_ROWS, MAX_TEXT, presentOutcome, shortText, type Cell } from '../../../src/renderer/outcome/present.js';
 import type { OutcomeView } from '../../../src/common/kiosk-view.js';
-import { AAMVA, FULL_IDENTITY, JP2_BYTES, JPEG_BYTES, NS, REJECTED_TAMPERED, ageAnswer, elementsAnswer, outcome, toBase64 } from './outcome-fixtures.js';
+import {
+  AAMVA,
+  FULL_IDENTITY,
+  JP2_BYTES,
+  JPEG_BYTES,
+  NS,
+  REJECTED_TAMPERED,
+  ageAnswer,
+  elementsAnswer,
+  outcome,
+  toBase64,
+} from './outcome-fixtures.js';
 
 describe('verdict', () => {
   it('verified only when the core says so and nothing contradicts it', () => {
@@ -14,8 +25,13 @@ describe('verdict', () => {
     expect(presentOutcome(outcome(REJECTED_TAMPERED)).verdict).toBe('rejected');
     // Fail closed: the core calls a recovered result without authentication results undetermined, and a
     // "verified" that lacks them reads unknown here too.
-    expect(presentOutcome(outcome({ verdict: 'undetermined', issuerAuthentication: null, deviceAuthentication: null, source: 'recovered' })).verdict).toBe('undetermined');
-    expect(presentOutcome(outcome({ issuerAuthentication: null, deviceAuthentication: null, source: 'recovered' })).verdict).toBe('unknown');
+    expect(
+      presentOutcome(outcome({ verdict: 'undetermined', issuerAuthentication: null, deviceAuthentication: null, source: 'recovered' }))
+        .verdict,
+    ).toBe('undetermined');
+    expect(presentOutcome(outcome({ issuerAuthentication: null, deviceAuthentication: null, source: 'recovered' })).verdict).toBe(
+      'unknown',
+    );
   });
 
   it('a "verified" that the rest of the outcome contradicts reads unknown, never verified', () => {
@@ -34,7 +50,7 @@ describe('verdict', () => {
   });
 });
 
-describe('age answer (the core\'s, read here)', () => {
+describe("age answer (the core's, read here)", () => {
   const age = (answer: OutcomeView['answer'], extra: Partial<OutcomeView> = {}) => presentOutcome(outcome({ answer, ...extra })).age;
 
   it('met, not met and undetermined read as yes, no and could not determine', () => {
@@ -44,14 +60,21 @@ describe('age answer (the core\'s, read here)', () => {
     expect(age(ageAnswer('met', 18))).toEqual({ threshold: 18, answer: 'yes' });
   });
 
-  it('an unverified document gives no answer, even if the core\'s answer said met (fail closed)', () => {
+  it("an unverified document gives no answer, even if the core's answer said met (fail closed)", () => {
     expect(age(ageAnswer('met'), REJECTED_TAMPERED)).toEqual({ threshold: 21, answer: 'unknown' });
     expect(age(ageAnswer('met'), { errors: { x: ['y'] } })).toEqual({ threshold: 21, answer: 'unknown' });
   });
 
   it('no age answer for an elements request; an odd answer shape reads as no answer, never yes', () => {
     expect(age(elementsAnswer('met'))).toBeUndefined();
-    for (const odd of [undefined, null, 'met', { kind: 'age', threshold: 'x', result: 'met' }, { kind: 'age', threshold: 21, result: 'MET' }, { kind: 'height' }]) {
+    for (const odd of [
+      undefined,
+      null,
+      'met',
+      { kind: 'age', threshold: 'x', result: 'met' },
+      { kind: 'age', threshold: 21, result: 'MET' },
+      { kind: 'height' },
+    ]) {
       const model = presentOutcome({ ...outcome(), answer: odd });
       expect(model.age?.answer ?? 'none', JSON.stringify(odd)).not.toBe('yes');
     }
@@ -86,17 +109,24 @@ describe('declined and missing elements', () => {
   });
 
   it('missing elements come labelled, required ones first; notMet only for a verified elements request', () => {
-    const model = presentOutcome(outcome({ response: FULL_IDENTITY, answer: elementsAnswer('not_met', [{ identifier: 'weight', required: false }, { identifier: 'portrait' }]) }));
+    const model = presentOutcome(
+      outcome({
+        response: FULL_IDENTITY,
+        answer: elementsAnswer('not_met', [{ identifier: 'weight', required: false }, { identifier: 'portrait' }]),
+      }),
+    );
     expect(model.notMet).toBe(true);
     expect(model.missing.map((m) => [m.identifier, m.required, m.labelKey])).toEqual([
       ['portrait', true, 'label.mdl.portrait'],
       ['weight', false, 'label.mdl.weight'],
     ]);
-    expect(presentOutcome(outcome({ ...REJECTED_TAMPERED, answer: elementsAnswer('undetermined', [{ identifier: 'portrait' }]) })).notMet).toBe(false);
+    expect(
+      presentOutcome(outcome({ ...REJECTED_TAMPERED, answer: elementsAnswer('undetermined', [{ identifier: 'portrait' }]) })).notMet,
+    ).toBe(false);
     expect(presentOutcome(outcome({ answer: ageAnswer('not_met') })).notMet).toBe(false);
   });
 
-  it('eye and hair colours from the standard\'s lists are words to translate; anything else stays text', () => {
+  it("eye and hair colours from the standard's lists are words to translate; anything else stays text", () => {
     const model = presentOutcome(outcome({ response: { [NS]: { eye_colour: 'hazel', hair_colour: 'sandy' } } }));
     expect(model.rows.find((r) => r.identifier === 'eye_colour')?.value).toEqual({ kind: 'word', key: 'value.eye.hazel' });
     expect(model.rows.find((r) => r.identifier === 'hair_colour')?.value).toEqual({ kind: 'word', key: 'value.hair.sandy' });
@@ -137,7 +167,11 @@ describe('elements', () => {
 
   it('labels, and typed values: dates, tdate, sex, units, booleans, codes, images', () => {
     expect(row(`${NS}/family_name`)).toMatchObject({ labelKey: 'label.mdl.family_name', value: { kind: 'text', text: 'Doe' } });
-    expect(row(`${NS}/age_over_21`)).toMatchObject({ labelKey: 'label.mdl.age_over_nn', labelParams: { age: 21 }, value: { kind: 'boolean', value: true } });
+    expect(row(`${NS}/age_over_21`)).toMatchObject({
+      labelKey: 'label.mdl.age_over_nn',
+      labelParams: { age: 21 },
+      value: { kind: 'boolean', value: true },
+    });
     expect(row(`${NS}/birth_date`)?.value).toEqual({ kind: 'date', iso: '1990-04-12' });
     expect(row(`${NS}/portrait_capture_date`)?.value).toEqual({ kind: 'datetime', iso: '2024-06-01T09:30:00Z' });
     expect(row(`${NS}/sex`)?.value).toEqual({ kind: 'code', key: 'value.sex.2', code: '2' });
@@ -145,18 +179,35 @@ describe('elements', () => {
     expect(row(`${NS}/weight`)?.value).toEqual({ kind: 'number', value: 61, unit: 'kg' });
     expect(row(`${NS}/portrait`)).toMatchObject({ isPortrait: true, value: { kind: 'bytes', image: 'jpeg', length: JPEG_BYTES.length } });
     expect(row(`${NS}/signature_usual_mark`)?.value).toEqual({ kind: 'bytes', image: 'jpeg', length: JPEG_BYTES.length });
-    expect(row(`${AAMVA}/DHS_compliance`)).toMatchObject({ labelKey: 'label.aamva.DHS_compliance', value: { kind: 'code', key: 'value.dhs.F' } });
+    expect(row(`${AAMVA}/DHS_compliance`)).toMatchObject({
+      labelKey: 'label.aamva.DHS_compliance',
+      value: { kind: 'code', key: 'value.dhs.F' },
+    });
     expect(row(`${AAMVA}/organ_donor`)?.value).toEqual({ kind: 'code', key: 'value.yes', code: '1' });
     expect(row(`${AAMVA}/aka_family_name.v2`)?.labelKey).toBe('label.aamva.aka_family_name_v2');
-    expect(row('org.example.custom/loyalty_level')).toMatchObject({ labelKey: undefined, namespace: 'org.example.custom', identifier: 'loyalty_level' });
+    expect(row('org.example.custom/loyalty_level')).toMatchObject({
+      labelKey: undefined,
+      namespace: 'org.example.custom',
+      identifier: 'loyalty_level',
+    });
   });
 
   it('driving_privileges as table rows with dates and codes', () => {
     const value = row(`${NS}/driving_privileges`)?.value as Extract<Cell, { kind: 'privileges' }>;
     expect(value.kind).toBe('privileges');
     expect(value.rows).toEqual([
-      { category: { kind: 'text', text: 'B' }, issued: { kind: 'date', iso: '2015-06-01' }, expires: { kind: 'date', iso: '2033-06-01' }, codes: [] },
-      { category: { kind: 'text', text: 'A' }, issued: { kind: 'date', iso: '2018-03-15' }, expires: { kind: 'date', iso: '2033-06-01' }, codes: ['78', 'S01 <= 2500'] },
+      {
+        category: { kind: 'text', text: 'B' },
+        issued: { kind: 'date', iso: '2015-06-01' },
+        expires: { kind: 'date', iso: '2033-06-01' },
+        codes: [],
+      },
+      {
+        category: { kind: 'text', text: 'A' },
+        issued: { kind: 'date', iso: '2018-03-15' },
+        expires: { kind: 'date', iso: '2033-06-01' },
+        codes: ['78', 'S01 <= 2500'],
+      },
     ]);
   });
 
@@ -171,7 +222,10 @@ describe('portrait source', () => {
 
   it('base64, base64url, data: URL, Buffer JSON; JPEG and JPEG 2000 by magic bytes', () => {
     expect(portrait(toBase64(JPEG_BYTES))).toMatchObject({ state: 'image', kind: 'jpeg', bytes: JPEG_BYTES });
-    expect(portrait(toBase64(JP2_BYTES).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''))).toMatchObject({ state: 'image', kind: 'jp2' });
+    expect(portrait(toBase64(JP2_BYTES).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''))).toMatchObject({
+      state: 'image',
+      kind: 'jp2',
+    });
     expect(portrait(`data:application/octet-stream;base64,${toBase64(JP2_BYTES)}`)).toMatchObject({ state: 'image', kind: 'jp2' });
     expect(portrait({ type: 'Buffer', data: [...JPEG_BYTES] })).toMatchObject({ state: 'image', kind: 'jpeg' });
   });
@@ -195,7 +249,8 @@ describe('portrait source', () => {
   });
 
   it('anything else is unreadable (the screen says the portrait could not be shown); none when not disclosed', () => {
-    for (const value of ['not base64!', toBase64(Uint8Array.of(1, 2, 3, 4)), 42, null, { nested: true }, [300]]) expect(portrait(value)).toEqual({ state: 'unreadable' });
+    for (const value of ['not base64!', toBase64(Uint8Array.of(1, 2, 3, 4)), 42, null, { nested: true }, [300]])
+      expect(portrait(value)).toEqual({ state: 'unreadable' });
     expect(presentOutcome(outcome({ response: { [NS]: { age_over_21: true } } })).portrait).toEqual({ state: 'absent' });
   });
 });
@@ -231,7 +286,9 @@ describe('hostile shapes', () => {
   });
 
   it('markup-looking keys and values stay text; prototype keys are ordinary keys', () => {
-    const response = JSON.parse(`{"<img src=x onerror=alert(1)>": {"<script>alert(1)</script>": "<b>bold</b>", "__proto__": {"polluted": true}, "constructor": 1}}`) as Record<string, Record<string, unknown>>;
+    const response = JSON.parse(
+      `{"<img src=x onerror=alert(1)>": {"<script>alert(1)</script>": "<b>bold</b>", "__proto__": {"polluted": true}, "constructor": 1}}`,
+    ) as Record<string, Record<string, unknown>>;
     const model = presentOutcome(outcome({ verdict: 'rejected', reasons: ['x'], response }));
     expect(model.rows.map((r) => r.identifier)).toEqual(['<script>alert(1)</script>', '__proto__', 'constructor']);
     expect(model.rows[0]?.value).toEqual({ kind: 'text', text: '<b>bold</b>' });

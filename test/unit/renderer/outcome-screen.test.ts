@@ -42,13 +42,21 @@ function render(view: OutcomeView, options: { language?: Language; clearsAt?: nu
     createElement(
       I18nextProvider,
       { i18n: i18nFor(options.language ?? 'en', missing) },
-      createElement(OutcomeScreen, { outcome: view, clearsAt: options.clearsAt === undefined ? Date.now() + 30_000 : options.clearsAt, onNext: () => undefined }),
+      createElement(OutcomeScreen, {
+        outcome: view,
+        clearsAt: options.clearsAt === undefined ? Date.now() + 30_000 : options.clearsAt,
+        onNext: () => undefined,
+      }),
     ),
   );
   return { html, missing };
 }
 
-const attr = (html: string, testId: string, name: string): string | undefined => new RegExp(`data-testid="${testId}"[^>]*?${name}="([^"]*)"|${name}="([^"]*)"[^>]*?data-testid="${testId}"`).exec(html)?.slice(1).find(Boolean);
+const attr = (html: string, testId: string, name: string): string | undefined =>
+  new RegExp(`data-testid="${testId}"[^>]*?${name}="([^"]*)"|${name}="([^"]*)"[^>]*?data-testid="${testId}"`)
+    .exec(html)
+    ?.slice(1)
+    .find(Boolean);
 const text = (html: string): string => html.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
 
 describe('outcome screen markup', () => {
@@ -94,7 +102,7 @@ describe('outcome screen markup', () => {
     expect(html).toMatch(/<h1[^>]*>NOT 21 or older<\/h1>/);
   });
 
-  it('the headline is the core\'s answer, not worked out again from the response', () => {
+  it("the headline is the core's answer, not worked out again from the response", () => {
     // A response that would read "yes" under the old screen-side rules, and a core that says undetermined.
     const { html } = render(outcome({ response: { [NS]: { age_over_21: true } }, answer: ageAnswer('undetermined') }));
     expect(attr(html, 'age-answer', 'data-age')).toBe('unknown');
@@ -110,7 +118,17 @@ describe('outcome screen markup', () => {
 
   it('identity request not met: "Verified", then the details that were not shared, in the customer\'s language', () => {
     for (const language of LANGUAGES) {
-      const { html, missing } = render(outcome({ response: FULL_IDENTITY, answer: elementsAnswer('not_met', [{ identifier: 'portrait' }, { identifier: 'document_number' }, { identifier: 'weight', required: false }]) }), { language });
+      const { html, missing } = render(
+        outcome({
+          response: FULL_IDENTITY,
+          answer: elementsAnswer('not_met', [
+            { identifier: 'portrait' },
+            { identifier: 'document_number' },
+            { identifier: 'weight', required: false },
+          ]),
+        }),
+        { language },
+      );
       expect(missing, language).toEqual([]);
       expect(attr(html, 'missing', 'data-not-met'), language).toBe('true');
       const shown = text(html);
@@ -159,7 +177,10 @@ describe('outcome screen markup', () => {
   it('eye and hair colours are said in the customer\'s language ("brown" is "Marron" in French); a word outside the list is shown as given', () => {
     const said = { en: ['Brown', 'Auburn'], es: ['Marrones', 'Caoba'], fr: ['Marron', 'Auburn'] } as const;
     for (const language of LANGUAGES) {
-      const { html, missing } = render(outcome({ response: { [NS]: { eye_colour: 'brown', hair_colour: 'auburn' } }, answer: elementsAnswer('met') }), { language });
+      const { html, missing } = render(
+        outcome({ response: { [NS]: { eye_colour: 'brown', hair_colour: 'auburn' } }, answer: elementsAnswer('met') }),
+        { language },
+      );
       expect(missing, language).toEqual([]);
       for (const word of said[language]) expect(text(html), language).toContain(` ${word} `);
       expect(text(html), language).not.toContain(' brown ');
@@ -194,7 +215,9 @@ describe('outcome screen markup', () => {
 
   it('hostile keys and values are text, never markup', () => {
     const response = { '<img src=x onerror=alert(1)>': { '<script>alert(1)</script>': '<b>bold</b>' } };
-    const { html } = render(outcome({ verdict: 'rejected', reasons: ['<i>why</i>'], response, errors: { '<u>cat</u>': ['<svg onload=alert(1)>'] } }));
+    const { html } = render(
+      outcome({ verdict: 'rejected', reasons: ['<i>why</i>'], response, errors: { '<u>cat</u>': ['<svg onload=alert(1)>'] } }),
+    );
     expect(html).not.toMatch(/<(script|img|b|i|u|svg onload)[ >]/);
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(html).toContain('&lt;svg onload=alert(1)&gt;');
@@ -205,7 +228,8 @@ describe('labels and translations', () => {
   type Tree = { readonly [key: string]: string | Tree };
   const keys = (tree: Tree, prefix = ''): string[] =>
     Object.entries(tree).flatMap(([key, value]) => (typeof value === 'string' ? [`${prefix}${key}`] : keys(value, `${prefix}${key}.`)));
-  const lookup = (tree: Tree, key: string): unknown => key.split('.').reduce<unknown>((node, part) => (typeof node === 'object' && node !== null ? (node as Tree)[part] : undefined), tree);
+  const lookup = (tree: Tree, key: string): unknown =>
+    key.split('.').reduce<unknown>((node, part) => (typeof node === 'object' && node !== null ? (node as Tree)[part] : undefined), tree);
 
   it('every language has exactly the English keys, none empty', () => {
     const english = keys(outcomeResources.en).sort();
@@ -216,20 +240,51 @@ describe('labels and translations', () => {
   });
 
   it('every ISO 18013-5 element of the kiosk profiles, age_over_NN, biometric templates and the AAMVA namespace are labelled', () => {
-    const aamva = ['domestic_driving_privileges', 'name_suffix', 'organ_donor', 'veteran', 'family_name_truncation', 'given_name_truncation', 'aka_family_name.v2', 'aka_given_name.v2', 'aka_suffix', 'weight_range', 'race_ethnicity', 'EDL_credential', 'DHS_compliance', 'sex', 'resident_county', 'hazmat_endorsement_expiration_date', 'CDL_indicator', 'DHS_compliance_text', 'DHS_temporary_lawful_status'];
+    const aamva = [
+      'domestic_driving_privileges',
+      'name_suffix',
+      'organ_donor',
+      'veteran',
+      'family_name_truncation',
+      'given_name_truncation',
+      'aka_family_name.v2',
+      'aka_given_name.v2',
+      'aka_suffix',
+      'weight_range',
+      'race_ethnicity',
+      'EDL_credential',
+      'DHS_compliance',
+      'sex',
+      'resident_county',
+      'hazmat_endorsement_expiration_date',
+      'CDL_indicator',
+      'DHS_compliance_text',
+      'DHS_temporary_lawful_status',
+    ];
     expect([...(LABELLED_ELEMENTS[AAMVA] ?? [])].sort()).toEqual([...aamva].sort());
-    const all: [string, string][] = [...ALL_MDL_ELEMENTS.map((e): [string, string] => [NS, e]), [NS, 'age_over_99'], [NS, 'biometric_template_face'], ...aamva.map((e): [string, string] => [AAMVA, e])];
+    const all: [string, string][] = [
+      ...ALL_MDL_ELEMENTS.map((e): [string, string] => [NS, e]),
+      [NS, 'age_over_99'],
+      [NS, 'biometric_template_face'],
+      ...aamva.map((e): [string, string] => [AAMVA, e]),
+    ];
     for (const [namespace, element] of all) {
       const key = elementInfo(namespace, element).labelKey;
       expect(key, element).toBeDefined();
-      for (const language of LANGUAGES) expect(typeof lookup(outcomeResources[language], key ?? ''), `${language} ${element}`).toBe('string');
+      for (const language of LANGUAGES)
+        expect(typeof lookup(outcomeResources[language], key ?? ''), `${language} ${element}`).toBe('string');
     }
     expect(elementInfo('org.example', 'family_name').labelKey).toBeUndefined();
   });
 
   it('every reason key the core produces has a translation', async () => {
     const source = await import('node:fs/promises').then((fs) => fs.readFile('src/kiosk/outcome.ts', 'utf8'));
-    const produced = ['errors_reported', ...['issuer', 'device'].flatMap((who) => ['invalid', 'unchecked', 'missing', 'unrecognised'].map((what) => `${who}_authentication_${what}`))];
+    const produced = [
+      'errors_reported',
+      ...['issuer', 'device'].flatMap((who) =>
+        ['invalid', 'unchecked', 'missing', 'unrecognised'].map((what) => `${who}_authentication_${what}`),
+      ),
+    ];
     expect(source).toContain("'errors_reported'");
     expect(source).toContain('_authentication_unrecognised');
     for (const key of produced) expect(Object.keys(outcomeResources.en.reason)).toContain(key);

@@ -8,7 +8,12 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CameraState } from '../../../src/common/kiosk-api.js';
-import { CameraSession, type CameraDevices, type CameraSessionOptions, type FrameDecoder } from '../../../src/renderer/qr/camera-session.js';
+import {
+  CameraSession,
+  type CameraDevices,
+  type CameraSessionOptions,
+  type FrameDecoder,
+} from '../../../src/renderer/qr/camera-session.js';
 import type { DecodeOutcome } from '../../../src/renderer/qr/decoder-client.js';
 
 /** The repeat window of the session's RepeatFilter (docs: "again every 3 s at most"). */
@@ -215,7 +220,9 @@ interface Rig {
 
 let origin = 0;
 
-function rig(options: Partial<Pick<CameraSessionOptions, 'deviceId' | 'maxDecodesPerSecond'>> & { video?: FakeVideo; media?: FakeMediaDevices } = {}): Rig {
+function rig(
+  options: Partial<Pick<CameraSessionOptions, 'deviceId' | 'maxDecodesPerSecond'>> & { video?: FakeVideo; media?: FakeMediaDevices } = {},
+): Rig {
   const now = (): number => Date.now() - origin;
   const media = options.media ?? new FakeMediaDevices();
   const video = options.video ?? new FakeVideo();
@@ -294,7 +301,9 @@ describe('CameraSession: opening and releasing the camera', () => {
     const r = rig({ deviceId: 'cam-usb-2' });
     r.session.start();
     await settle();
-    expect(r.media.constraints).toEqual([{ audio: false, video: { deviceId: { exact: 'cam-usb-2' }, width: { ideal: 1280 }, height: { ideal: 720 } } }]);
+    expect(r.media.constraints).toEqual([
+      { audio: false, video: { deviceId: { exact: 'cam-usb-2' }, width: { ideal: 1280 }, height: { ideal: 720 } } },
+    ]);
     expect(r.states.at(-1)).toEqual(['active', undefined]);
     r.session.stop();
   });

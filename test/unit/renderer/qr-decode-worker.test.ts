@@ -4,10 +4,23 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MAX_QR_TEXT } from '../../../src/common/kiosk-api.js';
-import { MAX_DECODED_TEXT, MAX_FRAME_PIXELS, MAX_FRAME_SIDE, parseDecodeReply, parseDecodeRequest } from '../../../src/renderer/qr/decode-protocol.js';
+import {
+  MAX_DECODED_TEXT,
+  MAX_FRAME_PIXELS,
+  MAX_FRAME_SIDE,
+  parseDecodeReply,
+  parseDecodeRequest,
+} from '../../../src/renderer/qr/decode-protocol.js';
 import { QrDecoder, type WorkerLike } from '../../../src/renderer/qr/decoder-client.js';
 
-const request = (width: number, height: number, extra: Record<string, unknown> = {}) => ({ type: 'decode', id: 7, width, height, pixels: new ArrayBuffer(width * height * 4), ...extra });
+const request = (width: number, height: number, extra: Record<string, unknown> = {}) => ({
+  type: 'decode',
+  id: 7,
+  width,
+  height,
+  pixels: new ArrayBuffer(width * height * 4),
+  ...extra,
+});
 
 describe('parseDecodeRequest', () => {
   it('accepts an RGBA frame of the stated size', () => {
@@ -48,9 +61,15 @@ describe('parseDecodeRequest', () => {
 describe('parseDecodeReply', () => {
   it('accepts ready, results with and without text, and errors', () => {
     expect(parseDecodeReply({ type: 'ready' })).toEqual({ ok: true, value: { type: 'ready' } });
-    expect(parseDecodeReply({ type: 'result', id: 3, text: ' mdoc:x\n', ms: 9.5 })).toEqual({ ok: true, value: { type: 'result', id: 3, text: ' mdoc:x\n', ms: 9.5 } });
+    expect(parseDecodeReply({ type: 'result', id: 3, text: ' mdoc:x\n', ms: 9.5 })).toEqual({
+      ok: true,
+      value: { type: 'result', id: 3, text: ' mdoc:x\n', ms: 9.5 },
+    });
     expect(parseDecodeReply({ type: 'result', id: 3, text: null, ms: 0 })).toMatchObject({ ok: true });
-    expect(parseDecodeReply({ type: 'error', id: null, message: 'x'.repeat(1_000) })).toEqual({ ok: true, value: { type: 'error', id: null, message: 'x'.repeat(300) } });
+    expect(parseDecodeReply({ type: 'error', id: null, message: 'x'.repeat(1_000) })).toEqual({
+      ok: true,
+      value: { type: 'error', id: null, message: 'x'.repeat(300) },
+    });
   });
 
   it.each([

@@ -47,7 +47,10 @@ describe('classifyCameraError', () => {
   });
 
   it('gives staff the error name and the broken constraint, not the message', () => {
-    expect(classifyCameraError(error('OverconstrainedError', { constraint: 'deviceId' }))).toEqual({ state: 'missing', detail: 'OverconstrainedError (deviceId)' });
+    expect(classifyCameraError(error('OverconstrainedError', { constraint: 'deviceId' }))).toEqual({
+      state: 'missing',
+      detail: 'OverconstrainedError (deviceId)',
+    });
     expect(classifyCameraError('weird')).toEqual({ state: 'error', detail: 'Error' });
     expect(classifyCameraError(null)).toEqual({ state: 'error', detail: 'Error' });
   });
@@ -72,7 +75,8 @@ describe('qrResources', () => {
     for (const language of ['es', 'fr'] as const) expect(keysOf(qrResources[language]).sort()).toEqual(english);
     for (const language of ['en', 'es', 'fr'] as const) {
       const strings = qrResources[language];
-      for (const state of ['off', 'starting', 'active', 'denied', 'missing', 'unplugged', 'error'] as const) expect(strings.camera[state].length).toBeGreaterThan(5);
+      for (const state of ['off', 'starting', 'active', 'denied', 'missing', 'unplugged', 'error'] as const)
+        expect(strings.camera[state].length).toBeGreaterThan(5);
       for (const reason of ['not_mdoc', 'empty', 'not_waiting'] as const) expect(strings.hint[reason].length).toBeGreaterThan(5);
     }
     expect(qrResources.es.camera.denied).not.toBe(qrResources.en.camera.denied);

@@ -19,7 +19,13 @@ function typeOnly(detector: ScannerWedgeDetector, text: string, gapMs: number, s
   return press(detector, Array.from(text), gapMs, start);
 }
 
-function press(detector: ScannerWedgeDetector, keys: readonly string[], gapMs: number, start: number, extra: Partial<WedgeKey> = {}): WedgeVerdict[] {
+function press(
+  detector: ScannerWedgeDetector,
+  keys: readonly string[],
+  gapMs: number,
+  start: number,
+  extra: Partial<WedgeKey> = {},
+): WedgeVerdict[] {
   const verdicts: WedgeVerdict[] = [];
   let at = start;
   for (const key of keys) {
@@ -125,7 +131,13 @@ describe('ScannerWedgeDetector', () => {
   });
 
   it('a shortcut, a held key, IME composition or a navigation key breaks a burst', () => {
-    for (const interrupt of [{ key: 'v', ctrlKey: true }, { key: 'a', repeat: true }, { key: 'a', isComposing: true }, { key: 'ArrowLeft' }, { key: 'Backspace' }]) {
+    for (const interrupt of [
+      { key: 'v', ctrlKey: true },
+      { key: 'a', repeat: true },
+      { key: 'a', isComposing: true },
+      { key: 'ArrowLeft' },
+      { key: 'Backspace' },
+    ]) {
       const detector = new ScannerWedgeDetector();
       const verdicts = typeOnly(detector, 'mdoc:abcd', 5, 0);
       verdicts.push(detector.key({ timeStamp: 46, ...interrupt }));
@@ -136,7 +148,11 @@ describe('ScannerWedgeDetector', () => {
 
   it('AltGr (Ctrl+Alt) characters are part of a burst', () => {
     const detector = new ScannerWedgeDetector();
-    const keys: WedgeKey[] = Array.from('mdoc:ab@cd').map((key, i) => ({ key, timeStamp: i * 5, ...(key === '@' ? { ctrlKey: true, altKey: true } : {}) }));
+    const keys: WedgeKey[] = Array.from('mdoc:ab@cd').map((key, i) => ({
+      key,
+      timeStamp: i * 5,
+      ...(key === '@' ? { ctrlKey: true, altKey: true } : {}),
+    }));
     keys.push({ key: 'Enter', timeStamp: 50 });
     expect(scans(keys.map((k) => detector.key(k)))).toEqual(['mdoc:ab@cd']);
   });

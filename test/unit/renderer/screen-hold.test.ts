@@ -22,7 +22,9 @@ describe('holdDelay', () => {
   it('no wait once the minimum is over, on the same screen, after a screen that is not in-between, or without a kiosk', () => {
     expect(holdDelay(screenState('engaging_nfc'), T0, screenState('ble_connecting'), T0 + MIN_SCREEN_MS)).toBe(0);
     const more = screenState('transferring_receiving');
-    expect(holdDelay(more, T0, { ...more, view: { ...more.view, progress: { ...more.view.progress, apdus: 99 } }, language: 'fr' }, T0 + 1)).toBe(0);
+    expect(
+      holdDelay(more, T0, { ...more, view: { ...more.view, progress: { ...more.view.progress, apdus: 99 } }, language: 'fr' }, T0 + 1),
+    ).toBe(0);
     expect(holdDelay(screenState('ready'), T0, screenState('engaging_nfc'), T0 + 1)).toBe(0);
     expect(holdDelay(screenState('result_verified'), T0, screenState('ready'), T0 + 1)).toBe(0);
     expect(holdDelay(screenState('engaging_nfc'), T0, null, T0 + 1)).toBe(0);

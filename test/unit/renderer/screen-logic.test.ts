@@ -27,11 +27,25 @@ describe('screen choice', () => {
   });
 
   it('gives every error code of the core its own customer line, and unknown codes a generic one', () => {
-    const codes = ['backend_error', 'timeout', 'ble_unavailable', 'no_input', 'starting', 'ble_setup_failed', 'ble_link_lost', 'connection_lost', 'cancelled', 'backend_unavailable', 'config_error', 'backend_refuses_socket'];
+    const codes = [
+      'backend_error',
+      'timeout',
+      'ble_unavailable',
+      'no_input',
+      'starting',
+      'ble_setup_failed',
+      'ble_link_lost',
+      'connection_lost',
+      'cancelled',
+      'backend_unavailable',
+      'config_error',
+      'backend_refuses_socket',
+    ];
     const lines = codes.map((c) => errorLine(c, t));
     expect(new Set(lines).size).toBe(codes.length);
     // Every backend the kiosk cannot connect to until staff fix it is one line for the customer.
-    for (const code of NEEDS_STAFF_CODE_LIST) expect(errorLine(code, t), code).toBe('This kiosk cannot connect to its verification service.');
+    for (const code of NEEDS_STAFF_CODE_LIST)
+      expect(errorLine(code, t), code).toBe('This kiosk cannot connect to its verification service.');
     expect(errorLine('protocol_violation', t)).toBe(errorLine('backend_error', t));
     expect(errorLine('internal_error', t)).toBe('Something went wrong. Please try again.');
     expect(errorLine('never_heard_of_it', t)).toBe('Something went wrong. Please try again.');
@@ -58,15 +72,25 @@ describe('status bar', () => {
       ['session', 'fresh · 7 min left', 'ok'],
     ]);
     const offline = statusItems(screenState('offline'), Date.now(), t);
-    expect(offline.find((i) => i.id === 'backend')).toMatchObject({ value: 'offline, retrying', level: 'problem', detail: 'http://127.0.0.1:8443' });
+    expect(offline.find((i) => i.id === 'backend')).toMatchObject({
+      value: 'offline, retrying',
+      level: 'problem',
+      detail: 'http://127.0.0.1:8443',
+    });
     expect(offline.find((i) => i.id === 'session')).toMatchObject({ value: 'none yet' });
   });
 
   it('says the backend is connected only when the core says so (view.backend), not because a verification runs', () => {
     // A verification screen while the backend is unreachable (the old rule read "connected" off the phase).
     const engaging = screenState('engaging_nfc');
-    expect(backendItem({ ...engaging, view: { ...engaging.view, backend: 'offline' } }, t)).toMatchObject({ value: 'offline, retrying', level: 'problem' });
-    expect(backendItem({ ...engaging, view: { ...engaging.view, backend: 'connecting' } }, t)).toMatchObject({ value: 'connecting', level: 'warn' });
+    expect(backendItem({ ...engaging, view: { ...engaging.view, backend: 'offline' } }, t)).toMatchObject({
+      value: 'offline, retrying',
+      level: 'problem',
+    });
+    expect(backendItem({ ...engaging, view: { ...engaging.view, backend: 'connecting' } }, t)).toMatchObject({
+      value: 'connecting',
+      level: 'warn',
+    });
     expect(backendItem(engaging, t)).toMatchObject({ value: 'connected', level: 'ok' });
     const ready = screenState('ready');
     expect(backendItem({ ...ready, view: { ...ready.view, backend: 'on_demand' } }, t).value).toBe('contacted when a customer comes');
@@ -75,13 +99,25 @@ describe('status bar', () => {
   it('customers get one line: ready, getting ready or needs staff — never ready while the backend is offline', () => {
     expect(summaryItem(screenState('ready'), t)).toEqual({ value: 'ready', level: 'ok' });
     expect(summaryItem(screenState('connecting'), t)).toEqual({ value: 'getting ready', level: 'warn' });
-    for (const name of ['offline', 'config_error', 'cannot_verify'] as const) expect(summaryItem(screenState(name), t)?.level, name).toBe('problem');
+    for (const name of ['offline', 'config_error', 'cannot_verify'] as const)
+      expect(summaryItem(screenState(name), t)?.level, name).toBe('problem');
     const error = screenState('error');
     expect(summaryItem({ ...error, view: { ...error.view, backend: 'offline' } }, t)?.level).toBe('problem');
   });
 
   it('says nothing while a customer is served: no "Kiosk: ready" under a verification, an outcome or an error', () => {
-    const served = ['engaging_nfc', 'awaiting_card', 'ble_connecting', 'transferring_approve', 'result_verified', 'result_age_no', 'error', 'error_timeout', 'remove_phone', 'remove_to_retry'] as const;
+    const served = [
+      'engaging_nfc',
+      'awaiting_card',
+      'ble_connecting',
+      'transferring_approve',
+      'result_verified',
+      'result_age_no',
+      'error',
+      'error_timeout',
+      'remove_phone',
+      'remove_to_retry',
+    ] as const;
     for (const name of served) expect(summaryItem(screenState(name), t), name).toBeUndefined();
   });
 
@@ -94,9 +130,12 @@ describe('status bar', () => {
     expect(errorLine('backend_not_answering', t)).not.toBe(errorLine('timeout', t));
   });
 
-  it('the camera item is the screen\'s own camera when given, else the host\'s', () => {
+  it("the camera item is the screen's own camera when given, else the host's", () => {
     const ready = screenState('ready');
-    expect(statusItems(ready, Date.now(), t, 'denied').find((i) => i.id === 'camera')).toMatchObject({ value: 'access denied', level: 'problem' });
+    expect(statusItems(ready, Date.now(), t, 'denied').find((i) => i.id === 'camera')).toMatchObject({
+      value: 'access denied',
+      level: 'problem',
+    });
     expect(statusItems(ready, Date.now(), t).find((i) => i.id === 'camera')).toMatchObject({ value: 'on' });
   });
 
@@ -108,14 +147,21 @@ describe('status bar', () => {
 
   it('a Windows central without a radio reads "service stopped or adapter missing", not "not supported"', () => {
     const state = screenState('ready');
-    const win = { ...state, view: { ...state.view, devices: { ...state.view.devices, bleCentral: { usable: false, reason: 'no_radio' } } } };
-    expect(statusItems(win, Date.now(), t).find((i) => i.id === 'ble_central')).toMatchObject({ value: 'service stopped or adapter missing', level: 'problem' });
+    const win = {
+      ...state,
+      view: { ...state.view, devices: { ...state.view.devices, bleCentral: { usable: false, reason: 'no_radio' } } },
+    };
+    expect(statusItems(win, Date.now(), t).find((i) => i.id === 'ble_central')).toMatchObject({
+      value: 'service stopped or adapter missing',
+      level: 'problem',
+    });
   });
 
   it('counts session minutes down and says when it expired', () => {
     const now = 1_000_000;
     const state = screenState('ready', now);
-    const at = (expiresAt: number, s: 'armed' | 'busy' = 'armed') => sessionItem({ ...state, session: { state: s, createdAt: now, expiresAt } }, now, t).value;
+    const at = (expiresAt: number, s: 'armed' | 'busy' = 'armed') =>
+      sessionItem({ ...state, session: { state: s, createdAt: now, expiresAt } }, now, t).value;
     expect(at(now + 7 * 60_000 + 59_000)).toBe('fresh · 7 min left');
     expect(at(now + 20_000)).toBe('fresh · 1 min left');
     expect(at(now + 5 * 60_000, 'busy')).toBe('in use · 5 min left');
@@ -132,8 +178,19 @@ describe('settings form', () => {
   });
 
   it('sends only the changed fields, timeouts in milliseconds, empty text as null', () => {
-    const values = { ...valuesFrom(settings), apiKey: 'new-key', pcscReader: '  ', bleRoles: 'central' as const, timeouts: { resultDisplayMs: '45', errorDisplayMs: '6', removePhoneMs: '30' } };
-    expect(buildUpdate(values, { ...settings, pcscReader: 'ACS ACR1252' }).update).toEqual({ apiKey: 'new-key', pcscReader: null, bleRoles: 'central', timeouts: { resultDisplayMs: 45_000 } });
+    const values = {
+      ...valuesFrom(settings),
+      apiKey: 'new-key',
+      pcscReader: '  ',
+      bleRoles: 'central' as const,
+      timeouts: { resultDisplayMs: '45', errorDisplayMs: '6', removePhoneMs: '30' },
+    };
+    expect(buildUpdate(values, { ...settings, pcscReader: 'ACS ACR1252' }).update).toEqual({
+      apiKey: 'new-key',
+      pcscReader: null,
+      bleRoles: 'central',
+      timeouts: { resultDisplayMs: 45_000 },
+    });
     expect(buildUpdate({ ...valuesFrom(settings), clearApiKey: true }, settings).update).toEqual({ clearApiKey: true });
   });
 
@@ -147,7 +204,10 @@ describe('settings form', () => {
     expect(timeoutBounds('resultDisplayMs')).toEqual({ min: 5, max: 300 });
     expect(timeoutBounds('errorDisplayMs')).toEqual({ min: 2, max: 120 });
     for (const bad of ['4', '301', '12.5', '', 'abc', '-10']) {
-      const built = buildUpdate({ ...valuesFrom(settings), timeouts: { ...valuesFrom(settings).timeouts, resultDisplayMs: bad } }, settings);
+      const built = buildUpdate(
+        { ...valuesFrom(settings), timeouts: { ...valuesFrom(settings).timeouts, resultDisplayMs: bad } },
+        settings,
+      );
       expect(built.errors['timeouts.resultDisplayMs'], bad).toEqual({ kind: 'range', min: 5, max: 300 });
       expect(built.update.timeouts).toBeUndefined();
     }

@@ -66,7 +66,10 @@ describe('an unchanged outcome keeps its identity', () => {
     for (const [x, y] of [
       [{ a: 1 }, { a: 1, b: undefined }],
       [{ a: 1 }, { b: 1 }],
-      [[1, 2], [2, 1]],
+      [
+        [1, 2],
+        [2, 1],
+      ],
       [[], {}],
       [{ a: null }, { a: {} }],
       ['1', 1],

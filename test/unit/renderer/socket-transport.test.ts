@@ -1,7 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KioskApiError, MAX_API_MESSAGE_BYTES, MAX_HOST_MESSAGE_BYTES } from '../../../src/common/kiosk-api.js';
 import { connectViaSocket, preloadKiosk } from '../../../src/renderer/api/connect.js';
-import { apiUrlFor, KioskDisconnectedError, SocketTransport, tokenFromHash, type ConnectionStatus, type SocketLike } from '../../../src/renderer/api/socket-transport.js';
+import {
+  apiUrlFor,
+  KioskDisconnectedError,
+  SocketTransport,
+  tokenFromHash,
+  type ConnectionStatus,
+  type SocketLike,
+} from '../../../src/renderer/api/socket-transport.js';
 import { screenState } from '../../support/screen-fixtures.js';
 
 /** A scripted WebSocket: the test opens, feeds and closes it. */
@@ -75,7 +82,12 @@ describe('SocketTransport', () => {
   it('handshakes refused in a row while the page\'s host answers: `refused` (a wrong address), not endless "connecting"; a host that does not answer is just away', async () => {
     let answers = true;
     const probes: number[] = [];
-    const { transport, current, statuses } = harness({ probeHost: () => { probes.push(1); return Promise.resolve(answers); } });
+    const { transport, current, statuses } = harness({
+      probeHost: () => {
+        probes.push(1);
+        return Promise.resolve(answers);
+      },
+    });
     transport.start();
     current().drop(1006);
     await vi.advanceTimersByTimeAsync(100);
@@ -105,7 +117,12 @@ describe('SocketTransport', () => {
 
   it('a connection that opened and later dropped is not a refusal', async () => {
     const probes: number[] = [];
-    const { transport, current } = harness({ probeHost: () => { probes.push(1); return Promise.resolve(true); } });
+    const { transport, current } = harness({
+      probeHost: () => {
+        probes.push(1);
+        return Promise.resolve(true);
+      },
+    });
     transport.start();
     current().open();
     current().drop(1006);
@@ -140,7 +157,14 @@ describe('SocketTransport', () => {
     const second = transport.call('getSettings', {});
     const secondId = current().lastCall().id;
     expect(current().lastCall().intent).toBe('getSettings');
-    current().receive(JSON.stringify({ type: 'reply', id: secondId, ok: false, error: { code: 'staff_required', message: 'getSettings needs the staff PIN' } }));
+    current().receive(
+      JSON.stringify({
+        type: 'reply',
+        id: secondId,
+        ok: false,
+        error: { code: 'staff_required', message: 'getSettings needs the staff PIN' },
+      }),
+    );
     current().receive(JSON.stringify({ type: 'reply', id: firstId, ok: true, result: { ok: true } }));
     await expect(first).resolves.toEqual({ ok: true });
     const error = await second.catch((e: unknown) => e);
@@ -222,7 +246,13 @@ describe('SocketTransport', () => {
     const outcome = state.view.outcome;
     if (!outcome) throw new Error('fixture without an outcome');
     const portrait = Buffer.alloc(750_000, 0xa5).toString('base64');
-    const big = { ...state, view: { ...state.view, outcome: { ...outcome, response: { 'org.iso.18013.5.1': { ...outcome.response['org.iso.18013.5.1'], portrait } } } } };
+    const big = {
+      ...state,
+      view: {
+        ...state.view,
+        outcome: { ...outcome, response: { 'org.iso.18013.5.1': { ...outcome.response['org.iso.18013.5.1'], portrait } } },
+      },
+    };
     const frame = JSON.stringify({ type: 'state', state: big });
     expect(frame.length).toBeGreaterThan(MAX_API_MESSAGE_BYTES * 10);
     current().receive(frame);
@@ -315,7 +345,28 @@ describe('page address helpers', () => {
     expect(preloadKiosk({})).toBeNull();
     expect(preloadKiosk({ kiosk: { onState: () => undefined } })).toBeNull();
     const full: Record<string, unknown> = { onState: () => () => undefined };
-    for (const k of ['qrScanned', 'next', 'retry', 'cancel', 'moreTime', 'setLanguage', 'reportCamera', 'unlock', 'lock', 'setProfile', 'getSettings', 'saveSettings', 'changePin', 'getDiagnostics', 'selfTest', 'writeSupportBundle', 'listSupportVolumes', 'prepareSupportDownload', 'reportError']) full[k] = () => Promise.resolve({});
+    for (const k of [
+      'qrScanned',
+      'next',
+      'retry',
+      'cancel',
+      'moreTime',
+      'setLanguage',
+      'reportCamera',
+      'unlock',
+      'lock',
+      'setProfile',
+      'getSettings',
+      'saveSettings',
+      'changePin',
+      'getDiagnostics',
+      'selfTest',
+      'writeSupportBundle',
+      'listSupportVolumes',
+      'prepareSupportDownload',
+      'reportError',
+    ])
+      full[k] = () => Promise.resolve({});
     expect(preloadKiosk({ kiosk: full })).not.toBeNull();
   });
 });

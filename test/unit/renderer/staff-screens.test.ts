@@ -34,11 +34,16 @@ interface FakeTrack {
   stop(): void;
 }
 
-function fakeMedia(options: { devices?: Partial<MediaDeviceInfo>[]; open?: 'ok' | Error | 'hang'; enumerate?: Error }): { media: ProbeDevices; tracks: FakeTrack[]; constraints: MediaStreamConstraints[] } {
+function fakeMedia(options: { devices?: Partial<MediaDeviceInfo>[]; open?: 'ok' | Error | 'hang'; enumerate?: Error }): {
+  media: ProbeDevices;
+  tracks: FakeTrack[];
+  constraints: MediaStreamConstraints[];
+} {
   const tracks: FakeTrack[] = [];
   const constraints: MediaStreamConstraints[] = [];
   const media = {
-    enumerateDevices: () => (options.enumerate ? Promise.reject(options.enumerate) : Promise.resolve((options.devices ?? []) as MediaDeviceInfo[])),
+    enumerateDevices: () =>
+      options.enumerate ? Promise.reject(options.enumerate) : Promise.resolve((options.devices ?? []) as MediaDeviceInfo[]),
     getUserMedia: (c?: MediaStreamConstraints) => {
       constraints.push(c ?? {});
       const open = options.open ?? 'ok';
@@ -65,10 +70,15 @@ const CAMERA = { kind: 'videoinput' as const, deviceId: 'cam-1', label: '' };
 
 async function probe(media: ProbeDevices | undefined, deviceId: string | null = null, timeoutMs?: number): Promise<CameraReport[]> {
   const reports: CameraReport[] = [];
-  await probeCamera(media, deviceId, (r) => {
-    reports.push(r);
-    return Promise.resolve();
-  }, timeoutMs);
+  await probeCamera(
+    media,
+    deviceId,
+    (r) => {
+      reports.push(r);
+      return Promise.resolve();
+    },
+    timeoutMs,
+  );
   return reports;
 }
 
@@ -162,13 +172,39 @@ describe('diagnostics', () => {
   it('says every self-test status the service and the device adapters produce in words, in every language', () => {
     const statuses = [
       // src/service/self-test.ts
-      'armed', 'in_use', 'unreachable', 'config_error', 'last_attempt_failed', 'connecting', 'stopped',
-      'not_configured', 'usable', 'unusable', 'adapter_error', ...NEEDS_STAFF_CODE_LIST,
-      'not_reported', 'active', 'starting', 'idle', 'denied', 'missing', 'unplugged', 'error',
+      'armed',
+      'in_use',
+      'unreachable',
+      'config_error',
+      'last_attempt_failed',
+      'connecting',
+      'stopped',
+      'not_configured',
+      'usable',
+      'unusable',
+      'adapter_error',
+      ...NEEDS_STAFF_CODE_LIST,
+      'not_reported',
+      'active',
+      'starting',
+      'idle',
+      'denied',
+      'missing',
+      'unplugged',
+      'error',
       // availability reasons of src/devices/** (PC/SC and BLE adapters)
-      'no_reader', 'service_down', 'not_installed', 'closed', 'powered_off', 'unauthorized', 'unsupported_platform', 'no_adapter', 'no_radio',
+      'no_reader',
+      'service_down',
+      'not_installed',
+      'closed',
+      'powered_off',
+      'unauthorized',
+      'unsupported_platform',
+      'no_adapter',
+      'no_radio',
       // named in the review
-      'offline', 'unsupported',
+      'offline',
+      'unsupported',
     ];
     for (const language of LANGUAGES) {
       const i18n = createI18n(language);
@@ -188,8 +224,12 @@ describe('diagnostics', () => {
     for (const language of LANGUAGES) {
       const i18n = createI18n(language);
       const tl = i18n.t.bind(i18n);
-      for (const kind of BACKEND_FAILURE_KINDS) expect(i18n.exists(`diagnostics.backend.kind.${kind}`, { lng: language, fallbackLng: false }), `${language}: ${kind}`).toBe(true);
-      for (const stage of FailureStage.options) expect(i18n.exists(`diagnostics.backend.stageName.${stage}`, { lng: language, fallbackLng: false }), `${language}: ${stage}`).toBe(true);
+      for (const kind of BACKEND_FAILURE_KINDS)
+        expect(i18n.exists(`diagnostics.backend.kind.${kind}`, { lng: language, fallbackLng: false }), `${language}: ${kind}`).toBe(true);
+      for (const stage of FailureStage.options)
+        expect(i18n.exists(`diagnostics.backend.stageName.${stage}`, { lng: language, fallbackLng: false }), `${language}: ${stage}`).toBe(
+          true,
+        );
       expect(new Set(BACKEND_FAILURE_KINDS.map((kind) => failureKindText(kind, tl))).size, language).toBe(BACKEND_FAILURE_KINDS.length);
       // Every code of a probed configuration failure has words as an error count too.
       for (const code of NEEDS_STAFF_CODE_LIST) expect(countLabel(`error.${code}`, tl), `${language}: ${code}`).not.toContain(code);
@@ -203,13 +243,29 @@ describe('diagnostics', () => {
   it('the self-test of a real service produces no status without words', () => {
     const view = { phase: 'offline' } as Parameters<typeof runSelfTest>[0]['view'];
     const checks = runSelfTest({ view, ports: {}, camera: { state: 'off', worked: true } });
-    expect(checks.map((c) => selfTestStatusText(c.status, t))).toEqual(['unreachable', 'not set up', 'not set up', 'not set up', 'off between customers, worked before']);
-    expect(checks.map((c) => selfTestStatusText(c.status, tFor('fr')))).toEqual(['injoignable', 'non configuré', 'non configuré', 'non configuré', 'éteinte entre deux clients, a déjà fonctionné']);
+    expect(checks.map((c) => selfTestStatusText(c.status, t))).toEqual([
+      'unreachable',
+      'not set up',
+      'not set up',
+      'not set up',
+      'off between customers, worked before',
+    ]);
+    expect(checks.map((c) => selfTestStatusText(c.status, tFor('fr')))).toEqual([
+      'injoignable',
+      'non configuré',
+      'non configuré',
+      'non configuré',
+      'éteinte entre deux clients, a déjà fonctionné',
+    ]);
   });
 
   it('a silent backend: the self-test says "not answering", whatever the screen shows (the error of a tap nobody answered, Offline)', () => {
     for (const phase of ['error', 'offline', 'engaging'] as const) {
-      const view = { phase, backend: 'not_answering', error: { code: 'backend_not_answering', detail: 'no pong', retryable: true } } as Parameters<typeof runSelfTest>[0]['view'];
+      const view = {
+        phase,
+        backend: 'not_answering',
+        error: { code: 'backend_not_answering', detail: 'no pong', retryable: true },
+      } as Parameters<typeof runSelfTest>[0]['view'];
       const [backend] = runSelfTest({ view, ports: {}, camera: undefined });
       expect(backend, phase).toMatchObject({ name: 'backend', ok: false, status: 'not_answering', detail: 'no pong' });
       expect(selfTestStatusText(backend?.status ?? '', t)).toBe('not answering');
@@ -248,7 +304,15 @@ describe('diagnostics', () => {
     });
     expect(countLabel('verdict.verified', tFor('fr'))).toBe('Verdict : vérifié');
     expect(countLabel('scan.scanner.not_waiting', tFor('es'))).toBe('Lecturas (escáner): el quiosco no esperaba');
-    for (const unknown of ['qr_scans', 'result.', 'scan.camera', 'scan.camera.accepted.x', 'verdict.constructor', 'reason.other', 'nope.verified']) {
+    for (const unknown of [
+      'qr_scans',
+      'result.',
+      'scan.camera',
+      'scan.camera.accepted.x',
+      'verdict.constructor',
+      'reason.other',
+      'nope.verified',
+    ]) {
       expect(countLabel(unknown, t), unknown).toBe(unknown);
     }
   });
@@ -258,21 +322,38 @@ describe('diagnostics', () => {
 
 describe('PIN change', () => {
   it('asks for the current PIN, a well-formed new one, typed twice', () => {
-    expect(pinChangeErrors({ current: '', next: '12345', again: '12345' }, t)).toEqual({ current: { kind: 'host', message: 'Enter the current PIN.' } });
-    expect(pinChangeErrors({ current: '1234', next: '12', again: '12' }, t)).toEqual({ next: { kind: 'host', message: 'A PIN is 4 to 12 digits.' } });
-    expect(pinChangeErrors({ current: '1234', next: '12345', again: '12346' }, t)).toEqual({ again: { kind: 'host', message: 'The two PINs differ.' } });
+    expect(pinChangeErrors({ current: '', next: '12345', again: '12345' }, t)).toEqual({
+      current: { kind: 'host', message: 'Enter the current PIN.' },
+    });
+    expect(pinChangeErrors({ current: '1234', next: '12', again: '12' }, t)).toEqual({
+      next: { kind: 'host', message: 'A PIN is 4 to 12 digits.' },
+    });
+    expect(pinChangeErrors({ current: '1234', next: '12345', again: '12346' }, t)).toEqual({
+      again: { kind: 'host', message: 'The two PINs differ.' },
+    });
     expect(pinChangeErrors({ current: '1234', next: '12345', again: '12345' }, t)).toEqual({});
   });
 
   it('puts the host refusing the current PIN under the current PIN field', () => {
-    expect(pinHostErrors([{ key: 'current', message: 'wrong PIN (3 attempts left)' }, { key: 'next', message: 'set by the environment' }, { key: '', message: 'odd' }])).toEqual({
-      byField: { current: { kind: 'host', message: 'wrong PIN (3 attempts left)' }, next: { kind: 'host', message: 'set by the environment' } },
+    expect(
+      pinHostErrors([
+        { key: 'current', message: 'wrong PIN (3 attempts left)' },
+        { key: 'next', message: 'set by the environment' },
+        { key: '', message: 'odd' },
+      ]),
+    ).toEqual({
+      byField: {
+        current: { kind: 'host', message: 'wrong PIN (3 attempts left)' },
+        next: { kind: 'host', message: 'set by the environment' },
+      },
       other: ['odd'],
     });
   });
 
   it('renders a current-PIN field before the new PIN fields, all password fields', () => {
-    const html = renderToStaticMarkup(createElement(I18nextProvider, { i18n: createI18n('en') }, createElement(PinChange, { api: {} as KioskApi })));
+    const html = renderToStaticMarkup(
+      createElement(I18nextProvider, { i18n: createI18n('en') }, createElement(PinChange, { api: {} as KioskApi })),
+    );
     const labels = [...html.matchAll(/<label[^>]*>([^<]+)<\/label>/g)].map((m) => m[1]);
     expect(labels).toEqual(['Current PIN', 'New PIN', 'New PIN again']);
     expect([...html.matchAll(/<input[^>]*type="password"/g)].length).toBe(3);

@@ -10,7 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dispatchIntent, type SaveResult } from '../../../src/common/kiosk-api.js';
-import { decodeStoredApiKey, encodeMachineKeyOrigin, encodeStoredApiKey, readStoredApiKey, rememberedMachineKeyOrigin } from '../../../src/service/api-key-binding.js';
+import {
+  decodeStoredApiKey,
+  encodeMachineKeyOrigin,
+  encodeStoredApiKey,
+  readStoredApiKey,
+  rememberedMachineKeyOrigin,
+} from '../../../src/service/api-key-binding.js';
 import { MACHINE_KEY_ORIGIN_SECRET, MemorySecretStore } from '../../../src/service/secret-store.js';
 import { hashPin } from '../../../src/service/staff-pin.js';
 import { startRecordingServer, type RecordingServer } from '../../support/recording-server.js';
@@ -110,7 +116,8 @@ describe('a URL change without a key for the new origin is refused, for every ke
     it(`${name}: the key's source locks the backend address too (with the URL from the config file)`, async () => {
       const source = sourceName;
       const file = await keyFile('env-key.txt');
-      const managed = 'managedKeyFile' in options ? { path: join(dir, 'managed.json'), layer: { backend: { apiKeyFile: file } } } : undefined;
+      const managed =
+        'managedKeyFile' in options ? { path: join(dir, 'managed.json'), layer: { backend: { apiKeyFile: file } } } : undefined;
       const f = await start({
         config: (url) => ({ backend: { baseUrl: url } }),
         ...('env' in options ? { env: options.env } : {}),
@@ -129,7 +136,7 @@ describe('a URL change without a key for the new origin is refused, for every ke
     });
   }
 
-  it('the test setup (the QA demo\'s embedded backend): address and key locked together', async () => {
+  it("the test setup (the QA demo's embedded backend): address and key locked together", async () => {
     const f = await start({ backend: 'override' });
     await f.waitState((s) => s.view.phase === 'ready', 15_000, 'ready');
     await call(f, 'unlock', { pin: PIN });
@@ -145,12 +152,14 @@ describe('at start, a key never goes to an address it was not configured with', 
     await writeFile(join(dir, 'settings.json'), JSON.stringify({ version: 1, settings: { backendUrl: collector.url }, staff: {} }));
     const f = await start({ secrets, dataDir: dir });
     const state = await f.waitState((s) => s.view.phase === 'config_error', 10_000, 'config_error');
-    expect(state.view.error?.detail).toMatch(/entered for https:\/\/verifier\.example, and the backend address is now http:\/\/127\.0\.0\.1/);
+    expect(state.view.error?.detail).toMatch(
+      /entered for https:\/\/verifier\.example, and the backend address is now http:\/\/127\.0\.0\.1/,
+    );
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(collector.authorizations).toEqual([]);
   });
 
-  it('a config-file key with the settings screen\'s address over the config file\'s: config_error, nothing sent', async () => {
+  it("a config-file key with the settings screen's address over the config file's: config_error, nothing sent", async () => {
     await writeFile(join(dir, 'settings.json'), JSON.stringify({ version: 1, settings: { backendUrl: collector.url }, staff: {} }));
     const f = await start({ dataDir: dir, config: (url) => ({ backend: { baseUrl: url, apiKey: API_KEY } }) });
     const state = await f.waitState((s) => s.view.phase === 'config_error', 10_000, 'config_error');
@@ -169,7 +178,9 @@ describe('at start, a key never goes to an address it was not configured with', 
     await writeFile(join(dir, 'settings.json'), JSON.stringify({ version: 1, settings: { backendUrl: collector.url }, staff: {} }));
     const f = await start({ secrets: new UnreadableBinding(), dataDir: dir, env: { MDL_KIOSK_API_KEY: API_KEY } });
     const state = await f.waitState((s) => s.view.phase === 'config_error', 10_000, 'config_error');
-    expect(state.view.error?.detail).toMatch(/the API key from the environment comes with no backend address of its own, so it is not sent to http:\/\/127\.0\.0\.1/);
+    expect(state.view.error?.detail).toMatch(
+      /the API key from the environment comes with no backend address of its own, so it is not sent to http:\/\/127\.0\.0\.1/,
+    );
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(collector.authorizations).toEqual([]);
   });
@@ -200,7 +211,10 @@ describe('at start, a key never goes to an address it was not configured with', 
 
 describe('the stored form', () => {
   it('round-trips key and origin; anything else is a key stored before keys were bound', () => {
-    expect(decodeStoredApiKey(encodeStoredApiKey({ key: 'k-1', origin: 'https://a.example' }))).toEqual({ key: 'k-1', origin: 'https://a.example' });
+    expect(decodeStoredApiKey(encodeStoredApiKey({ key: 'k-1', origin: 'https://a.example' }))).toEqual({
+      key: 'k-1',
+      origin: 'https://a.example',
+    });
     expect(decodeStoredApiKey(encodeStoredApiKey({ key: 'k-1', origin: null }))).toEqual({ key: 'k-1', origin: null });
     expect(decodeStoredApiKey('plain-key')).toEqual({ key: 'plain-key' });
     expect(decodeStoredApiKey('{not-json')).toEqual({ key: '{not-json' });

@@ -34,7 +34,11 @@ afterEach(async () => {
 const PROCESS_EVENTS = ['exit', 'SIGINT'] as const;
 // Each listener by event and the start of its source, so a failure says whose listener stayed or went.
 const processListeners = (): string[] =>
-  PROCESS_EVENTS.flatMap((event) => (event === 'exit' ? process.listeners('exit') : process.listeners('SIGINT')).map((l) => `${event}: ${String(l).replace(/\s+/g, ' ').slice(0, 100)}`)).sort();
+  PROCESS_EVENTS.flatMap((event) =>
+    (event === 'exit' ? process.listeners('exit') : process.listeners('SIGINT')).map(
+      (l) => `${event}: ${String(l).replace(/\s+/g, ' ').slice(0, 100)}`,
+    ),
+  ).sort();
 
 describe('a BLE role change through the production device factory', () => {
   it('central → both → peripheral → central: each build verifies, the bleno of the process keeps no listener of an old build', async () => {
@@ -70,7 +74,8 @@ describe('a BLE role change through the production device factory', () => {
       },
     });
     const f = fixture;
-    const call = (intent: string, args: unknown): Promise<unknown> => dispatchIntent(f.service, intent, args, () => f.service.staffUnlocked());
+    const call = (intent: string, args: unknown): Promise<unknown> =>
+      dispatchIntent(f.service, intent, args, () => f.service.staffUnlocked());
     const listenersAtStart = processListeners();
 
     const verifyOnce = async (n: number): Promise<void> => {

@@ -26,8 +26,22 @@ const RECORD: HealthRecord = HealthRecordSchema.parse({
   phase: 'ready',
   testMode: false,
   backendOrigin: 'https://verifier.example.com',
-  devices: { nfc: { usable: false, reason: 'not_configured' }, qr: { usable: true }, bleCentral: { usable: true }, blePeripheral: { usable: false, reason: 'unsupported' } },
-  outcomes: { total: 9, verified: 5, rejected: 2, undetermined: 1, failed: 1, answers: { met: 3, notMet: 2, undetermined: 0 }, reasons: { issuer_authentication_invalid: 2, errors_reported: 1 }, errors: { ble_timeout: 1 } },
+  devices: {
+    nfc: { usable: false, reason: 'not_configured' },
+    qr: { usable: true },
+    bleCentral: { usable: true },
+    blePeripheral: { usable: false, reason: 'unsupported' },
+  },
+  outcomes: {
+    total: 9,
+    verified: 5,
+    rejected: 2,
+    undetermined: 1,
+    failed: 1,
+    answers: { met: 3, notMet: 2, undetermined: 0 },
+    reasons: { issuer_authentication_invalid: 2, errors_reported: 1 },
+    errors: { ble_timeout: 1 },
+  },
   lastError: 'ble_timeout',
   backend: {
     lastFailure: { kind: 'socket_refused', stage: 'handshake', status: 404, at: '2026-11-27T09:29:41.000Z' },
@@ -74,7 +88,10 @@ describe('health metrics (Prometheus text)', () => {
     ]);
     for (const family of families) expect(family.help.length).toBeGreaterThan(10);
     // Label values with quotes and backslashes come back as they were.
-    expect(families.find((f) => f.name === 'mdl_kiosk_info')?.metrics[0]?.labels).toEqual({ version: '1.2.3-"beta"\\x', flavour: 'production' });
+    expect(families.find((f) => f.name === 'mdl_kiosk_info')?.metrics[0]?.labels).toEqual({
+      version: '1.2.3-"beta"\\x',
+      flavour: 'production',
+    });
     expect(value(families, 'mdl_kiosk_start_time_seconds')).toBe(Date.parse(RECORD.startedAt) / 1_000);
     expect(value(families, 'mdl_kiosk_last_update_time_seconds')).toBe(Date.parse(RECORD.updatedAt) / 1_000);
     expect(value(families, 'mdl_kiosk_test_mode')).toBe(0);
@@ -97,27 +114,40 @@ describe('health metrics (Prometheus text)', () => {
     expect(value(families, 'mdl_kiosk_backend_failures_total', { kind: 'unreachable' })).toBe(2);
     expect(value(families, 'mdl_kiosk_backend_failures_total', { kind: 'tls' })).toBe(0);
     expect(value(families, 'mdl_kiosk_backend_failures_consecutive')).toBe(5);
-    expect(families.find((f) => f.name === 'mdl_kiosk_backend_last_failure_info')?.metrics).toEqual([{ labels: { kind: 'socket_refused', stage: 'handshake', status: '404' }, value: '1' }]);
+    expect(families.find((f) => f.name === 'mdl_kiosk_backend_last_failure_info')?.metrics).toEqual([
+      { labels: { kind: 'socket_refused', stage: 'handshake', status: '404' }, value: '1' },
+    ]);
     expect(value(families, 'mdl_kiosk_backend_last_failure_timestamp_seconds')).toBe(Date.parse('2026-11-27T09:29:41.000Z') / 1_000);
     expect(value(families, 'mdl_kiosk_backend_requests_last_minute')).toBe(4);
     expect(value(families, 'mdl_kiosk_backend_request_budget_per_minute')).toBe(20);
     expect(value(families, 'mdl_kiosk_update_state', { state: 'downloaded' })).toBe(1);
     expect(value(families, 'mdl_kiosk_update_state', { state: 'disabled' })).toBe(0);
-    expect(families.find((f) => f.name === 'mdl_kiosk_camera_state')?.metrics.filter((m) => m.value === '1')).toEqual([{ labels: { state: 'unplugged' }, value: '1' }]);
+    expect(families.find((f) => f.name === 'mdl_kiosk_camera_state')?.metrics.filter((m) => m.value === '1')).toEqual([
+      { labels: { state: 'unplugged' }, value: '1' },
+    ]);
     expect(value(families, 'mdl_kiosk_camera_worked')).toBe(1);
   });
 
   it("the camera: every state written, 1 for the record's; `unknown` 1 while no screen has reported (the record has none)", () => {
     const states = ['off', 'starting', 'active', 'denied', 'missing', 'unplugged', 'error', 'unknown'];
     const before = parsePrometheusTextFormat(healthMetricsText({ ...RECORD, camera: undefined }));
-    expect(before.find((f) => f.name === 'mdl_kiosk_camera_state')?.metrics).toEqual(states.map((state) => ({ labels: { state }, value: state === 'unknown' ? '1' : '0' })));
+    expect(before.find((f) => f.name === 'mdl_kiosk_camera_state')?.metrics).toEqual(
+      states.map((state) => ({ labels: { state }, value: state === 'unknown' ? '1' : '0' })),
+    );
     expect(value(before, 'mdl_kiosk_camera_worked')).toBe(0);
-    const off = parsePrometheusTextFormat(healthMetricsText(HealthRecordSchema.parse({ ...RECORD, camera: { state: 'off', worked: false } })));
-    expect(off.find((f) => f.name === 'mdl_kiosk_camera_state')?.metrics.filter((m) => m.value === '1')).toEqual([{ labels: { state: 'off' }, value: '1' }]);
+    const off = parsePrometheusTextFormat(
+      healthMetricsText(HealthRecordSchema.parse({ ...RECORD, camera: { state: 'off', worked: false } })),
+    );
+    expect(off.find((f) => f.name === 'mdl_kiosk_camera_state')?.metrics.filter((m) => m.value === '1')).toEqual([
+      { labels: { state: 'off' }, value: '1' },
+    ]);
   });
 
   it('no backend failure yet: counters at 0, no last failure; no kiosk running: no backend metrics at all', () => {
-    const healthy = HealthRecordSchema.parse({ ...RECORD, backend: { lastFailure: null, consecutive: 0, failures: {}, requestsLastMinute: 2, maxRequestsPerMinute: 20 } });
+    const healthy = HealthRecordSchema.parse({
+      ...RECORD,
+      backend: { lastFailure: null, consecutive: 0, failures: {}, requestsLastMinute: 2, maxRequestsPerMinute: 20 },
+    });
     const families = parsePrometheusTextFormat(healthMetricsText(healthy));
     expect(families.find((f) => f.name === 'mdl_kiosk_backend_failures_total')?.metrics.every((m) => m.value === '0')).toBe(true);
     expect(value(families, 'mdl_kiosk_backend_failures_consecutive')).toBe(0);
@@ -143,7 +173,13 @@ describe('health metrics (Prometheus text)', () => {
         backendFailures: () => ({ lastFailure: null, consecutive: 0, totals: {}, requestsLastMinute: 1, maxRequestsPerMinute: 20 }),
       };
       const metricsFile = join(dir, 'textfile', 'mdl_kiosk.prom');
-      const recorder = new HealthRecorder({ service, file: join(dir, 'health.json'), metricsFile, flavour: 'production', everySeconds: 60 });
+      const recorder = new HealthRecorder({
+        service,
+        file: join(dir, 'health.json'),
+        metricsFile,
+        flavour: 'production',
+        everySeconds: 60,
+      });
       recorder.start();
       await recorder.stop();
       expect(listener).toBeDefined();

@@ -17,7 +17,12 @@ import { HealthRecordSchema, type HealthRecord } from '../../../src/service/heal
 import { screenState } from '../../support/screen-fixtures.js';
 import { API_KEY, startServiceFixture, type ServiceFixture } from './service-fixture.js';
 
-const HOLDER = { family_name: 'Holderson-Unique', given_name: 'Quintessa', document_number: 'DOC-99887766', portrait: '/9j/4AAQSkZJRgABAQAAAQABAAD/2wCEAAYEBQYF' };
+const HOLDER = {
+  family_name: 'Holderson-Unique',
+  given_name: 'Quintessa',
+  document_number: 'DOC-99887766',
+  portrait: '/9j/4AAQSkZJRgABAQAAAQABAAD/2wCEAAYEBQYF',
+};
 const SESSION_ID = '6b1f8a52-1111-4c7e-9f00-abcdefabcdef';
 
 const dirs: string[] = [];
@@ -65,7 +70,17 @@ function outcome(verdict: 'verified' | 'rejected', reasons: string[] = []): Outc
 }
 
 function report(partial: Partial<VerificationReport>): VerificationReport {
-  return { transport: 'qr', sessionId: SESSION_ID, result: 'complete', outcome: null, error: null, durationMs: 1_234, apdus: 0, bleMessages: 12, ...partial };
+  return {
+    transport: 'qr',
+    sessionId: SESSION_ID,
+    result: 'complete',
+    outcome: null,
+    error: null,
+    durationMs: 1_234,
+    apdus: 0,
+    bleMessages: 12,
+    ...partial,
+  };
 }
 
 /** A service as the recorder sees it: a state, and listeners to call. */
@@ -143,7 +158,16 @@ describe('HealthRecorder', () => {
         bleCentral: source.current.view.devices.bleCentral,
         blePeripheral: source.current.view.devices.blePeripheral,
       },
-      outcomes: { total: 0, verified: 0, rejected: 0, undetermined: 0, failed: 0, answers: { met: 0, notMet: 0, undetermined: 0 }, reasons: {}, errors: {} },
+      outcomes: {
+        total: 0,
+        verified: 0,
+        rejected: 0,
+        undetermined: 0,
+        failed: 0,
+        answers: { met: 0, notMet: 0, undetermined: 0 },
+        reasons: {},
+        errors: {},
+      },
       updates: { state: 'idle', checkedAt: Date.now() - 1_000 },
     });
 
@@ -157,7 +181,16 @@ describe('HealthRecorder', () => {
       return r.outcomes.total === 3 ? r : undefined;
     }, 'the three outcomes');
     // The answer to the request is counted apart from the verdict: a rejected document answers nothing.
-    expect(counted.outcomes).toEqual({ total: 3, verified: 1, rejected: 1, undetermined: 0, failed: 1, answers: { met: 1, notMet: 0, undetermined: 1 }, reasons: { issuer_untrusted: 1, expired: 1 }, errors: { timeout: 1 } });
+    expect(counted.outcomes).toEqual({
+      total: 3,
+      verified: 1,
+      rejected: 1,
+      undetermined: 0,
+      failed: 1,
+      answers: { met: 1, notMet: 0, undetermined: 1 },
+      reasons: { issuer_untrusted: 1, expired: 1 },
+      errors: { timeout: 1 },
+    });
     expect(counted.lastError).toBe('timeout');
     expect(counted.updatedAt).toBe('2025-06-02T10:00:05.000Z');
 
@@ -172,7 +205,10 @@ describe('HealthRecorder', () => {
     expect(periodic.uptimeSeconds).toBe(150);
 
     // A screen error becomes the last error.
-    source.show({ ...source.current, view: { ...source.current.view, phase: 'config_error', error: { code: 'config_error', detail: 'x', retryable: false } } });
+    source.show({
+      ...source.current,
+      view: { ...source.current.view, phase: 'config_error', error: { code: 'config_error', detail: 'x', retryable: false } },
+    });
     source.verify(report({ outcome: outcome('verified') }));
     const later = await until(async () => {
       const r = await read(file);
@@ -212,7 +248,8 @@ describe('HealthRecorder', () => {
     const recorder = new HealthRecorder({ service: source, file, flavour: 'production', everySeconds: 60 });
     recorder.start();
     source.verify(report({ outcome: outcome('rejected', ['Name: Holderson-Unique', 'ok_reason']) }));
-    for (let i = 0; i < 80; i++) source.verify(report({ result: 'internal_error', error: { code: `code_${i}`, detail: '', retryable: true } }));
+    for (let i = 0; i < 80; i++)
+      source.verify(report({ result: 'internal_error', error: { code: `code_${i}`, detail: '', retryable: true } }));
     await recorder.stop();
     const record = await read(file);
     expect(record.outcomes.reasons).toEqual({ ok_reason: 1 });
@@ -221,14 +258,17 @@ describe('HealthRecorder', () => {
     expect(await readFile(file, 'utf8')).not.toContain('Holderson');
   });
 
-  it('carries the backend failures: the last one\'s kind, stage, status and time, in a row, totals by kind, the budget — never the detail', async () => {
+  it("carries the backend failures: the last one's kind, stage, status and time, in a row, totals by kind, the budget — never the detail", async () => {
     const file = await healthFile();
     const source = new FakeSource(Date.now());
     const recorder = new HealthRecorder({ service: source, file, flavour: 'production', everySeconds: 60 });
     // No kiosk runs (a configuration that cannot build one): nothing to say of a backend.
     recorder.start();
     expect((await until(() => read(file), 'the first record')).backend).toBeUndefined();
-    const policy = new RetryPolicy(() => ({ backoffMinMs: 1_000, backoffMaxMs: 30_000, conflictBackoffMs: 250, maxRequestsPerMinute: 20 }), () => 0.5);
+    const policy = new RetryPolicy(
+      () => ({ backoffMinMs: 1_000, backoffMaxMs: 30_000, conflictBackoffMs: 250, maxRequestsPerMinute: 20 }),
+      () => 0.5,
+    );
     const t0 = Date.now();
     const detail = `the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway gw-7.internal.example (session ${SESSION_ID})`;
     policy.onFailure({ kind: 'unreachable', stage: 'create', detail: 'POST /sessions: connect ECONNREFUSED' }, t0);
@@ -264,19 +304,47 @@ describe('HealthRecorder', () => {
       phase: 'ready',
       testMode: false,
       backendOrigin: null,
-      devices: { nfc: { usable: true }, qr: { usable: true }, bleCentral: { usable: false, reason: 'powered_off' }, blePeripheral: { usable: false } },
-      outcomes: { total: 0, verified: 0, rejected: 0, undetermined: 0, failed: 0, answers: { met: 0, notMet: 0, undetermined: 0 }, reasons: {}, errors: {} },
+      devices: {
+        nfc: { usable: true },
+        qr: { usable: true },
+        bleCentral: { usable: false, reason: 'powered_off' },
+        blePeripheral: { usable: false },
+      },
+      outcomes: {
+        total: 0,
+        verified: 0,
+        rejected: 0,
+        undetermined: 0,
+        failed: 0,
+        answers: { met: 0, notMet: 0, undetermined: 0 },
+        reasons: {},
+        errors: {},
+      },
     };
     expect(HealthRecordSchema.safeParse(valid).success).toBe(true);
     expect(HealthRecordSchema.safeParse({ ...valid, sessionId: SESSION_ID }).success).toBe(false);
     expect(HealthRecordSchema.safeParse({ ...valid, outcomes: { ...valid.outcomes, reasons: { 'Jane Doe': 1 } } }).success).toBe(false);
     expect(HealthRecordSchema.safeParse({ ...valid, updates: { state: 'idle', url: 'https://x' } }).success).toBe(false);
     // The backend's failures: kinds from the closed list, a status and a time, no free text.
-    const backend = { lastFailure: { kind: 'socket_refused', stage: 'handshake', status: 404, at: '2025-06-02T10:00:00.000Z' }, consecutive: 3, failures: { socket_refused: 3 }, requestsLastMinute: 6, maxRequestsPerMinute: 20 };
+    const backend = {
+      lastFailure: { kind: 'socket_refused', stage: 'handshake', status: 404, at: '2025-06-02T10:00:00.000Z' },
+      consecutive: 3,
+      failures: { socket_refused: 3 },
+      requestsLastMinute: 6,
+      maxRequestsPerMinute: 20,
+    };
     expect(HealthRecordSchema.safeParse({ ...valid, backend }).success).toBe(true);
-    expect(HealthRecordSchema.safeParse({ ...valid, backend: { ...backend, lastFailure: { ...backend.lastFailure, detail: 'gateway gw-7' } } }).success).toBe(false);
-    expect(HealthRecordSchema.safeParse({ ...valid, backend: { ...backend, lastFailure: { ...backend.lastFailure, kind: 'Jane Doe' } } }).success).toBe(false);
-    expect(HealthRecordSchema.safeParse({ ...valid, backend: { ...backend, failures: { socket_refused: 3, [SESSION_ID]: 1 } } }).success).toBe(false);
+    expect(
+      HealthRecordSchema.safeParse({ ...valid, backend: { ...backend, lastFailure: { ...backend.lastFailure, detail: 'gateway gw-7' } } })
+        .success,
+    ).toBe(false);
+    expect(
+      HealthRecordSchema.safeParse({ ...valid, backend: { ...backend, lastFailure: { ...backend.lastFailure, kind: 'Jane Doe' } } })
+        .success,
+    ).toBe(false);
+    expect(
+      HealthRecordSchema.safeParse({ ...valid, backend: { ...backend, failures: { socket_refused: 3, [SESSION_ID]: 1 } } }).success,
+    ).toBe(false);
     expect(HealthRecordSchema.safeParse({ ...valid, backend: { ...backend, sessionId: SESSION_ID } }).success).toBe(false);
   });
 });
@@ -325,17 +393,33 @@ describe('HealthRecorder on a running service', () => {
       phase: 'ready',
       testMode: false,
       backendOrigin: null,
-      devices: { nfc: { usable: true }, qr: { usable: true }, bleCentral: { usable: true }, blePeripheral: { usable: false, reason: 'not_configured' } },
-      outcomes: { total: 0, verified: 0, rejected: 0, undetermined: 0, failed: 0, answers: { met: 0, notMet: 0, undetermined: 0 }, reasons: {}, errors: {} },
+      devices: {
+        nfc: { usable: true },
+        qr: { usable: true },
+        bleCentral: { usable: true },
+        blePeripheral: { usable: false, reason: 'not_configured' },
+      },
+      outcomes: {
+        total: 0,
+        verified: 0,
+        rejected: 0,
+        undetermined: 0,
+        failed: 0,
+        answers: { met: 0, notMet: 0, undetermined: 0 },
+        reasons: {},
+        errors: {},
+      },
     };
     expect(HealthRecordSchema.safeParse(old).success).toBe(true);
     expect(HealthRecordSchema.safeParse({ ...old, camera: { state: 'denied', worked: false } }).success).toBe(true);
     expect(HealthRecordSchema.safeParse({ ...old, camera: { state: 'denied', worked: false, deviceId: 'a1b2c3' } }).success).toBe(false);
-    expect(HealthRecordSchema.safeParse({ ...old, camera: { state: 'denied', worked: false, detail: 'Logitech C920' } }).success).toBe(false);
+    expect(HealthRecordSchema.safeParse({ ...old, camera: { state: 'denied', worked: false, detail: 'Logitech C920' } }).success).toBe(
+      false,
+    );
     expect(HealthRecordSchema.safeParse({ ...old, camera: { state: 'Logitech C920', worked: false } }).success).toBe(false);
   });
 
-  it('a gateway that answers 404 on every session socket: the record names it (kind, status, count) and the screen\'s code, with no session id or key', async () => {
+  it("a gateway that answers 404 on every session socket: the record names it (kind, status, count) and the screen's code, with no session id or key", async () => {
     const file = await healthFile();
     fixture = await startServiceFixture({
       config: { session: { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 200 } },
@@ -353,7 +437,10 @@ describe('HealthRecorder on a running service', () => {
       return r.phase === 'config_error' && (r.backend?.consecutive ?? 0) >= 3 ? r : undefined;
     }, 'a record of the refusals');
     await recorder.stop();
-    expect(record.backend).toMatchObject({ lastFailure: { kind: 'socket_refused', stage: 'handshake', status: 404 }, maxRequestsPerMinute: 20 });
+    expect(record.backend).toMatchObject({
+      lastFailure: { kind: 'socket_refused', stage: 'handshake', status: 404 },
+      maxRequestsPerMinute: 20,
+    });
     expect(record.backend?.failures.socket_refused).toBeGreaterThanOrEqual(3);
     expect(record.backend?.requestsLastMinute).toBeGreaterThanOrEqual(6);
     expect(record.lastError).toBe('backend_refuses_socket');
@@ -386,10 +473,18 @@ describe('HealthRecorder on a running service', () => {
       return r.outcomes.total === 2 ? r : undefined;
     }, 'two outcomes');
     expect(record.outcomes).toMatchObject({ total: 2, verified: 2, failed: 0 });
-    expect(record).toMatchObject({ version: f.service.version, testMode: true, backendOrigin: new URL(f.backend.url).origin, flavour: 'qa' });
+    expect(record).toMatchObject({
+      version: f.service.version,
+      testMode: true,
+      backendOrigin: new URL(f.backend.url).origin,
+      flavour: 'qa',
+    });
     await recorder.stop();
     const text = await readFile(file, 'utf8');
-    const elements = Object.values(f.reports[0]?.outcome?.response ?? {}).reduce<Record<string, unknown>>((all, ns) => ({ ...all, ...ns }), {});
+    const elements = Object.values(f.reports[0]?.outcome?.response ?? {}).reduce<Record<string, unknown>>(
+      (all, ns) => ({ ...all, ...ns }),
+      {},
+    );
     const needles = [API_KEY, ...f.reports.map((r) => r.sessionId ?? 'none'), ...sessionIds];
     for (const key of ['family_name', 'given_name', 'document_number', 'portrait']) needles.push(String(elements[key]).slice(0, 40));
     expect(needles.length).toBeGreaterThan(5);

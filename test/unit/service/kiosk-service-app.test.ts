@@ -51,7 +51,14 @@ describe('the managed file', () => {
   it('wins over the environment and the command line, and every key it sets is locked and named', async () => {
     fixture = await unlocked(
       { env: { MDL_KIOSK_PROFILE: 'full', MDL_KIOSK_PCSC_READER: 'ACS' }, overrides: { profile: 'identity', ble: { roles: 'central' } } },
-      { layer: { profile: 'age_over_18', ble: { roles: 'none' }, timeouts: { resultDisplayMs: 45_000 }, app: { updates: { channel: 'pilot' } } } },
+      {
+        layer: {
+          profile: 'age_over_18',
+          ble: { roles: 'none' },
+          timeouts: { resultDisplayMs: 45_000 },
+          app: { updates: { channel: 'pilot' } },
+        },
+      },
     );
     const f = fixture;
     expect(f.service.config.profile).toBe('age_over_18');
@@ -67,14 +74,26 @@ describe('the managed file', () => {
       bleRoles: 'managed',
       'timeouts.resultDisplayMs': 'managed',
     });
-    const refused = (await call(f, 'saveSettings', { bleRoles: 'both', timeouts: { resultDisplayMs: 20_000 }, pcscReader: 'Other' })) as { ok: false; errors: { key: string; message: string }[] };
+    const refused = (await call(f, 'saveSettings', { bleRoles: 'both', timeouts: { resultDisplayMs: 20_000 }, pcscReader: 'Other' })) as {
+      ok: false;
+      errors: { key: string; message: string }[];
+    };
     expect(refused.ok).toBe(false);
     expect(refused.errors).toEqual([
       { key: 'pcscReader', message: 'pcscReader is set by the environment, and cannot be changed here' },
-      { key: 'bleRoles', message: `bleRoles is set by the managed configuration file (fleet policy), ${MANAGED_PATH}, and cannot be changed here` },
-      { key: 'timeouts.resultDisplayMs', message: `timeouts.resultDisplayMs is set by the managed configuration file (fleet policy), ${MANAGED_PATH}, and cannot be changed here` },
+      {
+        key: 'bleRoles',
+        message: `bleRoles is set by the managed configuration file (fleet policy), ${MANAGED_PATH}, and cannot be changed here`,
+      },
+      {
+        key: 'timeouts.resultDisplayMs',
+        message: `timeouts.resultDisplayMs is set by the managed configuration file (fleet policy), ${MANAGED_PATH}, and cannot be changed here`,
+      },
     ]);
-    await expect(call(f, 'setProfile', { name: 'identity' })).rejects.toMatchObject({ code: 'invalid_args', message: expect.stringContaining('managed configuration file') as string });
+    await expect(call(f, 'setProfile', { name: 'identity' })).rejects.toMatchObject({
+      code: 'invalid_args',
+      message: expect.stringContaining('managed configuration file') as string,
+    });
     expect(f.service.config.profile).toBe('age_over_18');
     const app = (await diagnostics(f)).app;
     expect(app).toMatchObject({
@@ -92,7 +111,10 @@ describe('the managed file', () => {
     expect(f.service.state().staff.pinConfigured).toBe(true);
     expect(await call(f, 'unlock', { pin: '11111' })).toMatchObject({ ok: false, reason: 'wrong_pin' });
     expect(await call(f, 'unlock', { pin: '97531' })).toMatchObject({ ok: true });
-    const change = (await call(f, 'changePin', { current: '97531', next: '24680' })) as { ok: false; errors: { key: string; message: string }[] };
+    const change = (await call(f, 'changePin', { current: '97531', next: '24680' })) as {
+      ok: false;
+      errors: { key: string; message: string }[];
+    };
     expect(change.ok).toBe(false);
     expect(change.errors[0]).toMatchObject({ key: 'next', message: expect.stringContaining('managed configuration file') as string });
   });
@@ -120,8 +142,16 @@ describe('a secret store that cannot decrypt', () => {
     dirs.push(dir);
     // Encrypted on another machine (or before the keyring was reset).
     const other = new FakeSafeStorage('another-machine');
-    await new SafeStorageSecretStore({ safeStorage: other, dataDir: dir, platform: 'linux', allowBasicText: false }).set('backend.apiKey', 'old-key-from-elsewhere');
-    const store = new SafeStorageSecretStore({ safeStorage: new FakeSafeStorage('this-kiosk'), dataDir: dir, platform: 'linux', allowBasicText: false });
+    await new SafeStorageSecretStore({ safeStorage: other, dataDir: dir, platform: 'linux', allowBasicText: false }).set(
+      'backend.apiKey',
+      'old-key-from-elsewhere',
+    );
+    const store = new SafeStorageSecretStore({
+      safeStorage: new FakeSafeStorage('this-kiosk'),
+      dataDir: dir,
+      platform: 'linux',
+      allowBasicText: false,
+    });
     return { dir, store, other };
   }
 
@@ -133,7 +163,10 @@ describe('a secret store that cannot decrypt', () => {
     expect(broken.view.error?.detail).toMatch(/^the stored API key cannot be read: the stored secret backend\.apiKey cannot be decrypted/);
     expect(broken.view.error?.detail).toMatch(/save the API key again/);
     const before = (await diagnostics(f)).app;
-    expect(before).toMatchObject({ secretsProtection: 'os-encrypted', secretsProblem: expect.stringContaining('cannot be decrypted') as string });
+    expect(before).toMatchObject({
+      secretsProtection: 'os-encrypted',
+      secretsProblem: expect.stringContaining('cannot be decrypted') as string,
+    });
     expect(f.logs.events()).toContain('secret_store_failed');
 
     expect(await call(f, 'saveSettings', { backendUrl: f.backend.url, apiKey: API_KEY })).toMatchObject({ ok: true });
@@ -162,9 +195,17 @@ describe('a secret store that cannot decrypt', () => {
     const store = new SafeStorageSecretStore({ safeStorage, dataDir: dir, platform: 'linux', allowBasicText: false });
     fixture = await unlocked({ backend: 'none', dataDir: dir, secrets: store });
     const f = fixture;
-    const saved = (await call(f, 'saveSettings', { backendUrl: f.backend.url, apiKey: API_KEY })) as { ok: false; errors: { key: string; message: string }[] };
+    const saved = (await call(f, 'saveSettings', { backendUrl: f.backend.url, apiKey: API_KEY })) as {
+      ok: false;
+      errors: { key: string; message: string }[];
+    };
     expect(saved.ok).toBe(false);
-    expect(saved.errors).toEqual([{ key: 'apiKey', message: expect.stringMatching(/^the API key could not be stored: the operating system's secret store is not available/) as string }]);
+    expect(saved.errors).toEqual([
+      {
+        key: 'apiKey',
+        message: expect.stringMatching(/^the API key could not be stored: the operating system's secret store is not available/) as string,
+      },
+    ]);
     expect(JSON.stringify(saved)).not.toContain(API_KEY);
     // The address was not saved either: the save is all or nothing.
     expect(await readFile(join(dir, 'settings.json'), 'utf8').catch(() => '')).not.toContain(f.backend.url);
@@ -176,7 +217,11 @@ describe('errors the screen forwards', () => {
   it('are logged cleaned and bounded, counted, rate-limited with one "dropped" line, and need no PIN', async () => {
     fixture = await startServiceFixture();
     const f = fixture;
-    const first = { kind: 'render', message: 'TypeError: boom \u001b[2J\u001b[31mred\u0007 \u202Etxt.exe\r\nforged line', stack: `Error\n    at A (app.js:1:1)\u0000\n    at https://host/#token=${'k'.repeat(30)}` };
+    const first = {
+      kind: 'render',
+      message: 'TypeError: boom \u001b[2J\u001b[31mred\u0007 \u202Etxt.exe\r\nforged line',
+      stack: `Error\n    at A (app.js:1:1)\u0000\n    at https://host/#token=${'k'.repeat(30)}`,
+    };
     expect(await call(f, 'reportError', first)).toEqual({ ok: true });
     const line = f.logs.records.find((r) => r.event === 'renderer_error');
     expect(line).toMatchObject({ level: 50, kind: 'render', message: 'TypeError: boom red txt.exe forged line' });
@@ -190,7 +235,11 @@ describe('errors the screen forwards', () => {
     const dropped = f.logs.records.filter((r) => r.event === 'renderer_error_dropped');
     expect(dropped).toEqual([expect.objectContaining({ count: 15 - MAX_PER_WINDOW, level: 40 })]);
     const again = unlockedDiagnosticsOf(f);
-    expect(again.counts).toMatchObject({ 'renderer.render': 1, 'renderer.unhandledrejection': 14, 'renderer.dropped': 15 - MAX_PER_WINDOW });
+    expect(again.counts).toMatchObject({
+      'renderer.render': 1,
+      'renderer.unhandledrejection': 14,
+      'renderer.dropped': 15 - MAX_PER_WINDOW,
+    });
   });
 });
 
@@ -200,14 +249,21 @@ function unlockedDiagnosticsOf(f: ServiceFixture): Diagnostics {
 }
 
 describe('application status and idleness', () => {
-  it('completes the shell\'s report with the store\'s protection and the managed file; a failing report is survived', async () => {
+  it("completes the shell's report with the store's protection and the managed file; a failing report is survived", async () => {
     let fail = false;
     fixture = await unlocked(
       {
         service: {
           appStatus: () => {
             if (fail) throw new Error('shell not ready');
-            return { flavour: 'production', secretsProtection: 'file-permissions', managedKeys: ['stale'], logDir: '/var/log/mdl-kiosk', healthFile: '/var/lib/mdl-kiosk/health.json', updates: { state: 'idle', checkedAt: 1 } };
+            return {
+              flavour: 'production',
+              secretsProtection: 'file-permissions',
+              managedKeys: ['stale'],
+              logDir: '/var/log/mdl-kiosk',
+              healthFile: '/var/lib/mdl-kiosk/health.json',
+              updates: { state: 'idle', checkedAt: 1 },
+            };
           },
           secrets: new MemorySecretStore(),
         },
@@ -226,7 +282,12 @@ describe('application status and idleness', () => {
       updates: { state: 'idle', checkedAt: 1 },
     });
     fail = true;
-    expect((await diagnostics(f)).app).toEqual({ flavour: 'qa', secretsProtection: 'memory', managedConfigPath: MANAGED_PATH, managedKeys: ['profile'] });
+    expect((await diagnostics(f)).app).toEqual({
+      flavour: 'qa',
+      secretsProtection: 'memory',
+      managedConfigPath: MANAGED_PATH,
+      managedKeys: ['profile'],
+    });
     expect(f.logs.events()).toContain('app_status_failed');
   });
 
@@ -288,11 +349,16 @@ describe('a managed file on disk, end to end', () => {
 
   it.each([
     ['the configuration file', { config: { backend: { baseUrl: 'http://verify.example.com/v1', apiKey: 'file-key-1' } } }],
-    ['the environment (MDL_KIOSK_BACKEND_URL)', { env: { MDL_KIOSK_BACKEND_URL: 'http://verify.example.com/v1', MDL_KIOSK_API_KEY: 'env-key-1' } }],
+    [
+      'the environment (MDL_KIOSK_BACKEND_URL)',
+      { env: { MDL_KIOSK_BACKEND_URL: 'http://verify.example.com/v1', MDL_KIOSK_API_KEY: 'env-key-1' } },
+    ],
     ['the command line (--backend)', { overrides: { backend: { baseUrl: 'http://verify.example.com/v1', apiKey: 'cli-key-1' } } }],
   ] as const)('plain http set by %s: the message says where', async (where, options) => {
     fixture = await startServiceFixture({ backend: 'none', ...options });
     const state = await fixture.waitState((s) => s.view.phase === 'config_error', 5_000, 'config_error');
-    expect(state.view.error?.detail).toMatch(new RegExp(`^${where.replace(/[()]/g, '\\$&')}[^:]*: backend\\.baseUrl: refusing plain http to verify\\.example\\.com`));
+    expect(state.view.error?.detail).toMatch(
+      new RegExp(`^${where.replace(/[()]/g, '\\$&')}[^:]*: backend\\.baseUrl: refusing plain http to verify\\.example\\.com`),
+    );
   });
 });

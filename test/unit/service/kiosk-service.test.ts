@@ -100,11 +100,17 @@ describe('KioskService: state stream and a verification', () => {
     await f.waitState((s) => s.view.phase === 'ready');
     expect(await call(f, 'qrScanned', { text: '', source: 'paste' })).toEqual({ accepted: false, reason: 'empty' });
     expect(await call(f, 'qrScanned', { text: '\r\n', source: 'scanner' })).toEqual({ accepted: false, reason: 'empty' });
-    expect(await call(f, 'qrScanned', { text: 'https://example.com/mdoc:', source: 'camera' })).toEqual({ accepted: false, reason: 'not_mdoc' });
+    expect(await call(f, 'qrScanned', { text: 'https://example.com/mdoc:', source: 'camera' })).toEqual({
+      accepted: false,
+      reason: 'not_mdoc',
+    });
     expect(await call(f, 'qrScanned', { text: ' mdoc:abc', source: 'camera' })).toEqual({ accepted: false, reason: 'not_mdoc' });
     expect(f.qr().pushed).toEqual([]);
     // A code cut short (the CBOR item ends early) or not base64: "could not be read", no session spent.
-    expect(await call(f, 'qrScanned', { text: 'mdoc:owBjMS4wAYIB2BhYS6QBAiABIVgg', source: 'scanner' })).toEqual({ accepted: false, reason: 'unreadable' });
+    expect(await call(f, 'qrScanned', { text: 'mdoc:owBjMS4wAYIB2BhYS6QBAiABIVgg', source: 'scanner' })).toEqual({
+      accepted: false,
+      reason: 'unreadable',
+    });
     expect(await call(f, 'qrScanned', { text: 'mdoc:owBj MS4w', source: 'scanner' })).toEqual({ accepted: false, reason: 'unreadable' });
     expect(f.qr().pushed).toEqual([]);
     // A whole one ({0: "1.0"}), the scheme in any case.
@@ -131,7 +137,14 @@ describe('KioskService: staff', () => {
     await fixture.stop();
     fixture = await withPin();
     const f = fixture;
-    for (const [intent, args] of [['getSettings', {}], ['saveSettings', {}], ['getDiagnostics', {}], ['selfTest', {}], ['setProfile', { name: 'identity' }], ['changePin', { current: '0000', next: '1111' }]] as const) {
+    for (const [intent, args] of [
+      ['getSettings', {}],
+      ['saveSettings', {}],
+      ['getDiagnostics', {}],
+      ['selfTest', {}],
+      ['setProfile', { name: 'identity' }],
+      ['changePin', { current: '0000', next: '1111' }],
+    ] as const) {
       const error = await call(f, intent, args).catch((e: unknown) => e);
       expect(error, intent).toBeInstanceOf(KioskApiError);
       expect((error as KioskApiError).code).toBe('staff_required');
@@ -164,7 +177,14 @@ describe('KioskService: staff', () => {
     const { provisionStaffPin } = await import('../../../src/service/provision-pin.js');
     await provisionStaffPin(f.dataDir, '9876', TEST_SCRYPT);
     await f.service.stop();
-    const again = new KioskService({ devices: () => Promise.reject(new Error('no devices here')), dataDir: f.dataDir, env: {}, secrets: new MemorySecretStore(), logDestination: f.logs, pinScrypt: TEST_SCRYPT });
+    const again = new KioskService({
+      devices: () => Promise.reject(new Error('no devices here')),
+      dataDir: f.dataDir,
+      env: {},
+      secrets: new MemorySecretStore(),
+      logDestination: f.logs,
+      pinScrypt: TEST_SCRYPT,
+    });
     await again.start();
     try {
       expect(again.state().staff.pinConfigured).toBe(true);
@@ -181,7 +201,10 @@ describe('KioskService: staff', () => {
     await f.stop();
     fixture = await withPin();
     await call(fixture, 'unlock', { pin: PIN });
-    const refused = (await call(fixture, 'changePin', { current: PIN, next: '5555' })) as { ok: boolean; errors: { key: string; message: string }[] };
+    const refused = (await call(fixture, 'changePin', { current: PIN, next: '5555' })) as {
+      ok: boolean;
+      errors: { key: string; message: string }[];
+    };
     expect(refused.ok).toBe(false);
     expect(refused.errors[0]?.message).toMatch(/command line/);
   });
@@ -196,7 +219,10 @@ describe('KioskService: settings', () => {
     expect(broken.view.error?.detail).toMatch(/backend\.baseUrl is not set/);
     expect(broken.backendOrigin).toBeNull();
     await call(f, 'unlock', { pin: PIN });
-    const saved = (await call(f, 'saveSettings', { backendUrl: f.backend.url, apiKey: API_KEY })) as { ok: boolean; settings: Record<string, unknown> };
+    const saved = (await call(f, 'saveSettings', { backendUrl: f.backend.url, apiKey: API_KEY })) as {
+      ok: boolean;
+      settings: Record<string, unknown>;
+    };
     expect(saved.ok).toBe(true);
     expect(saved.settings).toMatchObject({ backendUrl: f.backend.url, apiKeySet: true, locked: [] });
     await f.waitState((s) => s.view.phase === 'ready', 10_000, 'ready after saving');
@@ -219,12 +245,21 @@ describe('KioskService: settings', () => {
     await call(f, 'unlock', { pin: PIN });
     const settings = (await call(f, 'getSettings', {})) as { locked: string[] };
     expect(settings.locked).toEqual(['backendUrl', 'apiKey', 'pcscReader']);
-    const locked = (await call(f, 'saveSettings', { backendUrl: 'https://other.example', pcscReader: 'X' })) as { ok: false; errors: { key: string }[] };
+    const locked = (await call(f, 'saveSettings', { backendUrl: 'https://other.example', pcscReader: 'X' })) as {
+      ok: false;
+      errors: { key: string }[];
+    };
     expect(locked.ok).toBe(false);
     expect(locked.errors.map((e) => e.key)).toEqual(['backendUrl', 'pcscReader']);
-    const profile = (await call(f, 'saveSettings', { profile: 'no_such_profile' })) as { ok: false; errors: { key: string; message: string }[] };
+    const profile = (await call(f, 'saveSettings', { profile: 'no_such_profile' })) as {
+      ok: false;
+      errors: { key: string; message: string }[];
+    };
     expect(profile.errors).toEqual([{ key: 'profile', message: matching(/unknown request profile/) }]);
-    await expect(call(f, 'saveSettings', { timeouts: { resultDisplayMs: 10 } })).rejects.toMatchObject({ code: 'invalid_args', message: containing('timeouts.resultDisplayMs') });
+    await expect(call(f, 'saveSettings', { timeouts: { resultDisplayMs: 10 } })).rejects.toMatchObject({
+      code: 'invalid_args',
+      message: containing('timeouts.resultDisplayMs'),
+    });
     await expect(call(f, 'saveSettings', { bogus: 1 })).rejects.toMatchObject({ code: 'invalid_args' });
     const file = await readFile(join(f.dataDir, 'settings.json'), 'utf8').catch(() => '');
     expect(file).not.toContain('no_such_profile');
@@ -234,12 +269,18 @@ describe('KioskService: settings', () => {
     fixture = await withPin({ backend: 'none' });
     const f = fixture;
     await call(f, 'unlock', { pin: PIN });
-    const insecure = (await call(f, 'saveSettings', { backendUrl: 'http://verifier.example.com/api' })) as { ok: false; errors: { key: string; message: string }[] };
+    const insecure = (await call(f, 'saveSettings', { backendUrl: 'http://verifier.example.com/api' })) as {
+      ok: false;
+      errors: { key: string; message: string }[];
+    };
     expect(insecure.ok).toBe(false);
     expect(insecure.errors[0]).toMatchObject({ key: 'backendUrl', message: matching(/plain http/) });
     const notUrl = (await call(f, 'saveSettings', { backendUrl: 'not a url' })) as { ok: false; errors: { key: string }[] };
     expect(notUrl.errors.map((e) => e.key)).toContain('backendUrl');
-    const badKey = (await call(f, 'saveSettings', { apiKey: 'has spaces in it' })) as { ok: false; errors: { key: string; message: string }[] };
+    const badKey = (await call(f, 'saveSettings', { apiKey: 'has spaces in it' })) as {
+      ok: false;
+      errors: { key: string; message: string }[];
+    };
     expect(badKey.errors).toEqual([{ key: 'apiKey', message: notContaining('has spaces') }]);
   });
 
@@ -281,7 +322,10 @@ describe('KioskService: settings', () => {
     const { tmpdir } = await import('node:os');
     const dir = await mkdtemp(join(tmpdir(), 'mdl-kiosk-service-bad-'));
     const pinHash = await hashPin(PIN, TEST_SCRYPT);
-    await writeFile(join(dir, 'settings.json'), JSON.stringify({ version: 1, settings: { timeouts: { resultDisplayMs: 'long' } }, staff: { pinHash } }));
+    await writeFile(
+      join(dir, 'settings.json'),
+      JSON.stringify({ version: 1, settings: { timeouts: { resultDisplayMs: 'long' } }, staff: { pinHash } }),
+    );
     fixture = await startServiceFixture({ dataDir: dir });
     const f = fixture;
     const bad = await f.waitState((s) => s.view.phase === 'config_error', 5_000, 'config_error');
@@ -299,7 +343,15 @@ describe('KioskService: settings', () => {
     await f.service.stop();
     const overrides = { staff: { pinHash: await hashPin(PIN, TEST_SCRYPT) } };
     const store = new FileSecretStore(f.dataDir);
-    const service = new KioskService({ devices: () => Promise.reject(new Error('no devices here')), dataDir: f.dataDir, env: {}, overrides, secrets: store, logDestination: f.logs, pinScrypt: TEST_SCRYPT });
+    const service = new KioskService({
+      devices: () => Promise.reject(new Error('no devices here')),
+      dataDir: f.dataDir,
+      env: {},
+      overrides,
+      secrets: store,
+      logDestination: f.logs,
+      pinScrypt: TEST_SCRYPT,
+    });
     await service.start();
     try {
       expect(await service.unlock({ pin: PIN })).toMatchObject({ ok: true });
@@ -310,7 +362,15 @@ describe('KioskService: settings', () => {
       expect(store.protection).toBe('file-permissions');
       // A service started later on the same directory finds the key there.
       await service.stop();
-      const again = new KioskService({ devices: () => Promise.reject(new Error('no devices here')), dataDir: f.dataDir, env: {}, overrides, secrets: new FileSecretStore(f.dataDir), logDestination: f.logs, pinScrypt: TEST_SCRYPT });
+      const again = new KioskService({
+        devices: () => Promise.reject(new Error('no devices here')),
+        dataDir: f.dataDir,
+        env: {},
+        overrides,
+        secrets: new FileSecretStore(f.dataDir),
+        logDestination: f.logs,
+        pinScrypt: TEST_SCRYPT,
+      });
       await again.start();
       try {
         expect(await again.unlock({ pin: PIN })).toMatchObject({ ok: true });
@@ -329,7 +389,10 @@ describe('KioskService: settings', () => {
     const f = fixture;
     await call(f, 'unlock', { pin: PIN });
     expect(await call(f, 'saveSettings', { backendUrl: f.backend.url, apiKey: API_KEY })).toMatchObject({ ok: true });
-    const moved = (await call(f, 'saveSettings', { backendUrl: 'https://collector.example' })) as { ok: boolean; errors: { key: string; message: string }[] };
+    const moved = (await call(f, 'saveSettings', { backendUrl: 'https://collector.example' })) as {
+      ok: boolean;
+      errors: { key: string; message: string }[];
+    };
     expect(moved.ok).toBe(false);
     expect(moved.errors[0]?.key).toBe('apiKey');
     expect(moved.errors[0]?.message).toMatch(/entered for .*enter the API key for this backend/);
@@ -340,7 +403,7 @@ describe('KioskService: settings', () => {
     expect((await readStoredApiKey(secrets))?.key).toBe('other-key');
   });
 
-  it('runs concurrent saves one after another, so neither loses the other\'s API key', async () => {
+  it("runs concurrent saves one after another, so neither loses the other's API key", async () => {
     const secrets = new MemorySecretStore();
     fixture = await withPin({ backend: 'none', secrets });
     const f = fixture;
@@ -362,7 +425,11 @@ const FAST_RETRY = { offlineBackoffMinMs: 20, offlineBackoffMaxMs: 200 };
 
 describe('KioskService: the retry history across rebuilds', () => {
   it('a save that rebuilds the kiosk keeps the failures in a row and the totals; a different backend URL starts afresh', async () => {
-    fixture = await withPin({ backend: 'none', config: (url) => ({ backend: { baseUrl: url }, session: FAST_RETRY }), backendFaults: GATEWAY_404 });
+    fixture = await withPin({
+      backend: 'none',
+      config: (url) => ({ backend: { baseUrl: url }, session: FAST_RETRY }),
+      backendFaults: GATEWAY_404,
+    });
     const f = fixture;
     await call(f, 'unlock', { pin: PIN });
     expect(await call(f, 'saveSettings', { apiKey: API_KEY })).toMatchObject({ ok: true });
@@ -396,7 +463,10 @@ describe('KioskService: the retry history across rebuilds', () => {
     expect(seen[0]?.refused).toBeGreaterThan(refusedBefore);
 
     // Another backend: its history starts empty, and it is ready.
-    const other = await startMockBackend({ apiKeys: [API_KEY], engineFactory: createIsoReaderEngineFactory({ trustedIacaCertificates: [f.rig.phone.credential.pki.iaca.der] }) });
+    const other = await startMockBackend({
+      apiKeys: [API_KEY],
+      engineFactory: createIsoReaderEngineFactory({ trustedIacaCertificates: [f.rig.phone.credential.pki.iaca.der] }),
+    });
     try {
       expect(await call(f, 'saveSettings', { backendUrl: other.url, apiKey: API_KEY })).toMatchObject({ ok: true });
       await f.service.settled();
@@ -419,20 +489,31 @@ describe('KioskService: a gateway that refuses the session socket', () => {
     expect(state.view.backend).toBe('needs_staff');
     expect(state.view.error).toEqual({
       code: 'backend_refuses_socket',
-      detail: 'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway (checked again within 60 s)',
+      detail:
+        'the backend refuses the session connection (HTTP 404) — check the WebSocket route of the gateway (checked again within 60 s)',
       retryable: false,
     });
 
     await call(f, 'unlock', { pin: PIN });
     const diagnostics = Diagnostics.parse(await call(f, 'getDiagnostics', {}));
-    expect(diagnostics.backend?.lastFailure).toMatchObject({ kind: 'socket_refused', stage: 'handshake', status: 404, detail: containing('WebSocket route of the gateway') });
+    expect(diagnostics.backend?.lastFailure).toMatchObject({
+      kind: 'socket_refused',
+      stage: 'handshake',
+      status: 404,
+      detail: containing('WebSocket route of the gateway'),
+    });
     expect(diagnostics.backend?.lastFailure?.at).toBeGreaterThan(Date.now() - 10_000);
     expect(diagnostics.backend?.consecutive).toBeGreaterThanOrEqual(3);
     expect(diagnostics.backend?.totals.socket_refused).toBeGreaterThanOrEqual(3);
     expect(diagnostics.backend?.requestsLastMinute).toBeGreaterThanOrEqual(6);
     expect(diagnostics.backend?.maxRequestsPerMinute).toBe(20);
     const selfTest = (await call(f, 'selfTest', {})) as { checks: { name: string; ok: boolean; status: string; detail?: string }[] };
-    expect(selfTest.checks[0]).toMatchObject({ name: 'backend', ok: false, status: 'backend_refuses_socket', detail: containing('HTTP 404') });
+    expect(selfTest.checks[0]).toMatchObject({
+      name: 'backend',
+      ok: false,
+      status: 'backend_refuses_socket',
+      detail: containing('HTTP 404'),
+    });
     // No session id, client secret or key in what staff see.
     expect(secrets.length).toBeGreaterThanOrEqual(2);
     const shown = JSON.stringify([diagnostics, selfTest, f.service.state()]);
@@ -458,7 +539,10 @@ describe('KioskService: diagnostics and self-test', () => {
     expect(personal.every((v) => v !== undefined)).toBe(true);
     const probes = personal.map((v) => (typeof v === 'string' ? v : JSON.stringify(v)).slice(0, 60));
     await call(f, 'unlock', { pin: PIN });
-    const diagnostics = (await call(f, 'getDiagnostics', {})) as { counts: Record<string, number>; events: { event: string; detail?: string }[] };
+    const diagnostics = (await call(f, 'getDiagnostics', {})) as {
+      counts: Record<string, number>;
+      events: { event: string; detail?: string }[];
+    };
     expect(diagnostics.counts).toMatchObject({ verifications: 1, 'verdict.verified': 1, 'result.complete': 1, 'scan.camera.accepted': 1 });
     // The answer to the request is counted too, and named in the event (a code, never a value).
     const answer = f.reports[0]?.outcome?.answer.result;
@@ -504,7 +588,10 @@ describe('KioskService: diagnostics and self-test', () => {
 
   it('a device factory that fails leaves a running service with the QR queue only', async () => {
     const pinHash = await hashPin(PIN, TEST_SCRYPT);
-    fixture = await startServiceFixture({ overrides: { staff: { pinHash } }, service: { devices: () => Promise.reject(new Error('bluetooth exploded')) } });
+    fixture = await startServiceFixture({
+      overrides: { staff: { pinHash } },
+      service: { devices: () => Promise.reject(new Error('bluetooth exploded')) },
+    });
     const f = fixture;
     // Without Bluetooth nothing can be verified: Needs staff naming the cause, not Ready.
     const state = await f.waitState((s) => s.view.phase === 'cannot_verify', 10_000, 'cannot_verify');

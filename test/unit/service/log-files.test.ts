@@ -71,7 +71,10 @@ describe('openLogFiles', () => {
     open = undefined;
     const names = await logNames(dir);
     expect(names).toEqual([`mdl-kiosk.${today()}.1.log`]);
-    const lines = (await readFile(join(dir, names[0] ?? ''), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = (await readFile(join(dir, names[0] ?? ''), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.map((l) => l.event)).toEqual(['hello', 'second']);
     if (process.platform !== 'win32') {
       expect((await stat(dir)).mode & 0o777).toBe(0o700);
@@ -79,7 +82,7 @@ describe('openLogFiles', () => {
     }
   });
 
-  it('tightens a log file that existed with looser permissions, and appends to today\'s file', async () => {
+  it("tightens a log file that existed with looser permissions, and appends to today's file", async () => {
     if (process.platform === 'win32') return;
     const dir = await tempDir();
     const existing = join(dir, `mdl-kiosk.${today()}.1.log`);
@@ -128,12 +131,20 @@ describe('openLogFiles', () => {
     const left = (await readdir(dir)).sort();
     expect(left).not.toContain('mdl-kiosk.2020-01-01.1.log');
     expect(left).not.toContain('mdl-kiosk.2020-01-02.3.log');
-    expect(left).toEqual(expect.arrayContaining(['mdl-kiosk.2020-01-20.1.log', 'other-app.2020-01-01.1.log', 'notes.txt', 'mdl-kiosk.2020-01-03.1.log', `mdl-kiosk.${today()}.1.log`]));
+    expect(left).toEqual(
+      expect.arrayContaining([
+        'mdl-kiosk.2020-01-20.1.log',
+        'other-app.2020-01-01.1.log',
+        'notes.txt',
+        'mdl-kiosk.2020-01-03.1.log',
+        `mdl-kiosk.${today()}.1.log`,
+      ]),
+    );
     // The sweep on its own, with an explicit clock: the 13-day-old file goes once it is 15 days old.
     expect(await removeExpiredLogFiles(dir, 14, now + 2 * DAY)).toEqual(['mdl-kiosk.2020-01-20.1.log']);
   });
 
-  it('keeps at most retentionDays files besides the current one when it rolls (earlier runs\' files count too)', async () => {
+  it("keeps at most retentionDays files besides the current one when it rolls (earlier runs' files count too)", async () => {
     const dir = await tempDir();
     for (const day of ['01', '02', '03', '04', '05']) await writeFile(join(dir, `mdl-kiosk.2021-03-${day}.1.log`), 'recent but many\n');
     open = await openLogFiles({ dir, retentionDays: 2, maxFileMegabytes: 1 });
@@ -159,7 +170,12 @@ describe('redaction end to end (a service logging into the files)', () => {
     const PIN = '246810';
     const pinHash = await hashPin(PIN, TEST_SCRYPT);
     // The fixture's config logs at debug, the most the kiosk ever writes.
-    fixture = await startServiceFixture({ backend: 'none', config: { profile: 'full' }, overrides: { staff: { pinHash } }, service: { logDestination: open.destination } });
+    fixture = await startServiceFixture({
+      backend: 'none',
+      config: { profile: 'full' },
+      overrides: { staff: { pinHash } },
+      service: { logDestination: open.destination },
+    });
     const f = fixture;
     const clientSecrets: string[] = [];
     const sessions = f.backend.sessions;
@@ -169,14 +185,19 @@ describe('redaction end to end (a service logging into the files)', () => {
       clientSecrets.push(session.clientSecret);
       return session;
     };
-    const call = (intent: string, args: unknown): Promise<unknown> => dispatchIntent(f.service, intent, args, () => f.service.staffUnlocked());
+    const call = (intent: string, args: unknown): Promise<unknown> =>
+      dispatchIntent(f.service, intent, args, () => f.service.staffUnlocked());
     await call('unlock', { pin: PIN });
     expect(await call('saveSettings', { backendUrl: f.backend.url, apiKey: API_KEY })).toMatchObject({ ok: true });
     await f.waitState((s) => s.view.phase === 'ready', 15_000, 'ready after saving');
     await call('lock', {});
     await call('qrScanned', { text: f.rig.phone.presentQr(), source: 'camera' });
     await f.waitState((s) => s.view.phase === 'result', 20_000, 'the result');
-    await call('reportError', { kind: 'error', message: `TypeError: x is undefined \u001b[31m#token=${'t'.repeat(20)}`, stack: 'at App (app.js:1:1)' });
+    await call('reportError', {
+      kind: 'error',
+      message: `TypeError: x is undefined \u001b[31m#token=${'t'.repeat(20)}`,
+      stack: 'at App (app.js:1:1)',
+    });
     await f.stop();
     fixture = undefined;
     await open.close();
@@ -201,12 +222,18 @@ describe('redaction end to end (a service logging into the files)', () => {
     }
     const portrait = elements.portrait;
     expect(portrait, 'portrait').toBeDefined();
-    const portraitBytes = portrait instanceof Uint8Array ? Buffer.from(portrait) : typeof portrait === 'string' ? Buffer.from(portrait, 'base64') : Buffer.from(JSON.stringify(portrait));
+    const portraitBytes =
+      portrait instanceof Uint8Array
+        ? Buffer.from(portrait)
+        : typeof portrait === 'string'
+          ? Buffer.from(portrait, 'base64')
+          : Buffer.from(JSON.stringify(portrait));
     expect(portraitBytes.length).toBeGreaterThan(100);
     // Any 32-byte run of the portrait, as raw bytes, base64 or hex, would show it leaked.
     const middle = portraitBytes.subarray(Math.floor(portraitBytes.length / 2), Math.floor(portraitBytes.length / 2) + 32);
     needles.push(['portrait (raw)', middle.toString('latin1')], ['portrait (hex)', middle.toString('hex')]);
-    for (let shift = 0; shift < 3; shift++) needles.push(['portrait (base64)', portraitBytes.subarray(shift + 99, shift + 99 + 30).toString('base64')]);
+    for (let shift = 0; shift < 3; shift++)
+      needles.push(['portrait (base64)', portraitBytes.subarray(shift + 99, shift + 99 + 30).toString('base64')]);
     if (typeof portrait === 'string') needles.push(['portrait (as sent)', portrait.slice(100, 160)]);
     for (const [what, needle] of needles) expect(text.includes(needle), `${what} in the log files`).toBe(false);
   }, 60_000);

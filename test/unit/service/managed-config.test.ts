@@ -86,7 +86,9 @@ describe('readManagedConfig', () => {
   });
 
   it('a bad value: the problem names the file and the key, and the layer is not used', async () => {
-    const path = await policy(JSON.stringify({ app: { updates: { url: 'http://updates.example/', maintenanceWindow: '2-4' } }, profile: 'identity' }));
+    const path = await policy(
+      JSON.stringify({ app: { updates: { url: 'http://updates.example/', maintenanceWindow: '2-4' } }, profile: 'identity' }),
+    );
     const managed = readManagedConfig(path);
     expect(managed.layer).toEqual({});
     expect(managed.problem).toContain(path);
@@ -128,7 +130,7 @@ describe('readManagedConfig', () => {
     ]);
   });
 
-  it('zod\'s own wording never reaches the installer: each kind of problem in plain words', async () => {
+  it("zod's own wording never reaches the installer: each kind of problem in plain words", async () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ profile: '' }, 'profile: must not be empty'],
       [{ backend: { apiKeyFile: '' } }, 'backend.apiKeyFile: must not be empty'],
@@ -167,7 +169,9 @@ describe('readManagedConfig', () => {
   it('not JSON, not an object: named, without quoting the file (it may hold a key)', async () => {
     const notJson = await policy('{"backend": {"apiKey": sk_live_TOPSECRET}}');
     const bad = readManagedConfig(notJson);
-    expect(bad.problem).toMatch(new RegExp(`^the managed configuration file ${notJson.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not valid JSON`));
+    expect(bad.problem).toMatch(
+      new RegExp(`^the managed configuration file ${notJson.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not valid JSON`),
+    );
     expect(bad.problem).not.toContain('TOPSECRET');
     expect(bad.layer).toEqual({});
     expect(readManagedConfig(await policy('[1, 2]')).problem).toMatch(/must hold a JSON object/);
@@ -200,7 +204,12 @@ describe('every managed key with a malformed value is reported, naming the key',
   /** Unwraps defaults and optionals down to the schema that describes the value itself. */
   const inner = (schema: z.ZodType): z.ZodType => {
     let current = schema;
-    while (current instanceof z.ZodDefault || current instanceof z.ZodPrefault || current instanceof z.ZodOptional || current instanceof z.ZodNullable) {
+    while (
+      current instanceof z.ZodDefault ||
+      current instanceof z.ZodPrefault ||
+      current instanceof z.ZodOptional ||
+      current instanceof z.ZodNullable
+    ) {
       current = current.unwrap() as z.ZodType;
     }
     return current;
@@ -209,7 +218,9 @@ describe('every managed key with a malformed value is reported, naming the key',
   const leaves = (schema: z.ZodType, prefix = ''): string[] => {
     const object = inner(schema);
     if (!(object instanceof z.ZodObject)) return [prefix];
-    return Object.entries(object.shape as Record<string, z.ZodType>).flatMap(([key, child]) => leaves(child, prefix === '' ? key : `${prefix}.${key}`));
+    return Object.entries(object.shape as Record<string, z.ZodType>).flatMap(([key, child]) =>
+      leaves(child, prefix === '' ? key : `${prefix}.${key}`),
+    );
   };
   const layerWith = (path: string, value: unknown): Json => {
     const keys = path.split('.');

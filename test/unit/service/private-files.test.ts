@@ -30,15 +30,19 @@ describe('private files', () => {
     await chmod(settings, 0o644);
     await writeFile(secrets, '{}', { mode: 0o600 });
     const problems = await tightenPrivateFiles([settings, secrets, join(dir, 'missing.json')], 'linux');
-    expect(problems).toEqual([`${settings} was readable by other users (mode 0644); set to 0600 — the staff PIN hash may have been read: change the PIN`]);
+    expect(problems).toEqual([
+      `${settings} was readable by other users (mode 0644); set to 0600 — the staff PIN hash may have been read: change the PIN`,
+    ]);
     expect((await stat(settings)).mode & 0o777).toBe(0o600);
     await chmod(secrets, 0o640);
-    expect(await tightenPrivateFiles([secrets], 'linux')).toEqual([`${secrets} was readable by other users (mode 0640); set to 0600 — the API key may have been read: rotate it at the backend and save the new one`]);
+    expect(await tightenPrivateFiles([secrets], 'linux')).toEqual([
+      `${secrets} was readable by other users (mode 0640); set to 0600 — the API key may have been read: rotate it at the backend and save the new one`,
+    ]);
     await chmod(secrets, 0o644);
     expect(await tightenPrivateFiles([secrets], 'win32')).toEqual([]);
   });
 
-  it('the service checks settings.json and the secret store\'s file at start: diagnostics and the log say so', async () => {
+  it("the service checks settings.json and the secret store's file at start: diagnostics and the log say so", async () => {
     dir = await mkdtemp(join(tmpdir(), 'mdl-kiosk-private-service-'));
     const pinHash = await hashPin('246810', TEST_SCRYPT);
     await writeFile(join(dir, 'settings.json'), JSON.stringify({ version: 1, settings: {}, staff: { pinHash } }));

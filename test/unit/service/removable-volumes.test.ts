@@ -9,7 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dispatchIntent } from '../../../src/common/kiosk-api.js';
-import { isMountPoint, linuxRemovableVolumes, macRemovableVolumes, windowsRemovableVolumes, type RemovableVolumes } from '../../../src/service/removable-volumes.js';
+import {
+  isMountPoint,
+  linuxRemovableVolumes,
+  macRemovableVolumes,
+  windowsRemovableVolumes,
+  type RemovableVolumes,
+} from '../../../src/service/removable-volumes.js';
 import { hashPin } from '../../../src/service/staff-pin.js';
 import { startServiceFixture, TEST_SCRYPT, type ServiceFixture } from './service-fixture.js';
 
@@ -33,7 +39,8 @@ describe('removable volumes', () => {
     const media = join(root, 'media');
     const runMedia = join(root, 'run-media');
     const mounted = new Set([join(media, 'kiosk', 'USB-STICK'), join(media, 'SDCARD'), join(runMedia, 'kiosk', 'BACKUP')]);
-    for (const dir of [...mounted, join(media, 'kiosk', 'left-behind'), join(media, 'kiosk', '.hidden')]) await mkdir(dir, { recursive: true });
+    for (const dir of [...mounted, join(media, 'kiosk', 'left-behind'), join(media, 'kiosk', '.hidden')])
+      await mkdir(dir, { recursive: true });
     const volumes = await linuxRemovableVolumes([media, runMedia], { isMount: (p) => Promise.resolve(mounted.has(p)) }).list();
     expect(volumes.map((v) => v.label).sort()).toEqual(['BACKUP', 'SDCARD', 'USB-STICK']);
     expect(volumes.every((v) => v.id === v.path && mounted.has(v.path))).toBe(true);
@@ -65,9 +72,13 @@ describe('removable volumes', () => {
     let mounted = true;
     const removableVolumes: RemovableVolumes = linuxRemovableVolumes([root], { isMount: (p) => Promise.resolve(mounted && p === stick) });
     const pin = '246810';
-    fixture = await startServiceFixture({ overrides: { staff: { pinHash: await hashPin(pin, TEST_SCRYPT) } }, service: { removableVolumes } });
+    fixture = await startServiceFixture({
+      overrides: { staff: { pinHash: await hashPin(pin, TEST_SCRYPT) } },
+      service: { removableVolumes },
+    });
     const f = fixture;
-    const call = (intent: string, args: unknown): Promise<unknown> => dispatchIntent(f.service, intent, args, () => f.service.staffUnlocked());
+    const call = (intent: string, args: unknown): Promise<unknown> =>
+      dispatchIntent(f.service, intent, args, () => f.service.staffUnlocked());
     await expect(call('listSupportVolumes', {})).rejects.toMatchObject({ code: 'staff_required' });
     await expect(call('writeSupportBundle', { volume: stick })).rejects.toMatchObject({ code: 'staff_required' });
     expect(await call('unlock', { pin })).toMatchObject({ ok: true });
@@ -87,7 +98,8 @@ describe('removable volumes', () => {
     const pin = '246810';
     fixture = await startServiceFixture({ overrides: { staff: { pinHash: await hashPin(pin, TEST_SCRYPT) } } });
     const f = fixture;
-    const call = (intent: string, args: unknown): Promise<unknown> => dispatchIntent(f.service, intent, args, () => f.service.staffUnlocked());
+    const call = (intent: string, args: unknown): Promise<unknown> =>
+      dispatchIntent(f.service, intent, args, () => f.service.staffUnlocked());
     await expect(call('prepareSupportDownload', {})).rejects.toMatchObject({ code: 'staff_required' });
     expect(await call('unlock', { pin })).toMatchObject({ ok: true });
     const prepared = (await call('prepareSupportDownload', {})) as { ticket: string; name: string; bytes: number };

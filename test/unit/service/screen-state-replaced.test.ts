@@ -29,7 +29,10 @@ describe('ScreenState.replaced', () => {
         sessionFreshness: () => undefined,
         // As the Kiosk's getter: nothing once its time has come.
         replacedOutcome: () => (record !== null && Date.now() < record.clearsAt ? record : null),
-        staff: { state: () => ({ pinConfigured: false, unlocked: false, unlockedUntil: null, lockedOutUntil: null }), anyUnlocked: () => false },
+        staff: {
+          state: () => ({ pinConfigured: false, unlocked: false, unlockedUntil: null, lockedOutUntil: null }),
+          anyUnlocked: () => false,
+        },
         camera: new CameraStatus(),
         testMode: false,
         languageResetMs: 60_000,
@@ -43,7 +46,15 @@ describe('ScreenState.replaced', () => {
     stream.onState((s) => states.push(s));
     expect(stream.state.replaced).toBeNull();
     const now = Date.now();
-    record = { verdict: 'verified', answer: { kind: 'age', result: 'not_met', threshold: 21 }, transport: 'nfc', shownAt: now - 6_000, replacedAt: now, replacedBy: 'qr', clearsAt: now + 24_000 };
+    record = {
+      verdict: 'verified',
+      answer: { kind: 'age', result: 'not_met', threshold: 21 },
+      transport: 'nfc',
+      shownAt: now - 6_000,
+      replacedAt: now,
+      replacedBy: 'qr',
+      clearsAt: now + 24_000,
+    };
     stream.publish();
     expect(stream.state.replaced).toEqual(record);
     vi.advanceTimersByTime(23_900);

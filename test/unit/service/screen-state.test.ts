@@ -22,7 +22,16 @@ afterEach(() => {
 function view(phase: KioskPhase): KioskView {
   return {
     phase,
-    prompt: phase === 'ready' ? 'tap_or_scan' : phase === 'error' ? 'try_again' : phase === 'result' ? 'verified' : phase === 'remove_phone' ? 'remove_to_retry' : 'connecting',
+    prompt:
+      phase === 'ready'
+        ? 'tap_or_scan'
+        : phase === 'error'
+          ? 'try_again'
+          : phase === 'result'
+            ? 'verified'
+            : phase === 'remove_phone'
+              ? 'remove_to_retry'
+              : 'connecting',
     transport: null,
     role: null,
     progress: { step: 0, apdus: 0, bleMessages: 0 },
@@ -42,7 +51,10 @@ function makeStream(): ScreenStateStream {
       kioskTimeouts: () => config.timeouts,
       sessionFreshness: () => undefined,
       replacedOutcome: () => null,
-      staff: { state: () => ({ pinConfigured: false, unlocked: false, unlockedUntil: null, lockedOutUntil: null }), anyUnlocked: () => false },
+      staff: {
+        state: () => ({ pinConfigured: false, unlocked: false, unlockedUntil: null, lockedOutUntil: null }),
+        anyUnlocked: () => false,
+      },
       camera: new CameraStatus(),
       testMode: true,
       languageResetMs: 60_000,

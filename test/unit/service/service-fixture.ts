@@ -85,7 +85,8 @@ export async function startServiceFixture(options: ServiceFixtureOptions = {}): 
     engineFactory: createIsoReaderEngineFactory({ trustedIacaCertificates: [rig.phone.credential.pki.iaca.der] }),
     ...(options.backendFaults ? { faults: options.backendFaults } : {}),
   });
-  const given = <T,>(value: WithBackend<T> | undefined): T | undefined => (typeof value === 'function' ? (value as (url: string) => T)(backend.url) : value);
+  const given = <T>(value: WithBackend<T> | undefined): T | undefined =>
+    typeof value === 'function' ? (value as (url: string) => T)(backend.url) : value;
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'mdl-kiosk-service-')));
   // Test timeouts come from a config file: a lower layer than saved settings, so nothing is locked by them.
@@ -100,7 +101,12 @@ export async function startServiceFixture(options: ServiceFixtureOptions = {}): 
     deviceBuilds.push(config);
     queue = new RecordingQrQueue({ freshMs: 60_000 });
     const { nfc, bleCentral, blePeripheral } = rig.devices;
-    const ports = { qr: queue, ...(nfc ? { nfc } : {}), ...(bleCentral ? { bleCentral } : {}), ...(blePeripheral ? { blePeripheral } : {}) };
+    const ports = {
+      qr: queue,
+      ...(nfc ? { nfc } : {}),
+      ...(bleCentral ? { bleCentral } : {}),
+      ...(blePeripheral ? { blePeripheral } : {}),
+    };
     return Promise.resolve({
       ports,
       qr: queue,
@@ -156,7 +162,11 @@ export async function startServiceFixture(options: ServiceFixtureOptions = {}): 
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
           waiters = waiters.filter((w) => w.resolve !== done);
-          reject(new Error(`no ${what} within ${timeoutMs} ms; last: phase ${service.state().view.phase} ${JSON.stringify(service.state().view.error)}`));
+          reject(
+            new Error(
+              `no ${what} within ${timeoutMs} ms; last: phase ${service.state().view.phase} ${JSON.stringify(service.state().view.error)}`,
+            ),
+          );
         }, timeoutMs);
         const done = (s: ScreenState): void => {
           clearTimeout(timer);

@@ -2,7 +2,14 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { applyUpdate, backendUrlTiedToKey, lockedKeys, lockSources, SettingsStore, settingKeyFor } from '../../../src/service/settings-store.js';
+import {
+  applyUpdate,
+  backendUrlTiedToKey,
+  lockedKeys,
+  lockSources,
+  SettingsStore,
+  settingKeyFor,
+} from '../../../src/service/settings-store.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -43,20 +50,35 @@ describe('settings map', () => {
   it('locks keys set by the environment, the command line or the demo backend', () => {
     expect(lockedKeys({ env: {} })).toEqual([]);
     // A key from a locked source locks the backend address too: the key belongs to its backend.
-    expect(lockedKeys({ env: { MDL_KIOSK_API_KEY_FILE: '/run/key', MDL_KIOSK_PROFILE: 'identity' } })).toEqual(['backendUrl', 'apiKey', 'profile']);
-    expect(lockSources({ env: { MDL_KIOSK_API_KEY: 'k' }, managed: { backend: { baseUrl: 'https://a.example' } } }).get('backendUrl')).toBe('managed');
+    expect(lockedKeys({ env: { MDL_KIOSK_API_KEY_FILE: '/run/key', MDL_KIOSK_PROFILE: 'identity' } })).toEqual([
+      'backendUrl',
+      'apiKey',
+      'profile',
+    ]);
+    expect(lockSources({ env: { MDL_KIOSK_API_KEY: 'k' }, managed: { backend: { baseUrl: 'https://a.example' } } }).get('backendUrl')).toBe(
+      'managed',
+    );
     expect(lockSources({ env: { MDL_KIOSK_API_KEY: 'k' } }).get('backendUrl')).toBe('environment');
     expect(backendUrlTiedToKey({ env: { MDL_KIOSK_API_KEY: 'k' } })).toBe(true);
     expect(backendUrlTiedToKey({ env: { MDL_KIOSK_API_KEY: 'k', MDL_KIOSK_BACKEND_URL: 'https://a.example' } })).toBe(false);
     expect(backendUrlTiedToKey({ env: {} })).toBe(false);
-    expect(lockedKeys({ env: {}, overrides: { ble: { roles: 'none' }, timeouts: { errorDisplayMs: 9_000 } } })).toEqual(['bleRoles', 'timeouts.errorDisplayMs']);
+    expect(lockedKeys({ env: {}, overrides: { ble: { roles: 'none' }, timeouts: { errorDisplayMs: 9_000 } } })).toEqual([
+      'bleRoles',
+      'timeouts.errorDisplayMs',
+    ]);
     expect(lockedKeys({ env: {}, backendOverride: true })).toEqual(['backendUrl', 'apiKey']);
   });
 
   it('applies an update: null and blank clear a key, partial timeouts merge', () => {
     const before = { backendUrl: 'https://a.example', pcscReader: 'ACS', timeouts: { resultDisplayMs: 20_000 } };
-    expect(applyUpdate(before, { backendUrl: null, pcscReader: '  ', timeouts: { errorDisplayMs: 5_000 } })).toEqual({ timeouts: { resultDisplayMs: 20_000, errorDisplayMs: 5_000 } });
-    expect(applyUpdate({}, { cameraDeviceId: 'cam-1', defaultLanguage: 'fr', bleRoles: 'central' })).toEqual({ cameraDeviceId: 'cam-1', defaultLanguage: 'fr', bleRoles: 'central' });
+    expect(applyUpdate(before, { backendUrl: null, pcscReader: '  ', timeouts: { errorDisplayMs: 5_000 } })).toEqual({
+      timeouts: { resultDisplayMs: 20_000, errorDisplayMs: 5_000 },
+    });
+    expect(applyUpdate({}, { cameraDeviceId: 'cam-1', defaultLanguage: 'fr', bleRoles: 'central' })).toEqual({
+      cameraDeviceId: 'cam-1',
+      defaultLanguage: 'fr',
+      bleRoles: 'central',
+    });
   });
 
   it('maps configuration paths to settings keys', () => {

@@ -70,13 +70,19 @@ describe('truncated or mangled hashes (issue 30: a cut copy passed the check, th
         const candidate = `${head}$${salt}$${text}`;
         if (n === 32) expect(await acceptedMeansUsable(candidate, '482915')).toBe('usable');
         else if (n === 0) expect(() => parsePinHash(candidate)).toThrow(PinHashError);
-        else expect(() => parsePinHash(candidate), `hash of ${n} bytes`).toThrow(`a 16-byte salt and a 32-byte hash, this one has 16 and ${n}`);
+        else
+          expect(() => parsePinHash(candidate), `hash of ${n} bytes`).toThrow(
+            `a 16-byte salt and a 32-byte hash, this one has 16 and ${n}`,
+          );
       }
       for (const text of [longSalt, longSalt.replace(/=+$/, '')]) {
         const candidate = `${head}$${text}$${hash}`;
         if (n === 16) expect(await acceptedMeansUsable(candidate, '482915')).toBe('usable');
         else if (n === 0) expect(() => parsePinHash(candidate)).toThrow(PinHashError);
-        else expect(() => parsePinHash(candidate), `salt of ${n} bytes`).toThrow(`a 16-byte salt and a 32-byte hash, this one has ${n} and 32`);
+        else
+          expect(() => parsePinHash(candidate), `salt of ${n} bytes`).toThrow(
+            `a 16-byte salt and a 32-byte hash, this one has ${n} and 32`,
+          );
       }
     }
   });
@@ -184,7 +190,8 @@ describe('StaffGate', () => {
   it('a data folder that cannot be written (full disk) does not lock staff out: the right PIN unlocks, wrong ones still lock out', async () => {
     const clock = { now: 1_000_000 };
     const events: string[] = [];
-    const full = (): Promise<void> => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }));
+    const full = (): Promise<void> =>
+      Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }));
     const staff = new StaffGate({
       config: () => STAFF,
       record: { pinHash: await hashPin('4321', CHEAP), failures: 0, lockouts: 0, lockedOutUntil: null },
@@ -212,7 +219,13 @@ describe('StaffGate', () => {
 
   it('without a PIN every unlock says no_pin; setPin sets one and clears a lockout', async () => {
     const { staff } = await gate({ pinHash: undefined, lockouts: 2, lockedOutUntil: 9e15 });
-    const noPin = new StaffGate({ config: () => STAFF, record: { failures: 0, lockouts: 0, lockedOutUntil: null }, persist: () => Promise.resolve(), now: Date.now, onChange: () => undefined });
+    const noPin = new StaffGate({
+      config: () => STAFF,
+      record: { failures: 0, lockouts: 0, lockedOutUntil: null },
+      persist: () => Promise.resolve(),
+      now: Date.now,
+      onChange: () => undefined,
+    });
     expect(await noPin.unlock('1234', 'screen-a')).toEqual({ ok: false, reason: 'no_pin' });
     await noPin.setPin('24680');
     expect(await noPin.unlock('24680', 'screen-a')).toMatchObject({ ok: true });

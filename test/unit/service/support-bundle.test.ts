@@ -37,7 +37,8 @@ async function tempDir(): Promise<string> {
 async function filesUnder(dir: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) out.set(join(entry.parentPath, entry.name).slice(dir.length + 1), await readFile(join(entry.parentPath, entry.name), 'utf8'));
+    if (entry.isFile())
+      out.set(join(entry.parentPath, entry.name).slice(dir.length + 1), await readFile(join(entry.parentPath, entry.name), 'utf8'));
   }
   return out;
 }
@@ -56,7 +57,8 @@ describe('support bundle', () => {
       service: { support: () => ({ logDir, files: { 'health.json': health }, secrets: [TOKEN] }) },
     });
     const f = fixture;
-    const call = (intent: string, args: unknown): Promise<unknown> => dispatchIntent(f.service, intent, args, () => f.service.staffUnlocked());
+    const call = (intent: string, args: unknown): Promise<unknown> =>
+      dispatchIntent(f.service, intent, args, () => f.service.staffUnlocked());
     expect(await call('unlock', { pin: PIN })).toMatchObject({ ok: true });
     expect(await call('saveSettings', { apiKey: API_KEY })).toMatchObject({ ok: true });
     await f.service.settled();
@@ -70,7 +72,10 @@ describe('support bundle', () => {
 
     // The shell's records: the kiosk's own log, plus a line that carries secrets (a second line of defence).
     await import('node:fs/promises').then(({ mkdir }) => mkdir(logDir, { recursive: true }));
-    await writeFile(join(logDir, 'mdl-kiosk.2026-11-27.1.log'), `${f.logs.text()}{"event":"careless","detail":"key ${API_KEY} token ${TOKEN} pin ${pinHash}"}\n`);
+    await writeFile(
+      join(logDir, 'mdl-kiosk.2026-11-27.1.log'),
+      `${f.logs.text()}{"event":"careless","detail":"key ${API_KEY} token ${TOKEN} pin ${pinHash}"}\n`,
+    );
     await writeFile(join(logDir, 'unrelated.txt'), `not a kiosk log ${API_KEY}`);
     await writeFile(health, JSON.stringify({ schema: 1, phase: 'ready' }));
 
@@ -82,7 +87,18 @@ describe('support bundle', () => {
     await extract({ file: bundle.path, cwd: unpacked });
     const files = await filesUnder(join(unpacked, 'mdl-kiosk-support'));
     expect([...files.keys()].sort()).toEqual(
-      ['README.txt', 'config.json', 'diagnostics.json', 'environment.json', 'health.json', 'logs/mdl-kiosk.2026-11-27.1.log', 'self-test.json', 'state.json', 'summary.txt', 'versions.json'].sort(),
+      [
+        'README.txt',
+        'config.json',
+        'diagnostics.json',
+        'environment.json',
+        'health.json',
+        'logs/mdl-kiosk.2026-11-27.1.log',
+        'self-test.json',
+        'state.json',
+        'summary.txt',
+        'versions.json',
+      ].sort(),
     );
     // The environment's proxy by host and port only; the bundle describes the kiosk that runs.
     expect(JSON.parse(files.get('environment.json') ?? '{}')).toMatchObject({
@@ -91,11 +107,19 @@ describe('support bundle', () => {
     });
 
     // What support needs.
-    const config = JSON.parse(files.get('config.json') ?? '{}') as { effective: { backend: { apiKey: string; baseUrl: string }; staff: { pinHash: string }; profile: string }; sources: Record<string, string> };
+    const config = JSON.parse(files.get('config.json') ?? '{}') as {
+      effective: { backend: { apiKey: string; baseUrl: string }; staff: { pinHash: string }; profile: string };
+      sources: Record<string, string>;
+    };
     expect(config.effective.backend.apiKey).toBe('(set; not included)');
     expect(config.effective.staff.pinHash).toBe('(set; not included)');
     expect(config.effective.profile).toBe('identity');
-    expect(config.sources).toMatchObject({ 'backend.baseUrl': 'config file', 'backend.apiKey': 'saved settings', 'staff.pinHash': 'command line', profile: 'config file' });
+    expect(config.sources).toMatchObject({
+      'backend.baseUrl': 'config file',
+      'backend.apiKey': 'saved settings',
+      'staff.pinHash': 'command line',
+      profile: 'config file',
+    });
     expect(JSON.parse(files.get('versions.json') ?? '{}')).toMatchObject({ node: process.versions.node, flavour: 'qa' });
     expect(JSON.parse(files.get('state.json') ?? '{}')).toMatchObject({ devices: { qr: { usable: true } } });
     expect(JSON.parse(files.get('self-test.json') ?? '[]')).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'backend' })]));
@@ -126,24 +150,39 @@ describe('support bundle', () => {
     await import('node:fs/promises').then(({ mkdir }) => mkdir(unpacked));
     await extract({ file: bundle.path, cwd: unpacked });
     const files = await filesUnder(join(unpacked, 'mdl-kiosk-support'));
-    const diagnostics = JSON.parse(files.get('diagnostics.json') ?? '{}') as { backend?: { lastFailure: { kind: string; status: number; detail: string } | null; consecutive: number; totals: Record<string, number>; requestsLastMinute: number; maxRequestsPerMinute: number } };
-    expect(diagnostics.backend?.lastFailure).toMatchObject({ kind: 'socket_refused', status: 404, detail: expect.stringContaining('WebSocket route of the gateway') as string });
+    const diagnostics = JSON.parse(files.get('diagnostics.json') ?? '{}') as {
+      backend?: {
+        lastFailure: { kind: string; status: number; detail: string } | null;
+        consecutive: number;
+        totals: Record<string, number>;
+        requestsLastMinute: number;
+        maxRequestsPerMinute: number;
+      };
+    };
+    expect(diagnostics.backend?.lastFailure).toMatchObject({
+      kind: 'socket_refused',
+      status: 404,
+      detail: expect.stringContaining('WebSocket route of the gateway') as string,
+    });
     expect(diagnostics.backend?.consecutive).toBeGreaterThanOrEqual(3);
     expect(diagnostics.backend?.totals.socket_refused).toBeGreaterThanOrEqual(3);
     expect(diagnostics.backend?.maxRequestsPerMinute).toBe(20);
     expect(JSON.parse(files.get('state.json') ?? '{}')).toMatchObject({ phase: 'config_error', error: { code: 'backend_refuses_socket' } });
-    expect(JSON.parse(files.get('self-test.json') ?? '[]')).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'backend', status: 'backend_refuses_socket' })]));
+    expect(JSON.parse(files.get('self-test.json') ?? '[]')).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'backend', status: 'backend_refuses_socket' })]),
+    );
     expect(secrets.length).toBeGreaterThanOrEqual(2);
     for (const name of ['diagnostics.json', 'state.json', 'self-test.json', 'config.json']) {
       for (const secret of [API_KEY, ...secrets]) expect(files.get(name), name).not.toContain(secret);
     }
   }, 40_000);
 
-  it('the staff screen\'s button writes a bundle into the support folder and says where', async () => {
+  it("the staff screen's button writes a bundle into the support folder and says where", async () => {
     const pinHash = await hashPin(PIN, TEST_SCRYPT);
     fixture = await startServiceFixture({ overrides: { staff: { pinHash } } });
     const f = fixture;
-    const call = (intent: string, args: unknown): Promise<unknown> => dispatchIntent(f.service, intent, args, () => f.service.staffUnlocked());
+    const call = (intent: string, args: unknown): Promise<unknown> =>
+      dispatchIntent(f.service, intent, args, () => f.service.staffUnlocked());
     await expect(call('writeSupportBundle', {})).rejects.toMatchObject({ code: 'staff_required' });
     expect(await call('unlock', { pin: PIN })).toMatchObject({ ok: true });
     const written = (await call('writeSupportBundle', {})) as { path: string; bytes: number };

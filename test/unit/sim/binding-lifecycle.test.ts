@@ -42,7 +42,8 @@ describe('noble bindings after stop()', () => {
     bindings.start();
     bindings.stopScanning();
     bindings.stop();
-    for (const [method, native, call] of NOBLE_CALLS) expect(() => call(bindings), method).toThrow(new TypeError(`${native}: BLEManager has already been cleaned up`));
+    for (const [method, native, call] of NOBLE_CALLS)
+      expect(() => call(bindings), method).toThrow(new TypeError(`${native}: BLEManager has already been cleaned up`));
     expect(bindings.addressToId('AA:BB:CC:DD:EE:FF')).toBe('aabbccddeeff');
     bindings.start();
     expect(() => bindings.stopScanning()).not.toThrow();
@@ -57,7 +58,8 @@ describe('noble bindings after stop()', () => {
     remotes.push(bindings);
     bindings.start();
     bindings.stop();
-    for (const [method, native, call] of NOBLE_CALLS) expect(() => call(bindings), method).toThrow(`${native}: BLEManager has already been cleaned up`);
+    for (const [method, native, call] of NOBLE_CALLS)
+      expect(() => call(bindings), method).toThrow(`${native}: BLEManager has already been cleaned up`);
   });
 });
 

@@ -6,7 +6,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ageAt } from '../../../src/qa/sim/virtual-wallet/credential.js';
 import { createVirtualCounter, getTestPki, type VirtualCounter } from '../../../src/qa/index.js';
-import { DEFAULT_PHONE_SETTINGS, PhoneSettingsChangeSchema, deviceAvailability, needsNewPhone, underAgeBirthDate } from '../../../src/qa/wiring/phone-settings.js';
+import {
+  DEFAULT_PHONE_SETTINGS,
+  PhoneSettingsChangeSchema,
+  deviceAvailability,
+  needsNewPhone,
+  underAgeBirthDate,
+} from '../../../src/qa/wiring/phone-settings.js';
 
 let counter: VirtualCounter | undefined;
 afterEach(async () => {
@@ -17,15 +23,25 @@ afterEach(async () => {
 describe('QA switches: missing devices and an under-21 holder', () => {
   it('are validated like the other settings', () => {
     expect(PhoneSettingsChangeSchema.safeParse({ holder: 'under_21', nfcReader: 'unplugged', bluetooth: 'off' }).success).toBe(true);
-    for (const bad of [{ holder: 'under_18' }, { nfcReader: 'gone' }, { bluetooth: true }, { bluetooth: 'off', extra: 1 }]) expect(PhoneSettingsChangeSchema.safeParse(bad).success).toBe(false);
+    for (const bad of [{ holder: 'under_18' }, { nfcReader: 'gone' }, { bluetooth: true }, { bluetooth: 'off', extra: 1 }])
+      expect(PhoneSettingsChangeSchema.safeParse(bad).success).toBe(false);
     expect(DEFAULT_PHONE_SETTINGS).toMatchObject({ holder: 'adult', nfcReader: 'present', bluetooth: 'on' });
   });
 
   it('say what the real adapters say for each way a device goes missing', () => {
     expect(deviceAvailability({ nfcReader: 'present', bluetooth: 'on' })).toEqual({ nfc: { usable: true }, bluetooth: { usable: true } });
-    expect(deviceAvailability({ nfcReader: 'unplugged', bluetooth: 'off' })).toMatchObject({ nfc: { usable: false, reason: 'no_reader' }, bluetooth: { usable: false, reason: 'powered_off' } });
-    expect(deviceAvailability({ nfcReader: 'service_down', bluetooth: 'no_adapter' })).toMatchObject({ nfc: { reason: 'service_down' }, bluetooth: { reason: 'no_adapter' } });
-    expect(deviceAvailability({ nfcReader: 'present', bluetooth: 'unauthorized' }).bluetooth).toMatchObject({ usable: false, reason: 'unauthorized' });
+    expect(deviceAvailability({ nfcReader: 'unplugged', bluetooth: 'off' })).toMatchObject({
+      nfc: { usable: false, reason: 'no_reader' },
+      bluetooth: { usable: false, reason: 'powered_off' },
+    });
+    expect(deviceAvailability({ nfcReader: 'service_down', bluetooth: 'no_adapter' })).toMatchObject({
+      nfc: { reason: 'service_down' },
+      bluetooth: { reason: 'no_adapter' },
+    });
+    expect(deviceAvailability({ nfcReader: 'present', bluetooth: 'unauthorized' }).bluetooth).toMatchObject({
+      usable: false,
+      reason: 'unauthorized',
+    });
   });
 
   it('an under-21 birth date is 19 years back, also on 29 February', () => {
@@ -39,7 +55,7 @@ describe('QA switches: missing devices and an under-21 holder', () => {
     expect(needsNewPhone(DEFAULT_PHONE_SETTINGS, { ...DEFAULT_PHONE_SETTINGS, nfcReader: 'unplugged', bluetooth: 'off' })).toBe(false);
   });
 
-  it('apply to the kiosk\'s ports at once, without a new phone, and come back; a role not configured stays so', async () => {
+  it("apply to the kiosk's ports at once, without a new phone, and come back; a role not configured stays so", async () => {
     counter = await createVirtualCounter({ pki: await getTestPki(), backend: false, kioskBle: 'central' });
     const { nfc, bleCentral, blePeripheral } = counter.rig.devices;
     if (!nfc || !bleCentral || !blePeripheral) throw new Error('the virtual counter has every device');

@@ -24,7 +24,13 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function rig(): Promise<{ radio: VirtualRadio; server: RadioLinkServer; phone: PhoneClient; bindings: RemoteBlenoBindings; port: BlenoPeripheral }> {
+async function rig(): Promise<{
+  radio: VirtualRadio;
+  server: RadioLinkServer;
+  phone: PhoneClient;
+  bindings: RemoteBlenoBindings;
+  port: BlenoPeripheral;
+}> {
   const radio = new VirtualRadio();
   const phone = new PhoneClient(radio, 'phone');
   const server = await RadioLinkServer.start({ radio });

@@ -21,7 +21,9 @@ describe('createVirtualRig().replacePhone', () => {
     for (let i = 0; i < 5; i++) {
       const old = rig.phone;
       replaced.push(old.device.address);
-      await rig.replacePhone(await VirtualPhone.create({ profile: i % 2 === 0 ? 'iphone' : 'android', radio: rig.radio, name: `phone-${i}` }));
+      await rig.replacePhone(
+        await VirtualPhone.create({ profile: i % 2 === 0 ? 'iphone' : 'android', radio: rig.radio, name: `phone-${i}` }),
+      );
       expect(old.device.powered).toBe(false);
     }
     expect(rig.radio.devices.map((d) => d.address).sort()).toEqual([kioskAddress, rig.phone.device.address].sort());

@@ -35,7 +35,7 @@ describe('createRequire calls to inlined packages become plain requires', () => 
 
   it('rewrites a named handle and an inline call for an inlined package, not for a shipped one', () => {
     const source = [
-      "const requireCjs = createRequire(import.meta.url);",
+      'const requireCjs = createRequire(import.meta.url);',
       "const cborx = requireCjs('cbor-x');",
       "const noble = requireCjs('@stoprocent/noble/lib/noble');",
       "const codec = createRequire(import.meta.url)('@cornerstonejs/codec-openjpeg/wasmjs');",
@@ -62,7 +62,11 @@ describe('createRequire calls to inlined packages become plain requires', () => 
 
 describe('bundle contracts', () => {
   it('the preload may carry only itself, src/preload/** and the import-free IPC files, and import only electron', () => {
-    const good = { 'src/preload/index.ts': ['electron', 'src/common/ipc-contract.ts'], 'src/common/ipc-contract.ts': [], 'src/common/ipc-reply.ts': [] };
+    const good = {
+      'src/preload/index.ts': ['electron', 'src/common/ipc-contract.ts'],
+      'src/common/ipc-contract.ts': [],
+      'src/common/ipc-reply.ts': [],
+    };
     expect(checkPreloadInputs('src/preload/index.ts', good, ['electron'])).toEqual([]);
     const bad = { ...good, 'src/common/kiosk-api.ts': ['zod'], 'src/common/ipc-reply.ts': ['src/common/kiosk-api.ts'] };
     expect(checkPreloadInputs('src/preload/index.ts', bad, ['electron', 'zod']).sort()).toEqual([
@@ -74,7 +78,9 @@ describe('bundle contracts', () => {
 
   it('the production main inlines neither QA code nor any package', () => {
     expect(checkProductionInputs(['src/main/index.ts', 'src/service/kiosk-service.ts'])).toEqual([]);
-    expect(checkProductionInputs(['src/qa/index.ts', 'node_modules/cbor-x/dist/node.cjs', 'node_modules/a/node_modules/@s/b/x.js'])).toEqual([
+    expect(
+      checkProductionInputs(['src/qa/index.ts', 'node_modules/cbor-x/dist/node.cjs', 'node_modules/a/node_modules/@s/b/x.js']),
+    ).toEqual([
       'the production bundle pulls in QA code: src/qa/index.ts',
       'the production bundle inlines the package cbor-x (node_modules/cbor-x/dist/node.cjs): list it in "dependencies" so node_modules ships it, or stop importing it from production code',
       'the production bundle inlines the package @s/b (node_modules/a/node_modules/@s/b/x.js): list it in "dependencies" so node_modules ships it, or stop importing it from production code',
@@ -82,14 +88,27 @@ describe('bundle contracts', () => {
   });
 
   it('finds reads relative to a module’s own URL and plans them for the bundle', () => {
-    const reads = findRelativeReads(join(REPO, 'src/qa/phone-page/server.ts'), 'readFile(new URL(`./assets/${asset.file}`, import.meta.url)); new URL("../../package.json", import.meta.url); new URL(x, base)');
+    const reads = findRelativeReads(
+      join(REPO, 'src/qa/phone-page/server.ts'),
+      'readFile(new URL(`./assets/${asset.file}`, import.meta.url)); new URL("../../package.json", import.meta.url); new URL(x, base)',
+    );
     expect(reads.map((r) => r.path)).toEqual(['./assets/', '../../package.json']);
     const out = join(REPO, 'dist', 'app');
     const [assets] = reads;
     if (assets === undefined) throw new Error('no read found');
-    expect(planRelativeRead(assets, out)).toMatchObject({ kind: 'copy', from: join(REPO, 'src/qa/phone-page/assets'), to: join(out, 'assets') });
-    expect(planRelativeRead({ source: join(REPO, 'src/service/kiosk-service.ts'), path: '../../package.json' }, out)).toMatchObject({ kind: 'bundle-relative', target: join(REPO, 'package.json') });
-    expect(planRelativeRead({ source: join(REPO, 'src/main/window.ts'), path: './preload.cjs' }, out)).toMatchObject({ kind: 'bundle-relative', target: join(out, 'preload.cjs') });
+    expect(planRelativeRead(assets, out)).toMatchObject({
+      kind: 'copy',
+      from: join(REPO, 'src/qa/phone-page/assets'),
+      to: join(out, 'assets'),
+    });
+    expect(planRelativeRead({ source: join(REPO, 'src/service/kiosk-service.ts'), path: '../../package.json' }, out)).toMatchObject({
+      kind: 'bundle-relative',
+      target: join(REPO, 'package.json'),
+    });
+    expect(planRelativeRead({ source: join(REPO, 'src/main/window.ts'), path: './preload.cjs' }, out)).toMatchObject({
+      kind: 'bundle-relative',
+      target: join(out, 'preload.cjs'),
+    });
   });
 });
 
@@ -110,7 +129,12 @@ describe('buildApp on stand-in entries', () => {
       'preload.ts': `import { contextBridge } from 'electron';\nimport { KIOSK_INTENTS } from ${src('src/common/kiosk-api.js')};\ncontextBridge.exposeInMainWorld('k', KIOSK_INTENTS);\n`,
       'main.ts': `import { app } from 'electron';\nimport { defaultQaPkiDir } from ${src('src/qa/index.js')};\nvoid app.whenReady().then(() => defaultQaPkiDir());\n`,
     });
-    const error = await buildApp({ root: REPO, outDir: join(dir, 'out'), entries: { main: paths['main.ts'], preload: paths['preload.ts'] }, only: ['main', 'preload'] }).catch((e: unknown) => e);
+    const error = await buildApp({
+      root: REPO,
+      outDir: join(dir, 'out'),
+      entries: { main: paths['main.ts'], preload: paths['preload.ts'] },
+      only: ['main', 'preload'],
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AppBuildError);
     const message = (error as Error).message;
     expect(message).toContain('the preload bundle pulls in src/common/kiosk-api.ts');
@@ -119,7 +143,9 @@ describe('buildApp on stand-in entries', () => {
 
   it('fails on a preload that needs a Node built-in (the sandbox has none)', async () => {
     const { dir, paths } = await entries({ 'preload.ts': "import { readFileSync } from 'node:fs';\nexport const x = readFileSync;\n" });
-    await expect(buildApp({ root: REPO, outDir: join(dir, 'out'), entries: { preload: paths['preload.ts'] }, only: ['preload'] })).rejects.toThrow(/preload bundle/);
+    await expect(
+      buildApp({ root: REPO, outDir: join(dir, 'out'), entries: { preload: paths['preload.ts'] }, only: ['preload'] }),
+    ).rejects.toThrow(/preload bundle/);
   });
 
   it('builds a CommonJS preload that requires only electron', async () => {
@@ -155,7 +181,12 @@ describe('buildApp on stand-in entries', () => {
     const code = await readFile(join(out, 'radio.js'), 'utf8');
     expect(code).not.toContain('src/qa/');
     // Run it as the kiosk does (an IPC channel, structured clone): asked for no roles, it answers ready.
-    const child = fork(join(out, 'radio.js'), [], { cwd: REPO, serialization: 'advanced', stdio: ['ignore', 'pipe', 'pipe', 'ipc'], timeout: 15_000 });
+    const child = fork(join(out, 'radio.js'), [], {
+      cwd: REPO,
+      serialization: 'advanced',
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      timeout: 15_000,
+    });
     const ready = new Promise<unknown>((resolveReady) => child.once('message', resolveReady));
     child.send({ t: 'init', init: { central: false, peripheral: false } });
     expect(await ready).toEqual({ t: 'ready', problems: [] });
@@ -165,8 +196,8 @@ describe('buildApp on stand-in entries', () => {
   });
 
   it('refuses to start without an entry file', async () => {
-    await expect(buildApp({ root: REPO, outDir: join(await tempDir(), 'out'), entries: { main: '/nonexistent/main.ts' }, only: ['main'] })).rejects.toThrow(
-      'the main entry /nonexistent/main.ts does not exist',
-    );
+    await expect(
+      buildApp({ root: REPO, outDir: join(await tempDir(), 'out'), entries: { main: '/nonexistent/main.ts' }, only: ['main'] }),
+    ).rejects.toThrow('the main entry /nonexistent/main.ts does not exist');
   });
 });

@@ -36,8 +36,14 @@ async function fakeElectronPackage(options: { pathTxt?: string; binary?: boolean
   const dir = join(await tempDir(), 'electron');
   await mkdir(join(dir, 'dist'), { recursive: true });
   await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'electron', version: '45.4.1' }));
-  await writeFile(join(dir, 'index.js'), `require('fs').writeFileSync(${JSON.stringify(join(dir, 'REQUIRED'))}, 'x'); throw new Error('downloads');\n`);
-  await writeFile(join(dir, 'install.js'), `require('fs').writeFileSync(${JSON.stringify(join(dir, 'INSTALLED'))}, 'x'); console.error('Error: getaddrinfo ENOTFOUND github.com'); process.exit(1);\n`);
+  await writeFile(
+    join(dir, 'index.js'),
+    `require('fs').writeFileSync(${JSON.stringify(join(dir, 'REQUIRED'))}, 'x'); throw new Error('downloads');\n`,
+  );
+  await writeFile(
+    join(dir, 'install.js'),
+    `require('fs').writeFileSync(${JSON.stringify(join(dir, 'INSTALLED'))}, 'x'); console.error('Error: getaddrinfo ENOTFOUND github.com'); process.exit(1);\n`,
+  );
   if (options.pathTxt !== undefined) await writeFile(join(dir, 'path.txt'), options.pathTxt);
   if (options.binary === true) {
     await writeFile(join(dir, 'dist', options.pathTxt ?? 'electron'), '#!/bin/sh\nexit 0\n');
@@ -59,7 +65,11 @@ describe('finding the Electron binary without the electron package', () => {
 
   it('reports missing when path.txt is absent (the installer never completed), even if dist/ has files', async () => {
     const dir = await fakeElectronPackage({ binary: true });
-    expect(locateElectronBinary({ electronDir: dir, env: {}, platform: 'linux' })).toEqual({ found: false, expected: join(dir, 'dist', 'electron'), via: 'package' });
+    expect(locateElectronBinary({ electronDir: dir, env: {}, platform: 'linux' })).toEqual({
+      found: false,
+      expected: join(dir, 'dist', 'electron'),
+      via: 'package',
+    });
   });
 
   it('reports missing when path.txt names a binary that is not there', async () => {

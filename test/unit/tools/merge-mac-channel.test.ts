@@ -23,7 +23,9 @@ const provider = require('electron-updater/out/providers/Provider') as {
   resolveFiles(info: unknown, base: URL): ResolvedFile[];
   findFile(files: ResolvedFile[], extension: string, not?: string[]): ResolvedFile | undefined;
 };
-const { MacUpdater } = require('electron-updater/out/MacUpdater') as { MacUpdater: { filterFilesForArch(files: ResolvedFile[], isArm64Mac: boolean): ResolvedFile[] } };
+const { MacUpdater } = require('electron-updater/out/MacUpdater') as {
+  MacUpdater: { filterFilesForArch(files: ResolvedFile[], isArm64Mac: boolean): ResolvedFile[] };
+};
 
 const FEED = new URL('https://updates.example/kiosk/');
 const SHA = { x64zip: 'x'.repeat(86) + '==', x64dmg: 'y'.repeat(86) + '==', armzip: 'a'.repeat(86) + '==', armdmg: 'b'.repeat(86) + '==' };
@@ -67,7 +69,10 @@ describe('what each Mac gets', () => {
       ['x64', 'arm64'],
       ['arm64', 'x64'],
     ] as const) {
-      const merged = mergeMacChannelFiles({ text: channel(first), source: `${first}.yml` }, { text: channel(second), source: `${second}.yml` });
+      const merged = mergeMacChannelFiles(
+        { text: channel(first), source: `${first}.yml` },
+        { text: channel(second), source: `${second}.yml` },
+      );
       expect(zipFor(merged.text, false)).toBe('mdl-kiosk-1.4.2-mac-x64.zip');
       expect(zipFor(merged.text, true)).toBe('mdl-kiosk-1.4.2-mac-arm64.zip');
       expect(merged.text).toContain('path: mdl-kiosk-1.4.2-mac-x64.zip');
@@ -77,7 +82,10 @@ describe('what each Mac gets', () => {
   });
 
   it('names shared by both files (a re-run of one build) are one entry', () => {
-    const arm = `${channel('arm64')}\n`.replace('files:\n', `files:\n  - url: mdl-kiosk-1.4.2-mac-x64.zip\n    sha512: ${SHA.x64zip}\n    size: 120000000\n`);
+    const arm = `${channel('arm64')}\n`.replace(
+      'files:\n',
+      `files:\n  - url: mdl-kiosk-1.4.2-mac-x64.zip\n    sha512: ${SHA.x64zip}\n    size: 120000000\n`,
+    );
     const merged = mergeMacChannelFiles({ text: channel('x64'), source: 'x64.yml' }, { text: arm, source: 'arm64.yml' });
     expect(merged.text.match(/url: mdl-kiosk-1\.4\.2-mac-x64\.zip/g)).toHaveLength(1);
   });
@@ -121,9 +129,14 @@ describe('npm run release:merge-mac', () => {
 
   const run = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
     new Promise((done) => {
-      execFile(process.execPath, ['--import', 'tsx', 'tools/package/merge-mac-channel.ts', ...args], { cwd: REPO_ROOT }, (error, stdout, stderr) => {
-        done({ code: typeof error?.code === 'number' ? error.code : error ? 1 : 0, stdout, stderr });
-      });
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', 'tools/package/merge-mac-channel.ts', ...args],
+        { cwd: REPO_ROOT },
+        (error, stdout, stderr) => {
+          done({ code: typeof error?.code === 'number' ? error.code : error ? 1 : 0, stdout, stderr });
+        },
+      );
     });
 
   it('writes the merged file and says which ZIP serves which Mac; a refusal writes nothing and exits 2', async () => {
@@ -133,7 +146,9 @@ describe('npm run release:merge-mac', () => {
     await writeFile(join(dir, 'arm64.yml'), channel('arm64'));
     const ok = await run([join(dir, 'x64.yml'), join(dir, 'arm64.yml'), '--out', join(dir, 'latest-mac.yml')]);
     expect(ok).toMatchObject({ code: 0, stderr: '' });
-    expect(ok.stdout).toBe('release:merge-mac: latest-mac.yml: version 1.4.2 for Intel (mdl-kiosk-1.4.2-mac-x64.zip) and Apple silicon (mdl-kiosk-1.4.2-mac-arm64.zip); upload this file to the feed\n');
+    expect(ok.stdout).toBe(
+      'release:merge-mac: latest-mac.yml: version 1.4.2 for Intel (mdl-kiosk-1.4.2-mac-x64.zip) and Apple silicon (mdl-kiosk-1.4.2-mac-arm64.zip); upload this file to the feed\n',
+    );
     const written = await readFile(join(dir, 'latest-mac.yml'), 'utf8');
     expect(zipFor(written, true)).toBe('mdl-kiosk-1.4.2-mac-arm64.zip');
 

@@ -15,9 +15,13 @@ describe('signing plan', () => {
   it('refuses an unsigned production build for Windows and for macOS, naming what to configure and the flag', () => {
     const win = signingPlan(base);
     expect(win.kind).toBe('refused');
-    expect(win.kind === 'refused' && win.message).toMatch(/^refusing to build an unsigned production package for Windows: no signing is configured\. Configure a certificate file in CSC_LINK .* pass --unsigned\.$/);
+    expect(win.kind === 'refused' && win.message).toMatch(
+      /^refusing to build an unsigned production package for Windows: no signing is configured\. Configure a certificate file in CSC_LINK .* pass --unsigned\.$/,
+    );
     const mac = signingPlan({ ...base, os: 'mac' });
-    expect(mac.kind === 'refused' && mac.message).toMatch(/^refusing to build an unsigned production package for macOS: .*"Developer ID Application" identity in the keychain/);
+    expect(mac.kind === 'refused' && mac.message).toMatch(
+      /^refusing to build an unsigned production package for macOS: .*"Developer ID Application" identity in the keychain/,
+    );
   });
 
   it.each([
@@ -31,7 +35,9 @@ describe('signing plan', () => {
   });
 
   it('macOS signs with a keychain identity, CSC_NAME or mac.identity; identity=null is not signing', () => {
-    expect(signingPlan({ ...base, os: 'mac', keychainIdentity: 'Developer ID Application: Example (TEAM1)' })).toMatchObject({ kind: 'signed' });
+    expect(signingPlan({ ...base, os: 'mac', keychainIdentity: 'Developer ID Application: Example (TEAM1)' })).toMatchObject({
+      kind: 'signed',
+    });
     expect(signingPlan({ ...base, os: 'mac', env: { CSC_NAME: 'Example' } })).toMatchObject({ kind: 'signed' });
     expect(signingPlan({ ...base, os: 'mac', builderArgs: ['-c.mac.identity=null'] })).toMatchObject({ kind: 'refused' });
     // A Windows certificate is no macOS signature.
@@ -41,7 +47,9 @@ describe('signing plan', () => {
   it('--unsigned builds unsigned on purpose, with the consequences spelled out; macOS then turns identity discovery off', () => {
     const win = signingPlan({ ...base, unsigned: true, env: { CSC_LINK: 'x' } });
     expect(win).toMatchObject({ kind: 'unsigned', builderArgs: [], envRemoved: ['CSC_LINK', 'WIN_CSC_LINK'] });
-    expect(win.kind === 'unsigned' && win.warning).toMatch(/^building an UNSIGNED production package for Windows \(--unsigned\): without a signature the asar integrity check protects nothing/);
+    expect(win.kind === 'unsigned' && win.warning).toMatch(
+      /^building an UNSIGNED production package for Windows \(--unsigned\): without a signature the asar integrity check protects nothing/,
+    );
     expect(signingPlan({ ...base, os: 'mac', unsigned: true })).toMatchObject({ kind: 'unsigned', builderArgs: ['-c.mac.identity=null'] });
   });
 
@@ -54,8 +62,20 @@ describe('signing plan', () => {
 
 describe('package arguments', () => {
   it('reads the OS, flavour, arch and flags; passes the rest to electron-builder', () => {
-    expect(parsePackageArgs(['--win', '--unsigned', '-c.electronDist=/x', '--x64'])).toEqual({ os: 'win', flavour: 'production', unsigned: true, printPlan: false, arch: 'x64', builderArgs: ['-c.electronDist=/x'] });
-    expect(parsePackageArgs(['--mac', '--qa', '--print-plan'])).toMatchObject({ os: 'mac', flavour: 'qa', printPlan: true, arch: undefined });
+    expect(parsePackageArgs(['--win', '--unsigned', '-c.electronDist=/x', '--x64'])).toEqual({
+      os: 'win',
+      flavour: 'production',
+      unsigned: true,
+      printPlan: false,
+      arch: 'x64',
+      builderArgs: ['-c.electronDist=/x'],
+    });
+    expect(parsePackageArgs(['--mac', '--qa', '--print-plan'])).toMatchObject({
+      os: 'mac',
+      flavour: 'qa',
+      printPlan: true,
+      arch: undefined,
+    });
   });
 
   it('refuses no OS, two OSes, publishing and another config file', () => {

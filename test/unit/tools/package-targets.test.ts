@@ -44,7 +44,8 @@ function thinSlice(fat: Buffer, cpu: 'x64' | 'arm64'): Buffer {
   const wanted = cpu === 'x64' ? 0x01000007 : 0x0100000c;
   for (let i = 0; i < fat.readUInt32BE(4); i++) {
     const at = 8 + 20 * i;
-    if (fat.readUInt32BE(at) === wanted) return Buffer.from(fat.subarray(fat.readUInt32BE(at + 8), fat.readUInt32BE(at + 8) + fat.readUInt32BE(at + 12)));
+    if (fat.readUInt32BE(at) === wanted)
+      return Buffer.from(fat.subarray(fat.readUInt32BE(at + 8), fat.readUInt32BE(at + 8) + fat.readUInt32BE(at + 12)));
   }
   throw new Error(`no ${cpu} slice`);
 }
@@ -72,7 +73,8 @@ beforeAll(async () => {
   declared = (['linux', 'win', 'mac'] as const).flatMap((os) => declaredArches(config, os).map((arch) => ({ os, arch })));
 }, 30_000);
 
-const ship = (target: PackageTarget, exclusions = nodeModuleExclusions(config, target.os)): string[] => shippedAddons(REPO, exclusions, target, MODULES);
+const ship = (target: PackageTarget, exclusions = nodeModuleExclusions(config, target.os)): string[] =>
+  shippedAddons(REPO, exclusions, target, MODULES);
 
 describe('the arches electron-builder.yml declares', () => {
   it('Linux and macOS x64 and arm64, Windows x64: every target declares them (none left to the build machine)', () => {
@@ -88,9 +90,20 @@ describe('the arches electron-builder.yml declares', () => {
   it('a target without arch, or two targets of an OS with different arches, is a policy problem', () => {
     const mac = config.mac ?? {};
     const noArch = { ...config, mac: { ...mac, target: ['dmg', { target: 'zip', arch: ['x64', 'arm64'] }] } } as Configuration;
-    expect(() => declaredArches(noArch, 'mac')).toThrow('mac.target dmg declares no arch (it would be the build machine\'s)');
-    expect(policyProblems(REPO, 'production', noArch)).toContain("electron-builder.yml: mac.target dmg declares no arch (it would be the build machine's)");
-    const mixed = { ...config, mac: { ...mac, target: [{ target: 'dmg', arch: 'universal' }, { target: 'zip', arch: ['x64', 'arm64'] }] } } as Configuration;
+    expect(() => declaredArches(noArch, 'mac')).toThrow("mac.target dmg declares no arch (it would be the build machine's)");
+    expect(policyProblems(REPO, 'production', noArch)).toContain(
+      "electron-builder.yml: mac.target dmg declares no arch (it would be the build machine's)",
+    );
+    const mixed = {
+      ...config,
+      mac: {
+        ...mac,
+        target: [
+          { target: 'dmg', arch: 'universal' },
+          { target: 'zip', arch: ['x64', 'arm64'] },
+        ],
+      },
+    } as Configuration;
     expect(() => declaredArches(mixed, 'mac')).toThrow(/every target of an OS is built for the same arches/);
     expect(policyProblems(REPO, 'production', config)).toEqual([]);
   });
@@ -133,7 +146,15 @@ describe('planted wrong targets fail', () => {
     expect(shippedAddonProblems(REPO, files, darwinArm64, ELECTRON, readerWith(thinSlice(read(NOBLE_MAC), 'x64')))).toEqual([
       `macOS arm64: ${SMARTCARD} is built for x64, not arm64: it cannot load in Electron 45.4.1 (NODE_MODULE_VERSION 150) on darwin-arm64`,
     ]);
-    expect(shippedAddonProblems(REPO, ship({ os: 'mac', arch: 'x64' }), { os: 'mac', arch: 'x64' }, ELECTRON, readerWith(thinSlice(read(NOBLE_MAC), 'arm64')))).toEqual([
+    expect(
+      shippedAddonProblems(
+        REPO,
+        ship({ os: 'mac', arch: 'x64' }),
+        { os: 'mac', arch: 'x64' },
+        ELECTRON,
+        readerWith(thinSlice(read(NOBLE_MAC), 'arm64')),
+      ),
+    ).toEqual([
       `macOS x64: ${SMARTCARD} is built for arm64, not x64: it cannot load in Electron 45.4.1 (NODE_MODULE_VERSION 150) on darwin-x64`,
     ]);
   });
@@ -150,7 +171,9 @@ describe('planted wrong targets fail', () => {
   });
 
   it('a prebuilds pattern that drops the fat darwin-x64+arm64 folders leaves macOS without noble and bleno', () => {
-    const exact = nodeModuleExclusions(config, 'mac').map((p) => p.replace('prebuilds/!(${platform}-*${arch}*)', 'prebuilds/!(${platform}-${arch})'));
+    const exact = nodeModuleExclusions(config, 'mac').map((p) =>
+      p.replace('prebuilds/!(${platform}-*${arch}*)', 'prebuilds/!(${platform}-${arch})'),
+    );
     expect(exact).not.toEqual(nodeModuleExclusions(config, 'mac'));
     const files = ship(darwinArm64, exact);
     expect(files).toEqual([SMARTCARD]);
@@ -162,7 +185,15 @@ describe('planted wrong targets fail', () => {
 
   it('an ia32 PE in the Windows x64 build; an arm64 ELF in the Linux x64 build; an x64 ELF in the Linux arm64 build', () => {
     const win: PackageTarget = { os: 'win', arch: 'x64' };
-    expect(shippedAddonProblems(REPO, ship(win), win, ELECTRON, readerWith(read('node_modules/@stoprocent/noble/prebuilds/win32-ia32/node.napi.node')))).toEqual([
+    expect(
+      shippedAddonProblems(
+        REPO,
+        ship(win),
+        win,
+        ELECTRON,
+        readerWith(read('node_modules/@stoprocent/noble/prebuilds/win32-ia32/node.napi.node')),
+      ),
+    ).toEqual([
       `Windows x64: ${SMARTCARD} is built for ia32, not x64: it cannot load in Electron 45.4.1 (NODE_MODULE_VERSION 150) on win32-x64`,
     ]);
     const linuxX64: PackageTarget = { os: 'linux', arch: 'x64' };
@@ -177,7 +208,9 @@ describe('planted wrong targets fail', () => {
 
   it('without the Windows stub exclusions, the HCI socket’s and bleno’s empty Windows builds would ship and fail', () => {
     const win: PackageTarget = { os: 'win', arch: 'x64' };
-    const loose = nodeModuleExclusions(config, 'win').filter((p) => !p.includes('bleno/prebuilds/win32-') && !p.includes('bluetooth-hci-socket/prebuilds/{darwin,win32}-'));
+    const loose = nodeModuleExclusions(config, 'win').filter(
+      (p) => !p.includes('bleno/prebuilds/win32-') && !p.includes('bluetooth-hci-socket/prebuilds/{darwin,win32}-'),
+    );
     const files = ship(win, loose);
     const problems = shippedAddonProblems(REPO, files, win, ELECTRON, readerWith(smartcardFor(win)));
     expect(problems).toEqual([
@@ -188,10 +221,15 @@ describe('planted wrong targets fail', () => {
 
   it('without the musl exclusion the Linux build would ship the musl prebuild, which Electron (glibc) cannot load', () => {
     const linux: PackageTarget = { os: 'linux', arch: 'x64' };
-    const files = ship(linux, nodeModuleExclusions(config, 'linux').filter((p) => !p.includes('musl')));
+    const files = ship(
+      linux,
+      nodeModuleExclusions(config, 'linux').filter((p) => !p.includes('musl')),
+    );
     expect(files).toContain('node_modules/@stoprocent/bluetooth-hci-socket/prebuilds/linux-x64/@stoprocent+bluetooth-hci-socket.musl.node');
     expect(shippedAddonProblems(REPO, files, linux, ELECTRON, readerWith(smartcardFor(linux)))).toEqual([
-      expect.stringMatching(/^Linux x64: node_modules\/@stoprocent\/bluetooth-hci-socket\/prebuilds\/linux-x64\/@stoprocent\+bluetooth-hci-socket\.musl\.node links libc\.musl-x86_64\.so\.1 \(musl libc\)/),
+      expect.stringMatching(
+        /^Linux x64: node_modules\/@stoprocent\/bluetooth-hci-socket\/prebuilds\/linux-x64\/@stoprocent\+bluetooth-hci-socket\.musl\.node links libc\.musl-x86_64\.so\.1 \(musl libc\)/,
+      ),
     ]);
   });
 });
@@ -200,20 +238,51 @@ describe('the package script’s check before electron-builder runs', () => {
   const other: BuildArch = process.arch === 'arm64' ? 'x64' : 'arm64';
 
   it('refuses a Linux build for the other CPU: npm ci compiled the PC/SC addon for this one', () => {
-    const problems = preflightProblems({ root: REPO, config, target: { os: 'linux', arch: other }, modules: MODULES, electronVersion: ELECTRON, hostPlatform: 'linux' });
+    const problems = preflightProblems({
+      root: REPO,
+      config,
+      target: { os: 'linux', arch: other },
+      modules: MODULES,
+      electronVersion: ELECTRON,
+      hostPlatform: 'linux',
+    });
     expect(problems[0]).toMatch(new RegExp(`^Linux ${other}: ${SMARTCARD} is built for ${process.arch}, not ${other}`));
-    expect(problems.at(-1)).toMatch(new RegExp(`^the PC/SC addon \\(smartcard\\) is compiled by npm ci for the CPU of the Node that ran it: build the Linux ${other} package on an ${other} machine after npm ci there`));
-    expect(preflightProblems({ root: REPO, config, target: { os: 'linux', arch: process.arch as BuildArch }, modules: MODULES, electronVersion: ELECTRON, hostPlatform: 'linux' })).toEqual([]);
+    expect(problems.at(-1)).toMatch(
+      new RegExp(
+        `^the PC/SC addon \\(smartcard\\) is compiled by npm ci for the CPU of the Node that ran it: build the Linux ${other} package on an ${other} machine after npm ci there`,
+      ),
+    );
+    expect(
+      preflightProblems({
+        root: REPO,
+        config,
+        target: { os: 'linux', arch: process.arch as BuildArch },
+        modules: MODULES,
+        electronVersion: ELECTRON,
+        hostPlatform: 'linux',
+      }),
+    ).toEqual([]);
   });
 
   it('refuses a build for another OS than the build machine’s', () => {
-    expect(preflightProblems({ root: REPO, config, target: { os: 'mac', arch: 'arm64' }, modules: MODULES, electronVersion: ELECTRON, hostPlatform: 'linux' })).toEqual([
+    expect(
+      preflightProblems({
+        root: REPO,
+        config,
+        target: { os: 'mac', arch: 'arm64' },
+        modules: MODULES,
+        electronVersion: ELECTRON,
+        hostPlatform: 'linux',
+      }),
+    ).toEqual([
       'a macOS package is built on macOS, and this machine runs linux: the files patterns keep the Bluetooth prebuilds of the build machine\'s OS (${platform}), and npm ci compiled the PC/SC addon for this machine (docs/packaging.md, "Which CPUs each OS builds")',
     ]);
   });
 
   it('names the package of an addon path, innermost node_modules first; a missing required addon is named', () => {
-    expect(packageOfPath('app.asar.unpacked/node_modules/@stoprocent/noble/prebuilds/darwin-x64+arm64/node.napi.node')).toBe('@stoprocent/noble');
+    expect(packageOfPath('app.asar.unpacked/node_modules/@stoprocent/noble/prebuilds/darwin-x64+arm64/node.napi.node')).toBe(
+      '@stoprocent/noble',
+    );
     expect(packageOfPath('node_modules/a/node_modules/smartcard/build/Release/x.node')).toBe('smartcard');
     expect(packageOfPath('reader.node')).toBeUndefined();
     expect(missingAddonProblems([SMARTCARD], 'win32', 'x')).toEqual([

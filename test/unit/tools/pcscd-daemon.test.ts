@@ -50,10 +50,14 @@ class Client {
 
   /** Waits for a status with `flag` set (the upper 16 bits hold pcscd's event counter). */
   status(name: string, flag: number, timeoutMs = 3_000): Promise<number> {
-    return until(`${name} state & 0x${flag.toString(16)}`, () => {
-      const state = this.states.get(name);
-      return state !== undefined && (state & flag) !== 0 ? state : undefined;
-    }, timeoutMs);
+    return until(
+      `${name} state & 0x${flag.toString(16)}`,
+      () => {
+        const state = this.states.get(name);
+        return state !== undefined && (state & flag) !== 0 ? state : undefined;
+      },
+      timeoutMs,
+    );
   }
 
   /** Readers hold their own card contexts: close those too. */
@@ -91,10 +95,13 @@ async function insertCard(port: number): Promise<net.Socket> {
 
 function connect(reader: BindingReader): Promise<number> {
   return new Promise((resolve, reject) => {
-    reader.connect({ share_mode: reader.SCARD_SHARE_SHARED, protocol: reader.SCARD_PROTOCOL_T0 | reader.SCARD_PROTOCOL_T1 }, (err, protocol) => {
-      if (err || protocol === undefined) reject(err ?? new Error('no protocol'));
-      else resolve(protocol);
-    });
+    reader.connect(
+      { share_mode: reader.SCARD_SHARE_SHARED, protocol: reader.SCARD_PROTOCOL_T0 | reader.SCARD_PROTOCOL_T1 },
+      (err, protocol) => {
+        if (err || protocol === undefined) reject(err ?? new Error('no protocol'));
+        else resolve(protocol);
+      },
+    );
   });
 }
 

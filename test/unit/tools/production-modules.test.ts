@@ -7,7 +7,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { describe, expect, it } from 'vitest';
-import { leftOutPattern, loadProductionModules, packagedModuleProblems, parseProductionModules, treeClassificationProblems } from '../../../tools/package/production-modules.js';
+import {
+  leftOutPattern,
+  loadProductionModules,
+  packagedModuleProblems,
+  parseProductionModules,
+  treeClassificationProblems,
+} from '../../../tools/package/production-modules.js';
 import { REPO_ROOT } from '../../../tools/supply-chain/common.js';
 import { readLockfile, walk } from '../../../tools/supply-chain/tree.js';
 
@@ -23,7 +29,9 @@ describe('tools/package/production-modules.json', () => {
     expect(treeClassificationProblems(await productionTreeNames(), modules)).toEqual([]);
     // The USB and serial HCI drivers and the build tool are left out; the PC/SC and HCI addons ship.
     expect(Object.keys(modules.leftOut)).toEqual(expect.arrayContaining(['usb', 'serialport', 'patch-package', 'node-addon-api']));
-    expect(Object.keys(modules.ships)).toEqual(expect.arrayContaining(['smartcard', '@stoprocent/bluetooth-hci-socket', 'pino-roll', 'date-fns']));
+    expect(Object.keys(modules.ships)).toEqual(
+      expect.arrayContaining(['smartcard', '@stoprocent/bluetooth-hci-socket', 'pino-roll', 'date-fns']),
+    );
   });
 
   it('a new dependency nobody classified, and an entry the tree lost, are named', async () => {
@@ -45,8 +53,12 @@ describe('tools/package/production-modules.json', () => {
   });
 
   it('a name in both lists, or a malformed file, is refused', () => {
-    expect(() => parseProductionModules(JSON.stringify({ $comment: 'x', ships: { ws: 'a' }, leftOut: { ws: 'b' } }))).toThrow('ws both ships and is left out');
-    expect(() => parseProductionModules(JSON.stringify({ $comment: 'x', ships: { 'not a name!': 'a' }, leftOut: {} }))).toThrow('ships.not a name!: Invalid key in record');
+    expect(() => parseProductionModules(JSON.stringify({ $comment: 'x', ships: { ws: 'a' }, leftOut: { ws: 'b' } }))).toThrow(
+      'ws both ships and is left out',
+    );
+    expect(() => parseProductionModules(JSON.stringify({ $comment: 'x', ships: { 'not a name!': 'a' }, leftOut: {} }))).toThrow(
+      'ships.not a name!: Invalid key in record',
+    );
     expect(packagedModuleProblems(['ws'], { $comment: '', ships: { ws: 'x' }, leftOut: {} }, 'production')).toEqual([]);
   });
 });

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { conditionedCommand } from '../../../tools/package/build-conditions.js';
-import { normaliseTree, normalMode, parseSourceDateEpoch, sourceDateEpoch, SourceDateEpochError } from '../../../tools/package/reproducible.js';
+import {
+  normaliseTree,
+  normalMode,
+  parseSourceDateEpoch,
+  sourceDateEpoch,
+  SourceDateEpochError,
+} from '../../../tools/package/reproducible.js';
 import { compareManifests, treeManifest, type TreeEntry } from '../../../tools/package/tree-compare.js';
 
 const dirs: string[] = [];
@@ -53,11 +59,26 @@ describe('normaliseTree', () => {
 });
 
 describe('compareManifests', () => {
-  const entry = (path: string, over: Partial<TreeEntry> = {}): TreeEntry => ({ path, kind: 'file', mode: 0o644, mtime: 0, size: 1, content: 'a'.repeat(64), ...over });
+  const entry = (path: string, over: Partial<TreeEntry> = {}): TreeEntry => ({
+    path,
+    kind: 'file',
+    mode: 0o644,
+    mtime: 0,
+    size: 1,
+    content: 'a'.repeat(64),
+    ...over,
+  });
 
   it('names each path that is missing, of another kind, other bytes, mode or time', () => {
     const a = [entry('same'), entry('only-a'), entry('kind'), entry('bytes'), entry('mode'), entry('time')];
-    const b = [entry('same'), entry('kind', { kind: 'directory', size: 0, content: '' }), entry('bytes', { content: 'b'.repeat(64), size: 2 }), entry('mode', { mode: 0o600 }), entry('time', { mtime: 60 }), entry('only-b')];
+    const b = [
+      entry('same'),
+      entry('kind', { kind: 'directory', size: 0, content: '' }),
+      entry('bytes', { content: 'b'.repeat(64), size: 2 }),
+      entry('mode', { mode: 0o600 }),
+      entry('time', { mtime: 60 }),
+      entry('only-b'),
+    ];
     expect(compareManifests(a, b, ['A', 'B'])).toEqual([
       'only-a: only in the A build',
       'kind: a file in the A build, a directory in the B',

@@ -5,7 +5,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { PHONE_PROFILE_NAMES, PHONE_PROFILES as PHONE_PROFILES_BY_NAME } from '../../../src/qa/sim/virtual-wallet/profiles.js';
-import { CENTRAL_CLIENT_ONLY_PROFILES, FAULT_WEIGHTS, PHONE_PROFILES, planRun, type FaultKind, type PlanLimits, type RunPlan } from '../../../tools/soak/plan.js';
+import {
+  CENTRAL_CLIENT_ONLY_PROFILES,
+  FAULT_WEIGHTS,
+  PHONE_PROFILES,
+  planRun,
+  type FaultKind,
+  type PlanLimits,
+  type RunPlan,
+} from '../../../tools/soak/plan.js';
 import { Prng } from '../../../tools/soak/prng.js';
 
 const LIMITS: PlanLimits = { backendReplyMs: 3_000, bleIdleMs: 4_000, httpMs: 3_000, armWaitMs: 4_000, renewAfterIdleMs: 5_000 };
@@ -65,8 +73,10 @@ describe('planRun', () => {
 
   it('draws each fault on a path it can act on, with parameters that make its outcome definite', () => {
     for (const { flow, fault } of plans) {
-      if (fault.kind === 'field_drop' || fault.kind === 'card_lifted' || fault.kind === 'pcscd_restart_run') expect(flow.engagement).toBe('nfc');
-      if (fault.kind === 'socket_drop' && (fault.phase === 'nfc_handover' || fault.phase === 'awaiting_card')) expect(flow.engagement).toBe('nfc');
+      if (fault.kind === 'field_drop' || fault.kind === 'card_lifted' || fault.kind === 'pcscd_restart_run')
+        expect(flow.engagement).toBe('nfc');
+      if (fault.kind === 'socket_drop' && (fault.phase === 'nfc_handover' || fault.phase === 'awaiting_card'))
+        expect(flow.engagement).toBe('nfc');
       if (fault.kind === 'wrong_ident') expect(CENTRAL_CLIENT_ONLY_PROFILES).toContain(flow.phone);
       if (fault.kind === 'backend_slow') expect(fault.delayMs).toBeLessThanOrEqual(LIMITS.backendReplyMs / 10);
       if (fault.kind === 'backend_stall') expect(fault.delayMs).toBeGreaterThan(LIMITS.backendReplyMs);
@@ -78,7 +88,7 @@ describe('planRun', () => {
   });
 });
 
-describe('the soak\'s phone mix', () => {
+describe("the soak's phone mix", () => {
   it('holds every profile of the virtual wallet', () => {
     expect([...PHONE_PROFILES].sort()).toEqual([...PHONE_PROFILE_NAMES].sort());
   });
@@ -89,7 +99,11 @@ describe('the soak\'s phone mix', () => {
       return centralClient && !peripheralServer;
     });
     expect([...CENTRAL_CLIENT_ONLY_PROFILES].sort()).toEqual(centralOnly.sort());
-    const wrongIdentPhones = new Set(Array.from({ length: 5_000 }, (_, i) => planRun(777, i + 1, LIMITS)).flatMap((p) => (p.fault.kind === 'wrong_ident' ? [p.flow.phone] : [])));
+    const wrongIdentPhones = new Set(
+      Array.from({ length: 5_000 }, (_, i) => planRun(777, i + 1, LIMITS)).flatMap((p) =>
+        p.fault.kind === 'wrong_ident' ? [p.flow.phone] : [],
+      ),
+    );
     expect([...wrongIdentPhones].sort()).toEqual([...CENTRAL_CLIENT_ONLY_PROFILES].sort());
   });
 });

@@ -33,7 +33,12 @@ describe('SecretScanner', () => {
   });
 
   it('finds a portrait slice as base64 (all alignments, both alphabets), hex and a decimal list inside longer text', () => {
-    const encodings: ((b: Buffer) => string)[] = [(b) => b.toString('base64'), (b) => b.toString('base64url'), (b) => b.toString('hex').toUpperCase(), (b) => JSON.stringify(Array.from(b))];
+    const encodings: ((b: Buffer) => string)[] = [
+      (b) => b.toString('base64'),
+      (b) => b.toString('base64url'),
+      (b) => b.toString('hex').toUpperCase(),
+      (b) => JSON.stringify(Array.from(b)),
+    ];
     for (const encode of encodings) {
       for (const start of [0, 1, 2, 100, 101, 102]) {
         const s = scanner();
@@ -59,7 +64,8 @@ describe('SecretScanner', () => {
   it('stays silent on ordinary log lines and counts the bytes it searched per source', () => {
     const s = scanner();
     s.addSecret(SECRET);
-    const line = '{"level":30,"event":"session_armed","sessionId":"0b7c5a6e-3f1d-4c2a-9e8b-7d6c5b4a3f2e","remainingMs":29998,"msg":"session engaged"}';
+    const line =
+      '{"level":30,"event":"session_armed","sessionId":"0b7c5a6e-3f1d-4c2a-9e8b-7d6c5b4a3f2e","remainingMs":29998,"msg":"session engaged"}';
     s.scan('kiosk log', line);
     s.scan('kiosk log', line);
     expect(s.hits).toBe(0);
@@ -79,15 +85,37 @@ describe('SecretScanner', () => {
 });
 
 describe('ResourceTracker', () => {
-  const sample = (runs: number, patch: Partial<ResourceSample> = {}): ResourceSample => ({ runs, rssMb: 100, heapMb: 20, fds: 30, listeners: 10, timers: 4, sockets: 3, ...patch });
+  const sample = (runs: number, patch: Partial<ResourceSample> = {}): ResourceSample => ({
+    runs,
+    rssMb: 100,
+    heapMb: 20,
+    fds: 30,
+    listeners: 10,
+    timers: 4,
+    sockets: 3,
+    ...patch,
+  });
 
   it('slope() is the least-squares slope; robustSlope() the Theil–Sen one, which a lone outlier does not tilt', () => {
-    expect(slope([[0, 1], [1, 3], [2, 5]])).toBeCloseTo(2);
+    expect(
+      slope([
+        [0, 1],
+        [1, 3],
+        [2, 5],
+      ]),
+    ).toBeCloseTo(2);
     expect(slope([[5, 1]])).toBeNaN();
     const flatWithSpike = Array.from({ length: 20 }, (_, i) => [i * 10, i === 19 ? 12 : 4] as const);
     expect(robustSlope(flatWithSpike)).toBe(0);
     expect(slope(flatWithSpike)).toBeGreaterThan(0.01); // 11 per 1,000 runs from one sample
-    expect(robustSlope([[0, 0], [10, 1], [20, 2], [30, 3]])).toBeCloseTo(0.1);
+    expect(
+      robustSlope([
+        [0, 0],
+        [10, 1],
+        [20, 2],
+        [30, 3],
+      ]),
+    ).toBeCloseTo(0.1);
   });
 
   it('a steady heap passes; a heap growing with the runs fails with its slope per 1,000', () => {
@@ -97,7 +125,9 @@ describe('ResourceTracker', () => {
       steady.add(sample(runs, { heapMb: 20 + (runs < 100 ? runs / 50 : 2) }));
       leaking.add(sample(runs, { heapMb: 20 + runs * 0.01 }));
     }
-    expect(steady.report({ rssMbPer1000: 20, heapMbPer1000: 5, fds: 2, listeners: 2, timers: 2, sockets: 2, countPer1000: 5 }).problems).toEqual([]);
+    expect(
+      steady.report({ rssMbPer1000: 20, heapMbPer1000: 5, fds: 2, listeners: 2, timers: 2, sockets: 2, countPer1000: 5 }).problems,
+    ).toEqual([]);
     const report = leaking.report({ rssMbPer1000: 20, heapMbPer1000: 5, fds: 2, listeners: 2, timers: 2, sockets: 2, countPer1000: 5 });
     expect(report.slopePer1000.heapMb).toBeCloseTo(10, 5);
     expect(report.growth.heapMb).toBeCloseTo(20, 5);
@@ -113,7 +143,10 @@ describe('ResourceTracker', () => {
     }
     const bounds = { rssMbPer1000: 20, heapMbPer1000: 5, fds: 2, listeners: 2, timers: 2, sockets: 2, countPer1000: 5 };
     expect(spike.report(bounds).problems).toEqual([]);
-    expect(climb.report(bounds).problems).toEqual([expect.stringMatching(/^fds grow 50\.0 per 1,000/), expect.stringMatching(/^fds: \+16 when idle after warm-up/)]);
+    expect(climb.report(bounds).problems).toEqual([
+      expect.stringMatching(/^fds grow 50\.0 per 1,000/),
+      expect.stringMatching(/^fds: \+16 when idle after warm-up/),
+    ]);
   });
 
   it('counts are judged on their floor: busier moments at the end pass, a rising floor fails (CI once failed on timers of work in flight)', () => {

@@ -19,16 +19,24 @@ interface UpdateInfo {
   readonly stagingPercentage?: number;
 }
 const provider = require('electron-updater/out/providers/Provider') as { parseUpdateInfo(raw: string, file: string, url: URL): UpdateInfo };
-const { AppUpdater } = require('electron-updater/out/AppUpdater') as { AppUpdater: { prototype: { isStagingMatch(this: unknown, info: UpdateInfo): Promise<boolean> } } };
+const { AppUpdater } = require('electron-updater/out/AppUpdater') as {
+  AppUpdater: { prototype: { isStagingMatch(this: unknown, info: UpdateInfo): Promise<boolean> } };
+};
 
 /** electron-updater's rule, run with a given kiosk staging id (the `.updaterId` in its data folder). */
 function inStage(info: UpdateInfo, stagingId: string): Promise<boolean> {
-  const updater = { stagingUserIdPromise: { value: Promise.resolve(stagingId) }, _logger: { info: () => undefined, warn: () => undefined } };
+  const updater = {
+    stagingUserIdPromise: { value: Promise.resolve(stagingId) },
+    _logger: { info: () => undefined, warn: () => undefined },
+  };
   return AppUpdater.prototype.isStagingMatch.call(updater, info);
 }
 
 /** A staging id whose last four bytes put the kiosk at `fraction` of the range (the value electron-updater compares). */
-const kioskAt = (fraction: number): string => `6ba7b810-9dad-41d1-80b4-0000${Math.round(fraction * 0xffffffff).toString(16).padStart(8, '0')}`;
+const kioskAt = (fraction: number): string =>
+  `6ba7b810-9dad-41d1-80b4-0000${Math.round(fraction * 0xffffffff)
+    .toString(16)
+    .padStart(8, '0')}`;
 
 const CHANNEL = [
   'version: 1.4.0',
@@ -46,7 +54,8 @@ const CHANNEL = [
   '',
 ].join('\n');
 
-const parse = (text: string): UpdateInfo => provider.parseUpdateInfo(text, 'latest-linux.yml', new URL('https://updates.example.com/latest-linux.yml'));
+const parse = (text: string): UpdateInfo =>
+  provider.parseUpdateInfo(text, 'latest-linux.yml', new URL('https://updates.example.com/latest-linux.yml'));
 
 const temps: string[] = [];
 afterAll(async () => {
@@ -96,13 +105,20 @@ describe('release:stage', () => {
     await writeFile(file, CHANNEL);
     const run = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
       new Promise((done) => {
-        execFile(process.execPath, ['--import', 'tsx', 'tools/package/stage-release.ts', ...args], { cwd: REPO_ROOT, timeout: 30_000 }, (error, stdout, stderr) => {
-          done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
-        });
+        execFile(
+          process.execPath,
+          ['--import', 'tsx', 'tools/package/stage-release.ts', ...args],
+          { cwd: REPO_ROOT, timeout: 30_000 },
+          (error, stdout, stderr) => {
+            done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+          },
+        );
       });
     const ok = await run([file, '--percent', '25']);
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toBe('release:stage: latest-linux.yml: version 1.4.0 now offered to 25 % of kiosks (was every kiosk); upload this file to the feed\n');
+    expect(ok.stdout).toBe(
+      'release:stage: latest-linux.yml: version 1.4.0 now offered to 25 % of kiosks (was every kiosk); upload this file to the feed\n',
+    );
     expect(parse(await readFile(file, 'utf8')).stagingPercentage).toBe(25);
     const bad = await run([file, '--percent', '25%']);
     expect(bad.code).toBe(2);

@@ -38,7 +38,11 @@ function report(vulnerabilities: AuditReport['vulnerabilities']): AuditReport {
   }
   return { auditReportVersion: 2, vulnerabilities, metadata: { vulnerabilities: counts } };
 }
-const vuln = (name: string, severity: 'low' | 'moderate' | 'high' | 'critical', isDirect = true): AuditReport['vulnerabilities'][string] => ({
+const vuln = (
+  name: string,
+  severity: 'low' | 'moderate' | 'high' | 'critical',
+  isDirect = true,
+): AuditReport['vulnerabilities'][string] => ({
   name,
   severity,
   isDirect,
@@ -51,7 +55,11 @@ const vuln = (name: string, severity: 'low' | 'moderate' | 'high' | 'critical', 
 
 describe('reading what npm audit did', () => {
   it('a refused or failed request to the advisory service is "unreachable", with the address and the reason', () => {
-    expect(classifyAudit(npm(REFUSED_405), 'https://registry.npmjs.org/', 60)).toEqual({ kind: 'unreachable', url: BULK, reason: '405 Method Not Allowed' });
+    expect(classifyAudit(npm(REFUSED_405), 'https://registry.npmjs.org/', 60)).toEqual({
+      kind: 'unreachable',
+      url: BULK,
+      reason: '405 Method Not Allowed',
+    });
     const refused = JSON.stringify({
       message: 'request to http://127.0.0.1:9/-/npm/v1/security/advisories/bulk failed, reason: connect ECONNREFUSED 127.0.0.1:9',
       error: { summary: '', detail: '' },
@@ -67,14 +75,22 @@ describe('reading what npm audit did', () => {
       reason: 'no answer within 60 s',
     });
     // No JSON at all, only npm's error lines.
-    expect(classifyAudit(npm('', 1, 'npm warn audit getaddrinfo EAI_AGAIN registry.npmjs.org\nnpm error audit endpoint returned an error\n'), 'https://registry.npmjs.org/', 60)).toMatchObject({
+    expect(
+      classifyAudit(
+        npm('', 1, 'npm warn audit getaddrinfo EAI_AGAIN registry.npmjs.org\nnpm error audit endpoint returned an error\n'),
+        'https://registry.npmjs.org/',
+        60,
+      ),
+    ).toMatchObject({
       kind: 'unreachable',
       url: BULK,
     });
   });
 
   it('other npm failures are errors with npm’s words; a report is a report', () => {
-    const noLock = JSON.stringify({ error: { code: 'ENOLOCK', summary: 'This command requires an existing lockfile.', detail: 'Try npm i' } });
+    const noLock = JSON.stringify({
+      error: { code: 'ENOLOCK', summary: 'This command requires an existing lockfile.', detail: 'Try npm i' },
+    });
     expect(classifyAudit(npm(noLock), 'https://registry.npmjs.org/', 60)).toEqual({
       kind: 'error',
       message: 'ENOLOCK: This command requires an existing lockfile.: Try npm i',
@@ -94,7 +110,9 @@ describe('the verdict', () => {
     const run = judgeAudit(unreachable, { allowOffline: false });
     expect(run.code).toBe(EXIT.notRun);
     expect(run.code).toBe(3);
-    expect(run.stderr).toContain(`audit: vulnerability audit NOT run: the advisory service (${BULK}) is unreachable from this machine (405 Method Not Allowed)`);
+    expect(run.stderr).toContain(
+      `audit: vulnerability audit NOT run: the advisory service (${BULK}) is unreachable from this machine (405 Method Not Allowed)`,
+    );
     expect(`${run.stdout}${run.stderr}`).not.toMatch(/0 vulnerabilities|passed/i);
   });
 
@@ -107,9 +125,14 @@ describe('the verdict', () => {
   });
 
   it('fails on high or critical, naming package, severity and advisory; moderate alone passes', () => {
-    const bad = judgeAudit({ kind: 'report', report: report({ ws: vuln('ws', 'high'), 'date-fns': vuln('date-fns', 'moderate', false) }) }, { allowOffline: true });
+    const bad = judgeAudit(
+      { kind: 'report', report: report({ ws: vuln('ws', 'high'), 'date-fns': vuln('date-fns', 'moderate', false) }) },
+      { allowOffline: true },
+    );
     expect(bad.code).toBe(EXIT.findings);
-    expect(bad.stderr).toContain('audit: HIGH ws (direct dependency) [node_modules/ws]: Bad thing in ws https://github.com/advisories/GHSA-ws (vulnerable <9.0.0); no fix available');
+    expect(bad.stderr).toContain(
+      'audit: HIGH ws (direct dependency) [node_modules/ws]: Bad thing in ws https://github.com/advisories/GHSA-ws (vulnerable <9.0.0); no fix available',
+    );
     expect(bad.stderr).toContain('FAILED: 1 high or critical');
     expect(bad.stdout).toContain('MODERATE date-fns');
 
@@ -172,7 +195,19 @@ async function fakeRegistry(mode: Mode): Promise<FakeRegistry> {
         }
         const advisories =
           mode === 'high'
-            ? { ws: [{ id: 1, url: 'https://github.com/advisories/GHSA-test-ws', title: 'Test DoS in ws', severity: 'high', vulnerable_versions: '<99.0.0', cwe: [], cvss: { score: 7.5, vectorString: null } }] }
+            ? {
+                ws: [
+                  {
+                    id: 1,
+                    url: 'https://github.com/advisories/GHSA-test-ws',
+                    title: 'Test DoS in ws',
+                    severity: 'high',
+                    vulnerable_versions: '<99.0.0',
+                    cwe: [],
+                    cvss: { score: 7.5, vectorString: null },
+                  },
+                ],
+              }
             : {};
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(advisories));
         return;
@@ -196,7 +231,9 @@ describe('npm run audit against a local advisory service (real npm)', () => {
     const registry = await fakeRegistry('refuse');
     const run = await runAudit(REPO_ROOT, { allowOffline: false, timeoutSeconds: 30, registry: registry.url });
     expect(run.code).toBe(3);
-    expect(run.stderr).toContain(`vulnerability audit NOT run: the advisory service (${registry.url}-/npm/v1/security/advisories/bulk) is unreachable from this machine (405 Method Not Allowed)`);
+    expect(run.stderr).toContain(
+      `vulnerability audit NOT run: the advisory service (${registry.url}-/npm/v1/security/advisories/bulk) is unreachable from this machine (405 Method Not Allowed)`,
+    );
     expect(`${run.stdout}${run.stderr}`).not.toMatch(/0 vulnerabilities/);
   });
 
@@ -204,7 +241,9 @@ describe('npm run audit against a local advisory service (real npm)', () => {
     const registry = await fakeRegistry('high');
     const run = await runAudit(REPO_ROOT, { allowOffline: true, timeoutSeconds: 30, registry: registry.url });
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/^audit: HIGH ws \(direct dependency\) \[node_modules\/ws\]: Test DoS in ws https:\/\/github\.com\/advisories\/GHSA-test-ws/m);
+    expect(run.stderr).toMatch(
+      /^audit: HIGH ws \(direct dependency\) \[node_modules\/ws\]: Test DoS in ws https:\/\/github\.com\/advisories\/GHSA-test-ws/m,
+    );
     const sent = registry.audited[0] ?? [];
     // zod and undici are also used by dev tools: npm's --omit=dev keeps them (its sbom --omit dev does not).
     expect(sent).toEqual(expect.arrayContaining(['ws', 'zod', 'undici', 'pino', 'electron-updater', 'smartcard']));
@@ -258,7 +297,9 @@ describe('npm run audit against a local advisory service (real npm)', () => {
     expect(failure.code).toBe(3);
     expect(failure.stderr).toContain('vulnerability audit NOT run');
     expect(failure.stderr).toMatch(/ECONNREFUSED/);
-    const allowed = await promisify(execFile)(tsx, [script, '--registry', closed, '--timeout-seconds', '20', '--allow-offline'], { cwd: REPO_ROOT });
+    const allowed = await promisify(execFile)(tsx, [script, '--registry', closed, '--timeout-seconds', '20', '--allow-offline'], {
+      cwd: REPO_ROOT,
+    });
     expect(allowed.stderr).toContain('vulnerability audit NOT run');
   });
 });

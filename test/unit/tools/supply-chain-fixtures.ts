@@ -91,7 +91,10 @@ export async function writeFakeProject(project: FakeProject): Promise<string> {
     await writeFile(join(dir, 'package.json'), JSON.stringify(installed, null, 2));
     if (p.bindingGyp === true) await writeFile(join(dir, 'binding.gyp'), '{ "targets": [] }\n');
   }
-  await writeFile(join(root, 'package-lock.json'), JSON.stringify({ name: 'fake-kiosk', version: '1.0.0', lockfileVersion: 3, requires: true, packages: lockPackages }, null, 2));
+  await writeFile(
+    join(root, 'package-lock.json'),
+    JSON.stringify({ name: 'fake-kiosk', version: '1.0.0', lockfileVersion: 3, requires: true, packages: lockPackages }, null, 2),
+  );
   if (project.readme !== undefined) await writeFile(join(root, 'README.md'), project.readme);
   for (const [path, text] of Object.entries(project.files ?? {})) {
     await mkdir(join(root, path, '..'), { recursive: true });

@@ -18,13 +18,17 @@ afterEach(cleanUpFakeProjects);
 
 describe("npm's notion of an install script", () => {
   it('counts preinstall/install/postinstall, the implicit node-gyp rebuild, and prepare only from a non-registry source', () => {
-    expect(installScriptsOf({ scripts: { postinstall: 'node install.js', test: 'x' } }, { hasBindingGyp: false })).toEqual({ postinstall: 'node install.js' });
+    expect(installScriptsOf({ scripts: { postinstall: 'node install.js', test: 'x' } }, { hasBindingGyp: false })).toEqual({
+      postinstall: 'node install.js',
+    });
     expect(installScriptsOf({ scripts: {} }, { hasBindingGyp: true })).toEqual({ install: 'node-gyp rebuild (implicit: binding.gyp)' });
     expect(installScriptsOf({ scripts: { install: 'node-gyp-build' } }, { hasBindingGyp: true })).toEqual({ install: 'node-gyp-build' });
     expect(installScriptsOf({ gypfile: false }, { hasBindingGyp: true })).toEqual({});
     const prepare = { scripts: { prepare: 'tsc' } };
     expect(installScriptsOf(prepare, { hasBindingGyp: false, resolved: 'https://registry.npmjs.org/a/-/a-1.0.0.tgz' })).toEqual({});
-    expect(installScriptsOf(prepare, { hasBindingGyp: false, resolved: 'git+ssh://git@github.com/x/a.git#abc' })).toEqual({ prepare: 'tsc' });
+    expect(installScriptsOf(prepare, { hasBindingGyp: false, resolved: 'git+ssh://git@github.com/x/a.git#abc' })).toEqual({
+      prepare: 'tsc',
+    });
   });
 
   it('reads allowScripts keys: a name, a scoped name, an exact version; not a range', () => {
@@ -62,14 +66,24 @@ describe('the allowScripts check', () => {
   });
 
   it('fails a package whose install script nobody reviewed, naming it and its script', () => {
-    const report = checkInstallScripts([pkg('native', { install: 'node-gyp rebuild' }), pkg('sneaky', { postinstall: 'curl x | sh' }, '6.6.6')], { native: true }, JUSTIFIED);
+    const report = checkInstallScripts(
+      [pkg('native', { install: 'node-gyp rebuild' }), pkg('sneaky', { postinstall: 'curl x | sh' }, '6.6.6')],
+      { native: true },
+      JUSTIFIED,
+    );
     expect(report.problems).toEqual([
-      expect.stringMatching(/^UNREVIEWED sneaky@6\.6\.6 \(node_modules\/sneaky, production\) has an install script \(postinstall: curl x \| sh\) and no allowScripts entry/),
+      expect.stringMatching(
+        /^UNREVIEWED sneaky@6\.6\.6 \(node_modules\/sneaky, production\) has an install script \(postinstall: curl x \| sh\) and no allowScripts entry/,
+      ),
     ]);
   });
 
   it('fails an entry for a package that has no install script (any more), and one for a package not installed', () => {
-    const report = checkInstallScripts([pkg('electron', {}, '45.4.1')], { electron: false, gone: true }, '## Supply chain\n`electron` `gone`\n');
+    const report = checkInstallScripts(
+      [pkg('electron', {}, '45.4.1')],
+      { electron: false, gone: true },
+      '## Supply chain\n`electron` `gone`\n',
+    );
     expect(report.problems).toEqual([
       'STALE allowScripts entry "electron": false: electron@45.4.1 has no install script; remove it (`npm install-scripts prune`)',
       'STALE allowScripts entry "gone": true: no installed package matches it; remove it (`npm install-scripts prune`)',
@@ -81,16 +95,26 @@ describe('the allowScripts check', () => {
     expect(checkInstallScripts(installed, { native: true }, '## Supply chain\nnative is fine\n').problems).toEqual([
       'UNJUSTIFIED allowScripts entry "native": true: README.md "Supply chain" does not explain it (name it in backticks)',
     ]);
-    expect(checkInstallScripts(installed, { native: true }, undefined).problems).toEqual(['README.md has no "## Supply chain" section justifying the allowScripts entries']);
+    expect(checkInstallScripts(installed, { native: true }, undefined).problems).toEqual([
+      'README.md has no "## Supply chain" section justifying the allowScripts entries',
+    ]);
   });
 
   it('a pinned entry covers only its version; a denial wins over an approval', () => {
-    const pinned = checkInstallScripts([pkg('pinned', { install: 'x' }, '2.0.0')], { 'pinned@1.0.0': true }, '## Supply chain\n`pinned@1.0.0`\n');
+    const pinned = checkInstallScripts(
+      [pkg('pinned', { install: 'x' }, '2.0.0')],
+      { 'pinned@1.0.0': true },
+      '## Supply chain\n`pinned@1.0.0`\n',
+    );
     expect(pinned.problems).toEqual([
       expect.stringMatching(/^UNREVIEWED pinned@2\.0\.0/),
       'STALE allowScripts entry "pinned@1.0.0": true: no installed package matches it; remove it (`npm install-scripts prune`)',
     ]);
-    const both = checkInstallScripts([pkg('native', { install: 'x' })], { native: true, 'native@1.0.0': false }, '## Supply chain\n`native` `native@1.0.0`\n');
+    const both = checkInstallScripts(
+      [pkg('native', { install: 'x' })],
+      { native: true, 'native@1.0.0': false },
+      '## Supply chain\n`native` `native@1.0.0`\n',
+    );
     expect(both.rows[0]).toMatchObject({ decision: 'denied', entry: 'native@1.0.0' });
   });
 
@@ -101,7 +125,13 @@ describe('the allowScripts check', () => {
       allowScripts: { native: true, bundler: true },
       readme: '# x\n## Supply chain\n`native` compiles. `bundler` links its binary.\n',
       packages: {
-        'node_modules/native': { version: '1.0.0', license: 'MIT', optional: true, scripts: { install: 'node-gyp-build' }, bindingGyp: true },
+        'node_modules/native': {
+          version: '1.0.0',
+          license: 'MIT',
+          optional: true,
+          scripts: { install: 'node-gyp-build' },
+          bindingGyp: true,
+        },
         'node_modules/bundler': { version: '1.0.0', license: 'MIT', dev: true, scripts: { postinstall: 'node install.js' } },
         'node_modules/gyp': { version: '3.0.0', license: 'MIT', dev: true, bindingGyp: true },
       },
@@ -114,7 +144,9 @@ describe('the allowScripts check', () => {
     ]);
     const run = await runInstallScriptsCheck(root);
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/^install-scripts: UNREVIEWED gyp@3\.0\.0 \(node_modules\/gyp, dev\) has an install script \(install: node-gyp rebuild \(implicit: binding\.gyp\)\)/);
+    expect(run.stderr).toMatch(
+      /^install-scripts: UNREVIEWED gyp@3\.0\.0 \(node_modules\/gyp, dev\) has an install script \(install: node-gyp rebuild \(implicit: binding\.gyp\)\)/,
+    );
     expect(run.stdout).toMatch(/3 installed packages have install scripts: 2 allowed, 0 denied, 1 unreviewed/);
   });
 });
@@ -131,16 +163,29 @@ describe('this repository', () => {
       runNpm(['install-scripts', 'prune', '--dry-run', '--json'], { cwd: root, timeoutMs: 60_000 }),
     ]);
     const pending = (JSON.parse(ls.stdout) as { allowScripts: { name: string }[] }).allowScripts.map((p) => p.name).sort();
-    const unreviewed = report.rows.filter((r) => r.decision === 'UNREVIEWED').map((r) => r.pkg.name).sort();
+    const unreviewed = report.rows
+      .filter((r) => r.decision === 'UNREVIEWED')
+      .map((r) => r.pkg.name)
+      .sort();
     expect(unreviewed).toEqual(pending);
 
-    const removed = (JSON.parse(prune.stdout) as { allowScripts: { removed: { key: string }[] } }).allowScripts.removed.map((r) => r.key).sort();
-    const stale = report.problems.filter((p) => p.startsWith('STALE')).map((p) => /"([^"]+)"/.exec(p)?.[1]).sort();
+    const removed = (JSON.parse(prune.stdout) as { allowScripts: { removed: { key: string }[] } }).allowScripts.removed
+      .map((r) => r.key)
+      .sort();
+    const stale = report.problems
+      .filter((p) => p.startsWith('STALE'))
+      .map((p) => /"([^"]+)"/.exec(p)?.[1])
+      .sort();
     expect(stale).toEqual(removed);
 
     expect(report.problems.filter((p) => p.startsWith('UNJUSTIFIED') || p.startsWith('README') || p.startsWith('BAD'))).toEqual([]);
     // The natives the kiosk needs are allowed; nothing that only prints or downloads is.
     const decision = Object.fromEntries(report.rows.map((r) => [r.pkg.name, r.decision]));
-    expect(decision).toMatchObject({ smartcard: 'allowed', '@stoprocent/noble': 'allowed', '@stoprocent/bleno': 'allowed', 'es5-ext': 'denied' });
+    expect(decision).toMatchObject({
+      smartcard: 'allowed',
+      '@stoprocent/noble': 'allowed',
+      '@stoprocent/bleno': 'allowed',
+      'es5-ext': 'denied',
+    });
   });
 });

@@ -29,7 +29,12 @@ describe('SPDX expressions', () => {
     // AND binds tighter than OR.
     expect(parseSpdx('MIT OR ISC AND GPL-3.0-only')).toMatchObject({ kind: 'or', right: { kind: 'and' } });
     expect(parseSpdx('GPL-2.0+')).toEqual({ kind: 'license', id: 'GPL-2.0', orLater: true });
-    expect(parseSpdx('Apache-2.0 WITH LLVM-exception')).toEqual({ kind: 'license', id: 'Apache-2.0', orLater: false, exception: 'LLVM-exception' });
+    expect(parseSpdx('Apache-2.0 WITH LLVM-exception')).toEqual({
+      kind: 'license',
+      id: 'Apache-2.0',
+      orLater: false,
+      exception: 'LLVM-exception',
+    });
     expect(parseSpdx('mit or isc')).toMatchObject({ kind: 'or' });
   });
 
@@ -52,7 +57,10 @@ describe('SPDX expressions', () => {
   it('reads the deprecated package.json forms', () => {
     expect(declaredLicense({ license: 'MIT' })).toEqual({ text: 'MIT', form: 'license' });
     expect(declaredLicense({ license: { type: 'ISC', url: 'https://x' } })).toEqual({ text: 'ISC', form: 'license object (deprecated)' });
-    expect(declaredLicense({ licenses: [{ type: 'MIT' }, 'Apache-2.0'] })).toEqual({ text: 'MIT OR Apache-2.0', form: 'licenses array (deprecated)' });
+    expect(declaredLicense({ licenses: [{ type: 'MIT' }, 'Apache-2.0'] })).toEqual({
+      text: 'MIT OR Apache-2.0',
+      form: 'licenses array (deprecated)',
+    });
     expect(declaredLicense({ licenses: [{ type: 'MIT' }] }).text).toBe('MIT');
     expect(declaredLicense({})).toEqual({ text: undefined, form: 'none' });
     expect(declaredLicense({ license: '  ' }).text).toBeUndefined();
@@ -91,7 +99,12 @@ describe('the licence check', () => {
 
   it('fails a missing licence, UNLICENSED, a licence file pointer and a non-SPDX text', () => {
     const report = checkLicenses(
-      [subject('none', undefined), subject('closed', 'UNLICENSED'), subject('file', 'SEE LICENSE IN LICENSE.txt'), subject('words', 'Public Domain')],
+      [
+        subject('none', undefined),
+        subject('closed', 'UNLICENSED'),
+        subject('file', 'SEE LICENSE IN LICENSE.txt'),
+        subject('words', 'Public Domain'),
+      ],
       allowlist,
     );
     expect(report.violations.map((r) => [r.subject.name, r.verdict.status === 'violation' ? r.verdict.problem : ''])).toEqual([
@@ -136,7 +149,13 @@ describe('the production tree', () => {
         'node_modules/shared': { version: '1.0.0', license: 'MIT' },
         'node_modules/app/node_modules/nested': { version: '2.0.0', license: 'MIT' },
         'node_modules/nested': { version: '1.0.0', license: 'MIT', dev: true },
-        'node_modules/native': { version: '1.0.0', license: 'MIT', optional: true, dependencies: { helper: '^1' }, optionalDependencies: { 'native-win32': '^1' } },
+        'node_modules/native': {
+          version: '1.0.0',
+          license: 'MIT',
+          optional: true,
+          dependencies: { helper: '^1' },
+          optionalDependencies: { 'native-win32': '^1' },
+        },
         'node_modules/helper': { version: '1.0.0', license: 'MIT', optional: true },
         'node_modules/native-win32': { version: '1.0.0', license: 'MIT', optional: true, notInstalled: true },
         'node_modules/tool': { version: '1.0.0', license: 'GPL-3.0-only', dev: true, dependencies: { shared: '^1', nested: '^1' } },
@@ -157,7 +176,14 @@ describe('the production tree', () => {
     const shipped = await collectShipped(root, { screenDir: null, runtime: [] });
     expect(shipped.errors).toEqual([]);
     expect(shipped.notes).toEqual(['native-win32@1.0.0 (optional) is not installed on this machine']);
-    expect(shipped.packages.map((p) => p.key)).toEqual(['app@1.0.0', 'helper@1.0.0', 'native-win32@1.0.0', 'native@1.0.0', 'nested@2.0.0', 'shared@1.0.0']);
+    expect(shipped.packages.map((p) => p.key)).toEqual([
+      'app@1.0.0',
+      'helper@1.0.0',
+      'native-win32@1.0.0',
+      'native@1.0.0',
+      'nested@2.0.0',
+      'shared@1.0.0',
+    ]);
   });
 
   it('follows required peers, not optional ones, and reports a broken lockfile', async () => {
@@ -185,7 +211,8 @@ describe('the production tree', () => {
       devDependencies: { react: '^19', 'lib-a': '^1', 'lib-b': '^1', 'types-only': '^1', vite: '^8' },
       packages: {},
       files: {
-        'src/renderer/main.tsx': "import { z } from 'lib-a/sub?url';\nimport type { T } from 'types-only';\nimport { shared } from '../common/shared.js';\nexport const x = <div/>;\n",
+        'src/renderer/main.tsx':
+          "import { z } from 'lib-a/sub?url';\nimport type { T } from 'types-only';\nimport { shared } from '../common/shared.js';\nexport const x = <div/>;\n",
         'src/renderer/worker.ts': "const w = new Worker(new URL('./other.ts', import.meta.url));\nvoid import('@scope/lib-c/x');\n",
         'src/renderer/other.ts': 'export {};\n',
         'src/renderer/vite.config.ts': "import { defineConfig } from 'vite';\n",
@@ -224,7 +251,9 @@ describe('npm run licenses', () => {
     expect(run.stderr).not.toContain('AGPL');
     expect(run.stdout).not.toContain('tool@');
     expect(run.stdout).toContain('MIT OR Apache-2.0');
-    expect(run.stdout).toMatch(/5 packages \(5 in the production node_modules, 0 bundled into the screen, 0 runtime\): 2 allowed, 0 by exception, 3 violation\(s\)/);
+    expect(run.stdout).toMatch(
+      /5 packages \(5 in the production node_modules, 0 bundled into the screen, 0 runtime\): 2 allowed, 0 by exception, 3 violation\(s\)/,
+    );
   });
 
   it('passes on this repository: every shipped package allowed, no exception needed; zod, undici and React are judged, what the package leaves out is not', async () => {

@@ -51,14 +51,20 @@ function npmBom(): CycloneDx {
   };
 }
 
-const shipped = (name: string, version: string, groups: ShipGroup[], options: { optional?: boolean; license?: string; installed?: boolean } = {}): ShippedPackage => ({
+const shipped = (
+  name: string,
+  version: string,
+  groups: ShipGroup[],
+  options: { optional?: boolean; license?: string; installed?: boolean } = {},
+): ShippedPackage => ({
   key: `${name}@${version}`,
   name,
   version,
   locations: [`node_modules/${name}`],
   groups: new Set(groups),
   optional: options.optional ?? false,
-  manifest: options.installed === false ? undefined : { name, version, ...(options.license === undefined ? {} : { license: options.license }) },
+  manifest:
+    options.installed === false ? undefined : { name, version, ...(options.license === undefined ? {} : { license: options.license }) },
   lockLicense: undefined,
 });
 
@@ -66,7 +72,11 @@ describe('cutting npm’s SBOM down to what ships', () => {
   it('keeps shipped components only, marks how each ships, drops npm’s development flag, names a non-SPDX licence, renames the root', () => {
     const { bom, missing } = productionBom(
       npmBom(),
-      [shipped('app', '1.0.0', ['node_modules'], { license: 'MIT' }), shipped('shared', '2.0.0', ['node_modules', 'screen']), shipped('pd', '0.0.1', ['node_modules'], { optional: true, license: 'Public Domain' })],
+      [
+        shipped('app', '1.0.0', ['node_modules'], { license: 'MIT' }),
+        shipped('shared', '2.0.0', ['node_modules', 'screen']),
+        shipped('pd', '0.0.1', ['node_modules'], { optional: true, license: 'Public Domain' }),
+      ],
       { name: 'fake-kiosk', rootDependsOn: ['app@1.0.0', 'shared@2.0.0'] },
     );
     expect(missing).toEqual([]);
@@ -74,7 +84,11 @@ describe('cutting npm’s SBOM down to what ships', () => {
     expect(bom.components.map((c) => c.name)).toEqual(['app', 'shared', 'pd']);
     const byName = Object.fromEntries(bom.components.map((c) => [c.name, c]));
     expect(byName.shared?.properties).toEqual([{ name: SHIPS_AS_PROPERTY, value: 'node_modules, screen' }]);
-    expect(byName.pd).toMatchObject({ scope: 'optional', licenses: [{ license: { name: 'Public Domain' } }], properties: [{ name: SHIPS_AS_PROPERTY, value: 'node_modules (optional)' }] });
+    expect(byName.pd).toMatchObject({
+      scope: 'optional',
+      licenses: [{ license: { name: 'Public Domain' } }],
+      properties: [{ name: SHIPS_AS_PROPERTY, value: 'node_modules (optional)' }],
+    });
     expect(byName.app?.licenses).toEqual([{ license: { id: 'MIT' } }]);
     expect(bom.dependencies).toEqual([
       { ref: 'fake-kiosk@0.1.0', dependsOn: ['app@1.0.0', 'shared@2.0.0'] },
@@ -86,16 +100,28 @@ describe('cutting npm’s SBOM down to what ships', () => {
   });
 
   it('reports a shipped, installed package npm did not list; one not installed here is not expected', () => {
-    const { missing } = productionBom(npmBom(), [shipped('app', '1.0.0', ['node_modules']), shipped('ghost', '1.0.0', ['node_modules']), shipped('win32-only', '1.0.0', ['node_modules'], { optional: true, installed: false })], {
-      name: 'fake-kiosk',
-      rootDependsOn: [],
-    });
+    const { missing } = productionBom(
+      npmBom(),
+      [
+        shipped('app', '1.0.0', ['node_modules']),
+        shipped('ghost', '1.0.0', ['node_modules']),
+        shipped('win32-only', '1.0.0', ['node_modules'], { optional: true, installed: false }),
+      ],
+      {
+        name: 'fake-kiosk',
+        rootDependsOn: [],
+      },
+    );
     expect(missing.map((p) => p.key)).toEqual(['ghost@1.0.0']);
   });
 
   it('rejects output that is not CycloneDX, and duplicate bom-refs', () => {
-    expect(() => parseJson(JSON.stringify({ ...npmBom(), bomFormat: 'SPDX' }), CycloneDxSchema, 'npm sbom output')).toThrow(/npm sbom output does not have the expected shape: bomFormat/);
-    expect(() => parseJson(JSON.stringify({ ...npmBom(), components: [{ name: 'x' }] }), CycloneDxSchema, 'npm sbom output')).toThrow(/components\.0\.bom-ref/);
+    expect(() => parseJson(JSON.stringify({ ...npmBom(), bomFormat: 'SPDX' }), CycloneDxSchema, 'npm sbom output')).toThrow(
+      /npm sbom output does not have the expected shape: bomFormat/,
+    );
+    expect(() => parseJson(JSON.stringify({ ...npmBom(), components: [{ name: 'x' }] }), CycloneDxSchema, 'npm sbom output')).toThrow(
+      /components\.0\.bom-ref/,
+    );
     expect(() => parseJson('npm error code ESBOMPROBLEMS', CycloneDxSchema, 'npm sbom output')).toThrow(/npm sbom output is not JSON/);
     const dup = npmBom();
     dup.components.push(component('app', '1.0.0'));
@@ -119,16 +145,36 @@ describe('npm run sbom', () => {
     const run = await runSbom(REPO_ROOT, out);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^sbom: .*sbom\.cdx\.json: CycloneDX 1\.\d \(npm [\d.]+\), \d+ components: \d+ required \+ \d+ optional in the production node_modules, \d+ bundled into the screen, 1 runtime \(Electron\)$/m);
+    expect(run.stdout).toMatch(
+      /^sbom: .*sbom\.cdx\.json: CycloneDX 1\.\d \(npm [\d.]+\), \d+ components: \d+ required \+ \d+ optional in the production node_modules, \d+ bundled into the screen, 1 runtime \(Electron\)$/m,
+    );
     const bom = parseJson(await readFile(out, 'utf8'), CycloneDxSchema, 'sbom.cdx.json');
     const names = new Set(bom.components.map((c) => c.name));
-    for (const name of ['ws', 'zod', 'undici', 'pino', 'pino-roll', 'electron-updater', 'js-yaml', 'smartcard', '@stoprocent/noble', '@stoprocent/bleno', 'react', 'i18next', 'zxing-wasm', 'electron']) {
+    for (const name of [
+      'ws',
+      'zod',
+      'undici',
+      'pino',
+      'pino-roll',
+      'electron-updater',
+      'js-yaml',
+      'smartcard',
+      '@stoprocent/noble',
+      '@stoprocent/bleno',
+      'react',
+      'i18next',
+      'zxing-wasm',
+      'electron',
+    ]) {
       expect(names.has(name), name).toBe(true);
     }
     for (const name of ['vitest', 'electron-builder', 'typescript', 'eslint', 'cbor-x', '@owf/mdoc', '@electron/get', 'tsx']) {
       expect(names.has(name), name).toBe(false);
     }
-    const expected = (await collectShipped(REPO_ROOT)).packages.filter((p) => p.manifest !== undefined).map((p) => p.key).sort();
+    const expected = (await collectShipped(REPO_ROOT)).packages
+      .filter((p) => p.manifest !== undefined)
+      .map((p) => p.key)
+      .sort();
     expect(bom.components.map((c) => c['bom-ref']).sort()).toEqual(expected);
     expect(bom.metadata.component.name).toBe('mdl-kiosk');
     expect(bom.components.every((c) => c.properties?.some((p) => p.name === SHIPS_AS_PROPERTY) === true)).toBe(true);

@@ -14,7 +14,9 @@ afterEach(cleanUpFakeProjects);
 const MIT_A = 'MIT License\n\nCopyright (c) 2024 Alpha Authors\n';
 const SUPPLEMENTS = {
   packageLicenses: { 'lib-b': 'lib-b.LICENSE.txt' },
-  embedded: [{ package: 'lib-b', component: 'NativeCodec (compiled into lib-b)', license: 'BSD-2-Clause', file: 'native-codec.LICENSE.txt' }],
+  embedded: [
+    { package: 'lib-b', component: 'NativeCodec (compiled into lib-b)', license: 'BSD-2-Clause', file: 'native-codec.LICENSE.txt' },
+  ],
 };
 
 function project(supplements: unknown, extraFiles: Record<string, string> = {}): Parameters<typeof writeFakeProject>[0] {
@@ -32,7 +34,8 @@ function project(supplements: unknown, extraFiles: Record<string, string> = {}):
       'node_modules/lib-a/LICENSE': MIT_A,
       'tools/build/notices/supplements.json': JSON.stringify(supplements),
       'tools/build/notices/lib-b.LICENSE.txt': '# Source: example.org/lib-b @ abc123, LICENSE\nMIT License\n\nCopyright (c) 2020 Beta\n',
-      'tools/build/notices/native-codec.LICENSE.txt': '# Source: example.org/codec @ def456, LICENSE\nCopyright (c) 2001 Codec People\nRedistribution ... permitted.\n',
+      'tools/build/notices/native-codec.LICENSE.txt':
+        '# Source: example.org/codec @ def456, LICENSE\nCopyright (c) 2001 Codec People\nRedistribution ... permitted.\n',
       ...extraFiles,
     },
   };
@@ -48,7 +51,9 @@ describe('third-party notices of the screen', () => {
     expect(notices.text).toContain('lib-a@1.2.0 — MIT');
     expect(notices.text).toContain('Copyright (c) 2024 Alpha Authors');
     expect(notices.text).toContain('Copyright (c) 2020 Beta');
-    expect(notices.text).toMatch(/NativeCodec \(compiled into lib-b\), BSD-2-Clause \(Source: example\.org\/codec @ def456, LICENSE\)\n\nCopyright \(c\) 2001 Codec People/);
+    expect(notices.text).toMatch(
+      /NativeCodec \(compiled into lib-b\), BSD-2-Clause \(Source: example\.org\/codec @ def456, LICENSE\)\n\nCopyright \(c\) 2001 Codec People/,
+    );
     expect(notices.text).not.toContain('# Source:'); // the header line is cited in the section title, not repeated
   });
 
@@ -67,7 +72,13 @@ describe('third-party notices of the screen', () => {
     const notices = await buildNotices(REPO_ROOT);
     expect(notices.errors).toEqual([]);
     expect(notices.missing).toEqual([]);
-    expect(notices.packages).toEqual(expect.arrayContaining([expect.stringMatching(/^react@/), expect.stringMatching(/^zxing-wasm@/), expect.stringMatching(/^@cornerstonejs\/codec-openjpeg@/)]));
+    expect(notices.packages).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^react@/),
+        expect.stringMatching(/^zxing-wasm@/),
+        expect.stringMatching(/^@cornerstonejs\/codec-openjpeg@/),
+      ]),
+    );
     expect(notices.text).toMatch(/ZXing-C\+\+ .*Apache-2\.0[\s\S]*Apache License\s+Version 2\.0/);
     expect(notices.text).toMatch(/OpenJPEG .*BSD-2-Clause[\s\S]*Universite catholique de Louvain/);
   });

@@ -34,7 +34,9 @@ export interface ServeRadioOptions {
 
 /** The channel to the parent in this process: Electron's `parentPort`, or Node's IPC. */
 export function channelOfThisProcess(): ChildChannel {
-  const parentPort = (process as { parentPort?: { postMessage(m: unknown): void; on(event: 'message', l: (e: { data: unknown }) => void): void } }).parentPort;
+  const parentPort = (
+    process as { parentPort?: { postMessage(m: unknown): void; on(event: 'message', l: (e: { data: unknown }) => void): void } }
+  ).parentPort;
   if (parentPort) {
     return { send: (m) => parentPort.postMessage(m), onMessage: (l) => parentPort.on('message', (e) => l(e.data)) };
   }
@@ -61,7 +63,11 @@ export function parentLog(channel: ChildChannel): LibraryLog {
   return { info: (fields, message) => send('info', fields, message), warn: (fields, message) => send('warn', fields, message) };
 }
 
-export function serveRadio(channel: ChildChannel, build: (init: RadioInit, log: LibraryLog) => RadioStack | Promise<RadioStack>, options: ServeRadioOptions = {}): void {
+export function serveRadio(
+  channel: ChildChannel,
+  build: (init: RadioInit, log: LibraryLog) => RadioStack | Promise<RadioStack>,
+  options: ServeRadioOptions = {},
+): void {
   const log = parentLog(channel);
   const readAnswerMs = options.readAnswerMs ?? 10_000;
   let stack: RadioStack | undefined;
@@ -74,15 +80,18 @@ export function serveRadio(channel: ChildChannel, build: (init: RadioInit, log: 
   const reply = <T>(id: number, work: (signal: AbortSignal) => Promise<T>, ok: (value: T) => ChildMessage): void => {
     const controller = new AbortController();
     controllers.set(id, controller);
-    work(controller.signal).then(
-      (value) => channel.send(ok(value)),
-      (e: unknown) => channel.send({ t: 'error', id, error: toWire(e) }),
-    ).finally(() => controllers.delete(id));
+    work(controller.signal)
+      .then(
+        (value) => channel.send(ok(value)),
+        (e: unknown) => channel.send({ t: 'error', id, error: toWire(e) }),
+      )
+      .finally(() => controllers.delete(id));
   };
   const missing = (what: string): Promise<never> => Promise.reject(new Error(`the radio process has no ${what}`));
 
   const wireEvent = (session: number, event: PeripheralEvent): PeripheralEventWire => {
-    if (event.kind !== 'read') return event.kind === 'write' ? { kind: 'write', characteristicUuid: event.characteristicUuid, data: event.data } : event;
+    if (event.kind !== 'read')
+      return event.kind === 'write' ? { kind: 'write', characteristicUuid: event.characteristicUuid, data: event.data } : event;
     const read = nextRead++;
     const key = `${session}:${read}`;
     // The kiosk answers within its own bound; this one only keeps a lost answer from holding the phone.
@@ -115,7 +124,9 @@ export function serveRadio(channel: ChildChannel, build: (init: RadioInit, log: 
         }
         stack = ready;
         for (const role of ['central', 'peripheral'] as const) {
-          ready[role]?.onAvailabilityChange?.((availability) => channel.send({ t: 'availability', role, availability: { ...availability } }));
+          ready[role]?.onAvailabilityChange?.((availability) =>
+            channel.send({ t: 'availability', role, availability: { ...availability } }),
+          );
         }
         channel.send({
           t: 'ready',
@@ -159,7 +170,11 @@ export function serveRadio(channel: ChildChannel, build: (init: RadioInit, log: 
           id,
           (signal) =>
             stack?.peripheral
-              ? stack.peripheral.advertise(message.profile, (event) => channel.send({ t: 'event', session: id, event: wireEvent(id, event) }), signal)
+              ? stack.peripheral.advertise(
+                  message.profile,
+                  (event) => channel.send({ t: 'event', session: id, event: wireEvent(id, event) }),
+                  signal,
+                )
               : missing('peripheral'),
           (session) => {
             sessions.set(id, session);
@@ -173,17 +188,29 @@ export function serveRadio(channel: ChildChannel, build: (init: RadioInit, log: 
         return;
       case 'write': {
         const link = links.get(message.link);
-        reply(message.id, (signal) => (link ? link.write(message.uuid, message.data, signal) : missing('such link (it closed)')), () => ({ t: 'ok', id: message.id }));
+        reply(
+          message.id,
+          (signal) => (link ? link.write(message.uuid, message.data, signal) : missing('such link (it closed)')),
+          () => ({ t: 'ok', id: message.id }),
+        );
         return;
       }
       case 'notify': {
         const session = sessions.get(message.session);
-        reply(message.id, (signal) => (session ? session.notify(message.uuid, message.data, signal) : missing('such session (it closed)')), () => ({ t: 'ok', id: message.id }));
+        reply(
+          message.id,
+          (signal) => (session ? session.notify(message.uuid, message.data, signal) : missing('such session (it closed)')),
+          () => ({ t: 'ok', id: message.id }),
+        );
         return;
       }
       case 'flush': {
         const target = links.get(message.link) ?? sessions.get(message.link);
-        reply(message.id, (signal) => target?.flush?.(signal) ?? Promise.resolve(), () => ({ t: 'ok', id: message.id }));
+        reply(
+          message.id,
+          (signal) => target?.flush?.(signal) ?? Promise.resolve(),
+          () => ({ t: 'ok', id: message.id }),
+        );
         return;
       }
       case 'close': {
@@ -198,10 +225,14 @@ export function serveRadio(channel: ChildChannel, build: (init: RadioInit, log: 
             read.fail();
           }
         }
-        reply(message.id, async () => {
-          await link?.close();
-          await session?.close();
-        }, () => ({ t: 'ok', id: message.id }));
+        reply(
+          message.id,
+          async () => {
+            await link?.close();
+            await session?.close();
+          },
+          () => ({ t: 'ok', id: message.id }),
+        );
         return;
       }
       case 'read-answer': {
@@ -227,7 +258,10 @@ export function serveRadio(channel: ChildChannel, build: (init: RadioInit, log: 
   channel.onMessage((raw) => {
     const parsed = ParentMessage.safeParse(raw);
     if (!parsed.success) {
-      log.warn({ event: 'radio_process_bad_message' }, `the radio process dropped a message from the kiosk: ${describeIssue(parsed.error)}`);
+      log.warn(
+        { event: 'radio_process_bad_message' },
+        `the radio process dropped a message from the kiosk: ${describeIssue(parsed.error)}`,
+      );
       return;
     }
     handle(parsed.data).catch((e: unknown) => log.warn({ event: 'radio_process_failed' }, errorMessage(e)));

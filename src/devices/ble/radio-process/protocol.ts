@@ -16,7 +16,9 @@ const MAX_TEXT = 2_000;
 const Id = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const Uuid = z.string().min(1).max(64);
 const Text = z.string().max(MAX_TEXT);
-const Bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, { message: 'expected bytes (Uint8Array)' }).refine((b) => b.byteLength <= MAX_DATA_BYTES, { message: `more than ${MAX_DATA_BYTES} bytes` });
+const Bytes = z
+  .custom<Uint8Array>((v) => v instanceof Uint8Array, { message: 'expected bytes (Uint8Array)' })
+  .refine((b) => b.byteLength <= MAX_DATA_BYTES, { message: `more than ${MAX_DATA_BYTES} bytes` });
 
 export const RadioProfile = z.strictObject({
   serviceUuid: Uuid,
@@ -94,7 +96,13 @@ export const ChildMessage = z.discriminatedUnion('t', [
   z.strictObject({ t: z.literal('disconnect'), link: Id, reason: Text }),
   z.strictObject({ t: z.literal('event'), session: Id, event: PeripheralEventWire }),
   /** A log record of the child (its libraries' console, routed): the parent logs it. */
-  z.strictObject({ t: z.literal('log'), level: z.enum(['info', 'warn']), event: z.string().max(64), library: z.enum(['noble', 'bleno']).optional(), message: Text }),
+  z.strictObject({
+    t: z.literal('log'),
+    level: z.enum(['info', 'warn']),
+    event: z.string().max(64),
+    library: z.enum(['noble', 'bleno']).optional(),
+    message: Text,
+  }),
 ]);
 export type ChildMessage = z.infer<typeof ChildMessage>;
 

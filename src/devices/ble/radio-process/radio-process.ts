@@ -69,7 +69,10 @@ export class RadioProcess {
       busy: () => this.links.inUse || this.requests.size > 0,
       replace: (why) => this.replace(why),
     });
-    const roles: Role[] = [...(options.init.central ? ['central' as const] : []), ...(options.init.peripheral ? ['peripheral' as const] : [])];
+    const roles: Role[] = [
+      ...(options.init.central ? ['central' as const] : []),
+      ...(options.init.peripheral ? ['peripheral' as const] : []),
+    ];
     this.roles = new RoleAvailability(roles, () => this.recovery.watch());
     let resolveReady: (problems: readonly string[]) => void = () => undefined;
     const promise = new Promise<readonly string[]>((resolve) => (resolveReady = resolve));
@@ -98,7 +101,10 @@ export class RadioProcess {
    * bound or a close). A role the child could not set up reads `not_configured` from then on.
    */
   started(): Promise<readonly string[]> {
-    const timer = setTimeout(() => this.firstReady.resolve([`the radio process did not start within ${this.settings.startMs} ms`]), this.settings.startMs);
+    const timer = setTimeout(
+      () => this.firstReady.resolve([`the radio process did not start within ${this.settings.startMs} ms`]),
+      this.settings.startMs,
+    );
     return this.firstReady.promise.finally(() => clearTimeout(timer));
   }
 
@@ -224,7 +230,10 @@ export class RadioProcess {
     if (child !== this.child) return;
     const parsed = ChildMessage.safeParse(raw);
     if (!parsed.success) {
-      this.options.log.warn({ event: 'radio_process_bad_message' }, `dropped a message from the radio process: ${describeIssue(parsed.error)}`);
+      this.options.log.warn(
+        { event: 'radio_process_bad_message' },
+        `dropped a message from the radio process: ${describeIssue(parsed.error)}`,
+      );
       return;
     }
     const message = parsed.data;

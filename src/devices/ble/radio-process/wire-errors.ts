@@ -8,7 +8,14 @@ const clip = (text: string): string => text.slice(0, 2_000);
 export function toWire(e: unknown): RadioError {
   if (e instanceof BleSetupError) return { name: 'BleSetupError', message: clip(e.message), reason: clip(e.reason) };
   if (e instanceof BleValueTooLargeError) {
-    return { name: 'BleValueTooLargeError', message: clip(e.message), operation: e.operation, bytes: e.bytes, limit: e.limit, ...(e.attMtu === undefined ? {} : { attMtu: e.attMtu }) };
+    return {
+      name: 'BleValueTooLargeError',
+      message: clip(e.message),
+      operation: e.operation,
+      bytes: e.bytes,
+      limit: e.limit,
+      ...(e.attMtu === undefined ? {} : { attMtu: e.attMtu }),
+    };
   }
   if (e instanceof Error && e.name === 'AbortError') return { name: 'AbortError', message: clip(e.message) };
   return { name: 'Error', message: clip(errorMessage(e)) };

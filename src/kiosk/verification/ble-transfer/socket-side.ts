@@ -56,16 +56,23 @@ export class SocketSide {
         return { kind: 'complete', outcome: message.outcome };
       }
       if (message.op !== 'ble_write') {
-        const detail = message.op === 'ble_read_response' ? 'ble_read_response without a pending ble_read_request' : 'not valid during the BLE transfer';
+        const detail =
+          message.op === 'ble_read_response' ? 'ble_read_response without a pending ble_read_request' : 'not valid during the BLE transfer';
         return attempt.fail({ kind: 'violation', violation: outOfSequence(message, detail) });
       }
       const target = this.characteristics.specFor(message.params.char);
       if (!target) {
-        return attempt.fail({ kind: 'violation', violation: outOfSequence(message, 'ble_write to a characteristic that is not in the chosen mode') });
+        return attempt.fail({
+          kind: 'violation',
+          violation: outOfSequence(message, 'ble_write to a characteristic that is not in the chosen mode'),
+        });
       }
       const needed = role === 'central' ? 'write_without_response' : 'notify';
       if (!target.spec.operations.includes(needed)) {
-        return attempt.fail({ kind: 'violation', violation: outOfSequence(message, `ble_write to ${target.name}, whose operations lack ${needed}`) });
+        return attempt.fail({
+          kind: 'violation',
+          violation: outOfSequence(message, `ble_write to ${target.name}, whose operations lack ${needed}`),
+        });
       }
       const data = decodeCheckedBase64(message.params.data);
       await this.deliverWrite(deliver, target.spec.uuid, data);
@@ -90,7 +97,11 @@ export class SocketSide {
     if (respond && !(arrival.kind === 'closed' && ending.completion)) {
       // A read is pending: this arrival should have been its response (docs/protocol.md, `ble_read_request`).
       const message = attempt.unwrapQuietly(arrival);
-      if (message) attempt.stopWith({ kind: 'violation', violation: outOfSequence(message, 'expected ble_read_response right after ble_read_request') });
+      if (message)
+        attempt.stopWith({
+          kind: 'violation',
+          violation: outOfSequence(message, 'expected ble_read_response right after ble_read_request'),
+        });
       return true;
     }
     // Noted on arrival, not on delivery: a close while the end byte is stuck in the stack (or queued behind

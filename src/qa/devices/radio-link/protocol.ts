@@ -120,7 +120,16 @@ export type BlenoCallMethod = keyof typeof BLENO_CALL_ARGS;
 export const BLENO_CALL_METHODS = Object.keys(BLENO_CALL_ARGS) as BlenoCallMethod[];
 
 /** bleno role: the binding events the radio side emits (`servicesSet` and `mtuChange` are bleno-side). */
-export const BLENO_EVENT_NAMES = ['platform', 'addressChange', 'stateChange', 'advertisingStart', 'advertisingStop', 'accept', 'disconnect', 'rssiUpdate'] as const;
+export const BLENO_EVENT_NAMES = [
+  'platform',
+  'addressChange',
+  'stateChange',
+  'advertisingStart',
+  'advertisingStop',
+  'accept',
+  'disconnect',
+  'rssiUpdate',
+] as const;
 export type BlenoEventName = (typeof BLENO_EVENT_NAMES)[number];
 
 export const ROLES = ['noble', 'bleno'] as const;
@@ -170,7 +179,10 @@ export const helloSchema = z.strictObject({
 });
 export type Hello = z.infer<typeof helloSchema>;
 
-const ALL_METHODS = [...new Set<string>([...CALL_METHODS, ...BLENO_CALL_METHODS])] as [CallMethod | BlenoCallMethod, ...(CallMethod | BlenoCallMethod)[]];
+const ALL_METHODS = [...new Set<string>([...CALL_METHODS, ...BLENO_CALL_METHODS])] as [
+  CallMethod | BlenoCallMethod,
+  ...(CallMethod | BlenoCallMethod)[],
+];
 
 /** A binding call; which methods a connection may call depends on its hello's role. */
 export const callSchema = z.strictObject({
@@ -214,7 +226,10 @@ export const welcomeSchema = z.strictObject({
 
 export const eventSchema = z.strictObject({
   type: z.literal('event'),
-  name: z.enum([...new Set<string>([...EVENT_NAMES, ...BLENO_EVENT_NAMES])] as [EventName | BlenoEventName, ...(EventName | BlenoEventName)[]]),
+  name: z.enum([...new Set<string>([...EVENT_NAMES, ...BLENO_EVENT_NAMES])] as [
+    EventName | BlenoEventName,
+    ...(EventName | BlenoEventName)[],
+  ]),
   args: wireArgs,
 });
 
@@ -242,7 +257,15 @@ export const errorSchema = z.strictObject({
 });
 export type ErrorMessage = z.infer<typeof errorSchema>;
 
-export const serverMessageSchema = z.discriminatedUnion('type', [welcomeSchema, eventSchema, errorSchema, aclSchema, aclOpenSchema, aclCloseSchema, byeSchema]);
+export const serverMessageSchema = z.discriminatedUnion('type', [
+  welcomeSchema,
+  eventSchema,
+  errorSchema,
+  aclSchema,
+  aclOpenSchema,
+  aclCloseSchema,
+  byeSchema,
+]);
 export type ServerMessage = z.infer<typeof serverMessageSchema>;
 
 /** A short, single-line description of a zod failure for error frames. */

@@ -16,9 +16,15 @@ export interface RadioLinkLauncherOptions {
   readonly strayOutput?: boolean;
 }
 
-export function radioLinkLauncher(address: { readonly host: string; readonly port: number }, options: RadioLinkLauncherOptions = {}): RadioLauncher {
+export function radioLinkLauncher(
+  address: { readonly host: string; readonly port: number },
+  options: RadioLinkLauncherOptions = {},
+): RadioLauncher {
   return forkLauncher({
     entry: qaRadioChildEntry(),
-    env: { MDL_KIOSK_QA_RADIO_LINK: `${address.host}:${address.port}`, ...(options.strayOutput ? { MDL_KIOSK_QA_RADIO_STRAY_OUTPUT: '1' } : {}) },
+    env: {
+      MDL_KIOSK_QA_RADIO_LINK: `${address.host}:${address.port}`,
+      ...(options.strayOutput ? { MDL_KIOSK_QA_RADIO_STRAY_OUTPUT: '1' } : {}),
+    },
   });
 }

@@ -16,7 +16,14 @@
 import type { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import type { Noble } from '@stoprocent/noble';
-import { RadioLinkBindings, RadioLinkError, handshake, type RadioLinkClientOptions, type RoleMessage, type Welcomed } from './link-client.js';
+import {
+  RadioLinkBindings,
+  RadioLinkError,
+  handshake,
+  type RadioLinkClientOptions,
+  type RoleMessage,
+  type Welcomed,
+} from './link-client.js';
 import { nobleMacManager } from '../binding-lifecycle.js';
 import { CALL_ARGS, HCI_CONNECTION_TIMEOUT, decodeValue, type CallMethod } from './protocol.js';
 

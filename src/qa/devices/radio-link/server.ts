@@ -197,7 +197,11 @@ class LinkSession {
         else this.call(message.method, message.args);
         return;
       case 'acl':
-        if (!this.bleno) throw new ProtocolError(this.bindings ? 'bad_message' : 'hello_required', this.bindings ? 'acl is for the bleno role' : 'the first message must be hello');
+        if (!this.bleno)
+          throw new ProtocolError(
+            this.bindings ? 'bad_message' : 'hello_required',
+            this.bindings ? 'acl is for the bleno role' : 'the first message must be hello',
+          );
         this.bleno.fromGatt(message.handle, Buffer.from(message.pdu.$bytes, 'base64'));
         return;
     }
@@ -206,9 +210,13 @@ class LinkSession {
   private hello(hello: Hello): void {
     if (this.bindings || this.bleno) throw new ProtocolError('bad_message', 'hello was already received');
     if (hello.version !== PROTOCOL_VERSION) {
-      throw new ProtocolError('unsupported_version', `protocol version ${hello.version} is not supported (this server speaks ${PROTOCOL_VERSION})`, {
-        supported: [PROTOCOL_VERSION],
-      });
+      throw new ProtocolError(
+        'unsupported_version',
+        `protocol version ${hello.version} is not supported (this server speaks ${PROTOCOL_VERSION})`,
+        {
+          supported: [PROTOCOL_VERSION],
+        },
+      );
     }
     const device = this.options.deviceFor
       ? this.options.deviceFor(hello)
@@ -282,7 +290,12 @@ class LinkSession {
     try {
       (BLENO_INVOKE[name] as BlenoInvoke)(side, parsed.data);
     } catch (e) {
-      this.send({ type: 'error', code: 'call_failed', message: `${name} failed: ${e instanceof Error ? e.message : String(e)}`, fatal: false });
+      this.send({
+        type: 'error',
+        code: 'call_failed',
+        message: `${name} failed: ${e instanceof Error ? e.message : String(e)}`,
+        fatal: false,
+      });
     }
   }
 
@@ -292,7 +305,8 @@ class LinkSession {
     if (!Object.hasOwn(CALL_ARGS, method)) throw new ProtocolError('bad_message', `${method} is not a method of the noble role`);
     const schema = CALL_ARGS[method as CallMethod];
     const arity = schema.def.items.length;
-    if (wireArgs.length > arity) throw new ProtocolError('bad_message', `${method} takes at most ${arity} arguments, got ${wireArgs.length}`);
+    if (wireArgs.length > arity)
+      throw new ProtocolError('bad_message', `${method} takes at most ${arity} arguments, got ${wireArgs.length}`);
     const padded = [...wireArgs, ...Array<null>(arity - wireArgs.length).fill(null)];
     const parsed = schema.safeParse(padded);
     if (!parsed.success) throw new ProtocolError('bad_message', `invalid arguments for ${method}: ${describeIssues(parsed.error)}`);
@@ -300,7 +314,12 @@ class LinkSession {
       (INVOKE[method as CallMethod] as Invoke)(bindings, parsed.data);
     } catch (e) {
       // The bindings refused synchronously: tell the client, keep the connection.
-      this.send({ type: 'error', code: 'call_failed', message: `${method} failed: ${e instanceof Error ? e.message : String(e)}`, fatal: false });
+      this.send({
+        type: 'error',
+        code: 'call_failed',
+        message: `${method} failed: ${e instanceof Error ? e.message : String(e)}`,
+        fatal: false,
+      });
     }
   }
 

@@ -93,8 +93,7 @@ export function encodeCommandApdu(apdu: CommandApdu, options: { readonly forceEx
     throw fail(`Le (Ne) ${String(le)} is outside 1..65536`);
   }
   if (apdu.data.length > 65535) throw fail(`command data of ${apdu.data.length} bytes exceed 65535`);
-  const extended =
-    options.forceExtended === true || apdu.data.length > MAX_SHORT_DATA || (le !== undefined && le > 256);
+  const extended = options.forceExtended === true || apdu.data.length > MAX_SHORT_DATA || (le !== undefined && le > 256);
   const header = Uint8Array.of(apdu.cla, apdu.ins, apdu.p1, apdu.p2);
   const parts: Uint8Array[] = [header];
   if (!extended) {

@@ -26,8 +26,14 @@ export function characteristicSizeForMtu(mtu: number): number {
 }
 
 function checkSize(maxCharacteristicSize: number): void {
-  if (!Number.isInteger(maxCharacteristicSize) || maxCharacteristicSize < MIN_CHARACTERISTIC_SIZE || maxCharacteristicSize > MAX_CHARACTERISTIC_SIZE) {
-    throw new RangeError(`maxCharacteristicSize must be an integer in ${MIN_CHARACTERISTIC_SIZE}..${MAX_CHARACTERISTIC_SIZE}, got ${maxCharacteristicSize}`);
+  if (
+    !Number.isInteger(maxCharacteristicSize) ||
+    maxCharacteristicSize < MIN_CHARACTERISTIC_SIZE ||
+    maxCharacteristicSize > MAX_CHARACTERISTIC_SIZE
+  ) {
+    throw new RangeError(
+      `maxCharacteristicSize must be an integer in ${MIN_CHARACTERISTIC_SIZE}..${MAX_CHARACTERISTIC_SIZE}, got ${maxCharacteristicSize}`,
+    );
   }
 }
 

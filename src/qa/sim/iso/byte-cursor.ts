@@ -33,9 +33,7 @@ export class ByteCursor {
 
   private need(count: number, field: string): void {
     if (count > this.remaining) {
-      throw this.error(
-        `${field} needs ${count} byte(s) at offset ${this.pos} but only ${this.remaining} remain (length overrun)`,
-      );
+      throw this.error(`${field} needs ${count} byte(s) at offset ${this.pos} but only ${this.remaining} remain (length overrun)`);
     }
   }
 

@@ -240,7 +240,6 @@ export function expectEmbedded(value: unknown, what: string): EmbeddedCbor {
   return value;
 }
 
-
 export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;

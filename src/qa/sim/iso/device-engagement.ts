@@ -31,10 +31,25 @@ import {
 import { encodeRawArray, encodeRawMap, rawArrayItems, requireRawMapValue } from './cbor-raw.js';
 import { decodeCoseKeyBytes, encodeCoseKeyBytes } from './cose-key.js';
 
-export const DE_KEY = { version: 0, security: 1, deviceRetrievalMethods: 2, serverRetrievalMethods: 3, protocolInfo: 4, originInfos: 5, capabilities: 6 } as const;
+export const DE_KEY = {
+  version: 0,
+  security: 1,
+  deviceRetrievalMethods: 2,
+  serverRetrievalMethods: 3,
+  protocolInfo: 4,
+  originInfos: 5,
+  capabilities: 6,
+} as const;
 export const CIPHER_SUITE_1 = 1;
 export const RETRIEVAL_TYPE = { nfc: 1, ble: 2, wifiAware: 3 } as const;
-export const BLE_OPTION = { peripheralServerMode: 0, centralClientMode: 1, peripheralServerModeUuid: 10, centralClientModeUuid: 11, peripheralServerModeDeviceAddress: 20, l2capPsm: 21 } as const;
+export const BLE_OPTION = {
+  peripheralServerMode: 0,
+  centralClientMode: 1,
+  peripheralServerModeUuid: 10,
+  centralClientModeUuid: 11,
+  peripheralServerModeDeviceAddress: 20,
+  l2capPsm: 21,
+} as const;
 export const NFC_OPTION = { maxCommandDataLength: 0, maxResponseDataLength: 1 } as const;
 /** Capability ids (2nd edition; Multipaz's `Capability` enum). */
 export const CAPABILITY = { handoverSessionEstablishmentSupport: 2, readerAuthAllSupport: 3, extendedRequestSupport: 4 } as const;
@@ -94,7 +109,8 @@ function encodeRetrievalMethod(method: RetrievalMethod): unknown[] {
     [BLE_OPTION.peripheralServerMode, method.peripheralServerMode],
     [BLE_OPTION.centralClientMode, method.centralClientMode],
   ]);
-  if (method.peripheralServerModeUuid !== undefined) options.set(BLE_OPTION.peripheralServerModeUuid, uuidToBytes(method.peripheralServerModeUuid));
+  if (method.peripheralServerModeUuid !== undefined)
+    options.set(BLE_OPTION.peripheralServerModeUuid, uuidToBytes(method.peripheralServerModeUuid));
   if (method.centralClientModeUuid !== undefined) options.set(BLE_OPTION.centralClientModeUuid, uuidToBytes(method.centralClientModeUuid));
   if (method.peripheralServerModeDeviceAddress !== undefined) {
     if (method.peripheralServerModeDeviceAddress.length !== 6) throw new TypeError('BLE device address must be 6 bytes');
@@ -154,7 +170,10 @@ function decodeBleOptions(options: CborMap): BleRetrievalMethod {
     centralClientMode: expectBool(options.get(BLE_OPTION.centralClientMode), 'BLE option 1 (central client mode)'),
     ...optional('peripheralServerModeUuid', uuid(BLE_OPTION.peripheralServerModeUuid)),
     ...optional('centralClientModeUuid', uuid(BLE_OPTION.centralClientModeUuid)),
-    ...optional('peripheralServerModeDeviceAddress', address === undefined ? undefined : expectBytes(address, 'BLE option 20 (device address)')),
+    ...optional(
+      'peripheralServerModeDeviceAddress',
+      address === undefined ? undefined : expectBytes(address, 'BLE option 20 (device address)'),
+    ),
   };
 }
 

@@ -39,7 +39,12 @@ export function deviceAuthenticationBytes(input: DeviceAuthenticationInput): Uin
 
 /** MAC_structure for COSE_Mac0 with empty external AAD. */
 export function macStructure(protectedHeader: Uint8Array, payload: Uint8Array): Uint8Array {
-  return encodeRawArray([cborEncode('MAC0'), encodeByteString(protectedHeader), encodeByteString(new Uint8Array(0)), encodeByteString(payload)]);
+  return encodeRawArray([
+    cborEncode('MAC0'),
+    encodeByteString(protectedHeader),
+    encodeByteString(new Uint8Array(0)),
+    encodeByteString(payload),
+  ]);
 }
 
 function hmacSha256(key: Uint8Array, data: Uint8Array): Uint8Array {
@@ -62,7 +67,9 @@ function invalid(reason: string): DeviceMacVerification {
  * Verifies a received COSE_Mac0 (raw bytes; tag 17 tolerated) against EMacKey and the raw inputs.
  * Requires alg 5 in the protected header and a nil (detached) payload.
  */
-export function verifyDeviceMac(input: DeviceAuthenticationInput & { readonly eMacKey: Uint8Array; readonly deviceMac: Uint8Array }): DeviceMacVerification {
+export function verifyDeviceMac(
+  input: DeviceAuthenticationInput & { readonly eMacKey: Uint8Array; readonly deviceMac: Uint8Array },
+): DeviceMacVerification {
   let decoded: unknown;
   try {
     decoded = cborDecode(input.deviceMac);

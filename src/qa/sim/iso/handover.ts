@@ -7,15 +7,7 @@
  */
 import { uuidFromBytes, uuidToBytes } from './ble-uuids.js';
 import { ByteCursor, concatBytes, decodeUtf8, isUint, uintBytes, utf8 } from './byte-cursor.js';
-import {
-  Tnf,
-  encodeNdefMessage,
-  findRecord,
-  isRecordType,
-  ndefRecord,
-  parseNdefMessage,
-  recordIdText,
-} from './ndef.js';
+import { Tnf, encodeNdefMessage, findRecord, isRecordType, ndefRecord, parseNdefMessage, recordIdText } from './ndef.js';
 import type { NdefRecord, ParsedNdefRecord } from './ndef.js';
 
 export class HandoverFormatError extends Error {
@@ -158,11 +150,7 @@ export function encodeAlternativeCarrierPayload(ac: AlternativeCarrier): Uint8Ar
   if (!isUint(ac.carrierPowerState, 3)) throw fail(`carrier power state ${String(ac.carrierPowerState)} is not 0..3`);
   if (ac.auxiliaryDataReferences.length > 0xff) throw fail('at most 255 auxiliary data references fit');
   const cdr = referenceBytes(ac.carrierDataReference, 'carrier data reference');
-  const parts: Uint8Array[] = [
-    Uint8Array.of(ac.carrierPowerState, cdr.length),
-    cdr,
-    Uint8Array.of(ac.auxiliaryDataReferences.length),
-  ];
+  const parts: Uint8Array[] = [Uint8Array.of(ac.carrierPowerState, cdr.length), cdr, Uint8Array.of(ac.auxiliaryDataReferences.length)];
   for (const aux of ac.auxiliaryDataReferences) {
     const bytes = referenceBytes(aux, 'auxiliary data reference');
     parts.push(Uint8Array.of(bytes.length), bytes);
@@ -174,8 +162,7 @@ export function parseAlternativeCarrierPayload(payload: Uint8Array): Alternative
   const cursor = new ByteCursor(payload, fail, 'ac payload');
   // CPS is the low 2 bits; the upper 6 are reserved (CH 1.5).
   const carrierPowerState = cursor.u8('carrier power state') & 0x03;
-  const reference = (field: string): string =>
-    decodeUtf8(cursor.take(cursor.u8(`${field} length`), field), fail, `ac ${field}`);
+  const reference = (field: string): string => decodeUtf8(cursor.take(cursor.u8(`${field} length`), field), fail, `ac ${field}`);
   const carrierDataReference = reference('carrier data reference');
   const count = cursor.u8('auxiliary data reference count');
   const auxiliaryDataReferences: string[] = [];
@@ -679,9 +666,7 @@ export interface BuildHandoverRequestOptions {
  */
 export function buildHandoverRequest(options: BuildHandoverRequestOptions): Uint8Array {
   const cps = options.carrierPowerState ?? CarrierPowerState.ACTIVE;
-  const carriers: AlternativeCarrier[] = [
-    { carrierPowerState: cps, carrierDataReference: BLE_CARRIER_ID, auxiliaryDataReferences: [] },
-  ];
+  const carriers: AlternativeCarrier[] = [{ carrierPowerState: cps, carrierDataReference: BLE_CARRIER_ID, auxiliaryDataReferences: [] }];
   if (options.nfc !== undefined) {
     carriers.push({ carrierPowerState: cps, carrierDataReference: NFC_CARRIER_ID, auxiliaryDataReferences: [] });
   }

@@ -145,7 +145,9 @@ function describe(certificate: ParsedCertificate): string {
 function checkValidAt(certificate: ParsedCertificate, now: Date): void {
   const { notBefore, notAfter } = certificate.peculiar;
   if (now < notBefore || now > notAfter) {
-    throw new Error(`certificate ${describe(certificate)} is not valid at ${now.toISOString()} (${notBefore.toISOString()} – ${notAfter.toISOString()})`);
+    throw new Error(
+      `certificate ${describe(certificate)} is not valid at ${now.toISOString()} (${notBefore.toISOString()} – ${notAfter.toISOString()})`,
+    );
   }
 }
 
@@ -224,7 +226,12 @@ export function createNodeMdocContext(options: NodeMdocContextOptions = {}): Mdo
           try {
             const alg = ecdsaAlgorithm(headerAlg(sign1.protectedHeaders) ?? headerAlg(sign1.unprotectedHeaders));
             if (curveOf(key) !== alg.crv || sign1.signature.length !== 2 * alg.coordinateLength) return false;
-            return ecdsaVerify(alg.hash, sign1.toBeSigned, { key: coseKeyToKeyObject(key, 'public'), dsaEncoding: 'ieee-p1363' }, sign1.signature);
+            return ecdsaVerify(
+              alg.hash,
+              sign1.toBeSigned,
+              { key: coseKeyToKeyObject(key, 'public'), dsaEncoding: 'ieee-p1363' },
+              sign1.signature,
+            );
           } catch {
             return false;
           }
@@ -268,4 +275,3 @@ export function createNodeMdocContext(options: NodeMdocContextOptions = {}): Mdo
     },
   };
 }
-

@@ -47,12 +47,7 @@ export interface ParsedNdefRecord extends NdefRecord {
 const MAX_PAYLOAD = 0xffff_ffff;
 
 /** Convenience constructor taking strings (ASCII/UTF-8) for type and id. */
-export function ndefRecord(
-  tnf: Tnf,
-  type: string | Uint8Array,
-  payload: Uint8Array,
-  id?: string | Uint8Array,
-): NdefRecord {
+export function ndefRecord(tnf: Tnf, type: string | Uint8Array, payload: Uint8Array, id?: string | Uint8Array): NdefRecord {
   const record: NdefRecord = {
     tnf,
     type: typeof type === 'string' ? utf8(type) : type,
@@ -87,10 +82,7 @@ function validateRecord(record: NdefRecord): void {
  * 18013-5 implementation does (headers 91, 51, d1, 1a, 1c, 5c, 5a in test/fixtures/captures), so transcripts are
  * reproduced byte-exact.
  */
-export function encodeNdefRecord(
-  record: NdefRecord,
-  flags: { readonly mb: boolean; readonly me: boolean },
-): Uint8Array {
+export function encodeNdefRecord(record: NdefRecord, flags: { readonly mb: boolean; readonly me: boolean }): Uint8Array {
   validateRecord(record);
   const short = record.payload.length <= 0xff;
   let header = record.tnf;
@@ -114,9 +106,7 @@ export function encodeNdefRecord(
 /** Encodes a message: MB on the first record, ME on the last. */
 export function encodeNdefMessage(records: readonly NdefRecord[]): Uint8Array {
   if (records.length === 0) throw fail('an NDEF message needs at least one record');
-  return concatBytes(
-    records.map((record, index) => encodeNdefRecord(record, { mb: index === 0, me: index === records.length - 1 })),
-  );
+  return concatBytes(records.map((record, index) => encodeNdefRecord(record, { mb: index === 0, me: index === records.length - 1 })));
 }
 
 /**
@@ -144,8 +134,7 @@ export function parseNdefMessage(bytes: Uint8Array): ParsedNdefRecord[] {
       throw fail(`NDEF ${where}: TNF 6 (unchanged) only occurs in chunked records, which are not supported`);
     }
     const typeLength = cursor.u8(`${where} TYPE_LENGTH`);
-    const payloadLength =
-      (header & NdefFlag.SR) !== 0 ? cursor.u8(`${where} PAYLOAD_LENGTH`) : cursor.uint(4, `${where} PAYLOAD_LENGTH`);
+    const payloadLength = (header & NdefFlag.SR) !== 0 ? cursor.u8(`${where} PAYLOAD_LENGTH`) : cursor.uint(4, `${where} PAYLOAD_LENGTH`);
     const idLength = (header & NdefFlag.IL) !== 0 ? cursor.u8(`${where} ID_LENGTH`) : undefined;
     const type = cursor.take(typeLength, `${where} TYPE (${typeLength} bytes)`);
     const id = idLength === undefined ? undefined : cursor.take(idLength, `${where} ID (${idLength} bytes)`);

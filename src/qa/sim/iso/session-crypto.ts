@@ -137,18 +137,34 @@ export class SessionEncryption {
   }
 
   /** Reader side: own EReaderKey private key, the mdoc's EDeviceKey. */
-  static forReader(input: { eReaderPrivateKey: KeyObject; eDevicePublicKey: KeyObject; sessionTranscriptBytes: Uint8Array }): SessionEncryption {
+  static forReader(input: {
+    eReaderPrivateKey: KeyObject;
+    eDevicePublicKey: KeyObject;
+    sessionTranscriptBytes: Uint8Array;
+  }): SessionEncryption {
     return new SessionEncryption(
       'reader',
-      deriveSessionKeys({ privateKey: input.eReaderPrivateKey, publicKey: input.eDevicePublicKey, sessionTranscriptBytes: input.sessionTranscriptBytes }),
+      deriveSessionKeys({
+        privateKey: input.eReaderPrivateKey,
+        publicKey: input.eDevicePublicKey,
+        sessionTranscriptBytes: input.sessionTranscriptBytes,
+      }),
     );
   }
 
   /** mdoc side: own EDeviceKey private key, the reader's EReaderKey. */
-  static forDevice(input: { eDevicePrivateKey: KeyObject; eReaderPublicKey: KeyObject; sessionTranscriptBytes: Uint8Array }): SessionEncryption {
+  static forDevice(input: {
+    eDevicePrivateKey: KeyObject;
+    eReaderPublicKey: KeyObject;
+    sessionTranscriptBytes: Uint8Array;
+  }): SessionEncryption {
     return new SessionEncryption(
       'device',
-      deriveSessionKeys({ privateKey: input.eDevicePrivateKey, publicKey: input.eReaderPublicKey, sessionTranscriptBytes: input.sessionTranscriptBytes }),
+      deriveSessionKeys({
+        privateKey: input.eDevicePrivateKey,
+        publicKey: input.eReaderPublicKey,
+        sessionTranscriptBytes: input.sessionTranscriptBytes,
+      }),
     );
   }
 

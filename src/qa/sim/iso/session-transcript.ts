@@ -99,4 +99,3 @@ export function parseSessionTranscriptBytes(taggedBytes: Uint8Array): ParsedSess
     handover: interpretHandover(handoverRaw),
   };
 }
-

@@ -8,7 +8,16 @@ export const PHASES = ['socket_open', 'engaged', 'nfc_handover', 'awaiting_card'
 export type Phase = (typeof PHASES)[number];
 
 const BACKEND_OPS = ['nfc_apdu', 'nfc_await_card', 'ble_exchange', 'ble_write', 'ble_read_response', 'complete', 'error'] as const;
-const CLIENT_OPS = ['engage', 'qr_scanned', 'nfc_card_present', 'nfc_rapdu', 'ble_connected', 'ble_notified', 'ble_written', 'ble_read_request'] as const;
+const CLIENT_OPS = [
+  'engage',
+  'qr_scanned',
+  'nfc_card_present',
+  'nfc_rapdu',
+  'ble_connected',
+  'ble_notified',
+  'ble_written',
+  'ble_read_request',
+] as const;
 
 /** The HTTP exchanges a fault can hit: `POST /sessions`, `GET /sessions/{id}`, the WebSocket handshake. */
 export const HTTP_EXCHANGES = ['create', 'result', 'upgrade'] as const;
@@ -103,7 +112,10 @@ export class FaultController {
     const failure = this.plan.httpFailures[exchange];
     if (failure === undefined) return undefined;
     const rest = Object.fromEntries(Object.entries(this.plan.httpFailures).filter(([key]) => key !== exchange));
-    this.plan = { ...this.plan, httpFailures: failure.times > 1 ? { ...rest, [exchange]: { ...failure, times: failure.times - 1 } } : rest };
+    this.plan = {
+      ...this.plan,
+      httpFailures: failure.times > 1 ? { ...rest, [exchange]: { ...failure, times: failure.times - 1 } } : rest,
+    };
     return failure;
   }
 

@@ -77,11 +77,14 @@ export class RelaySession {
     const left = this.session.expiresAt - Date.now();
     // Beyond Node's timer range (about 24.8 days) the timer would fire at once.
     if (left > MAX_TIMER_MS) return;
-    this.expiryTimer = setTimeout(() => {
-      if (!this.options.faults.current.closeAtExpiry || this.ws.readyState !== this.ws.OPEN) return;
-      this.options.log.event('expiry_close', { session: this.session.id });
-      this.ws.close(1001, 'session expired');
-    }, Math.max(0, left));
+    this.expiryTimer = setTimeout(
+      () => {
+        if (!this.options.faults.current.closeAtExpiry || this.ws.readyState !== this.ws.OPEN) return;
+        this.options.log.event('expiry_close', { session: this.session.id });
+        this.ws.close(1001, 'session expired');
+      },
+      Math.max(0, left),
+    );
   }
 
   get phase(): State {
@@ -106,7 +109,8 @@ export class RelaySession {
       const parsed = parseClientFrame(text);
       this.options.log.message(this.session.id, 'in', parsed.ok ? safeJson(text) : { unparsable: text.length, cause: parsed.fault.cause });
       if (!parsed.ok) step = () => this.fail(parsed.fault);
-      else if (this.options.faults.current.errorOnOp === parsed.message.op) step = () => this.fail(faults.injected(`error on ${parsed.message.op}`));
+      else if (this.options.faults.current.errorOnOp === parsed.message.op)
+        step = () => this.fail(faults.injected(`error on ${parsed.message.op}`));
       else step = () => this.handle(parsed.message);
     }
     this.chain = this.chain.then(step).catch((e: unknown) => {
@@ -115,8 +119,7 @@ export class RelaySession {
   }
 
   private async handle(message: ClientMessage): Promise<void> {
-    if (this.state === 'failed' || this.state === 'closed')
-    return;
+    if (this.state === 'failed' || this.state === 'closed') return;
     switch (message.op) {
       case 'engage':
         this.onEngage(message.namespaces);
@@ -148,15 +151,13 @@ export class RelaySession {
   }
 
   private onEngage(namespaces: Record<string, string[]>): void {
-    if (!this.expect('engage', 'socket_open'))
-    return;
+    if (!this.expect('engage', 'socket_open')) return;
     this.engine = this.options.engineFactory({ sessionId: this.session.id, namespaces });
     this.enter('engaged');
   }
 
   private async onQr(text: string): Promise<void> {
-    if (!this.expect('qr_scanned', 'engaged') || !this.engine)
-    return;
+    if (!this.expect('qr_scanned', 'engaged') || !this.engine) return;
     this.enter('ble_exchange'); // the transport is fixed (spec §3 rule 1)
     const engagement = await this.engine.qrScanned(text);
     if (engagement.kind === 'failed') {
@@ -167,8 +168,7 @@ export class RelaySession {
   }
 
   private async onCardPresent(): Promise<void> {
-    if (!this.expect('nfc_card_present', 'engaged', 'awaiting_card') || !this.engine)
-    return;
+    if (!this.expect('nfc_card_present', 'engaged', 'awaiting_card') || !this.engine) return;
     if (this.state === 'awaiting_card') {
       // Re-tapped and reconnected: the APDU that failed is sent again (spec §3).
       this.enter('nfc_handover');
@@ -180,8 +180,7 @@ export class RelaySession {
   }
 
   private async onRapdu(response: Uint8Array): Promise<void> {
-    if (!this.expect('nfc_rapdu', 'nfc_handover') || !this.engine)
-    return;
+    if (!this.expect('nfc_rapdu', 'nfc_handover') || !this.engine) return;
     this.apdusAnswered++;
     const fatalAfter = this.options.faults.current.fatalAfterApdu;
     if (fatalAfter !== undefined && this.apdusAnswered >= fatalAfter) {
@@ -192,8 +191,7 @@ export class RelaySession {
   }
 
   private async onRapduError(reason: string): Promise<void> {
-    if (!this.expect('nfc_rapdu', 'nfc_handover'))
-    return;
+    if (!this.expect('nfc_rapdu', 'nfc_handover')) return;
     // Spec §7.3: the backend classifies; recoverable variants wait for a re-tap, others are fatal.
     if (!RECOVERABLE_PCSC.has(reason)) {
       this.fail(faults.fatalPcsc(reason));
@@ -237,8 +235,7 @@ export class RelaySession {
   }
 
   private async onBleConnected(role: 'central' | 'peripheral'): Promise<void> {
-    if (!this.expect('ble_connected', 'ble_exchange') || !this.engine)
-    return;
+    if (!this.expect('ble_connected', 'ble_exchange') || !this.engine) return;
     if (this.modes.length === 0) {
       this.fail(faults.outOfSequence('ble_connected', 'ble_exchange not sent yet'));
       return;
@@ -264,8 +261,7 @@ export class RelaySession {
 
   private async onBleNotified(char: string, data: Uint8Array): Promise<void> {
     // Spec §3 rule 3 and §4.3: central role only, after ble_connected.
-    if (!this.expect('ble_notified', 'ble_transfer') || !this.engine)
-    return;
+    if (!this.expect('ble_notified', 'ble_transfer') || !this.engine) return;
     if (this.role !== 'central') {
       this.fail(faults.outOfSequence('ble_notified', `ble_transfer (role ${this.role ?? 'none'})`));
       return;
@@ -278,8 +274,7 @@ export class RelaySession {
   }
 
   private async onBleWritten(char: string, data: Uint8Array): Promise<void> {
-    if (!this.expect('ble_written', 'ble_transfer') || !this.engine)
-    return;
+    if (!this.expect('ble_written', 'ble_transfer') || !this.engine) return;
     if (this.role !== 'peripheral') {
       this.fail(faults.outOfSequence('ble_written', `ble_transfer (role ${this.role ?? 'none'})`));
       return;
@@ -293,7 +288,9 @@ export class RelaySession {
 
   private answerRead(char: string): void {
     if (this.state !== 'ble_transfer' || this.role !== 'peripheral' || !this.engine) {
-      this.fail(faults.outOfSequence('ble_read_request', this.state === 'ble_transfer' ? `ble_transfer (role ${this.role ?? 'none'})` : this.state));
+      this.fail(
+        faults.outOfSequence('ble_read_request', this.state === 'ble_transfer' ? `ble_transfer (role ${this.role ?? 'none'})` : this.state),
+      );
       return;
     }
     if (!this.knownChar(char)) {
@@ -309,8 +306,7 @@ export class RelaySession {
       return;
     }
     for (const write of actions.writes) {
-      if (this.state !== 'ble_transfer')
-      return;
+      if (this.state !== 'ble_transfer') return;
       await this.send(backend.bleWrite(write.char, write.data));
     }
     if (actions.outcome) await this.complete(actions.outcome);
@@ -329,14 +325,12 @@ export class RelaySession {
   private async send(message: BackendMessage): Promise<void> {
     const delay = this.options.faults.current.delayMs[message.type === 'step_request' ? message.op : message.type];
     if (delay) await sleep(delay);
-    if (this.state === 'closed' || (this.state === 'failed' && message.type !== 'error'))
-    return;
+    if (this.state === 'closed' || (this.state === 'failed' && message.type !== 'error')) return;
     this.sendNow(message);
   }
 
   private sendNow(message: BackendMessage): void {
-    if (this.ws.readyState !== this.ws.OPEN)
-    return;
+    if (this.ws.readyState !== this.ws.OPEN) return;
     if (this.options.faults.takeMalformed()) {
       this.options.log.message(this.session.id, 'out', { injected: 'malformed JSON' });
       this.ws.send('{"type": "step_request", "op": ');
@@ -348,8 +342,7 @@ export class RelaySession {
 
   /** Sends `error` and resets the session to its initial state (spec §3 "Any phase", §7.2). */
   private fail(fault: ProtocolFault): void {
-    if (this.state === 'failed' || this.state === 'closed')
-    return;
+    if (this.state === 'failed' || this.state === 'closed') return;
     this.options.log.event('protocol_error', { session: this.session.id, phase: this.state, cause: fault.cause, text: fault.text });
     this.state = 'failed';
     this.disposeEngine();

@@ -104,7 +104,9 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 
 function refuseUpgrade(socket: Duplex, status: number, text: string, retryAfterS?: number): void {
   const retryAfter = retryAfterS === undefined ? '' : `Retry-After: ${retryAfterS}\r\n`;
-  socket.write(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n${retryAfter}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(JSON.stringify({ error: text }))}\r\n\r\n${JSON.stringify({ error: text })}`);
+  socket.write(
+    `HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n${retryAfter}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(JSON.stringify({ error: text }))}\r\n\r\n${JSON.stringify({ error: text })}`,
+  );
   socket.destroy();
 }
 
@@ -247,7 +249,9 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
           json(res, 200, plan);
           return;
         } catch (e) {
-          json(res, 400, { error: e instanceof ZodError ? e.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') : 'body must be JSON' });
+          json(res, 400, {
+            error: e instanceof ZodError ? e.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') : 'body must be JSON',
+          });
           return;
         }
       }

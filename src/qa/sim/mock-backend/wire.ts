@@ -68,10 +68,22 @@ export const faults = {
   malformedJson: (): ProtocolFault => ({ cause: 'malformed_json', text: 'malformed JSON: every message must be a UTF-8 JSON text frame' }),
   unknownMessage: (type: string): ProtocolFault => ({ cause: 'unknown_message', text: `unknown message type: ${type}` }),
   unknownOp: (op: string): ProtocolFault => ({ cause: 'unknown_op', text: `unknown op: ${op}` }),
-  missingField: (op: string, field: string): ProtocolFault => ({ cause: 'missing_field', text: `missing required field: ${field} (${op})` }),
-  invalidField: (op: string, field: string, why: string): ProtocolFault => ({ cause: 'invalid_field', text: `invalid field: ${field} (${op}): ${why}` }),
-  outOfSequence: (op: string, phase: string): ProtocolFault => ({ cause: 'out_of_sequence', text: `out-of-sequence message: ${op} in phase ${phase}` }),
-  nfcRetriesExhausted: (limit: number): ProtocolFault => ({ cause: 'nfc_retries_exhausted', text: `NFC retries exhausted (${limit} allowed)` }),
+  missingField: (op: string, field: string): ProtocolFault => ({
+    cause: 'missing_field',
+    text: `missing required field: ${field} (${op})`,
+  }),
+  invalidField: (op: string, field: string, why: string): ProtocolFault => ({
+    cause: 'invalid_field',
+    text: `invalid field: ${field} (${op}): ${why}`,
+  }),
+  outOfSequence: (op: string, phase: string): ProtocolFault => ({
+    cause: 'out_of_sequence',
+    text: `out-of-sequence message: ${op} in phase ${phase}`,
+  }),
+  nfcRetriesExhausted: (limit: number): ProtocolFault => ({
+    cause: 'nfc_retries_exhausted',
+    text: `NFC retries exhausted (${limit} allowed)`,
+  }),
   fatalPcsc: (reason: string): ProtocolFault => ({ cause: 'fatal_pcsc', text: `fatal PC/SC error: ${reason}` }),
   bleSetupFailed: (reason: string): ProtocolFault => ({ cause: 'ble_setup_failed', text: `BLE setup failed on the kiosk: ${reason}` }),
   reader: (what: string): ProtocolFault => ({ cause: 'reader_failure', text: `reader: ${what}` }),
@@ -94,7 +106,8 @@ export function parseClientFrame(text: string): ParsedClientMessage {
   }
   if (!isRecord(raw)) return { ok: false, fault: faults.malformedJson() };
   if (raw.type === undefined) return { ok: false, fault: faults.missingField('(message)', 'type') };
-  if (raw.type !== 'step_result') return { ok: false, fault: faults.unknownMessage(typeof raw.type === 'string' ? short(raw.type) : typeof raw.type) };
+  if (raw.type !== 'step_result')
+    return { ok: false, fault: faults.unknownMessage(typeof raw.type === 'string' ? short(raw.type) : typeof raw.type) };
   if (raw.op === undefined) return { ok: false, fault: faults.missingField('step_result', 'op') };
   if (typeof raw.op !== 'string' || !(CLIENT_OPS as string[]).includes(raw.op)) {
     return { ok: false, fault: faults.unknownOp(typeof raw.op === 'string' ? short(raw.op) : typeof raw.op) };
@@ -178,8 +191,16 @@ export const backend = {
   nfcApdu: (apdu: Uint8Array): BackendMessage => ({ type: 'step_request', op: 'nfc_apdu', params: { data: base64(apdu) } }),
   nfcAwaitCard: (): BackendMessage => ({ type: 'step_request', op: 'nfc_await_card', params: {} }),
   bleExchange: (modes: BleModeWire[]): BackendMessage => ({ type: 'step_request', op: 'ble_exchange', params: { modes } }),
-  bleWrite: (char: string, data: Uint8Array): BackendMessage => ({ type: 'step_request', op: 'ble_write', params: { char, data: base64(data) } }),
-  bleReadResponse: (data: Uint8Array): BackendMessage => ({ type: 'step_request', op: 'ble_read_response', params: { data: base64(data) } }),
+  bleWrite: (char: string, data: Uint8Array): BackendMessage => ({
+    type: 'step_request',
+    op: 'ble_write',
+    params: { char, data: base64(data) },
+  }),
+  bleReadResponse: (data: Uint8Array): BackendMessage => ({
+    type: 'step_request',
+    op: 'ble_read_response',
+    params: { data: base64(data) },
+  }),
   complete: (outcome: OutcomeWire): BackendMessage => ({ type: 'complete', outcome }),
   error: (fault: ProtocolFault): BackendMessage => ({ type: 'error', message: fault.text }),
 };

@@ -579,7 +579,11 @@ class CentralImpl implements RadioCentral {
         try {
           resolve(air.establish(this.owner, peripheral, requested));
         } catch (e) {
-          air.log('connect_failed', { device: this.owner.label, peer: peripheral.label, reason: e instanceof Error ? e.message : String(e) });
+          air.log('connect_failed', {
+            device: this.owner.label,
+            peer: peripheral.label,
+            reason: e instanceof Error ? e.message : String(e),
+          });
           reject(e instanceof Error ? e : new Error(String(e)));
         }
       };
@@ -628,7 +632,10 @@ class PeripheralImpl implements RadioPeripheral {
   }
 
   get services(): readonly GattServiceDefinition[] {
-    return this.table.map((s) => ({ uuid: s.uuid, characteristics: s.characteristics.map((c) => ({ uuid: c.uuid, properties: [...c.properties] })) }));
+    return this.table.map((s) => ({
+      uuid: s.uuid,
+      characteristics: s.characteristics.map((c) => ({ uuid: c.uuid, properties: [...c.properties] })),
+    }));
   }
 
   setServices(services: readonly GattServiceDefinition[], handlers: GattServerHandlers = {}): void {
@@ -642,7 +649,8 @@ class PeripheralImpl implements RadioPeripheral {
       const characteristics: CharacteristicEntry[] = [];
       for (const c of service.characteristics) {
         const ckey = uuidKey(c.uuid);
-        if (characteristicKeys.has(ckey)) throw new RadioError('invalid_argument', `characteristic ${c.uuid} defined twice in ${service.uuid}`);
+        if (characteristicKeys.has(ckey))
+          throw new RadioError('invalid_argument', `characteristic ${c.uuid} defined twice in ${service.uuid}`);
         characteristicKeys.add(ckey);
         const unknown = c.properties.filter((p) => !PROPERTIES.includes(p));
         if (unknown.length > 0) throw new RadioError('invalid_argument', `unknown properties ${unknown.join(', ')} on ${c.uuid}`);
@@ -684,7 +692,11 @@ class PeripheralImpl implements RadioPeripheral {
       keys,
     };
     this.advertisement = ad;
-    this.owner.air.log('advertising_start', { device: this.owner.label, service: serviceUuids.join(','), ...(data.localName ? { detail: data.localName } : {}) });
+    this.owner.air.log('advertising_start', {
+      device: this.owner.label,
+      service: serviceUuids.join(','),
+      ...(data.localName ? { detail: data.localName } : {}),
+    });
     this.owner.air.advertisementStarted(this.owner);
     return nextTurn();
   }
@@ -751,7 +763,13 @@ class PeripheralImpl implements RadioPeripheral {
 type ToPeripheral =
   | { readonly kind: 'discover'; readonly serviceKeys: readonly string[] }
   | { readonly kind: 'read'; readonly service: string; readonly characteristic: string; readonly offset: number }
-  | { readonly kind: 'write'; readonly service: string; readonly characteristic: string; readonly data: Uint8Array; readonly withoutResponse: boolean }
+  | {
+      readonly kind: 'write';
+      readonly service: string;
+      readonly characteristic: string;
+      readonly data: Uint8Array;
+      readonly withoutResponse: boolean;
+    }
   | { readonly kind: 'cccd'; readonly service: string; readonly characteristic: string; readonly enable: boolean }
   | { readonly kind: 'terminate'; readonly info: DisconnectInfo };
 
@@ -782,7 +800,11 @@ class LinkImpl implements RadioLink {
   private info: DisconnectInfo | undefined;
   private readonly toPeripheral: Pipe<ToPeripheral>;
   private readonly toCentral: Pipe<ToCentral>;
-  private readonly dropLimits: { readonly toPeripheral: number | undefined; readonly toCentral: number | undefined; readonly reason: string };
+  private readonly dropLimits: {
+    readonly toPeripheral: number | undefined;
+    readonly toCentral: number | undefined;
+    readonly reason: string;
+  };
   private deliveredToPeripheral = 0;
   private deliveredToCentral = 0;
   private pending: { resolve: (response: Response) => void; reject: (error: Error) => void } | undefined;
@@ -859,14 +881,19 @@ class LinkImpl implements RadioLink {
       let total = 0;
       for (;;) {
         const response = await this.request({ kind: 'read', service, characteristic, offset: total });
-        if (response.error !== undefined) throw new AttError(response.error, `read ${characteristic} at offset ${total}: ${attErrorName(response.error)}`);
+        if (response.error !== undefined)
+          throw new AttError(response.error, `read ${characteristic} at offset ${total}: ${attErrorName(response.error)}`);
         const part = response.value ?? EMPTY;
         parts.push(part);
         total += part.length;
         // A response shorter than ATT_MTU − 1 is the last one (ATT long read).
         if (part.length < this.attMtu - 1 || total >= MAX_ATTRIBUTE_LENGTH) break;
       }
-      if (total > MAX_ATTRIBUTE_LENGTH) throw new AttError(AttErrorCode.INVALID_ATTRIBUTE_VALUE_LENGTH, `read ${characteristic}: value longer than ${MAX_ATTRIBUTE_LENGTH} bytes`);
+      if (total > MAX_ATTRIBUTE_LENGTH)
+        throw new AttError(
+          AttErrorCode.INVALID_ATTRIBUTE_VALUE_LENGTH,
+          `read ${characteristic}: value longer than ${MAX_ATTRIBUTE_LENGTH} bytes`,
+        );
       const value = new Uint8Array(total);
       let at = 0;
       for (const part of parts) {
@@ -885,7 +912,9 @@ class LinkImpl implements RadioLink {
     if (!this.centralOpen) return Promise.reject(this.lostError());
     const max = this.attMtu - 3;
     if (data.length > max) {
-      return Promise.reject(new RadioError('payload_too_large', `write of ${data.length} bytes to ${characteristic}: ATT_MTU ${this.attMtu} allows ${max}`));
+      return Promise.reject(
+        new RadioError('payload_too_large', `write of ${data.length} bytes to ${characteristic}: ATT_MTU ${this.attMtu} allows ${max}`),
+      );
     }
     const copy = new Uint8Array(data); // the caller may reuse its buffer once the call returns
     return this.enqueue(async () => {
@@ -914,7 +943,10 @@ class LinkImpl implements RadioLink {
     return this.enqueue(async () => {
       const response = await this.request({ kind: 'cccd', service, characteristic, enable });
       if (response.error !== undefined) {
-        throw new AttError(response.error, `${enable ? 'subscribe to' : 'unsubscribe from'} ${characteristic}: ${attErrorName(response.error)}`);
+        throw new AttError(
+          response.error,
+          `${enable ? 'subscribe to' : 'unsubscribe from'} ${characteristic}: ${attErrorName(response.error)}`,
+        );
       }
     });
   }
@@ -1001,13 +1033,15 @@ class LinkImpl implements RadioLink {
       }
       case 'notification': {
         const event: NotificationEvent = { serviceUuid: packet.service, characteristicUuid: packet.characteristic, data: packet.data };
-        for (const listener of [...this.notificationListeners]) this.air.safely('onNotification', this.centralDevice, () => listener(event));
+        for (const listener of [...this.notificationListeners])
+          this.air.safely('onNotification', this.centralDevice, () => listener(event));
         this.countDelivered('toCentral');
         return;
       }
       case 'command_error': {
         const event: CommandErrorEvent = { serviceUuid: packet.service, characteristicUuid: packet.characteristic, code: packet.code };
-        for (const listener of [...this.commandErrorListeners]) this.air.safely('onCommandError', this.centralDevice, () => listener(event));
+        for (const listener of [...this.commandErrorListeners])
+          this.air.safely('onCommandError', this.centralDevice, () => listener(event));
         return;
       }
     }
@@ -1043,9 +1077,19 @@ class LinkImpl implements RadioLink {
     }
     const max = this.attMtu - 3;
     if (data.length > max) {
-      throw new RadioError('payload_too_large', `notification of ${data.length} bytes on ${characteristic.uuid}: ATT_MTU ${this.attMtu} allows ${max}`);
+      throw new RadioError(
+        'payload_too_large',
+        `notification of ${data.length} bytes on ${characteristic.uuid}: ATT_MTU ${this.attMtu} allows ${max}`,
+      );
     }
-    if (this.air.packetLogging) this.air.log('notify', { device: this.peripheralDevice.label, peer: this.centralDevice.label, link: this.id, characteristic: characteristic.uuid, bytes: data.length });
+    if (this.air.packetLogging)
+      this.air.log('notify', {
+        device: this.peripheralDevice.label,
+        peer: this.centralDevice.label,
+        link: this.id,
+        characteristic: characteristic.uuid,
+        bytes: data.length,
+      });
     this.toCentral.send({ kind: 'notification', service: service.uuid, characteristic: characteristic.uuid, data: new Uint8Array(data) });
   }
 
@@ -1108,8 +1152,20 @@ class LinkImpl implements RadioLink {
       this.refuse(AttErrorCode.UNLIKELY_ERROR, packet.characteristic);
       return;
     }
-    if (this.air.packetLogging) this.air.log('read', { device: this.centralDevice.label, peer: this.peripheralDevice.label, link: this.id, characteristic: found.characteristic.uuid, offset: packet.offset });
-    const request = { connection: this.serverConnection, serviceUuid: found.service.uuid, characteristicUuid: found.characteristic.uuid, offset: packet.offset };
+    if (this.air.packetLogging)
+      this.air.log('read', {
+        device: this.centralDevice.label,
+        peer: this.peripheralDevice.label,
+        link: this.id,
+        characteristic: found.characteristic.uuid,
+        offset: packet.offset,
+      });
+    const request = {
+      connection: this.serverConnection,
+      serviceUuid: found.service.uuid,
+      characteristicUuid: found.characteristic.uuid,
+      offset: packet.offset,
+    };
     new Promise<Uint8Array>((resolve) => resolve(handlers.onRead?.(request) ?? EMPTY)).then(
       (value) => this.respond({ kind: 'response', value: new Uint8Array(value.subarray(0, this.attMtu - 1)) }),
       (e: unknown) => {
@@ -1166,10 +1222,19 @@ class LinkImpl implements RadioLink {
       return;
     }
     const key = `${found.service.key}/${found.characteristic.key}`;
-    const request: AttRequest = { connection: this.serverConnection, serviceUuid: found.service.uuid, characteristicUuid: found.characteristic.uuid };
+    const request: AttRequest = {
+      connection: this.serverConnection,
+      serviceUuid: found.service.uuid,
+      characteristicUuid: found.characteristic.uuid,
+    };
     const handlers = server.handlers;
     const changed = packet.enable !== this.subscriptions.has(key);
-    this.air.log(packet.enable ? 'subscribe' : 'unsubscribe', { device: this.centralDevice.label, peer: this.peripheralDevice.label, link: this.id, characteristic: found.characteristic.uuid });
+    this.air.log(packet.enable ? 'subscribe' : 'unsubscribe', {
+      device: this.centralDevice.label,
+      peer: this.peripheralDevice.label,
+      link: this.id,
+      characteristic: found.characteristic.uuid,
+    });
     if (changed) {
       try {
         if (packet.enable) {
@@ -1192,7 +1257,11 @@ class LinkImpl implements RadioLink {
   }
 
   private handlerError(what: string, e: unknown): void {
-    this.air.log('handler_error', { device: this.peripheralDevice.label, link: this.id, detail: `${what}: ${e instanceof Error ? e.message : String(e)}` });
+    this.air.log('handler_error', {
+      device: this.peripheralDevice.label,
+      link: this.id,
+      detail: `${what}: ${e instanceof Error ? e.message : String(e)}`,
+    });
   }
 
   private closePeripheral(info: DisconnectInfo, now: boolean): void {
@@ -1201,7 +1270,8 @@ class LinkImpl implements RadioLink {
     this.toPeripheral.close();
     this.subscriptions.clear();
     const handlers = this.peripheralDevice.peripheralImpl.handlers;
-    const fire = (): void => this.air.safely('onDisconnect', this.peripheralDevice, () => handlers.onDisconnect?.(this.serverConnection, info));
+    const fire = (): void =>
+      this.air.safely('onDisconnect', this.peripheralDevice, () => handlers.onDisconnect?.(this.serverConnection, info));
     if (now) fire();
     else setImmediate(fire);
     this.release();
@@ -1213,7 +1283,13 @@ class LinkImpl implements RadioLink {
   lose(reason: string, hciCode: number): void {
     if (!this.centralOpen && !this.peripheralOpen) return;
     const info: DisconnectInfo = { reason, hciCode, by: 'radio' };
-    this.air.log('link_lost', { device: this.centralDevice.label, peer: this.peripheralDevice.label, link: this.id, reason, code: hciCode });
+    this.air.log('link_lost', {
+      device: this.centralDevice.label,
+      peer: this.peripheralDevice.label,
+      link: this.id,
+      reason,
+      code: hciCode,
+    });
     this.toPeripheral.close();
     this.toCentral.close();
     this.closeCentral(info, false);

@@ -139,15 +139,23 @@ export class BleHolder {
       const connection = this.#connection;
       if (connection === undefined) return 'closed';
       const uuid = this.#options.peripheralServerUuid ?? '';
-      return this.#sendChunks(message, connection.mtu, (chunk) => this.#options.device.peripheral.notify(connection.handle, uuid, PERIPHERAL_SERVER_MODE.server2Client.uuid, chunk), () =>
-        this.#options.device.peripheral.disconnect(connection.handle, this.#dropReason()),
+      return this.#sendChunks(
+        message,
+        connection.mtu,
+        (chunk) => this.#options.device.peripheral.notify(connection.handle, uuid, PERIPHERAL_SERVER_MODE.server2Client.uuid, chunk),
+        () => this.#options.device.peripheral.disconnect(connection.handle, this.#dropReason()),
       );
     }
     if (mode === 'centralClient') {
       const link = this.#link;
       if (link === undefined) return 'closed';
       const uuid = this.#options.centralClientUuid ?? '';
-      return this.#sendChunks(message, link.mtu, (chunk) => link.write(uuid, CENTRAL_CLIENT_MODE.client2Server.uuid, chunk, { withoutResponse: true }), () => link.disconnect(this.#dropReason()));
+      return this.#sendChunks(
+        message,
+        link.mtu,
+        (chunk) => link.write(uuid, CENTRAL_CLIENT_MODE.client2Server.uuid, chunk, { withoutResponse: true }),
+        () => link.disconnect(this.#dropReason()),
+      );
     }
     return 'closed';
   }
@@ -181,7 +189,12 @@ export class BleHolder {
     return `virtual phone dropped the BLE link after ${this.#options.dropAfterChunks ?? 0} chunk(s)`;
   }
 
-  async #sendChunks(message: Uint8Array, mtu: number, put: (chunk: Uint8Array) => Promise<void>, drop: () => Promise<void>): Promise<SendResult> {
+  async #sendChunks(
+    message: Uint8Array,
+    mtu: number,
+    put: (chunk: Uint8Array) => Promise<void>,
+    drop: () => Promise<void>,
+  ): Promise<SendResult> {
     const chunks = chunkMessage(message, characteristicSizeForMtu(Math.max(23, mtu)));
     const limit = this.#options.dropAfterChunks;
     for (const [index, chunk] of chunks.entries()) {
@@ -195,7 +208,10 @@ export class BleHolder {
       try {
         await put(chunk);
       } catch (error) {
-        this.#end(error instanceof RadioError && error.code === 'disconnected' ? 'disconnected' : 'error', `sending chunk ${index + 1}/${chunks.length}: ${describe(error)}`);
+        this.#end(
+          error instanceof RadioError && error.code === 'disconnected' ? 'disconnected' : 'error',
+          `sending chunk ${index + 1}/${chunks.length}: ${describe(error)}`,
+        );
         return 'closed';
       }
     }
@@ -289,7 +305,10 @@ export class BleHolder {
       },
     );
     this.#serverRunning = true;
-    await device.peripheral.startAdvertising({ ...(this.#options.localName === undefined ? {} : { localName: this.#options.localName }), serviceUuids: [uuid] });
+    await device.peripheral.startAdvertising({
+      ...(this.#options.localName === undefined ? {} : { localName: this.#options.localName }),
+      serviceUuids: [uuid],
+    });
   }
 
   // ------------------------------------------------------------------ central client mode

@@ -192,7 +192,11 @@ function validityFor(kind: CredentialValidity, now: Date): CredentialValidityInf
   if (kind === 'valid') {
     return { signed: now, validFrom: new Date(now.getTime() - 60_000), validUntil: new Date(now.getTime() + 365 * DAY_MS) };
   }
-  return { signed: new Date(now.getTime() - 365 * DAY_MS), validFrom: new Date(now.getTime() - 365 * DAY_MS), validUntil: new Date(now.getTime() - DAY_MS) };
+  return {
+    signed: new Date(now.getTime() - 365 * DAY_MS),
+    validFrom: new Date(now.getTime() - 365 * DAY_MS),
+    validUntil: new Date(now.getTime() - DAY_MS),
+  };
 }
 
 /** The namespace values handed to @owf/mdoc's Issuer (full-dates as DateOnly, ages computed). */
@@ -254,7 +258,9 @@ function elementsOf(issuerSignedBytes: Uint8Array): Map<string, string[]> {
     const namespace = expectText(entry.key, 'namespace');
     out.set(
       namespace,
-      rawArrayItems(entry.rawValue).map((item) => expectText(expectMap(cborDecode(rawTag24Content(item)), 'IssuerSignedItem').get('elementIdentifier'), 'elementIdentifier')),
+      rawArrayItems(entry.rawValue).map((item) =>
+        expectText(expectMap(cborDecode(rawTag24Content(item)), 'IssuerSignedItem').get('elementIdentifier'), 'elementIdentifier'),
+      ),
     );
   }
   return out;
@@ -358,10 +364,16 @@ const cache = new Map<string, Promise<TestCredential>>();
  * cached PKI (`getTestPki()`), then shared. `fresh: true` issues a new one and caches it instead.
  */
 export function getTestCredential(
-  options: { readonly validity?: CredentialValidity; readonly tamper?: boolean | TamperSpec; readonly portraitFormat?: PortraitFormat; readonly fresh?: boolean } = {},
+  options: {
+    readonly validity?: CredentialValidity;
+    readonly tamper?: boolean | TamperSpec;
+    readonly portraitFormat?: PortraitFormat;
+    readonly fresh?: boolean;
+  } = {},
 ): Promise<TestCredential> {
   const tamper = options.tamper === undefined || options.tamper === false ? undefined : options.tamper;
-  const tamperKey = tamper === undefined ? null : tamper === true ? 'requested' : [tamper.namespace ?? MDL_NAMESPACE, tamper.element ?? 'family_name'];
+  const tamperKey =
+    tamper === undefined ? null : tamper === true ? 'requested' : [tamper.namespace ?? MDL_NAMESPACE, tamper.element ?? 'family_name'];
   const portraitFormat = options.portraitFormat ?? 'jpeg';
   const key = JSON.stringify([options.validity ?? 'valid', tamperKey, portraitFormat]);
   let entry = cache.get(key);

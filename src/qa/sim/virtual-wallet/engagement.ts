@@ -63,4 +63,3 @@ export function qrDeviceEngagement(profile: PhoneProfile, keys: EngagementKeys):
 export function nfcDeviceEngagement(profile: PhoneProfile, eDeviceKey: KeyObject): Uint8Array {
   return encodeDeviceEngagement({ eDeviceKey, version: profile.deviceEngagementVersion, ...secondEditionKeys(profile) });
 }
-

@@ -37,7 +37,13 @@ import { toEs256Jwk } from '../iso/cose-key.js';
 import { createDeviceMac } from '../iso/device-mac.js';
 import { createNodeMdocContext } from '../iso/mdoc-context.js';
 import { SessionCryptoError, SessionEncryption, deriveEMacKey } from '../iso/session-crypto.js';
-import { SESSION_STATUS, decodeSessionData, decodeSessionEstablishment, encodeSessionData, type DecodedSessionEstablishment } from '../iso/session-messages.js';
+import {
+  SESSION_STATUS,
+  decodeSessionData,
+  decodeSessionEstablishment,
+  encodeSessionData,
+  type DecodedSessionEstablishment,
+} from '../iso/session-messages.js';
 import { buildSessionTranscript, type Handover, type SessionTranscript } from '../iso/session-transcript.js';
 import { tamperIssuerSignedBytes, type TestCredential } from './credential.js';
 import { errorText } from '../../../common/error-text.js';
@@ -89,10 +95,18 @@ export function openSessionEstablishment(input: {
   } catch (error) {
     throw new HolderProtocolError(SESSION_STATUS.cborDecodingError, `SessionEstablishment is not decodable: ${errorText(error)}`);
   }
-  const transcript = buildSessionTranscript({ deviceEngagement: input.deviceEngagement, eReaderKeyBytes: establishment.eReaderKeyBytes, handover: input.handover });
+  const transcript = buildSessionTranscript({
+    deviceEngagement: input.deviceEngagement,
+    eReaderKeyBytes: establishment.eReaderKeyBytes,
+    handover: input.handover,
+  });
   let encryption: SessionEncryption;
   try {
-    encryption = SessionEncryption.forDevice({ eDevicePrivateKey: input.eDevicePrivateKey, eReaderPublicKey: establishment.eReaderKey, sessionTranscriptBytes: transcript.taggedBytes });
+    encryption = SessionEncryption.forDevice({
+      eDevicePrivateKey: input.eDevicePrivateKey,
+      eReaderPublicKey: establishment.eReaderKey,
+      sessionTranscriptBytes: transcript.taggedBytes,
+    });
   } catch (error) {
     throw new HolderProtocolError(SESSION_STATUS.sessionEncryptionError, `no session key agreement: ${errorText(error)}`);
   }
@@ -116,9 +130,15 @@ export function summarizeDeviceRequest(deviceRequest: Uint8Array): RequestedDocu
     const itemsRequest = expectMap(itemsRequestBytes.decode(), 'ItemsRequest');
     const namespaces: Record<string, string[]> = {};
     for (const [namespace, elements] of expectMap(itemsRequest.get('nameSpaces'), 'ItemsRequest nameSpaces')) {
-      namespaces[expectText(namespace, 'namespace')] = [...expectMap(elements, 'DataElements').keys()].map((element) => expectText(element, 'element identifier'));
+      namespaces[expectText(namespace, 'namespace')] = [...expectMap(elements, 'DataElements').keys()].map((element) =>
+        expectText(element, 'element identifier'),
+      );
     }
-    return { docType: expectText(itemsRequest.get('docType'), 'ItemsRequest docType'), namespaces, readerAuth: docRequest.has('readerAuth') };
+    return {
+      docType: expectText(itemsRequest.get('docType'), 'ItemsRequest docType'),
+      namespaces,
+      readerAuth: docRequest.has('readerAuth'),
+    };
   });
 }
 
@@ -161,9 +181,20 @@ export function withDeviceMac(deviceResponse: Uint8Array, transcript: SessionTra
           const nameSpaces = signed.find((f) => f.key === 'nameSpaces');
           if (nameSpaces === undefined) throw new CborError('DeviceSigned without nameSpaces');
           rawTag24Content(nameSpaces.rawValue); // DeviceNameSpacesBytes must be tag 24
-          const mac = createDeviceMac({ sessionTranscript: transcript.bytes, docType, deviceNameSpacesBytes: nameSpaces.rawValue, eMacKey });
+          const mac = createDeviceMac({
+            sessionTranscript: transcript.bytes,
+            docType,
+            deviceNameSpacesBytes: nameSpaces.rawValue,
+            eMacKey,
+          });
           const deviceAuth = encodeRawMap([[cborEncode('deviceMac'), mac]]);
-          return [field.rawKey, encodeRawMap([[nameSpaces.rawKey, nameSpaces.rawValue], [cborEncode('deviceAuth'), deviceAuth]])];
+          return [
+            field.rawKey,
+            encodeRawMap([
+              [nameSpaces.rawKey, nameSpaces.rawValue],
+              [cborEncode('deviceAuth'), deviceAuth],
+            ]),
+          ];
         }),
       );
     });
@@ -173,7 +204,10 @@ export function withDeviceMac(deviceResponse: Uint8Array, transcript: SessionTra
 }
 
 /** Keeps the requested elements the credential holds; other document types are dropped. */
-function answerableRequest(requested: readonly RequestedDocument[], credential: TestCredential): { docType: string; namespaces: Record<string, string[]> } | undefined {
+function answerableRequest(
+  requested: readonly RequestedDocument[],
+  credential: TestCredential,
+): { docType: string; namespaces: Record<string, string[]> } | undefined {
   const mine = requested.filter((document) => document.docType === credential.docType);
   if (mine.length === 0) return undefined;
   const namespaces: Record<string, string[]> = {};
@@ -196,9 +230,14 @@ const PORTRAIT = 'portrait';
  * request's order that is not the portrait, then any other disclosed non-portrait one (an age_over_NN
  * substitute), then the portrait; undefined when nothing is disclosed.
  */
-export function tamperTarget(requested: readonly RequestedDocument[], disclosed: ElementsByNamespace): { readonly namespace: string; readonly element: string } | undefined {
+export function tamperTarget(
+  requested: readonly RequestedDocument[],
+  disclosed: ElementsByNamespace,
+): { readonly namespace: string; readonly element: string } | undefined {
   const isDisclosed = (namespace: string, element: string): boolean => disclosed[namespace]?.includes(element) === true;
-  const inRequestOrder = requested.flatMap((document) => Object.entries(document.namespaces).flatMap(([namespace, elements]) => elements.map((element) => ({ namespace, element }))));
+  const inRequestOrder = requested.flatMap((document) =>
+    Object.entries(document.namespaces).flatMap(([namespace, elements]) => elements.map((element) => ({ namespace, element }))),
+  );
   const inResponseOrder = Object.entries(disclosed).flatMap(([namespace, elements]) => elements.map((element) => ({ namespace, element })));
   const candidates = [...inRequestOrder.filter((item) => isDisclosed(item.namespace, item.element)), ...inResponseOrder];
   return candidates.find((item) => item.element !== PORTRAIT) ?? candidates[0];
@@ -211,7 +250,9 @@ export function tamperDeviceResponse(deviceResponse: Uint8Array, namespace: stri
     const documents = rawArrayItems(entry.rawValue).map((document) =>
       encodeRawMap(
         rawMapEntries(document).map((field): [Uint8Array, Uint8Array] =>
-          field.key === 'issuerSigned' ? [field.rawKey, tamperIssuerSignedBytes(field.rawValue, namespace, element)] : [field.rawKey, field.rawValue],
+          field.key === 'issuerSigned'
+            ? [field.rawKey, tamperIssuerSignedBytes(field.rawValue, namespace, element)]
+            : [field.rawKey, field.rawValue],
         ),
       ),
     );
@@ -223,7 +264,8 @@ export function tamperDeviceResponse(deviceResponse: Uint8Array, namespace: stri
 function disclosedByNamespace(deviceResponse: Uint8Array): Record<string, string[]> {
   const shared: Record<string, string[]> = {};
   for (const document of disclosedElements(deviceResponse)) {
-    for (const [namespace, elements] of Object.entries(document.namespaces)) shared[namespace] = [...(shared[namespace] ?? []), ...elements];
+    for (const [namespace, elements] of Object.entries(document.namespaces))
+      shared[namespace] = [...(shared[namespace] ?? []), ...elements];
   }
   return shared;
 }
@@ -259,7 +301,12 @@ export async function buildDeviceResponse(input: BuildResponseInput): Promise<Ui
       DocRequest.create({
         itemsRequest: ItemsRequest.create({
           docType: answerable.docType,
-          namespaces: Object.fromEntries(Object.entries(answerable.namespaces).map(([namespace, elements]) => [namespace, Object.fromEntries(elements.map((element) => [element, false]))])),
+          namespaces: Object.fromEntries(
+            Object.entries(answerable.namespaces).map(([namespace, elements]) => [
+              namespace,
+              Object.fromEntries(elements.map((element) => [element, false])),
+            ]),
+          ),
         }),
       }),
     ],
@@ -278,7 +325,11 @@ export async function buildDeviceResponse(input: BuildResponseInput): Promise<Ui
   const target = credential.tamperAtAnswer ? tamperTarget(input.requested, disclosedByNamespace(bytes)) : undefined;
   if (target !== undefined) bytes = tamperDeviceResponse(bytes, target.namespace, target.element);
   if (input.deviceAuth === 'signature') return bytes;
-  const eMacKey = deriveEMacKey({ privateKey: credential.deviceKey.privateKey, publicKey: input.eReaderKey, sessionTranscriptBytes: input.transcript.taggedBytes });
+  const eMacKey = deriveEMacKey({
+    privateKey: credential.deviceKey.privateKey,
+    publicKey: input.eReaderKey,
+    sessionTranscriptBytes: input.transcript.taggedBytes,
+  });
   return withDeviceMac(bytes, input.transcript, eMacKey);
 }
 
@@ -387,7 +438,13 @@ export class HolderSession {
     const tampered = credential.tamperAtAnswer ? tamperTarget(requested, shared) : credential.tampered;
     return {
       message: encodeSessionData({ data: opened.encryption.encrypt(deviceResponse), status: SESSION_STATUS.sessionTermination }),
-      result: { kind: 'responded', requested, shared, deviceAuth: this.#options.deviceAuth, ...(tampered === undefined ? {} : { tampered }) },
+      result: {
+        kind: 'responded',
+        requested,
+        shared,
+        deviceAuth: this.#options.deviceAuth,
+        ...(tampered === undefined ? {} : { tampered }),
+      },
     };
   }
 

@@ -45,7 +45,16 @@ export {
   tamperTarget,
   withDeviceMac,
 } from './holder-session.js';
-export type { ConsentDecision, DeviceAuthMethod, ElementsByNamespace, HolderReply, HolderResult, HolderSessionOptions, OpenedSession, RequestedDocument } from './holder-session.js';
+export type {
+  ConsentDecision,
+  DeviceAuthMethod,
+  ElementsByNamespace,
+  HolderReply,
+  HolderResult,
+  HolderSessionOptions,
+  OpenedSession,
+  RequestedDocument,
+} from './holder-session.js';
 export { createEngagementKeys, nfcDeviceEngagement, qrBleRetrievalMethod, qrDeviceEngagement } from './engagement.js';
 export type { EngagementKeys } from './engagement.js';
 export {
@@ -59,7 +68,16 @@ export {
   mdlElementValues,
   tamperIssuerSignedBytes,
 } from './credential.js';
-export type { CredentialValidity, CredentialValidityInfo, DrivingPrivilege, MdlHolderData, PortraitFormat, TamperSpec, TestCredential, TestCredentialOptions } from './credential.js';
+export type {
+  CredentialValidity,
+  CredentialValidityInfo,
+  DrivingPrivilege,
+  MdlHolderData,
+  PortraitFormat,
+  TamperSpec,
+  TestCredential,
+  TestCredentialOptions,
+} from './credential.js';
 export { MDL_DS_EKU, createTestPki, exportTestPkiPem, getTestPki, importTestPkiPem, writeIacaPem } from './pki.js';
 export type { TestCertificate, TestPki, TestPkiOptions, TestPkiPem } from './pki.js';
 export { drawPortraitJpeg, drawPortraitJpeg2000, drawPortraitRgb, drawSignatureJpeg } from './portrait.js';

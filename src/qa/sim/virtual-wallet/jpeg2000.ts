@@ -61,11 +61,21 @@ export interface RawImage {
 export async function encodeJ2kCodestream(image: RawImage): Promise<Uint8Array> {
   if (image.data.length !== image.width * image.height * image.components) throw new RangeError('pixel data does not match the image size');
   // OpenJPEG's default of 5 wavelet decompositions needs at least 32 pixels each way.
-  if (image.width < 32 || image.height < 32) throw new RangeError(`JPEG 2000 portrait must be at least 32×32, got ${image.width}×${image.height}`);
+  if (image.width < 32 || image.height < 32)
+    throw new RangeError(`JPEG 2000 portrait must be at least 32×32, got ${image.width}×${image.height}`);
   const lib = await openJpeg();
   const encoder = new lib.J2KEncoder();
   try {
-    encoder.getDecodedBuffer({ width: image.width, height: image.height, bitsPerSample: 8, componentCount: image.components, isSigned: false, isUsingColorTransform: image.components >= 3 }).set(image.data);
+    encoder
+      .getDecodedBuffer({
+        width: image.width,
+        height: image.height,
+        bitsPerSample: 8,
+        componentCount: image.components,
+        isSigned: false,
+        isUsingColorTransform: image.components >= 3,
+      })
+      .set(image.data);
     encoder.encode();
     return Uint8Array.from(encoder.getEncodedBuffer());
   } finally {

@@ -37,7 +37,11 @@ export interface BleAssignment {
   readonly centralClientUuid?: string;
 }
 
-export function staticHandoverSelect(profile: PhoneProfile, deviceEngagement: Uint8Array, serviceUuid: string): { readonly handoverSelect: Uint8Array; readonly ble: BleAssignment } {
+export function staticHandoverSelect(
+  profile: PhoneProfile,
+  deviceEngagement: Uint8Array,
+  serviceUuid: string,
+): { readonly handoverSelect: Uint8Array; readonly ble: BleAssignment } {
   const { peripheralServer, centralClient } = profile.bleModes;
   const handoverSelect = buildHandoverSelect({
     deviceEngagement,
@@ -47,7 +51,10 @@ export function staticHandoverSelect(profile: PhoneProfile, deviceEngagement: Ui
   });
   return {
     handoverSelect,
-    ble: { ...(peripheralServer ? { peripheralServerUuid: serviceUuid } : {}), ...(centralClient ? { centralClientUuid: serviceUuid } : {}) },
+    ble: {
+      ...(peripheralServer ? { peripheralServerUuid: serviceUuid } : {}),
+      ...(centralClient ? { centralClientUuid: serviceUuid } : {}),
+    },
   };
 }
 
@@ -65,15 +72,28 @@ export interface NegotiatedAnswer {
 }
 
 function noCarrierHandoverSelect(deviceEngagement: Uint8Array): Uint8Array {
-  return encodeNdefMessage([ndefRecord(Tnf.WELL_KNOWN, RTD_HANDOVER_SELECT, encodeHandoverPayload({ alternativeCarriers: [] })), deviceEngagementRecord(deviceEngagement)]);
+  return encodeNdefMessage([
+    ndefRecord(Tnf.WELL_KNOWN, RTD_HANDOVER_SELECT, encodeHandoverPayload({ alternativeCarriers: [] })),
+    deviceEngagementRecord(deviceEngagement),
+  ]);
 }
 
-export function answerHandoverRequest(profile: PhoneProfile, deviceEngagement: Uint8Array, serviceUuid: string, handoverRequest: Uint8Array): NegotiatedAnswer {
+export function answerHandoverRequest(
+  profile: PhoneProfile,
+  deviceEngagement: Uint8Array,
+  serviceUuid: string,
+  handoverRequest: Uint8Array,
+): NegotiatedAnswer {
   let offer;
   try {
     offer = parseHandoverRequest(handoverRequest).ble;
   } catch (error) {
-    return { handoverSelect: noCarrierHandoverSelect(deviceEngagement), ble: undefined, mode: undefined, reason: `unreadable Handover Request: ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      handoverSelect: noCarrierHandoverSelect(deviceEngagement),
+      ble: undefined,
+      mode: undefined,
+      reason: `unreadable Handover Request: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
   const build = (leRole: LeRole, uuid: string | undefined): Uint8Array =>
     buildHandoverSelect({
@@ -89,7 +109,11 @@ export function answerHandoverRequest(profile: PhoneProfile, deviceEngagement: U
     return { handoverSelect: build(LeRole.CENTRAL_ONLY, undefined), ble: { centralClientUuid: offer.uuid }, mode: 'centralClient' };
   }
   if (offer?.modes.peripheralServer === true && profile.bleModes.peripheralServer) {
-    return { handoverSelect: build(LeRole.PERIPHERAL_ONLY, serviceUuid), ble: { peripheralServerUuid: serviceUuid }, mode: 'peripheralServer' };
+    return {
+      handoverSelect: build(LeRole.PERIPHERAL_ONLY, serviceUuid),
+      ble: { peripheralServerUuid: serviceUuid },
+      mode: 'peripheralServer',
+    };
   }
   const reason =
     offer === undefined

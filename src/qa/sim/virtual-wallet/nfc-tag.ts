@@ -108,7 +108,11 @@ export interface HandoverTagOptions {
   /** 1-based APDU numbers at which the field drops (behaviour "NFC field drop at APDU n"). */
   readonly fieldDropAtApdu?: readonly number[];
   /** Observes each exchange (tests, traces); `response` undefined for a field drop. */
-  readonly onApdu?: (exchange: { readonly number: number; readonly command: Uint8Array; readonly response: Uint8Array | undefined }) => void;
+  readonly onApdu?: (exchange: {
+    readonly number: number;
+    readonly command: Uint8Array;
+    readonly response: Uint8Array | undefined;
+  }) => void;
 }
 
 type Selected = 'cc' | 'ndef' | undefined;
@@ -259,7 +263,8 @@ export class HandoverTag implements VirtualNfcTag {
 
   #update(offset: number, data: Uint8Array): Uint8Array {
     if (this.#selected === undefined) return response(TagSw.NO_CURRENT_EF);
-    const writable = this.#selected === 'ndef' && this.#options.mode === 'negotiated' && this.#options.capabilityContainer.writeAccess === 0x00;
+    const writable =
+      this.#selected === 'ndef' && this.#options.mode === 'negotiated' && this.#options.capabilityContainer.writeAccess === 0x00;
     if (!writable) return response(TagSw.SECURITY_STATUS_NOT_SATISFIED);
     const end = offset + data.length;
     if (end > this.#options.capabilityContainer.maxNdefFileSize) return response(TagSw.NOT_ENOUGH_MEMORY);
@@ -297,7 +302,11 @@ export class HandoverTag implements VirtualNfcTag {
       return;
     }
     const onHandoverRequest = this.#options.onHandoverRequest;
-    if (findRecord(records, Tnf.WELL_KNOWN, RTD_HANDOVER_REQUEST) !== undefined && this.#tnep !== 'initial' && onHandoverRequest !== undefined) {
+    if (
+      findRecord(records, Tnf.WELL_KNOWN, RTD_HANDOVER_REQUEST) !== undefined &&
+      this.#tnep !== 'initial' &&
+      onHandoverRequest !== undefined
+    ) {
       const handoverSelect = onHandoverRequest(message);
       this.#tnep = 'handoverRequested';
       this.#file = withNlen(handoverSelect);

@@ -16,7 +16,14 @@
  *   MSO validity then fails, which is what that behaviour is meant to show.
  */
 import 'reflect-metadata';
-import { createPrivateKey, createPublicKey, randomBytes, webcrypto, X509Certificate as NodeX509Certificate, type KeyObject } from 'node:crypto';
+import {
+  createPrivateKey,
+  createPublicKey,
+  randomBytes,
+  webcrypto,
+  X509Certificate as NodeX509Certificate,
+  type KeyObject,
+} from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -198,7 +205,11 @@ export function exportTestPkiPem(pki: TestPki): TestPkiPem {
   };
 }
 
-function importCertificate(certificatePem: string, privateKeyPemText: string, what: string): { certificate: X509Certificate; keys: { privateKey: KeyObject; publicKey: KeyObject } } {
+function importCertificate(
+  certificatePem: string,
+  privateKeyPemText: string,
+  what: string,
+): { certificate: X509Certificate; keys: { privateKey: KeyObject; publicKey: KeyObject } } {
   const certificate = new X509Certificate(certificatePem);
   const privateKey = createPrivateKey(privateKeyPemText);
   const publicKey = createPublicKey(privateKey);
@@ -211,7 +222,8 @@ function importCertificate(certificatePem: string, privateKeyPemText: string, wh
 export function importTestPkiPem(pem: TestPkiPem): TestPki {
   const iaca = importCertificate(pem.iacaCertificate, pem.iacaPrivateKey, 'IACA');
   const ds = importCertificate(pem.documentSignerCertificate, pem.documentSignerPrivateKey, 'document signer');
-  if (ds.certificate.issuer !== iaca.certificate.subject) throw new TypeError('the document signer was not issued by this IACA (issuer name differs)');
+  if (ds.certificate.issuer !== iaca.certificate.subject)
+    throw new TypeError('the document signer was not issued by this IACA (issuer name differs)');
   const country = ds.certificate.subjectName.getField('C')[0];
   if (country === undefined) throw new TypeError('the document signer subject has no country (C)');
   return {

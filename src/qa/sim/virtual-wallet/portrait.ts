@@ -92,11 +92,32 @@ function drawFace(options: PortraitOptions): Canvas {
   for (const side of [-1, 1]) {
     canvas.ellipse(s(0.5 + side * 0.1), v(0.41), s(0.045), v(0.022), [250, 250, 250]); // eye white
     canvas.ellipse(s(0.5 + side * 0.1), v(0.41), s(0.02), v(0.02), [60, 100, 60]); // iris
-    canvas.stroke([[s(0.5 + side * 0.05), v(0.36)], [s(0.5 + side * 0.15), v(0.355)]], Math.max(1.5, v(0.012)), hair); // brow
+    canvas.stroke(
+      [
+        [s(0.5 + side * 0.05), v(0.36)],
+        [s(0.5 + side * 0.15), v(0.355)],
+      ],
+      Math.max(1.5, v(0.012)),
+      hair,
+    ); // brow
   }
-  canvas.stroke([[s(0.5), v(0.43)], [s(0.485), v(0.5)], [s(0.515), v(0.505)]], Math.max(1, v(0.008)), [190, 140, 115]); // nose
   canvas.stroke(
-    [[s(0.4), v(0.555)], [s(0.45), v(0.575)], [s(0.5), v(0.58)], [s(0.55), v(0.575)], [s(0.6), v(0.555)]],
+    [
+      [s(0.5), v(0.43)],
+      [s(0.485), v(0.5)],
+      [s(0.515), v(0.505)],
+    ],
+    Math.max(1, v(0.008)),
+    [190, 140, 115],
+  ); // nose
+  canvas.stroke(
+    [
+      [s(0.4), v(0.555)],
+      [s(0.45), v(0.575)],
+      [s(0.5), v(0.58)],
+      [s(0.55), v(0.575)],
+      [s(0.6), v(0.555)],
+    ],
     Math.max(1.5, v(0.012)),
     [170, 60, 60],
   ); // smile
@@ -141,6 +162,13 @@ export function drawSignatureJpeg(options: PortraitOptions = {}): Uint8Array {
     points.push([width * (0.08 + 0.84 * t), height * (0.55 + 0.28 * Math.sin(t * Math.PI * 5) * (1 - 0.5 * t))]);
   }
   canvas.stroke(points, 2, [20, 30, 90]);
-  canvas.stroke([[width * 0.1, height * 0.85], [width * 0.9, height * 0.8]], 1.5, [20, 30, 90]);
+  canvas.stroke(
+    [
+      [width * 0.1, height * 0.85],
+      [width * 0.9, height * 0.8],
+    ],
+    1.5,
+    [20, 30, 90],
+  );
   return canvas.toJpeg(options.quality ?? 80);
 }

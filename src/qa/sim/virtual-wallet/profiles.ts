@@ -18,7 +18,12 @@
  * - `android`: behaves like `multipaz` (static, Multipaz CC and HS layout, both modes) with deviceSignature.
  * - `iphone`: like `apple-wallet` with a single "not ready" read.
  */
-import { APPLE_WALLET_CAPABILITY_CONTAINER, multipazCapabilityContainer, type CapabilityContainer, type HandoverMode } from '../iso/apdu.js';
+import {
+  APPLE_WALLET_CAPABILITY_CONTAINER,
+  multipazCapabilityContainer,
+  type CapabilityContainer,
+  type HandoverMode,
+} from '../iso/apdu.js';
 import { CAPABILITY } from '../iso/device-engagement.js';
 import { MULTIPAZ_NFC_CARRIER, type AdStructure, type HandoverSelectRecordKind, type NfcCarrierConfig } from '../iso/handover.js';
 import { APPLE_WALLET_SERVICE_PARAMETER, MULTIPAZ_SERVICE_PARAMETER, type ServiceParameter } from '../iso/tnep.js';
@@ -251,9 +256,11 @@ export function describePhoneProfiles(indent = ''): string {
 /** A profile by name, or a custom one (e.g. `{...ANDROID_PROFILE, handover: 'negotiated', capabilityContainer: …}`). */
 export function resolvePhoneProfile(profile: PhoneProfileName | PhoneProfile): PhoneProfile {
   if (typeof profile !== 'string') {
-    if (!profile.bleModes.peripheralServer && !profile.bleModes.centralClient) throw new TypeError(`profile ${profile.name} runs no BLE mode`);
+    if (!profile.bleModes.peripheralServer && !profile.bleModes.centralClient)
+      throw new TypeError(`profile ${profile.name} runs no BLE mode`);
     return profile;
   }
-  if (!isPhoneProfileName(profile)) throw new TypeError(`unknown phone profile ${JSON.stringify(profile)} (${PHONE_PROFILE_NAMES.join(', ')})`);
+  if (!isPhoneProfileName(profile))
+    throw new TypeError(`unknown phone profile ${JSON.stringify(profile)} (${PHONE_PROFILE_NAMES.join(', ')})`);
   return PHONE_PROFILES[profile];
 }

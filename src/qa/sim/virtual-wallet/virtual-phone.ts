@@ -44,7 +44,13 @@ import { BleHolder, type BleCloseReason } from './ble-holder.js';
 import type { PhoneRadio } from './phone-radio.js';
 import { getTestCredential, type TestCredential } from './credential.js';
 import { createEngagementKeys, nfcDeviceEngagement, qrDeviceEngagement, type EngagementKeys } from './engagement.js';
-import { HolderSession, type DeviceAuthMethod, type ElementsByNamespace, type HolderResult, type RequestedDocument } from './holder-session.js';
+import {
+  HolderSession,
+  type DeviceAuthMethod,
+  type ElementsByNamespace,
+  type HolderResult,
+  type RequestedDocument,
+} from './holder-session.js';
 import { answerHandoverRequest, staticHandoverSelect, type BleAssignment } from './nfc-engagement.js';
 import { HandoverTag, type CompletedHandover, type VirtualNfcTag } from './nfc-tag.js';
 import { resolvePhoneProfile, type PhoneProfile, type PhoneProfileName } from './profiles.js';
@@ -234,7 +240,11 @@ class Presentation implements PresentationInfo {
           // Not serialised: a reader message that arrives while the request waits for consent (e.g.
           // SessionData status 20) must reach the holder session at once.
           this.#onMessage(message).catch((error: unknown) => {
-            this.finish({ kind: 'aborted', reason: 'transport_error', detail: `handling a reader message failed: ${error instanceof Error ? error.message : String(error)}` });
+            this.finish({
+              kind: 'aborted',
+              reason: 'transport_error',
+              detail: `handling a reader message failed: ${error instanceof Error ? error.message : String(error)}`,
+            });
           });
         },
         onStateEnd: () => this.#onReaderEnd('state_end', 'the reader ended the session (State 0x02) before its request was answered'),
@@ -252,7 +262,11 @@ class Presentation implements PresentationInfo {
         await transport.start();
       })
       .catch((error: unknown) => {
-        this.finish({ kind: 'aborted', reason: 'transport_error', detail: `BLE could not start: ${error instanceof Error ? error.message : String(error)}` });
+        this.finish({
+          kind: 'aborted',
+          reason: 'transport_error',
+          detail: `BLE could not start: ${error instanceof Error ? error.message : String(error)}`,
+        });
       });
   }
 
@@ -280,7 +294,11 @@ class Presentation implements PresentationInfo {
     if (this.#isDone()) return;
     const result = reply.result;
     if (result?.kind === 'terminated') {
-      this.finish({ kind: 'aborted', reason: 'reader_terminated', detail: `the reader ended the session (SessionData status ${String(result.status)}) before its request was answered` });
+      this.finish({
+        kind: 'aborted',
+        reason: 'reader_terminated',
+        detail: `the reader ended the session (SessionData status ${String(result.status)}) before its request was answered`,
+      });
       return;
     }
     if (reply.message === undefined || this.#transport === undefined) return;
@@ -315,7 +333,11 @@ class Presentation implements PresentationInfo {
       this.#finishAnswered('disconnected');
       return;
     }
-    const map: Record<Exclude<BleCloseReason, 'dropped'>, AbortReason> = { disconnected: 'ble_disconnected', ident_mismatch: 'ident_mismatch', error: 'transport_error' };
+    const map: Record<Exclude<BleCloseReason, 'dropped'>, AbortReason> = {
+      disconnected: 'ble_disconnected',
+      ident_mismatch: 'ident_mismatch',
+      error: 'transport_error',
+    };
     this.finish({ kind: 'aborted', reason: map[reason], detail });
   }
 
@@ -347,7 +369,12 @@ class Presentation implements PresentationInfo {
   }
 
   /** Ends the presentation: everything stops, the outcome resolves (first call wins). */
-  finish(outcome: { readonly kind: 'aborted'; readonly reason: AbortReason; readonly detail: string } | Omit<Extract<PresentationOutcome, { kind: 'shared' }>, keyof OutcomeBase> | Omit<Extract<PresentationOutcome, { kind: 'declined' }>, keyof OutcomeBase>): void {
+  finish(
+    outcome:
+      | { readonly kind: 'aborted'; readonly reason: AbortReason; readonly detail: string }
+      | Omit<Extract<PresentationOutcome, { kind: 'shared' }>, keyof OutcomeBase>
+      | Omit<Extract<PresentationOutcome, { kind: 'declined' }>, keyof OutcomeBase>,
+  ): void {
     if (this.#done) return;
     this.#done = true;
     for (const timer of this.#timers) clearTimeout(timer);
@@ -417,7 +444,10 @@ export class VirtualPhone<Device extends PhoneRadio = RadioDevice> {
     const portraitFormat = options.behaviour?.portrait ?? 'jpeg';
     return (
       options.credential ??
-      (await getTestCredential({ ...(variant === 'tampered' ? { tamper: true } : variant === 'expired' ? { validity: 'expired' as const } : {}), portraitFormat }))
+      (await getTestCredential({
+        ...(variant === 'tampered' ? { tamper: true } : variant === 'expired' ? { validity: 'expired' as const } : {}),
+        portraitFormat,
+      }))
     );
   }
 
@@ -471,13 +501,24 @@ export class VirtualPhone<Device extends PhoneRadio = RadioDevice> {
       if (presentation.done) return;
       presentation.handover = { type: 'nfc', handoverSelect: handover.handoverSelect, handoverRequest: handover.handoverRequest };
       if (assignment !== undefined) presentation.startBle(assignment);
-      else presentation.finish({ kind: 'aborted', reason: 'no_common_transport', detail: noCarrier ?? 'the Handover Select selects no BLE carrier' });
+      else
+        presentation.finish({
+          kind: 'aborted',
+          reason: 'no_common_transport',
+          detail: noCarrier ?? 'the Handover Select selects no BLE carrier',
+        });
     };
     const fieldDropAtApdu = dropNumbers(this.#behaviour.nfcFieldDropAtApdu);
     if (!negotiated) {
       const built = staticHandoverSelect(profile, deviceEngagement, keys.serviceUuid);
       assignment = built.ble;
-      return new HandoverTag({ mode: 'static', capabilityContainer: profile.capabilityContainer, handoverSelect: built.handoverSelect, fieldDropAtApdu, onHandoverComplete });
+      return new HandoverTag({
+        mode: 'static',
+        capabilityContainer: profile.capabilityContainer,
+        handoverSelect: built.handoverSelect,
+        fieldDropAtApdu,
+        onHandoverComplete,
+      });
     }
     return new HandoverTag({
       mode: 'negotiated',

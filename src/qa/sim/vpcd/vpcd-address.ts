@@ -20,9 +20,11 @@ export class VpcdAddressError extends Error {
 const HOST_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})$/;
 
 function parsePort(text: string, input: string): number {
-  if (!/^\d{1,5}$/.test(text)) throw new VpcdAddressError(`invalid vpcd address ${JSON.stringify(input)}: the port must be a number from 1 to 65535`);
+  if (!/^\d{1,5}$/.test(text))
+    throw new VpcdAddressError(`invalid vpcd address ${JSON.stringify(input)}: the port must be a number from 1 to 65535`);
   const port = Number(text);
-  if (port < 1 || port > 65535) throw new VpcdAddressError(`invalid vpcd address ${JSON.stringify(input)}: port ${port} is not in 1..65535`);
+  if (port < 1 || port > 65535)
+    throw new VpcdAddressError(`invalid vpcd address ${JSON.stringify(input)}: port ${port} is not in 1..65535`);
   return port;
 }
 
@@ -34,14 +36,17 @@ export function parseHostPort(input: string, defaultPort: number = VPCD_DEFAULT_
   if (text.startsWith('[')) {
     const m = /^\[([^\]]+)\](?::(.*))?$/.exec(text);
     const host = m?.[1];
-    if (host === undefined || isIP(host) !== 6) throw new VpcdAddressError(`invalid vpcd address ${JSON.stringify(input)}: expected [IPv6 address]:port`);
+    if (host === undefined || isIP(host) !== 6)
+      throw new VpcdAddressError(`invalid vpcd address ${JSON.stringify(input)}: expected [IPv6 address]:port`);
     const port = m?.[2];
     return { host, port: port === undefined ? defaultPort : parsePort(port, input) };
   }
   const colon = text.lastIndexOf(':');
-  if (colon !== text.indexOf(':')) throw new VpcdAddressError(`invalid vpcd address ${JSON.stringify(input)}: write an IPv6 address in brackets, e.g. [::1]:35963`);
+  if (colon !== text.indexOf(':'))
+    throw new VpcdAddressError(`invalid vpcd address ${JSON.stringify(input)}: write an IPv6 address in brackets, e.g. [::1]:35963`);
   const host = colon < 0 ? text : text.slice(0, colon);
-  if (!HOST_NAME.test(host)) throw new VpcdAddressError(`invalid vpcd address ${JSON.stringify(input)}: ${JSON.stringify(host)} is not a host name or IP address`);
+  if (!HOST_NAME.test(host))
+    throw new VpcdAddressError(`invalid vpcd address ${JSON.stringify(input)}: ${JSON.stringify(host)} is not a host name or IP address`);
   return { host, port: colon < 0 ? defaultPort : parsePort(text.slice(colon + 1), input) };
 }
 

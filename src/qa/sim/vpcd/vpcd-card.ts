@@ -29,7 +29,14 @@ import { formatHostPort } from './vpcd-address.js';
 import { apduHeader, describeVpcdEvent, statusWord, type VpcdCardEvent, type VpcdRemovalCause } from './vpcd-events.js';
 import { CONTACTLESS_ATR, VPCD_MAX_PAYLOAD, VpcdControl, VpcdFrameDecoder, encodeVpcdFrame } from './vpcd-framing.js';
 
-export { parseHostPort, formatHostPort, VpcdAddressError, VPCD_DEFAULT_HOST, VPCD_DEFAULT_PORT, type VpcdReaderAddress } from './vpcd-address.js';
+export {
+  parseHostPort,
+  formatHostPort,
+  VpcdAddressError,
+  VPCD_DEFAULT_HOST,
+  VPCD_DEFAULT_PORT,
+  type VpcdReaderAddress,
+} from './vpcd-address.js';
 export { describeVpcdEvent, type VpcdCardEvent, type VpcdRemovalCause } from './vpcd-events.js';
 export { CONTACTLESS_ATR } from './vpcd-framing.js';
 
@@ -115,7 +122,8 @@ export class VpcdCard {
 
   constructor(options: VpcdCardOptions) {
     if (options.host === '') throw new RangeError('VpcdCard needs a host');
-    if (!Number.isInteger(options.port) || options.port < 1 || options.port > 65535) throw new RangeError(`VpcdCard port must be 1..65535, got ${options.port}`);
+    if (!Number.isInteger(options.port) || options.port < 1 || options.port > 65535)
+      throw new RangeError(`VpcdCard port must be 1..65535, got ${options.port}`);
     const atr = options.atr ?? CONTACTLESS_ATR;
     // ISO 7816-3: an ATR is TS T0 and at most 31 more bytes.
     if (atr.length < 2 || atr.length > 33) throw new RangeError(`an ATR has 2 to 33 bytes, got ${atr.length}`);
@@ -189,7 +197,11 @@ export class VpcdCard {
       throw new Error(`a card is already on (or going on) the vpcd reader at ${this.address}: remove() it first, or reinsert()`);
     }
     let finish: () => void = () => undefined;
-    const pending: PendingInsert = { cancelled: false, cancel: () => undefined, settled: new Promise<void>((resolve) => (finish = resolve)) };
+    const pending: PendingInsert = {
+      cancelled: false,
+      cancel: () => undefined,
+      settled: new Promise<void>((resolve) => (finish = resolve)),
+    };
     pending.cancel = () => {
       pending.cancelled = true;
     };
@@ -236,7 +248,8 @@ export class VpcdCard {
         fail(new VpcdConnectError('insert cancelled by remove()', 'cancelled'));
       };
       socket.once('error', (e: NodeJS.ErrnoException) => {
-        if (e.code === 'ECONNREFUSED') fail(new VpcdConnectError(`no vpcd reader listening on ${address} — is pcscd with vsmartcard-vpcd running?`, 'refused'));
+        if (e.code === 'ECONNREFUSED')
+          fail(new VpcdConnectError(`no vpcd reader listening on ${address} — is pcscd with vsmartcard-vpcd running?`, 'refused'));
         else fail(new VpcdConnectError(`cannot connect to vpcd at ${address}: ${e.message}`, 'other'));
       });
       socket.once('connect', () => {
@@ -271,7 +284,8 @@ export class VpcdCard {
       this.#emit({ type: 'socket_error', error: e.message });
     });
     socket.on('close', () => {
-      if (this.#current === insertion) this.#detach(insertion, insertion.error ? 'socket_error' : 'reader_closed', insertion.error?.message);
+      if (this.#current === insertion)
+        this.#detach(insertion, insertion.error ? 'socket_error' : 'reader_closed', insertion.error?.message);
       closed();
     });
     socket.on('data', (chunk: Buffer) => {

@@ -17,10 +17,23 @@ export type VpcdRemovalCause =
 
 export type VpcdCardEvent =
   | { readonly type: 'connected'; readonly address: string }
-  | { readonly type: 'removed'; readonly cause: VpcdRemovalCause; readonly address: string; readonly apdus: number; readonly detail?: string }
+  | {
+      readonly type: 'removed';
+      readonly cause: VpcdRemovalCause;
+      readonly address: string;
+      readonly apdus: number;
+      readonly detail?: string;
+    }
   | { readonly type: 'power'; readonly control: 'power_off' | 'power_on' | 'reset' }
   | { readonly type: 'unknown_control'; readonly byte: number }
-  | { readonly type: 'apdu'; readonly number: number; readonly header: string; readonly commandLength: number; readonly responseLength: number; readonly sw: string }
+  | {
+      readonly type: 'apdu';
+      readonly number: number;
+      readonly header: string;
+      readonly commandLength: number;
+      readonly responseLength: number;
+      readonly sw: string;
+    }
   | { readonly type: 'apdu_muted'; readonly number: number; readonly header: string; readonly commandLength: number }
   | { readonly type: 'field_lost'; readonly number: number; readonly header: string; readonly commandLength: number }
   | { readonly type: 'tag_error'; readonly number?: number; readonly header?: string; readonly error: string }
@@ -44,7 +57,12 @@ export function describeVpcdEvent(event: VpcdCardEvent): string {
     case 'connected':
       return `card inserted: connected to vpcd at ${event.address}`;
     case 'removed': {
-      const why = { removed: 'taken away', field_lost: 'the field dropped', reader_closed: 'vpcd closed the connection', socket_error: 'connection error' }[event.cause];
+      const why = {
+        removed: 'taken away',
+        field_lost: 'the field dropped',
+        reader_closed: 'vpcd closed the connection',
+        socket_error: 'connection error',
+      }[event.cause];
       return `card removed (${why}) after ${event.apdus} APDU(s)${event.detail === undefined ? '' : `: ${event.detail}`}`;
     }
     case 'power':

@@ -16,7 +16,8 @@ export const CONTACTLESS_ATR: Uint8Array = Uint8Array.of(0x3b, 0x80, 0x80, 0x01,
 
 /** One frame: length prefix and payload in a single buffer, so it goes out in one write. */
 export function encodeVpcdFrame(payload: Uint8Array): Uint8Array {
-  if (payload.length > VPCD_MAX_PAYLOAD) throw new RangeError(`a vpcd frame carries at most ${VPCD_MAX_PAYLOAD} bytes, got ${payload.length}`);
+  if (payload.length > VPCD_MAX_PAYLOAD)
+    throw new RangeError(`a vpcd frame carries at most ${VPCD_MAX_PAYLOAD} bytes, got ${payload.length}`);
   const frame = new Uint8Array(2 + payload.length);
   frame[0] = payload.length >> 8;
   frame[1] = payload.length & 0xff;

@@ -26,7 +26,15 @@ describe('AdapterAvailability: an adapter coming up is starting, not switched of
   function tracker(first: Availability): { state: { raw: Availability }; clock: { t: number }; a: AdapterAvailability } {
     const state = { raw: first };
     const clock = { t: 0 };
-    return { state, clock, a: new AdapterAvailability(() => state.raw, 3_000, () => clock.t) };
+    return {
+      state,
+      clock,
+      a: new AdapterAvailability(
+        () => state.raw,
+        3_000,
+        () => clock.t,
+      ),
+    };
   }
 
   it('poweredOff first and poweredOn 20 ms later (hci over a UART) reads starting, then usable — never powered_off', () => {

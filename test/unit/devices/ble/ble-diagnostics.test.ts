@@ -6,7 +6,12 @@ import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import type { Noble } from '@stoprocent/noble';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AdapterAvailability, MAC_PERMISSION_DETAIL, MAC_PERMISSION_WAIT_MS, macPermissionWait } from '../../../../src/devices/ble/adapter-state.js';
+import {
+  AdapterAvailability,
+  MAC_PERMISSION_DETAIL,
+  MAC_PERMISSION_WAIT_MS,
+  macPermissionWait,
+} from '../../../../src/devices/ble/adapter-state.js';
 import { BlenoPeripheral } from '../../../../src/devices/ble/bleno-peripheral.js';
 import type { Bleno, BlenoConstructor } from '../../../../src/devices/ble/bleno-types.js';
 import { NobleCentral } from '../../../../src/devices/ble/noble-central.js';
@@ -54,7 +59,12 @@ describe('macOS: a pending Bluetooth permission prompt', () => {
   it('unknown for MAC_PERMISSION_WAIT_MS reads "waiting for Bluetooth permission"; an answer clears it', () => {
     const clock = { t: 0 };
     const state = { unknown: true, raw: starting as { usable: boolean; reason?: string; detail?: string } };
-    const a = new AdapterAvailability(() => state.raw, 3_000, () => clock.t, macPermissionWait('mac', () => state.unknown));
+    const a = new AdapterAvailability(
+      () => state.raw,
+      3_000,
+      () => clock.t,
+      macPermissionWait('mac', () => state.unknown),
+    );
     expect(a.current).toEqual(starting);
     clock.t = MAC_PERMISSION_WAIT_MS - 1;
     a.update();

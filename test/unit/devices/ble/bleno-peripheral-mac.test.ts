@@ -49,7 +49,12 @@ async function setup(options: FakeBlenoMacOptions & { teardownStepMs?: number } 
 }
 
 /** One phone's visit: subscribes to State and Server2Client, reads Ident, writes the start byte. */
-async function visit(r: Rig, session: BlePeripheralSession, serviceUuid = SERVICE, identifier = PHONE): Promise<ReturnType<FakeBlenoMac['central']>> {
+async function visit(
+  r: Rig,
+  session: BlePeripheralSession,
+  serviceUuid = SERVICE,
+  identifier = PHONE,
+): Promise<ReturnType<FakeBlenoMac['central']>> {
   const phone = r.mac.central(identifier);
   const service = stack(serviceUuid);
   phone.subscribe(service, stack(C.state));
@@ -67,7 +72,11 @@ describe('macOS peripheral: who the phone is', () => {
     const first = await r.port.advertise(profile(), r.events.onEvent, signal());
     const phone = await visit(r, first);
     phone.disconnect();
-    await until(() => r.events.log.all.includes('disconnect the phone left: it unsubscribed from 00000005-A123-48CE-896B-4C76973373E6 (macOS reports no disconnect)'));
+    await until(() =>
+      r.events.log.all.includes(
+        'disconnect the phone left: it unsubscribed from 00000005-A123-48CE-896B-4C76973373E6 (macOS reports no disconnect)',
+      ),
+    );
     await first.close();
     const secondEvents = new Events();
     const second = await r.port.advertise(profile(NEXT_SERVICE), secondEvents.onEvent, signal());
@@ -200,7 +209,9 @@ describe('macOS peripheral: Bluetooth switched off mid-session (issue 29, defect
 });
 
 describe('macOS peripheral: teardown', () => {
-  it('removes the service from the GATT database, with no disconnect step and no wait for a servicesSet that never comes', { timeout: 10_000 }, async () => {
+  it('removes the service from the GATT database, with no disconnect step and no wait for a servicesSet that never comes', {
+    timeout: 10_000,
+  }, async () => {
     // Steps bounded at 60 s: a step waiting for an event the binding never emits would time the test out.
     const r = await setup({ teardownStepMs: 60_000 });
     const session = await r.port.advertise(profile(), r.events.onEvent, signal());
@@ -250,7 +261,12 @@ describe('macOS peripheral: sizes and states', () => {
     const r = await setup();
     const session = await r.port.advertise(profile(), r.events.onEvent, signal());
     const phone = await visit(r, session);
-    await expect(session.notify(C.s2c, new Uint8Array(183))).rejects.toMatchObject({ name: 'BleValueTooLargeError', bytes: 183, limit: 182, attMtu: 185 });
+    await expect(session.notify(C.s2c, new Uint8Array(183))).rejects.toMatchObject({
+      name: 'BleValueTooLargeError',
+      bytes: 183,
+      limit: 182,
+      attMtu: 185,
+    });
     await session.notify(C.s2c, new Uint8Array(182));
     await until(() => phone.notifications.length === 2);
     expect(phone.notifications[1]?.data).toHaveLength(182);

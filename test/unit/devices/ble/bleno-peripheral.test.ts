@@ -19,7 +19,8 @@ import { Timeline } from '../../../support/stage-timeline.js';
 const SERVICE = 'C0FFEE00-1234-4321-ABCD-00000000BB02';
 const C = CLIENT_MODE;
 
-const profile = (serviceUuid = SERVICE, overrides: Parameters<typeof clientProfile>[1] = {}): GattProfile => clientProfile(serviceUuid, overrides);
+const profile = (serviceUuid = SERVICE, overrides: Parameters<typeof clientProfile>[1] = {}): GattProfile =>
+  clientProfile(serviceUuid, overrides);
 
 interface Rig {
   readonly radio: VirtualRadio;
@@ -57,7 +58,6 @@ async function setup(): Promise<Rig> {
 }
 
 const signal = (): AbortSignal => new AbortController().signal;
-
 
 function expectNothingRunning(r: Rig): void {
   expect(r.device.peripheral.advertising).toBeUndefined();
@@ -115,7 +115,9 @@ describe('advertise', () => {
 
   it('refuses a profile naming one characteristic twice, or a bad UUID', async () => {
     const { port, events } = await setup();
-    const twice = profile(SERVICE, { c2s: { uuid: C.state.toLowerCase(), operations: ['write_without_response'], permissions: ['writeable'] } });
+    const twice = profile(SERVICE, {
+      c2s: { uuid: C.state.toLowerCase(), operations: ['write_without_response'], permissions: ['writeable'] },
+    });
     await expect(port.advertise(twice, events.onEvent, signal())).rejects.toBeInstanceOf(BleSetupError);
     await expect(port.advertise(profile('not-a-uuid'), events.onEvent, signal())).rejects.toBeInstanceOf(BleSetupError);
     expectNothingRunning(rig as Rig);
@@ -188,7 +190,11 @@ describe('permissions', () => {
 
   it('no write to a characteristic without the operation (0x03) or without `writeable` (not reported)', async () => {
     const { port, phone, events } = await setup();
-    await port.advertise(profile(SERVICE, { c2s: { uuid: C.c2s, operations: ['write_without_response'], permissions: [] } }), events.onEvent, signal());
+    await port.advertise(
+      profile(SERVICE, { c2s: { uuid: C.c2s, operations: ['write_without_response'], permissions: [] } }),
+      events.onEvent,
+      signal(),
+    );
     await phone.connect(SERVICE);
     const refused: CommandErrorEvent[] = [];
     phone.link.onCommandError((e) => refused.push(e));
@@ -215,7 +221,11 @@ describe('notify', () => {
     expect(sent).toBe(false);
     await phone.subscribe(C.s2c);
     await notifying;
-    expect(await phone.notifications.next()).toEqual({ serviceUuid: stack(SERVICE), characteristicUuid: stack(C.s2c), data: Uint8Array.of(0x42) });
+    expect(await phone.notifications.next()).toEqual({
+      serviceUuid: stack(SERVICE),
+      characteristicUuid: stack(C.s2c),
+      data: Uint8Array.of(0x42),
+    });
   });
 
   it('an abort while waiting for the subscription rejects at once and sends nothing later', async () => {
@@ -302,7 +312,9 @@ describe('notify', () => {
     })();
     await Promise.all([notifying, writing]);
     await until(() => phone.notifications.all.length === count && events.log.all.length === count + 2);
-    expect(phone.notifications.all.map((n) => (n.data[0] ?? 0) * 256 + (n.data[1] ?? 0))).toEqual(Array.from({ length: count }, (_, i) => i));
+    expect(phone.notifications.all.map((n) => (n.data[0] ?? 0) * 256 + (n.data[1] ?? 0))).toEqual(
+      Array.from({ length: count }, (_, i) => i),
+    );
     const writes = events.log.all.filter((l) => l.startsWith('write')).map((l) => parseInt(l.split(' ')[2] ?? '', 16));
     expect(writes).toEqual(Array.from({ length: count }, (_, i) => i));
     // Both really overlapped: writes were reported between the first and the last notification.
@@ -386,7 +398,13 @@ describe('teardown', () => {
     const waiting = session.notify(C.s2c, Uint8Array.of(9)).catch((e: unknown) => e);
     await session.close();
     expect(await waiting).toMatchObject({ message: expect.stringMatching(/closed/) as unknown });
-    expect(events.log.all).toEqual(['connect', `subscribe ${C.s2c}`, `read ${C.ident} @0`, `unsubscribe ${C.s2c}`, 'disconnect the phone disconnected']);
+    expect(events.log.all).toEqual([
+      'connect',
+      `subscribe ${C.s2c}`,
+      `read ${C.ident} @0`,
+      `unsubscribe ${C.s2c}`,
+      'disconnect the phone disconnected',
+    ]);
     expectNothingRunning(r);
   });
 

@@ -119,15 +119,19 @@ describe('routeLibraryConsole', () => {
     const sink = new Sink();
     restore.unshift(routeLibraryConsole(sink));
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 5_000 }), fc.constantFrom('log', 'warn', 'error', 'info', 'debug' as const), (text, method) => {
-        sink.records.length = 0;
-        noble(method, text);
-        expect(sink.records).toHaveLength(1);
-        const message = sink.records[0]?.message ?? '';
-        expect(message.length).toBeLessThanOrEqual(501 + 5 * 500); // 500 characters, each at most a 6-character escape
-        // eslint-disable-next-line no-control-regex -- the point: no control or bidi character survives
-        expect(message).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
-      }),
+      fc.property(
+        fc.string({ unit: 'binary', maxLength: 5_000 }),
+        fc.constantFrom('log', 'warn', 'error', 'info', 'debug' as const),
+        (text, method) => {
+          sink.records.length = 0;
+          noble(method, text);
+          expect(sink.records).toHaveLength(1);
+          const message = sink.records[0]?.message ?? '';
+          expect(message.length).toBeLessThanOrEqual(501 + 5 * 500); // 500 characters, each at most a 6-character escape
+          // eslint-disable-next-line no-control-regex -- the point: no control or bidi character survives
+          expect(message).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
+        },
+      ),
       { numRuns: 200 },
     );
     expect(printed.log).not.toHaveBeenCalled();

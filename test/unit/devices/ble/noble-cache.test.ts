@@ -91,7 +91,13 @@ describe('a GATT result for a forgotten peripheral', () => {
         expect(() => bindings.emit(event, ...ids.slice(0, count), ...rest)).not.toThrow();
       }),
       // The case CI found: a service id that names a member every plain object inherits.
-      { numRuns: 1_000, examples: [['includedServicesDiscover', [ID, 'valueOf', ID, undefined]], ['read', [ID, SERVICE, 'toString', undefined]]] },
+      {
+        numRuns: 1_000,
+        examples: [
+          ['includedServicesDiscover', [ID, 'valueOf', ID, undefined]],
+          ['read', [ID, SERVICE, 'toString', undefined]],
+        ],
+      },
     );
   });
 });

@@ -108,7 +108,12 @@ describe('macOS central: Write Commands without flow control in the binding', ()
     const link = await s.central.connect(profile(), new Recorder(), signal());
     await until(() => link.mtu !== undefined);
     expect(link.mtu).toBe(185);
-    await expect(link.write(SERVER_MODE.c2s, new Uint8Array(183))).rejects.toMatchObject({ name: 'BleValueTooLargeError', bytes: 183, limit: 182, attMtu: 185 });
+    await expect(link.write(SERVER_MODE.c2s, new Uint8Array(183))).rejects.toMatchObject({
+      name: 'BleValueTooLargeError',
+      bytes: 183,
+      limit: 182,
+      attMtu: 185,
+    });
     await link.write(SERVER_MODE.c2s, new Uint8Array(182));
     await until(() => s.phone.writes.all.length === 1);
     await link.close();

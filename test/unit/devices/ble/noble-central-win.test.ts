@@ -67,7 +67,12 @@ async function setup(options: SetupOptions = {}): Promise<Setup & { readonly oth
   const kiosk = radio.addDevice({ name: 'kiosk' });
   const bindings = options.bindings?.(kiosk, advertising) ?? new WinNobleBindings(kiosk, { advertising });
   const noble = createVirtualNoble(kiosk, bindings);
-  const central = new NobleCentral(noble, { platform: options.platform ?? 'win', scanTimeoutMs: 1_000, retryDelayMs: 5, ...options.central });
+  const central = new NobleCentral(noble, {
+    platform: options.platform ?? 'win',
+    scanTimeoutMs: 1_000,
+    retryDelayMs: 5,
+    ...options.central,
+  });
   current = { radio, phone, noble, bindings, central };
   await until(() => central.availability().usable, 1_000, 'noble poweredOn');
   for (const other of others) await other.start();
@@ -125,19 +130,25 @@ describe('Windows central: the link is made by service discovery (issue 29, defe
     s.phone.device.setFaults({ refuseConnections: Number.POSITIVE_INFINITY });
     const failure = s.central.connect(profile(), new Recorder(), signal());
     await expect(failure).rejects.toBeInstanceOf(BleSetupError);
-    await expect(failure).rejects.toMatchObject({ reason: expect.stringMatching(/^connect_failed: .* after 3 attempts: Device is unreachable while discovering services$/) as unknown });
+    await expect(failure).rejects.toMatchObject({
+      reason: expect.stringMatching(/^connect_failed: .* after 3 attempts: Device is unreachable while discovering services$/) as unknown,
+    });
     expect(count(s.bindings, 'connect')).toBe(3);
     // Nothing left in noble's cache (each failed attempt forgets the phone).
     expect((s.noble as unknown as { _peripherals: Map<string, unknown> })._peripherals.size).toBe(0);
   });
 
-  it('the retries end with the caller\'s signal: an abort during the pause rejects at once as an abort', async () => {
+  it("the retries end with the caller's signal: an abort during the pause rejects at once as an abort", async () => {
     const s = await setup({ central: { retryDelayMs: 60_000 } });
     s.phone.device.setFaults({ refuseConnections: Number.POSITIVE_INFINITY });
     const controller = new AbortController();
     const failure = s.central.connect(profile(), new Recorder(), controller.signal);
     failure.catch(() => undefined);
-    await until(() => count(s.bindings, 'discoverServices') === 1 && (s.noble as unknown as { _peripherals: Map<string, unknown> })._peripherals.size === 0);
+    await until(
+      () =>
+        count(s.bindings, 'discoverServices') === 1 &&
+        (s.noble as unknown as { _peripherals: Map<string, unknown> })._peripherals.size === 0,
+    );
     controller.abort();
     await expect(failure).rejects.toThrow(/aborted/);
     expect(count(s.bindings, 'connect')).toBe(1);
@@ -172,7 +183,9 @@ describe('Windows central: a wallet with its UUID only in the scan response (iss
 
   it('a beacon that is never connectable is ignored, though its scan response carries the UUID', async () => {
     const s = await setup({ phoneAdvertising: 'beacon' });
-    await expect(s.central.connect(profile(), new Recorder(), signal())).rejects.toMatchObject({ reason: expect.stringMatching(/^scan_timeout: /) as unknown });
+    await expect(s.central.connect(profile(), new Recorder(), signal())).rejects.toMatchObject({
+      reason: expect.stringMatching(/^scan_timeout: /) as unknown,
+    });
     expect(count(s.bindings, 'connect')).toBe(0);
   });
 
@@ -214,6 +227,8 @@ describe('Windows central: a refused subscription reported as success (issue 29,
 
   it('other bindings read nothing back (their refused CCCD writes are errors already): subscribe_failed', async () => {
     const s = await setup({ platform: 'hci', bindings: (kiosk) => new RadioNobleBindings(kiosk), refuseSubscriptions: [SERVER_MODE.s2c] });
-    await expect(s.central.connect(profile(), new Recorder(), signal())).rejects.toMatchObject({ reason: expect.stringMatching(/^subscribe_failed: subscribe to s2c: /) as unknown });
+    await expect(s.central.connect(profile(), new Recorder(), signal())).rejects.toMatchObject({
+      reason: expect.stringMatching(/^subscribe_failed: subscribe to s2c: /) as unknown,
+    });
   });
 });

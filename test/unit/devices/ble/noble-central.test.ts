@@ -63,7 +63,12 @@ afterEach(() => {
 });
 
 async function setup(
-  options: { start?: boolean; phoneMtu?: number; central?: NobleCentralOptions; bindings?: (device: RadioDevice) => RadioNobleBindings } = {},
+  options: {
+    start?: boolean;
+    phoneMtu?: number;
+    central?: NobleCentralOptions;
+    bindings?: (device: RadioDevice) => RadioNobleBindings;
+  } = {},
 ): Promise<Setup> {
   warn = vi.spyOn(console, 'warn');
   const radio = new VirtualRadio();
@@ -105,9 +110,9 @@ async function expectNothingLeft(s: Setup, nobleBaseline: Record<string, number>
   expect(listeners(s.noble)).toEqual(nobleBaseline);
   for (const p of s.peripherals) {
     expect(listeners(p)).toEqual({});
-    for (const service of p.services as Peripheral['services'] | null ?? []) {
+    for (const service of (p.services as Peripheral['services'] | null) ?? []) {
       // noble's Characteristic keeps one 'notify' listener of its own (its isNotifying flag).
-      for (const c of service.characteristics as Peripheral['services'][number]['characteristics'] | null ?? []) {
+      for (const c of (service.characteristics as Peripheral['services'][number]['characteristics'] | null) ?? []) {
         expect(listeners(c)).toEqual({ notify: 1 });
       }
     }
@@ -196,7 +201,11 @@ describe('connect', () => {
     // Which timer ends the scan: the scan's own timers are traced (the signal never aborts, so nothing else can).
     const timeline: string[] = [];
     const realSetTimeout = globalThis.setTimeout;
-    const traced = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+    const traced = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((
+      callback: (...args: unknown[]) => void,
+      ms?: number,
+      ...args: unknown[]
+    ) => {
       if (!(new Error().stack ?? '').includes('noble-scan')) return realSetTimeout(callback, ms, ...args);
       timeline.push(`scan timer armed: ${String(ms)} ms`);
       return realSetTimeout(() => {
@@ -258,7 +267,9 @@ describe('connect', () => {
       if (e.event === 'subscribe') void s.phone.disconnect('user cancelled');
     });
     await expect(s.central.connect(profile(), new Recorder(), signal())).rejects.toMatchObject({
-      reason: expect.stringMatching(/^disconnected: the phone disconnected during subscribe to (state|s2c) \(remote user terminated connection \(0x13\)\)$/) as unknown,
+      reason: expect.stringMatching(
+        /^disconnected: the phone disconnected during subscribe to (state|s2c) \(remote user terminated connection \(0x13\)\)$/,
+      ) as unknown,
     });
     await expectNothingLeft(s, baseline);
   });
@@ -338,7 +349,9 @@ describe('abort at every stage: rejects promptly, nothing left behind', () => {
         }, delayMs);
       }
     });
-    const error = await timeline.settle(s.central.connect(profile(), new Recorder(), controller.signal), 'connect').catch((e: unknown) => e);
+    const error = await timeline
+      .settle(s.central.connect(profile(), new Recorder(), controller.signal), 'connect')
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toMatch(/aborted/);
     // The phone hears the disconnect after the latency (so the stage's answer had its chance meanwhile).
@@ -365,7 +378,8 @@ describe('the link', () => {
   it('write() is a write without response, in order (1,000 writes, each issued after the previous one resolved)', async () => {
     const s = await setup();
     const link = await s.central.connect(profile(), new Recorder(), signal());
-    for (let i = 0; i < 1000; i++) await link.write(i % 2 ? SERVER_MODE.c2s : SERVER_MODE.state.toLowerCase(), Uint8Array.of(i >> 8, i & 0xff));
+    for (let i = 0; i < 1000; i++)
+      await link.write(i % 2 ? SERVER_MODE.c2s : SERVER_MODE.state.toLowerCase(), Uint8Array.of(i >> 8, i & 0xff));
     await until(() => s.phone.writes.all.length === 1000);
     expect(s.phone.writes.all.every((w) => w.withoutResponse)).toBe(true);
     expect(s.phone.writes.all.map((w) => `${w.characteristicUuid === stack(SERVER_MODE.c2s) ? 'c' : 's'}${hex(w.data)}`)).toEqual(
@@ -473,7 +487,11 @@ describe('the link', () => {
     const s = await setup();
     const handlers = new Recorder();
     const link = await s.central.connect(profile(), handlers, signal());
-    await Promise.all(Array.from({ length: 1000 }, (_, i) => s.phone.notify(i === 999 ? SERVER_MODE.state : SERVER_MODE.s2c, Uint8Array.of(i >> 8, i & 0xff))));
+    await Promise.all(
+      Array.from({ length: 1000 }, (_, i) =>
+        s.phone.notify(i === 999 ? SERVER_MODE.state : SERVER_MODE.s2c, Uint8Array.of(i >> 8, i & 0xff)),
+      ),
+    );
     await until(() => handlers.notifications.length === 1000);
     await turns(3);
     expect(handlers.notifications).toHaveLength(1000);
@@ -510,7 +528,10 @@ describe('the link', () => {
     expect(s.kiosk.central.links).toEqual([]);
     const info = await s.phone.disconnects.next();
     expect(info).toMatchObject({ reason: 'closed by the kiosk', by: 'central' });
-    expect(s.phone.events.all.filter((e) => e.startsWith('unsubscribe:'))).toEqual([`unsubscribe:${stack(SERVER_MODE.state)}`, `unsubscribe:${stack(SERVER_MODE.s2c)}`]);
+    expect(s.phone.events.all.filter((e) => e.startsWith('unsubscribe:'))).toEqual([
+      `unsubscribe:${stack(SERVER_MODE.state)}`,
+      `unsubscribe:${stack(SERVER_MODE.s2c)}`,
+    ]);
     await turns(5);
     expect(handlers.disconnects).toEqual([]);
     await expect(link.write(SERVER_MODE.c2s, Uint8Array.of(1))).rejects.toThrow(/closed/);
@@ -568,9 +589,9 @@ describe('availability', () => {
     const noble = createVirtualNoble(radio.addDevice());
     const central = new NobleCentral(noble, { platform: 'hci' });
     expect(central.availability()).toMatchObject({ usable: false, reason: 'starting' });
-    expect((noble).listenerCount('stateChange')).toBe(1);
+    expect(noble.listenerCount('stateChange')).toBe(1);
     central.dispose();
-    expect((noble).listenerCount('stateChange')).toBe(0);
+    expect(noble.listenerCount('stateChange')).toBe(0);
     noble.stop();
     radio.shutdown();
   });
@@ -580,7 +601,11 @@ describe("noble's peripheral cache (a new phone address with nearly every custom
   /** noble's own per-peripheral state, keyed by peripheral id (stoprocent noble.js `_createPeripheral`). */
   const cached = (noble: Noble): { peripherals: number; services: number; characteristics: number } => {
     const inner = noble as unknown as { _peripherals: Map<string, unknown>; _services: object; _characteristics: object };
-    return { peripherals: inner._peripherals.size, services: Object.keys(inner._services).length, characteristics: Object.keys(inner._characteristics).length };
+    return {
+      peripherals: inner._peripherals.size,
+      services: Object.keys(inner._services).length,
+      characteristics: Object.keys(inner._characteristics).length,
+    };
   };
   const EMPTY = { peripherals: 0, services: 0, characteristics: 0 };
 
@@ -610,7 +635,10 @@ describe("noble's peripheral cache (a new phone address with nearly every custom
 
   it('a phone whose setup failed, or that refused every connection, is forgotten too', async () => {
     const s = await setup({ start: false });
-    const lacking = new PhoneServer(s.radio, { serviceUuid: SERVICE, characteristics: [{ uuid: SERVER_MODE.state, properties: ['notify', 'writeWithoutResponse'] }] });
+    const lacking = new PhoneServer(s.radio, {
+      serviceUuid: SERVICE,
+      characteristics: [{ uuid: SERVER_MODE.state, properties: ['notify', 'writeWithoutResponse'] }],
+    });
     await lacking.start();
     await expect(s.central.connect(profile(), new Recorder(), signal())).rejects.toBeInstanceOf(BleSetupError);
     expect(cached(s.noble)).toEqual(EMPTY);
@@ -618,7 +646,9 @@ describe("noble's peripheral cache (a new phone address with nearly every custom
     const refusing = new PhoneServer(s.radio, { serviceUuid: SERVICE, name: 'refusing' });
     await refusing.start();
     refusing.device.setFaults({ refuseConnections: 3 });
-    await expect(s.central.connect(profile(), new Recorder(), signal())).rejects.toMatchObject({ reason: expect.stringMatching(/^connect_failed: /) as unknown });
+    await expect(s.central.connect(profile(), new Recorder(), signal())).rejects.toMatchObject({
+      reason: expect.stringMatching(/^connect_failed: /) as unknown,
+    });
     expect(cached(s.noble)).toEqual(EMPTY);
   });
 });

@@ -128,7 +128,10 @@ describe('a central whose binding was stopped under it (fail closed)', () => {
     central.onAvailabilityChange((a) => seen.push(a.reason ?? 'usable'));
     noble.stop();
     // noble's state still reads poweredOn: only the binding knows it is gone.
-    await expect(central.connect(profile(), new Recorder(), signal())).rejects.toMatchObject({ name: 'BleSetupError', reason: 'adapter_error' });
+    await expect(central.connect(profile(), new Recorder(), signal())).rejects.toMatchObject({
+      name: 'BleSetupError',
+      reason: 'adapter_error',
+    });
     expect(central.availability()).toMatchObject({ usable: false, reason: 'adapter_error' });
     expect(central.availability().detail).toMatch(/stopped/);
     expect(seen).toContain('adapter_error');

@@ -53,7 +53,11 @@ describe('Windows', () => {
     expect(ids).toEqual([]);
     expect(loaded.problems).toEqual([`peripheral: ${WINDOWS_PERIPHERAL_UNAVAILABLE}`]);
     expect(loaded.problems.join(' ')).not.toMatch(/USB Bluetooth 4\.0|libusb/);
-    expect(loaded.peripheral?.availability()).toEqual({ usable: false, reason: 'unsupported_platform', detail: WINDOWS_PERIPHERAL_UNAVAILABLE });
+    expect(loaded.peripheral?.availability()).toEqual({
+      usable: false,
+      reason: 'unsupported_platform',
+      detail: WINDOWS_PERIPHERAL_UNAVAILABLE,
+    });
     expect(added()).toEqual({ exit: 0, SIGINT: 0 });
   });
 
@@ -77,13 +81,18 @@ describe('a USB dongle for bleno (ble.usbDongle)', () => {
   });
 
   it('a build without the USB driver (the usb module left out of the package) says so in one line', () => {
-    const missing = Object.assign(new Error("Cannot find module 'usb'\nRequire stack:\n- /app/node_modules/@stoprocent/bluetooth-hci-socket/lib/usb.js"), { code: 'MODULE_NOT_FOUND' });
+    const missing = Object.assign(
+      new Error("Cannot find module 'usb'\nRequire stack:\n- /app/node_modules/@stoprocent/bluetooth-hci-socket/lib/usb.js"),
+      { code: 'MODULE_NOT_FOUND' },
+    );
     const load = (id: string): unknown => {
       if (id === '@stoprocent/bleno/lib/resolve-bindings') throw missing;
       return requireCjs(id) as unknown;
     };
     loaded = loadPlatformBle({ central: false, peripheral: true, platform: 'win32', usbDongle: { vid: 0x0a12, pid: 0x0001 }, load });
-    expect(loaded.problems).toEqual(['peripheral (bleno on the USB dongle 0a12:0001): this build does not include the USB Bluetooth driver (the usb module)']);
+    expect(loaded.problems).toEqual([
+      'peripheral (bleno on the USB dongle 0a12:0001): this build does not include the USB Bluetooth driver (the usb module)',
+    ]);
     expect(loaded.peripheral?.availability()).toMatchObject({ usable: false, reason: 'no_adapter' });
   });
 
@@ -93,7 +102,10 @@ describe('a USB dongle for bleno (ble.usbDongle)', () => {
       "const ble = loadPlatformBle({ central: false, peripheral: true, platform: 'win32', usbDongle: { vid: 0xfffe, pid: 0xfffd } });",
       'console.log(JSON.stringify(ble.problems));',
     ].join('\n');
-    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(run.stderr).not.toMatch(/TypeError|controlTransfer/);
     expect(run.stdout).toContain('No compatible USB Bluetooth 4.0 device found!');
     expect(run.status).toBe(0);

@@ -60,7 +60,8 @@ async function counter(role: 'central' | 'peripheral', extraEnv: Record<string, 
     // The phone takes its time to answer: a cut after the request reached it lands with the transfer in flight
     // (the virtual radio moves a whole answer in milliseconds, faster than a kill reaches the child).
     behaviour: { consentDelayMs: 1_500 },
-    ble: role === 'central' ? { peripheral: false } : { central: false } });
+    ble: role === 'central' ? { peripheral: false } : { central: false },
+  });
   const server = await RadioLinkServer.start({ radio: rig.radio });
   const log = new Lines();
   const pids = new Set<number>();
@@ -107,7 +108,9 @@ async function verification(c: Counter, cut?: () => void) {
 
 describe('the radio process over the radio link (forked child, virtual radio)', () => {
   for (const how of ['SIGKILL', 'abort'] as const) {
-    it(`central: killed mid-transfer (${how}): the cut verification errs clearly, the child restarts, the next one verifies, nothing leaks`, { timeout: 90_000 }, async () => {
+    it(`central: killed mid-transfer (${how}): the cut verification errs clearly, the child restarts, the next one verifies, nothing leaks`, {
+      timeout: 90_000,
+    }, async () => {
       const fdsBefore = fds();
       const exitListeners = process.listenerCount('exit');
       const c = await counter('central');
@@ -117,12 +120,19 @@ describe('the radio process over the radio link (forked child, virtual radio)', 
 
       const cut = await verification(c, () => (how === 'SIGKILL' ? process.kill(first, 'SIGKILL') : radio.qa('abort')));
       // What the core reports, and the error screen's detail: the link was lost because the radio process stopped.
-      expect(cut, JSON.stringify(cut)).toMatchObject({ result: 'ble_link_lost', error: { code: 'ble_link_lost', detail: `the radio process stopped: killed by ${how === 'SIGKILL' ? 'SIGKILL' : 'SIGABRT'}` } });
+      expect(cut, JSON.stringify(cut)).toMatchObject({
+        result: 'ble_link_lost',
+        error: { code: 'ble_link_lost', detail: `the radio process stopped: killed by ${how === 'SIGKILL' ? 'SIGKILL' : 'SIGABRT'}` },
+      });
       // The screen showed that error (the customer: Bluetooth link lost, may retry; staff: the detail).
       expect(e2e.views.some((v) => v.phase === 'error' && v.error?.code === 'ble_link_lost' && v.error.retryable)).toBe(true);
       const stopped = log.lines.find((l) => l.fields.event === 'radio_process_stopped')?.message ?? '';
       expect(stopped).toBe(`the radio process stopped: killed by ${how === 'SIGKILL' ? 'SIGKILL' : 'SIGABRT'}`);
-      expect(e2e.logs.records.some((r) => JSON.stringify(r).includes('the radio process stopped') || JSON.stringify(r).includes('radio_process_exited'))).toBe(true);
+      expect(
+        e2e.logs.records.some(
+          (r) => JSON.stringify(r).includes('the radio process stopped') || JSON.stringify(r).includes('radio_process_exited'),
+        ),
+      ).toBe(true);
       await until(() => radio.central?.availability().usable === true, 20_000, 'the restarted radio process');
       expect(radio.spawnCount).toBe(2);
       await e2e.ready();
@@ -136,7 +146,9 @@ describe('the radio process over the radio link (forked child, virtual radio)', 
     });
   }
 
-  it('central: five kills in a row, each mid-transfer; every verification after each verifies; nothing leaks', { timeout: 180_000 }, async () => {
+  it('central: five kills in a row, each mid-transfer; every verification after each verifies; nothing leaks', {
+    timeout: 180_000,
+  }, async () => {
     const fdsBefore = fds();
     const exitListeners = process.listenerCount('exit');
     const c = await counter('central');
@@ -160,13 +172,18 @@ describe('the radio process over the radio link (forked child, virtual radio)', 
     const c = await counter('peripheral');
     const { e2e, radio } = c;
     const cut = await verification(c, () => process.kill(radio.pid ?? 0, 'SIGKILL'));
-    expect(cut).toMatchObject({ result: 'ble_link_lost', error: { code: 'ble_link_lost', detail: 'the radio process stopped: killed by SIGKILL' } });
+    expect(cut).toMatchObject({
+      result: 'ble_link_lost',
+      error: { code: 'ble_link_lost', detail: 'the radio process stopped: killed by SIGKILL' },
+    });
     await until(() => radio.peripheral?.availability().usable === true, 20_000, 'the restarted radio process');
     await e2e.ready();
     expectVerifiedOutcome(await verification(c));
   });
 
-  it("a child that prints on stdout and stderr: the text is logged (escaped) and never reaches this process's stdout", { timeout: 60_000 }, async () => {
+  it("a child that prints on stdout and stderr: the text is logged (escaped) and never reaches this process's stdout", {
+    timeout: 60_000,
+  }, async () => {
     const written: string[] = [];
     const write = process.stdout.write.bind(process.stdout);
     const spy = (chunk: string | Uint8Array, ...rest: never[]): boolean => {

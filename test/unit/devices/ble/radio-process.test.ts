@@ -6,7 +6,13 @@
  */
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { BleSetupError, BleValueTooLargeError, type Availability, type GattProfile, type PeripheralEvent } from '../../../../src/devices/ports.js';
+import {
+  BleSetupError,
+  BleValueTooLargeError,
+  type Availability,
+  type GattProfile,
+  type PeripheralEvent,
+} from '../../../../src/devices/ports.js';
 import type { LibraryLog } from '../../../../src/devices/ble/library-console.js';
 import type { RadioChild, RadioChildExit, RadioLauncher } from '../../../../src/devices/ble/radio-process/launcher.js';
 import { ChildMessage, MAX_DATA_BYTES, ParentMessage } from '../../../../src/devices/ble/radio-process/protocol.js';
@@ -17,10 +23,18 @@ import { parseConfig } from '../../../../src/platform/config.js';
 import { createLogger } from '../../../../src/platform/log.js';
 import { createConfiguredDevices } from '../../../../src/service/configured-devices.js';
 
-const SPEC = (uuid: string) => ({ uuid, operations: ['notify' as const, 'write_without_response' as const], permissions: ['readable' as const, 'writeable' as const] });
+const SPEC = (uuid: string) => ({
+  uuid,
+  operations: ['notify' as const, 'write_without_response' as const],
+  permissions: ['readable' as const, 'writeable' as const],
+});
 const PROFILE: GattProfile = {
   serviceUuid: '0000aa00-0000-1000-8000-00805f9b34fb',
-  characteristics: { state: SPEC('0000aa01-0000-1000-8000-00805f9b34fb'), c2s: SPEC('0000aa02-0000-1000-8000-00805f9b34fb'), s2c: SPEC('0000aa03-0000-1000-8000-00805f9b34fb') },
+  characteristics: {
+    state: SPEC('0000aa01-0000-1000-8000-00805f9b34fb'),
+    c2s: SPEC('0000aa02-0000-1000-8000-00805f9b34fb'),
+    s2c: SPEC('0000aa03-0000-1000-8000-00805f9b34fb'),
+  },
 };
 
 class Records implements LibraryLog {
@@ -112,7 +126,14 @@ afterEach(async () => {
   vi.useRealTimers();
 });
 
-function harness(options: { readonly launch?: (child: InProcessChild) => void; readonly onQa?: (command: string) => void; readonly readAnswerMs?: number; readonly centralAdapter?: 'gone' } & Partial<ConstructorParameters<typeof RadioProcess>[0]> = {}): Harness {
+function harness(
+  options: {
+    readonly launch?: (child: InProcessChild) => void;
+    readonly onQa?: (command: string) => void;
+    readonly readAnswerMs?: number;
+    readonly centralAdapter?: 'gone';
+  } & Partial<ConstructorParameters<typeof RadioProcess>[0]> = {},
+): Harness {
   const log = new Records();
   const childLogs = new Records();
   const children: InProcessChild[] = [];
@@ -133,9 +154,18 @@ function harness(options: { readonly launch?: (child: InProcessChild) => void; r
         const peripheral = new FakeBlePeripheral();
         centrals.push(central);
         peripherals.push(peripheral);
-        return { ...(init.central ? { central } : {}), ...(init.peripheral ? { peripheral } : {}), problems: [], close: () => Promise.resolve() };
+        return {
+          ...(init.central ? { central } : {}),
+          ...(init.peripheral ? { peripheral } : {}),
+          problems: [],
+          close: () => Promise.resolve(),
+        };
       },
-      { exit: () => child.exit({ code: 0, signal: null }), ...(options.onQa ? { onQa: options.onQa } : {}), ...(options.readAnswerMs ? { readAnswerMs: options.readAnswerMs } : {}) },
+      {
+        exit: () => child.exit({ code: 0, signal: null }),
+        ...(options.onQa ? { onQa: options.onQa } : {}),
+        ...(options.readAnswerMs ? { readAnswerMs: options.readAnswerMs } : {}),
+      },
     );
     return child;
   };
@@ -198,10 +228,14 @@ describe('radio process: the ports over the channel', () => {
     const h = harness({ readAnswerMs: 50 });
     await h.radio.started();
     const events: PeripheralEvent[] = [];
-    const session = await peripheral(h).advertise(PROFILE, (e) => {
-      events.push(e);
-      if (e.kind === 'read' && e.offset === 0) e.respond(Uint8Array.of(9, 8, 7));
-    }, new AbortController().signal);
+    const session = await peripheral(h).advertise(
+      PROFILE,
+      (e) => {
+        events.push(e);
+        if (e.kind === 'read' && e.offset === 0) e.respond(Uint8Array.of(9, 8, 7));
+      },
+      new AbortController().signal,
+    );
     const fake = nth(nth(h.peripherals, 0).sessions, 0);
     fake.connect();
     fake.subscribe('aa03');
@@ -234,7 +268,9 @@ describe('radio process: the ports over the channel', () => {
     const h = harness();
     await h.radio.started();
     nth(h.centrals, 0).behaviour = { failWith: new BleSetupError('scan_timeout: no phone advertising the service') };
-    await expect(central(h).connect(PROFILE, handlers(), new AbortController().signal)).rejects.toEqual(new BleSetupError('scan_timeout: no phone advertising the service'));
+    await expect(central(h).connect(PROFILE, handlers(), new AbortController().signal)).rejects.toEqual(
+      new BleSetupError('scan_timeout: no phone advertising the service'),
+    );
     nth(h.centrals, 0).behaviour = {};
     const link = await central(h).connect(PROFILE, handlers(), new AbortController().signal);
     await expect(link.write('aa02', new Uint8Array(600))).rejects.toBeInstanceOf(BleValueTooLargeError);
@@ -244,7 +280,10 @@ describe('radio process: the ports over the channel', () => {
 
 describe('radio process: the protocol', () => {
   it('rejects bad messages with a clear error, never a crash, and bounds sizes', () => {
-    expect(ParentMessage.safeParse({ t: 'write', id: 1, link: 1, uuid: 'aa02', data: new Uint8Array(MAX_DATA_BYTES + 1) }).error?.issues[0]?.message).toMatch(/more than 2048 bytes/);
+    expect(
+      ParentMessage.safeParse({ t: 'write', id: 1, link: 1, uuid: 'aa02', data: new Uint8Array(MAX_DATA_BYTES + 1) }).error?.issues[0]
+        ?.message,
+    ).toMatch(/more than 2048 bytes/);
     expect(ParentMessage.safeParse({ t: 'write', id: 1, link: 1, uuid: 'aa02', data: 'AQI=' }).success).toBe(false);
     expect(ParentMessage.safeParse({ t: 'connect', id: -1, profile: PROFILE }).success).toBe(false);
     expect(ParentMessage.safeParse({ t: 'ping', id: 1, extra: true }).success).toBe(false);
@@ -324,7 +363,9 @@ describe('radio process: crashes, hangs and restarts', () => {
     expect(central(h).availability()).toMatchObject({ usable: false, reason: 'starting' });
     expect(central(h).availability().detail).toMatch(/^the radio process stopped \(killed by SIGSEGV\); restarting in \d+\.\d s$/);
     // Asked while restarting: a clear setup error, not a hang.
-    await expect(central(h).connect(PROFILE, handlers(), new AbortController().signal)).rejects.toEqual(new BleSetupError('radio_process_restarting: the radio process is restarting'));
+    await expect(central(h).connect(PROFILE, handlers(), new AbortController().signal)).rejects.toEqual(
+      new BleSetupError('radio_process_restarting: the radio process is restarting'),
+    );
 
     await vi.waitFor(() => expect(central(h).availability()).toEqual({ usable: true }), { timeout: 2_000 });
     expect(seen.map((a) => a.reason ?? 'usable')).toEqual(['starting', 'usable']);
@@ -394,7 +435,9 @@ describe('radio process: crashes, hangs and restarts', () => {
     // Staff and monitoring read the lost adapter all along, not a `starting` that comes back with each attempt.
     expect(reasons.length).toBeGreaterThan(h.children.length);
     expect(reasons.filter((r) => r !== 'powered_off')).toEqual([]);
-    expect(details.filter((d) => d?.includes('looking for the adapter again with a fresh radio process in')).length).toBe(h.children.length - 1);
+    expect(details.filter((d) => d?.includes('looking for the adapter again with a fresh radio process in')).length).toBe(
+      h.children.length - 1,
+    );
   });
 
   it('a lost adapter never replaces the process under a verification that uses the radio; once it ends, it does', async () => {
@@ -403,7 +446,11 @@ describe('radio process: crashes, hangs and restarts', () => {
     await vi.advanceTimersByTimeAsync(10);
     const hs = handlers();
     const link = await central(h).connect(PROFILE, hs, new AbortController().signal);
-    nth(h.children, 0).send({ t: 'availability', role: 'peripheral', availability: { usable: false, reason: 'no_adapter', detail: 'gone' } });
+    nth(h.children, 0).send({
+      t: 'availability',
+      role: 'peripheral',
+      availability: { usable: false, reason: 'no_adapter', detail: 'gone' },
+    });
     await vi.advanceTimersByTimeAsync(60_000);
     expect(h.children).toHaveLength(1);
     expect(hs.disconnects).toEqual([]);
@@ -449,7 +496,9 @@ describe('radio process: crashes, hangs and restarts', () => {
     nth(h.children, 0).answering = false;
     await vi.advanceTimersByTimeAsync(7_000);
     expect(nth(h.children, 0).killed).toBe(true);
-    expect(h.log.lines.find((l) => l.fields.event === 'radio_process_stopped')?.message).toMatch(/^the radio process stopped: it stopped answering \(no heartbeat for \d+ ms\)$/);
+    expect(h.log.lines.find((l) => l.fields.event === 'radio_process_stopped')?.message).toMatch(
+      /^the radio process stopped: it stopped answering \(no heartbeat for \d+ ms\)$/,
+    );
     await vi.advanceTimersByTimeAsync(200);
     expect(h.children).toHaveLength(2);
     expect(central(h).availability()).toEqual({ usable: true });
@@ -496,7 +545,10 @@ describe('radio process: configured devices', () => {
     expect(children).toHaveLength(2);
     expect(nth(children, 1).alive).toBe(true);
     await second.close();
-    expect(inits).toEqual([{ central: true, peripheral: false }, { central: true, peripheral: false }]);
+    expect(inits).toEqual([
+      { central: true, peripheral: false },
+      { central: true, peripheral: false },
+    ]);
     // inline: no child at all
     const inline = await createConfiguredDevices(parseConfig({ ble: { roles: 'central', process: 'inline' } }), log, {
       nfc: 'none',

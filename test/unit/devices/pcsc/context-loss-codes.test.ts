@@ -38,7 +38,13 @@ function loseWith(service: FakePcscService, code: number): void {
 
 async function exchangeWhenServiceGoes(code: number): Promise<string> {
   const service = new FakePcscService();
-  const reader = new PcscNfcReader({ binding: service.factory, serviceRetryMinMs: 5, serviceRetryMaxMs: 40, disconnectTimeoutMs: 200, connectTimeoutMs: 500 });
+  const reader = new PcscNfcReader({
+    binding: service.factory,
+    serviceRetryMinMs: 5,
+    serviceRetryMaxMs: 40,
+    disconnectTimeoutMs: 200,
+    connectTimeoutMs: 500,
+  });
   opened.push(reader);
   await availabilityWhen(reader, (a) => a.usable, 2_000);
   service.slot().insert(() => 'mute');

@@ -48,7 +48,9 @@ describe('PC/SC addon load failures in plain words', () => {
   });
 
   it('loadSmartcardBinding refuses a module without the API it uses', () => {
-    expect(() => loadSmartcardBinding(() => ({ Context: 'not a class' }))).toThrow('the smartcard module does not have the API this kiosk uses');
+    expect(() => loadSmartcardBinding(() => ({ Context: 'not a class' }))).toThrow(
+      'the smartcard module does not have the API this kiosk uses',
+    );
   });
 
   it('the installed addon loads in this Node and is the N-API build (no PC/SC service needed to load it)', () => {

@@ -6,7 +6,12 @@
  */
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PcscNfcReader, RECEIVE_BUFFER_BYTES, type PcscLog, type PcscNfcReaderOptions } from '../../../../src/devices/pcsc/pcsc-nfc-reader.js';
+import {
+  PcscNfcReader,
+  RECEIVE_BUFFER_BYTES,
+  type PcscLog,
+  type PcscNfcReaderOptions,
+} from '../../../../src/devices/pcsc/pcsc-nfc-reader.js';
 import { NfcTransmitError, type NfcCard } from '../../../../src/devices/ports.js';
 import { availabilityWhen } from '../../../support/availability-wait.js';
 import { echoCard, FakePcscService } from '../../../support/fake-pcsclite.js';
@@ -19,7 +24,14 @@ afterEach(async () => {
 });
 
 function open(service: FakePcscService, options: PcscNfcReaderOptions = {}): PcscNfcReader {
-  const reader = new PcscNfcReader({ binding: service.factory, serviceRetryMinMs: 5, serviceRetryMaxMs: 40, disconnectTimeoutMs: 200, connectTimeoutMs: 500, ...options });
+  const reader = new PcscNfcReader({
+    binding: service.factory,
+    serviceRetryMinMs: 5,
+    serviceRetryMaxMs: 40,
+    disconnectTimeoutMs: 200,
+    connectTimeoutMs: 500,
+    ...options,
+  });
   opened.push(reader);
   return reader;
 }
@@ -134,7 +146,11 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u206
 describe('reader names of odd shape (control characters, bidi overrides, U+FFFD from non-UTF-8 bytes, huge lengths)', () => {
   const oddName = fc.oneof(
     fc.string({ unit: 'binary', minLength: 1, maxLength: 300 }),
-    fc.string({ unit: fc.constantFrom('\u001b', '[', '3', '1', 'm', '\n', '\r', '\u202e', '\u2066', '\ufffd', '\u0000', 'R', ' ', 'PICC'), minLength: 1, maxLength: 200 }),
+    fc.string({
+      unit: fc.constantFrom('\u001b', '[', '3', '1', 'm', '\n', '\r', '\u202e', '\u2066', '\ufffd', '\u0000', 'R', ' ', 'PICC'),
+      minLength: 1,
+      maxLength: 200,
+    }),
     fc.integer({ min: 129, max: 100_000 }).map((n) => `PICC ${'\u001b[2J'.repeat(n).slice(0, n)}`),
   );
 

@@ -10,7 +10,14 @@ const opened: PcscNfcReader[] = [];
 const restore: (() => void)[] = [];
 
 function open(service: FakePcscService, options: PcscNfcReaderOptions = {}): PcscNfcReader {
-  const reader = new PcscNfcReader({ binding: service.factory, serviceRetryMinMs: 5, serviceRetryMaxMs: 40, disconnectTimeoutMs: 200, connectTimeoutMs: 500, ...options });
+  const reader = new PcscNfcReader({
+    binding: service.factory,
+    serviceRetryMinMs: 5,
+    serviceRetryMaxMs: 40,
+    disconnectTimeoutMs: 200,
+    connectTimeoutMs: 500,
+    ...options,
+  });
   opened.push(reader);
   return reader;
 }
@@ -23,7 +30,8 @@ afterEach(async () => {
 const signal = (): AbortSignal => AbortSignal.timeout(3_000);
 const tx = (ms = 1_000): { timeoutMs: number; signal: AbortSignal } => ({ timeoutMs: ms, signal: AbortSignal.timeout(5_000) });
 
-const until = (reader: PcscNfcReader, test: (a: Availability) => boolean, ms = 2_000): Promise<Availability> => availabilityWhen(reader, test, ms);
+const until = (reader: PcscNfcReader, test: (a: Availability) => boolean, ms = 2_000): Promise<Availability> =>
+  availabilityWhen(reader, test, ms);
 
 const usable = (reader: PcscNfcReader): Promise<Availability> => until(reader, (a) => a.usable);
 
@@ -109,7 +117,11 @@ describe('PC/SC context lifecycle', () => {
 
 describe('reader selection', () => {
   it('ignores SAM slots and prefers the contactless interface', async () => {
-    const service = new FakePcscService(['ACS ACR1252 1S CL Reader SAM 0', 'Generic Smart Card Reader 00', 'ACS ACR1252 1S CL Reader PICC 0']);
+    const service = new FakePcscService([
+      'ACS ACR1252 1S CL Reader SAM 0',
+      'Generic Smart Card Reader 00',
+      'ACS ACR1252 1S CL Reader PICC 0',
+    ]);
     const reader = open(service);
     await usable(reader);
     await settle();
@@ -303,7 +315,10 @@ describe('presence and handles', () => {
 });
 
 describe('transmit failures', () => {
-  async function cardWith(behaviour: CardBehaviour, tweak?: (service: FakePcscService) => void): Promise<{ service: FakePcscService; card: NfcCard; reader: PcscNfcReader }> {
+  async function cardWith(
+    behaviour: CardBehaviour,
+    tweak?: (service: FakePcscService) => void,
+  ): Promise<{ service: FakePcscService; card: NfcCard; reader: PcscNfcReader }> {
     const service = new FakePcscService();
     tweak?.(service);
     const reader = open(service);
@@ -326,7 +341,9 @@ describe('transmit failures', () => {
 
   it('after a failed exchange the handle is dropped; a re-tap gets a fresh one', async () => {
     let fail = true;
-    const { service, card, reader } = await cardWith((c) => (fail ? scardError('SCardTransmit', 'Transaction failed.', 0x80100016) : echoCard(c)));
+    const { service, card, reader } = await cardWith((c) =>
+      fail ? scardError('SCardTransmit', 'Transaction failed.', 0x80100016) : echoCard(c),
+    );
     expect((await transmitError(card)).reason).toBe('NotTransacted');
     await settle(20);
     expect(service.slot().disconnects).toBe(1);
@@ -350,7 +367,10 @@ describe('transmit failures', () => {
     ['an empty buffer (vpcd)', true, 'UnresponsiveCard'],
     ['RemovedCard (a reader driver)', false, 'RemovedCard'],
   ])('a card leaving mid-APDU, answered with %s, fails the exchange at once as %s', async (_what, empty, variant) => {
-    const { service, card } = await cardWith(() => 'mute', (s) => (s.slot().emptyOnRemoval = empty));
+    const { service, card } = await cardWith(
+      () => 'mute',
+      (s) => (s.slot().emptyOnRemoval = empty),
+    );
     let settled = false;
     const pending = transmitError(card, SELECT, 5_000).finally(() => (settled = true));
     await turnsUntil(() => service.slot().pendingTransmits.size === 1, 'the transmit to reach the card');
@@ -453,9 +473,15 @@ function traceHandles(trail: string[]): void {
 
 type ConnectCb = (error: BindingCallbackError, protocol?: number) => void;
 /** Replaces FakeReader.prototype.connect for this test; `hook` decides what to do with each call. */
-function interceptConnect(hook: (reader: FakeReader, options: { share_mode: number; protocol: number }, callback: ConnectCb, original: () => void) => void): void {
+function interceptConnect(
+  hook: (reader: FakeReader, options: { share_mode: number; protocol: number }, callback: ConnectCb, original: () => void) => void,
+): void {
   const proto = FakeReader.prototype;
-  const original = Object.getOwnPropertyDescriptor(proto, 'connect')?.value as (this: FakeReader, options: { share_mode: number; protocol: number }, callback: ConnectCb) => void;
+  const original = Object.getOwnPropertyDescriptor(proto, 'connect')?.value as (
+    this: FakeReader,
+    options: { share_mode: number; protocol: number },
+    callback: ConnectCb,
+  ) => void;
   proto.connect = function (this: FakeReader, options, callback) {
     hook(this, options, callback, () => {
       original.call(this, options, callback);
@@ -474,11 +500,14 @@ describe('races (nextCard)', () => {
     const a = reader.nextCard(signal());
     const b = reader.nextCard(signal());
     let bGot: NfcCard | undefined;
-    void b.then((c) => (bGot = c), () => undefined);
+    void b.then(
+      (c) => (bGot = c),
+      () => undefined,
+    );
     const first = await a;
     await settle(60);
     // Port contract: "Each presence is handed out once". The second call must still be waiting.
-    expect(bGot === undefined, "second nextCard got a card for the same presence").toBe(true);
+    expect(bGot === undefined, 'second nextCard got a card for the same presence').toBe(true);
     expect(service.slot().connects).toHaveLength(1);
     // …and the first handle must still work.
     expect(await first.transmit(SELECT, tx())).toHaveLength(3);
@@ -562,7 +591,10 @@ describe('races (nextCard)', () => {
     await usable(reader);
     const next = reader.nextCard(signal());
     let got = false;
-    void next.then(() => (got = true), () => undefined);
+    void next.then(
+      () => (got = true),
+      () => undefined,
+    );
     await settle(80);
     // The phone never left the reader: ports.ts says it "is not offered again until it has been removed".
     expect(got).toBe(false);

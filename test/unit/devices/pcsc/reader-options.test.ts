@@ -15,6 +15,8 @@ describe('PC/SC reader options', () => {
   });
 
   it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY])('refuses a connect bound of %s', (value) => {
-    expect(() => readerSettings({ connectTimeoutMs: value })).toThrow(new RangeError(`connectTimeoutMs must be a positive number, got ${value}`));
+    expect(() => readerSettings({ connectTimeoutMs: value })).toThrow(
+      new RangeError(`connectTimeoutMs must be a positive number, got ${value}`),
+    );
   });
 });

@@ -37,14 +37,17 @@ const WINDOWS_DIFFERENCES = new Map<number, string>([
 ]);
 
 describe('SCARD code table', () => {
-  it.each(SCARD_CODES.map((e) => [formatScardCode(e.code), e.platform ?? 'every OS', e] as const))('%s (%s) maps to the pcsc crate variant', (_code, _platform, entry) => {
-    const platforms = entry.platform === undefined ? (['other', 'windows'] as const) : [entry.platform];
-    for (const platform of platforms) {
-      const want = platform === 'windows' ? (WINDOWS_DIFFERENCES.get(entry.code) ?? expected.get(entry.code)) : expected.get(entry.code);
-      expect(scardVariant(entry.code, platform)).toBe(want);
-      expect(entry.constant).toMatch(/^SCARD_[EWFP]_[A-Z_]+$/);
-    }
-  });
+  it.each(SCARD_CODES.map((e) => [formatScardCode(e.code), e.platform ?? 'every OS', e] as const))(
+    '%s (%s) maps to the pcsc crate variant',
+    (_code, _platform, entry) => {
+      const platforms = entry.platform === undefined ? (['other', 'windows'] as const) : [entry.platform];
+      for (const platform of platforms) {
+        const want = platform === 'windows' ? (WINDOWS_DIFFERENCES.get(entry.code) ?? expected.get(entry.code)) : expected.get(entry.code);
+        expect(scardVariant(entry.code, platform)).toBe(want);
+        expect(entry.constant).toMatch(/^SCARD_[EWFP]_[A-Z_]+$/);
+      }
+    },
+  );
 
   it('covers every code the crate knows, on both platforms', () => {
     for (const [code, name] of expected) {

@@ -5,7 +5,14 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ReaderState, type BindingContext, type BindingReader } from '../../../../src/devices/pcsc/pcsc-binding.js';
-import { PNP_NOTIFICATION, smartcardBindingFactory, type SmartcardAddon, type SmartcardCard, type SmartcardContext, type SmartcardReader } from '../../../../src/devices/pcsc/smartcard-binding.js';
+import {
+  PNP_NOTIFICATION,
+  smartcardBindingFactory,
+  type SmartcardAddon,
+  type SmartcardCard,
+  type SmartcardContext,
+  type SmartcardReader,
+} from '../../../../src/devices/pcsc/smartcard-binding.js';
 import { parseScardCode } from '../../../../src/devices/pcsc/scard-errors.js';
 
 const PRESENT = ReaderState.PRESENT;
@@ -31,7 +38,7 @@ class Service {
   disconnects = 0;
 
   state(name: string): number {
-    return this.readers.get(name) ?? (ReaderState.UNKNOWN | CHANGED);
+    return this.readers.get(name) ?? ReaderState.UNKNOWN | CHANGED;
   }
 
   setCard(name: string, present: boolean): void {
@@ -177,7 +184,10 @@ afterEach(() => {
   for (const c of opened.splice(0)) c.close();
 });
 
-function open(service: Service, waitMs = 30): { context: BindingContext; readers: Map<string, BindingReader>; statuses: [string, number][]; ended: string[]; errors: unknown[] } {
+function open(
+  service: Service,
+  waitMs = 30,
+): { context: BindingContext; readers: Map<string, BindingReader>; statuses: [string, number][]; ended: string[]; errors: unknown[] } {
   const context = smartcardBindingFactory(fakeAddon(service), { waitMs })();
   opened.push(context);
   const readers = new Map<string, BindingReader>();

@@ -25,7 +25,10 @@ describe("the smartcard addon's error texts", () => {
     for (const [text, constant] of texts) {
       const code = SMARTCARD_ERROR_TEXTS.get(text);
       const entries = SCARD_CODES.filter((e) => e.code === code);
-      expect(entries.map((e) => e.constant), `${text} → ${constant}`).toContain(constant);
+      expect(
+        entries.map((e) => e.constant),
+        `${text} → ${constant}`,
+      ).toContain(constant);
     }
   });
 

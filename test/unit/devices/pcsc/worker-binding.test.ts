@@ -32,7 +32,9 @@ async function firstReader(factory: BindingFactory): Promise<{ context: BindingC
 }
 
 function connect(reader: BindingReader): Promise<void> {
-  return new Promise((resolve, reject) => reader.connect({ share_mode: reader.SCARD_SHARE_SHARED, protocol: reader.SCARD_PROTOCOL_T1 }, (e) => (e ? reject(e) : resolve())));
+  return new Promise((resolve, reject) =>
+    reader.connect({ share_mode: reader.SCARD_SHARE_SHARED, protocol: reader.SCARD_PROTOCOL_T1 }, (e) => (e ? reject(e) : resolve())),
+  );
 }
 
 /** Disconnects and counts how often a 5 ms interval ran on this thread while the disconnect was pending. */
@@ -75,7 +77,9 @@ describe('the smartcard addon on a worker thread', () => {
     expect(status.state & 0x20).toBe(0x20);
     await connect(reader);
     const response = await new Promise<Buffer>((resolve, reject) =>
-      reader.transmit(Buffer.from([0x00, 0xa4, 0x04, 0x00]), 258, reader.SCARD_PROTOCOL_T1, (e, r) => (e || !r ? reject(e ?? new Error('no response')) : resolve(r))),
+      reader.transmit(Buffer.from([0x00, 0xa4, 0x04, 0x00]), 258, reader.SCARD_PROTOCOL_T1, (e, r) =>
+        e || !r ? reject(e ?? new Error('no response')) : resolve(r),
+      ),
     );
     expect([...response]).toEqual([0x00, 0xa4, 0x04, 0x00, 0x90, 0x00]);
   });

@@ -19,7 +19,15 @@ import { VirtualRadio, type RadioLogEntry } from '../../../../src/qa/sim/radio/v
 import { FakeBackend, type FakeConnection, type ReceivedMessage } from '../../../support/fake-backend.js';
 import { LogCapture, TEST_TIMEOUTS } from '../../../support/harness.js';
 import { PhoneClient, PhoneServer, Reassembler, chunk, stack, until } from '../../../support/radio-phone.js';
-import { CENTRAL_CHARS, PERIPHERAL_CHARS, b64, centralMode, endTransfer, freshQr, peripheralMode } from '../../../support/relay-fixtures.js';
+import {
+  CENTRAL_CHARS,
+  PERIPHERAL_CHARS,
+  b64,
+  centralMode,
+  endTransfer,
+  freshQr,
+  peripheralMode,
+} from '../../../support/relay-fixtures.js';
 
 /** The backend's characteristic size (the mock backend's default). */
 const BACKEND_CHUNK = 182;
@@ -46,7 +54,11 @@ async function startVirtualKiosk(): Promise<VirtualKiosk> {
   radio.onLog((e) => radioLog.push(e));
   const adapter = radio.addDevice({ name: 'kiosk' }); // one adapter, both roles, as with noble + bleno
   const qr = new QrScanQueue({ freshMs: config.qr.scanFreshMs });
-  const kiosk = createKiosk(config, { qr, bleCentral: new VirtualBleCentral(adapter), blePeripheral: new VirtualBlePeripheral(adapter) }, createLogger({ level: 'debug' }, logs));
+  const kiosk = createKiosk(
+    config,
+    { qr, bleCentral: new VirtualBleCentral(adapter), blePeripheral: new VirtualBlePeripheral(adapter) },
+    createLogger({ level: 'debug' }, logs),
+  );
   const views: KioskView[] = [];
   const reports: VerificationReport[] = [];
   kiosk.onView((v) => views.push(v));
@@ -171,7 +183,12 @@ describe('kiosk relay through the virtual BLE ports', () => {
     await phone.subscribe(PERIPHERAL_CHARS.state);
     await phone.subscribe(PERIPHERAL_CHARS.s2c);
     await phone.write(PERIPHERAL_CHARS.state, Uint8Array.of(0x01));
-    expect(await conn.expect('ble_written')).toEqual({ type: 'step_result', op: 'ble_written', char: PERIPHERAL_CHARS.state, data: b64([0x01]) });
+    expect(await conn.expect('ble_written')).toEqual({
+      type: 'step_result',
+      op: 'ble_written',
+      char: PERIPHERAL_CHARS.state,
+      data: b64([0x01]),
+    });
 
     // Reader → phone: SessionEstablishment as s2c notifications.
     const establishment = new Uint8Array(randomBytes(1_500));

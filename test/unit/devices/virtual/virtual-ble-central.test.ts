@@ -21,7 +21,9 @@ afterEach(() => {
 });
 
 /** A radio with a phone serving SERVICE (lower case here; the profile spells it in upper case) and the port. */
-async function setup(options: { start?: boolean; connectAttempts?: number } = {}): Promise<{ radio: VirtualRadio; phone: PhoneServer; port: VirtualBleCentral; logs: RadioLogEntry[] }> {
+async function setup(
+  options: { start?: boolean; connectAttempts?: number } = {},
+): Promise<{ radio: VirtualRadio; phone: PhoneServer; port: VirtualBleCentral; logs: RadioLogEntry[] }> {
   const r = (radio = new VirtualRadio());
   const logs: RadioLogEntry[] = [];
   r.onLog((e) => logs.push(e));
@@ -70,7 +72,13 @@ describe('connect', () => {
 
   it('a missing characteristic is a BleSetupError naming it, and nothing stays connected', async () => {
     const r = (radio = new VirtualRadio());
-    const phone = new PhoneServer(r, { serviceUuid: SERVICE, characteristics: [{ uuid: SERVER_MODE.state, properties: ['notify', 'writeWithoutResponse'] }, { uuid: SERVER_MODE.s2c, properties: ['notify'] }] });
+    const phone = new PhoneServer(r, {
+      serviceUuid: SERVICE,
+      characteristics: [
+        { uuid: SERVER_MODE.state, properties: ['notify', 'writeWithoutResponse'] },
+        { uuid: SERVER_MODE.s2c, properties: ['notify'] },
+      ],
+    });
     await phone.start();
     const port = new VirtualBleCentral(r.addDevice());
     const error = await port.connect(profile(), new Recorder(), signal()).catch((e: unknown) => e);
@@ -91,7 +99,9 @@ describe('connect', () => {
     });
     await phone.start();
     const port = new VirtualBleCentral(r.addDevice());
-    await expect(port.connect(profile(), new Recorder(), signal())).rejects.toMatchObject({ reason: `characteristic s2c (${SERVER_MODE.s2c}) lacks notify on the phone` });
+    await expect(port.connect(profile(), new Recorder(), signal())).rejects.toMatchObject({
+      reason: `characteristic s2c (${SERVER_MODE.s2c}) lacks notify on the phone`,
+    });
     await expectNothingConnected(phone, port);
   });
 
@@ -100,7 +110,9 @@ describe('connect', () => {
     r.onLog((e) => {
       if (e.event === 'subscribe') void phone.disconnect('user cancelled');
     });
-    await expect(port.connect(profile(), new Recorder(), signal())).rejects.toMatchObject({ reason: 'the phone disconnected during subscribe to state: user cancelled' });
+    await expect(port.connect(profile(), new Recorder(), signal())).rejects.toMatchObject({
+      reason: 'the phone disconnected during subscribe to state: user cancelled',
+    });
     await expectNothingConnected(phone, port);
   });
 
@@ -109,7 +121,9 @@ describe('connect', () => {
     phone.device.setFaults({ refuseConnections: 2 });
     await (await port.connect(profile(), new Recorder(), signal())).close();
     phone.device.setFaults({ refuseConnections: 3 });
-    await expect(port.connect(profile(), new Recorder(), signal())).rejects.toMatchObject({ reason: expect.stringMatching(/^connect failed after 3 attempts: .*refused/) as unknown });
+    await expect(port.connect(profile(), new Recorder(), signal())).rejects.toMatchObject({
+      reason: expect.stringMatching(/^connect failed after 3 attempts: .*refused/) as unknown,
+    });
   });
 });
 
@@ -182,7 +196,8 @@ describe('the link', () => {
   it('write() is a write without response, in order (1,000 writes, each issued after the previous one resolved)', async () => {
     const { phone, port } = await setup();
     const link = await port.connect(profile(), new Recorder(), signal());
-    for (let i = 0; i < 1000; i++) await link.write(i % 2 ? SERVER_MODE.c2s : SERVER_MODE.state.toLowerCase(), Uint8Array.of(i >> 8, i & 0xff));
+    for (let i = 0; i < 1000; i++)
+      await link.write(i % 2 ? SERVER_MODE.c2s : SERVER_MODE.state.toLowerCase(), Uint8Array.of(i >> 8, i & 0xff));
     await until(() => phone.writes.all.length === 1000);
     expect(phone.writes.all.every((w) => w.withoutResponse)).toBe(true);
     expect(phone.writes.all.map((w) => `${w.characteristicUuid === stack(SERVER_MODE.c2s) ? 'c' : 's'}${hex(w.data)}`)).toEqual(
@@ -193,7 +208,12 @@ describe('the link', () => {
   it('write() refuses payloads above MTU − 3 and characteristics outside the profile or without write_without_response', async () => {
     const { port } = await setup();
     const link = await port.connect(profile(), new Recorder(), signal());
-    await expect(link.write(SERVER_MODE.c2s, new Uint8Array(245))).rejects.toMatchObject({ name: 'BleValueTooLargeError', bytes: 245, limit: 244, attMtu: 247 });
+    await expect(link.write(SERVER_MODE.c2s, new Uint8Array(245))).rejects.toMatchObject({
+      name: 'BleValueTooLargeError',
+      bytes: 245,
+      limit: 244,
+      attMtu: 247,
+    });
     await expect(link.write(SERVER_MODE.s2c, Uint8Array.of(1))).rejects.toThrow(/write_without_response/);
     await expect(link.write('00000009-A123-48CE-896B-4C76973373E6', Uint8Array.of(1))).rejects.toThrow(/not a characteristic/);
   });
@@ -202,7 +222,11 @@ describe('the link', () => {
     const { phone, port } = await setup();
     const handlers = new Recorder();
     await port.connect(profile(), handlers, signal());
-    await Promise.all(Array.from({ length: 1000 }, (_, i) => phone.notify(i === 999 ? SERVER_MODE.state : SERVER_MODE.s2c, Uint8Array.of(i >> 8, i & 0xff))));
+    await Promise.all(
+      Array.from({ length: 1000 }, (_, i) =>
+        phone.notify(i === 999 ? SERVER_MODE.state : SERVER_MODE.s2c, Uint8Array.of(i >> 8, i & 0xff)),
+      ),
+    );
     await until(() => handlers.notifications.length === 1000);
     expect(handlers.notifications.map((n) => (n.data[0] ?? 0) * 256 + (n.data[1] ?? 0))).toEqual(Array.from({ length: 1000 }, (_, i) => i));
     expect(handlers.notifications[0]?.uuid).toBe(stack(SERVER_MODE.s2c));

@@ -12,7 +12,8 @@ import { CLIENT_MODE, PhoneClient, stack, turns, until } from '../../../support/
 const SERVICE = 'C0FFEE00-1234-4321-ABCD-00000000BB02';
 const C = CLIENT_MODE;
 
-const profile = (serviceUuid = SERVICE, overrides: Parameters<typeof clientProfile>[1] = {}): GattProfile => clientProfile(serviceUuid, overrides);
+const profile = (serviceUuid = SERVICE, overrides: Parameters<typeof clientProfile>[1] = {}): GattProfile =>
+  clientProfile(serviceUuid, overrides);
 
 let radio: VirtualRadio | undefined;
 afterEach(() => {
@@ -121,7 +122,11 @@ describe('permissions', () => {
 
   it('no write without write_without_response (by the radio) or without `writeable` (0x03, by the port); no event either way', async () => {
     const { port, phone, events } = setup();
-    await port.advertise(profile(SERVICE, { c2s: { uuid: C.c2s, operations: ['write_without_response'], permissions: [] } }), events.onEvent, signal());
+    await port.advertise(
+      profile(SERVICE, { c2s: { uuid: C.c2s, operations: ['write_without_response'], permissions: [] } }),
+      events.onEvent,
+      signal(),
+    );
     await phone.connect(SERVICE);
     const refused: CommandErrorEvent[] = [];
     phone.link.onCommandError((e) => refused.push(e));
@@ -160,7 +165,9 @@ describe('notify', () => {
     await phone.subscribe(C.s2c);
     for (let i = 0; i < 1000; i++) await session.notify(C.s2c, Uint8Array.of(i >> 8, i & 0xff));
     await until(() => phone.notifications.all.length === 1000);
-    expect(phone.notifications.all.map((n) => (n.data[0] ?? 0) * 256 + (n.data[1] ?? 0))).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    expect(phone.notifications.all.map((n) => (n.data[0] ?? 0) * 256 + (n.data[1] ?? 0))).toEqual(
+      Array.from({ length: 1000 }, (_, i) => i),
+    );
   });
 
   it('refuses characteristics outside the profile or without notify, and payloads above MTU − 3', async () => {
@@ -170,7 +177,12 @@ describe('notify', () => {
     await phone.subscribe(C.s2c);
     await expect(session.notify(C.c2s, Uint8Array.of(1))).rejects.toThrow(/notify/);
     await expect(session.notify('00000009-A123-48CE-896B-4C76973373E6', Uint8Array.of(1))).rejects.toThrow(/not a characteristic/);
-    await expect(session.notify(C.s2c, new Uint8Array(245))).rejects.toMatchObject({ name: 'BleValueTooLargeError', bytes: 245, limit: 244, attMtu: 247 });
+    await expect(session.notify(C.s2c, new Uint8Array(245))).rejects.toMatchObject({
+      name: 'BleValueTooLargeError',
+      bytes: 245,
+      limit: 244,
+      attMtu: 247,
+    });
   });
 });
 
@@ -181,7 +193,9 @@ describe('one phone per session', () => {
     await phone.connect(SERVICE);
     await until(() => port.device.peripheral.advertising === undefined);
     const other = r.addDevice({ name: 'phone-2' });
-    await expect(other.central.connect(port.device.id)).rejects.toMatchObject({ code: expect.stringMatching(/unreachable|connection_refused/) as unknown });
+    await expect(other.central.connect(port.device.id)).rejects.toMatchObject({
+      code: expect.stringMatching(/unreachable|connection_refused/) as unknown,
+    });
     await phone.link.disconnect('bye');
     await until(() => port.device.peripheral.advertising !== undefined);
     await other.central.connect(port.device.id);

@@ -52,7 +52,10 @@ describe('presences and handles', () => {
     const controller = new AbortController();
     const second = reader.nextCard(controller.signal);
     let settled = false;
-    void second.then(() => (settled = true), () => (settled = true));
+    void second.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(settled).toBe(false);
     reader.lift();
@@ -109,7 +112,7 @@ describe('presences and handles', () => {
 });
 
 describe('transmit', () => {
-  it('answers asynchronously with the tag\'s response', async () => {
+  it("answers asynchronously with the tag's response", async () => {
     const reader = new VirtualNfcReader();
     const tag = new ScriptedTag(() => Uint8Array.of(0x01, 0x02, 0x90, 0x00));
     reader.tap(tag);
@@ -176,35 +179,38 @@ describe('transmit', () => {
 });
 
 describe('the virtual phone on the reader', () => {
-  it.each(['RemovedCard', 'NotTransacted'] as const)('a field drop at APDU n surfaces as %s and ends the presence; after a re-tap the handover completes', async (reason) => {
-    const phone = await VirtualPhone.create({ profile: 'android', radio, behaviour: { nfcFieldDropAtApdu: 3 } });
-    phones.push(phone);
-    const reader = new VirtualNfcReader({ fieldDropReason: reason });
-    const tag = phone.tag();
-    reader.tap(tag);
-    let card = await reader.nextCard(signal());
-    const driver = new NfcHandoverDriver();
-    let step = driver.start();
-    const errors: string[] = [];
-    while (step.kind === 'command') {
-      try {
-        step = driver.respond(await card.transmit(step.apdu, opts));
-      } catch (error) {
-        if (!(error instanceof NfcTransmitError)) throw error;
-        errors.push(error.reason);
-        expect(card.present).toBe(false);
-        await card.waitForRemoval(signal());
-        await card.release();
-        reader.tap(tag); // QA re-taps; the relay resends the failed APDU
-        card = await reader.nextCard(signal());
+  it.each(['RemovedCard', 'NotTransacted'] as const)(
+    'a field drop at APDU n surfaces as %s and ends the presence; after a re-tap the handover completes',
+    async (reason) => {
+      const phone = await VirtualPhone.create({ profile: 'android', radio, behaviour: { nfcFieldDropAtApdu: 3 } });
+      phones.push(phone);
+      const reader = new VirtualNfcReader({ fieldDropReason: reason });
+      const tag = phone.tag();
+      reader.tap(tag);
+      let card = await reader.nextCard(signal());
+      const driver = new NfcHandoverDriver();
+      let step = driver.start();
+      const errors: string[] = [];
+      while (step.kind === 'command') {
+        try {
+          step = driver.respond(await card.transmit(step.apdu, opts));
+        } catch (error) {
+          if (!(error instanceof NfcTransmitError)) throw error;
+          errors.push(error.reason);
+          expect(card.present).toBe(false);
+          await card.waitForRemoval(signal());
+          await card.release();
+          reader.tap(tag); // QA re-taps; the relay resends the failed APDU
+          card = await reader.nextCard(signal());
+        }
       }
-    }
-    expect(errors).toEqual([reason]);
-    if (step.kind !== 'done') throw new Error(step.reason);
-    expect(step.result.kind).toBe('static');
-    expect(phone.presentation?.handover).toMatchObject({ type: 'nfc', handoverRequest: null });
-    expect(reader.handlesIssued).toBe(2);
-  });
+      expect(errors).toEqual([reason]);
+      if (step.kind !== 'done') throw new Error(step.reason);
+      expect(step.result.kind).toBe('static');
+      expect(phone.presentation?.handover).toMatchObject({ type: 'nfc', handoverRequest: null });
+      expect(reader.handlesIssued).toBe(2);
+    },
+  );
 
   it('close() lifts the phone', async () => {
     const reader = new VirtualNfcReader();

@@ -5,8 +5,19 @@
  */
 import { describe, expect, it } from 'vitest';
 import { cborDecode, EmbeddedCbor } from '../../../../src/qa/sim/iso/cbor.js';
-import { decodeCoseKeyBytes, encodeCoseKey, encodeCoseKeyBytes, p256PrivateKeyFromRaw, p256PublicKeyFromRaw } from '../../../../src/qa/sim/iso/cose-key.js';
-import { decodeDeviceEngagement, deviceEngagementFromQr, deviceEngagementToQr, encodeDeviceEngagement } from '../../../../src/qa/sim/iso/device-engagement.js';
+import {
+  decodeCoseKeyBytes,
+  encodeCoseKey,
+  encodeCoseKeyBytes,
+  p256PrivateKeyFromRaw,
+  p256PublicKeyFromRaw,
+} from '../../../../src/qa/sim/iso/cose-key.js';
+import {
+  decodeDeviceEngagement,
+  deviceEngagementFromQr,
+  deviceEngagementToQr,
+  encodeDeviceEngagement,
+} from '../../../../src/qa/sim/iso/device-engagement.js';
 import { readDeviceSigned, verifyDeviceMac } from '../../../../src/qa/sim/iso/device-mac.js';
 import {
   bleIdent,
@@ -29,8 +40,16 @@ import {
 import { buildSessionTranscript, parseSessionTranscriptBytes } from '../../../../src/qa/sim/iso/session-transcript.js';
 import { annexD, hex } from './annex-d-vectors.js';
 
-const eReaderPrivate = p256PrivateKeyFromRaw(annexD('EPHEMERAL_READER_KEY_D'), annexD('EPHEMERAL_READER_KEY_X'), annexD('EPHEMERAL_READER_KEY_Y'));
-const eDevicePrivate = p256PrivateKeyFromRaw(annexD('EPHEMERAL_DEVICE_KEY_D'), annexD('EPHEMERAL_DEVICE_KEY_X'), annexD('EPHEMERAL_DEVICE_KEY_Y'));
+const eReaderPrivate = p256PrivateKeyFromRaw(
+  annexD('EPHEMERAL_READER_KEY_D'),
+  annexD('EPHEMERAL_READER_KEY_X'),
+  annexD('EPHEMERAL_READER_KEY_Y'),
+);
+const eDevicePrivate = p256PrivateKeyFromRaw(
+  annexD('EPHEMERAL_DEVICE_KEY_D'),
+  annexD('EPHEMERAL_DEVICE_KEY_X'),
+  annexD('EPHEMERAL_DEVICE_KEY_Y'),
+);
 const sDevicePrivate = p256PrivateKeyFromRaw(annexD('STATIC_DEVICE_KEY_D'), annexD('STATIC_DEVICE_KEY_X'), annexD('STATIC_DEVICE_KEY_Y'));
 const eReaderPublic = p256PublicKeyFromRaw(annexD('EPHEMERAL_READER_KEY_X'), annexD('EPHEMERAL_READER_KEY_Y'));
 const eDevicePublic = p256PublicKeyFromRaw(annexD('EPHEMERAL_DEVICE_KEY_X'), annexD('EPHEMERAL_DEVICE_KEY_Y'));
@@ -106,8 +125,16 @@ describe('Annex D session messages', () => {
   });
 
   it('SessionEncryption objects of both roles reproduce the exchange', () => {
-    const reader = SessionEncryption.forReader({ eReaderPrivateKey: eReaderPrivate, eDevicePublicKey: eDevicePublic, sessionTranscriptBytes: transcriptBytes });
-    const device = SessionEncryption.forDevice({ eDevicePrivateKey: eDevicePrivate, eReaderPublicKey: eReaderPublic, sessionTranscriptBytes: transcriptBytes });
+    const reader = SessionEncryption.forReader({
+      eReaderPrivateKey: eReaderPrivate,
+      eDevicePublicKey: eDevicePublic,
+      sessionTranscriptBytes: transcriptBytes,
+    });
+    const device = SessionEncryption.forDevice({
+      eDevicePrivateKey: eDevicePrivate,
+      eReaderPublicKey: eReaderPublic,
+      sessionTranscriptBytes: transcriptBytes,
+    });
     const establishment = decodeSessionEstablishment(annexD('SESSION_ESTABLISHMENT'));
     expect(hex(reader.encrypt(annexD('DEVICE_REQUEST')))).toBe(hex(establishment.data));
     expect(hex(device.decrypt(establishment.data))).toBe(hex(annexD('DEVICE_REQUEST')));
@@ -137,7 +164,11 @@ describe('Annex D SessionTranscriptBytes', () => {
     const rebuilt = buildSessionTranscript({
       deviceEngagement: Uint8Array.from(parsed.deviceEngagement),
       eReaderKeyBytes: encodeCoseKeyBytes(eReaderPublic),
-      handover: { type: 'nfc', handoverSelect: Uint8Array.from(handover.handoverSelect), handoverRequest: Uint8Array.from(handover.handoverRequest ?? []) },
+      handover: {
+        type: 'nfc',
+        handoverSelect: Uint8Array.from(handover.handoverSelect),
+        handoverRequest: Uint8Array.from(handover.handoverRequest ?? []),
+      },
     });
     expect(hex(rebuilt.taggedBytes)).toBe(hex(transcriptBytes));
     expect(hex(rebuilt.bytes)).toBe(hex(parsed.bytes));
@@ -153,11 +184,20 @@ describe('Annex D SessionTranscriptBytes', () => {
 });
 
 describe('Annex D deviceMac', () => {
-  const eMacKeyReaderSide = deriveEMacKey({ privateKey: eReaderPrivate, publicKey: sDevicePublic, sessionTranscriptBytes: transcriptBytes });
+  const eMacKeyReaderSide = deriveEMacKey({
+    privateKey: eReaderPrivate,
+    publicKey: sDevicePublic,
+    sessionTranscriptBytes: transcriptBytes,
+  });
   const [document] = readDeviceSigned(annexD('DEVICE_RESPONSE'));
   if (document?.deviceMac === undefined) throw new Error('Annex D DeviceResponse has no deviceMac');
   const sessionTranscript = parseSessionTranscriptBytes(transcriptBytes).bytes;
-  const input = { sessionTranscript, docType: document.docType, deviceNameSpacesBytes: document.deviceNameSpacesBytes, eMacKey: eMacKeyReaderSide };
+  const input = {
+    sessionTranscript,
+    docType: document.docType,
+    deviceNameSpacesBytes: document.deviceNameSpacesBytes,
+    eMacKey: eMacKeyReaderSide,
+  };
 
   it('EMacKey matches from both sides (ECDH(SDeviceKey, EReaderKey))', () => {
     expect(hex(ecdhSharedSecret(eReaderPrivate, sDevicePublic))).toBe(EXPECTED.ecdhStatic);
@@ -199,7 +239,9 @@ describe('Annex D BLE Ident and QR DeviceEngagement', () => {
     expect(engagement.cipherSuite).toBe(1);
     expect(hex(engagement.eDeviceKeyBytes)).toBe(hex(annexD('E_DEVICE_KEY_BYTES')));
     expect(hex(encodeCoseKey(engagement.eDeviceKey))).toBe(hex(encodeCoseKey(eDevicePublic)));
-    expect(engagement.retrievalMethods).toEqual([{ type: 'ble', peripheralServerMode: false, centralClientMode: true, centralClientModeUuid: '45efef74-2b2c-4837-a9a3-b0e1d05a6917' }]);
+    expect(engagement.retrievalMethods).toEqual([
+      { type: 'ble', peripheralServerMode: false, centralClientMode: true, centralClientModeUuid: '45efef74-2b2c-4837-a9a3-b0e1d05a6917' },
+    ]);
     expect(engagement.ble?.centralClientModeUuid).toBe('45efef74-2b2c-4837-a9a3-b0e1d05a6917');
     expect(bleIdent(engagement.eDeviceKeyBytes)).toEqual(bleIdent(annexD('E_DEVICE_KEY_BYTES')));
   });
@@ -207,7 +249,11 @@ describe('Annex D BLE Ident and QR DeviceEngagement', () => {
   it('the QR DeviceEngagement round-trips byte-exact through our encoder and through the QR text', () => {
     const original = annexD('DEVICE_ENGAGEMENT');
     const engagement = decodeDeviceEngagement(original);
-    const reencoded = encodeDeviceEngagement({ eDeviceKey: engagement.eDeviceKey, version: engagement.version, retrievalMethods: engagement.ble === undefined ? [] : [engagement.ble] });
+    const reencoded = encodeDeviceEngagement({
+      eDeviceKey: engagement.eDeviceKey,
+      version: engagement.version,
+      retrievalMethods: engagement.ble === undefined ? [] : [engagement.ble],
+    });
     expect(hex(reencoded)).toBe(hex(original));
     const qr = deviceEngagementToQr(original);
     expect(qr.startsWith('mdoc:')).toBe(true);

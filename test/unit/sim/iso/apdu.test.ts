@@ -130,15 +130,22 @@ describe('response APDUs and status words', () => {
 
 describe('Type 4 Tag command interpretation (the virtual phone side)', () => {
   it('classifies SELECT, READ BINARY and UPDATE BINARY', () => {
-    expect(interpretT4tCommand(parseCommandApdu(hex('00A4040007D2760000850101')))).toEqual({ kind: 'selectAid', aid: AID_NDEF_APPLICATION });
+    expect(interpretT4tCommand(parseCommandApdu(hex('00A4040007D2760000850101')))).toEqual({
+      kind: 'selectAid',
+      aid: AID_NDEF_APPLICATION,
+    });
     expect(interpretT4tCommand(parseCommandApdu(hex('00A4000C02E104')))).toEqual({ kind: 'selectFile', fileId: 0xe104 });
     expect(interpretT4tCommand(parseCommandApdu(hex('00B00101' + '2D')))).toEqual({ kind: 'readBinary', offset: 0x101, length: 0x2d });
-    expect(interpretT4tCommand(parseCommandApdu(hex('00D6000002' + '0006')))).toEqual({ kind: 'updateBinary', offset: 0, data: hex('0006') });
+    expect(interpretT4tCommand(parseCommandApdu(hex('00D6000002' + '0006')))).toEqual({
+      kind: 'updateBinary',
+      offset: 0,
+      data: hex('0006'),
+    });
   });
 
   it('reports what it does not support', () => {
-    const kinds = ['00B0800002', '00B00000', '00C0000010', '00A4020C02E104', '00A4000C01E1', '80B0000002'].map(
-      (h) => interpretT4tCommand(parseCommandApdu(hex(h))),
+    const kinds = ['00B0800002', '00B00000', '00C0000010', '00A4020C02E104', '00A4000C01E1', '80B0000002'].map((h) =>
+      interpretT4tCommand(parseCommandApdu(hex(h))),
     );
     expect(kinds.map((k) => k.kind)).toEqual(Array<string>(6).fill('unsupported'));
     expect(kinds.map((k) => (k.kind === 'unsupported' ? k.reason : ''))).toEqual([

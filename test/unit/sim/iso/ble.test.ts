@@ -60,7 +60,13 @@ describe('UUID forms', () => {
   it('canonicalises dashed/undashed, any case', () => {
     expect(canonicalUuid(uuid.toUpperCase())).toBe(uuid);
     expect(canonicalUuid(uuid.replaceAll('-', ''))).toBe(uuid);
-    for (const bad of ['', '45efef74-2b2c-4837-a9a3-b0e1d05a691', `{${uuid}}`, '45efef742b2c-4837-a9a3-b0e1d05a6917', 'g5efef74-2b2c-4837-a9a3-b0e1d05a6917']) {
+    for (const bad of [
+      '',
+      '45efef74-2b2c-4837-a9a3-b0e1d05a691',
+      `{${uuid}}`,
+      '45efef742b2c-4837-a9a3-b0e1d05a6917',
+      'g5efef74-2b2c-4837-a9a3-b0e1d05a6917',
+    ]) {
       expect(() => canonicalUuid(bad)).toThrow(TypeError);
     }
   });
@@ -136,7 +142,9 @@ describe('reassembly', () => {
   });
 
   it('enforces the optional characteristic and message size limits', () => {
-    expect(() => new BleReassembler({ maxCharacteristicSize: 4 }).push(Uint8Array.of(0, 1, 2, 3, 4))).toThrow(/exceeds the characteristic size 4/);
+    expect(() => new BleReassembler({ maxCharacteristicSize: 4 }).push(Uint8Array.of(0, 1, 2, 3, 4))).toThrow(
+      /exceeds the characteristic size 4/,
+    );
     const bounded = new BleReassembler({ maxMessageSize: 3 });
     bounded.push(Uint8Array.of(1, 1, 2));
     expect(() => bounded.push(Uint8Array.of(0, 3, 4))).toThrow(/message exceeds 3 bytes/);

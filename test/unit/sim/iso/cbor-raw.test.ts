@@ -67,7 +67,12 @@ describe('cborItemEnd', () => {
         fc.boolean(),
         fc.constant(null),
       ),
-      node: fc.oneof({ depthSize: 'small' }, tie('leaf'), fc.array(tie('node'), { maxLength: 5 }), fc.dictionary(fc.string(), tie('node'), { maxKeys: 5 })),
+      node: fc.oneof(
+        { depthSize: 'small' },
+        tie('leaf'),
+        fc.array(tie('node'), { maxLength: 5 }),
+        fc.dictionary(fc.string(), tie('node'), { maxKeys: 5 }),
+      ),
     })).node;
     fc.assert(
       fc.property(value, fc.uint8Array({ maxLength: 3 }), (v, suffix) => {

@@ -27,7 +27,14 @@ describe('encoding (cbor-x 1.6.9 with our options)', () => {
     ['a Uint8Array (plain bstr, no tag 64)', Uint8Array.of(1), '4101'],
     ['a Buffer', Buffer.from([1, 2]), '420102'],
     ['a Map (no tag 259)', new Map([['a', 1]]), 'a1616101'],
-    ['negative integer keys in insertion order', new Map([[1, 2], [-1, 1]]), 'a2010220 01'],
+    [
+      'negative integer keys in insertion order',
+      new Map([
+        [1, 2],
+        [-1, 1],
+      ]),
+      'a2010220 01',
+    ],
     ['null', null, 'f6'],
     ['a bigint beyond 2^32 as an integer', 2n ** 40n, '1b0000010000000000'],
   ])('%s', (_name, value, expected) => {
@@ -136,7 +143,7 @@ describe('dates', () => {
 });
 
 describe('side effects', () => {
-  it('cborDecode leaves the caller\'s array untouched (cbor-x caches a dataView on its input)', () => {
+  it("cborDecode leaves the caller's array untouched (cbor-x caches a dataView on its input)", () => {
     const input = fromHex('a10102');
     cborDecode(input);
     expect(Object.keys(input)).toEqual(['0', '1', '2']);

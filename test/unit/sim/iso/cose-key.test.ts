@@ -22,7 +22,9 @@ import { annexD, fromHex, hex } from './annex-d-vectors.js';
 describe('COSE_Key', () => {
   it('encodes EC2 P-256 as {1: 2, -1: 1, -2: x, -3: y} (the Annex D EReaderKey layout)', () => {
     const key = p256PublicKeyFromRaw(annexD('EPHEMERAL_READER_KEY_X'), annexD('EPHEMERAL_READER_KEY_Y'));
-    expect(hex(encodeCoseKey(key))).toBe(`a401022001215820${hex(annexD('EPHEMERAL_READER_KEY_X'))}225820${hex(annexD('EPHEMERAL_READER_KEY_Y'))}`);
+    expect(hex(encodeCoseKey(key))).toBe(
+      `a401022001215820${hex(annexD('EPHEMERAL_READER_KEY_X'))}225820${hex(annexD('EPHEMERAL_READER_KEY_Y'))}`,
+    );
   });
 
   it('the …KeyBytes form is the tag-24 wrap (Annex D EDeviceKeyBytes, 79 bytes)', () => {
@@ -44,15 +46,58 @@ describe('COSE_Key', () => {
 
   it('tolerates extra labels (kid, alg) when decoding', () => {
     const { x, y } = publicCoordinates(generateP256KeyPair().publicKey);
-    const withExtras = cborEncode(new Map<number, unknown>([[1, 2], [2, Uint8Array.of(1)], [3, -7], [-1, 1], [-2, x], [-3, y]]));
+    const withExtras = cborEncode(
+      new Map<number, unknown>([
+        [1, 2],
+        [2, Uint8Array.of(1)],
+        [3, -7],
+        [-1, 1],
+        [-2, x],
+        [-3, y],
+      ]),
+    );
     expect(publicCoordinates(decodeCoseKey(withExtras))).toEqual({ x, y });
   });
 
   it.each([
-    ['kty OKP', new Map<number, unknown>([[1, 1], [-1, 6], [-2, new Uint8Array(32)]]), /kty must be 2/],
-    ['curve P-384', new Map<number, unknown>([[1, 2], [-1, 2], [-2, new Uint8Array(48)], [-3, new Uint8Array(48)]]), /only crv 1/],
-    ['missing y', new Map<number, unknown>([[1, 2], [-1, 1], [-2, new Uint8Array(32)]]), /COSE_Key y/],
-    ['a point not on the curve', new Map<number, unknown>([[1, 2], [-1, 1], [-2, new Uint8Array(32).fill(1)], [-3, new Uint8Array(32).fill(2)]]), /invalid P-256 point/],
+    [
+      'kty OKP',
+      new Map<number, unknown>([
+        [1, 1],
+        [-1, 6],
+        [-2, new Uint8Array(32)],
+      ]),
+      /kty must be 2/,
+    ],
+    [
+      'curve P-384',
+      new Map<number, unknown>([
+        [1, 2],
+        [-1, 2],
+        [-2, new Uint8Array(48)],
+        [-3, new Uint8Array(48)],
+      ]),
+      /only crv 1/,
+    ],
+    [
+      'missing y',
+      new Map<number, unknown>([
+        [1, 2],
+        [-1, 1],
+        [-2, new Uint8Array(32)],
+      ]),
+      /COSE_Key y/,
+    ],
+    [
+      'a point not on the curve',
+      new Map<number, unknown>([
+        [1, 2],
+        [-1, 1],
+        [-2, new Uint8Array(32).fill(1)],
+        [-3, new Uint8Array(32).fill(2)],
+      ]),
+      /invalid P-256 point/,
+    ],
     ['not a map', [1, 2], /expected a map/],
   ])('rejects %s', (_name, value, message) => {
     expect(() => decodeCoseKey(cborEncode(value))).toThrow(CborError);
@@ -75,7 +120,9 @@ describe('raw keys (Annex D d/x/y)', () => {
 
   it('rejects wrong lengths, mismatched x/y and non-P-256 keys', () => {
     expect(() => p256PublicKeyFromRaw(new Uint8Array(31), new Uint8Array(32))).toThrow(/x must be 32 bytes/);
-    expect(() => p256PrivateKeyFromRaw(annexD('STATIC_DEVICE_KEY_D'), annexD('EPHEMERAL_READER_KEY_X'), annexD('EPHEMERAL_READER_KEY_Y'))).toThrow();
+    expect(() =>
+      p256PrivateKeyFromRaw(annexD('STATIC_DEVICE_KEY_D'), annexD('EPHEMERAL_READER_KEY_X'), annexD('EPHEMERAL_READER_KEY_Y')),
+    ).toThrow();
     const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' });
     expect(() => publicCoordinates(p384.publicKey)).toThrow(/P-256/);
     expect(() => privateScalar(generateP256KeyPair().publicKey)).toThrow(/private/);

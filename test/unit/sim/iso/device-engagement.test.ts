@@ -37,16 +37,24 @@ describe('encodeDeviceEngagement', () => {
     expect(hex(bytes)).toBe(`a20063312e30018201${hex(encodeCoseKeyBytes(key))}`);
   });
 
-  it('reproduces Apple Wallet\'s 2nd-edition DeviceEngagement byte-exact (version 1.1, keys 5 and 6)', () => {
+  it("reproduces Apple Wallet's 2nd-edition DeviceEngagement byte-exact (version 1.1, keys 5 and 6)", () => {
     const apple = decodeDeviceEngagement(APPLE_DE);
     expect(apple.version).toBe('1.1');
     expect(apple.retrievalMethods).toEqual([]);
     expect(apple.originInfos).toEqual([]);
-    expect(apple.capabilities).toEqual(new Map([[CAPABILITY.readerAuthAllSupport, true], [CAPABILITY.extendedRequestSupport, true]]));
+    expect(apple.capabilities).toEqual(
+      new Map([
+        [CAPABILITY.readerAuthAllSupport, true],
+        [CAPABILITY.extendedRequestSupport, true],
+      ]),
+    );
     const rebuilt = encodeDeviceEngagement({
       eDeviceKey: apple.eDeviceKey,
       originInfos: [],
-      capabilities: new Map([[CAPABILITY.readerAuthAllSupport, true], [CAPABILITY.extendedRequestSupport, true]]),
+      capabilities: new Map([
+        [CAPABILITY.readerAuthAllSupport, true],
+        [CAPABILITY.extendedRequestSupport, true],
+      ]),
     });
     expect(hex(rebuilt)).toBe(hex(APPLE_DE));
   });
@@ -56,12 +64,24 @@ describe('encodeDeviceEngagement', () => {
     const bytes = encodeDeviceEngagement({
       eDeviceKey: key,
       retrievalMethods: [
-        { type: 'ble', peripheralServerMode: true, centralClientMode: true, peripheralServerModeUuid: UUID.toUpperCase(), centralClientModeUuid: UUID },
+        {
+          type: 'ble',
+          peripheralServerMode: true,
+          centralClientMode: true,
+          peripheralServerModeUuid: UUID.toUpperCase(),
+          centralClientModeUuid: UUID,
+        },
         { type: 'nfc', maxCommandDataLength: 255, maxResponseDataLength: 65_535 },
       ],
     });
     const decoded = decodeDeviceEngagement(bytes);
-    expect(decoded.ble).toEqual({ type: 'ble', peripheralServerMode: true, centralClientMode: true, peripheralServerModeUuid: UUID, centralClientModeUuid: UUID });
+    expect(decoded.ble).toEqual({
+      type: 'ble',
+      peripheralServerMode: true,
+      centralClientMode: true,
+      peripheralServerModeUuid: UUID,
+      centralClientModeUuid: UUID,
+    });
     expect(decoded.nfc).toEqual({ type: 'nfc', maxCommandDataLength: 255, maxResponseDataLength: 65_535 });
     expect(hex(decoded.bytes)).toBe(hex(bytes));
     // BLE option 10 carries the UUID big-endian (RFC 4122 order), not reversed as in the NDEF OOB record.
@@ -72,7 +92,12 @@ describe('encodeDeviceEngagement', () => {
   it('rejects a malformed BLE device address', () => {
     const key = generateP256KeyPair().publicKey;
     expect(() =>
-      encodeDeviceEngagement({ eDeviceKey: key, retrievalMethods: [{ type: 'ble', peripheralServerMode: true, centralClientMode: false, peripheralServerModeDeviceAddress: new Uint8Array(5) }] }),
+      encodeDeviceEngagement({
+        eDeviceKey: key,
+        retrievalMethods: [
+          { type: 'ble', peripheralServerMode: true, centralClientMode: false, peripheralServerModeDeviceAddress: new Uint8Array(5) },
+        ],
+      }),
     ).toThrow(/6 bytes/);
   });
 });
@@ -80,7 +105,8 @@ describe('encodeDeviceEngagement', () => {
 describe('decodeDeviceEngagement', () => {
   const key = p256PublicKeyFromRaw(annexD('EPHEMERAL_DEVICE_KEY_X'), annexD('EPHEMERAL_DEVICE_KEY_Y'));
   const security = encodeRawArray([cborEncode(1), encodeCoseKeyBytes(key)]);
-  const de = (...entries: Array<readonly [unknown, Uint8Array]>): Uint8Array => encodeRawMap(entries.map(([k, v]) => [cborEncode(k), v] as const));
+  const de = (...entries: Array<readonly [unknown, Uint8Array]>): Uint8Array =>
+    encodeRawMap(entries.map(([k, v]) => [cborEncode(k), v] as const));
 
   it('keeps EDeviceKeyBytes exactly as sent, even with a non-shortest bstr header, so Ident uses the sent bytes', () => {
     const cose = encodeCoseKey(key);
@@ -94,10 +120,12 @@ describe('decodeDeviceEngagement', () => {
 
   it('keeps unknown retrieval methods (Wi-Fi Aware) opaque', () => {
     const bytes = de([0, cborEncode('1.0')], [1, security], [2, cborEncode([[3, 1, new Map([[0, 'pass']])]])]);
-    expect(decodeDeviceEngagement(bytes).retrievalMethods).toEqual([{ type: 'other', typeCode: 3, version: 1, options: new Map([[0, 'pass']]) }]);
+    expect(decodeDeviceEngagement(bytes).retrievalMethods).toEqual([
+      { type: 'other', typeCode: 3, version: 1, options: new Map([[0, 'pass']]) },
+    ]);
   });
 
-  it('copies the input, so later changes to the caller\'s buffer do not leak in', () => {
+  it("copies the input, so later changes to the caller's buffer do not leak in", () => {
     const input = annexD('DEVICE_ENGAGEMENT');
     const decoded = decodeDeviceEngagement(input);
     input[0] = 0;
@@ -110,8 +138,31 @@ describe('decodeDeviceEngagement', () => {
     ['no Security', de([0, cborEncode('1.0')])],
     ['another cipher suite', de([0, cborEncode('1.0')], [1, encodeRawArray([cborEncode(2), encodeCoseKeyBytes(key)])])],
     ['Security without a tag-24 key', de([0, cborEncode('1.0')], [1, encodeRawArray([cborEncode(1), encodeCoseKey(key)])])],
-    ['a 15-byte BLE UUID', de([0, cborEncode('1.0')], [1, security], [2, cborEncode([[2, 1, new Map<number, unknown>([[0, false], [1, true], [11, new Uint8Array(15)]])]])])],
-    ['BLE options without mode flags', de([0, cborEncode('1.0')], [1, security], [2, cborEncode([[2, 1, new Map([[11, new Uint8Array(16)]])]])])],
+    [
+      'a 15-byte BLE UUID',
+      de(
+        [0, cborEncode('1.0')],
+        [1, security],
+        [
+          2,
+          cborEncode([
+            [
+              2,
+              1,
+              new Map<number, unknown>([
+                [0, false],
+                [1, true],
+                [11, new Uint8Array(15)],
+              ]),
+            ],
+          ]),
+        ],
+      ),
+    ],
+    [
+      'BLE options without mode flags',
+      de([0, cborEncode('1.0')], [1, security], [2, cborEncode([[2, 1, new Map([[11, new Uint8Array(16)]])]])]),
+    ],
   ])('rejects %s', (_name, bytes) => {
     expect(() => decodeDeviceEngagement(bytes)).toThrow(CborError);
   });

@@ -7,7 +7,13 @@ import { cborEncode, EmbeddedCbor, encodeByteString, encodeTag24, Tag } from '..
 import { encodeRawArray } from '../../../../src/qa/sim/iso/cbor-raw.js';
 import { encodeCoseKeyBytes, generateP256KeyPair } from '../../../../src/qa/sim/iso/cose-key.js';
 import { encodeDeviceEngagement } from '../../../../src/qa/sim/iso/device-engagement.js';
-import { createDeviceMac, deviceAuthenticationBytes, macStructure, readDeviceSigned, verifyDeviceMac } from '../../../../src/qa/sim/iso/device-mac.js';
+import {
+  createDeviceMac,
+  deviceAuthenticationBytes,
+  macStructure,
+  readDeviceSigned,
+  verifyDeviceMac,
+} from '../../../../src/qa/sim/iso/device-mac.js';
 import { deriveEMacKey } from '../../../../src/qa/sim/iso/session-crypto.js';
 import { buildSessionTranscript } from '../../../../src/qa/sim/iso/session-transcript.js';
 import { fromHex, hex } from './annex-d-vectors.js';
@@ -23,14 +29,27 @@ function setup() {
     handover: { type: 'qr' },
   });
   // Holder side: SDeviceKey private + EReaderKey public; reader side: the reverse (same key).
-  const eMacKey = deriveEMacKey({ privateKey: sDevice.privateKey, publicKey: eReader.publicKey, sessionTranscriptBytes: transcript.taggedBytes });
-  const readerKey = deriveEMacKey({ privateKey: eReader.privateKey, publicKey: sDevice.publicKey, sessionTranscriptBytes: transcript.taggedBytes });
+  const eMacKey = deriveEMacKey({
+    privateKey: sDevice.privateKey,
+    publicKey: eReader.publicKey,
+    sessionTranscriptBytes: transcript.taggedBytes,
+  });
+  const readerKey = deriveEMacKey({
+    privateKey: eReader.privateKey,
+    publicKey: sDevice.publicKey,
+    sessionTranscriptBytes: transcript.taggedBytes,
+  });
   const deviceNameSpacesBytes = encodeTag24(cborEncode(new Map()));
   return { eMacKey, readerKey, input: { sessionTranscript: transcript.bytes, docType: MDL, deviceNameSpacesBytes } };
 }
 
 /** COSE_Mac0 with chosen parts, tag computed correctly over the given protected bytes. */
-function mac0(protectedHeader: Uint8Array, key: Uint8Array, input: ReturnType<typeof setup>['input'], options: { payload?: Uint8Array; unprotected?: unknown } = {}): Uint8Array {
+function mac0(
+  protectedHeader: Uint8Array,
+  key: Uint8Array,
+  input: ReturnType<typeof setup>['input'],
+  options: { payload?: Uint8Array; unprotected?: unknown } = {},
+): Uint8Array {
   const structure = macStructure(protectedHeader, deviceAuthenticationBytes(input));
   const tag = Uint8Array.from(createHmac('sha256', key).update(structure).digest());
   return encodeRawArray([
@@ -56,7 +75,7 @@ describe('DeviceAuthenticationBytes and MAC_structure', () => {
 });
 
 describe('createDeviceMac / verifyDeviceMac', () => {
-  it('round-trips: [h\'a10105\', {}, null, tag], verified with the reader-side EMacKey', () => {
+  it("round-trips: [h'a10105', {}, null, tag], verified with the reader-side EMacKey", () => {
     const { eMacKey, readerKey, input } = setup();
     expect(readerKey).toEqual(eMacKey);
     const deviceMac = createDeviceMac({ ...input, eMacKey });
@@ -67,7 +86,16 @@ describe('createDeviceMac / verifyDeviceMac', () => {
 
   it('accepts a tag-17 COSE_Mac0 and extra protected headers, using the received protected bytes', () => {
     const { eMacKey, input } = setup();
-    const untagged = mac0(cborEncode(new Map<number, unknown>([[1, 5], [4, Uint8Array.of(1)]])), eMacKey, input);
+    const untagged = mac0(
+      cborEncode(
+        new Map<number, unknown>([
+          [1, 5],
+          [4, Uint8Array.of(1)],
+        ]),
+      ),
+      eMacKey,
+      input,
+    );
     expect(verifyDeviceMac({ ...input, eMacKey, deviceMac: untagged })).toEqual({ valid: true });
     expect(verifyDeviceMac({ ...input, eMacKey, deviceMac: Uint8Array.of(0xd1, ...untagged) })).toEqual({ valid: true });
   });
@@ -76,7 +104,10 @@ describe('createDeviceMac / verifyDeviceMac', () => {
     const { eMacKey, input } = setup();
     const deviceMac = createDeviceMac({ ...input, eMacKey });
     const otherNames = encodeTag24(cborEncode(new Map([['org.iso.18013.5.1', new Map([['x', 1]])]])));
-    expect(verifyDeviceMac({ ...input, deviceNameSpacesBytes: otherNames, eMacKey, deviceMac })).toEqual({ valid: false, reason: 'deviceMac tag mismatch' });
+    expect(verifyDeviceMac({ ...input, deviceNameSpacesBytes: otherNames, eMacKey, deviceMac })).toEqual({
+      valid: false,
+      reason: 'deviceMac tag mismatch',
+    });
     expect(verifyDeviceMac({ ...input, docType: 'other', eMacKey, deviceMac }).valid).toBe(false);
     expect(verifyDeviceMac({ ...setup().input, eMacKey, deviceMac }).valid).toBe(false);
   });
@@ -85,10 +116,22 @@ describe('createDeviceMac / verifyDeviceMac', () => {
     ['not CBOR', () => fromHex('84'), /not CBOR/],
     ['another tag', (m: Uint8Array) => Uint8Array.of(0xd2, ...m), /tag 18/],
     ['a 3-element array', () => cborEncode([Uint8Array.of(), new Map(), null]), /4-element/],
-    ['alg -7 (what @owf/mdoc 0.6.0 writes)', (_m: Uint8Array, k: Uint8Array, i: ReturnType<typeof setup>['input']) => mac0(fromHex('a10126'), k, i), /alg must be 5.*got -7/],
+    [
+      'alg -7 (what @owf/mdoc 0.6.0 writes)',
+      (_m: Uint8Array, k: Uint8Array, i: ReturnType<typeof setup>['input']) => mac0(fromHex('a10126'), k, i),
+      /alg must be 5.*got -7/,
+    ],
     ['no alg', (_m: Uint8Array, k: Uint8Array, i: ReturnType<typeof setup>['input']) => mac0(fromHex('a0'), k, i), /alg must be 5/],
-    ['an attached payload', (_m: Uint8Array, k: Uint8Array, i: ReturnType<typeof setup>['input']) => mac0(fromHex('a10105'), k, i, { payload: Uint8Array.of(1) }), /payload must be nil/],
-    ['a text unprotected header', (_m: Uint8Array, k: Uint8Array, i: ReturnType<typeof setup>['input']) => mac0(fromHex('a10105'), k, i, { unprotected: 'x' }), /unprotected header must be a map/],
+    [
+      'an attached payload',
+      (_m: Uint8Array, k: Uint8Array, i: ReturnType<typeof setup>['input']) => mac0(fromHex('a10105'), k, i, { payload: Uint8Array.of(1) }),
+      /payload must be nil/,
+    ],
+    [
+      'a text unprotected header',
+      (_m: Uint8Array, k: Uint8Array, i: ReturnType<typeof setup>['input']) => mac0(fromHex('a10105'), k, i, { unprotected: 'x' }),
+      /unprotected header must be a map/,
+    ],
     ['a short tag', () => cborEncode([fromHex('a10105'), new Map(), null, new Uint8Array(16)]), /tag must be 32 bytes/],
   ])('rejects %s', (_name, build, reason) => {
     const { eMacKey, input } = setup();
@@ -105,7 +148,22 @@ describe('readDeviceSigned', () => {
     const response = cborEncode(
       new Map<string, unknown>([
         ['version', '1.0'],
-        ['documents', [new Map<string, unknown>([['docType', MDL], ['issuerSigned', new Map()], ['deviceSigned', new Map<string, unknown>([['nameSpaces', new EmbeddedCbor(cborEncode(new Map()))], ['deviceAuth', new Map([['deviceMac', new Tag(0, 99)]])]])]])]],
+        [
+          'documents',
+          [
+            new Map<string, unknown>([
+              ['docType', MDL],
+              ['issuerSigned', new Map()],
+              [
+                'deviceSigned',
+                new Map<string, unknown>([
+                  ['nameSpaces', new EmbeddedCbor(cborEncode(new Map()))],
+                  ['deviceAuth', new Map([['deviceMac', new Tag(0, 99)]])],
+                ]),
+              ],
+            ]),
+          ],
+        ],
         ['status', 0],
       ]),
     );
@@ -114,6 +172,15 @@ describe('readDeviceSigned', () => {
     expect(hex(document?.deviceNameSpacesBytes ?? new Uint8Array())).toBe(hex(names));
     expect(hex(document?.deviceMac ?? new Uint8Array())).toBe('d86300');
     expect(document?.deviceSignature).toBeUndefined();
-    expect(readDeviceSigned(cborEncode(new Map<string, unknown>([['version', '1.0'], ['status', 10]])))).toEqual([]);
+    expect(
+      readDeviceSigned(
+        cborEncode(
+          new Map<string, unknown>([
+            ['version', '1.0'],
+            ['status', 10],
+          ]),
+        ),
+      ),
+    ).toEqual([]);
   });
 });

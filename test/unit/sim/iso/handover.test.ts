@@ -89,9 +89,9 @@ describe('Handover Select builder reproduces the published messages byte-exact',
     expect(() => buildHandoverSelect({ deviceEngagement: multipazDe, ble, recordOrder: ['deviceEngagement'] })).toThrow(
       /does not place the "ble" record/,
     );
-    expect(() =>
-      buildHandoverSelect({ deviceEngagement: multipazDe, ble, recordOrder: ['ble', 'ble', 'deviceEngagement'] }),
-    ).toThrow(/lists "ble" twice/);
+    expect(() => buildHandoverSelect({ deviceEngagement: multipazDe, ble, recordOrder: ['ble', 'ble', 'deviceEngagement'] })).toThrow(
+      /lists "ble" twice/,
+    );
     expect(() => buildHandoverSelect({ deviceEngagement: multipazDe })).toThrow(/at least one carrier/);
   });
 });
@@ -127,9 +127,7 @@ describe('Handover Request builder', () => {
       { carrierPowerState: CarrierPowerState.ACTIVE, carrierDataReference: '0', auxiliaryDataReferences: [] },
     ]);
     // Hr payload: 15 | cr (MB) 91 02 02 "cr" be ef | ac (ME) 51 02 04 "ac" 01 01 "0" 00
-    expect(toHex(parsed.records[0]?.payload ?? new Uint8Array(0))).toBe(
-      '15' + '910202' + '6372' + 'beef' + '510204' + '6163' + '01013000',
-    );
+    expect(toHex(parsed.records[0]?.payload ?? new Uint8Array(0))).toBe('15' + '910202' + '6372' + 'beef' + '510204' + '6163' + '01013000');
   });
 });
 
@@ -238,7 +236,11 @@ describe('Handover Request parser', () => {
     expect(hr.collisionRandom).toBe(0x0102);
     expect(hr.alternativeCarriers.map((ac) => ac.carrierDataReference)).toEqual(['0', 'nfc', 'W']);
     expect(hr.ble).toMatchObject({ leRole: 2, uuid: '3a82d455-d5fc-4db3-bea0-6fd2f6ff32c8' });
-    expect(hr.ble?.adStructures.map((ad) => ad.type)).toEqual([AdType.LE_BLUETOOTH_DEVICE_ADDRESS, AdType.LE_ROLE, AdType.COMPLETE_128_BIT_UUIDS]);
+    expect(hr.ble?.adStructures.map((ad) => ad.type)).toEqual([
+      AdType.LE_BLUETOOTH_DEVICE_ADDRESS,
+      AdType.LE_ROLE,
+      AdType.COMPLETE_128_BIT_UUIDS,
+    ]);
     expect(hr.nfc).toMatchObject({ version: 1, layout: 'versionOnly' });
     expect(hr.nfc?.maxCommandDataLength).toBeUndefined();
     expect(hr.readerEngagement).toBeUndefined();
@@ -343,9 +345,9 @@ describe('carrier and engagement records round-trip', () => {
       expect(parseAlternativeCarrierPayload(encodeAlternativeCarrierPayload(ac))).toEqual(ac);
       expect(parseAlternativeCarrierPayload(roundTripRecord(alternativeCarrierRecord(ac)).payload)).toEqual(ac);
     }
-    expect(toHex(encodeAlternativeCarrierPayload({ carrierPowerState: 1, carrierDataReference: '0', auxiliaryDataReferences: ['mdoc'] }))).toBe(
-      '010130' + '01046d646f63',
-    );
+    expect(
+      toHex(encodeAlternativeCarrierPayload({ carrierPowerState: 1, carrierDataReference: '0', auxiliaryDataReferences: ['mdoc'] })),
+    ).toBe('010130' + '01046d646f63');
     expect(() => parseAlternativeCarrierPayload(hex('01013001056d646f63'))).toThrow(/length overrun/);
     expect(() => parseAlternativeCarrierPayload(hex('0101300000'))).toThrow(/trailing/);
   });

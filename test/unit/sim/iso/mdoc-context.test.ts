@@ -34,7 +34,14 @@ import {
 import { describe, expect, it } from 'vitest';
 import { cborEncode, encodeByteString } from '../../../../src/qa/sim/iso/cbor.js';
 import { encodeRawArray, rawArrayItems } from '../../../../src/qa/sim/iso/cbor-raw.js';
-import { encodeCoseKey, encodeCoseKeyBytes, generateP256KeyPair, privateScalar, toEs256Jwk, type P256KeyPair } from '../../../../src/qa/sim/iso/cose-key.js';
+import {
+  encodeCoseKey,
+  encodeCoseKeyBytes,
+  generateP256KeyPair,
+  privateScalar,
+  toEs256Jwk,
+  type P256KeyPair,
+} from '../../../../src/qa/sim/iso/cose-key.js';
 import { encodeDeviceEngagement } from '../../../../src/qa/sim/iso/device-engagement.js';
 import { deviceAuthenticationBytes, readDeviceSigned, verifyDeviceMac } from '../../../../src/qa/sim/iso/device-mac.js';
 import { createNodeMdocContext } from '../../../../src/qa/sim/iso/mdoc-context.js';
@@ -97,11 +104,11 @@ async function createDocumentSigner(
         : profile === 'ca'
           ? [new BasicConstraintsExtension(true, 0, true), new KeyUsagesExtension(KeyUsageFlags.keyCertSign, true)]
           : [
-            new KeyUsagesExtension(KeyUsageFlags.digitalSignature, true),
-            new ExtendedKeyUsageExtension([DS_EKU], true),
-            await AuthorityKeyIdentifierExtension.create(issuer.iacaKeys.publicKey, false, webcrypto),
-            await SubjectKeyIdentifierExtension.create(keys.publicKey, false, webcrypto),
-          ];
+              new KeyUsagesExtension(KeyUsageFlags.digitalSignature, true),
+              new ExtendedKeyUsageExtension([DS_EKU], true),
+              await AuthorityKeyIdentifierExtension.create(issuer.iacaKeys.publicKey, false, webcrypto),
+              await SubjectKeyIdentifierExtension.create(keys.publicKey, false, webcrypto),
+            ];
   const cert = await X509CertificateGenerator.create(
     {
       subject: options.subject ?? 'C=US, CN=Test Document Signer',
@@ -150,9 +157,15 @@ function qrTranscript(): { taggedBytes: Uint8Array; bytes: Uint8Array; eReader: 
   const eReader = generateP256KeyPair();
   const deviceEngagement = encodeDeviceEngagement({
     eDeviceKey: eDevice.publicKey,
-    retrievalMethods: [{ type: 'ble', peripheralServerMode: false, centralClientMode: true, centralClientModeUuid: '45efef74-2b2c-4837-a9a3-b0e1d05a6917' }],
+    retrievalMethods: [
+      { type: 'ble', peripheralServerMode: false, centralClientMode: true, centralClientModeUuid: '45efef74-2b2c-4837-a9a3-b0e1d05a6917' },
+    ],
   });
-  const transcript = buildSessionTranscript({ deviceEngagement, eReaderKeyBytes: encodeCoseKeyBytes(eReader.publicKey), handover: { type: 'qr' } });
+  const transcript = buildSessionTranscript({
+    deviceEngagement,
+    eReaderKeyBytes: encodeCoseKeyBytes(eReader.publicKey),
+    handover: { type: 'qr' },
+  });
   return { ...transcript, eReader };
 }
 
@@ -186,7 +199,8 @@ async function verifyChecks(options: {
   return checks;
 }
 
-const failed = (checks: readonly VerificationAssessment[]): string[] => checks.filter((c) => c.status === 'FAILED').map((c) => `${c.check} ${c.reason ?? ''}`);
+const failed = (checks: readonly VerificationAssessment[]): string[] =>
+  checks.filter((c) => c.status === 'FAILED').map((c) => `${c.check} ${c.reason ?? ''}`);
 
 /** Replaces the single occurrence of `from` by `to` (same length) in `bytes`. */
 function replaceOnce(bytes: Uint8Array, from: Uint8Array, to: Uint8Array): Uint8Array {
@@ -218,7 +232,12 @@ describe('MdocContext with @owf/mdoc: issue â†’ present (QR, deviceSignature) â†
   const responseBytes = deviceResponse.encode();
 
   it('verifies against the IACA with zero failed checks', async () => {
-    const checks = await verifyChecks({ response: responseBytes, request, sessionTranscript: transcript.taggedBytes, trusted: [pki.iacaDer] });
+    const checks = await verifyChecks({
+      response: responseBytes,
+      request,
+      sessionTranscript: transcript.taggedBytes,
+      trusted: [pki.iacaDer],
+    });
     expect(failed(checks)).toEqual([]);
     const passed = checks.filter((c) => c.status === 'PASSED').map((c) => c.check);
     expect(passed).toContain('Device signature must be valid');
@@ -240,8 +259,17 @@ describe('MdocContext with @owf/mdoc: issue â†’ present (QR, deviceSignature) â†
     expect(Buffer.from(protectedHeader ?? []).toString('hex')).toBe('43a10126'); // bstr {1: -7}: alg set, not null
     expect(Buffer.from(payload ?? []).toString('hex')).toBe('f6'); // detached
     // Independent check: Sig_structure over our own DeviceAuthenticationBytes, verified with node:crypto.
-    const detached = deviceAuthenticationBytes({ sessionTranscript: transcript.bytes, docType: MDL, deviceNameSpacesBytes: document.deviceNameSpacesBytes });
-    const toBeSigned = encodeRawArray([cborEncode('Signature1'), encodeByteString(Uint8Array.of(0xa1, 0x01, 0x26)), encodeByteString(new Uint8Array(0)), encodeByteString(detached)]);
+    const detached = deviceAuthenticationBytes({
+      sessionTranscript: transcript.bytes,
+      docType: MDL,
+      deviceNameSpacesBytes: document.deviceNameSpacesBytes,
+    });
+    const toBeSigned = encodeRawArray([
+      cborEncode('Signature1'),
+      encodeByteString(Uint8Array.of(0xa1, 0x01, 0x26)),
+      encodeByteString(new Uint8Array(0)),
+      encodeByteString(detached),
+    ]);
     const rawSignature = (signature ?? new Uint8Array(0)).subarray(2); // skip the bstr header 58 40
     expect(ecdsaVerify('sha256', toBeSigned, { key: deviceKey.publicKey, dsaEncoding: 'ieee-p1363' }, rawSignature)).toBe(true);
   });
@@ -255,7 +283,12 @@ describe('MdocContext with @owf/mdoc: issue â†’ present (QR, deviceSignature) â†
 
   it('a foreign IACA fails the certificate check', async () => {
     const foreign = await createIaca('C=US, CN=Test IACA');
-    const checks = await verifyChecks({ response: responseBytes, request, sessionTranscript: transcript.taggedBytes, trusted: [foreign.iacaDer] });
+    const checks = await verifyChecks({
+      response: responseBytes,
+      request,
+      sessionTranscript: transcript.taggedBytes,
+      trusted: [foreign.iacaDer],
+    });
     expect(failed(checks)).toEqual([expect.stringContaining('Issuer certificate must be valid')]);
   });
 
@@ -269,7 +302,12 @@ describe('MdocContext with @owf/mdoc: issue â†’ present (QR, deviceSignature) â†
     const jwkWithoutAlg = Object.fromEntries(Object.entries(toEs256Jwk(deviceKey.privateKey)).filter(([name]) => name !== 'alg'));
     await expect(
       Holder.createDeviceResponseForDeviceRequest(
-        { deviceRequest: request, sessionTranscript: transcript.taggedBytes, issuerSigned: [issuerSigned], signature: { signingKey: CoseKey.fromJwk(jwkWithoutAlg) } },
+        {
+          deviceRequest: request,
+          sessionTranscript: transcript.taggedBytes,
+          issuerSigned: [issuerSigned],
+          signature: { signingKey: CoseKey.fromJwk(jwkWithoutAlg) },
+        },
         ctx,
       ),
     ).rejects.toThrow(/signature algorithm/);
@@ -333,21 +371,34 @@ describe('MdocContext pieces', () => {
       const root = await createIaca('C=US, CN=Test IACA', 1);
       for (const profile of ['bare', 'ca-without-cert-sign'] as const) {
         const middle = await createDocumentSigner(root, { subject: 'C=US, CN=Middle', profile });
-        const leaf = await createDocumentSigner({ iacaDer: middle.der, iacaKeys: middle.keys }, { subject: 'C=US, CN=Leaf', issuerName: 'C=US, CN=Middle' });
-        await expect(verify([leaf.der, middle.der], [root.iacaDer]), profile).rejects.toThrow(/no trusted issuer found for "C=US, CN=Leaf"/);
+        const leaf = await createDocumentSigner(
+          { iacaDer: middle.der, iacaKeys: middle.keys },
+          { subject: 'C=US, CN=Leaf', issuerName: 'C=US, CN=Middle' },
+        );
+        await expect(verify([leaf.der, middle.der], [root.iacaDer]), profile).rejects.toThrow(
+          /no trusted issuer found for "C=US, CN=Leaf"/,
+        );
       }
     });
 
     it('walks a proper intermediate CA, within the root pathLenConstraint only', async () => {
       const root = await createIaca('C=US, CN=Test IACA', 1);
       const middle = await createDocumentSigner(root, { subject: 'C=US, CN=Middle', profile: 'ca' });
-      const leaf = await createDocumentSigner({ iacaDer: middle.der, iacaKeys: middle.keys }, { subject: 'C=US, CN=Leaf', issuerName: 'C=US, CN=Middle' });
+      const leaf = await createDocumentSigner(
+        { iacaDer: middle.der, iacaKeys: middle.keys },
+        { subject: 'C=US, CN=Leaf', issuerName: 'C=US, CN=Middle' },
+      );
       await expect(verify([leaf.der, middle.der], [root.iacaDer])).resolves.toBeUndefined();
       await expect(verify([leaf.der], [root.iacaDer])).rejects.toThrow(/no trusted issuer found for "C=US, CN=Leaf"/);
       // The ISO IACA profile (pathLen 0) forbids the intermediate.
       const strictMiddle = await createDocumentSigner(pki, { subject: 'C=US, CN=Middle', profile: 'ca' });
-      const strictLeaf = await createDocumentSigner({ iacaDer: strictMiddle.der, iacaKeys: strictMiddle.keys }, { subject: 'C=US, CN=Leaf', issuerName: 'C=US, CN=Middle' });
-      await expect(verify([strictLeaf.der, strictMiddle.der], [pki.iacaDer])).rejects.toThrow(/no trusted issuer found for "C=US, CN=Middle"/);
+      const strictLeaf = await createDocumentSigner(
+        { iacaDer: strictMiddle.der, iacaKeys: strictMiddle.keys },
+        { subject: 'C=US, CN=Leaf', issuerName: 'C=US, CN=Middle' },
+      );
+      await expect(verify([strictLeaf.der, strictMiddle.der], [pki.iacaDer])).rejects.toThrow(
+        /no trusted issuer found for "C=US, CN=Middle"/,
+      );
     });
 
     it('reads the DS subject country and certificate data', async () => {
@@ -379,15 +430,28 @@ describe('@owf/mdoc 0.6.0 deviceMac creation (why device-mac.ts exists)', () => 
         deviceRequest: requestFor(['family_name']),
         sessionTranscript: transcript.taggedBytes,
         issuerSigned: [issuerSigned],
-        mac: { signingKey: CoseKey.fromJwk(toEs256Jwk(deviceKey.privateKey)), ephemeralKey: CoseKey.fromJwk(toEs256Jwk(transcript.eReader.publicKey)) },
+        mac: {
+          signingKey: CoseKey.fromJwk(toEs256Jwk(deviceKey.privateKey)),
+          ephemeralKey: CoseKey.fromJwk(toEs256Jwk(transcript.eReader.publicKey)),
+        },
       },
       ctx,
     );
     const [document] = readDeviceSigned(response.encode());
     if (document?.deviceMac === undefined) throw new Error('no deviceMac');
     expect(Buffer.from(document.deviceMac.subarray(0, 5)).toString('hex')).toBe('8443a10126'); // {1: -7}, not {1: 5}
-    const eMacKey = deriveEMacKey({ privateKey: transcript.eReader.privateKey, publicKey: deviceKey.publicKey, sessionTranscriptBytes: transcript.taggedBytes });
-    const verdict = verifyDeviceMac({ sessionTranscript: transcript.bytes, docType: MDL, deviceNameSpacesBytes: document.deviceNameSpacesBytes, eMacKey, deviceMac: document.deviceMac });
+    const eMacKey = deriveEMacKey({
+      privateKey: transcript.eReader.privateKey,
+      publicKey: deviceKey.publicKey,
+      sessionTranscriptBytes: transcript.taggedBytes,
+    });
+    const verdict = verifyDeviceMac({
+      sessionTranscript: transcript.bytes,
+      docType: MDL,
+      deviceNameSpacesBytes: document.deviceNameSpacesBytes,
+      eMacKey,
+      deviceMac: document.deviceMac,
+    });
     expect(verdict).toEqual({ valid: false, reason: 'COSE_Mac0 alg must be 5 (HMAC 256/256), got -7' });
   });
 });

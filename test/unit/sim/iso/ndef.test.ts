@@ -126,18 +126,22 @@ describe('NDEF message parsing', () => {
 });
 
 const arbRecord: fc.Arbitrary<NdefRecord> = fc.oneof(
-  fc.record({
-    tnf: fc.constantFrom(Tnf.WELL_KNOWN, Tnf.MIME_MEDIA, Tnf.ABSOLUTE_URI, Tnf.EXTERNAL),
-    type: fc.uint8Array({ maxLength: 255 }),
-    payload: fc.oneof(fc.uint8Array({ maxLength: 255 }), fc.uint8Array({ minLength: 256, maxLength: 700 })),
-    id: fc.option(fc.uint8Array({ maxLength: 255 }), { nil: undefined }),
-  }).map((r): NdefRecord => (r.id === undefined ? { tnf: r.tnf, type: r.type, payload: r.payload } : { ...r, id: r.id })),
-  fc.record({ payload: fc.uint8Array({ maxLength: 300 }), id: fc.option(fc.uint8Array({ maxLength: 8 }), { nil: undefined }) }).map(
-    (r): NdefRecord =>
-      r.id === undefined
-        ? { tnf: Tnf.UNKNOWN, type: new Uint8Array(0), payload: r.payload }
-        : { tnf: Tnf.UNKNOWN, type: new Uint8Array(0), payload: r.payload, id: r.id },
-  ),
+  fc
+    .record({
+      tnf: fc.constantFrom(Tnf.WELL_KNOWN, Tnf.MIME_MEDIA, Tnf.ABSOLUTE_URI, Tnf.EXTERNAL),
+      type: fc.uint8Array({ maxLength: 255 }),
+      payload: fc.oneof(fc.uint8Array({ maxLength: 255 }), fc.uint8Array({ minLength: 256, maxLength: 700 })),
+      id: fc.option(fc.uint8Array({ maxLength: 255 }), { nil: undefined }),
+    })
+    .map((r): NdefRecord => (r.id === undefined ? { tnf: r.tnf, type: r.type, payload: r.payload } : { ...r, id: r.id })),
+  fc
+    .record({ payload: fc.uint8Array({ maxLength: 300 }), id: fc.option(fc.uint8Array({ maxLength: 8 }), { nil: undefined }) })
+    .map(
+      (r): NdefRecord =>
+        r.id === undefined
+          ? { tnf: Tnf.UNKNOWN, type: new Uint8Array(0), payload: r.payload }
+          : { tnf: Tnf.UNKNOWN, type: new Uint8Array(0), payload: r.payload, id: r.id },
+    ),
   fc.constant<NdefRecord>({ tnf: Tnf.EMPTY, type: new Uint8Array(0), payload: new Uint8Array(0) }),
 );
 

@@ -29,8 +29,21 @@ export const MULTIPAZ_BLE_UUID = 'b3d52ac4-a1b6-4b51-a22e-78ee55ef6eb6';
  * a2 {0: "1.0", 1: [1, 24(<< {1: 2, -1: 1, -2: x, -3: y} >>)]}.
  */
 export const MULTIPAZ_DEVICE_ENGAGEMENT_HEX =
-  'a2' + '00' + '63312e30' + '01' + '82' + '01' + 'd818' + '584b' +
-  'a4' + '0102' + '2001' + '215820' + MULTIPAZ_EDEVICEKEY_X + '225820' + MULTIPAZ_EDEVICEKEY_Y;
+  'a2' +
+  '00' +
+  '63312e30' +
+  '01' +
+  '82' +
+  '01' +
+  'd818' +
+  '584b' +
+  'a4' +
+  '0102' +
+  '2001' +
+  '215820' +
+  MULTIPAZ_EDEVICEKEY_X +
+  '225820' +
+  MULTIPAZ_EDEVICEKEY_Y;
 
 export const MULTIPAZ_STATIC_HS_HEX =
   '91021f487315910209616301013001046d646f6351020b616301036e666301046d646f63' +

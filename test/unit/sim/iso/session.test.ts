@@ -32,8 +32,16 @@ function newSession(handover: Parameters<typeof buildSessionTranscript>[0]['hand
   const deviceEngagement = encodeDeviceEngagement({ eDeviceKey: eDevice.publicKey });
   const eReaderKeyBytes = encodeCoseKeyBytes(eReader.publicKey);
   const transcript = buildSessionTranscript({ deviceEngagement, eReaderKeyBytes, handover });
-  const reader = SessionEncryption.forReader({ eReaderPrivateKey: eReader.privateKey, eDevicePublicKey: eDevice.publicKey, sessionTranscriptBytes: transcript.taggedBytes });
-  const device = SessionEncryption.forDevice({ eDevicePrivateKey: eDevice.privateKey, eReaderPublicKey: eReader.publicKey, sessionTranscriptBytes: transcript.taggedBytes });
+  const reader = SessionEncryption.forReader({
+    eReaderPrivateKey: eReader.privateKey,
+    eDevicePublicKey: eDevice.publicKey,
+    sessionTranscriptBytes: transcript.taggedBytes,
+  });
+  const device = SessionEncryption.forDevice({
+    eDevicePrivateKey: eDevice.privateKey,
+    eReaderPublicKey: eReader.publicKey,
+    sessionTranscriptBytes: transcript.taggedBytes,
+  });
   return { eDevice, eReader, deviceEngagement, eReaderKeyBytes, transcript, reader, device };
 }
 
@@ -53,7 +61,11 @@ describe('SessionTranscript', () => {
     expect(hex(encodeHandover({ type: 'nfc', handoverSelect: hs, handoverRequest: null }))).toBe(`8253${hex(hs)}f6`);
     expect(hex(encodeHandover({ type: 'nfc', handoverSelect: hs, handoverRequest: hr }))).toBe(`8253${hex(hs)}49${hex(hr)}`);
     const { transcript } = newSession({ type: 'nfc', handoverSelect: hs, handoverRequest: null });
-    expect(parseSessionTranscriptBytes(transcript.taggedBytes).handover).toEqual({ type: 'nfc', handoverSelect: hs, handoverRequest: null });
+    expect(parseSessionTranscriptBytes(transcript.taggedBytes).handover).toEqual({
+      type: 'nfc',
+      handoverSelect: hs,
+      handoverRequest: null,
+    });
   });
 
   it('splices a received EReaderKeyBytes with a non-shortest header unchanged', () => {
@@ -68,7 +80,9 @@ describe('SessionTranscript', () => {
     const de = encodeDeviceEngagement({ eDeviceKey: generateP256KeyPair().publicKey });
     const cose = encodeCoseKey(generateP256KeyPair().publicKey);
     expect(() => buildSessionTranscript({ deviceEngagement: de, eReaderKeyBytes: cose, handover: { type: 'qr' } })).toThrow(/tag 24/);
-    expect(() => buildSessionTranscript({ deviceEngagement: Uint8Array.of(...de, 0), eReaderKeyBytes: encodeTag24(cose), handover: { type: 'qr' } })).toThrow(/trailing/);
+    expect(() =>
+      buildSessionTranscript({ deviceEngagement: Uint8Array.of(...de, 0), eReaderKeyBytes: encodeTag24(cose), handover: { type: 'qr' } }),
+    ).toThrow(/trailing/);
     expect(() => parseSessionTranscriptBytes(encodeTag24(cborEncode([1, 2])))).toThrow(CborError);
   });
 });
@@ -82,8 +96,16 @@ describe('session keys, IVs and AES-GCM', () => {
 
   it('both sides derive the same keys; SKReader ≠ SKDevice', () => {
     const { eDevice, eReader, transcript } = newSession();
-    const a = deriveSessionKeys({ privateKey: eReader.privateKey, publicKey: eDevice.publicKey, sessionTranscriptBytes: transcript.taggedBytes });
-    const b = deriveSessionKeys({ privateKey: eDevice.privateKey, publicKey: eReader.publicKey, sessionTranscriptBytes: transcript.taggedBytes });
+    const a = deriveSessionKeys({
+      privateKey: eReader.privateKey,
+      publicKey: eDevice.publicKey,
+      sessionTranscriptBytes: transcript.taggedBytes,
+    });
+    const b = deriveSessionKeys({
+      privateKey: eDevice.privateKey,
+      publicKey: eReader.publicKey,
+      sessionTranscriptBytes: transcript.taggedBytes,
+    });
     expect(a).toEqual(b);
     expect(a.skReader).not.toEqual(a.skDevice);
   });
@@ -180,20 +202,48 @@ describe('session messages', () => {
   it.each([
     ['no eReaderKey', cborEncode(new Map([['data', Uint8Array.of(1)]]))],
     ['no data', cborEncode(new Map([['eReaderKey', encodeTag24(encodeCoseKey(generateP256KeyPair().publicKey))]]))],
-    ['eReaderKey not tag 24', cborEncode(new Map<string, unknown>([['eReaderKey', encodeCoseKey(generateP256KeyPair().publicKey)], ['data', Uint8Array.of(1)]]))],
-    ['data as text', cborEncode(new Map<string, unknown>([['eReaderKey', encodeTag24(encodeCoseKey(generateP256KeyPair().publicKey))], ['data', 'x']]))],
+    [
+      'eReaderKey not tag 24',
+      cborEncode(
+        new Map<string, unknown>([
+          ['eReaderKey', encodeCoseKey(generateP256KeyPair().publicKey)],
+          ['data', Uint8Array.of(1)],
+        ]),
+      ),
+    ],
+    [
+      'data as text',
+      cborEncode(
+        new Map<string, unknown>([
+          ['eReaderKey', encodeTag24(encodeCoseKey(generateP256KeyPair().publicKey))],
+          ['data', 'x'],
+        ]),
+      ),
+    ],
     ['an array', cborEncode([])],
   ])('SessionEstablishment rejects %s', (_name, bytes) => {
     expect(() => decodeSessionEstablishment(bytes)).toThrow(CborError);
   });
 
   it('SessionData: data, status, or both (Multipaz sends the response with status 20)', () => {
-    expect(decodeSessionData(encodeSessionData({ data: Uint8Array.of(5), status: SESSION_STATUS.sessionTermination }))).toEqual({ data: Uint8Array.of(5), status: 20 });
+    expect(decodeSessionData(encodeSessionData({ data: Uint8Array.of(5), status: SESSION_STATUS.sessionTermination }))).toEqual({
+      data: Uint8Array.of(5),
+      status: 20,
+    });
     expect(hex(encodeSessionData({ data: Uint8Array.of(5), status: 20 }))).toBe('a26464617461410566737461747573 14'.replaceAll(' ', ''));
     expect(decodeSessionData(encodeSessionData({ status: SESSION_STATUS.sessionEncryptionError }))).toEqual({ status: 10 });
     expect(decodeSessionData(encodeSessionData({ status: SESSION_STATUS.cborDecodingError }))).toEqual({ status: 11 });
     expect(decodeSessionData(cborEncode(new Map()))).toEqual({});
-    expect(decodeSessionData(cborEncode(new Map<string, unknown>([['status', 99], ['extra', 1]])))).toEqual({ status: 99 });
+    expect(
+      decodeSessionData(
+        cborEncode(
+          new Map<string, unknown>([
+            ['status', 99],
+            ['extra', 1],
+          ]),
+        ),
+      ),
+    ).toEqual({ status: 99 });
     expect(() => encodeSessionData({})).toThrow(TypeError);
     expect(() => encodeSessionData({ status: -1 })).toThrow(CborError);
     expect(() => decodeSessionData(cborEncode(new Map([['data', 'text']])))).toThrow(CborError);

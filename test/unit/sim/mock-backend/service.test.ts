@@ -10,7 +10,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { BleActions, NfcStep, ReaderEngine, ReaderEngineFactory } from '../../../../src/qa/sim/mock-backend/engine.js';
 import type { ProtocolLogEntry } from '../../../../src/qa/sim/mock-backend/protocol-log.js';
-import { startMockBackend, type MockBackend, type MockBackendOptions, type RequestArrival } from '../../../../src/qa/sim/mock-backend/server.js';
+import {
+  startMockBackend,
+  type MockBackend,
+  type MockBackendOptions,
+  type RequestArrival,
+} from '../../../../src/qa/sim/mock-backend/server.js';
 import type { BleModeWire, OutcomeWire } from '../../../../src/qa/sim/mock-backend/wire.js';
 
 const KEY = 'qa-key-1';
@@ -60,7 +65,9 @@ class ScriptedEngine implements ReaderEngine {
   disposed = false;
   constructor(readonly namespaces: Record<string, string[]>) {}
   qrScanned(text: string): Promise<{ kind: 'modes'; modes: BleModeWire[] } | { kind: 'failed'; reason: string }> {
-    return Promise.resolve(text.startsWith('mdoc:') ? { kind: 'modes', modes: MODES } : { kind: 'failed', reason: 'not an mdoc engagement' });
+    return Promise.resolve(
+      text.startsWith('mdoc:') ? { kind: 'modes', modes: MODES } : { kind: 'failed', reason: 'not an mdoc engagement' },
+    );
   }
   nfcStart(): NfcStep {
     return { kind: 'apdu', apdu: APDU1 };
@@ -73,12 +80,15 @@ class ScriptedEngine implements ReaderEngine {
     return Promise.resolve({ writes: role === 'central' ? [{ char: STATE, data: Uint8Array.of(1) }] : [] });
   }
   bleNotified(_char: string, data: Uint8Array): Promise<BleActions> {
-    if (Buffer.from(data).toString() === 'END') return Promise.resolve({ writes: [{ char: STATE, data: Uint8Array.of(2) }], outcome: OUTCOME });
+    if (Buffer.from(data).toString() === 'END')
+      return Promise.resolve({ writes: [{ char: STATE, data: Uint8Array.of(2) }], outcome: OUTCOME });
     return Promise.resolve({ writes: [] });
   }
   bleWritten(char: string, data: Uint8Array): Promise<BleActions> {
-    if (char.toLowerCase() === P_STATE && data[0] === 1) return Promise.resolve({ writes: [{ char: P_S2C, data: Uint8Array.of(0, 0x11) }] });
-    if (Buffer.from(data).toString() === 'END') return Promise.resolve({ writes: [{ char: P_STATE, data: Uint8Array.of(2) }], outcome: OUTCOME });
+    if (char.toLowerCase() === P_STATE && data[0] === 1)
+      return Promise.resolve({ writes: [{ char: P_S2C, data: Uint8Array.of(0, 0x11) }] });
+    if (Buffer.from(data).toString() === 'END')
+      return Promise.resolve({ writes: [{ char: P_STATE, data: Uint8Array.of(2) }], outcome: OUTCOME });
     return Promise.resolve({ writes: [] });
   }
   bleReadRequest(char: string): Uint8Array {
@@ -102,7 +112,13 @@ async function start(options: Partial<MockBackendOptions> = {}): Promise<MockBac
     engines.push(engine);
     return engine;
   };
-  backend = await startMockBackend({ apiKeys: [KEY], engineFactory: factory, protocolLog: (e) => logLines.push(e), closeGraceMs: 200, ...options });
+  backend = await startMockBackend({
+    apiKeys: [KEY],
+    engineFactory: factory,
+    protocolLog: (e) => logLines.push(e),
+    closeGraceMs: 200,
+    ...options,
+  });
   return backend;
 }
 
@@ -200,7 +216,10 @@ describe('HTTP endpoints (spec §4.1, §5)', () => {
   it('GET /sessions/{id}: pending before a verification, 404 for unknown ids, 401 without the key', async () => {
     await start();
     const { id } = await createSession();
-    expect(await http('GET', `/sessions/${id}`)).toEqual({ status: 200, body: { status: 'pending', response: {}, errors: {}, warnings: {} } });
+    expect(await http('GET', `/sessions/${id}`)).toEqual({
+      status: 200,
+      body: { status: 'pending', response: {}, errors: {}, warnings: {} },
+    });
     expect((await http('GET', '/sessions/nope')).status).toBe(404);
     expect((await http('GET', `/sessions/${id}`, null)).status).toBe(401);
     expect((await http('GET', '/sessions/%E0%A4%A')).status).toBe(404);
@@ -423,7 +442,11 @@ describe('fault injection (QA)', () => {
     delayed.client.step('qr_scanned', { data: 'mdoc:abc' });
     await delayed.client.next();
     expect(Date.now() - sentAt).toBeGreaterThanOrEqual(140);
-    const bad = await fetch(`${mock.url}/__mock/faults`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` }, body: '{"nope": 1}' });
+    const bad = await fetch(`${mock.url}/__mock/faults`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}` },
+      body: '{"nope": 1}',
+    });
     expect(bad.status).toBe(400);
   });
 });
@@ -453,7 +476,9 @@ describe('fault injection for the soak (QA)', () => {
   /** The handshake's status and Retry-After, or `open` when it was accepted. */
   function handshake(id: string, secret: string): Promise<{ status: number | 'open'; retryAfter?: string }> {
     if (!backend) throw new Error('no backend');
-    const ws = new WebSocket(`${backend.url.replace('http', 'ws')}/sessions/${encodeURIComponent(id)}/mdoc-proximity/ws`, { headers: { authorization: `Bearer ${secret}` } });
+    const ws = new WebSocket(`${backend.url.replace('http', 'ws')}/sessions/${encodeURIComponent(id)}/mdoc-proximity/ws`, {
+      headers: { authorization: `Bearer ${secret}` },
+    });
     sockets.push(ws);
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve({ status: 'open' }));
@@ -528,7 +553,11 @@ describe('fault injection for the soak (QA)', () => {
     const mock = await start();
     const { id, secret } = await createSession();
     mock.faults.set({
-      httpFailures: { create: { status: 503, times: 2, retryAfterS: 1 }, result: { status: 500, times: 1 }, upgrade: { status: 502, times: 1, retryAfterS: 2 } },
+      httpFailures: {
+        create: { status: 503, times: 2, retryAfterS: 1 },
+        result: { status: 500, times: 1 },
+        upgrade: { status: 502, times: 1, retryAfterS: 2 },
+      },
     });
     for (let i = 0; i < 2; i++) {
       const res = await fetch(`${mock.url}/sessions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` } });

@@ -1,6 +1,12 @@
 /** Virtual radio: discovery, reads (long reads with offsets), writes, subscriptions, notifications, ATT errors. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { AttError, AttErrorCode, type CommandErrorEvent, type NotificationEvent, type ReadRequest } from '../../../../src/qa/sim/radio/virtual-radio.js';
+import {
+  AttError,
+  AttErrorCode,
+  type CommandErrorEvent,
+  type NotificationEvent,
+  type ReadRequest,
+} from '../../../../src/qa/sim/radio/virtual-radio.js';
 import { turns, until } from '../../../support/radio-phone.js';
 import { CHR, SVC, bytes, connected, pair, type Pair } from './radio-fixtures.js';
 
@@ -47,14 +53,17 @@ describe('reads', () => {
     { mtu: 247, length: 300, offsets: [0, 246] },
     { mtu: 23, length: 50, offsets: [0, 22, 44] },
     { mtu: 185, length: 512, offsets: [0, 184, 368] },
-  ])('a $length-byte value at MTU $mtu is read in responses of at most MTU − 1 bytes, Read Blob at offsets $offsets', async ({ mtu, length, offsets }) => {
-    const value = bytes(length, 3);
-    const server = valueServer(value);
-    const p = await setup({ onRead: server.onRead }, { phoneMtu: mtu });
-    const link = await connected(p);
-    expect(await link.read(SVC, CHR.rw)).toEqual(value);
-    expect(server.offsets).toEqual(offsets);
-  });
+  ])(
+    'a $length-byte value at MTU $mtu is read in responses of at most MTU − 1 bytes, Read Blob at offsets $offsets',
+    async ({ mtu, length, offsets }) => {
+      const value = bytes(length, 3);
+      const server = valueServer(value);
+      const p = await setup({ onRead: server.onRead }, { phoneMtu: mtu });
+      const link = await connected(p);
+      expect(await link.read(SVC, CHR.rw)).toEqual(value);
+      expect(server.offsets).toEqual(offsets);
+    },
+  );
 
   it('a server that ignores offsets cannot make a read run past 512 bytes', async () => {
     const p = await setup({ onRead: () => bytes(246) });
@@ -79,7 +88,11 @@ describe('reads', () => {
 
   it('the radio refuses a read of a characteristic without the read property (0x02), unknown ones (0x0A), and a crashing handler is 0x0E', async () => {
     const logs: string[] = [];
-    const p = await setup({ onRead: () => { throw new Error('boom'); } });
+    const p = await setup({
+      onRead: () => {
+        throw new Error('boom');
+      },
+    });
     p.radio.onLog((e) => logs.push(`${e.event} ${e.detail ?? ''}`));
     const link = await connected(p);
     await expect(link.read(SVC, CHR.notify)).rejects.toMatchObject({ code: AttErrorCode.READ_NOT_PERMITTED });
@@ -162,7 +175,11 @@ describe('subscriptions and notifications', () => {
     await p.phone.peripheral.notify(handle, SVC, CHR.notify, bytes(97));
     await expect(p.phone.peripheral.notify(handle, SVC, CHR.notify, bytes(98))).rejects.toMatchObject({ code: 'payload_too_large' });
     await until(() => got.length === 1);
-    expect(got[0]).toEqual({ serviceUuid: '6c1e2f3a9b8d4e5fa1b2c3d4e5f60718', characteristicUuid: '0000aaa200001000800000805f9b34fb', data: bytes(97) });
+    expect(got[0]).toEqual({
+      serviceUuid: '6c1e2f3a9b8d4e5fa1b2c3d4e5f60718',
+      characteristicUuid: '0000aaa200001000800000805f9b34fb',
+      data: bytes(97),
+    });
     await link.unsubscribe(SVC, CHR.notify);
     expect(server).toEqual(['sub 97', 'unsub']);
     await expect(p.phone.peripheral.notify(handle, SVC, CHR.notify, Uint8Array.of(1))).rejects.toMatchObject({ code: 'not_subscribed' });
@@ -171,7 +188,12 @@ describe('subscriptions and notifications', () => {
 
   it('a server may refuse a subscription with an ATT error; the state stays unsubscribed', async () => {
     let handle = -1;
-    const p = await setup({ onConnect: (c) => (handle = c.handle), onSubscribe: () => { throw new AttError(0x05); } });
+    const p = await setup({
+      onConnect: (c) => (handle = c.handle),
+      onSubscribe: () => {
+        throw new AttError(0x05);
+      },
+    });
     const link = await connected(p);
     await expect(link.subscribe(SVC, CHR.notify)).rejects.toMatchObject({ code: 0x05 });
     expect(p.phone.peripheral.isSubscribed(handle, SVC, CHR.notify)).toBe(false);
@@ -182,7 +204,12 @@ describe('asynchrony', () => {
   it('nothing is delivered within the caller’s call: not writes, not notifications', async () => {
     let handle = -1;
     let writes = 0;
-    const p = await setup({ onConnect: (c) => (handle = c.handle), onWrite: () => { writes++; } });
+    const p = await setup({
+      onConnect: (c) => (handle = c.handle),
+      onWrite: () => {
+        writes++;
+      },
+    });
     const link = await connected(p);
     await link.subscribe(SVC, CHR.notify);
     let notified = 0;

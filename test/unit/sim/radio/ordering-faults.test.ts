@@ -72,7 +72,9 @@ describe('faults', () => {
     const central: DisconnectInfo[] = [];
     link.onNotification((n) => got.push(num(n.data)));
     link.onDisconnect((i) => central.push(i));
-    const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => p.phone.peripheral.notify(handle, SVC, CHR.notify, seq(i))));
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) => p.phone.peripheral.notify(handle, SVC, CHR.notify, seq(i))),
+    );
     expect(results.every((r) => r.status === 'fulfilled')).toBe(true); // all went on the air…
     await until(() => central.length === 1 && serverSide.length === 1);
     expect(got).toEqual([0, 1, 2, 3, 4]); // …five arrived
@@ -86,7 +88,9 @@ describe('faults', () => {
     const p = await setup({ onWrite: (r) => void writes.push(num(r.data)) });
     p.kiosk.setFaults({ dropAfterPackets: { toPeripheral: 3 } });
     const link = await connected(p);
-    const results = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => link.write(SVC, CHR.wwr, seq(i), { withoutResponse: true })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 6 }, (_, i) => link.write(SVC, CHR.wwr, seq(i), { withoutResponse: true })),
+    );
     await until(() => !link.connected);
     expect(writes).toEqual([0, 1, 2]);
     expect(link.disconnectInfo?.reason).toBe('connection timeout');

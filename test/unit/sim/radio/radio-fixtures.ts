@@ -1,5 +1,11 @@
 /** Small fixtures shared by the virtual radio's unit tests. */
-import { VirtualRadio, type GattServerHandlers, type RadioDevice, type RadioLink, type RadioLogEntry } from '../../../../src/qa/sim/radio/virtual-radio.js';
+import {
+  VirtualRadio,
+  type GattServerHandlers,
+  type RadioDevice,
+  type RadioLink,
+  type RadioLogEntry,
+} from '../../../../src/qa/sim/radio/virtual-radio.js';
 
 export const SVC = '6C1E2F3A-9B8D-4E5F-A1B2-C3D4E5F60718';
 export const CHR = {
@@ -17,7 +23,10 @@ export interface Pair {
 }
 
 /** A radio with a peripheral ("phone") serving SVC with `handlers`, advertising, and a central ("kiosk"). */
-export async function pair(handlers: GattServerHandlers = {}, options: { phoneMtu?: number; kioskMtu?: number; logPackets?: boolean } = {}): Promise<Pair> {
+export async function pair(
+  handlers: GattServerHandlers = {},
+  options: { phoneMtu?: number; kioskMtu?: number; logPackets?: boolean } = {},
+): Promise<Pair> {
   const radio = new VirtualRadio({ logPackets: options.logPackets ?? false });
   const logs: RadioLogEntry[] = [];
   radio.onLog((entry) => logs.push(entry));

@@ -1,6 +1,12 @@
 /** Virtual radio: identities, advertising and scanning, connections, MTU, power and disconnection. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { RadioError, VirtualRadio, type AdvertisementReport, type DisconnectInfo, type ServerConnection } from '../../../../src/qa/sim/radio/virtual-radio.js';
+import {
+  RadioError,
+  VirtualRadio,
+  type AdvertisementReport,
+  type DisconnectInfo,
+  type ServerConnection,
+} from '../../../../src/qa/sim/radio/virtual-radio.js';
 import { turns, until } from '../../../support/radio-phone.js';
 import { CHR, SVC, connected, pair, type Pair } from './radio-fixtures.js';
 

@@ -16,8 +16,10 @@ beforeEach(() => {
 });
 afterEach(() => stopRig(rig));
 
-const viaQr = (profile: PhoneProfileName, role: 'central' | 'peripheral', behaviour: PhoneBehaviour = {}): Promise<RelayResult> => qrOn(rig, profile, role, behaviour);
-const viaNfc = (profile: PhoneProfileName, role: 'central' | 'peripheral', behaviour: PhoneBehaviour = {}): Promise<RelayResult> => nfcOn(rig, profile, role, behaviour);
+const viaQr = (profile: PhoneProfileName, role: 'central' | 'peripheral', behaviour: PhoneBehaviour = {}): Promise<RelayResult> =>
+  qrOn(rig, profile, role, behaviour);
+const viaNfc = (profile: PhoneProfileName, role: 'central' | 'peripheral', behaviour: PhoneBehaviour = {}): Promise<RelayResult> =>
+  nfcOn(rig, profile, role, behaviour);
 
 describe('the mock backend reader engine and the virtual phone', () => {
   it('QR → central (android, mdoc peripheral server mode)', async () => {

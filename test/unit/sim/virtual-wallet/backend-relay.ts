@@ -8,7 +8,13 @@ import { createIsoReaderEngineFactory } from '../../../../src/qa/sim/mock-backen
 import type { BleActions, ReaderEngine } from '../../../../src/qa/sim/mock-backend/engine.js';
 import type { BleModeWire, OutcomeWire } from '../../../../src/qa/sim/mock-backend/wire.js';
 import { VirtualRadio, sameUuid, type RadioDevice } from '../../../../src/qa/sim/radio/virtual-radio.js';
-import { VirtualPhone, type PhoneBehaviour, type PhoneProfile, type PhoneProfileName, type PresentationOutcome } from '../../../../src/qa/sim/virtual-wallet/index.js';
+import {
+  VirtualPhone,
+  type PhoneBehaviour,
+  type PhoneProfile,
+  type PhoneProfileName,
+  type PresentationOutcome,
+} from '../../../../src/qa/sim/virtual-wallet/index.js';
 import { NS, until } from './reader-fixtures.js';
 
 export const REQUEST = { [NS]: ['family_name', 'given_name', 'birth_date', 'portrait', 'driving_privileges', 'age_over_21'] };
@@ -36,7 +42,13 @@ export interface RelayResult {
 }
 
 /** Carries the engine's BLE steps to the phone in `role`; resolves with the engine's verdict and the phone's outcome. */
-export async function relayBle(engine: ReaderEngine, modes: BleModeWire[], role: 'central' | 'peripheral', kiosk: RadioDevice, phone: VirtualPhone): Promise<RelayResult> {
+export async function relayBle(
+  engine: ReaderEngine,
+  modes: BleModeWire[],
+  role: 'central' | 'peripheral',
+  kiosk: RadioDevice,
+  phone: VirtualPhone,
+): Promise<RelayResult> {
   const mode = modes.find((m) => m.role === role);
   if (mode === undefined) throw new Error(`no ${role} mode offered: ${JSON.stringify(modes.map((m) => m.role))}`);
   let outcome: OutcomeWire | undefined;
@@ -71,9 +83,18 @@ export async function relayBle(engine: ReaderEngine, modes: BleModeWire[], role:
       serial(() => actions);
     };
     const chars = mode.characteristics;
-    const props = (ops: readonly string[]): ('read' | 'writeWithoutResponse' | 'notify')[] => ops.map((op) => (op === 'write_without_response' ? 'writeWithoutResponse' : (op as 'read' | 'notify')));
+    const props = (ops: readonly string[]): ('read' | 'writeWithoutResponse' | 'notify')[] =>
+      ops.map((op) => (op === 'write_without_response' ? 'writeWithoutResponse' : (op as 'read' | 'notify')));
     kiosk.peripheral.setServices(
-      [{ uuid: mode.service_uuid, characteristics: [chars.state, chars.c2s, chars.s2c, ...(chars.ident ? [chars.ident] : [])].map((c) => ({ uuid: c.uuid, properties: props(c.operations) })) }],
+      [
+        {
+          uuid: mode.service_uuid,
+          characteristics: [chars.state, chars.c2s, chars.s2c, ...(chars.ident ? [chars.ident] : [])].map((c) => ({
+            uuid: c.uuid,
+            properties: props(c.operations),
+          })),
+        },
+      ],
       {
         onConnect: (connection) => (handle = connection.handle),
         onSubscribe: () => first(),
@@ -99,23 +120,40 @@ export async function relayBle(engine: ReaderEngine, modes: BleModeWire[], role:
   return { outcome, failure, phone: phoneOutcome, role };
 }
 
-async function setUp(rig: Rig, profile: PhoneProfileName | PhoneProfile, behaviour: PhoneBehaviour = {}): Promise<{ phone: VirtualPhone; engine: ReaderEngine; kiosk: RadioDevice }> {
+async function setUp(
+  rig: Rig,
+  profile: PhoneProfileName | PhoneProfile,
+  behaviour: PhoneBehaviour = {},
+): Promise<{ phone: VirtualPhone; engine: ReaderEngine; kiosk: RadioDevice }> {
   const radio = rig.radio;
   const phone = await VirtualPhone.create({ profile, radio, behaviour });
   rig.phones.push(phone);
-  const factory = createIsoReaderEngineFactory({ trustedIacaCertificates: [phone.credential.pki.iaca.der], delay: () => Promise.resolve() });
+  const factory = createIsoReaderEngineFactory({
+    trustedIacaCertificates: [phone.credential.pki.iaca.der],
+    delay: () => Promise.resolve(),
+  });
   const engine = factory({ sessionId: 'interop', namespaces: { [NS]: [...REQUEST[NS]] } });
   return { phone, engine, kiosk: radio.addDevice({ name: 'kiosk' }) };
 }
 
-export async function viaQr(rig: Rig, profile: PhoneProfileName | PhoneProfile, role: 'central' | 'peripheral', behaviour: PhoneBehaviour = {}): Promise<RelayResult> {
+export async function viaQr(
+  rig: Rig,
+  profile: PhoneProfileName | PhoneProfile,
+  role: 'central' | 'peripheral',
+  behaviour: PhoneBehaviour = {},
+): Promise<RelayResult> {
   const { phone, engine, kiosk } = await setUp(rig, profile, behaviour);
   const engagement = await engine.qrScanned(phone.presentQr());
   if (engagement.kind !== 'modes') throw new Error(engagement.reason);
   return relayBle(engine, engagement.modes, role, kiosk, phone);
 }
 
-export async function viaNfc(rig: Rig, profile: PhoneProfileName | PhoneProfile, role: 'central' | 'peripheral', behaviour: PhoneBehaviour = {}): Promise<RelayResult> {
+export async function viaNfc(
+  rig: Rig,
+  profile: PhoneProfileName | PhoneProfile,
+  role: 'central' | 'peripheral',
+  behaviour: PhoneBehaviour = {},
+): Promise<RelayResult> {
   const { phone, engine, kiosk } = await setUp(rig, profile, behaviour);
   const tag = phone.tag();
   let step = engine.nfcStart();
@@ -127,7 +165,12 @@ export async function viaNfc(rig: Rig, profile: PhoneProfileName | PhoneProfile,
 /** The engine verified everything asked for and the phone shared, then saw the reader's State 0x02. */
 export function expectValid(result: RelayResult): void {
   expect(result.failure).toBeUndefined();
-  expect(result.outcome).toMatchObject({ issuer_authentication: 'Valid', device_authentication: 'Valid', errors: {}, doc_types: ['org.iso.18013.5.1.mDL'] });
+  expect(result.outcome).toMatchObject({
+    issuer_authentication: 'Valid',
+    device_authentication: 'Valid',
+    errors: {},
+    doc_types: ['org.iso.18013.5.1.mDL'],
+  });
   expect(Object.keys(result.outcome?.response[NS] ?? {}).sort()).toEqual([...REQUEST[NS]].sort());
   expect(result.phone).toMatchObject({ kind: 'shared', ending: 'state_end' });
 }

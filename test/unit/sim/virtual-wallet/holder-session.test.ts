@@ -10,7 +10,19 @@ import { p256PrivateKeyFromRaw } from '../../../../src/qa/sim/iso/cose-key.js';
 import { readDeviceSigned } from '../../../../src/qa/sim/iso/device-mac.js';
 import { decodeSessionData, encodeSessionData } from '../../../../src/qa/sim/iso/session-messages.js';
 import { parseSessionTranscriptBytes } from '../../../../src/qa/sim/iso/session-transcript.js';
-import { createEngagementKeys, getTestCredential, HolderSession, buildDeviceResponse, disclosedElements, openSessionEstablishment, qrDeviceEngagement, summarizeDeviceRequest, ANDROID_PROFILE, type ConsentDecision, type DeviceAuthMethod } from '../../../../src/qa/sim/virtual-wallet/index.js';
+import {
+  createEngagementKeys,
+  getTestCredential,
+  HolderSession,
+  buildDeviceResponse,
+  disclosedElements,
+  openSessionEstablishment,
+  qrDeviceEngagement,
+  summarizeDeviceRequest,
+  ANDROID_PROFILE,
+  type ConsentDecision,
+  type DeviceAuthMethod,
+} from '../../../../src/qa/sim/virtual-wallet/index.js';
 import { annexD, hex } from '../iso/annex-d-vectors.js';
 import { MDL, NS, TestReader, encodeRequest } from './reader-fixtures.js';
 
@@ -44,7 +56,14 @@ describe('Annex D', () => {
     const [document] = summarizeDeviceRequest(annexD('DEVICE_REQUEST'));
     expect(document?.docType).toBe(MDL);
     expect(document?.readerAuth).toBe(true);
-    expect(document?.namespaces[NS]).toEqual(['family_name', 'document_number', 'driving_privileges', 'issue_date', 'expiry_date', 'portrait']);
+    expect(document?.namespaces[NS]).toEqual([
+      'family_name',
+      'document_number',
+      'driving_privileges',
+      'issue_date',
+      'expiry_date',
+      'portrait',
+    ]);
   });
 });
 
@@ -65,7 +84,11 @@ describe('HolderSession', async () => {
   it('answers with SessionData {data, status: 20}; only the requested elements; Valid/Valid', async () => {
     const reader = new TestReader(de, { type: 'qr' }, { [NS]: ['family_name', 'portrait', 'age_over_21', 'driving_privileges'] });
     const reply = await session().onMessage(reader.sessionEstablishment);
-    expect(reply.result).toMatchObject({ kind: 'responded', shared: { [NS]: ['family_name', 'portrait', 'age_over_21', 'driving_privileges'] }, deviceAuth: 'signature' });
+    expect(reply.result).toMatchObject({
+      kind: 'responded',
+      shared: { [NS]: ['family_name', 'portrait', 'age_over_21', 'driving_privileges'] },
+      deviceAuth: 'signature',
+    });
     const { sessionData, deviceResponse } = reader.open(reply.message ?? new Uint8Array(0));
     expect(sessionData.status).toBe(20);
     const verdict = await reader.verify(deviceResponse ?? new Uint8Array(0), [credential.pki.iaca.der], credential.deviceKey.publicKey);
@@ -104,20 +127,37 @@ describe('HolderSession', async () => {
   });
 
   it('a different Handover in the reader transcript fails decryption (status 10)', async () => {
-    const reader = new TestReader(de, { type: 'nfc', handoverSelect: Uint8Array.of(0xd0, 0x00, 0x00), handoverRequest: null }, { [NS]: ['family_name'] });
+    const reader = new TestReader(
+      de,
+      { type: 'nfc', handoverSelect: Uint8Array.of(0xd0, 0x00, 0x00), handoverRequest: null },
+      { [NS]: ['family_name'] },
+    );
     const reply = await session().onMessage(reader.sessionEstablishment);
     expect(reply.result).toMatchObject({ kind: 'error', status: 10 });
   });
 
   it('elements the credential lacks and other document types are left out', async () => {
-    const reader = new TestReader(de, { type: 'qr' }, {}, {
-      rawDeviceRequest: encodeRequest({ [NS]: ['family_name', 'biometric_template_face'], 'org.example.ns': ['x'] }),
-    });
+    const reader = new TestReader(
+      de,
+      { type: 'qr' },
+      {},
+      {
+        rawDeviceRequest: encodeRequest({ [NS]: ['family_name', 'biometric_template_face'], 'org.example.ns': ['x'] }),
+      },
+    );
     const reply = await session().onMessage(reader.sessionEstablishment);
     expect(reply.result).toMatchObject({ kind: 'responded', shared: { [NS]: ['family_name'] } });
-    const other = new TestReader(de, { type: 'qr' }, {}, { rawDeviceRequest: encodeRequest({ 'org.example.ns': ['x'] }, 'org.example.doc') });
+    const other = new TestReader(
+      de,
+      { type: 'qr' },
+      {},
+      { rawDeviceRequest: encodeRequest({ 'org.example.ns': ['x'] }, 'org.example.doc') },
+    );
     const otherReply = await session().onMessage(other.sessionEstablishment);
-    const response = expectMap(cborDecode(other.open(otherReply.message ?? new Uint8Array(0)).deviceResponse ?? new Uint8Array(0)), 'DeviceResponse');
+    const response = expectMap(
+      cborDecode(other.open(otherReply.message ?? new Uint8Array(0)).deviceResponse ?? new Uint8Array(0)),
+      'DeviceResponse',
+    );
     expect(response.get('documents')).toBeUndefined();
     expect(response.get('documentErrors')).toEqual([new Map([['org.example.doc', 0]])]);
     expect(response.get('status')).toBe(0);
@@ -139,7 +179,13 @@ describe('HolderSession', async () => {
 
   it('buildDeviceResponse / disclosedElements agree; the age_over_NN rule of @owf/mdoc answers with the element itself', async () => {
     const reader = new TestReader(de, { type: 'qr' }, { [NS]: ['age_over_18', 'age_over_60'] });
-    const response = await buildDeviceResponse({ credential, requested: [{ docType: MDL, namespaces: { [NS]: ['age_over_18', 'age_over_60'] }, readerAuth: false }], transcript: reader.transcript, eReaderKey: reader.eReader.publicKey, deviceAuth: 'signature' });
+    const response = await buildDeviceResponse({
+      credential,
+      requested: [{ docType: MDL, namespaces: { [NS]: ['age_over_18', 'age_over_60'] }, readerAuth: false }],
+      transcript: reader.transcript,
+      eReaderKey: reader.eReader.publicKey,
+      deviceAuth: 'signature',
+    });
     expect(disclosedElements(response)).toEqual([{ docType: MDL, namespaces: { [NS]: ['age_over_18', 'age_over_60'] } }]);
   });
 });

@@ -53,7 +53,12 @@ import {
 
 const multipazDe = hex(MULTIPAZ_DEVICE_ENGAGEMENT_HEX);
 /** Multipaz's phone in negotiated mode: Multipaz CC (writable) and Tp, HS at once. */
-const MULTIPAZ_NEGOTIATED: PhoneProfile = { ...ANDROID_PROFILE, name: 'multipaz-negotiated', handover: 'negotiated', capabilityContainer: multipazCapabilityContainer('negotiated') };
+const MULTIPAZ_NEGOTIATED: PhoneProfile = {
+  ...ANDROID_PROFILE,
+  name: 'multipaz-negotiated',
+  handover: 'negotiated',
+  capabilityContainer: multipazCapabilityContainer('negotiated'),
+};
 
 function replay(tag: VirtualNfcTag, transcript: readonly Exchange[]): void {
   for (const [index, exchange] of transcript.entries()) {
@@ -65,7 +70,10 @@ const apdu = (command: CommandApdu): Uint8Array => encodeCommandApdu(command);
 const sw = (response: Uint8Array): number => parseResponseApdu(response).sw;
 
 /** Runs the mock backend's NFC reader driver against a tag (waits skipped); returns the result and the APDU count. */
-function driveBackendReader(tag: VirtualNfcTag, options: { readerBleUuid?: () => string } = {}): { result: HandoverResult; commands: string[] } {
+function driveBackendReader(
+  tag: VirtualNfcTag,
+  options: { readerBleUuid?: () => string } = {},
+): { result: HandoverResult; commands: string[] } {
   const driver = new NfcHandoverDriver({ ...options, lockedPollDelayMs: 0 });
   const commands: string[] = [];
   let step = driver.start();
@@ -92,7 +100,12 @@ describe('byte-exact against the Multipaz transcripts (MdocNfcEngagementHelperTe
     const completed: CompletedHandover[] = [];
     const built = staticHandoverSelect(ANDROID_PROFILE, multipazDe, MULTIPAZ_BLE_UUID);
     expect(built.ble).toEqual({ peripheralServerUuid: MULTIPAZ_BLE_UUID, centralClientUuid: MULTIPAZ_BLE_UUID });
-    const tag = new HandoverTag({ mode: 'static', capabilityContainer: ANDROID_PROFILE.capabilityContainer, handoverSelect: built.handoverSelect, onHandoverComplete: (h) => completed.push(h) });
+    const tag = new HandoverTag({
+      mode: 'static',
+      capabilityContainer: ANDROID_PROFILE.capabilityContainer,
+      handoverSelect: built.handoverSelect,
+      onHandoverComplete: (h) => completed.push(h),
+    });
     replay(tag, MULTIPAZ_STATIC_TRANSCRIPT);
     expect(completed).toHaveLength(1);
     expect(toHex(completed[0]?.handoverSelect ?? new Uint8Array(0))).toBe(MULTIPAZ_STATIC_HS_HEX);
@@ -172,8 +185,17 @@ describe('the phone profiles against the mock backend reader driver', () => {
       const de = decodeDeviceEngagement(result.deviceEngagement);
       expect(de.version).toBe('1.1');
       expect(de.originInfos).toEqual([]);
-      expect(de.capabilities).toEqual(new Map([[3, true], [4, true]]));
-      expect(phone.presentation?.handover).toEqual({ type: 'nfc', handoverSelect: result.handoverSelect, handoverRequest: result.handoverRequest });
+      expect(de.capabilities).toEqual(
+        new Map([
+          [3, true],
+          [4, true],
+        ]),
+      );
+      expect(phone.presentation?.handover).toEqual({
+        type: 'nfc',
+        handoverSelect: result.handoverSelect,
+        handoverRequest: result.handoverRequest,
+      });
       expect(phone.presentation?.ble).toEqual({ centralClientUuid: readerUuid });
     } finally {
       await phone.stop();
@@ -219,7 +241,11 @@ describe('the phone profiles against the mock backend reader driver', () => {
 
 describe('Type 4 Tag details', () => {
   const staticTag = (): HandoverTag =>
-    new HandoverTag({ mode: 'static', capabilityContainer: ANDROID_PROFILE.capabilityContainer, handoverSelect: staticHandoverSelect(ANDROID_PROFILE, multipazDe, MULTIPAZ_BLE_UUID).handoverSelect });
+    new HandoverTag({
+      mode: 'static',
+      capabilityContainer: ANDROID_PROFILE.capabilityContainer,
+      handoverSelect: staticHandoverSelect(ANDROID_PROFILE, multipazDe, MULTIPAZ_BLE_UUID).handoverSelect,
+    });
   const negotiatedTag = (): HandoverTag =>
     new HandoverTag({
       mode: 'negotiated',

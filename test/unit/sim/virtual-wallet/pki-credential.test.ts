@@ -33,7 +33,10 @@ const NS = 'org.iso.18013.5.1';
 /** IssuerSigned verification with @owf/mdoc: signature, chain to the IACA, MSO validity, digests. */
 async function issuerChecks(credential: TestCredential, trusted: Uint8Array[], now?: Date): Promise<VerificationAssessment[]> {
   const checks: VerificationAssessment[] = [];
-  await IssuerSigned.decode(credential.issuerSignedBytes).verify({ trustedCertificates: trusted, verificationCallback: (check) => checks.push(check), ...(now ? { now } : {}) }, ctx);
+  await IssuerSigned.decode(credential.issuerSignedBytes).verify(
+    { trustedCertificates: trusted, verificationCallback: (check) => checks.push(check), ...(now ? { now } : {}) },
+    ctx,
+  );
   return checks;
 }
 
@@ -43,10 +46,12 @@ const failed = (checks: readonly VerificationAssessment[]): string[] => checks.f
 function values(credential: TestCredential): Map<string, unknown> {
   const issuerSigned = expectMap(cborDecode(credential.issuerSignedBytes), 'IssuerSigned');
   const items = expectMap(issuerSigned.get('nameSpaces'), 'nameSpaces').get(NS) as { decode(): unknown }[];
-  return new Map(items.map((item) => {
-    const map = expectMap(item.decode(), 'item');
-    return [map.get('elementIdentifier') as string, map.get('elementValue')];
-  }));
+  return new Map(
+    items.map((item) => {
+      const map = expectMap(item.decode(), 'item');
+      return [map.get('elementIdentifier') as string, map.get('elementValue')];
+    }),
+  );
 }
 
 describe('test PKI', async () => {
@@ -75,9 +80,13 @@ describe('test PKI', async () => {
   });
 
   it('the chain verifies with the mdoc context (the mock backend uses the same rules), and not against a foreign IACA', async () => {
-    await expect(Promise.resolve(ctx.x509.verifyCertificateChain({ x5chain: [pki.documentSigner.der], trustedCertificates: [pki.iaca.der] }))).resolves.toBeUndefined();
+    await expect(
+      Promise.resolve(ctx.x509.verifyCertificateChain({ x5chain: [pki.documentSigner.der], trustedCertificates: [pki.iaca.der] })),
+    ).resolves.toBeUndefined();
     const foreign = await createTestPki();
-    expect(() => ctx.x509.verifyCertificateChain({ x5chain: [pki.documentSigner.der], trustedCertificates: [foreign.iaca.der] })).toThrow(/no trusted issuer/);
+    expect(() => ctx.x509.verifyCertificateChain({ x5chain: [pki.documentSigner.der], trustedCertificates: [foreign.iaca.der] })).toThrow(
+      /no trusted issuer/,
+    );
   });
 
   it('is cached per process; fresh on request; configurable country', async () => {
@@ -146,7 +155,10 @@ describe('test mDL', async () => {
 
   it('portrait and signature are real JPEGs (SOI … EOI) that jpeg-js decodes', () => {
     const v = values(credential);
-    for (const [name, size] of [['portrait', [120, 160]], ['signature_usual_mark', [160, 48]]] as const) {
+    for (const [name, size] of [
+      ['portrait', [120, 160]],
+      ['signature_usual_mark', [160, 48]],
+    ] as const) {
       const bytes = v.get(name) as Uint8Array;
       expect(bytes).toBeInstanceOf(Uint8Array);
       expect([bytes[0], bytes[1]]).toEqual([0xff, 0xd8]);
@@ -156,7 +168,8 @@ describe('test mDL', async () => {
     }
     // The face is skin-coloured in the middle, the background light at the corner.
     const image = jpeg.decode(v.get('portrait') as Uint8Array, { useTArray: true, formatAsRGBA: true });
-    const pixel = (x: number, y: number): number[] => Array.from(image.data.subarray((y * image.width + x) * 4, (y * image.width + x) * 4 + 3));
+    const pixel = (x: number, y: number): number[] =>
+      Array.from(image.data.subarray((y * image.width + x) * 4, (y * image.width + x) * 4 + 3));
     const [r, g, b] = pixel(60, 76);
     expect(r).toBeGreaterThan(200);
     expect(g).toBeGreaterThan(150);
@@ -184,7 +197,9 @@ describe('test mDL', async () => {
     expect(tampered.tamperAtAnswer).toBe(false);
     expect(values(tampered).get('family_name')).toBe('Dox');
     const checks = await issuerChecks(tampered, [tampered.pki.iaca.der]);
-    expect(failed(checks)).toEqual([`The calculated digest for ${NS}/family_name attribute must match the digest in the issuerAuth element`]);
+    expect(failed(checks)).toEqual([
+      `The calculated digest for ${NS}/family_name attribute must match the digest in the issuerAuth element`,
+    ]);
     const ageTampered = await issueTestCredential({ tamper: { element: 'age_over_21' } });
     expect(values(ageTampered).get('age_over_21')).toBe(false);
     await expect(issueTestCredential({ tamper: { element: 'no_such_element' } })).rejects.toThrow(/no org.iso.18013.5.1\/no_such_element/);

@@ -26,7 +26,11 @@ import { BleReassembler, chunkMessage } from '../../../../src/qa/sim/iso/ble-fra
 import { BLE_STATE_END, BLE_STATE_START, CENTRAL_CLIENT_MODE, PERIPHERAL_SERVER_MODE } from '../../../../src/qa/sim/iso/ble-uuids.js';
 import { EmbeddedCbor, cborEncode } from '../../../../src/qa/sim/iso/cbor.js';
 import { encodeCoseKeyBytes, generateP256KeyPair, type P256KeyPair } from '../../../../src/qa/sim/iso/cose-key.js';
-import { decodeDeviceEngagement, deviceEngagementFromQr, type DecodedDeviceEngagement } from '../../../../src/qa/sim/iso/device-engagement.js';
+import {
+  decodeDeviceEngagement,
+  deviceEngagementFromQr,
+  type DecodedDeviceEngagement,
+} from '../../../../src/qa/sim/iso/device-engagement.js';
 import { readDeviceSigned, verifyDeviceMac } from '../../../../src/qa/sim/iso/device-mac.js';
 import { LeRole, MULTIPAZ_NFC_CARRIER, buildHandoverRequest, parseHandoverSelect } from '../../../../src/qa/sim/iso/handover.js';
 import { createNodeMdocContext } from '../../../../src/qa/sim/iso/mdoc-context.js';
@@ -35,7 +39,14 @@ import { SessionEncryption, bleIdent, deriveEMacKey } from '../../../../src/qa/s
 import { decodeSessionData, encodeSessionEstablishment, type SessionData } from '../../../../src/qa/sim/iso/session-messages.js';
 import { buildSessionTranscript, type Handover, type SessionTranscript } from '../../../../src/qa/sim/iso/session-transcript.js';
 import { buildServiceSelectMessage, findServiceParameter, parseTnepStatusMessage } from '../../../../src/qa/sim/iso/tnep.js';
-import { sameUuid, type DisconnectInfo, type RadioDevice, type RadioLink, type ServerConnection, type VirtualRadio } from '../../../../src/qa/sim/radio/virtual-radio.js';
+import {
+  sameUuid,
+  type DisconnectInfo,
+  type RadioDevice,
+  type RadioLink,
+  type ServerConnection,
+  type VirtualRadio,
+} from '../../../../src/qa/sim/radio/virtual-radio.js';
 import type { VirtualNfcTag } from '../../../../src/qa/sim/virtual-wallet/index.js';
 
 export const MDL = 'org.iso.18013.5.1.mDL';
@@ -57,8 +68,18 @@ export async function until(predicate: () => boolean, timeoutMs = 3_000, what = 
 
 export function encodeRequest(elements: Readonly<Record<string, readonly string[]>>, docType = MDL): Uint8Array {
   const nameSpaces = new Map(Object.entries(elements).map(([ns, list]) => [ns, new Map(list.map((e) => [e, false]))]));
-  const itemsRequest = EmbeddedCbor.of(new Map<string, unknown>([['docType', docType], ['nameSpaces', nameSpaces]]));
-  return cborEncode(new Map<string, unknown>([['version', '1.0'], ['docRequests', [new Map([['itemsRequest', itemsRequest]])]]]));
+  const itemsRequest = EmbeddedCbor.of(
+    new Map<string, unknown>([
+      ['docType', docType],
+      ['nameSpaces', nameSpaces],
+    ]),
+  );
+  return cborEncode(
+    new Map<string, unknown>([
+      ['version', '1.0'],
+      ['docRequests', [new Map([['itemsRequest', itemsRequest]])]],
+    ]),
+  );
 }
 
 // ---------------------------------------------------------------- NFC engagement
@@ -126,7 +147,11 @@ export class TestReader {
     this.de = decodeDeviceEngagement(deviceEngagement);
     const eReaderKeyBytes = encodeCoseKeyBytes(this.eReader.publicKey);
     this.transcript = buildSessionTranscript({ deviceEngagement: this.de.bytes, eReaderKeyBytes, handover });
-    this.encryption = SessionEncryption.forReader({ eReaderPrivateKey: this.eReader.privateKey, eDevicePublicKey: this.de.eDeviceKey, sessionTranscriptBytes: this.transcript.taggedBytes });
+    this.encryption = SessionEncryption.forReader({
+      eReaderPrivateKey: this.eReader.privateKey,
+      eDevicePublicKey: this.de.eDeviceKey,
+      sessionTranscriptBytes: this.transcript.taggedBytes,
+    });
     const data = this.encryption.encrypt(options.rawDeviceRequest ?? encodeRequest(requested));
     if (options.corruptData === true) data[0] = (data[0] ?? 0) ^ 0xff;
     this.sessionEstablishment = encodeSessionEstablishment({ eReaderKeyBytes, data });
@@ -138,7 +163,11 @@ export class TestReader {
   }
 
   static fromNfc(engagement: NfcEngagement, requested: Readonly<Record<string, readonly string[]>>): TestReader {
-    return new TestReader(engagement.deviceEngagement, { type: 'nfc', handoverSelect: engagement.handoverSelect, handoverRequest: engagement.handoverRequest }, requested);
+    return new TestReader(
+      engagement.deviceEngagement,
+      { type: 'nfc', handoverSelect: engagement.handoverSelect, handoverRequest: engagement.handoverRequest },
+      requested,
+    );
   }
 
   /** SessionData from the phone → status and the decrypted DeviceResponse. */
@@ -148,16 +177,38 @@ export class TestReader {
   }
 
   /** @owf/mdoc issuer checks plus the device check (signature via @owf/mdoc, MAC via the toolkit). */
-  async verify(deviceResponse: Uint8Array, trusted: readonly Uint8Array[], sDevicePublicKey: KeyObject): Promise<{ failed: string[]; checks: VerificationAssessment[]; device: 'signature' | 'mac'; deviceValid: boolean }> {
+  async verify(
+    deviceResponse: Uint8Array,
+    trusted: readonly Uint8Array[],
+    sDevicePublicKey: KeyObject,
+  ): Promise<{ failed: string[]; checks: VerificationAssessment[]; device: 'signature' | 'mac'; deviceValid: boolean }> {
     const checks: VerificationAssessment[] = [];
-    await Verifier.verifyDeviceResponse({ deviceResponse, sessionTranscript: this.transcript.taggedBytes, trustedCertificates: [...trusted], onCheck: (c) => checks.push(c) }, ctx);
+    await Verifier.verifyDeviceResponse(
+      { deviceResponse, sessionTranscript: this.transcript.taggedBytes, trustedCertificates: [...trusted], onCheck: (c) => checks.push(c) },
+      ctx,
+    );
     const [document] = readDeviceSigned(deviceResponse);
     if (document === undefined) throw new Error('no document');
     if (document.deviceMac !== undefined) {
-      const eMacKey = deriveEMacKey({ privateKey: this.eReader.privateKey, publicKey: sDevicePublicKey, sessionTranscriptBytes: this.transcript.taggedBytes });
-      const verdict = verifyDeviceMac({ sessionTranscript: this.transcript.bytes, docType: document.docType, deviceNameSpacesBytes: document.deviceNameSpacesBytes, eMacKey, deviceMac: document.deviceMac });
+      const eMacKey = deriveEMacKey({
+        privateKey: this.eReader.privateKey,
+        publicKey: sDevicePublicKey,
+        sessionTranscriptBytes: this.transcript.taggedBytes,
+      });
+      const verdict = verifyDeviceMac({
+        sessionTranscript: this.transcript.bytes,
+        docType: document.docType,
+        deviceNameSpacesBytes: document.deviceNameSpacesBytes,
+        eMacKey,
+        deviceMac: document.deviceMac,
+      });
       // @owf/mdoc 0.6.0's `DeviceAuth.verify` fails every deviceMac: judge it with the toolkit only.
-      return { failed: checks.filter((c) => c.status === 'FAILED' && c.category !== 'DEVICE_AUTH').map((c) => c.check), checks, device: 'mac', deviceValid: verdict.valid };
+      return {
+        failed: checks.filter((c) => c.status === 'FAILED' && c.category !== 'DEVICE_AUTH').map((c) => c.check),
+        checks,
+        device: 'mac',
+        deviceValid: verdict.valid,
+      };
     }
     const deviceValid = checks.some((c) => c.check === 'Device signature must be valid' && c.status === 'PASSED');
     return { failed: checks.filter((c) => c.status === 'FAILED').map((c) => c.check), checks, device: 'signature', deviceValid };
@@ -179,7 +230,11 @@ export interface ReaderTransfer {
   close(): Promise<void>;
 }
 
-export async function readerCentral(device: RadioDevice, serviceUuid: string, options: { readonly chunkSize?: number; readonly skipStart?: boolean } = {}): Promise<ReaderTransfer & { readonly link: RadioLink }> {
+export async function readerCentral(
+  device: RadioDevice,
+  serviceUuid: string,
+  options: { readonly chunkSize?: number; readonly skipStart?: boolean } = {},
+): Promise<ReaderTransfer & { readonly link: RadioLink }> {
   const report = await device.central.scanFor(serviceUuid, { signal: AbortSignal.timeout(3_000) });
   const link = await device.central.connect(report.peripheral.id);
   const chars = PERIPHERAL_SERVER_MODE;
@@ -196,7 +251,8 @@ export async function readerCentral(device: RadioDevice, serviceUuid: string, op
   link.onDisconnect((info) => disconnects.push(info));
   await link.subscribe(serviceUuid, chars.state.uuid);
   await link.subscribe(serviceUuid, chars.server2Client.uuid);
-  if (options.skipStart !== true) await link.write(serviceUuid, chars.state.uuid, Uint8Array.of(BLE_STATE_START), { withoutResponse: true });
+  if (options.skipStart !== true)
+    await link.write(serviceUuid, chars.state.uuid, Uint8Array.of(BLE_STATE_START), { withoutResponse: true });
   const size = options.chunkSize ?? 182;
   return {
     link,
@@ -204,7 +260,8 @@ export async function readerCentral(device: RadioDevice, serviceUuid: string, op
     messages,
     disconnects,
     async send(message) {
-      for (const chunk of chunkMessage(message, size)) await link.write(serviceUuid, chars.client2Server.uuid, chunk, { withoutResponse: true });
+      for (const chunk of chunkMessage(message, size))
+        await link.write(serviceUuid, chars.client2Server.uuid, chunk, { withoutResponse: true });
     },
     async end() {
       await link.write(serviceUuid, chars.state.uuid, Uint8Array.of(BLE_STATE_END), { withoutResponse: true });
@@ -224,7 +281,12 @@ export interface ReaderServer extends ReaderTransfer {
 }
 
 /** GATT server with State/C2S/S2C/Ident; SessionEstablishment is notified after the phone writes State 0x01. */
-export async function readerPeripheral(device: RadioDevice, serviceUuid: string, ident: Uint8Array, options: { readonly chunkSize?: number } = {}): Promise<ReaderServer> {
+export async function readerPeripheral(
+  device: RadioDevice,
+  serviceUuid: string,
+  ident: Uint8Array,
+  options: { readonly chunkSize?: number } = {},
+): Promise<ReaderServer> {
   const chars = CENTRAL_CLIENT_MODE;
   const chunks: Uint8Array[] = [];
   const messages: Uint8Array[] = [];
@@ -235,7 +297,15 @@ export async function readerPeripheral(device: RadioDevice, serviceUuid: string,
   let markStarted: () => void = () => undefined;
   const started = new Promise<void>((resolve) => (markStarted = resolve));
   device.peripheral.setServices(
-    [{ uuid: serviceUuid, characteristics: [chars.state, chars.client2Server, chars.server2Client, chars.ident].map((c) => ({ uuid: c.uuid, properties: c.properties })) }],
+    [
+      {
+        uuid: serviceUuid,
+        characteristics: [chars.state, chars.client2Server, chars.server2Client, chars.ident].map((c) => ({
+          uuid: c.uuid,
+          properties: c.properties,
+        })),
+      },
+    ],
     {
       onConnect: (connection) => {
         current = connection;
@@ -277,7 +347,8 @@ export async function readerPeripheral(device: RadioDevice, serviceUuid: string,
     connection: () => current,
     async send(message) {
       await started; // the reader sends SessionEstablishment once the phone wrote State 0x01 (as Multipaz's reader)
-      for (const chunk of chunkMessage(message, size)) await device.peripheral.notify(handle(), serviceUuid, chars.server2Client.uuid, chunk);
+      for (const chunk of chunkMessage(message, size))
+        await device.peripheral.notify(handle(), serviceUuid, chars.server2Client.uuid, chunk);
     },
     async end() {
       await device.peripheral.notify(handle(), serviceUuid, chars.state.uuid, Uint8Array.of(BLE_STATE_END));

@@ -53,10 +53,19 @@ describe('tampered credential: a requested element is altered', () => {
 
   it('chooses the first requested element disclosed, the portrait only when nothing else is disclosed', () => {
     const disclosed = (elements: string[]): Record<string, string[]> => ({ [NS]: elements });
-    expect(tamperTarget(request(['portrait', 'age_over_21']), disclosed(['portrait', 'age_over_21']))).toEqual({ namespace: NS, element: 'age_over_21' });
-    expect(tamperTarget(request(['no_such_element', 'given_name', 'family_name']), disclosed(['family_name', 'given_name']))).toEqual({ namespace: NS, element: 'given_name' });
+    expect(tamperTarget(request(['portrait', 'age_over_21']), disclosed(['portrait', 'age_over_21']))).toEqual({
+      namespace: NS,
+      element: 'age_over_21',
+    });
+    expect(tamperTarget(request(['no_such_element', 'given_name', 'family_name']), disclosed(['family_name', 'given_name']))).toEqual({
+      namespace: NS,
+      element: 'given_name',
+    });
     // An age_over_NN answered by a substitute: the substitute is what the reader checks.
-    expect(tamperTarget(request(['age_over_21', 'portrait']), disclosed(['portrait', 'age_over_25']))).toEqual({ namespace: NS, element: 'age_over_25' });
+    expect(tamperTarget(request(['age_over_21', 'portrait']), disclosed(['portrait', 'age_over_25']))).toEqual({
+      namespace: NS,
+      element: 'age_over_25',
+    });
     expect(tamperTarget(request(['portrait']), disclosed(['portrait']))).toEqual({ namespace: NS, element: 'portrait' });
     expect(tamperTarget(request(['no_such_element']), {})).toBeUndefined();
   });
@@ -132,7 +141,10 @@ describe('JPEG 2000 portrait', () => {
   });
 
   it('npm run virtual-wallet refuses an unknown --portrait format', () => {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/virtual-wallet.ts', '--portrait', 'gif'], { encoding: 'utf8', timeout: 15_000 });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/virtual-wallet.ts', '--portrait', 'gif'], {
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('--portrait takes jpeg | jpeg2000');
   });

@@ -9,7 +9,13 @@ import { CENTRAL_CLIENT_MODE } from '../../../../src/qa/sim/iso/ble-uuids.js';
 import { decodeDeviceEngagement, deviceEngagementFromQr } from '../../../../src/qa/sim/iso/device-engagement.js';
 import { decodeSessionData, encodeSessionData } from '../../../../src/qa/sim/iso/session-messages.js';
 import { VirtualRadio, type RadioDevice } from '../../../../src/qa/sim/radio/virtual-radio.js';
-import { VirtualPhone, getTestCredential, type PhoneBehaviour, type PhoneProfileName, type PresentationOutcome } from '../../../../src/qa/sim/virtual-wallet/index.js';
+import {
+  VirtualPhone,
+  getTestCredential,
+  type PhoneBehaviour,
+  type PhoneProfileName,
+  type PresentationOutcome,
+} from '../../../../src/qa/sim/virtual-wallet/index.js';
 import { NS, TestReader, nfcEngage, readerCentral, readerPeripheral, until } from './reader-fixtures.js';
 
 const REQUEST = { [NS]: ['family_name', 'given_name', 'birth_date', 'portrait', 'age_over_21'] };
@@ -44,7 +50,11 @@ async function exchange(
   await transfer.send(session.sessionEstablishment);
   await until(() => transfer.messages.length > 0, 5_000, "the phone's answer");
   const { sessionData, deviceResponse } = session.open(transfer.messages[0] ?? new Uint8Array(0));
-  const verdict = await session.verify(deviceResponse ?? new Uint8Array(0), [phone.credential.pki.iaca.der], phone.credential.deviceKey.publicKey);
+  const verdict = await session.verify(
+    deviceResponse ?? new Uint8Array(0),
+    [phone.credential.pki.iaca.der],
+    phone.credential.deviceKey.publicKey,
+  );
   await transfer.end();
   return { outcome: await phone.outcome, verdict, status: sessionData.status };
 }
@@ -56,7 +66,12 @@ describe('QR engagement', () => {
     expect(qr).toMatch(/^mdoc:[A-Za-z0-9_-]+$/);
     const de = decodeDeviceEngagement(deviceEngagementFromQr(qr));
     expect(de.version).toBe('1.0');
-    expect(de.ble).toMatchObject({ peripheralServerMode: true, centralClientMode: true, peripheralServerModeUuid: phone.presentation?.serviceUuid, centralClientModeUuid: phone.presentation?.serviceUuid });
+    expect(de.ble).toMatchObject({
+      peripheralServerMode: true,
+      centralClientMode: true,
+      peripheralServerModeUuid: phone.presentation?.serviceUuid,
+      centralClientModeUuid: phone.presentation?.serviceUuid,
+    });
     const session = TestReader.fromQr(qr, REQUEST);
     const transfer = await readerCentral(reader, de.ble?.peripheralServerModeUuid ?? '');
     const { outcome, verdict, status } = await exchange(phone, session, transfer);
@@ -100,8 +115,18 @@ describe('QR engagement', () => {
     const de = decodeDeviceEngagement(deviceEngagementFromQr(qr));
     expect(de.version).toBe('1.1');
     expect(de.originInfos).toEqual([]);
-    expect(de.capabilities).toEqual(new Map([[3, true], [4, true]]));
-    expect(de.ble).toEqual({ type: 'ble', peripheralServerMode: false, centralClientMode: true, centralClientModeUuid: phone.presentation?.serviceUuid });
+    expect(de.capabilities).toEqual(
+      new Map([
+        [3, true],
+        [4, true],
+      ]),
+    );
+    expect(de.ble).toEqual({
+      type: 'ble',
+      peripheralServerMode: false,
+      centralClientMode: true,
+      centralClientModeUuid: phone.presentation?.serviceUuid,
+    });
     expect(phone.device.peripheral.advertising).toBeUndefined();
     const session = TestReader.fromQr(qr, REQUEST);
     const server = await readerPeripheral(reader, de.ble?.centralClientModeUuid ?? '', session.ident);
@@ -211,7 +236,9 @@ describe('behaviours', () => {
     const session = TestReader.fromQr(phone.presentQr(), REQUEST);
     const transfer = await readerCentral(reader, phone.presentation?.serviceUuid ?? '');
     const { verdict } = await exchange(phone, session, transfer);
-    expect(verdict.failed).toEqual([`The calculated digest for ${NS}/family_name attribute must match the digest in the issuerAuth element`]);
+    expect(verdict.failed).toEqual([
+      `The calculated digest for ${NS}/family_name attribute must match the digest in the issuerAuth element`,
+    ]);
   });
 
   it('MAC device authentication: deviceMac instead of deviceSignature, verified with EMacKey', async () => {

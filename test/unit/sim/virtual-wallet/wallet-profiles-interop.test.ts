@@ -19,7 +19,13 @@ afterEach(() => stopRig(rig));
  * peripheral (it advertises the HR's or the HS's UUID); multipaz's static HS offers both, the kiosk takes
  * central (mdoc peripheral server mode) here and peripheral in the QR case below.
  */
-const NFC_CASES: readonly { profile: PhoneProfileName; engagement: 'nfc_static' | 'nfc_negotiated'; role: 'central' | 'peripheral'; bleMode: 'centralClient' | 'peripheralServer'; deviceAuth: 'signature' | 'mac' }[] = [
+const NFC_CASES: readonly {
+  profile: PhoneProfileName;
+  engagement: 'nfc_static' | 'nfc_negotiated';
+  role: 'central' | 'peripheral';
+  bleMode: 'centralClient' | 'peripheralServer';
+  deviceAuth: 'signature' | 'mac';
+}[] = [
   { profile: 'apple-wallet', engagement: 'nfc_negotiated', role: 'peripheral', bleMode: 'centralClient', deviceAuth: 'signature' },
   // Google Wallet's HS carries its own UUID: the reader must advertise that one, not its HR's.
   { profile: 'google-wallet', engagement: 'nfc_negotiated', role: 'peripheral', bleMode: 'centralClient', deviceAuth: 'signature' },

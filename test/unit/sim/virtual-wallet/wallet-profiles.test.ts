@@ -40,8 +40,24 @@ import {
   type VirtualNfcTag,
 } from '../../../../src/qa/sim/virtual-wallet/index.js';
 import { PhoneSettingsSchema } from '../../../../src/qa/wiring/phone-settings.js';
-import { MULTIPAZ_BLE_UUID, MULTIPAZ_DEVICE_ENGAGEMENT_HEX, MULTIPAZ_STATIC_HS_HEX, MULTIPAZ_STATIC_TRANSCRIPT, hex, toHex } from '../iso/nfc-fixtures.js';
-import { APPLE_CC_HEX, APPLE_HS_HEX, APPLE_TP_HEX, GOOGLE_CC_HEX, GOOGLE_HS_HEX, GOOGLE_TP_HEX, SAMSUNG_CC_HEX, SAMSUNG_HS_HEX } from './wallet-capture-fixtures.js';
+import {
+  MULTIPAZ_BLE_UUID,
+  MULTIPAZ_DEVICE_ENGAGEMENT_HEX,
+  MULTIPAZ_STATIC_HS_HEX,
+  MULTIPAZ_STATIC_TRANSCRIPT,
+  hex,
+  toHex,
+} from '../iso/nfc-fixtures.js';
+import {
+  APPLE_CC_HEX,
+  APPLE_HS_HEX,
+  APPLE_TP_HEX,
+  GOOGLE_CC_HEX,
+  GOOGLE_HS_HEX,
+  GOOGLE_TP_HEX,
+  SAMSUNG_CC_HEX,
+  SAMSUNG_HS_HEX,
+} from './wallet-capture-fixtures.js';
 
 const READER_UUID = 'c0ffee00-1234-4abc-8def-0123456789ab';
 /** A reader's HR offering both BLE modes with its UUID (LE role 03, as isomdl's and the mock backend's). */
@@ -81,7 +97,11 @@ describe('the Handover Select, byte for byte against the capture', () => {
     const built = staticHandoverSelect(MULTIPAZ_PROFILE, hex(MULTIPAZ_DEVICE_ENGAGEMENT_HEX), MULTIPAZ_BLE_UUID);
     expect(toHex(built.handoverSelect)).toBe(MULTIPAZ_STATIC_HS_HEX);
     expect(built.ble).toEqual({ peripheralServerUuid: MULTIPAZ_BLE_UUID, centralClientUuid: MULTIPAZ_BLE_UUID });
-    const tag = new HandoverTag({ mode: 'static', capabilityContainer: MULTIPAZ_PROFILE.capabilityContainer, handoverSelect: built.handoverSelect });
+    const tag = new HandoverTag({
+      mode: 'static',
+      capabilityContainer: MULTIPAZ_PROFILE.capabilityContainer,
+      handoverSelect: built.handoverSelect,
+    });
     for (const [index, exchange] of MULTIPAZ_STATIC_TRANSCRIPT.entries()) {
       expect(toHex(tag.processApdu(hex(exchange.command))), `response ${index}`).toBe(exchange.response.toLowerCase());
     }
@@ -118,10 +138,45 @@ function walk(tag: VirtualNfcTag, negotiated: boolean): { cc: string; first: str
 
 describe('what a reader reads from each wallet profile', () => {
   const radio = new VirtualRadio();
-  const cases: readonly { profile: PhoneProfile; cc: string; tp?: string; notReady: number; records: readonly string[]; leRole: number; ownUuid: boolean; de: '1.0' | '1.1' }[] = [
-    { profile: APPLE_WALLET_PROFILE, cc: APPLE_CC_HEX, tp: APPLE_TP_HEX, notReady: 3, records: ['Hs', 'application/vnd.bluetooth.le.oob', 'iso.org:18013:deviceengagement'], leRole: LeRole.CENTRAL_ONLY, ownUuid: false, de: '1.1' },
-    { profile: GOOGLE_WALLET_PROFILE, cc: GOOGLE_CC_HEX, tp: GOOGLE_TP_HEX, notReady: 0, records: ['Hs', 'iso.org:18013:deviceengagement', 'application/vnd.bluetooth.le.oob'], leRole: LeRole.CENTRAL_ONLY, ownUuid: true, de: '1.0' },
-    { profile: SAMSUNG_WALLET_PROFILE, cc: SAMSUNG_CC_HEX, notReady: 0, records: ['Hs', 'application/vnd.bluetooth.le.oob', 'iso.org:18013:deviceengagement'], leRole: LeRole.CENTRAL_ONLY, ownUuid: true, de: '1.0' },
+  const cases: readonly {
+    profile: PhoneProfile;
+    cc: string;
+    tp?: string;
+    notReady: number;
+    records: readonly string[];
+    leRole: number;
+    ownUuid: boolean;
+    de: '1.0' | '1.1';
+  }[] = [
+    {
+      profile: APPLE_WALLET_PROFILE,
+      cc: APPLE_CC_HEX,
+      tp: APPLE_TP_HEX,
+      notReady: 3,
+      records: ['Hs', 'application/vnd.bluetooth.le.oob', 'iso.org:18013:deviceengagement'],
+      leRole: LeRole.CENTRAL_ONLY,
+      ownUuid: false,
+      de: '1.1',
+    },
+    {
+      profile: GOOGLE_WALLET_PROFILE,
+      cc: GOOGLE_CC_HEX,
+      tp: GOOGLE_TP_HEX,
+      notReady: 0,
+      records: ['Hs', 'iso.org:18013:deviceengagement', 'application/vnd.bluetooth.le.oob'],
+      leRole: LeRole.CENTRAL_ONLY,
+      ownUuid: true,
+      de: '1.0',
+    },
+    {
+      profile: SAMSUNG_WALLET_PROFILE,
+      cc: SAMSUNG_CC_HEX,
+      notReady: 0,
+      records: ['Hs', 'application/vnd.bluetooth.le.oob', 'iso.org:18013:deviceengagement'],
+      leRole: LeRole.CENTRAL_ONLY,
+      ownUuid: true,
+      de: '1.0',
+    },
     {
       profile: MULTIPAZ_PROFILE,
       cc: '000f207fff7fff0406e1047fff00ff',
@@ -146,12 +201,19 @@ describe('what a reader reads from each wallet profile', () => {
         const parsed = parseHandoverSelect(hs);
         expect(parsed.ble?.leRole).toBe(c.leRole);
         expect(parsed.ble?.uuid).toBe(c.ownUuid ? phone.presentation?.serviceUuid : undefined);
-        expect(parsed.alternativeCarriers.map((ac) => ac.carrierDataReference)).toEqual(c.profile.nfcCarrier === undefined ? ['0'] : ['0', 'nfc']);
+        expect(parsed.alternativeCarriers.map((ac) => ac.carrierDataReference)).toEqual(
+          c.profile.nfcCarrier === undefined ? ['0'] : ['0', 'nfc'],
+        );
         const de = decodeDeviceEngagement(parsed.deviceEngagement);
         expect(de.version).toBe(c.de);
         if (c.de === '1.1') {
           expect(de.originInfos).toEqual([]);
-          expect(de.capabilities).toEqual(new Map([[3, true], [4, true]]));
+          expect(de.capabilities).toEqual(
+            new Map([
+              [3, true],
+              [4, true],
+            ]),
+          );
         } else {
           expect(de.originInfos).toBeUndefined();
           expect(de.capabilities).toBeUndefined();
@@ -175,9 +237,17 @@ describe('what a reader reads from each wallet profile', () => {
   });
 
   it('a READ BINARY asking more than MLe gets MLe bytes (the CC bounds what the tag answers)', () => {
-    const smallMle: PhoneProfile = { ...ANDROID_PROFILE, name: 'small-mle', capabilityContainer: { ...ANDROID_PROFILE.capabilityContainer, maxResponseDataSize: 0x20 } };
+    const smallMle: PhoneProfile = {
+      ...ANDROID_PROFILE,
+      name: 'small-mle',
+      capabilityContainer: { ...ANDROID_PROFILE.capabilityContainer, maxResponseDataSize: 0x20 },
+    };
     const built = staticHandoverSelect(smallMle, hex(MULTIPAZ_DEVICE_ENGAGEMENT_HEX), MULTIPAZ_BLE_UUID);
-    const tag = new HandoverTag({ mode: 'static', capabilityContainer: smallMle.capabilityContainer, handoverSelect: built.handoverSelect });
+    const tag = new HandoverTag({
+      mode: 'static',
+      capabilityContainer: smallMle.capabilityContainer,
+      handoverSelect: built.handoverSelect,
+    });
     ok(tag, selectAid(AID_NDEF_APPLICATION));
     ok(tag, selectFile(0xe104));
     expect(ok(tag, readBinary(2, 0xff))).toHaveLength(0x20);
@@ -188,7 +258,14 @@ describe('what a reader reads from each wallet profile', () => {
 describe('device authentication and timing', () => {
   it('each profile has its device-authentication kind: multipaz MAC, the others signature', () => {
     const kinds = Object.fromEntries(PHONE_PROFILE_NAMES.map((name) => [name, PHONE_PROFILES[name].deviceAuth ?? 'signature']));
-    expect(kinds).toEqual({ android: 'signature', iphone: 'signature', 'apple-wallet': 'signature', 'google-wallet': 'signature', 'samsung-wallet': 'signature', multipaz: 'mac' });
+    expect(kinds).toEqual({
+      android: 'signature',
+      iphone: 'signature',
+      'apple-wallet': 'signature',
+      'google-wallet': 'signature',
+      'samsung-wallet': 'signature',
+      multipaz: 'mac',
+    });
   });
 
   it('the BLE start waits the profile delay after the HS was read (and never starts for a presentation stopped meanwhile)', async () => {

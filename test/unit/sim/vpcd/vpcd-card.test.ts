@@ -5,7 +5,13 @@
 import { performance } from 'node:perf_hooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { VirtualRadio } from '../../../../src/qa/sim/radio/virtual-radio.js';
-import { VpcdCard, VpcdConnectError, parseHostPort, type VpcdCardEvent, type VpcdCardOptions } from '../../../../src/qa/sim/vpcd/vpcd-card.js';
+import {
+  VpcdCard,
+  VpcdConnectError,
+  parseHostPort,
+  type VpcdCardEvent,
+  type VpcdCardOptions,
+} from '../../../../src/qa/sim/vpcd/vpcd-card.js';
 import { VpcdFrameDecoder, encodeVpcdFrame } from '../../../../src/qa/sim/vpcd/vpcd-framing.js';
 import { NfcFieldLostError, type VirtualNfcTag } from '../../../../src/qa/sim/virtual-wallet/nfc-tag.js';
 import { VirtualPhone } from '../../../../src/qa/sim/virtual-wallet/virtual-phone.js';
@@ -224,7 +230,9 @@ describe('VpcdCard: insert, remove, reinsert', () => {
     expect(card.inserted).toBe(false);
     await card.remove();
     expect(tag.calls).toEqual(['on', 'off']);
-    expect(events.filter((e) => e.type === 'removed')).toEqual([{ type: 'removed', cause: 'removed', address: `127.0.0.1:${vpcd.port}`, apdus: 0 }]);
+    expect(events.filter((e) => e.type === 'removed')).toEqual([
+      { type: 'removed', cause: 'removed', address: `127.0.0.1:${vpcd.port}`, apdus: 0 },
+    ]);
   });
 
   it('reinsert keeps the card away awayMs, then connects again with the same tag', async () => {
@@ -303,7 +311,8 @@ describe('VpcdCard: what it logs', () => {
     peer.send(fromHex('00D6000008A1B2C3D4E5F60718'));
     await peer.closed;
     const logged = `${JSON.stringify(events)}\n${lines.join('\n')}`.toUpperCase();
-    for (const data of [secretAnswer, '1122334455667788', '99AABBCCDDEEFF01', 'A1B2C3D4E5F60718', secretCommand]) expect(logged).not.toContain(data);
+    for (const data of [secretAnswer, '1122334455667788', '99AABBCCDDEEFF01', 'A1B2C3D4E5F60718', secretCommand])
+      expect(logged).not.toContain(data);
     expect(logged).toContain('00D60000');
     expect(lines).toHaveLength(events.length);
     expect(lines.join('\n')).toMatch(/APDU #1 00D60000 \(13 bytes\) → 9000 \(12 bytes\)/);
@@ -342,7 +351,12 @@ describe('vpcd framing and addresses', () => {
     expect(toHex(encodeVpcdFrame(fromHex('3B80800101')))).toBe('00053B80800101');
     expect(() => encodeVpcdFrame(new Uint8Array(0x10000))).toThrow(RangeError);
     const decoder = new VpcdFrameDecoder();
-    const wire = Buffer.concat([frame(Uint8Array.of(4)), frame(new Uint8Array(0)), frame(fromHex(SELECT_NDEF)), frame(new Uint8Array(300).fill(7))]);
+    const wire = Buffer.concat([
+      frame(Uint8Array.of(4)),
+      frame(new Uint8Array(0)),
+      frame(fromHex(SELECT_NDEF)),
+      frame(new Uint8Array(300).fill(7)),
+    ]);
     const out: string[] = [];
     for (let i = 0; i < wire.length; i += 7) out.push(...decoder.push(wire.subarray(i, i + 7)).map(toHex));
     expect(out.slice(0, 3)).toEqual(['04', '', SELECT_NDEF]);

@@ -56,7 +56,10 @@ export class AdapterRecovery {
         return;
       }
       this.recoveries += 1;
-      inputs.log.warn({ event: 'radio_process_recovering', reason: still.reason, attempt: this.recoveries }, `the Bluetooth adapter stayed unusable for ${wait} ms: starting a fresh radio process`);
+      inputs.log.warn(
+        { event: 'radio_process_recovering', reason: still.reason, attempt: this.recoveries },
+        `the Bluetooth adapter stayed unusable for ${wait} ms: starting a fresh radio process`,
+      );
       inputs.replace(`replaced to find the Bluetooth adapter again (${still.reason ?? 'lost'} for ${(wait / 1000).toFixed(0)} s)`);
     }, wait);
   }

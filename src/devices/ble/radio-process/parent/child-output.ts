@@ -42,5 +42,8 @@ export function captureChildOutput(stream: NodeJS.ReadableStream | null, name: '
 
 /** A log record of the child's libraries, logged here as theirs. */
 export function logChildRecord(log: LibraryLog, message: Extract<ChildMessage, { t: 'log' }>): void {
-  log[message.level]({ event: message.event, library: message.library ?? 'radio-process' }, escapePeerText(message.message, MAX_OUTPUT_LINE));
+  log[message.level](
+    { event: message.event, library: message.library ?? 'radio-process' },
+    escapePeerText(message.message, MAX_OUTPUT_LINE),
+  );
 }

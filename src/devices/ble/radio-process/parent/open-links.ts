@@ -108,6 +108,12 @@ export class OpenLinks {
       answered = true;
       this.post({ t: 'read-answer', session, read: wire.read, ...(value ? { value } : {}) });
     };
-    return { kind: 'read', characteristicUuid: wire.characteristicUuid, offset: wire.offset, respond: (value) => answer(value), fail: () => answer() };
+    return {
+      kind: 'read',
+      characteristicUuid: wire.characteristicUuid,
+      offset: wire.offset,
+      respond: (value) => answer(value),
+      fail: () => answer(),
+    };
   }
 }

@@ -40,7 +40,13 @@ export class PendingRequests {
    * Sends a request and waits for its reply. `down` (why no ready child runs) refuses it at once (`setup`:
    * with the stable reason key). `signal` aborting sends `abort` and rejects here at once.
    */
-  send(kind: RequestKind, message: ParentMessage & { id: number }, down: string | undefined, signal?: AbortSignal, what = 'radio request'): Promise<RadioOk> {
+  send(
+    kind: RequestKind,
+    message: ParentMessage & { id: number },
+    down: string | undefined,
+    signal?: AbortSignal,
+    what = 'radio request',
+  ): Promise<RadioOk> {
     const checked = ParentMessage.safeParse(message);
     if (!checked.success) return Promise.reject(new Error(`${what}: ${describeIssue(checked.error)}`));
     if (down !== undefined) {
@@ -54,9 +60,12 @@ export class PendingRequests {
         this.post({ t: 'abort', id: message.id });
         reject(abortedError(what));
       };
-      const timer = kind === 'close' ? setTimeout(() => {
-        if (this.pending.delete(message.id)) resolve({ t: 'ok', id: message.id });
-      }, this.closeMs) : undefined;
+      const timer =
+        kind === 'close'
+          ? setTimeout(() => {
+              if (this.pending.delete(message.id)) resolve({ t: 'ok', id: message.id });
+            }, this.closeMs)
+          : undefined;
       const done = (): void => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);

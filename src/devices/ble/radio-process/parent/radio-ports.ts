@@ -52,7 +52,12 @@ export class RadioCentral implements BleCentral {
     const entry = links.addLink(id, handlers);
     let ok;
     try {
-      ok = await radio.request('setup', { t: 'connect', id, profile: { serviceUuid: profile.serviceUuid, characteristics: profile.characteristics } }, signal, 'BLE connect');
+      ok = await radio.request(
+        'setup',
+        { t: 'connect', id, profile: { serviceUuid: profile.serviceUuid, characteristics: profile.characteristics } },
+        signal,
+        'BLE connect',
+      );
     } catch (e) {
       links.dropLink(id);
       throw e;
@@ -98,7 +103,12 @@ export class RadioPeripheral implements BlePeripheral {
     const id = radio.id();
     links.addSession(id, onEvent);
     try {
-      await radio.request('setup', { t: 'advertise', id, profile: { serviceUuid: profile.serviceUuid, characteristics: profile.characteristics } }, signal, 'BLE advertise');
+      await radio.request(
+        'setup',
+        { t: 'advertise', id, profile: { serviceUuid: profile.serviceUuid, characteristics: profile.characteristics } },
+        signal,
+        'BLE advertise',
+      );
     } catch (e) {
       links.dropSession(id);
       throw e;
@@ -107,7 +117,9 @@ export class RadioPeripheral implements BlePeripheral {
       notify(uuid, data, notifySignal) {
         const refused = tooLarge('notification', data, undefined);
         if (refused) return Promise.reject(refused);
-        return radio.request('io', { t: 'notify', id: radio.id(), session: id, uuid, data }, notifySignal, 'BLE notify').then(() => undefined);
+        return radio
+          .request('io', { t: 'notify', id: radio.id(), session: id, uuid, data }, notifySignal, 'BLE notify')
+          .then(() => undefined);
       },
       flush(flushSignal) {
         return radio.request('io', { t: 'flush', id: radio.id(), link: id }, flushSignal, 'BLE flush').then(() => undefined);

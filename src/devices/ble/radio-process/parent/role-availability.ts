@@ -80,7 +80,12 @@ export class RoleAvailability {
       // staff and monitoring keep reading why (not a `starting` that comes and goes with each attempt).
       const stillLost = recovering && isLostAdapter(before);
       const base = (before.detail ?? before.reason ?? '').replace(/; looking for the adapter again .*$/, '');
-      this.set(role, stillLost ? { ...before, detail: `${base}; looking for the adapter again with a fresh radio process in ${(delayMs / 1000).toFixed(1)} s` } : { usable: false, reason: 'starting', detail });
+      this.set(
+        role,
+        stillLost
+          ? { ...before, detail: `${base}; looking for the adapter again with a fresh radio process in ${(delayMs / 1000).toFixed(1)} s` }
+          : { usable: false, reason: 'starting', detail },
+      );
     }
   }
 

@@ -42,7 +42,11 @@ export interface OfferedModes {
   readonly centralClient?: string;
 }
 
-const state = (uuid: string): CharacteristicWire => ({ uuid, operations: ['notify', 'write_without_response'], permissions: ['writeable'] });
+const state = (uuid: string): CharacteristicWire => ({
+  uuid,
+  operations: ['notify', 'write_without_response'],
+  permissions: ['writeable'],
+});
 const c2s = (uuid: string): CharacteristicWire => ({ uuid, operations: ['write_without_response'], permissions: ['writeable'] });
 const s2c = (uuid: string): CharacteristicWire => ({ uuid, operations: ['notify'], permissions: [] });
 const ident = (uuid: string): CharacteristicWire => ({ uuid, operations: ['read'], permissions: ['readable'] });
@@ -68,7 +72,11 @@ export function buildBleModes(offered: OfferedModes): BleModeWire[] {
   const modes: BleModeWire[] = [];
   if (offered.peripheralServer !== undefined) {
     const chars = ROLE_CHARACTERISTICS.central;
-    modes.push({ role: 'central', service_uuid: offered.peripheralServer, characteristics: { state: state(chars.state), c2s: c2s(chars.c2s), s2c: s2c(chars.s2c) } });
+    modes.push({
+      role: 'central',
+      service_uuid: offered.peripheralServer,
+      characteristics: { state: state(chars.state), c2s: c2s(chars.c2s), s2c: s2c(chars.s2c) },
+    });
   }
   if (offered.centralClient !== undefined) {
     const chars = ROLE_CHARACTERISTICS.peripheral;
@@ -104,7 +112,10 @@ export function offeredFromDeviceEngagement(de: DecodedDeviceEngagement): Offere
 }
 
 /** NFC engagement: the HS BLE carrier, its modes read with the mdoc as sender; `fallbackUuid` from our HR. */
-export function offeredFromHandover(carrier: { readonly modes: MdocBleModes; readonly uuid?: string } | undefined, fallbackUuid: string | undefined): OfferedModes | string {
+export function offeredFromHandover(
+  carrier: { readonly modes: MdocBleModes; readonly uuid?: string } | undefined,
+  fallbackUuid: string | undefined,
+): OfferedModes | string {
   if (carrier === undefined) return 'the Handover Select selects no BLE carrier (only BLE data retrieval is supported)';
   const uuid = carrier.uuid ?? fallbackUuid;
   if (uuid === undefined) return 'the Handover Select BLE carrier carries no service UUID';

@@ -84,11 +84,18 @@ function verifySignature(coseSign1: Uint8Array, key: KeyObject, keyCurve: number
   // alg belongs in the protected header ({1: null} is what @owf/mdoc 0.6.0 writes for a device key without alg).
   const alg = isCborMap(headers) ? headers.get(COSE_HEADER_ALG) : undefined;
   const algorithm = typeof alg === 'number' ? ECDSA.get(alg) : undefined;
-  if (algorithm === undefined) return invalid(`deviceSignature alg must be ES256, ES384 or ES512 in the protected header, got ${String(alg)}`);
+  if (algorithm === undefined)
+    return invalid(`deviceSignature alg must be ES256, ES384 or ES512 in the protected header, got ${String(alg)}`);
   if (algorithm.curve !== keyCurve) return invalid(`deviceSignature alg ${String(alg)} does not match the curve of the MSO device key`);
   const coordinateLength = CURVES.get(keyCurve)?.coordinateLength ?? 0;
-  if (signature.length !== 2 * coordinateLength) return invalid(`deviceSignature must be ${2 * coordinateLength} bytes (r||s), got ${signature.length}`);
-  const toBeSigned = encodeRawArray([cborEncode('Signature1'), encodeByteString(protectedHeader), encodeByteString(new Uint8Array(0)), encodeByteString(payload)]);
+  if (signature.length !== 2 * coordinateLength)
+    return invalid(`deviceSignature must be ${2 * coordinateLength} bytes (r||s), got ${signature.length}`);
+  const toBeSigned = encodeRawArray([
+    cborEncode('Signature1'),
+    encodeByteString(protectedHeader),
+    encodeByteString(new Uint8Array(0)),
+    encodeByteString(payload),
+  ]);
   const valid = ecdsaVerify(algorithm.hash, toBeSigned, { key, dsaEncoding: 'ieee-p1363' }, signature);
   return valid ? { valid: true, method: 'deviceSignature' } : invalid('deviceSignature does not verify with the MSO device key');
 }
@@ -118,7 +125,11 @@ export function verifyDeviceAuthentication(input: {
   if (deviceMac === undefined) return { valid: false, method: 'none', reason: 'no device authentication' };
   // EMacKey needs ECDH between SDeviceKey and EReaderKey, which is P-256 (reader-session.ts).
   if (deviceKey.curve !== 1) return { valid: false, method, reason: 'deviceMac needs an MSO device key on P-256, the curve of EReaderKey' };
-  const eMacKey = deriveEMacKey({ privateKey: input.eReaderPrivateKey, publicKey: deviceKey.key, sessionTranscriptBytes: transcript.taggedBytes });
+  const eMacKey = deriveEMacKey({
+    privateKey: input.eReaderPrivateKey,
+    publicKey: deviceKey.key,
+    sessionTranscriptBytes: transcript.taggedBytes,
+  });
   const verdict = verifyDeviceMac({ ...authenticationInput, eMacKey, deviceMac });
   eMacKey.fill(0);
   return verdict.valid ? { valid: true, method } : { valid: false, method, reason: verdict.reason };

@@ -25,7 +25,15 @@ import {
   expectUint,
   isCborMap,
 } from '../../iso/cbor.js';
-import { encodeRawArray, encodeRawMap, rawArrayItems, rawMapEntries, rawMapValue, rawTag24Content, requireRawMapValue } from '../../iso/cbor-raw.js';
+import {
+  encodeRawArray,
+  encodeRawMap,
+  rawArrayItems,
+  rawMapEntries,
+  rawMapValue,
+  rawTag24Content,
+  requireRawMapValue,
+} from '../../iso/cbor-raw.js';
 import { readDeviceSigned, type RawDeviceSigned } from '../../iso/device-mac.js';
 
 const COSE_SIGN1_TAG = 18;
@@ -60,7 +68,9 @@ export interface ParsedDocument {
   readonly elementErrors: readonly { readonly namespace: string; readonly element: string; readonly code: unknown }[];
 }
 
-export type DocumentEntry = { readonly ok: true; readonly document: ParsedDocument } | { readonly ok: false; readonly docType: string | undefined; readonly error: string };
+export type DocumentEntry =
+  | { readonly ok: true; readonly document: ParsedDocument }
+  | { readonly ok: false; readonly docType: string | undefined; readonly error: string };
 
 export interface ParsedDeviceResponse {
   readonly version: string;

@@ -15,7 +15,12 @@
  */
 import { createNodeMdocContext } from '../../iso/mdoc-context.js';
 import type { ReaderEngineFactory } from '../engine.js';
-import { DEFAULT_MAX_CHARACTERISTIC_SIZE, DEFAULT_MAX_MESSAGE_SIZE, IsoReaderEngine, checkCharacteristicSize } from './iso-reader-engine.js';
+import {
+  DEFAULT_MAX_CHARACTERISTIC_SIZE,
+  DEFAULT_MAX_MESSAGE_SIZE,
+  IsoReaderEngine,
+  checkCharacteristicSize,
+} from './iso-reader-engine.js';
 import type { NfcHandoverOptions } from './nfc-handover.js';
 
 export interface IsoReaderEngineOptions {
@@ -38,7 +43,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 export function createIsoReaderEngineFactory(options: IsoReaderEngineOptions): ReaderEngineFactory {
   if (options.trustedIacaCertificates.length === 0) throw new TypeError('at least one trusted IACA certificate is needed');
   const maxMessageSize = options.maxMessageSize ?? DEFAULT_MAX_MESSAGE_SIZE;
-  if (!Number.isInteger(maxMessageSize) || maxMessageSize < 1) throw new RangeError(`maxMessageSize must be a positive integer, got ${maxMessageSize}`);
+  if (!Number.isInteger(maxMessageSize) || maxMessageSize < 1)
+    throw new RangeError(`maxMessageSize must be a positive integer, got ${maxMessageSize}`);
   const settings = {
     trustedCertificates: options.trustedIacaCertificates.map((der) => Uint8Array.from(der)),
     maxCharacteristicSize: checkCharacteristicSize(options.maxCharacteristicSize ?? DEFAULT_MAX_CHARACTERISTIC_SIZE),

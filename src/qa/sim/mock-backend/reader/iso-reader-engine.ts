@@ -39,7 +39,14 @@ import type { Handover } from '../../iso/session-transcript.js';
 import type { BleActions, EngineContext, Engagement, NfcStep, ReaderEngine } from '../engine.js';
 import type { BleModeWire, OutcomeWire } from '../wire.js';
 import { sameUuid } from '../wire.js';
-import { ROLE_CHARACTERISTICS, buildBleModes, offeredFromDeviceEngagement, offeredFromHandover, type KioskRole, type OfferedModes } from './ble-modes.js';
+import {
+  ROLE_CHARACTERISTICS,
+  buildBleModes,
+  offeredFromDeviceEngagement,
+  offeredFromHandover,
+  type KioskRole,
+  type OfferedModes,
+} from './ble-modes.js';
 import { Findings } from './findings.js';
 import { NfcHandoverDriver, type HandoverStep, type NfcHandoverOptions } from './nfc-handover.js';
 import { MDL_DOC_TYPE, ReaderSession } from './reader-session.js';
@@ -207,7 +214,8 @@ export class IsoReaderEngine implements ReaderEngine {
   bleReadRequest(char: string): Uint8Array {
     // Ident = HKDF(EDeviceKeyBytes, "BLEIdent") (ISO/IEC 18013-5 §8.3.3.1.1); spec §4.5: empty bytes for other reads.
     const session = this.#session;
-    if (this.#role === 'peripheral' && session !== undefined && sameUuid(char, ROLE_CHARACTERISTICS.peripheral.ident)) return session.ident.slice();
+    if (this.#role === 'peripheral' && session !== undefined && sameUuid(char, ROLE_CHARACTERISTICS.peripheral.ident))
+      return session.ident.slice();
     return new Uint8Array(0);
   }
 
@@ -223,10 +231,15 @@ export class IsoReaderEngine implements ReaderEngine {
     }
     if (value === BLE_STATE_END) {
       const errors = new Findings();
-      errors.add('session', 'the phone ended the BLE session (State 0x02) before sending a response: declined on the phone, or the wallet gave up');
+      errors.add(
+        'session',
+        'the phone ended the BLE session (State 0x02) before sending a response: declined on the phone, or the wallet gave up',
+      );
       return this.#finish(uncheckedOutcome(errors));
     }
-    return this.#failure(`invalid State value ${Buffer.from(data).toString('hex') || '(empty)'} (expected 01 or 02, ISO/IEC 18013-5 Table 13)`);
+    return this.#failure(
+      `invalid State value ${Buffer.from(data).toString('hex') || '(empty)'} (expected 01 or 02, ISO/IEC 18013-5 Table 13)`,
+    );
   }
 
   async #onChunk(chunk: Uint8Array): Promise<BleActions> {
@@ -234,7 +247,9 @@ export class IsoReaderEngine implements ReaderEngine {
     try {
       whole = this.#reassembler.push(chunk);
     } catch (error) {
-      return this.#failure(error instanceof BleFramingError ? `BLE framing: ${error.message} (ISO/IEC 18013-5 §8.3.3.1.1.6)` : message(error));
+      return this.#failure(
+        error instanceof BleFramingError ? `BLE framing: ${error.message} (ISO/IEC 18013-5 §8.3.3.1.1.6)` : message(error),
+      );
     }
     if (whole === undefined) return NOTHING;
     return this.#onSessionData(whole);
@@ -252,12 +267,17 @@ export class IsoReaderEngine implements ReaderEngine {
     const { data, status } = sessionData;
     const errors = new Findings();
     const warnings = new Findings();
-    if (status === SESSION_STATUS.sessionEncryptionError) errors.add('session', 'the wallet reported SessionData status 10 (session encryption error): it could not decrypt the request');
-    else if (status === SESSION_STATUS.cborDecodingError) errors.add('session', 'the wallet reported SessionData status 11 (CBOR decoding error): it could not decode the request');
+    if (status === SESSION_STATUS.sessionEncryptionError)
+      errors.add('session', 'the wallet reported SessionData status 10 (session encryption error): it could not decrypt the request');
+    else if (status === SESSION_STATUS.cborDecodingError)
+      errors.add('session', 'the wallet reported SessionData status 11 (CBOR decoding error): it could not decode the request');
     if (data === undefined) {
       if (status === undefined) return this.#failure('the phone sent SessionData with neither data nor status');
       if (status === SESSION_STATUS.sessionTermination) {
-        errors.add('session', 'the holder ended the session without a response (SessionData status 20): declined on the phone, or the wallet failed');
+        errors.add(
+          'session',
+          'the holder ended the session without a response (SessionData status 20): declined on the phone, or the wallet failed',
+        );
       } else if (!errors.has('session')) {
         errors.add('session', `the wallet ended the session with SessionData status ${status} and no response`);
       }

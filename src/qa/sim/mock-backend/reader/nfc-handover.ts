@@ -272,7 +272,8 @@ export class NfcHandoverDriver {
       const response = ok(yield cmd(readBinary(0, 2), nlenWhat, polls === 0 ? firstDelayMs : pollDelayMs), nlenWhat);
       nlen = parseNlenOf(response.data, nlenWhat);
       if (nlen > 0) break;
-      if (polls >= this.#emptyPolls) throw new HandoverError(`${what}: NLEN still 0 after ${polls + 1} reads (the phone never wrote its answer)`);
+      if (polls >= this.#emptyPolls)
+        throw new HandoverError(`${what}: NLEN still 0 after ${polls + 1} reads (the phone never wrote its answer)`);
     }
     if (nlen > cc.maxNdefFileSize - 2) {
       throw new HandoverError(`${what}: NLEN ${nlen} exceeds the NDEF file size ${cc.maxNdefFileSize} from the capability container`);
@@ -291,7 +292,8 @@ export class NfcHandoverDriver {
   }
 
   *#writeMessage(message: Uint8Array, chunk: number, maxMessage: number, what: string): Flow<void> {
-    if (message.length > maxMessage) throw new HandoverError(`${what} of ${message.length} bytes exceeds the tag's maximum of ${maxMessage}`);
+    if (message.length > maxMessage)
+      throw new HandoverError(`${what} of ${message.length} bytes exceeds the tag's maximum of ${maxMessage}`);
     for (const command of ndefWriteCommands(message, chunk)) {
       const writeWhat = `UPDATE BINARY ${what}`;
       ok(yield cmd(command, writeWhat), writeWhat);
@@ -315,7 +317,8 @@ function parseCc(data: Uint8Array): CapabilityContainer {
   } catch (error) {
     throw new HandoverError(message(error));
   }
-  if (cc.readAccess !== CcAccess.GRANTED) throw new HandoverError(`the NDEF file is not readable (CC read access 0x${cc.readAccess.toString(16)})`);
+  if (cc.readAccess !== CcAccess.GRANTED)
+    throw new HandoverError(`the NDEF file is not readable (CC read access 0x${cc.readAccess.toString(16)})`);
   return cc;
 }
 
@@ -327,7 +330,12 @@ function parseNlenOf(data: Uint8Array, what: string): number {
   }
 }
 
-function selected(kind: HandoverKind, handoverSelect: Uint8Array, handoverRequest: Uint8Array | null, readerBleUuid: string | undefined): HandoverResult {
+function selected(
+  kind: HandoverKind,
+  handoverSelect: Uint8Array,
+  handoverRequest: Uint8Array | null,
+  readerBleUuid: string | undefined,
+): HandoverResult {
   let parsed;
   try {
     parsed = parseHandoverSelect(handoverSelect);
@@ -336,7 +344,8 @@ function selected(kind: HandoverKind, handoverSelect: Uint8Array, handoverReques
     throw new HandoverError(`${what} is not a usable Handover Select: ${message(error)}`);
   }
   const ble = parsed.ble;
-  if (ble === undefined || ble.alternativeCarrier === undefined) throw new HandoverError(`${NO_USABLE_CARRIER}: ${unusableCarriers(parsed)}; the kiosk carries data over BLE only`);
+  if (ble === undefined || ble.alternativeCarrier === undefined)
+    throw new HandoverError(`${NO_USABLE_CARRIER}: ${unusableCarriers(parsed)}; the kiosk carries data over BLE only`);
   return { kind, handoverSelect, handoverRequest, deviceEngagement: parsed.deviceEngagement, ble, readerBleUuid };
 }
 

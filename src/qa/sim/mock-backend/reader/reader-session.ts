@@ -77,7 +77,12 @@ export class ReaderSession {
    * Builds the session from the DeviceEngagement (decoded with its bytes as received, `decodeDeviceEngagement`)
    * and the Handover.
    */
-  static establish(input: { deviceEngagement: DecodedDeviceEngagement; handover: Handover; docType: string; namespaces: RequestedNamespaces }): ReaderSession {
+  static establish(input: {
+    deviceEngagement: DecodedDeviceEngagement;
+    handover: Handover;
+    docType: string;
+    namespaces: RequestedNamespaces;
+  }): ReaderSession {
     const deviceEngagement = input.deviceEngagement;
     // decodeDeviceEngagement accepts P-256 EDeviceKeys only (cose-key.ts), so EReaderKey is on its curve.
     const eReader = generateP256KeyPair();

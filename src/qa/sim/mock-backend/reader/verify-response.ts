@@ -51,7 +51,12 @@ export interface VerifyResponseInput {
 }
 
 /** DeviceResponse status codes (ISO/IEC 18013-5 Table 8, as Multipaz's `Constants.kt` lists them). */
-const RESPONSE_STATUS: Readonly<Record<number, string>> = { 0: 'OK', 10: 'general error', 11: 'CBOR decoding error', 12: 'CBOR validation error' };
+const RESPONSE_STATUS: Readonly<Record<number, string>> = {
+  0: 'OK',
+  10: 'general error',
+  11: 'CBOR decoding error',
+  12: 'CBOR validation error',
+};
 const DIGESTS: Readonly<Record<string, string>> = { 'SHA-256': 'sha256', 'SHA-384': 'sha384', 'SHA-512': 'sha512' };
 const AGE_OVER = /^age_over_(\d{2})$/;
 
@@ -79,7 +84,8 @@ function categoryOf(check: VerificationAssessment): Category | undefined {
     case 'ISSUER_AUTH':
       return check.check.startsWith('The MSO must be valid at the time of verification') ? 'validity' : 'issuer_authentication';
     case 'DATA_INTEGRITY':
-      if (check.check.startsWith('The calculated digest for') || check.check.startsWith('Issuer Auth must include digests for namespace')) return undefined;
+      if (check.check.startsWith('The calculated digest for') || check.check.startsWith('Issuer Auth must include digests for namespace'))
+        return undefined;
       return 'data_integrity';
     case 'DOCUMENT_FORMAT':
       return check.check.startsWith('Device Response did') ? undefined : 'document';
@@ -184,12 +190,18 @@ function checkDisclosure(document: ParsedDocument, requested: RequestedNamespace
         continue;
       }
       const refused = document.elementErrors.find((e) => e.namespace === namespace && e.element === element);
-      warnings.add('request', `requested ${namespace}/${element} was not disclosed${refused === undefined ? '' : ` (document error code ${String(refused.code)})`}`);
+      warnings.add(
+        'request',
+        `requested ${namespace}/${element} was not disclosed${refused === undefined ? '' : ` (document error code ${String(refused.code)})`}`,
+      );
     }
   }
   for (const extra of pendingAgeSubstitutes) errors.add('request', `${extra.namespace}/${extra.element} was disclosed but not requested`);
   if (document.deviceNameSpaces.size > 0) {
-    warnings.add('document', `device-signed elements are ignored (only issuer-signed elements are reported): ${[...document.deviceNameSpaces.keys()].map(String).join(', ')}`);
+    warnings.add(
+      'document',
+      `device-signed elements are ignored (only issuer-signed elements are reported): ${[...document.deviceNameSpaces.keys()].map(String).join(', ')}`,
+    );
   }
   return { response };
 }
@@ -231,16 +243,25 @@ export async function verifyDeviceResponse(input: VerifyResponseInput): Promise<
     if (!errors.has('document')) errors.add('document', `the DeviceResponse contains no ${input.docType} document`);
     return uncheckedOutcome(errors, warnings, docTypes);
   }
-  if (matching.length > 1) errors.add('document', `${matching.length} ${input.docType} documents were returned; only the first is reported`);
+  if (matching.length > 1)
+    errors.add('document', `${matching.length} ${input.docType} documents were returned; only the first is reported`);
   if (!first.ok) {
     errors.add('document', `the ${input.docType} document cannot be read: ${first.error}`);
-    return { response: {}, doc_types: docTypes, issuer_authentication: 'Invalid', device_authentication: 'Invalid', errors: errors.toJson(), warnings: warnings.toJson() };
+    return {
+      response: {},
+      doc_types: docTypes,
+      issuer_authentication: 'Invalid',
+      device_authentication: 'Invalid',
+      errors: errors.toJson(),
+      warnings: warnings.toJson(),
+    };
   }
   const document = first.document;
   await runIssuerChecks(input, errors, warnings);
   checkDataIntegrity(document, errors);
   const device = verifyDeviceAuthentication({ document, transcript: input.transcript, eReaderPrivateKey: input.eReaderPrivateKey });
-  if (!device.valid) errors.add('device_authentication', `${device.method === 'none' ? 'device authentication' : device.method}: ${device.reason}`);
+  if (!device.valid)
+    errors.add('device_authentication', `${device.method === 'none' ? 'device authentication' : device.method}: ${device.reason}`);
   const { response } = checkDisclosure(document, input.requested, errors, warnings);
   return {
     response,

@@ -8,7 +8,17 @@ import { CENTRAL_CLIENT_MODE, PERIPHERAL_SERVER_MODE } from '../../../../../src/
 import type { BleActions, ReaderEngine } from '../../../../../src/qa/sim/mock-backend/engine.js';
 import { createIsoReaderEngineFactory, type IsoReaderEngineOptions } from '../../../../../src/qa/sim/mock-backend/reader/index.js';
 import type { BleModeWire, OutcomeWire } from '../../../../../src/qa/sim/mock-backend/wire.js';
-import { DAY, NS, PORTRAIT, TestPhone, createDocumentSigner, createIaca, issueMdl, type Credential, type PhoneOptions } from './test-phone.js';
+import {
+  DAY,
+  NS,
+  PORTRAIT,
+  TestPhone,
+  createDocumentSigner,
+  createIaca,
+  issueMdl,
+  type Credential,
+  type PhoneOptions,
+} from './test-phone.js';
 
 const REQUEST = { [NS]: ['family_name', 'given_name', 'birth_date', 'portrait', 'driving_privileges', 'age_over_21'] };
 const EXPECTED_RESPONSE = {
@@ -81,7 +91,8 @@ async function run(options: {
     if (actions.outcome !== undefined) return { outcome: actions.outcome, modes, phone, writes, engine };
     const event = events.shift();
     if (event === undefined) throw new Error('the flow stalled: nothing left to deliver');
-    actions = options.role === 'central' ? await engine.bleNotified(event.char, event.data) : await engine.bleWritten(event.char, event.data);
+    actions =
+      options.role === 'central' ? await engine.bleNotified(event.char, event.data) : await engine.bleWritten(event.char, event.data);
   }
   throw new Error('the flow did not end');
 }
@@ -137,7 +148,11 @@ describe('full verification per mode: Valid/Valid, no errors, exactly the reques
 
   it('NFC negotiated handover → peripheral (iPhone-like: central client mode, the HR UUID)', async () => {
     const hrUuid = '0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9';
-    const result = await run({ how: { kind: 'nfc', mode: 'negotiated' }, role: 'peripheral', engine: { nfc: { readerBleUuid: () => hrUuid } } });
+    const result = await run({
+      how: { kind: 'nfc', mode: 'negotiated' },
+      role: 'peripheral',
+      engine: { nfc: { readerBleUuid: () => hrUuid } },
+    });
     expectValid(result);
     expect(result.modes).toHaveLength(1);
     expect(result.modes[0]).toMatchObject({ role: 'peripheral', service_uuid: hrUuid });
@@ -158,7 +173,9 @@ describe('full verification per mode: Valid/Valid, no errors, exactly the reques
     const items = (itemsRequest as InstanceType<typeof EmbeddedCbor>).decode() as Map<string, unknown>;
     expect(items.get('docType')).toBe('org.iso.18013.5.1.mDL');
     const namespaces = items.get('nameSpaces') as Map<string, Map<string, boolean>>;
-    expect(Object.fromEntries([...(namespaces.get(NS) ?? new Map<string, boolean>())])).toEqual(Object.fromEntries(REQUEST[NS].map((e) => [e, false])));
+    expect(Object.fromEntries([...(namespaces.get(NS) ?? new Map<string, boolean>())])).toEqual(
+      Object.fromEntries(REQUEST[NS].map((e) => [e, false])),
+    );
   });
 });
 
@@ -167,7 +184,9 @@ describe('chunking', () => {
     for (const role of ['central', 'peripheral'] as const) {
       const result = await run({ how: { kind: 'qr' }, role, engine: { maxCharacteristicSize: size }, phone: { chunkSize: size } });
       expectValid(result);
-      const data = result.writes.filter((w) => w.char === (role === 'central' ? PERIPHERAL_SERVER_MODE.client2Server.uuid : CENTRAL_CLIENT_MODE.server2Client.uuid));
+      const data = result.writes.filter(
+        (w) => w.char === (role === 'central' ? PERIPHERAL_SERVER_MODE.client2Server.uuid : CENTRAL_CLIENT_MODE.server2Client.uuid),
+      );
       expect(data.every((w) => w.data.length <= size)).toBe(true);
       expect(data.slice(0, -1).every((w) => w.data.length === size && w.data[0] === 1)).toBe(true);
       expect(data.at(-1)?.data[0]).toBe(0);
@@ -195,7 +214,9 @@ describe('verification failures the user sees', () => {
     const outcome = result.outcome;
     expect(outcome?.issuer_authentication).toBe('Invalid');
     expect(outcome?.device_authentication).toBe('Valid');
-    expect(outcome?.errors).toEqual({ issuer_authentication: [expect.stringContaining('Issuer certificate must be valid: no trusted issuer found')] });
+    expect(outcome?.errors).toEqual({
+      issuer_authentication: [expect.stringContaining('Issuer certificate must be valid: no trusted issuer found')],
+    });
     expect(outcome?.response).toEqual(EXPECTED_RESPONSE);
   });
 
@@ -214,7 +235,11 @@ describe('verification failures the user sees', () => {
 
   it('expired credential: a validity error; the signatures stay Valid', async () => {
     const now = Date.now();
-    const expired = await issueMdl(signer, { signed: new Date(now - 10 * DAY), validFrom: new Date(now - 10 * DAY), validUntil: new Date(now - DAY) });
+    const expired = await issueMdl(signer, {
+      signed: new Date(now - 10 * DAY),
+      validFrom: new Date(now - 10 * DAY),
+      validUntil: new Date(now - DAY),
+    });
     const result = await run({ how: { kind: 'qr' }, role: 'central', credential: expired });
     const outcome = result.outcome;
     expect(outcome?.errors).toEqual({ validity: [expect.stringContaining('The MSO must be valid at the time of verification')] });
@@ -255,7 +280,9 @@ describe('verification failures the user sees', () => {
   it('age_over_NN substitution (the wallet answers age_over_20 with age_over_21) is a warning, not an error', async () => {
     const result = await run({ how: { kind: 'qr' }, role: 'central', namespaces: { [NS]: ['age_over_20'] }, phone: { unnarrowed: true } });
     expect(result.outcome?.errors).toEqual({});
-    expect(result.outcome?.warnings).toEqual({ request: ['requested org.iso.18013.5.1/age_over_20 was answered with age_over_21 (age_over_NN substitution)'] });
+    expect(result.outcome?.warnings).toEqual({
+      request: ['requested org.iso.18013.5.1/age_over_20 was answered with age_over_21 (age_over_NN substitution)'],
+    });
     expect(result.outcome?.response).toEqual({ [NS]: { age_over_21: true } });
   });
 });

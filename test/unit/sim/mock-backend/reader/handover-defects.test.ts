@@ -81,7 +81,13 @@ function run(tag: RawTag): Run {
 describe('defect 1: a Tp one byte short (isomdl holder) is tolerated', () => {
   it('the parser keeps the fields it can place, as isomdl reads them (WT = the byte after the comm mode)', () => {
     const sp = parseServiceParameterPayload(hex(ISOMDL_TP_PAYLOAD_HEX));
-    expect(sp).toEqual({ tnepVersion: 0x10, serviceName: 'urn:nfc:sn:handover', communicationMode: 0x00, minimumWaitingTime: 0x0f, maxWaitingTimeExtensions: 0xff });
+    expect(sp).toEqual({
+      tnepVersion: 0x10,
+      serviceName: 'urn:nfc:sn:handover',
+      communicationMode: 0x00,
+      minimumWaitingTime: 0x0f,
+      maxWaitingTimeExtensions: 0xff,
+    });
     expect(sp.maxNdefMessageSize).toBeUndefined();
     expect(findServiceParameter(parseNdefMessage(hex(ISOMDL_TP_MESSAGE_HEX)))?.serviceName).toBe('urn:nfc:sn:handover');
   });
@@ -102,7 +108,9 @@ describe('defect 1: a Tp one byte short (isomdl holder) is tolerated', () => {
     expect(toHex(trace.end.result.handoverSelect)).toBe(MULTIPAZ_NEGOTIATED_HS_HEX);
     // NLEN reads right after the Ts and HR writes wait t_wait(0x0F) = ceil(2^(15/4 − 1)) = 7 ms.
     expect(tWaitMs(0x0f)).toBe(7);
-    const afterWrites = trace.commands.flatMap((c, i) => (c === '00b0000002' && trace.commands[i - 1]?.startsWith('00d6') === true ? [trace.delays[i]] : []));
+    const afterWrites = trace.commands.flatMap((c, i) =>
+      c === '00b0000002' && trace.commands[i - 1]?.startsWith('00d6') === true ? [trace.delays[i]] : [],
+    );
     expect(afterWrites).toEqual([7, 7]);
   });
 });
@@ -115,19 +123,34 @@ const hsRecord = (carrierRefs: readonly string[]): ReturnType<typeof ndefRecord>
   ndefRecord(
     Tnf.WELL_KNOWN,
     RTD_HANDOVER_SELECT,
-    encodeHandoverPayload({ alternativeCarriers: carrierRefs.map((ref) => ({ carrierPowerState: 1, carrierDataReference: ref, auxiliaryDataReferences: ['mdoc'] })) }),
+    encodeHandoverPayload({
+      alternativeCarriers: carrierRefs.map((ref) => ({
+        carrierPowerState: 1,
+        carrierDataReference: ref,
+        auxiliaryDataReferences: ['mdoc'],
+      })),
+    }),
   );
 
 /** HS variants that select nothing the kiosk can carry. */
 const UNUSABLE: readonly { readonly name: string; readonly hs: Uint8Array; readonly why: RegExp }[] = [
   // What Multipaz's holder answers when its picker takes the NFC carrier: ac "nfc" + DE + NFC record.
-  { name: 'NFC only', hs: buildHandoverSelect({ deviceEngagement: de, nfc: MULTIPAZ_NFC_CARRIER }), why: /selects NFC \(iso\.org:18013:nfc\) only/ },
+  {
+    name: 'NFC only',
+    hs: buildHandoverSelect({ deviceEngagement: de, nfc: MULTIPAZ_NFC_CARRIER }),
+    why: /selects NFC \(iso\.org:18013:nfc\) only/,
+  },
   // CH 1.5: an Hs payload of the version byte alone selects no carrier (the virtual phone's "nothing in common").
   { name: 'no carrier', hs: encodeNdefMessage([hsRecord([]), deviceEngagementRecord(de)]), why: /selects no carrier/ },
   // An ac for NFC with a stray, unselected BLE record: BLE was not selected, so it must not be used.
   {
     name: 'NFC selected, BLE record present but not selected',
-    hs: encodeNdefMessage([hsRecord(['nfc']), deviceEngagementRecord(de), bleCarrierRecord({ leRole: LeRole.PERIPHERAL_ONLY, uuid: MULTIPAZ_BLE_UUID }), nfcCarrierRecord(MULTIPAZ_NFC_CARRIER)]),
+    hs: encodeNdefMessage([
+      hsRecord(['nfc']),
+      deviceEngagementRecord(de),
+      bleCarrierRecord({ leRole: LeRole.PERIPHERAL_ONLY, uuid: MULTIPAZ_BLE_UUID }),
+      nfcCarrierRecord(MULTIPAZ_NFC_CARRIER),
+    ]),
     why: /selects NFC \(iso\.org:18013:nfc\) only/,
   },
 ];
@@ -184,7 +207,9 @@ async function openSession(): Promise<{ next: () => Promise<Message>; step: (op:
   });
   const created = await fetch(`${backend.url}/sessions`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
   const session = (await created.json()) as { id: string; client_secret: string };
-  const ws = new WebSocket(`${backend.url.replace('http', 'ws')}/sessions/${session.id}/mdoc-proximity/ws?token=${encodeURIComponent(session.client_secret)}`);
+  const ws = new WebSocket(
+    `${backend.url.replace('http', 'ws')}/sessions/${session.id}/mdoc-proximity/ws?token=${encodeURIComponent(session.client_secret)}`,
+  );
   sockets.push(ws);
   const inbox: Message[] = [];
   const waiters: ((m: Message) => void)[] = [];

@@ -65,7 +65,9 @@ async function open(): Promise<{ kiosk: Kiosk; id: string; url: string }> {
   });
   const created = await fetch(`${backend.url}/sessions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` } });
   const session = (await created.json()) as { id: string; client_secret: string };
-  const ws = new WebSocket(`${backend.url.replace('http', 'ws')}/sessions/${session.id}/mdoc-proximity/ws?token=${encodeURIComponent(session.client_secret)}`);
+  const ws = new WebSocket(
+    `${backend.url.replace('http', 'ws')}/sessions/${session.id}/mdoc-proximity/ws?token=${encodeURIComponent(session.client_secret)}`,
+  );
   sockets.push(ws);
   await new Promise((resolve, reject) => {
     ws.once('open', resolve);
@@ -75,10 +77,15 @@ async function open(): Promise<{ kiosk: Kiosk; id: string; url: string }> {
 }
 
 /** The kiosk's BLE relay (spec §4.5) until `complete`; returns the outcome and every ble_write. */
-async function relayBle(kiosk: Kiosk, phone: TestPhone, mode: BleModeWire): Promise<{ outcome: OutcomeWire; writes: { char: string; data: Uint8Array }[] }> {
+async function relayBle(
+  kiosk: Kiosk,
+  phone: TestPhone,
+  mode: BleModeWire,
+): Promise<{ outcome: OutcomeWire; writes: { char: string; data: Uint8Array }[] }> {
   const writes: { char: string; data: Uint8Array }[] = [];
   const forward = (events: PhoneEvent[]): void => {
-    for (const event of events) kiosk.step(mode.role === 'central' ? 'ble_notified' : 'ble_written', { char: event.char.toUpperCase(), data: b64(event.data) });
+    for (const event of events)
+      kiosk.step(mode.role === 'central' ? 'ble_notified' : 'ble_written', { char: event.char.toUpperCase(), data: b64(event.data) });
   };
   kiosk.step('ble_connected', { role: mode.role });
   if (mode.role === 'peripheral') {
@@ -99,7 +106,9 @@ async function relayBle(kiosk: Kiosk, phone: TestPhone, mode: BleModeWire): Prom
 }
 
 const EXPECTED: OutcomeWire = {
-  response: { [NS]: { family_name: 'Doe', birth_date: '1990-04-12', portrait: Buffer.from(PORTRAIT).toString('base64'), age_over_21: true } },
+  response: {
+    [NS]: { family_name: 'Doe', birth_date: '1990-04-12', portrait: Buffer.from(PORTRAIT).toString('base64'), age_over_21: true },
+  },
   doc_types: ['org.iso.18013.5.1.mDL'],
   issuer_authentication: 'Valid',
   device_authentication: 'Valid',

@@ -16,7 +16,16 @@ describe('toJsonValue', () => {
       ]),
       new Map<string, unknown>([
         ['vehicle_category_code', 'B'],
-        ['codes', [new Map<string, unknown>([['code', 'S01'], ['sign', '<='], ['value', '3500']])]],
+        [
+          'codes',
+          [
+            new Map<string, unknown>([
+              ['code', 'S01'],
+              ['sign', '<='],
+              ['value', '3500'],
+            ]),
+          ],
+        ],
       ]),
     ]);
     expect(toJsonValue(cborDecode(encoded))).toEqual([
@@ -59,7 +68,15 @@ describe('toJsonValue', () => {
   });
 
   it('the result survives a JSON round trip unchanged', () => {
-    const value = cborDecode(cborEncode(new Map<string, unknown>([['portrait', Uint8Array.of(1, 2, 3)], ['birth_date', fullDate('2000-01-01')], ['n', 12n ** 20n]])));
+    const value = cborDecode(
+      cborEncode(
+        new Map<string, unknown>([
+          ['portrait', Uint8Array.of(1, 2, 3)],
+          ['birth_date', fullDate('2000-01-01')],
+          ['n', 12n ** 20n],
+        ]),
+      ),
+    );
     const json = toJsonValue(value);
     expect(JSON.parse(JSON.stringify(json))).toEqual(json);
   });

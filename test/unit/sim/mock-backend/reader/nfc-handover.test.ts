@@ -23,8 +23,19 @@ import {
 import { bytesEqual } from '../../../../../src/qa/sim/iso/cbor.js';
 import { LeRole, buildHandoverRequest, buildHandoverSelect, parseHandoverRequest } from '../../../../../src/qa/sim/iso/handover.js';
 import { Tnf, findRecord, parseNdefMessage } from '../../../../../src/qa/sim/iso/ndef.js';
-import { APPLE_WALLET_SERVICE_PARAMETER, MULTIPAZ_SERVICE_PARAMETER, buildServiceParameterMessage, buildTnepStatusMessage, type ServiceParameter } from '../../../../../src/qa/sim/iso/tnep.js';
-import { NfcHandoverDriver, type HandoverResult, type HandoverStep, type NfcHandoverOptions } from '../../../../../src/qa/sim/mock-backend/reader/nfc-handover.js';
+import {
+  APPLE_WALLET_SERVICE_PARAMETER,
+  MULTIPAZ_SERVICE_PARAMETER,
+  buildServiceParameterMessage,
+  buildTnepStatusMessage,
+  type ServiceParameter,
+} from '../../../../../src/qa/sim/iso/tnep.js';
+import {
+  NfcHandoverDriver,
+  type HandoverResult,
+  type HandoverStep,
+  type NfcHandoverOptions,
+} from '../../../../../src/qa/sim/mock-backend/reader/nfc-handover.js';
 import {
   APPLE_HS_DE_OFFSET,
   APPLE_HS_HEX,
@@ -40,7 +51,8 @@ import {
   type Exchange,
 } from '../../iso/nfc-fixtures.js';
 
-const driver = (options: NfcHandoverOptions = {}): NfcHandoverDriver => new NfcHandoverDriver({ readerBleUuid: () => MULTIPAZ_BLE_UUID, ...options });
+const driver = (options: NfcHandoverOptions = {}): NfcHandoverDriver =>
+  new NfcHandoverDriver({ readerBleUuid: () => MULTIPAZ_BLE_UUID, ...options });
 
 interface Trace {
   readonly commands: string[];
@@ -64,20 +76,23 @@ function drive(d: NfcHandoverDriver, answer: (command: Uint8Array, index: number
 /** Our HR offers BLE only (issue 13), so the HR write of the Multipaz negotiated transcript is ours, not Multipaz's. */
 const OUR_HR_HEX = toHex(buildHandoverRequest({ ble: { leRole: LeRole.BOTH_CENTRAL_PREFERRED, uuid: MULTIPAZ_BLE_UUID } }));
 const HR_WRITE_INDEX = 9;
-const ourHrWrite = (): string => toHex(Uint8Array.of(0x00, 0xd6, 0x00, 0x00, OUR_HR_HEX.length / 2 + 2, 0x00, OUR_HR_HEX.length / 2)) + OUR_HR_HEX;
+const ourHrWrite = (): string =>
+  toHex(Uint8Array.of(0x00, 0xd6, 0x00, 0x00, OUR_HR_HEX.length / 2 + 2, 0x00, OUR_HR_HEX.length / 2)) + OUR_HR_HEX;
 
 function replay(transcript: readonly Exchange[], options: NfcHandoverOptions = {}): Trace {
   return drive(driver(options), (command, index) => {
     const exchange = transcript[index];
     if (exchange === undefined) throw new Error(`the driver sent command ${index} beyond the transcript`);
-    const expected = transcript === MULTIPAZ_NEGOTIATED_TRANSCRIPT && index === HR_WRITE_INDEX ? ourHrWrite() : exchange.command.toLowerCase();
+    const expected =
+      transcript === MULTIPAZ_NEGOTIATED_TRANSCRIPT && index === HR_WRITE_INDEX ? ourHrWrite() : exchange.command.toLowerCase();
     expect(toHex(command), `command ${index}`).toBe(expected);
     return hex(exchange.response);
   });
 }
 
 function done(trace: Trace): HandoverResult {
-  if (trace.end.kind !== 'done') throw new Error(`handover did not finish: ${trace.end.kind === 'failed' ? trace.end.reason : 'still running'}`);
+  if (trace.end.kind !== 'done')
+    throw new Error(`handover did not finish: ${trace.end.kind === 'failed' ? trace.end.reason : 'still running'}`);
   return trace.end.result;
 }
 
@@ -96,7 +111,11 @@ describe('the Multipaz transcripts, byte-exact', () => {
     expect(toHex(result.handoverSelect)).toBe(MULTIPAZ_STATIC_HS_HEX);
     expect(result.handoverRequest).toBeNull();
     expect(toHex(result.deviceEngagement)).toBe(MULTIPAZ_DEVICE_ENGAGEMENT_HEX);
-    expect(result.ble).toMatchObject({ leRole: LeRole.BOTH_CENTRAL_PREFERRED, uuid: MULTIPAZ_BLE_UUID, modes: { peripheralServer: true, centralClient: true } });
+    expect(result.ble).toMatchObject({
+      leRole: LeRole.BOTH_CENTRAL_PREFERRED,
+      uuid: MULTIPAZ_BLE_UUID,
+      modes: { peripheralServer: true, centralClient: true },
+    });
     expect(result.readerBleUuid).toBeUndefined();
   });
 
@@ -175,7 +194,8 @@ function tag(options: TagOptions): Tag {
         selected = command.fileId === FILE_ID_CAPABILITY_CONTAINER ? 'cc' : 'ndef';
         return encodeResponseApdu(responseOk());
       case 'readBinary': {
-        if (selected === 'cc') return encodeResponseApdu(responseOk(encodeCapabilityContainer(cc).slice(command.offset, command.offset + command.length)));
+        if (selected === 'cc')
+          return encodeResponseApdu(responseOk(encodeCapabilityContainer(cc).slice(command.offset, command.offset + command.length)));
         if (command.offset === 0 && notReady > 0) {
           notReady--;
           return encodeResponseApdu(responseOk(Uint8Array.of(0, 0)));
@@ -192,7 +212,8 @@ function tag(options: TagOptions): Tag {
         if (nlen > 0 && file.length >= 2 + nlen) {
           const message = file.slice(2, 2 + nlen);
           received.push(message);
-          if (findRecord(parseNdefMessage(message), Tnf.WELL_KNOWN, 'Ts') !== undefined) file = withNlen(buildTnepStatusMessage(options.teStatus ?? 0));
+          if (findRecord(parseNdefMessage(message), Tnf.WELL_KNOWN, 'Ts') !== undefined)
+            file = withNlen(buildTnepStatusMessage(options.teStatus ?? 0));
           else {
             file = withNlen(options.hs);
             notReady = options.hsNotReadyReads ?? 0;
@@ -254,7 +275,9 @@ describe('failure responses', () => {
     expect(trace.delays.slice(0, 4)).toEqual([0, 50, 50, 0]);
 
     const never = drive(driver({ lockedPolls: 3 }), () => hex('6A82'));
-    expect(failed(never)).toBe('NFC handover: SELECT NDEF application (D2760000850101) still answered 6a82 after 4 attempts: the phone is locked or has no mdoc engagement');
+    expect(failed(never)).toBe(
+      'NFC handover: SELECT NDEF application (D2760000850101) still answered 6a82 after 4 attempts: the phone is locked or has no mdoc engagement',
+    );
   });
 
   it('status words other than 9000 fail with the command and the status word', () => {
@@ -281,13 +304,19 @@ describe('failure responses', () => {
 
   it('TNEP status other than 00, a static message that is no HS, a short read, a 1-byte response', () => {
     const negotiated = tag({ tp: MULTIPAZ_SERVICE_PARAMETER, hs: hex(MULTIPAZ_NEGOTIATED_HS_HEX), teStatus: 0x02 });
-    expect(failed(drive(driver(), (c, i) => negotiated.answer(c, i)))).toBe('NFC handover: TNEP status 0x02: the phone refused the handover service');
+    expect(failed(drive(driver(), (c, i) => negotiated.answer(c, i)))).toBe(
+      'NFC handover: TNEP status 0x02: the phone refused the handover service',
+    );
 
     const notHs = tag({ hs: buildTnepStatusMessage(0) });
-    expect(failed(drive(driver(), (c, i) => notHs.answer(c, i)))).toMatch(/^NFC handover: the NDEF message \(no Tp record, so static handover\) is not a usable Handover Select: NDEF message has no Handover Select/);
+    expect(failed(drive(driver(), (c, i) => notHs.answer(c, i)))).toMatch(
+      /^NFC handover: the NDEF message \(no Tp record, so static handover\) is not a usable Handover Select: NDEF message has no Handover Select/,
+    );
 
     const short = tag({ hs: staticHs, override: (i) => (i === 5 ? hex('00112233' + '9000') : undefined) });
-    expect(failed(drive(driver(), (c, i) => short.answer(c, i)))).toBe('NFC handover: READ BINARY initial NDEF message at offset 0: expected 254 bytes, got 4');
+    expect(failed(drive(driver(), (c, i) => short.answer(c, i)))).toBe(
+      'NFC handover: READ BINARY initial NDEF message at offset 0: expected 254 bytes, got 4',
+    );
 
     expect(failed(drive(driver(), () => Uint8Array.of(0x90)))).toMatch(/SELECT NDEF application .*needs at least the 2 status bytes/);
   });
@@ -314,9 +343,15 @@ describe('failure responses', () => {
 describe('HS variants the driver accepts', () => {
   it('a negotiated HS choosing peripheral server mode carries its own UUID', () => {
     const de = hex(MULTIPAZ_DEVICE_ENGAGEMENT_HEX);
-    const hs = buildHandoverSelect({ deviceEngagement: de, ble: { leRole: LeRole.PERIPHERAL_ONLY, uuid: '11111111-2222-4333-8444-555555555555' } });
+    const hs = buildHandoverSelect({
+      deviceEngagement: de,
+      ble: { leRole: LeRole.PERIPHERAL_ONLY, uuid: '11111111-2222-4333-8444-555555555555' },
+    });
     const t = tag({ tp: MULTIPAZ_SERVICE_PARAMETER, hs });
     const result = done(drive(driver(), (c, i) => t.answer(c, i)));
-    expect(result.ble).toMatchObject({ uuid: '11111111-2222-4333-8444-555555555555', modes: { peripheralServer: true, centralClient: false } });
+    expect(result.ble).toMatchObject({
+      uuid: '11111111-2222-4333-8444-555555555555',
+      modes: { peripheralServer: true, centralClient: false },
+    });
   });
 });

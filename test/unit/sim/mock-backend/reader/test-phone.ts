@@ -50,13 +50,25 @@ import { encodeRawArray, encodeRawMap, rawArrayItems, rawMapEntries, requireRawM
 import { encodeCoseKey, generateP256KeyPair, toEs256Jwk, type P256KeyPair } from '../../../../../src/qa/sim/iso/cose-key.js';
 import { decodeDeviceEngagement, deviceEngagementToQr, encodeDeviceEngagement } from '../../../../../src/qa/sim/iso/device-engagement.js';
 import { createDeviceMac, readDeviceSigned } from '../../../../../src/qa/sim/iso/device-mac.js';
-import { LeRole, MULTIPAZ_NFC_CARRIER, buildHandoverSelect, mdocModesToLeRole, parseHandoverRequest } from '../../../../../src/qa/sim/iso/handover.js';
+import {
+  LeRole,
+  MULTIPAZ_NFC_CARRIER,
+  buildHandoverSelect,
+  mdocModesToLeRole,
+  parseHandoverRequest,
+} from '../../../../../src/qa/sim/iso/handover.js';
 import { createNodeMdocContext } from '../../../../../src/qa/sim/iso/mdoc-context.js';
 import { Tnf, findRecord, parseNdefMessage } from '../../../../../src/qa/sim/iso/ndef.js';
 import { SessionEncryption, bleIdent, deriveEMacKey } from '../../../../../src/qa/sim/iso/session-crypto.js';
 import { decodeSessionEstablishment, encodeSessionData } from '../../../../../src/qa/sim/iso/session-messages.js';
 import { buildSessionTranscript, type Handover, type SessionTranscript } from '../../../../../src/qa/sim/iso/session-transcript.js';
-import { MULTIPAZ_SERVICE_PARAMETER, buildServiceParameterMessage, buildTnepStatusMessage, parseServiceSelectMessage, type ServiceParameter } from '../../../../../src/qa/sim/iso/tnep.js';
+import {
+  MULTIPAZ_SERVICE_PARAMETER,
+  buildServiceParameterMessage,
+  buildTnepStatusMessage,
+  parseServiceSelectMessage,
+  type ServiceParameter,
+} from '../../../../../src/qa/sim/iso/tnep.js';
 
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
 
@@ -122,7 +134,10 @@ export async function createDocumentSigner(iaca: Iaca, issuerName = 'C=US, CN=Te
     webcrypto,
   );
   const jwk = await subtle.exportKey('jwk', keys.privateKey);
-  return { der: new Uint8Array(cert.rawData), signingKey: CoseKey.fromJwk({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y, d: jwk.d, alg: 'ES256' }) };
+  return {
+    der: new Uint8Array(cert.rawData),
+    signingKey: CoseKey.fromJwk({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y, d: jwk.d, alg: 'ES256' }),
+  };
 }
 
 /** A small portrait: fixed bytes, long enough to spread the response over many BLE chunks. */
@@ -133,7 +148,10 @@ export interface Credential {
   readonly deviceKey: P256KeyPair;
 }
 
-export async function issueMdl(signer: DocumentSigner, validity: { signed?: Date; validFrom?: Date; validUntil?: Date } = {}): Promise<Credential> {
+export async function issueMdl(
+  signer: DocumentSigner,
+  validity: { signed?: Date; validFrom?: Date; validUntil?: Date } = {},
+): Promise<Credential> {
   const now = new Date();
   const deviceKey = generateP256KeyPair();
   const issuerSigned = await new Issuer(MDL, ctx)
@@ -258,7 +276,10 @@ export class TestPhone {
     if (mode === 'static') {
       const hs = buildHandoverSelect({
         deviceEngagement: this.deviceEngagement,
-        ble: { leRole: mdocModesToLeRole({ peripheralServer: this.peripheralServer, centralClient: this.centralClient }, 'mdoc'), uuid: this.uuid },
+        ble: {
+          leRole: mdocModesToLeRole({ peripheralServer: this.peripheralServer, centralClient: this.centralClient }, 'mdoc'),
+          uuid: this.uuid,
+        },
         nfc: MULTIPAZ_NFC_CARRIER,
       });
       this.handover = { type: 'nfc', handoverSelect: hs, handoverRequest: null };
@@ -276,7 +297,8 @@ export class TestPhone {
           response = this.selected === 'app' ? responseOk() : responseStatus(Sw.FILE_NOT_FOUND);
           break;
         case 'selectFile':
-          this.selected = command.fileId === FILE_ID_CAPABILITY_CONTAINER ? 'cc' : command.fileId === cc.ndefFileId ? 'ndef' : this.selected;
+          this.selected =
+            command.fileId === FILE_ID_CAPABILITY_CONTAINER ? 'cc' : command.fileId === cc.ndefFileId ? 'ndef' : this.selected;
           response = responseOk();
           break;
         case 'readBinary': {
@@ -354,7 +376,11 @@ export class TestPhone {
 
   private async answer(sessionEstablishment: Uint8Array): Promise<Uint8Array> {
     const se = decodeSessionEstablishment(sessionEstablishment);
-    const transcript = buildSessionTranscript({ deviceEngagement: this.deviceEngagement, eReaderKeyBytes: se.eReaderKeyBytes, handover: this.handover });
+    const transcript = buildSessionTranscript({
+      deviceEngagement: this.deviceEngagement,
+      eReaderKeyBytes: se.eReaderKeyBytes,
+      handover: this.handover,
+    });
     const encryption = SessionEncryption.forDevice({
       eDevicePrivateKey: this.eDevice.privateKey,
       eReaderPublicKey: se.eReaderKey,
@@ -380,7 +406,11 @@ export class TestPhone {
     return encodeSessionData({ data: encryption.encrypt(response), status: 20 });
   }
 
-  private async deviceResponse(requestBytes: Uint8Array, transcript: SessionTranscript, eReaderKey: ReturnType<typeof decodeSessionEstablishment>['eReaderKey']): Promise<Uint8Array> {
+  private async deviceResponse(
+    requestBytes: Uint8Array,
+    transcript: SessionTranscript,
+    eReaderKey: ReturnType<typeof decodeSessionEstablishment>['eReaderKey'],
+  ): Promise<Uint8Array> {
     const request = DeviceRequest.decode(requestBytes);
     const { issuerSigned, deviceKey } = this.options.credential;
     const held = new Set((issuerSigned.getIssuerNamespace(NS) ?? []).map((item) => item.elementIdentifier));
@@ -394,7 +424,9 @@ export class TestPhone {
       }
     }
     for (const extra of this.options.extraElements ?? []) (namespaces[NS] ??= {})[extra] = false;
-    const narrowed = DeviceRequest.create({ docRequests: [DocRequest.create({ itemsRequest: ItemsRequest.create({ docType: MDL, namespaces }) })] });
+    const narrowed = DeviceRequest.create({
+      docRequests: [DocRequest.create({ itemsRequest: ItemsRequest.create({ docType: MDL, namespaces }) })],
+    });
     const response = await Holder.createDeviceResponseForDeviceRequest(
       {
         deviceRequest: narrowed,
@@ -408,11 +440,20 @@ export class TestPhone {
     const auth = this.options.auth ?? 'signature';
     if (auth === 'signature') return bytes;
     // deviceMac with the toolkit (ISO/IEC 18013-5 §9.1.3.5); @owf/mdoc 0.6.0 writes a wrong Mac0 header.
-    const eMacKey = deriveEMacKey({ privateKey: deviceKey.privateKey, publicKey: eReaderKey, sessionTranscriptBytes: transcript.taggedBytes });
+    const eMacKey = deriveEMacKey({
+      privateKey: deviceKey.privateKey,
+      publicKey: eReaderKey,
+      sessionTranscriptBytes: transcript.taggedBytes,
+    });
     if (auth === 'wrongMac') eMacKey[0] = (eMacKey[0] ?? 0) ^ 0x01;
     const [document] = readDeviceSigned(bytes);
     if (document === undefined) throw new Error('no document');
-    const mac = createDeviceMac({ sessionTranscript: transcript.bytes, docType: MDL, deviceNameSpacesBytes: document.deviceNameSpacesBytes, eMacKey });
+    const mac = createDeviceMac({
+      sessionTranscript: transcript.bytes,
+      docType: MDL,
+      deviceNameSpacesBytes: document.deviceNameSpacesBytes,
+      eMacKey,
+    });
     return replaceDeviceAuth(bytes, encodeRawMap([[cborEncode('deviceMac'), mac]]));
   }
 }
@@ -433,7 +474,8 @@ function replaceDeviceAuth(response: Uint8Array, deviceAuth: Uint8Array): Uint8A
 export function replaceOnce(bytes: Uint8Array, from: Uint8Array, to: Uint8Array): Uint8Array {
   const haystack = Buffer.from(bytes);
   const at = haystack.indexOf(Buffer.from(from));
-  if (at < 0 || haystack.indexOf(Buffer.from(from), at + 1) >= 0 || from.length !== to.length) throw new Error('replaceOnce: pattern must occur exactly once');
+  if (at < 0 || haystack.indexOf(Buffer.from(from), at + 1) >= 0 || from.length !== to.length)
+    throw new Error('replaceOnce: pattern must occur exactly once');
   const out = Uint8Array.from(bytes);
   out.set(to, at);
   return out;

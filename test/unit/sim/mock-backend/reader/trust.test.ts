@@ -13,7 +13,11 @@ const first = await createIaca('C=US, CN=First IACA');
 const second = await createIaca('C=UT, CN=Second IACA');
 
 const pem = (der: Uint8Array): string =>
-  `-----BEGIN CERTIFICATE-----\n${(Buffer.from(der).toString('base64').match(/.{1,64}/g) ?? []).join('\n')}\n-----END CERTIFICATE-----\n`;
+  `-----BEGIN CERTIFICATE-----\n${(
+    Buffer.from(der)
+      .toString('base64')
+      .match(/.{1,64}/g) ?? []
+  ).join('\n')}\n-----END CERTIFICATE-----\n`;
 
 const dirs: string[] = [];
 function directory(files: Record<string, string | Uint8Array>): string {
@@ -29,7 +33,11 @@ afterEach(() => {
 
 describe('loadTrustDirectory', () => {
   it('reads PEM, a PEM bundle and DER, in file-name order', () => {
-    const dir = directory({ 'a.pem': pem(first.der), 'b-bundle.crt': `# two roots\n${pem(second.der)}${pem(first.der)}`, 'c.der': first.der });
+    const dir = directory({
+      'a.pem': pem(first.der),
+      'b-bundle.crt': `# two roots\n${pem(second.der)}${pem(first.der)}`,
+      'c.der': first.der,
+    });
     expect(loadTrustDirectory(dir)).toEqual([first.der, second.der, first.der, first.der]);
   });
 
@@ -58,7 +66,9 @@ describe('loadTrustDirectory', () => {
   it('an unreadable entry, a missing directory and an empty one are errors', () => {
     const dir = directory({ 'iaca.pem': pem(first.der) });
     symlinkSync(join(dir, 'gone.pem'), join(dir, 'dangling.pem'));
-    expect(() => loadTrustDirectory(dir)).toThrow(new RegExp(`cannot read ${join(dir, 'dangling.pem').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    expect(() => loadTrustDirectory(dir)).toThrow(
+      new RegExp(`cannot read ${join(dir, 'dangling.pem').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+    );
     expect(() => loadTrustDirectory(join(dir, 'missing'))).toThrow(/cannot read the trust directory/);
     expect(() => loadTrustDirectory(directory({}))).toThrow(/holds no certificate/);
   });
