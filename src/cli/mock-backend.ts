@@ -19,6 +19,7 @@ import {
   qaTrustDir,
   startMockBackend,
 } from '../qa/index.js';
+import { errorText } from '../common/error-text.js';
 
 const USAGE = `Usage: npm run mock-backend -- [options]
 
@@ -87,7 +88,7 @@ async function main(): Promise<void> {
       allowPositionals: false,
     }).values;
   } catch (e) {
-    fail(`${(e as Error).message}\n\n${USAGE}`);
+    fail(`${errorText(e)}\n\n${USAGE}`);
   }
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
@@ -107,7 +108,7 @@ async function main(): Promise<void> {
   try {
     trusted = loadTrustDirectory(trustDir);
   } catch (e) {
-    fail((e as Error).message);
+    fail(errorText(e));
   }
 
   const faults: FaultPlanInput = {
@@ -157,7 +158,7 @@ async function main(): Promise<void> {
     });
   } catch (e) {
     if (e instanceof ZodError) fail(`invalid fault: ${e.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-    fail((e as Error).message);
+    fail(errorText(e));
   }
   process.stdout.write(`${backend.url}\n`);
   const stop = (): void => {
@@ -167,4 +168,4 @@ async function main(): Promise<void> {
   process.once('SIGTERM', stop);
 }
 
-main().catch((e: unknown) => fail(e instanceof Error ? e.message : String(e)));
+main().catch((e: unknown) => fail(errorText(e)));

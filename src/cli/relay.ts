@@ -54,6 +54,7 @@ import { createLogger } from '../platform/log.js';
 import { availableProfiles } from '../kiosk/profiles.js';
 import { PROMPT_TEXT, resultText, verdictExitCode, worstExitCode } from './relay-output.js';
 import { escapePeerText } from '../common/peer-text.js';
+import { errorText } from '../common/error-text.js';
 
 const DEFAULT_TIMEOUT_S = 300;
 
@@ -124,7 +125,7 @@ function parse(): ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict:
   try {
     return parseArgs({ options: OPTIONS, strict: true, allowPositionals: false }).values;
   } catch (e) {
-    fail(`${(e as Error).message}\n\n${USAGE}`);
+    fail(`${errorText(e)}\n\n${USAGE}`);
   }
 }
 
@@ -217,7 +218,7 @@ function hciStacksIn(dir: string): HciStacks {
 /** The customer's phone on a real reader through vpcd; failures are reported, never thrown. */
 function vpcdHands(rig: CounterRig, card: VpcdCard): CustomerHands {
   let last: VirtualNfcTag | undefined;
-  const report = (what: string) => (e: unknown) => process.stderr.write(`[relay] vpcd ${what} failed: ${(e as Error).message}\n`);
+  const report = (what: string) => (e: unknown) => process.stderr.write(`[relay] vpcd ${what} failed: ${errorText(e)}\n`);
   return {
     showQr: () => rig.showQr(),
     tap: () => {
@@ -397,7 +398,7 @@ async function main(): Promise<number> {
   try {
     linkAddress = args['radio-link'] === undefined ? undefined : parseHostPort(args['radio-link']);
   } catch (e) {
-    fail(`--radio-link: ${(e as Error).message}`);
+    fail(`--radio-link: ${errorText(e)}`);
   }
   if (args['ble-process'] !== undefined && bleKind !== 'noble') fail('--ble-process goes with --ble noble');
   oneOf('ble-process', args['ble-process'], ['separate', 'inline'], 'separate');
@@ -409,7 +410,7 @@ async function main(): Promise<number> {
   try {
     vpcdAddress = args.vpcd === undefined ? undefined : parseHostPort(args.vpcd);
   } catch (e) {
-    fail(`--vpcd: ${(e as Error).message}`);
+    fail(`--vpcd: ${errorText(e)}`);
   }
 
   let config: KioskConfig;
@@ -458,7 +459,7 @@ async function main(): Promise<number> {
       try {
         pcsc = createPcscReader(config, log);
       } catch (e) {
-        fail((e as Error).message);
+        fail(errorText(e));
       }
     }
     if (args.qr?.length || args['qr-stdin'])
@@ -526,7 +527,7 @@ async function main(): Promise<number> {
             ? await radioProcessOverRadioLink(linkAddress, kioskBleRoles(args), log.child({ component: 'ble' }))
             : await bleOverRadioLink(linkAddress, kioskBleRoles(args), log.child({ component: 'ble' }));
       } catch (e) {
-        fail(`--radio-link: ${(e as Error).message}`);
+        fail(`--radio-link: ${errorText(e)}`);
       }
     } else {
       ble = {
@@ -567,7 +568,7 @@ async function main(): Promise<number> {
   try {
     kiosk = createKiosk(config, devices, log);
   } catch (e) {
-    fail((e as Error).message);
+    fail(errorText(e));
   }
 
   // ---------------------------------------------------------------- run
@@ -644,7 +645,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (e: unknown) => {
-    process.stderr.write(`relay: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.stderr.write(`relay: ${errorText(e)}\n`);
     process.exit(2);
   },
 );

@@ -33,6 +33,7 @@ import {
   type VpcdCardEvent,
   type VpcdReaderAddress,
 } from '../qa/index.js';
+import { errorText } from '../common/error-text.js';
 
 const DEFAULT_AWAY_MS = 600;
 
@@ -98,7 +99,7 @@ function parse(): ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict:
   try {
     return parseArgs({ options: OPTIONS, strict: true, allowPositionals: false }).values;
   } catch (e) {
-    fail(`${(e as Error).message}\n\n${USAGE}`);
+    fail(`${errorText(e)}\n\n${USAGE}`);
   }
 }
 
@@ -180,7 +181,7 @@ async function main(): Promise<number> {
   try {
     link = linkPort === undefined ? undefined : await RadioLinkServer.start({ radio, port: linkPort });
   } catch (e) {
-    fail(`--radio-link: ${e instanceof Error ? e.message : String(e)}`);
+    fail(`--radio-link: ${errorText(e)}`);
   }
   if (link) out(`radio link on 127.0.0.1:${link.port}: npm run relay -- --ble noble --radio-link 127.0.0.1:${link.port} …`);
 
@@ -281,7 +282,7 @@ async function main(): Promise<number> {
     try {
       await command(arg);
     } catch (e) {
-      if (!isStopping()) out(`${name} failed: ${e instanceof Error ? e.message : String(e)}`);
+      if (!isStopping()) out(`${name} failed: ${errorText(e)}`);
     }
   };
 
@@ -293,7 +294,7 @@ async function main(): Promise<number> {
       await tap();
     } catch (e) {
       await stop('start failed');
-      fail(e instanceof Error ? e.message : String(e));
+      fail(errorText(e));
     }
   }
 
@@ -315,7 +316,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (e: unknown) => {
-    process.stderr.write(`virtual-wallet: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.stderr.write(`virtual-wallet: ${errorText(e)}\n`);
     process.exit(2);
   },
 );

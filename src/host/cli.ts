@@ -22,6 +22,7 @@ import { HealthRecorder } from '../service/health-record.js';
 import { KioskService } from '../service/kiosk-service.js';
 import { PinFormatError, provisionStaffPin } from '../service/provision-pin.js';
 import { startHost } from './server.js';
+import { errorText } from '../common/error-text.js';
 
 const USAGE = `Usage: npm run host -- [options]
 
@@ -191,7 +192,7 @@ async function main(): Promise<void> {
   try {
     args = parseArgs({ options: OPTIONS, strict: true, allowPositionals: false }).values;
   } catch (e) {
-    fail(`${(e as Error).message}\n\n${USAGE}`);
+    fail(`${errorText(e)}\n\n${USAGE}`);
   }
   if (args.help) {
     process.stdout.write(`${USAGE}\n`);
@@ -225,9 +226,7 @@ async function main(): Promise<void> {
   try {
     logFiles = await openLogFiles({ dir: logDir, ...logSettings(args.config) });
   } catch (e) {
-    process.stderr.write(
-      `host: the log files in ${logDir} cannot be opened (logging to stderr only): ${e instanceof Error ? e.message : String(e)}\n`,
-    );
+    process.stderr.write(`host: the log files in ${logDir} cannot be opened (logging to stderr only): ${errorText(e)}\n`);
   }
   // stderr for the journal, the files for the support bundle (the desktop app's bundles carry its logs too).
   const destination = {
@@ -285,7 +284,7 @@ async function main(): Promise<void> {
     await service.stop();
     await health?.stop();
     await logFiles?.close();
-    fail(`cannot listen: ${(e as Error).message}`);
+    fail(`cannot listen: ${errorText(e)}`);
   }
   hostSecrets.push(host.token);
   const urlFile = args['url-file'] === undefined ? undefined : resolvePath(args['url-file']);
@@ -316,7 +315,7 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (e: unknown) => {
-    process.stderr.write(`host: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.stderr.write(`host: ${errorText(e)}\n`);
     process.exit(2);
   },
 );

@@ -12,6 +12,7 @@ import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { checkServerIdentity, rootCertificates, type PeerCertificate } from 'node:tls';
 import { ConfigError } from '../platform/config.js';
+import { errorText } from '../common/error-text.js';
 
 export interface TlsTrustConfig {
   /** PEM file of extra CA certificates, trusted in addition to the bundled roots. */
@@ -45,7 +46,7 @@ export function readCaBundle(path: string, read: (path: string) => Buffer = read
   try {
     bytes = read(path);
   } catch (e) {
-    throw new ConfigError(`${key}: cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
+    throw new ConfigError(`${key}: cannot read ${path}: ${errorText(e)}`);
   }
   if (bytes.length > MAX_CA_FILE_BYTES) throw new ConfigError(`${key}: ${path} is larger than ${MAX_CA_FILE_BYTES} bytes`);
   const pems = bytes.toString('utf8').match(PEM_CERTIFICATE) ?? [];

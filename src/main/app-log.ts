@@ -9,6 +9,7 @@ import { openLogFiles, type LogFiles } from '../service/log-files.js';
 import { managedFileExposure } from '../service/managed-file-mode.js';
 import type { KioskAppDependencies } from './app-dependencies.js';
 import type { EarlyConfig } from './app-settings.js';
+import { errorText } from '../common/error-text.js';
 
 export interface AppLog {
   readonly log: Logger;
@@ -34,9 +35,7 @@ export async function openAppLog(options: {
   try {
     logFiles = await openLogFiles({ dir: logsDir, ...early.app.logs });
   } catch (e) {
-    deps.stderr.write(
-      `mdl-kiosk: the log files in ${logsDir} cannot be opened (logging to stderr): ${e instanceof Error ? e.message : String(e)}\n`,
-    );
+    deps.stderr.write(`mdl-kiosk: the log files in ${logsDir} cannot be opened (logging to stderr): ${errorText(e)}\n`);
   }
   const destination: DestinationStream = logFiles?.destination ?? deps.stderr;
   const log = createLogger({ level: early.logLevel, name: 'mdl-kiosk-app' }, destination);

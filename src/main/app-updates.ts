@@ -11,6 +11,7 @@ import type { UpdateStatus } from '../common/kiosk-api.js';
 import type { Logger } from '../platform/log.js';
 import { startUpdater, type AppUpdaterLike, type Updater } from './updater.js';
 import { osCapabilities } from '../platform/os.js';
+import { errorText } from '../common/error-text.js';
 
 export interface AppUpdatesOptions {
   readonly flavour: 'production' | 'qa';
@@ -66,7 +67,7 @@ export async function startAppUpdates(options: AppUpdatesOptions): Promise<Updat
       onStatus: options.onStatus,
     });
   } catch (e) {
-    const error = `the updater could not start: ${e instanceof Error ? e.message : String(e)}`.slice(0, 500);
+    const error = `the updater could not start: ${errorText(e)}`.slice(0, 500);
     options.onStatus({ state: 'error', error });
     options.log.error({ event: 'updater_failed' }, error);
     return undefined;

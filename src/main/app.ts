@@ -33,6 +33,7 @@ import { RelaunchGuard } from './relaunch-guard.js';
 import { logChildProcessDeaths } from './renderer-watch.js';
 import { answerSupportBundleLaunches } from './support-bundle-command.js';
 import type { Updater } from './updater.js';
+import { errorText } from '../common/error-text.js';
 
 export type { KioskAppDependencies } from './app-dependencies.js';
 export { EXIT_REFUSED_SWITCH } from './one-shot-launches.js';
@@ -137,7 +138,7 @@ async function startEmbeddedDefault(
     deps.stdout.write(embeddedBanner(setup));
     return setup;
   } catch (e) {
-    const why = `the embedded mock backend and virtual counter could not start: ${e instanceof Error ? e.message : String(e)}`;
+    const why = `the embedded mock backend and virtual counter could not start: ${errorText(e)}`;
     log.error({ event: 'embedded_default_failed' }, why);
     deps.stderr.write(`mdl-kiosk: ${why}\n`);
     return undefined;

@@ -5,9 +5,10 @@
  */
 import { app } from 'electron';
 import { runKioskApp } from './app.js';
+import { errorText } from '../common/error-text.js';
 
 runKioskApp({ flavour: 'production' }).catch((e: unknown) => {
-  process.stderr.write(`mdl-kiosk: the app could not start: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.stderr.write(`mdl-kiosk: the app could not start: ${errorText(e)}\n`);
   // A non-zero exit lets the OS supervisor (systemd, Shell Launcher) restart or report it.
   app.exit(1);
 });

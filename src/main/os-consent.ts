@@ -11,6 +11,7 @@
 import type { SystemPreferences } from 'electron';
 import type { Logger } from '../platform/log.js';
 import type { AppStatus } from '../common/kiosk-api.js';
+import { errorText } from '../common/error-text.js';
 
 export type CameraAccess = NonNullable<AppStatus['cameraAccess']>;
 export type ConsentPreferences = Pick<SystemPreferences, 'getMediaAccessStatus' | 'askForMediaAccess'>;
@@ -44,10 +45,7 @@ export async function ensureCameraAccess(prefs: ConsentPreferences, platform: No
   try {
     await prefs.askForMediaAccess('camera');
   } catch (e) {
-    log.warn(
-      { event: 'camera_consent_failed' },
-      `the camera consent could not be asked for: ${e instanceof Error ? e.message : String(e)}`.slice(0, 300),
-    );
+    log.warn({ event: 'camera_consent_failed' }, `the camera consent could not be asked for: ${errorText(e)}`.slice(0, 300));
   }
   const after = cameraAccessStatus(prefs, platform);
   log.info({ event: 'camera_consent', state: after }, 'camera consent asked for');
@@ -90,7 +88,7 @@ export async function runProvisioning(options: ProvisionOptions): Promise<void> 
     }
     await bluetooth.close();
   } catch (e) {
-    options.stderr.write(`mdl-kiosk: --provision: Bluetooth could not be set up: ${e instanceof Error ? e.message : String(e)}\n`);
+    options.stderr.write(`mdl-kiosk: --provision: Bluetooth could not be set up: ${errorText(e)}\n`);
   }
   const lines = [
     `camera: ${camera.replace(/_/g, ' ')}`,

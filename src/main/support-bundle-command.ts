@@ -12,6 +12,7 @@ import type { Logger } from '../platform/log.js';
 import type { KioskService, KioskServiceOptions } from '../service/kiosk-service.js';
 import { shellSupport } from '../service/service-support.js';
 import { appArguments, parseCommandLine } from './command-line.js';
+import { errorText } from '../common/error-text.js';
 
 /** How long the launch waits for the running kiosk to write the bundle. */
 export const SUPPORT_BUNDLE_WAIT_MS = 60_000;
@@ -38,10 +39,7 @@ export function answerSupportBundleLaunches(
     const running = service();
     if (target === undefined || !running) return;
     running.writeSupportBundleTo(resolve(workingDirectory, target)).catch((e: unknown) => {
-      log.error(
-        { event: 'support_bundle_failed' },
-        `the support bundle could not be written: ${e instanceof Error ? e.message : String(e)}`.slice(0, 500),
-      );
+      log.error({ event: 'support_bundle_failed' }, `the support bundle could not be written: ${errorText(e)}`.slice(0, 500));
     });
   });
 }
@@ -95,7 +93,7 @@ export async function runSupportBundleCommand(command: SupportBundleCommand): Pr
     command.app.exit(0);
   } catch (e) {
     await service.stop().catch(() => undefined);
-    command.stderr.write(`mdl-kiosk: the support bundle could not be written: ${e instanceof Error ? e.message : String(e)}\n`);
+    command.stderr.write(`mdl-kiosk: the support bundle could not be written: ${errorText(e)}\n`);
     command.app.exit(1);
   }
 }

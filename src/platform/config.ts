@@ -16,6 +16,7 @@ import { isLoopbackHost } from './loopback-host.js';
 import { parsePinHash } from './pin-hash-format.js';
 import { TIME_WINDOW } from './time-window.js';
 import { currentPlatform, osCapabilities } from './os.js';
+import { errorText } from '../common/error-text.js';
 
 /**
  * Every duration is bounded: Node's timers take at most 2^31 − 1 ms and fire at once beyond it (so a
@@ -701,7 +702,7 @@ export interface LoadConfigOptions {
  * (`Unexpected token 'S', "{"apiKey": S…" is not valid JSON`), and a config file may hold an API key.
  */
 export function jsonSyntaxText(e: unknown): string {
-  const message = e instanceof Error ? e.message : String(e);
+  const message = errorText(e);
   const quoted = message.indexOf(', "');
   const text = quoted >= 0 && message.endsWith('is not valid JSON') ? message.slice(0, quoted) : message;
   return text.slice(0, 200);
@@ -712,7 +713,7 @@ function readJsonFile(path: string): Json {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new ConfigError(`cannot read config file ${path}: ${(e as Error).message}`);
+    throw new ConfigError(`cannot read config file ${path}: ${errorText(e)}`);
   }
   let value: unknown;
   try {
@@ -740,7 +741,7 @@ function readSecretFile(path: string): string {
     return first;
   } catch (e) {
     if (e instanceof ConfigError) throw e;
-    throw new ConfigError(`cannot read API key file ${path}: ${(e as Error).message}`);
+    throw new ConfigError(`cannot read API key file ${path}: ${errorText(e)}`);
   }
 }
 

@@ -27,6 +27,7 @@ import {
   startEmbeddedCounter,
   type HciStacks,
 } from './index.js';
+import { errorText } from '../common/error-text.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const RENDERER_DIR = join(REPO, 'dist', 'renderer');
@@ -81,7 +82,7 @@ function parse(): ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict:
   try {
     return parseArgs({ options: OPTIONS, strict: true, allowPositionals: false }).values;
   } catch (e) {
-    fail(`${(e as Error).message}\n\n${USAGE}`);
+    fail(`${errorText(e)}\n\n${USAGE}`);
   }
 }
 
@@ -183,7 +184,7 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (e: unknown) => {
-    process.stderr.write(`demo: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.stderr.write(`demo: ${errorText(e)}\n`);
     process.exit(2);
   },
 );

@@ -23,6 +23,7 @@ import { writeFileAtomic } from './atomic-file.js';
 import { healthMetricsText } from './health-metrics.js';
 import type { KioskService } from './kiosk-service.js';
 import { CODE, HealthRecordSchema, MAX_KINDS, type HealthRecord } from './health-schema.js';
+import { errorText } from '../common/error-text.js';
 
 /** What the recorder reads of the service. */
 export type HealthSource = Pick<KioskService, 'state' | 'onState' | 'onVerification' | 'version' | 'startedAt' | 'backendFailures'> &
@@ -201,10 +202,7 @@ export class HealthRecorder {
       this.failing = false;
     } catch (e) {
       // Monitoring must never stop the kiosk; a record that cannot be written just goes stale (said once).
-      if (!this.failing)
-        process.stderr.write(
-          `mdl-kiosk: the health record ${file ?? ''} could not be written: ${e instanceof Error ? e.message : String(e)}\n`,
-        );
+      if (!this.failing) process.stderr.write(`mdl-kiosk: the health record ${file ?? ''} could not be written: ${errorText(e)}\n`);
       this.failing = true;
       return;
     }
@@ -214,10 +212,7 @@ export class HealthRecorder {
       await writeFileAtomic(metricsFile, healthMetricsText(record), { mode: 0o644, dirMode: 0o755 });
       this.metricsFailing = false;
     } catch (e) {
-      if (!this.metricsFailing)
-        process.stderr.write(
-          `mdl-kiosk: the metrics file ${metricsFile} could not be written: ${e instanceof Error ? e.message : String(e)}\n`,
-        );
+      if (!this.metricsFailing) process.stderr.write(`mdl-kiosk: the metrics file ${metricsFile} could not be written: ${errorText(e)}\n`);
       this.metricsFailing = true;
     }
   }

@@ -16,6 +16,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { posix, win32 } from 'node:path';
 import { configIssues, jsonSyntaxText, KioskConfigShape, layerKeys, mergeConfig } from '../platform/config.js';
+import { errorText } from '../common/error-text.js';
 
 export { layerKeys } from '../platform/config.js';
 
@@ -47,7 +48,7 @@ export function managedConfigPath(platform: NodeJS.Platform, env: NodeJS.Process
 
 function codeOf(e: unknown): string {
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
-  return typeof code === 'string' ? code : e instanceof Error ? e.message : String(e);
+  return typeof code === 'string' ? code : errorText(e);
 }
 
 /** The file's text, undefined when it does not exist; bounded before anything is read. */

@@ -10,6 +10,7 @@ import type { Diagnostics, ScreenState, SelfTestCheck } from '../common/kiosk-ap
 import { chooseBackendRoute } from '../kiosk/backend-proxy.js';
 import { environmentLayer, mergeConfigSources, type KioskConfig } from '../platform/config.js';
 import { layerKeys } from './managed-config.js';
+import { errorText } from '../common/error-text.js';
 
 type Json = Record<string, unknown>;
 
@@ -157,7 +158,7 @@ export function backendRoute(config: KioskConfig, env: NodeJS.ProcessEnv): Recor
     return { via: 'direct' };
   } catch (e) {
     // A ConfigError names the key or variable, never a credential.
-    return { via: 'unknown', problem: (e instanceof Error ? e.message : String(e)).slice(0, 500) };
+    return { via: 'unknown', problem: errorText(e).slice(0, 500) };
   }
 }
 

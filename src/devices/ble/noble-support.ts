@@ -6,6 +6,7 @@ import type { AdapterState, CharacteristicProperty, DisconnectReason } from '@st
 import type { CharacteristicSpec, GattOperation } from '../../common/protocol/messages.js';
 import type { Availability, GattProfile } from '../ports.js';
 import { currentPlatform, osCapabilities } from '../../platform/os.js';
+import { errorText } from '../../common/error-text.js';
 
 /** The noble binding in use: what `peripheral.mtu` means depends on it (docs/ble-libraries.md §3). */
 export type NobleBindingKind = 'hci' | 'dbus' | 'mac' | 'win';
@@ -36,7 +37,7 @@ const STOPPED_BINDING = /BLEManager has already been cleaned up/;
 
 /** The availability of a central whose binding has been stopped under it (a call threw `STOPPED_BINDING`), or undefined. */
 export function stoppedBindingAvailability(error: unknown): Availability | undefined {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorText(error);
   if (!STOPPED_BINDING.test(message)) return undefined;
   return {
     usable: false,

@@ -8,6 +8,7 @@
  * addon and not `pcsclite`, which this port was first modelled on: docs/packaging.md, "PC/SC binding".
  */
 import { currentPlatform } from '../../platform/os.js';
+import { errorText } from '../../common/error-text.js';
 
 export type BindingCallbackError = Error | null | undefined;
 
@@ -107,7 +108,7 @@ const WRONG_BUILD =
  * NODE_MODULE_VERSION x. This version of Node.js requires NODE_MODULE_VERSION y", nodejs.org/api/addons.html).
  */
 export function pcscAddonLoadFailureMessage(addon: string, error: unknown, runtime: NativeRuntime = currentRuntime()): string {
-  const text = error instanceof Error ? error.message : String(error);
+  const text = errorText(error);
   const runtimeName = runtime.electron === undefined ? 'Node' : `Electron ${runtime.electron}`;
   const versions = [...text.matchAll(/NODE_MODULE_VERSION\s+(\d+)/g)].map((m) => m[1]);
   if (versions.length > 0 || /compiled against a different Node\.js version/i.test(text)) {

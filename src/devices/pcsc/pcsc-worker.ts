@@ -15,6 +15,7 @@ import { PcscBindingUnavailableError, type BindingContext, type BindingReader, t
 import { FromWorker, ToWorker, type WireError } from './pcsc-worker-protocol.js';
 import { loadSmartcardBinding } from './smartcard-binding.js';
 import { PcscBindingError } from './smartcard-errors.js';
+import { errorText } from '../../common/error-text.js';
 
 const Setup = z.object({
   /** The addon's module id or path (tests name a stand-in); default the `smartcard` package. */
@@ -28,7 +29,7 @@ const setup = Setup.parse(workerData ?? {});
 
 function wire(e: unknown): WireError {
   const kind = e instanceof PcscBindingUnavailableError ? 'unavailable' : e instanceof PcscBindingError ? 'binding' : 'other';
-  const text = e instanceof Error ? e.message : String(e);
+  const text = errorText(e);
   return { kind, message: text.slice(0, 2_000) };
 }
 

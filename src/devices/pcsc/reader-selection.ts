@@ -11,6 +11,7 @@
  * choice does not depend on the order readers were announced in.
  */
 import { escapePeerText } from '../../common/peer-text.js';
+import { errorText } from '../../common/error-text.js';
 
 /**
  * Reader names come from the PC/SC service and its drivers, i.e. from outside the kiosk: printed, logged or
@@ -54,7 +55,7 @@ export function readerSelector(configured: string | undefined): ReaderSelector {
     try {
       pattern = new RegExp(regex[1] ?? '', (regex[2] ?? '').replace(/[gy]/g, ''));
     } catch (e) {
-      throw new ReaderSelectorError(`invalid reader pattern ${configured}: ${(e as Error).message}`);
+      throw new ReaderSelectorError(`invalid reader pattern ${configured}: ${errorText(e)}`);
     }
     return { description: `a reader matching ${configured}`, score: (name) => (pattern.test(name) ? 1 : 0) };
   }

@@ -7,6 +7,7 @@
  * the canonical variants mask unknown codes anyway. test/unit/devices/pcsc/smartcard-errors.test.ts
  * compares the table with the installed addon's header, so an addon update that rewords a text fails CI.
  */
+import { errorText } from '../../common/error-text.js';
 export const SMARTCARD_ERROR_TEXTS: ReadonlyMap<string, number> = new Map([
   ['Operation cancelled', 0x80100002],
   ['Cannot dispose handle', 0x8010000e],
@@ -55,7 +56,7 @@ export class PcscBindingError extends Error {
   readonly code: number | undefined;
 
   constructor(operation: string, cause: unknown) {
-    const text = cause instanceof Error ? cause.message : String(cause);
+    const text = errorText(cause);
     const code = smartcardErrorCode(cause);
     super(`${operation} failed: ${text}${code === undefined ? '' : ` (0x${code.toString(16).padStart(8, '0')})`}`);
     this.code = code;

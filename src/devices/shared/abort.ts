@@ -1,4 +1,5 @@
 /** Abort helpers shared by the device adapters. */
+import { errorText } from '../../common/error-text.js';
 
 export class DeviceAbortError extends Error {
   override readonly name = 'AbortError';
@@ -14,7 +15,7 @@ export function isAborted(signal: AbortSignal): boolean {
 }
 
 /** The message of anything thrown, for setup errors and logs. */
-export const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+export const errorMessage = (e: unknown): string => errorText(e);
 
 /** Rejects with an abort error as soon as `signal` aborts; the listener is removed either way. */
 export function abortable<T>(promise: Promise<T>, signal: AbortSignal, what: string): Promise<T> {

@@ -7,9 +7,10 @@
 import { app } from 'electron';
 import { runKioskApp } from '../../main/app.js';
 import { embeddedDefault } from './embedded-default.js';
+import { errorText } from '../../common/error-text.js';
 
 runKioskApp({ flavour: 'qa', embedded: embeddedDefault }).catch((e: unknown) => {
-  process.stderr.write(`mdl-kiosk (QA): the app could not start: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.stderr.write(`mdl-kiosk (QA): the app could not start: ${errorText(e)}\n`);
   // A non-zero exit: `npm start` reports it.
   app.exit(1);
 });

@@ -27,6 +27,7 @@ import {
 } from '../../devices/ports.js';
 import { AvailabilityNotifier } from '../../devices/shared/availability.js';
 import { abortedError } from './support.js';
+import { errorText } from '../../common/error-text.js';
 
 export type FieldDropReason = 'RemovedCard' | 'NotTransacted';
 
@@ -208,9 +209,7 @@ class VirtualNfcCard implements NfcCard {
             this.presence.remove();
             reject(new NfcTransmitError(this.fieldDropReason, error.message));
           } else {
-            reject(
-              new NfcTransmitError('CommError', `the phone failed to answer: ${error instanceof Error ? error.message : String(error)}`),
-            );
+            reject(new NfcTransmitError('CommError', `the phone failed to answer: ${errorText(error)}`));
           }
           return;
         }

@@ -15,6 +15,7 @@ import QRCode from 'qrcode';
 import { z } from 'zod';
 import type { VirtualCounter } from '../wiring/virtual-counter.js';
 import { PhoneSettingsChangeSchema } from '../wiring/phone-settings.js';
+import { errorText } from '../../common/error-text.js';
 
 /** What "Scan it" does with the QR text: the kiosk's `qrScanned` intent, so the same rules apply. */
 export type ScanIntoKiosk = (text: string) => Promise<{ readonly accepted: boolean; readonly reason?: string }>;
@@ -239,11 +240,7 @@ export async function startPhonePage(options: PhonePageOptions): Promise<PhonePa
     run().catch((e: unknown) => {
       const status = e instanceof HttpError ? e.status : e instanceof z.ZodError ? 400 : 500;
       const message =
-        e instanceof HttpError
-          ? e.message
-          : e instanceof z.ZodError
-            ? describe(e)
-            : `the virtual phone failed: ${e instanceof Error ? e.message : String(e)}`;
+        e instanceof HttpError ? e.message : e instanceof z.ZodError ? describe(e) : `the virtual phone failed: ${errorText(e)}`;
       if (res.headersSent) res.destroy();
       else sendJson(res, status, { error: message });
     });

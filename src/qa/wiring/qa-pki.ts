@@ -16,6 +16,7 @@ import {
   type TestPki,
   type TestPkiPem,
 } from '../sim/virtual-wallet/pki.js';
+import { errorText } from '../../common/error-text.js';
 
 export function defaultQaPkiDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.MDL_KIOSK_QA_PKI) return env.MDL_KIOSK_QA_PKI;
@@ -42,7 +43,7 @@ export async function loadOrCreateQaPki(dir: string): Promise<{ pki: TestPki; cr
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`cannot read the QA PKI ${file}: ${(e as Error).message}`);
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`cannot read the QA PKI ${file}: ${errorText(e)}`);
   }
   if (text !== undefined) {
     let parsed: unknown;

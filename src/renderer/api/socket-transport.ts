@@ -5,6 +5,7 @@
  * different customer's session, would be wrong).
  */
 import { HostMessage, KioskApiError, MAX_HOST_MESSAGE_BYTES, type ApiErrorBody, type IntentName } from '../../common/kiosk-api.js';
+import { errorText } from '../../common/error-text.js';
 
 /** The subset of the DOM WebSocket this transport uses, so tests can drive it with a fake. */
 export interface SocketLike {
@@ -176,7 +177,7 @@ export class SocketTransport {
     try {
       socket = this.createSocket(this.options.url, [SUBPROTOCOL, `auth.${this.options.token}`]);
     } catch (e) {
-      this.scheduleReconnect(`could not open the connection: ${e instanceof Error ? e.message : String(e)}`);
+      this.scheduleReconnect(`could not open the connection: ${errorText(e)}`);
       return;
     }
     this.socket = socket;

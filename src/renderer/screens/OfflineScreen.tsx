@@ -12,6 +12,7 @@ import { UnplugIcon } from '../components/icons.js';
 import { ScreenFrame } from '../components/ScreenFrame.js';
 import { StaffDetail } from '../components/StaffDetail.js';
 import { Spinner } from '../components/Spinner.js';
+import { errorText } from '../../common/error-text.js';
 
 type Retry = { kind: 'idle' } | { kind: 'trying' } | { kind: 'done'; result: RetryResult } | { kind: 'failed'; message: string };
 
@@ -30,7 +31,7 @@ export function OfflineScreen(props: { state: ScreenState; onRetry: () => Promis
     try {
       setRetry({ kind: 'done', result: await props.onRetry() });
     } catch (e) {
-      setRetry({ kind: 'failed', message: e instanceof Error ? e.message : String(e) });
+      setRetry({ kind: 'failed', message: errorText(e) });
     } finally {
       inFlight.current = false;
     }

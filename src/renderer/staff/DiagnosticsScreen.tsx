@@ -13,10 +13,11 @@ import { BackendFailuresCard } from './BackendFailuresCard.js';
 import { probeCamera } from './camera-probe.js';
 import { SupportBundleCard } from './SupportBundleCard.js';
 import { countLabel, eventText, selfTestStatusText } from './diagnostic-texts.js';
+import { errorText } from '../../common/error-text.js';
 
 type Load<T> = { kind: 'loading' } | { kind: 'loaded'; value: T } | { kind: 'failed'; message: string };
 
-const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+const message = (e: unknown): string => errorText(e);
 
 /** At most this many events are listed. */
 export const MAX_EVENTS_SHOWN = 200;

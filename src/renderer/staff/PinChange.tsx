@@ -8,6 +8,7 @@ import { useTranslation } from 'react-i18next';
 import { Pin, type FieldError, type KioskApi } from '../../common/kiosk-api.js';
 import { Field, type FieldControlProps } from './Field.js';
 import type { FormError } from './settings-form.js';
+import { errorText } from '../../common/error-text.js';
 
 type PinField = 'current' | 'next' | 'again';
 type Status = { kind: 'idle' } | { kind: 'busy' } | { kind: 'done' } | { kind: 'problem'; message: string };
@@ -61,7 +62,7 @@ export function PinChange(props: { api: KioskApi }): ReactNode {
       setErrors(mapped.byField);
       setStatus(mapped.other.length > 0 ? { kind: 'problem', message: mapped.other.join(' ') } : { kind: 'idle' });
     } catch (e) {
-      setStatus({ kind: 'problem', message: e instanceof Error ? e.message : String(e) });
+      setStatus({ kind: 'problem', message: errorText(e) });
     }
   };
   const onSubmit = (event: SyntheticEvent): void => {

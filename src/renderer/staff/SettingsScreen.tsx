@@ -21,6 +21,7 @@ import {
   type FormValues,
   type TimeoutKey,
 } from './settings-form.js';
+import { errorText } from '../../common/error-text.js';
 
 type ProfileStatus = { kind: 'idle' } | { kind: 'saving'; name: string } | { kind: 'saved' } | { kind: 'failed'; message: string };
 type SaveStatus =
@@ -82,7 +83,7 @@ export function SettingsScreen(props: { api: KioskApi; state: ScreenState; onSca
         setValues(valuesFrom(s));
       })
       .catch((e: unknown) => {
-        if (live) setLoadError(e instanceof Error ? e.message : String(e));
+        if (live) setLoadError(errorText(e));
       });
     return () => {
       live = false;
@@ -127,7 +128,7 @@ export function SettingsScreen(props: { api: KioskApi; state: ScreenState; onSca
         setStatus({ kind: 'invalid', other: mapped.other });
       }
     } catch (e) {
-      setStatus({ kind: 'failed', message: e instanceof Error ? e.message : String(e) });
+      setStatus({ kind: 'failed', message: errorText(e) });
     }
   };
   const onSubmit = (event: SyntheticEvent): void => {
@@ -143,7 +144,7 @@ export function SettingsScreen(props: { api: KioskApi; state: ScreenState; onSca
       setSettings((s) => (s ? { ...s, profile: name } : s));
       setProfileStatus({ kind: 'saved' });
     } catch (e) {
-      setProfileStatus({ kind: 'failed', message: e instanceof Error ? e.message : String(e) });
+      setProfileStatus({ kind: 'failed', message: errorText(e) });
     }
   };
 

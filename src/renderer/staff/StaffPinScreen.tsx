@@ -8,6 +8,7 @@ import { useTranslation } from 'react-i18next';
 import type { KioskApi, StaffState, UnlockResult } from '../../common/kiosk-api.js';
 import { ScreenFrame } from '../components/ScreenFrame.js';
 import { secondsUntil, useNow } from '../components/use-now.js';
+import { errorText } from '../../common/error-text.js';
 
 const MAX_PIN = 12;
 const KEYS = ['1', '2', '3', '4', '5', '6', '7', '8', '9'] as const;
@@ -98,7 +99,7 @@ export function StaffPinScreen(props: { api: KioskApi; staff: StaffState; onUnlo
       if (result.ok) onUnlocked();
       else setProblem(problemFor(result, Date.now()));
     } catch (e) {
-      setProblem({ kind: 'failed', message: e instanceof Error ? e.message : String(e) });
+      setProblem({ kind: 'failed', message: errorText(e) });
     } finally {
       setBusy(false);
       input.current?.focus();

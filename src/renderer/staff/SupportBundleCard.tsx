@@ -8,6 +8,7 @@ import { useCallback, useEffect, useId, useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { KioskApi, SupportVolume } from '../../common/kiosk-api.js';
 import { preloadKiosk } from '../api/connect.js';
+import { errorText } from '../../common/error-text.js';
 
 type Status =
   | { kind: 'idle' }
@@ -53,7 +54,7 @@ export function SupportBundleCard(props: { api: KioskApi; onWritten?: () => void
       setStatus({ kind: 'written', path: written.path, bytes: written.bytes });
       props.onWritten?.();
     } catch (e) {
-      setStatus({ kind: 'failed', message: e instanceof Error ? e.message : String(e) });
+      setStatus({ kind: 'failed', message: errorText(e) });
       look();
     }
   };
@@ -72,7 +73,7 @@ export function SupportBundleCard(props: { api: KioskApi; onWritten?: () => void
       setStatus({ kind: 'downloaded', name: prepared.name, bytes: prepared.bytes });
       props.onWritten?.();
     } catch (e) {
-      setStatus({ kind: 'failed', message: e instanceof Error ? e.message : String(e) });
+      setStatus({ kind: 'failed', message: errorText(e) });
     }
   };
   const size = (bytes: number): string =>

@@ -26,6 +26,7 @@ import { radioSettings, type RadioProcessOptions, type RadioSettings } from './p
 import { RestartBackoff } from './parent/restart-backoff.js';
 import { RoleAvailability, type Role } from './parent/role-availability.js';
 import { ChildMessage, describeIssue, type ParentMessage } from './protocol.js';
+import { errorText } from '../../../common/error-text.js';
 
 export { childOutputLine } from './parent/child-output.js';
 export { describeExit } from './parent/child-watch.js';
@@ -150,7 +151,7 @@ export class RadioProcess {
       child = this.options.launcher();
     } catch (e) {
       this.child = undefined;
-      this.gone(undefined, `it could not be started (${e instanceof Error ? e.message : String(e)})`);
+      this.gone(undefined, `it could not be started (${errorText(e)})`);
       return;
     }
     this.child = child;

@@ -29,6 +29,7 @@ import {
   type ServerMessage,
   type Wire,
 } from './protocol.js';
+import { errorText } from '../../../common/error-text.js';
 
 export interface RadioLinkClientOptions {
   readonly port: number;
@@ -315,7 +316,7 @@ export abstract class RadioLinkBindings extends EventEmitter {
 }
 
 function frameTooLarge(e: unknown): RadioLinkError {
-  return new RadioLinkError('frame_too_large', e instanceof Error ? e.message : String(e));
+  return new RadioLinkError('frame_too_large', errorText(e));
 }
 
 function parseServerMessage(line: string): ServerMessage | RadioLinkError {

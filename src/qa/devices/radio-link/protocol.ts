@@ -9,6 +9,7 @@
  * `{"$error": {"message": "…"}}`, `undefined` travels as `null`.
  */
 import { z } from 'zod';
+import { errorText } from '../../../common/error-text.js';
 
 export const PROTOCOL_NAME = 'mdl-kiosk-radio-link';
 export const PROTOCOL_VERSION = 1;
@@ -314,6 +315,6 @@ export function parseJson(line: string): { ok: true; value: unknown } | { ok: fa
   try {
     return { ok: true, value: JSON.parse(line) as unknown };
   } catch (e) {
-    return { ok: false, message: e instanceof Error ? e.message : String(e) };
+    return { ok: false, message: errorText(e) };
   }
 }

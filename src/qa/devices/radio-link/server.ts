@@ -32,6 +32,7 @@ import {
   type Hello,
   type ServerMessage,
 } from './protocol.js';
+import { errorText } from '../../../common/error-text.js';
 
 export interface RadioLinkServerOptions {
   readonly radio: VirtualRadio;
@@ -173,7 +174,7 @@ class LinkSession {
       try {
         this.onLine(line);
       } catch (e) {
-        this.fail(e instanceof ProtocolError ? e : new ProtocolError('server_error', e instanceof Error ? e.message : String(e)));
+        this.fail(e instanceof ProtocolError ? e : new ProtocolError('server_error', errorText(e)));
       }
     }
   }
@@ -293,7 +294,7 @@ class LinkSession {
       this.send({
         type: 'error',
         code: 'call_failed',
-        message: `${name} failed: ${e instanceof Error ? e.message : String(e)}`,
+        message: `${name} failed: ${errorText(e)}`,
         fatal: false,
       });
     }
@@ -317,7 +318,7 @@ class LinkSession {
       this.send({
         type: 'error',
         code: 'call_failed',
-        message: `${method} failed: ${e instanceof Error ? e.message : String(e)}`,
+        message: `${method} failed: ${errorText(e)}`,
         fatal: false,
       });
     }

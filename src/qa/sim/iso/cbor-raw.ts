@@ -9,6 +9,7 @@
  * new array or map (SessionTranscript, DeviceAuthentication).
  */
 import { CborError, cborDecode, cborHeader, concatBytes } from './cbor.js';
+import { errorText } from '../../../common/error-text.js';
 
 const BREAK = 0xff;
 
@@ -104,7 +105,7 @@ export function assertSingleItem(bytes: Uint8Array, what: string): void {
   try {
     end = cborItemEnd(bytes, 0);
   } catch (error) {
-    throw new CborError(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new CborError(`${what}: ${errorText(error)}`);
   }
   if (end !== bytes.length) throw new CborError(`${what}: ${bytes.length - end} trailing byte(s)`);
 }

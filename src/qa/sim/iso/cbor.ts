@@ -29,6 +29,7 @@
 import { createRequire } from 'node:module';
 import type * as CborX from 'cbor-x';
 import { concatBytes } from './byte-cursor.js';
+import { errorText } from '../../../common/error-text.js';
 
 const requireCjs = createRequire(import.meta.url);
 const cborx = requireCjs('cbor-x') as typeof CborX;
@@ -120,7 +121,7 @@ export function cborDecode(bytes: Uint8Array): unknown {
     return codec.decode(bytes.subarray(0)) as unknown;
   } catch (error) {
     if (error instanceof CborError) throw error;
-    throw new CborError(`invalid CBOR: ${error instanceof Error ? error.message : String(error)}`);
+    throw new CborError(`invalid CBOR: ${errorText(error)}`);
   }
 }
 

@@ -14,6 +14,7 @@
 import { createECDH, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { CborError, cborDecode, cborEncode, encodeTag24, expectBytes, expectMap } from './cbor.js';
 import { rawTag24Content } from './cbor-raw.js';
+import { errorText } from '../../../common/error-text.js';
 
 export const COSE_KTY_EC2 = 2;
 export const COSE_CRV_P256 = 1;
@@ -121,7 +122,7 @@ export function publicKeyFromCoseMap(value: unknown): KeyObject {
   try {
     return p256PublicKeyFromRaw(x, y);
   } catch (error) {
-    throw new CborError(`COSE_Key: invalid P-256 point (${error instanceof Error ? error.message : String(error)})`);
+    throw new CborError(`COSE_Key: invalid P-256 point (${errorText(error)})`);
   }
 }
 

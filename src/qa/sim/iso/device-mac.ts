@@ -14,6 +14,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Tag, cborDecode, cborEncode, encodeByteString, encodeTag24, isCborMap } from './cbor.js';
 import { encodeRawArray, rawArrayItems, rawMapValue, requireRawMapValue } from './cbor-raw.js';
+import { errorText } from '../../../common/error-text.js';
 
 export const COSE_ALG_HMAC_256_256 = 5;
 const COSE_HEADER_ALG = 1;
@@ -74,7 +75,7 @@ export function verifyDeviceMac(
   try {
     decoded = cborDecode(input.deviceMac);
   } catch (error) {
-    return invalid(`deviceMac is not CBOR: ${error instanceof Error ? error.message : String(error)}`);
+    return invalid(`deviceMac is not CBOR: ${errorText(error)}`);
   }
   if (decoded instanceof Tag) {
     if (decoded.tag !== COSE_MAC0_TAG) return invalid(`deviceMac has tag ${decoded.tag}, expected none or 17`);

@@ -72,6 +72,7 @@ import type {
   WriteOptions,
 } from './types.js';
 import { stackUuid, uuidKey } from './uuid.js';
+import { errorText } from '../../../common/error-text.js';
 
 /** Both UUIDs in the stack's spelling, or the error a bad one gives (a GATT call rejects, it never throws). */
 function stackUuidPair(serviceUuid: string, characteristicUuid: string): [string, string] | Error {
@@ -284,7 +285,7 @@ class Air {
     try {
       fn();
     } catch (e) {
-      this.log('handler_error', { device: device.label, detail: `${what}: ${e instanceof Error ? e.message : String(e)}` });
+      this.log('handler_error', { device: device.label, detail: `${what}: ${errorText(e)}` });
     }
   }
 
@@ -582,7 +583,7 @@ class CentralImpl implements RadioCentral {
           air.log('connect_failed', {
             device: this.owner.label,
             peer: peripheral.label,
-            reason: e instanceof Error ? e.message : String(e),
+            reason: errorText(e),
           });
           reject(e instanceof Error ? e : new Error(String(e)));
         }
@@ -1260,7 +1261,7 @@ class LinkImpl implements RadioLink {
     this.air.log('handler_error', {
       device: this.peripheralDevice.label,
       link: this.id,
-      detail: `${what}: ${e instanceof Error ? e.message : String(e)}`,
+      detail: `${what}: ${errorText(e)}`,
     });
   }
 

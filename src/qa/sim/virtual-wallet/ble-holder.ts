@@ -32,6 +32,7 @@ import { bytesEqual } from '../iso/cbor.js';
 import type { MdocBleMode } from '../iso/handover.js';
 import { bleIdent } from '../iso/session-crypto.js';
 import type { PhoneLink, PhoneRadio } from './phone-radio.js';
+import { errorText } from '../../../common/error-text.js';
 
 export type { MdocBleMode };
 
@@ -78,7 +79,7 @@ export interface BleHolderOptions {
 
 export type SendResult = 'sent' | 'dropped' | 'closed';
 
-const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+const describe = (error: unknown): string => errorText(error);
 
 /** The Ident this phone expects; the wrong-Ident behaviour derives it from altered EDeviceKeyBytes. */
 export function expectedIdent(eDeviceKeyBytes: Uint8Array, wrong: boolean): Uint8Array {

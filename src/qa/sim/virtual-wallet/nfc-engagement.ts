@@ -30,6 +30,7 @@ import {
 } from '../iso/handover.js';
 import { Tnf, encodeNdefMessage, ndefRecord } from '../iso/ndef.js';
 import type { PhoneProfile } from './profiles.js';
+import { errorText } from '../../../common/error-text.js';
 
 /** The BLE the phone runs after a handover: the mode(s) and the UUID each uses. */
 export interface BleAssignment {
@@ -92,7 +93,7 @@ export function answerHandoverRequest(
       handoverSelect: noCarrierHandoverSelect(deviceEngagement),
       ble: undefined,
       mode: undefined,
-      reason: `unreadable Handover Request: ${error instanceof Error ? error.message : String(error)}`,
+      reason: `unreadable Handover Request: ${errorText(error)}`,
     };
   }
   const build = (leRole: LeRole, uuid: string | undefined): Uint8Array =>

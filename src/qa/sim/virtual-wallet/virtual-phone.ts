@@ -54,6 +54,7 @@ import {
 import { answerHandoverRequest, staticHandoverSelect, type BleAssignment } from './nfc-engagement.js';
 import { HandoverTag, type CompletedHandover, type VirtualNfcTag } from './nfc-tag.js';
 import { resolvePhoneProfile, type PhoneProfile, type PhoneProfileName } from './profiles.js';
+import { errorText } from '../../../common/error-text.js';
 
 export interface PhoneBehaviour {
   /** Default `approve`. */
@@ -243,7 +244,7 @@ class Presentation implements PresentationInfo {
             this.finish({
               kind: 'aborted',
               reason: 'transport_error',
-              detail: `handling a reader message failed: ${error instanceof Error ? error.message : String(error)}`,
+              detail: `handling a reader message failed: ${errorText(error)}`,
             });
           });
         },
@@ -265,7 +266,7 @@ class Presentation implements PresentationInfo {
         this.finish({
           kind: 'aborted',
           reason: 'transport_error',
-          detail: `BLE could not start: ${error instanceof Error ? error.message : String(error)}`,
+          detail: `BLE could not start: ${errorText(error)}`,
         });
       });
   }

@@ -17,6 +17,7 @@ import { deviceAuthenticationBytes, verifyDeviceMac } from '../../iso/device-mac
 import { deriveEMacKey } from '../../iso/session-crypto.js';
 import type { SessionTranscript } from '../../iso/session-transcript.js';
 import type { ParsedDocument } from './device-response.js';
+import { errorText } from '../../../../common/error-text.js';
 
 const COSE_SIGN1_TAG = 18;
 const COSE_HEADER_ALG = 1;
@@ -63,7 +64,7 @@ function verifySignature(coseSign1: Uint8Array, key: KeyObject, keyCurve: number
   try {
     decoded = cborDecode(coseSign1);
   } catch (error) {
-    return invalid(`deviceSignature is not CBOR: ${error instanceof Error ? error.message : String(error)}`);
+    return invalid(`deviceSignature is not CBOR: ${errorText(error)}`);
   }
   if (decoded instanceof Tag) {
     if (decoded.tag !== COSE_SIGN1_TAG) return invalid(`deviceSignature has tag ${decoded.tag}, expected none or 18`);
@@ -116,7 +117,7 @@ export function verifyDeviceAuthentication(input: {
   try {
     deviceKey = deviceKeyFromCose(document.mso.deviceKey);
   } catch (error) {
-    return { valid: false, method, reason: error instanceof Error ? error.message : String(error) };
+    return { valid: false, method, reason: errorText(error) };
   }
   const authenticationInput = { sessionTranscript: transcript.bytes, docType: document.docType, deviceNameSpacesBytes };
   if (deviceSignature !== undefined) {

@@ -35,6 +35,7 @@ import {
   requireRawMapValue,
 } from '../../iso/cbor-raw.js';
 import { readDeviceSigned, type RawDeviceSigned } from '../../iso/device-mac.js';
+import { errorText } from '../../../../common/error-text.js';
 
 const COSE_SIGN1_TAG = 18;
 
@@ -79,7 +80,7 @@ export interface ParsedDeviceResponse {
   readonly documentErrors: readonly { readonly docType: string; readonly code: unknown }[];
 }
 
-const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+const message = (error: unknown): string => errorText(error);
 
 function decodeMso(issuerAuth: Uint8Array): MobileSecurityObject {
   let sign1 = cborDecode(issuerAuth);

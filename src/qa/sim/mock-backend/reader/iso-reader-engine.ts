@@ -51,6 +51,7 @@ import { Findings } from './findings.js';
 import { NfcHandoverDriver, type HandoverStep, type NfcHandoverOptions } from './nfc-handover.js';
 import { MDL_DOC_TYPE, ReaderSession } from './reader-session.js';
 import { uncheckedOutcome, verifyDeviceResponse } from './verify-response.js';
+import { errorText } from '../../../../common/error-text.js';
 
 /** Default characteristic size incl. the flag byte (issue 3: "configurable characteristic size (default 182 bytes)"). */
 export const DEFAULT_MAX_CHARACTERISTIC_SIZE = 182;
@@ -70,7 +71,7 @@ export interface IsoReaderEngineSettings {
 type Phase = 'idle' | 'nfc' | 'engaged' | 'transfer' | 'done' | 'disposed';
 
 const NOTHING: BleActions = { writes: [] };
-const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+const message = (error: unknown): string => errorText(error);
 
 export function checkCharacteristicSize(size: number): number {
   if (!Number.isInteger(size) || size < MIN_CHARACTERISTIC_SIZE || size > MAX_CHARACTERISTIC_SIZE) {

@@ -72,6 +72,7 @@ import {
   parseTnepStatusMessage,
   tWaitMs,
 } from '../../iso/tnep.js';
+import { errorText } from '../../../../common/error-text.js';
 
 export interface NfcHandoverOptions {
   /** UUID the reader offers in its HR for mdoc central client mode; fresh v4 per handover by default. */
@@ -362,5 +363,5 @@ function unusableCarriers(hs: ParsedHandoverSelect): string {
 }
 
 function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return errorText(error);
 }

@@ -12,6 +12,7 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { errorText } from '../../../../common/error-text.js';
 
 export class TrustDirectoryError extends Error {
   override readonly name = 'TrustDirectoryError';
@@ -20,7 +21,7 @@ export class TrustDirectoryError extends Error {
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
-const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+const message = (error: unknown): string => errorText(error);
 
 function asCertificate(der: Uint8Array, where: string): Uint8Array {
   try {

@@ -35,6 +35,7 @@ import { parseDeviceResponse, type ParsedDeviceResponse, type ParsedDocument } f
 import { Findings, type Category } from './findings.js';
 import { toJsonValue, type JsonValue } from './json-values.js';
 import type { RequestedNamespaces } from './reader-session.js';
+import { errorText } from '../../../../common/error-text.js';
 
 export interface VerifyResponseInput {
   readonly deviceResponse: Uint8Array;
@@ -60,7 +61,7 @@ const RESPONSE_STATUS: Readonly<Record<number, string>> = {
 const DIGESTS: Readonly<Record<string, string>> = { 'SHA-256': 'sha256', 'SHA-384': 'sha384', 'SHA-512': 'sha512' };
 const AGE_OVER = /^age_over_(\d{2})$/;
 
-const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+const message = (error: unknown): string => errorText(error);
 const statusText = (status: number): string => `${status}${RESPONSE_STATUS[status] === undefined ? '' : ` (${RESPONSE_STATUS[status]})`}`;
 
 /** An outcome without a checked document: the session ended, or the response held no usable mDL. */
