@@ -55,11 +55,14 @@ describe('npm run host -- --health-file', () => {
       });
       child.once('exit', () => reject(new Error(`the host exited: ${stderr}`)));
     });
-    // The first record is written as the service starts, asynchronously: wait for it.
+    // The first record and its metrics are written as the service starts, asynchronously and one after the
+    // other (under load the metrics file came a moment after the record): wait for both.
     let text: string | undefined;
-    for (let i = 0; i < 200 && text === undefined; i++) {
+    let metricsText: string | undefined;
+    for (let i = 0; i < 200 && (text === undefined || metricsText === undefined); i++) {
       text = await readFile(health, 'utf8').catch(() => undefined);
-      if (text === undefined) await new Promise((r) => setTimeout(r, 25));
+      metricsText = await readFile(metrics, 'utf8').catch(() => undefined);
+      if (text === undefined || metricsText === undefined) await new Promise((r) => setTimeout(r, 25));
     }
     const running = HealthRecordSchema.parse(JSON.parse(text ?? 'null'));
     expect(running).toMatchObject({
@@ -72,7 +75,7 @@ describe('npm run host -- --health-file', () => {
     });
     // The same shape as the desktop app's record: the updater's state is there too.
     expect(running.updates).toEqual({ state: 'disabled', error: 'the browser host does not update itself' });
-    const families = parsePrometheusTextFormat(await readFile(metrics, 'utf8'));
+    const families = parsePrometheusTextFormat(metricsText ?? '');
     expect(families.find((f) => f.name === 'mdl_kiosk_phase')?.metrics.find((m) => m.value === '1')?.labels).toEqual({
       phase: 'config_error',
     });
