@@ -42,6 +42,8 @@ export interface HealthRecorderOptions {
    * same reason); unset: not written.
    */
   readonly metricsFile?: string;
+  /** SHA-256 of the installed app.asar, exported as `mdl_kiosk_build_info{asar_sha256=…}`; unset: not a packaged app. */
+  readonly asarSha256?: string;
   readonly updates?: () => UpdateStatus;
   readonly now?: () => number;
 }
@@ -209,7 +211,10 @@ export class HealthRecorder {
     const metricsFile = this.options.metricsFile;
     if (metricsFile === undefined) return;
     try {
-      await writeFileAtomic(metricsFile, healthMetricsText(record), { mode: 0o644, dirMode: 0o755 });
+      await writeFileAtomic(metricsFile, healthMetricsText(record, { asarSha256: this.options.asarSha256 }), {
+        mode: 0o644,
+        dirMode: 0o755,
+      });
       this.metricsFailing = false;
     } catch (e) {
       if (!this.metricsFailing) process.stderr.write(`mdl-kiosk: the metrics file ${metricsFile} could not be written: ${errorText(e)}\n`);
