@@ -27,7 +27,14 @@ import { showFatalScreen } from './fatal-screen.js';
 import { openKioskScreen, openVirtualPhonePage } from './kiosk-screen.js';
 import { readLaunchConfig } from './launch-config.js';
 import { AppLifecycle, applyStartAtLogin, claimSingleInstance, type LifecycleOptions } from './lifecycle.js';
-import { refusedDangerousSwitches, runProvisioningLaunch, runSupportBundleLaunch, showUsage } from './one-shot-launches.js';
+import { inspectInstalledAsar } from './installed-asar.js';
+import {
+  refuseModifiedApp,
+  refusedDangerousSwitches,
+  runProvisioningLaunch,
+  runSupportBundleLaunch,
+  showUsage,
+} from './one-shot-launches.js';
 import { ensureCameraAccess } from './os-consent.js';
 import { RelaunchGuard } from './relaunch-guard.js';
 import { logChildProcessDeaths } from './renderer-watch.js';
@@ -148,7 +155,13 @@ async function startEmbeddedDefault(
 /** The health record a supervisor or fleet tool reads (and the metrics file when one is configured), written every few seconds. */
 function startHealthRecord(
   service: KioskService,
-  options: { file: string; flavour: Flavour; health: KioskConfig['app']['health']; updates: () => UpdateStatus },
+  options: {
+    file: string;
+    flavour: Flavour;
+    health: KioskConfig['app']['health'];
+    updates: () => UpdateStatus;
+    asarSha256: string | undefined;
+  },
 ): HealthRecorder {
   const { health } = options;
   const recorder = new HealthRecorder({
@@ -157,6 +170,7 @@ function startHealthRecord(
     flavour: options.flavour,
     everySeconds: health.everySeconds,
     ...(health.metricsFile === undefined ? {} : { metricsFile: health.metricsFile }),
+    ...(options.asarSha256 === undefined ? {} : { asarSha256: options.asarSha256 }),
     updates: options.updates,
   });
   recorder.start();
@@ -197,6 +211,10 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
   // flavour and unpackaged runs keep the debugging switches and every config source.
   const development = flavour === 'qa' || !app.isPackaged;
   if (!development && refusedDangerousSwitches(args, deps)) return null;
+  // Before anything else is loaded or opened. Only Linux has a recorded digest to compare (installed-asar.ts).
+  const installed = inspectInstalledAsar(deps.resourcesPath, !development && deps.platform === 'linux');
+  if (installed.state === 'refused' && !development) return refuseModifiedApp(installed.reason, deps);
+  const asarSha256 = installed.state === 'unpackaged' ? undefined : installed.sha256;
   const managedOnly = development ? undefined : MANAGED_ONLY_KEYS;
   const moveDataFolder = dataFolderMover(cli);
   if (cli.provision) return runProvisioningLaunch(cli, deps, moveDataFolder);
@@ -258,6 +276,7 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     embedded,
     logDestination: destination,
     appStatus,
+    asarSha256,
   });
   parts.service = service;
   answerSupportBundleLaunches(app, () => parts.service, deps.defaultApp, log);
@@ -282,7 +301,7 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
   parts.stops.push(...screen.stops);
   if (embedded) openVirtualPhonePage(embedded.phonePageUrl, screen.registry, log);
 
-  parts.health = startHealthRecord(service, { file: healthFile, flavour, health: config.health, updates: () => updateStatus });
+  parts.health = startHealthRecord(service, { file: healthFile, flavour, health: config.health, updates: () => updateStatus, asarSha256 });
   parts.updater = await startUpdates(service, {
     deps,
     flavour,
