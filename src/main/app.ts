@@ -155,13 +155,7 @@ async function startEmbeddedDefault(
 /** The health record a supervisor or fleet tool reads (and the metrics file when one is configured), written every few seconds. */
 function startHealthRecord(
   service: KioskService,
-  options: {
-    file: string;
-    flavour: Flavour;
-    health: KioskConfig['app']['health'];
-    updates: () => UpdateStatus;
-    asarSha256: string | undefined;
-  },
+  options: { file: string; flavour: Flavour; health: KioskConfig['app']['health']; updates: () => UpdateStatus },
 ): HealthRecorder {
   const { health } = options;
   const recorder = new HealthRecorder({
@@ -170,7 +164,6 @@ function startHealthRecord(
     flavour: options.flavour,
     everySeconds: health.everySeconds,
     ...(health.metricsFile === undefined ? {} : { metricsFile: health.metricsFile }),
-    ...(options.asarSha256 === undefined ? {} : { asarSha256: options.asarSha256 }),
     updates: options.updates,
   });
   recorder.start();
@@ -301,7 +294,7 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
   parts.stops.push(...screen.stops);
   if (embedded) openVirtualPhonePage(embedded.phonePageUrl, screen.registry, log);
 
-  parts.health = startHealthRecord(service, { file: healthFile, flavour, health: config.health, updates: () => updateStatus, asarSha256 });
+  parts.health = startHealthRecord(service, { file: healthFile, flavour, health: config.health, updates: () => updateStatus });
   parts.updater = await startUpdates(service, {
     deps,
     flavour,

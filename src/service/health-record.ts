@@ -27,8 +27,8 @@ import { errorText } from '../common/error-text.js';
 
 /** What the recorder reads of the service. */
 export type HealthSource = Pick<KioskService, 'state' | 'onState' | 'onVerification' | 'version' | 'startedAt' | 'backendFailures'> &
-  /** Absent: no screen can report a camera (the record then has none, as before any report). */
-  Partial<Pick<KioskService, 'cameraHealth'>>;
+  /** Absent: no screen can report a camera (the record then has none, as before any report); no package digest. */
+  Partial<Pick<KioskService, 'cameraHealth' | 'installedAsarSha256'>>;
 
 export interface HealthRecorderOptions {
   readonly service: HealthSource;
@@ -42,8 +42,6 @@ export interface HealthRecorderOptions {
    * same reason); unset: not written.
    */
   readonly metricsFile?: string;
-  /** SHA-256 of the installed app.asar, exported as `mdl_kiosk_build_info{asar_sha256=…}`; unset: not a packaged app. */
-  readonly asarSha256?: string;
   readonly updates?: () => UpdateStatus;
   readonly now?: () => number;
 }
@@ -211,7 +209,7 @@ export class HealthRecorder {
     const metricsFile = this.options.metricsFile;
     if (metricsFile === undefined) return;
     try {
-      await writeFileAtomic(metricsFile, healthMetricsText(record, { asarSha256: this.options.asarSha256 }), {
+      await writeFileAtomic(metricsFile, healthMetricsText(record, { asarSha256: this.options.service.installedAsarSha256 }), {
         mode: 0o644,
         dirMode: 0o755,
       });

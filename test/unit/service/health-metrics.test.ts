@@ -198,6 +198,7 @@ describe('health metrics (Prometheus text)', () => {
   it('a packaged app exports its app.asar digest as a label of mdl_kiosk_build_info; an unpackaged run writes no such family', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'mdl-kiosk-metrics-'));
     try {
+      const digest = 'ab'.repeat(32);
       const service: HealthSource = {
         version: '9.9.9',
         startedAt: Date.now() - 1_000,
@@ -206,9 +207,13 @@ describe('health metrics (Prometheus text)', () => {
         onVerification: () => () => undefined,
         backendFailures: () => ({ lastFailure: null, consecutive: 0, totals: {}, requestsLastMinute: 0, maxRequestsPerMinute: 20 }),
       };
-      const digest = 'ab'.repeat(32);
       const metricsFile = join(dir, 'mdl_kiosk.prom');
-      const recorder = new HealthRecorder({ service, metricsFile, asarSha256: digest, flavour: 'production', everySeconds: 60 });
+      const recorder = new HealthRecorder({
+        service: { ...service, installedAsarSha256: digest },
+        metricsFile,
+        flavour: 'production',
+        everySeconds: 60,
+      });
       recorder.start();
       await recorder.stop();
       const families = parsePrometheusTextFormat(await readFile(metricsFile, 'utf8'));
