@@ -25,6 +25,8 @@ export interface KioskAppDependencies {
   readonly preloadPath: string;
   readonly rendererDir: string;
   readonly managedConfigFile: string;
+  /** Where a packaged app's app.asar lies (Electron's `process.resourcesPath`); undefined in plain Node. */
+  readonly resourcesPath: string | undefined;
   /** electron-updater's `autoUpdater`, loaded only when updates are on (it touches Electron when loaded). */
   readonly loadUpdater: () => Promise<AppUpdaterLike>;
   /** Extra service options (tests: a cheap PIN hash, a fixed clock). */
@@ -56,6 +58,7 @@ export function appDependencies(given: Partial<KioskAppDependencies> | undefined
     preloadPath: fileURLToPath(new URL('./preload.cjs', import.meta.url)),
     rendererDir: fileURLToPath(new URL('../renderer/', import.meta.url)),
     managedConfigFile: managedConfigPath(platform, env),
+    resourcesPath: (process as { resourcesPath?: string }).resourcesPath,
     loadUpdater: loadAutoUpdater,
     serviceOptions: {},
     ...given,

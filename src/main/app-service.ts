@@ -53,6 +53,8 @@ export async function createAppService(options: {
   readonly embedded: EmbeddedSetup | undefined;
   readonly logDestination: DestinationStream;
   readonly appStatus: () => AppStatus;
+  /** SHA-256 of the app.asar this packaged app runs from (installed-asar.ts); undefined when not packaged. */
+  readonly asarSha256: string | undefined;
 }): Promise<KioskService> {
   const { deps, dataDir, embedded, managedOnly } = options;
   const { managed, configFile, overrides } = options.launch;
@@ -76,6 +78,7 @@ export async function createAppService(options: {
     version: app.getVersion(),
     appStatus: options.appStatus,
     support: () => appSupportFiles(dataDir, options.logsDir),
+    ...(options.asarSha256 === undefined ? {} : { installedAsarSha256: options.asarSha256 }),
     ...deps.serviceOptions,
   });
 }

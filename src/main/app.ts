@@ -27,7 +27,14 @@ import { showFatalScreen } from './fatal-screen.js';
 import { openKioskScreen, openVirtualPhonePage } from './kiosk-screen.js';
 import { readLaunchConfig } from './launch-config.js';
 import { AppLifecycle, applyStartAtLogin, claimSingleInstance, type LifecycleOptions } from './lifecycle.js';
-import { refusedDangerousSwitches, runProvisioningLaunch, runSupportBundleLaunch, showUsage } from './one-shot-launches.js';
+import { inspectInstalledAsar } from './installed-asar.js';
+import {
+  refuseModifiedApp,
+  refusedDangerousSwitches,
+  runProvisioningLaunch,
+  runSupportBundleLaunch,
+  showUsage,
+} from './one-shot-launches.js';
 import { ensureCameraAccess } from './os-consent.js';
 import { RelaunchGuard } from './relaunch-guard.js';
 import { logChildProcessDeaths } from './renderer-watch.js';
@@ -197,6 +204,10 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
   // flavour and unpackaged runs keep the debugging switches and every config source.
   const development = flavour === 'qa' || !app.isPackaged;
   if (!development && refusedDangerousSwitches(args, deps)) return null;
+  // Before anything else is loaded or opened. Only Linux has a recorded digest to compare (installed-asar.ts).
+  const installed = inspectInstalledAsar(deps.resourcesPath, !development && deps.platform === 'linux');
+  if (installed.state === 'refused' && !development) return refuseModifiedApp(installed.reason, deps);
+  const asarSha256 = installed.state === 'unpackaged' ? undefined : installed.sha256;
   const managedOnly = development ? undefined : MANAGED_ONLY_KEYS;
   const moveDataFolder = dataFolderMover(cli);
   if (cli.provision) return runProvisioningLaunch(cli, deps, moveDataFolder);
@@ -258,6 +269,7 @@ export async function runKioskApp(options: RunKioskAppOptions): Promise<RunningK
     embedded,
     logDestination: destination,
     appStatus,
+    asarSha256,
   });
   parts.service = service;
   answerSupportBundleLaunches(app, () => parts.service, deps.defaultApp, log);

@@ -2,7 +2,7 @@
  * Launches that do one thing and end, before any kiosk starts: `--help`, a production app refusing a
  * dangerous switch, `--provision` (the OS consents) and `--support-bundle FILE`.
  */
-import { app, safeStorage, systemPreferences } from 'electron';
+import { app, dialog, safeStorage, systemPreferences } from 'electron';
 import { parseConfig } from '../platform/config.js';
 import { createLogger } from '../platform/log.js';
 import { KioskService } from '../service/kiosk-service.js';
@@ -10,6 +10,7 @@ import { managedAllowsBasicTextSecrets, readManagedConfig } from '../service/man
 import type { KioskAppDependencies } from './app-dependencies.js';
 import { USAGE, type CommandLine } from './command-line.js';
 import { dangerousSwitches } from './dangerous-switches.js';
+import { refusalMessage } from './installed-asar.js';
 import { appConfigFile } from './launch-config.js';
 import { runProvisioning } from './os-consent.js';
 import { SafeStorageSecretStore } from './safe-storage-secret-store.js';
@@ -37,6 +38,19 @@ export function refusedDangerousSwitches(args: readonly string[], deps: Deps & P
   );
   app.exit(EXIT_REFUSED_SWITCH);
   return true;
+}
+
+/** Exit status of a production app whose app.asar is not the one it was built with: the same as a refused switch (a supervisor must not restart it in a loop either). */
+export const EXIT_MODIFIED_APP = EXIT_REFUSED_SWITCH;
+
+/** A production app whose files changed since the build: says so on stderr and in a dialog staff see, then exits. */
+export async function refuseModifiedApp(reason: string, deps: Deps): Promise<null> {
+  const message = refusalMessage(reason);
+  deps.stderr.write(`mdl-kiosk: refusing to start: ${message}\n`);
+  await app.whenReady();
+  dialog.showErrorBox('This kiosk is out of service', message);
+  app.exit(EXIT_MODIFIED_APP);
+  return null;
 }
 
 /** `--provision`: asks the OS for the camera and Bluetooth (starting Bluetooth so it asks), says what each answered, and ends. */

@@ -82,12 +82,22 @@ function backendMetrics(out: Exposition, backend: BackendHealth): void {
   );
 }
 
+/** What the package the app runs from is, when it runs from one. */
+export interface InstalledPackage {
+  /** SHA-256 of the installed app.asar (src/main/installed-asar.ts). */
+  readonly asarSha256?: string | undefined;
+}
+
 /** The record's figures in the text format (every metric `mdl_kiosk_…`). */
-export function healthMetricsText(record: HealthRecord): string {
+export function healthMetricsText(record: HealthRecord, build: InstalledPackage = {}): string {
   const out = new Exposition();
   out.metric('mdl_kiosk_info', 'gauge', 'The kiosk app: version and flavour (always 1).', [
     [{ version: record.version, flavour: record.flavour }, 1],
   ]);
+  if (build.asarSha256 !== undefined)
+    out.metric('mdl_kiosk_build_info', 'gauge', 'The installed package: SHA-256 of its app.asar (always 1; only a packaged app).', [
+      [{ asar_sha256: build.asarSha256 }, 1],
+    ]);
   out.metric('mdl_kiosk_start_time_seconds', 'gauge', 'When the app started (Unix time).', [[{}, seconds(record.startedAt)]]);
   out.metric('mdl_kiosk_last_update_time_seconds', 'gauge', 'When this record was written (Unix time).', [[{}, seconds(record.updatedAt)]]);
   out.metric('mdl_kiosk_test_mode', 'gauge', '1 when the kiosk shows TEST MODE.', [[{}, record.testMode ? 1 : 0]]);

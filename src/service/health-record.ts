@@ -27,8 +27,8 @@ import { errorText } from '../common/error-text.js';
 
 /** What the recorder reads of the service. */
 export type HealthSource = Pick<KioskService, 'state' | 'onState' | 'onVerification' | 'version' | 'startedAt' | 'backendFailures'> &
-  /** Absent: no screen can report a camera (the record then has none, as before any report). */
-  Partial<Pick<KioskService, 'cameraHealth'>>;
+  /** Absent: no screen can report a camera (the record then has none, as before any report); no package digest. */
+  Partial<Pick<KioskService, 'cameraHealth' | 'installedAsarSha256'>>;
 
 export interface HealthRecorderOptions {
   readonly service: HealthSource;
@@ -209,7 +209,10 @@ export class HealthRecorder {
     const metricsFile = this.options.metricsFile;
     if (metricsFile === undefined) return;
     try {
-      await writeFileAtomic(metricsFile, healthMetricsText(record), { mode: 0o644, dirMode: 0o755 });
+      await writeFileAtomic(metricsFile, healthMetricsText(record, { asarSha256: this.options.service.installedAsarSha256 }), {
+        mode: 0o644,
+        dirMode: 0o755,
+      });
       this.metricsFailing = false;
     } catch (e) {
       if (!this.metricsFailing) process.stderr.write(`mdl-kiosk: the metrics file ${metricsFile} could not be written: ${errorText(e)}\n`);

@@ -72,6 +72,8 @@ export class KioskService implements KioskApiHandlers {
   readonly version: string;
   /** When this service was created (ms since the epoch). */
   readonly startedAt: number;
+  /** SHA-256 of the installed app.asar (KioskServiceOptions.installedAsarSha256); undefined when not packaged. */
+  readonly installedAsarSha256: string | undefined;
   private readonly options: KioskServiceOptions;
   private readonly now: () => number;
   private readonly diagnostics: DiagnosticsLog;
@@ -98,6 +100,7 @@ export class KioskService implements KioskApiHandlers {
     this.diagnostics = new DiagnosticsLog({ now });
     this.version = options.version ?? packageVersion();
     this.startedAt = now();
+    this.installedAsarSha256 = options.installedAsarSha256;
     const sources = { ...options, env };
     this.configuration = new ServiceConfig(
       sources,

@@ -61,6 +61,12 @@ export interface KioskServiceOptions {
   readonly logDestination?: DestinationStream;
   /** Version shown in diagnostics (default: the package's). */
   readonly version?: string;
+  /**
+   * SHA-256 of the app.asar this packaged app runs from, computed once at start (src/main/installed-asar.ts);
+   * unset when not run from a package. The support bundle records it, so a fleet can see which kiosks run
+   * which bytes (`npm run package:verify` compares it with a build's provenance).
+   */
+  readonly installedAsarSha256?: string;
   /** A non-default language on Ready goes back to the default after this long (default 60 s). */
   readonly languageResetMs?: number;
   /** Longest wait for a verification to end before a rebuild goes ahead (default verificationMs + 10 s). */

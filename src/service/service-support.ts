@@ -26,7 +26,7 @@ import { dataFolderFacts, supportReport, type BundleOrigin } from './support-rep
 export interface ServiceSupportOptions {
   readonly service: Pick<
     KioskServiceOptions,
-    'appStatus' | 'managed' | 'testMode' | 'support' | 'dataDir' | 'removableVolumes' | 'runKiosk'
+    'appStatus' | 'managed' | 'testMode' | 'support' | 'dataDir' | 'removableVolumes' | 'runKiosk' | 'installedAsarSha256'
   >;
   readonly config: Pick<ServiceConfig, 'effective' | 'secrets' | 'storeProblems' | 'supportFacts'>;
   readonly runtime: Pick<KioskRuntime, 'devices' | 'backendFailures'>;
@@ -223,6 +223,7 @@ export class ServiceSupport {
       origin: await bundleOrigin(service.runKiosk !== false, shell.files?.['health.json'], made),
       now: made,
       dataFolder: await dataFolderFacts(service.dataDir),
+      installedAsarSha256: service.installedAsarSha256,
     });
     const stamp = new Date(made).toISOString().replace(/[:.]/g, '-');
     const name = `mdl-kiosk-support-${stamp}.tar.gz`;

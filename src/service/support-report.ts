@@ -229,6 +229,8 @@ export interface SupportReportInput {
   /** When the bundle was made, by this kiosk's clock. */
   readonly now: number;
   readonly dataFolder: Record<string, unknown>;
+  /** SHA-256 of the installed app.asar; undefined when the kiosk does not run from a package. */
+  readonly installedAsarSha256?: string | undefined;
 }
 
 /**
@@ -300,6 +302,10 @@ export function supportReport(input: SupportReportInput): SupportReport {
     proxyEnvironment: proxyEnvironment(input.layers.env),
     backendRoute: backendRoute(input.config, input.layers.env),
     dataFolder: input.dataFolder,
+    installedAppAsar:
+      input.installedAsarSha256 === undefined
+        ? { sha256: null, note: 'not running from a package' }
+        : { sha256: input.installedAsarSha256 },
   };
   return {
     parts: {

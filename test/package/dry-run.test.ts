@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +29,7 @@ import { nodeModuleExclusions, shippedAddons } from '../../tools/package/package
 import { nameOfId } from '../../tools/package/packed-app.js';
 import { loadProductionModules } from '../../tools/package/production-modules.js';
 import { compileAddon } from '../support/native-fixtures.js';
+import { inspectInstalledAsar, RECORDED_DIGEST_FILE } from '../../src/main/installed-asar.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const MODULES = loadProductionModules(REPO);
@@ -290,6 +292,35 @@ describe('the archive checks fail when they should', () => {
         'production: fuse runAsNode is true in the packaged executable, not false',
       ]),
     );
+  });
+
+  it("a flipped byte in a packed app.asar: the app's start check (app.asar.sha256, recorded by afterPack) refuses it", async () => {
+    const resources = join(production.appOutDir, 'resources');
+    const recorded = (await readFile(join(resources, RECORDED_DIGEST_FILE), 'utf8')).trim();
+    expect(recorded).toBe(
+      createHash('sha256')
+        .update(await readFile(production.asar))
+        .digest('hex'),
+    );
+    // A copy of the packed folder's resources, so the other tests keep the real one.
+    const copy = await mkdtemp(join(tmpdir(), 'mdl-kiosk-flipped-'));
+    try {
+      await mkdir(join(copy, 'resources'));
+      const bytes = await readFile(production.asar);
+      const at = Math.floor(bytes.length / 2);
+      bytes[at] = (bytes[at] ?? 0) ^ 0x01;
+      await writeFile(join(copy, 'resources', 'app.asar'), bytes);
+      await copyFile(join(resources, RECORDED_DIGEST_FILE), join(copy, 'resources', RECORDED_DIGEST_FILE));
+      expect(inspectInstalledAsar(join(copy, 'resources'), true)).toMatchObject({
+        state: 'refused',
+        reason: expect.stringContaining(`recorded at build time: ${recorded}`) as string,
+      });
+      expect(flavourProblems({ ...production, appOutDir: copy }, context())).toEqual(
+        expect.arrayContaining([expect.stringContaining('production: the packaged app would refuse to start:')]),
+      );
+    } finally {
+      await rm(copy, { recursive: true, force: true });
+    }
   });
 
   it('a missing main bundle and a wrong entry are named', () => {

@@ -6,9 +6,12 @@
  * an unexpected or missing package) stops the build here, naming the file or package, so no installer is
  * ever made from it. A packed app that passes gets the same modes and file times on every build machine
  * (tools/package/reproducible.ts: SOURCE_DATE_EPOCH, else the commit's time), before the fuses are flipped
- * and installers made from it.
+ * and installers made from it. On Linux it also records app.asar's SHA-256 beside it (`app.asar.sha256`),
+ * which the packaged production app compares at start (src/main/installed-asar.ts; macOS and Windows have
+ * Electron's ASAR integrity fuse instead).
  */
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import productionModules from './production-modules.json' with { type: 'json' };
@@ -17,6 +20,8 @@ import type { AddonTarget, TargetCpu } from './native-addons.js';
 import { checkPackedApp, packagedPackages, parseAsarListing } from './packed-app.js';
 import { parseProductionModules } from './production-modules.js';
 import { normaliseTree, sourceDateEpoch } from './reproducible.js';
+import { sha256File } from './tree-compare.js';
+import { RECORDED_DIGEST_FILE } from '../../src/main/installed-asar.js';
 
 /** What the hook reads of electron-builder's AfterPackContext. */
 const ContextSchema = z.looseObject({
@@ -64,7 +69,9 @@ export async function afterPack(raw: unknown): Promise<void> {
   if (report.problems.length > 0) {
     throw new Error(`${HOOK_TAG}: ${label} cannot ship as packed:\n  - ${report.problems.join('\n  - ')}`);
   }
-  // The whole app folder: what Electron brought and what was packed. Fuses and signing rewrite the
+  // Linux has no ASAR integrity fuse: the app compares app.asar with this record at start (src/main/installed-asar.ts).
+  if (platformName === 'linux') await writeFile(join(resourcesDir, RECORDED_DIGEST_FILE), `${await sha256File(archive)}\n`);
+  // The whole app folder: what Electron brought and what was packed (the record included). Fuses and signing rewrite the
   // executable afterwards; the package script and the dry run set its time again (docs/packaging.md).
   const epoch = sourceDateEpoch(context.packager.info.projectDir);
   await normaliseTree(context.appOutDir, epoch);

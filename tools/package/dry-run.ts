@@ -35,6 +35,7 @@ import { checkPackedApp, packagedPackages, parseAsarListing, type PackEntry, typ
 import { loadProductionModules, type ProductionModules } from './production-modules.js';
 import { conditionedCommand, conditionedEnv, type BuildConditions } from './build-conditions.js';
 import { normaliseTree, sourceDateEpoch } from './reproducible.js';
+import { inspectInstalledAsar } from '../../src/main/installed-asar.js';
 
 export { packagedPackages, parseAsarListing, type PackEntry } from './packed-app.js';
 
@@ -318,6 +319,12 @@ export function flavourProblems(packed: PackedFlavour, context: ProblemContext):
     problems.push(`${flavour}: the PC/SC addon (smartcard's build/Release/smartcard_napi.node) is missing: was smartcard built by npm ci?`);
   else if (!pcsc.unpacked) problems.push(`${flavour}: the PC/SC addon is not unpacked`);
   if (packed.hookReport === undefined) problems.push(`${flavour}: the afterPack hook (native addons, node_modules) did not run`);
+  // The Linux app's own start check (app.asar against the digest afterPack recorded), on the packed folder.
+  const selfCheck = inspectInstalledAsar(join(packed.appOutDir, 'resources'), true);
+  if (selfCheck.state !== 'ok')
+    problems.push(
+      `${flavour}: the packaged app would refuse to start: ${selfCheck.state === 'refused' ? selfCheck.reason : 'no app.asar'}`,
+    );
 
   if (flavour === 'production') {
     for (const f of own) {

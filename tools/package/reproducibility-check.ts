@@ -58,13 +58,14 @@ async function packInto(root: string, outDir: string): Promise<void> {
   for (const flavour of FLAVOURS) await packFlavour(root, flavour, fakeDist, join(outDir, flavour));
 }
 
-interface Side {
+export interface Side {
   readonly label: string;
   readonly dir: string;
   readonly conditions: BuildConditions;
 }
 
-async function buildSide(source: string, commit: string, side: Side, npmrc: string | undefined): Promise<boolean> {
+/** Clones `commit` of `source` into `side.dir`, then npm ci, build:app and both flavours packed into `side.dir/../packed`. */
+export async function buildSide(source: string, commit: string, side: Side, npmrc: string | undefined): Promise<boolean> {
   process.stdout.write(`\n== ${side.label} build in ${side.dir} (${describeConditions(side.conditions)})\n`);
   await mkdir(dirname(side.dir), { recursive: true });
   if ((await run('git', ['clone', '--quiet', '--no-hardlinks', source, side.dir], tmpdir(), process.env)) !== 0) return false;
@@ -91,6 +92,21 @@ async function buildSide(source: string, commit: string, side: Side, npmrc: stri
   return true;
 }
 
+/** The caller's npm configuration (registry, nodedir for the addons npm ci compiles), copied into `work` readable by every build account. */
+export async function callerNpmrc(work: string): Promise<string | undefined> {
+  const userNpmrc = join(homedir(), '.npmrc');
+  if (!existsSync(userNpmrc)) return undefined;
+  const npmrc = join(work, 'npmrc');
+  await copyFile(userNpmrc, npmrc);
+  await chmod(npmrc, 0o644);
+  return npmrc;
+}
+
+/** Where buildSide leaves a flavour's packed resources folder. */
+export function packedResources(side: Side, flavour: (typeof FLAVOURS)[number]): string {
+  return join(side.dir, '..', 'packed', flavour, 'linux-unpacked', 'resources');
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: { user: { type: 'string' }, commit: { type: 'string' }, keep: { type: 'boolean' }, 'pack-into': { type: 'string' } },
@@ -110,13 +126,7 @@ async function main(): Promise<number> {
   const work = await mkdtemp(join(tmpdir(), 'mdl-kiosk-reproducibility-'));
   await chmod(work, 0o755);
   try {
-    // The caller's npm configuration (registry, nodedir for the addons npm ci compiles), readable by both.
-    const userNpmrc = join(homedir(), '.npmrc');
-    const npmrc = existsSync(userNpmrc) ? join(work, 'npmrc') : undefined;
-    if (npmrc !== undefined) {
-      await copyFile(userNpmrc, npmrc);
-      await chmod(npmrc, 0o644);
-    }
+    const npmrc = await callerNpmrc(work);
     const user = values.user;
     if (user !== undefined) {
       const why = otherUserUnavailable(user);
@@ -139,7 +149,7 @@ async function main(): Promise<number> {
     for (const side of sides) if (!(await buildSide(root, commit, side, npmrc))) return 2;
     let differences = 0;
     for (const flavour of FLAVOURS) {
-      const [a, b] = sides.map((s) => join(s.dir, '..', 'packed', flavour, 'linux-unpacked')) as [string, string];
+      const [a, b] = sides.map((s) => dirname(packedResources(s, flavour))) as [string, string];
       const found = await compareTrees(a, b, ['first', 'second']);
       differences += found.length;
       process.stdout.write(

@@ -4,6 +4,7 @@
  * (single-instance lock first), the locked-down window, the IPC registration, second-instance, and a
  * quit that stops the service; plus the QA flavour's embedded default and the production updater.
  */
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,11 +23,23 @@ import {
   type RunningKioskApp,
 } from '../../../src/main/app.js';
 import { DANGEROUS_SWITCHES } from '../../../src/main/dangerous-switches.js';
+import { RECORDED_DIGEST_FILE } from '../../../src/main/installed-asar.js';
+import { EXIT_MODIFIED_APP } from '../../../src/main/one-shot-launches.js';
 import type { EmbeddedDefault, EmbeddedKioskLink } from '../../../src/main/embedded-default.js';
 import { PHONE_PAGE_PARTITION } from '../../../src/main/phone-window.js';
 import type { DeviceFactory } from '../../../src/service/kiosk-service.js';
 import { TEST_SCRYPT } from '../service/service-fixture.js';
-import { BrowserWindow, app, calls, ipcMain, powerSaveBlocker, protocol, resetFakeElectron, systemPreferences } from './fake-electron.js';
+import {
+  BrowserWindow,
+  app,
+  calls,
+  dialog,
+  ipcMain,
+  powerSaveBlocker,
+  protocol,
+  resetFakeElectron,
+  systemPreferences,
+} from './fake-electron.js';
 
 vi.mock('electron', () => import('./fake-electron.js'));
 
@@ -613,6 +626,74 @@ describe("a packaged production app is locked down whatever its launcher or the 
         }),
       ).not.toBeNull();
     });
+  });
+});
+
+describe('a packaged production app on Linux compares its app.asar with the digest recorded at build time', () => {
+  const ARCHIVE = Buffer.from('an app.asar as the build packed it');
+  const digest = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+
+  /** `<root>/resources/app.asar` with `bytes`, and `app.asar.sha256` beside it saying `recorded` (none: no file). */
+  async function installed(bytes: Buffer, recorded: string | undefined): Promise<string> {
+    const resources = join(root, 'resources');
+    await mkdir(resources, { recursive: true });
+    await writeFile(join(resources, 'app.asar'), bytes);
+    if (recorded !== undefined) await writeFile(join(resources, RECORDED_DIGEST_FILE), `${recorded}\n`);
+    return resources;
+  }
+
+  it('a flipped byte: refuses to start with the reason on stderr and in a dialog, exit 78, nothing opened', async () => {
+    const flipped = Buffer.from(ARCHIVE);
+    flipped[5] = (flipped[5] ?? 0) ^ 0x01;
+    const resourcesPath = await installed(flipped, digest(ARCHIVE));
+    app.isPackaged = true;
+    const r = await boot({ argv: ['/opt/mdl-kiosk'], deps: { defaultApp: false, resourcesPath } });
+    expect(r).toBeNull();
+    expect(app.exitCode).toBe(EXIT_MODIFIED_APP);
+    expect(app.lockRequested).toBe(false);
+    expect(BrowserWindow.instances).toHaveLength(0);
+    expect(deviceBuilds).toBe(0);
+    expect(stderr.text).toContain(`mdl-kiosk: refusing to start: The kiosk app's files have changed since it was built`);
+    expect(stderr.text).toContain(`(SHA-256 ${digest(flipped)}; recorded at build time: ${digest(ARCHIVE)})`);
+    expect(dialog.errors).toEqual([
+      { title: 'This kiosk is out of service', content: expect.stringContaining('Reinstall the package') as string },
+    ]);
+  });
+
+  it('no recorded digest: refuses too (a package built without it, or the file removed)', async () => {
+    const resourcesPath = await installed(ARCHIVE, undefined);
+    app.isPackaged = true;
+    expect(await boot({ argv: ['/opt/mdl-kiosk'], deps: { defaultApp: false, resourcesPath } })).toBeNull();
+    expect(stderr.text).toContain(`${RECORDED_DIGEST_FILE}, the digest recorded at build time, is missing or unreadable`);
+  });
+
+  it('the recorded digest: starts, and the metrics file and support bundle name the digest', async () => {
+    const resourcesPath = await installed(ARCHIVE, digest(ARCHIVE));
+    const metricsFile = join(root, 'textfile', 'mdl_kiosk.prom');
+    await mkdir(join(root, 'managed'), { recursive: true });
+    await writeFile(join(root, 'managed', 'config.json'), JSON.stringify({ app: { health: { metricsFile } } }));
+    app.isPackaged = true;
+    const r = await boot({ argv: ['/opt/mdl-kiosk'], deps: { defaultApp: false, resourcesPath } });
+    expect(r).not.toBeNull();
+    expect(dialog.errors).toEqual([]);
+    await vi.waitFor(
+      async () => expect(await readFile(metricsFile, 'utf8')).toContain(`mdl_kiosk_build_info{asar_sha256="${digest(ARCHIVE)}"} 1`),
+      {
+        timeout: 10_000,
+      },
+    );
+    const bundle = await r?.service.writeSupportBundleTo(join(root, 'bundle.tar.gz'));
+    await extract({ file: bundle?.path ?? '', cwd: root });
+    expect(JSON.parse(await readFile(join(root, 'mdl-kiosk-support', 'environment.json'), 'utf8'))).toMatchObject({
+      installedAppAsar: { sha256: digest(ARCHIVE) },
+    });
+  });
+
+  it('other platforms (the ASAR integrity fuse checks there), the QA flavour and an unpackaged run do not compare', async () => {
+    const resourcesPath = await installed(Buffer.from('changed'), digest(ARCHIVE));
+    app.isPackaged = true;
+    expect(await boot({ argv: ['/opt/mdl-kiosk'], deps: { defaultApp: false, resourcesPath, platform: 'win32' } })).not.toBeNull();
+    expect(dialog.errors).toEqual([]);
   });
 });
 

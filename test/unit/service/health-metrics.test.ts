@@ -194,4 +194,37 @@ describe('health metrics (Prometheus text)', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('a packaged app exports its app.asar digest as a label of mdl_kiosk_build_info; an unpackaged run writes no such family', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mdl-kiosk-metrics-'));
+    try {
+      const digest = 'ab'.repeat(32);
+      const service: HealthSource = {
+        version: '9.9.9',
+        startedAt: Date.now() - 1_000,
+        state: () => screenState('ready'),
+        onState: () => () => undefined,
+        onVerification: () => () => undefined,
+        backendFailures: () => ({ lastFailure: null, consecutive: 0, totals: {}, requestsLastMinute: 0, maxRequestsPerMinute: 20 }),
+      };
+      const metricsFile = join(dir, 'mdl_kiosk.prom');
+      const recorder = new HealthRecorder({
+        service: { ...service, installedAsarSha256: digest },
+        metricsFile,
+        flavour: 'production',
+        everySeconds: 60,
+      });
+      recorder.start();
+      await recorder.stop();
+      const families = parsePrometheusTextFormat(await readFile(metricsFile, 'utf8'));
+      expect(families.find((f) => f.name === 'mdl_kiosk_build_info')?.metrics).toEqual([{ labels: { asar_sha256: digest }, value: '1' }]);
+
+      const unpackaged = new HealthRecorder({ service, metricsFile, flavour: 'production', everySeconds: 60 });
+      unpackaged.start();
+      await unpackaged.stop();
+      expect(await readFile(metricsFile, 'utf8')).not.toContain('mdl_kiosk_build_info');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

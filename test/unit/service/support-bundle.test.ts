@@ -191,4 +191,19 @@ describe('support bundle', () => {
     expect((await stat(written.path)).size).toBe(written.bytes);
     expect(f.logs.events()).toContain('support_bundle_written');
   });
+
+  it("records the installed app.asar's digest in environment.json (and says when the kiosk runs from no package)", async () => {
+    const digest = 'cd'.repeat(32);
+    const read = async (service: { installedAsarSha256?: string }): Promise<unknown> => {
+      fixture = await startServiceFixture({ service });
+      const bundle = await fixture.service.writeSupportBundleTo(join(await tempDir(), 'bundle.tar.gz'));
+      const unpacked = await tempDir();
+      await extract({ file: bundle.path, cwd: unpacked });
+      await fixture.stop();
+      fixture = undefined;
+      return JSON.parse(await readFile(join(unpacked, 'mdl-kiosk-support', 'environment.json'), 'utf8'));
+    };
+    expect(await read({ installedAsarSha256: digest })).toMatchObject({ installedAppAsar: { sha256: digest } });
+    expect(await read({})).toMatchObject({ installedAppAsar: { sha256: null, note: 'not running from a package' } });
+  });
 });
