@@ -72,7 +72,6 @@ describe('an outcome stays until its minimum has passed, for a tap and a scan al
     await expect.poll(() => stack.reports.length, { timeout: 40_000, interval: 20 }).toBe(reports + 1);
     const report = stack.reports.at(-1);
     expect(report?.transport).toBe('nfc');
-    expect(Date.now() - (report?.durationMs ?? 0) - shownAt).toBeGreaterThanOrEqual(MINIMUM_MS - 200);
     await expect.poll(verdictShown, { timeout: 10_000 }).toBe('verified');
     // Never silent: a discreet line at the counter…
     const marker = page.locator('[data-status="replaced"]');
@@ -86,6 +85,11 @@ describe('an outcome stays until its minimum has passed, for a tap and a scan al
     const card = page.getByTestId('replaced-outcome');
     await expect.poll(() => card.count()).toBe(1);
     expect(await card.getAttribute('data-verdict')).toBe('rejected');
+    // The hold measured by the kiosk's own clock (the test's reading of when the outcome showed lags the
+    // screen by its polling, which under load passed the 200 ms slack an outside measure had).
+    const replaced = stack.service.state().replaced;
+    expect(replaced?.replacedBy).toBe('nfc');
+    expect((replaced?.replacedAt ?? 0) - (replaced?.shownAt ?? 0)).toBeGreaterThanOrEqual(MINIMUM_MS);
     expect(await card.textContent()).toMatch(/ID not accepted.*after a tap; replaced at .* by a tap\./);
     await checkScreen(stack, 'staff-outcome-replaced', { docs: true });
     // Gone when it would have cleared by itself (privacy): no longer than resultDisplayMs after it showed.
