@@ -2,7 +2,7 @@
  * `npm run host -- --health-file FILE`: the browser host keeps the fleet health record too — written at
  * start (valid against the published schema), and a final record when it stops.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +11,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HealthRecordSchema } from '../../../src/service/health-schema.js';
 
 const dirs: string[] = [];
+/** Host processes still running when a test ends (it failed before its SIGTERM): stopped by pid. */
+const children: ChildProcess[] = [];
 afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
@@ -47,6 +50,7 @@ describe('npm run host -- --health-file', () => {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
+    children.push(child);
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     await new Promise<void>((resolve, reject) => {
