@@ -27,6 +27,8 @@ export const IPC_INTENT_NAMES = [
   'listSupportVolumes',
   'prepareSupportDownload',
   'reportError',
+  'synthesizeSpeech',
+  'reportSpeech',
 ] as const;
 
 export type IpcIntentName = (typeof IPC_INTENT_NAMES)[number];

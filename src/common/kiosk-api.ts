@@ -11,6 +11,7 @@ import type { IpcIntentName } from './ipc-contract.js';
 import { z } from 'zod';
 import { BackendFailureKind, FailureStage } from './backend-failure-kinds.js';
 import { KioskView, ReplacedOutcome } from './kiosk-view.js';
+import { SpeechAudio, SpeechDiagnostics, SpeechReport, SpeechRequest, SpeechSettings } from './speech.js';
 
 // ---------------------------------------------------------------- shared values
 
@@ -96,6 +97,8 @@ export const ScreenState = z.object({
   replaced: ReplacedOutcome.nullable(),
   /** Where Ready points the customer to the NFC reader; absent: the installer did not say (no pointer). */
   readerPosition: ReaderPosition.optional(),
+  /** Speech for customers who cannot see the screen (`speech.*`): when it speaks, how loud, its keys. */
+  speech: SpeechSettings,
 });
 export type ScreenState = z.infer<typeof ScreenState>;
 
@@ -126,6 +129,7 @@ export const Settings = z.object({
   cameraDeviceId: z.string().max(512).nullable(),
   defaultLanguage: Language,
   timeouts: EditableTimeouts,
+  speech: SpeechSettings,
   /** Keys set by the environment, the command line or a managed file: shown, not editable here. */
   locked: z.array(z.string().max(100)).max(50),
   /** Which source locks each locked key (the screen says where to change it). */
@@ -148,6 +152,7 @@ export const SettingsUpdate = z
     cameraDeviceId: z.string().max(512).nullable(),
     defaultLanguage: Language,
     timeouts: EditableTimeouts.partial(),
+    speech: SpeechSettings.partial(),
   })
   .partial()
   .strict();
@@ -237,6 +242,8 @@ export const Diagnostics = z.object({
   app: AppStatus.optional(),
   /** Absent while no kiosk runs (its configuration cannot build one). */
   backend: BackendFailures.optional(),
+  /** What the screen last said about speech, and the built-in voice. */
+  speech: SpeechDiagnostics.optional(),
 });
 export type Diagnostics = z.infer<typeof Diagnostics>;
 
@@ -382,6 +389,13 @@ export const KIOSK_INTENTS = {
   },
   /** The removable volumes (USB sticks) mounted now, where a support bundle can go. */
   listSupportVolumes: { args: Empty, result: z.object({ volumes: z.array(SupportVolume).max(20) }), staff: true },
+  /**
+   * The built-in voice (eSpeak NG, offline, every OS): the samples for one utterance. The host never logs
+   * the text; `private` texts are not cached either.
+   */
+  synthesizeSpeech: { args: SpeechRequest, result: SpeechAudio, staff: false },
+  /** The screen reports its speech (voice, output, whether playing works) for diagnostics; never the text. */
+  reportSpeech: { args: SpeechReport, result: Ok, staff: false },
   /** The screen hit an error (a script error, an unhandled rejection, a component that failed to render). */
   reportError: { args: RendererError, result: Ok, staff: false },
 } as const;

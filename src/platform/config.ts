@@ -7,6 +7,7 @@
  * Every timeout the relay waits on lives in `timeouts`, so no wait is unbounded and each one can be tuned
  * per site.
  */
+import { DEFAULT_SPEECH_KEYS, DEFAULT_SPEECH_SETTINGS, KeyCode, SpeakableElement, SpeechMode, SpeechVoice } from '../common/speech.js';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { BleRoles, Language, ReaderPosition } from '../common/kiosk-api.js';
@@ -402,6 +403,54 @@ export const KioskConfigShape = z.object({
        */
       readerPosition: ReaderPosition.optional(),
     })
+    .prefault({}),
+  /**
+   * Speech for customers who cannot see the screen (docs/accessibility.md): when the kiosk speaks, at what
+   * volume each customer starts, which voice, headset-only, how a headset is known, what a headset may say
+   * beyond the answer, and the keypad's keys.
+   */
+  speech: z
+    .object({
+      mode: SpeechMode.default(DEFAULT_SPEECH_SETTINGS.mode),
+      volume: z.number().min(0.1).max(1).default(DEFAULT_SPEECH_SETTINGS.volume),
+      voice: SpeechVoice.default(DEFAULT_SPEECH_SETTINGS.voice),
+      headsetOnly: z.boolean().default(DEFAULT_SPEECH_SETTINGS.headsetOnly),
+      headsetOutput: z.string().max(200).default(DEFAULT_SPEECH_SETTINGS.headsetOutput),
+      privateElements: z
+        .array(SpeakableElement)
+        .max(20)
+        .default([...DEFAULT_SPEECH_SETTINGS.privateElements]),
+      keys: z
+        .object({
+          start: z
+            .array(KeyCode)
+            .max(8)
+            .default([...DEFAULT_SPEECH_KEYS.start]),
+          pause: z
+            .array(KeyCode)
+            .max(8)
+            .default([...DEFAULT_SPEECH_KEYS.pause]),
+          volumeUp: z
+            .array(KeyCode)
+            .max(8)
+            .default([...DEFAULT_SPEECH_KEYS.volumeUp]),
+          volumeDown: z
+            .array(KeyCode)
+            .max(8)
+            .default([...DEFAULT_SPEECH_KEYS.volumeDown]),
+          language: z
+            .array(KeyCode)
+            .max(8)
+            .default([...DEFAULT_SPEECH_KEYS.language]),
+          stop: z
+            .array(KeyCode)
+            .max(8)
+            .default([...DEFAULT_SPEECH_KEYS.stop]),
+        })
+        .strict()
+        .prefault({}),
+    })
+    .strict()
     .prefault({}),
   /** The staff screens (settings, diagnostics). */
   staff: z

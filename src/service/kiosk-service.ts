@@ -33,6 +33,7 @@ import type {
   Settings,
   UnlockResult,
 } from '../common/kiosk-api.js';
+import type { SpeechAudio } from '../common/speech.js';
 import type { KioskConfig } from '../platform/config.js';
 import type { VerificationReport } from '../kiosk/kiosk.js';
 import type { RetryReport } from '../kiosk/retry-policy.js';
@@ -324,6 +325,10 @@ export class KioskService implements KioskApiHandlers {
   readonly setLanguage = (args: Args<'setLanguage'>): Ok => this.customer.setLanguage(args);
   readonly reportCamera = (args: Args<'reportCamera'>): Ok => this.customer.reportCamera(args);
   readonly reportError = (args: Args<'reportError'>): Ok => this.customer.reportError(args);
+  // Interim until the built-in voice lands (issue 32's engine work replaces both).
+  readonly synthesizeSpeech = (args: Args<'synthesizeSpeech'>): Promise<SpeechAudio> =>
+    this.own.synthesizeSpeech(args) as Promise<SpeechAudio>;
+  readonly reportSpeech = (args: Args<'reportSpeech'>): Ok => this.own.reportSpeech(args) as Ok;
   readonly unlock = (args: Args<'unlock'>): Promise<UnlockResult> => this.staff.unlock(args.pin, SERVICE_SCREEN);
   readonly lock = (): Ok => {
     this.staff.lock(SERVICE_SCREEN);

@@ -283,6 +283,7 @@ export class ScreenStateStream {
       backendOrigin: originOf(config.backend.baseUrl),
       replaced,
       ...(config.ui.readerPosition === undefined ? {} : { readerPosition: config.ui.readerPosition }),
+      speech: config.speech,
     };
   }
 }

@@ -257,6 +257,7 @@ export function settingsView(config: KioskConfig, locked: readonly string[], loc
     cameraDeviceId: config.ui.cameraDeviceId ?? null,
     defaultLanguage: config.ui.defaultLanguage,
     timeouts: { resultDisplayMs, errorDisplayMs, removePhoneMs },
+    speech: config.speech,
     locked: [...locked],
     ...(lockedBy && lockedBy.size > 0 ? { lockedBy: Object.fromEntries(lockedBy) } : {}),
   };

@@ -10,6 +10,7 @@
  *
  * The fake answers every intent with a schema-valid result and records the calls in `window.__fakeKiosk`.
  */
+import { DEFAULT_SPEECH_SETTINGS } from '../../src/common/speech.js';
 import jpeg from 'jpeg-js';
 import type { Page } from 'playwright-core';
 import type { Diagnostics, ScreenState, Settings } from '../../src/common/kiosk-api.js';
@@ -369,6 +370,7 @@ export function screenState(name: FixtureName, now = Date.now()): ScreenState {
     session: { state: 'armed', createdAt: now - 180_000, expiresAt: now + 450_000 },
     staff: { pinConfigured: true, unlocked: false, unlockedUntil: null, lockedOutUntil: null },
     testMode: true,
+    speech: DEFAULT_SPEECH_SETTINGS,
     backendOrigin: 'http://127.0.0.1:8443',
     replaced: null,
   };
@@ -768,6 +770,7 @@ export function fixtureSettings(): Settings {
     cameraDeviceId: null,
     defaultLanguage: 'en',
     timeouts: { resultDisplayMs: 30_000, errorDisplayMs: 6_000, removePhoneMs: 30_000 },
+    speech: DEFAULT_SPEECH_SETTINGS,
     locked: ['backendUrl', 'apiKey'],
     lockedBy: { backendUrl: 'managed', apiKey: 'managed' },
   };
