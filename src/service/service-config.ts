@@ -34,6 +34,7 @@ import {
   PersistedSettings,
   settingsLayer,
   settingsView,
+  speechErrors,
   updatedKeys,
   type LoadedSettings,
   type SettingsStore,
@@ -203,8 +204,17 @@ export class ServiceConfig {
 
   /** Checks and stores a settings update; on success it is the effective configuration. */
   async save(update: SettingsUpdate): Promise<SaveOutcome> {
-    const refused = lockedErrors(update, this.locked, this.lockedBy, this.sources.managed?.path, this.urlTiedToKey);
+    const refused = lockedErrors(
+      update,
+      this.locked,
+      this.lockedBy,
+      this.sources.managed?.path,
+      this.urlTiedToKey,
+      this.current.speech.keys,
+    );
     if (refused.length > 0) return { ok: false, errors: refused };
+    const badSpeech = speechErrors(update);
+    if (badSpeech.length > 0) return { ok: false, errors: badSpeech };
     if (update.apiKey !== undefined && update.clearApiKey) {
       return { ok: false, errors: [{ key: 'apiKey', message: 'give a new API key or clear it, not both' }] };
     }
@@ -212,7 +222,7 @@ export class ServiceConfig {
     if (update.apiKey !== undefined && !HeaderToken.safeParse(update.apiKey).success) {
       return { ok: false, errors: [{ key: 'apiKey', message: 'an API key is visible ASCII without spaces' }] };
     }
-    const nextSettings = PersistedSettings.safeParse(applyUpdate(this.store.currentSettings, update));
+    const nextSettings = PersistedSettings.safeParse(applyUpdate(this.store.currentSettings, update, this.locked));
     if (!nextSettings.success) {
       return {
         ok: false,
@@ -243,11 +253,12 @@ export class ServiceConfig {
     }
     if (update.apiKey !== undefined || update.clearApiKey) this.secretsProblem = undefined;
     await this.store.saveSettings(nextSettings.data);
+    const before = this.current;
     this.stored = nextStored;
     this.settingsProblem = undefined;
     this.configProblem = undefined;
     this.current = candidate.config;
-    this.log().info({ event: 'settings_saved', keys: updatedKeys(update) }, 'settings saved');
+    this.log().info({ event: 'settings_saved', keys: updatedKeys(update, before.speech.keys) }, 'settings saved');
     return { ok: true, config: candidate.config };
   }
 

@@ -21,8 +21,13 @@ import {
   type Settings,
   type SettingsUpdate,
 } from '../common/kiosk-api.js';
+import { SpeechKeys, SpeechSettings } from '../common/speech.js';
 import { environmentLayer, type KioskConfig } from '../platform/config.js';
 import { readFileIfExists, writeFileAtomic } from './atomic-file.js';
+
+/** The speech settings staff saved: any of them, and the keys of any action. */
+export const PersistedSpeech = SpeechSettings.omit({ keys: true }).extend({ keys: SpeechKeys.partial().strict() }).partial().strict();
+export type PersistedSpeech = z.infer<typeof PersistedSpeech>;
 
 export const PersistedSettings = z
   .object({
@@ -33,6 +38,8 @@ export const PersistedSettings = z
     cameraDeviceId: z.string().min(1).max(512).optional(),
     defaultLanguage: Language.optional(),
     timeouts: EditableTimeouts.partial().strict().optional(),
+    /** Only what staff changed: each key (and each action's keys) falls back to the layers below. */
+    speech: PersistedSpeech.optional(),
   })
   .strict();
 export type PersistedSettings = z.infer<typeof PersistedSettings>;
@@ -147,6 +154,18 @@ export const SETTING_PATHS = {
   'timeouts.resultDisplayMs': ['timeouts', 'resultDisplayMs'],
   'timeouts.errorDisplayMs': ['timeouts', 'errorDisplayMs'],
   'timeouts.removePhoneMs': ['timeouts', 'removePhoneMs'],
+  'speech.mode': ['speech', 'mode'],
+  'speech.volume': ['speech', 'volume'],
+  'speech.voice': ['speech', 'voice'],
+  'speech.headsetOnly': ['speech', 'headsetOnly'],
+  'speech.headsetOutput': ['speech', 'headsetOutput'],
+  'speech.privateElements': ['speech', 'privateElements'],
+  'speech.keys.start': ['speech', 'keys', 'start'],
+  'speech.keys.pause': ['speech', 'keys', 'pause'],
+  'speech.keys.volumeUp': ['speech', 'keys', 'volumeUp'],
+  'speech.keys.volumeDown': ['speech', 'keys', 'volumeDown'],
+  'speech.keys.language': ['speech', 'keys', 'language'],
+  'speech.keys.stop': ['speech', 'keys', 'stop'],
 } as const satisfies Record<string, readonly string[]>;
 export type SettingKey = keyof typeof SETTING_PATHS;
 const SETTING_KEYS = Object.keys(SETTING_PATHS) as SettingKey[];
@@ -234,6 +253,7 @@ export function settingsLayer(settings: PersistedSettings, apiKey: string | unde
     ble: { roles: settings.bleRoles },
     ui: { cameraDeviceId: settings.cameraDeviceId, defaultLanguage: settings.defaultLanguage },
     timeouts: { ...settings.timeouts },
+    speech: { ...settings.speech, keys: { ...settings.speech?.keys } },
   };
 }
 
@@ -263,8 +283,17 @@ export function settingsView(config: KioskConfig, locked: readonly string[], loc
   };
 }
 
-/** The update's keys, in settings-key form (`timeouts.resultDisplayMs`, …). */
-export function updatedKeys(update: SettingsUpdate): SettingKey[] {
+/** The speech settings an update can set, besides the keys. */
+export const SPEECH_FIELDS = ['mode', 'volume', 'voice', 'headsetOnly', 'headsetOutput', 'privateElements'] as const;
+/** The actions of the speech keys (`speech.keys.start` …). */
+export const SPEECH_ACTIONS = Object.keys(SpeechKeys.shape) as (keyof SpeechKeys)[];
+
+/**
+ * The update's keys, in settings-key form (`timeouts.resultDisplayMs`, `speech.keys.start`, …). The speech
+ * keys come as one object with every action: given the keys in effect, an action sent unchanged is not
+ * counted (so a form may send them all while one action is locked).
+ */
+export function updatedKeys(update: SettingsUpdate, currentKeys?: SpeechKeys): SettingKey[] {
   const keys: SettingKey[] = [];
   for (const key of ['backendUrl', 'profile', 'pcscReader', 'bleRoles', 'cameraDeviceId', 'defaultLanguage'] as const) {
     if (update[key] !== undefined) keys.push(key);
@@ -273,7 +302,34 @@ export function updatedKeys(update: SettingsUpdate): SettingKey[] {
   for (const t of ['resultDisplayMs', 'errorDisplayMs', 'removePhoneMs'] as const) {
     if (update.timeouts?.[t] !== undefined) keys.push(`timeouts.${t}`);
   }
+  for (const f of SPEECH_FIELDS) if (update.speech?.[f] !== undefined) keys.push(`speech.${f}`);
+  const sentKeys = update.speech?.keys;
+  if (sentKeys !== undefined) {
+    for (const action of SPEECH_ACTIONS) {
+      if (currentKeys === undefined || !sameKeys(sentKeys[action], currentKeys[action])) keys.push(`speech.keys.${action}`);
+    }
+  }
   return keys;
+}
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((code, i) => code === b[i]);
+}
+
+/**
+ * Field errors of an update's speech settings against the contract (volume 0.1–1, key codes, element
+ * identifiers, lengths), keyed `speech.volume`, `speech.keys.start` …; empty when they are valid. The IPC
+ * layer checks the same schema; this answers callers inside the service, field by field.
+ */
+export function speechErrors(update: SettingsUpdate): FieldError[] {
+  if (update.speech === undefined) return [];
+  const parsed = SpeechSettings.partial().strict().safeParse(update.speech);
+  if (parsed.success) return [];
+  return parsed.error.issues.slice(0, 20).map((i) => ({
+    // The key names the field (an action's keys, not a position in its list).
+    key: ['speech', ...i.path.slice(0, i.path[0] === 'keys' ? 2 : 1).map(String)].join('.') || 'speech',
+    message: i.message.slice(0, 500),
+  }));
 }
 
 const LOCK_REASONS: Record<LockSource, string> = {
@@ -293,8 +349,9 @@ export function lockedErrors(
   lockedBy?: ReadonlyMap<string, LockSource>,
   managedPath?: string,
   urlTiedToKey = false,
+  currentKeys?: SpeechKeys,
 ): FieldError[] {
-  return updatedKeys(update)
+  return updatedKeys(update, currentKeys)
     .filter((k) => locked.includes(k))
     .map((key) => {
       const source = lockedBy?.get(key);
@@ -312,8 +369,11 @@ export function lockedErrors(
     });
 }
 
-/** The persisted settings after an update (the API key is handled by the secret store). */
-export function applyUpdate(settings: PersistedSettings, update: SettingsUpdate): PersistedSettings {
+/**
+ * The persisted settings after an update (the API key is handled by the secret store). Speech keys of a
+ * `locked` action are not stored: a higher source sets them (an update may only send them unchanged).
+ */
+export function applyUpdate(settings: PersistedSettings, update: SettingsUpdate, locked: readonly string[] = []): PersistedSettings {
   const next: { -readonly [K in keyof PersistedSettings]: PersistedSettings[K] } = { ...settings };
   const text = (value: string | null | undefined, current: string | undefined): string | undefined =>
     value === undefined ? current : value === null || value.trim() === '' ? undefined : value.trim();
@@ -324,6 +384,7 @@ export function applyUpdate(settings: PersistedSettings, update: SettingsUpdate)
   if (update.bleRoles !== undefined) next.bleRoles = update.bleRoles;
   if (update.defaultLanguage !== undefined) next.defaultLanguage = update.defaultLanguage;
   if (update.timeouts !== undefined) next.timeouts = { ...settings.timeouts, ...stripUndefined(update.timeouts) };
+  if (update.speech !== undefined) next.speech = applySpeech(settings.speech, update.speech, locked);
   // Drop keys that ended up unset, so the file holds only what the staff chose.
   for (const key of Object.keys(next) as (keyof PersistedSettings)[]) {
     // eslint-disable-next-line @typescript-eslint/no-dynamic-delete -- removing unset optional keys
@@ -334,4 +395,18 @@ export function applyUpdate(settings: PersistedSettings, update: SettingsUpdate)
 
 function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function applySpeech(
+  saved: PersistedSpeech | undefined,
+  update: NonNullable<SettingsUpdate['speech']>,
+  locked: readonly string[],
+): PersistedSpeech {
+  const { keys: sentKeys, ...fields } = update;
+  const keys: Partial<SpeechKeys> = { ...saved?.keys };
+  if (sentKeys !== undefined) {
+    for (const action of SPEECH_ACTIONS) if (!locked.includes(`speech.keys.${action}`)) keys[action] = [...sentKeys[action]];
+  }
+  const next: PersistedSpeech = { ...saved, ...stripUndefined(fields) };
+  return Object.keys(keys).length > 0 ? { ...next, keys } : stripUndefined({ ...next, keys: undefined });
 }
