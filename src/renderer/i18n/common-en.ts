@@ -1,4 +1,5 @@
 /** The screen's own strings (namespace `common`), English: the reference every other language must match. */
+import { speechDiagnosticsEn, speechSettingsEn } from '../staff/speech-staff-locales.js';
 export const commonEn = {
   app: { title: 'mDL Kiosk' },
   lang: { en: 'English', es: 'Español', fr: 'Français', choose: 'Language' },
@@ -253,6 +254,7 @@ export const commonEn = {
     pinSubmit: 'Change PIN',
     pinMismatch: 'The two PINs differ.',
     pinChanged: 'PIN changed.',
+    speech: speechSettingsEn,
     pasteTitle: 'Paste a scanned code',
     paste: {
       accepted: 'Code sent to the kiosk.',
@@ -263,6 +265,7 @@ export const commonEn = {
     },
   },
   diagnostics: {
+    speech: speechDiagnosticsEn,
     title: 'Diagnostics',
     loading: 'Loading…',
     loadFailed: 'Could not load the diagnostics: {{message}}',

@@ -1,5 +1,6 @@
 /** Namespace `common`, Spanish. */
 import type { CommonStrings } from './common-en.js';
+import { speechDiagnosticsEs, speechSettingsEs } from '../staff/speech-staff-locales.js';
 
 export const commonEs: CommonStrings = {
   app: { title: 'Quiosco mDL' },
@@ -265,6 +266,7 @@ export const commonEs: CommonStrings = {
     pinSubmit: 'Cambiar el PIN',
     pinMismatch: 'Los dos PIN no coinciden.',
     pinChanged: 'PIN cambiado.',
+    speech: speechSettingsEs,
     pasteTitle: 'Pegar un código escaneado',
     paste: {
       accepted: 'Código enviado al quiosco.',
@@ -275,6 +277,7 @@ export const commonEs: CommonStrings = {
     },
   },
   diagnostics: {
+    speech: speechDiagnosticsEs,
     title: 'Diagnóstico',
     loading: 'Cargando…',
     loadFailed: 'No se pudo cargar el diagnóstico: {{message}}',

@@ -1,5 +1,6 @@
 /** Namespace `common`, French. */
 import type { CommonStrings } from './common-en.js';
+import { speechDiagnosticsFr, speechSettingsFr } from '../staff/speech-staff-locales.js';
 
 export const commonFr: CommonStrings = {
   app: { title: 'Borne mDL' },
@@ -275,6 +276,7 @@ export const commonFr: CommonStrings = {
     pinSubmit: 'Changer le code PIN',
     pinMismatch: 'Les deux codes PIN diffèrent.',
     pinChanged: 'Code PIN changé.',
+    speech: speechSettingsFr,
     pasteTitle: 'Coller un code scanné',
     paste: {
       accepted: 'Code envoyé à la borne.',
@@ -285,6 +287,7 @@ export const commonFr: CommonStrings = {
     },
   },
   diagnostics: {
+    speech: speechDiagnosticsFr,
     title: 'Diagnostic',
     loading: 'Chargement…',
     loadFailed: 'Impossible de charger le diagnostic : {{message}}',

@@ -11,6 +11,7 @@ import type { DiagnosticEvent, Diagnostics, KioskApi, SelfTestCheck } from '../.
 import { AppStatusCard } from './AppStatusCard.js';
 import { BackendFailuresCard } from './BackendFailuresCard.js';
 import { probeCamera } from './camera-probe.js';
+import { SpeechCard } from './SpeechCard.js';
 import { SupportBundleCard } from './SupportBundleCard.js';
 import { countLabel, eventText, selfTestStatusText } from './diagnostic-texts.js';
 import { errorText } from '../../common/error-text.js';
@@ -169,6 +170,7 @@ export function DiagnosticsScreen(props: { api: KioskApi; language: string; came
         {diagnostics.kind === 'loaded' && diagnostics.value.app !== undefined ? (
           <AppStatusCard app={diagnostics.value.app} dateTime={dateTime} />
         ) : null}
+        {diagnostics.kind === 'loaded' ? <SpeechCard speech={diagnostics.value.speech} /> : null}
       </div>
       <div className="staff-card">
         <div className="card-heading">

@@ -11,6 +11,38 @@ export interface FieldControlProps {
   readonly disabled: boolean;
 }
 
+type TFunction = (key: string, options?: Record<string, unknown>) => string;
+
+/** Where a locked value is set, in words (`true`: the host did not say which source). */
+export function lockedNote(locked: boolean | LockSource, t: TFunction): string {
+  switch (locked) {
+    case 'managed':
+      return t('settings.lockedBy.managed');
+    case 'environment':
+      return t('settings.lockedBy.environment');
+    case 'command_line':
+      return t('settings.lockedBy.commandLine');
+    case 'test_setup':
+      return t('settings.lockedBy.testSetup');
+    default:
+      return t('settings.locked');
+  }
+}
+
+/** A field error in words. */
+export function formErrorText(error: FormError, t: TFunction): string {
+  switch (error.kind) {
+    case 'range':
+      return t('settings.range', { min: error.min, max: error.max });
+    case 'host':
+      return error.message;
+    case 'tooLong':
+      return t('settings.speech.tooLong', { max: error.max });
+    case 'keyTwice':
+      return t('settings.speech.keyTwice', { action: t(`settings.speech.action.${error.action}`) });
+  }
+}
+
 /**
  * `locked`: false when editable; else the source that sets the value (named under the field), or true when
  * the host did not say which.
@@ -26,20 +58,7 @@ export function Field(props: {
 }): ReactNode {
   const { t } = useTranslation();
   const isLocked = props.locked !== false;
-  const lockedText = ((): string => {
-    switch (props.locked) {
-      case 'managed':
-        return t('settings.lockedBy.managed');
-      case 'environment':
-        return t('settings.lockedBy.environment');
-      case 'command_line':
-        return t('settings.lockedBy.commandLine');
-      case 'test_setup':
-        return t('settings.lockedBy.testSetup');
-      default:
-        return t('settings.locked');
-    }
-  })();
+  const lockedText = lockedNote(props.locked, t);
   const id = useId();
   const helpId = `${id}-help`;
   const errorId = `${id}-error`;
@@ -48,11 +67,7 @@ export function Field(props: {
   const describedBy = [props.note ? noteId : null, props.help ? helpId : null, isLocked ? lockedId : null, props.error ? errorId : null]
     .filter((x) => x !== null)
     .join(' ');
-  const errorText = props.error
-    ? props.error.kind === 'range'
-      ? t('settings.range', { min: props.error.min, max: props.error.max })
-      : props.error.message
-    : null;
+  const errorText = props.error ? formErrorText(props.error, t) : null;
   return (
     <div className={`field${props.error ? ' field--invalid' : ''}`} data-field={props.name}>
       <label htmlFor={id} className="field-label">

@@ -11,6 +11,7 @@ import { BleRoles, LANGUAGES, type KioskApi, type LockSource, type ScreenState, 
 import { PasteScan } from '../qr/PasteScan.js';
 import { Field } from './Field.js';
 import { PinChange } from './PinChange.js';
+import { SpeechSettingsSection } from './SpeechSettingsSection.js';
 import {
   buildUpdate,
   hostErrors,
@@ -326,6 +327,7 @@ export function SettingsScreen(props: { api: KioskApi; state: ScreenState; onSca
             </Field>
           ))}
         </fieldset>
+        <SpeechSettingsSection values={values.speech} onChange={(speech) => set('speech', speech)} locked={locked} errors={errors} />
         <div className="form-actions">
           <button type="submit" className="button button--primary" disabled={status.kind === 'saving'} data-testid="settings-save">
             {status.kind === 'saving' ? t('settings.saving') : t('settings.save')}

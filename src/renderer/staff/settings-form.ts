@@ -15,6 +15,14 @@ import {
   type Settings,
   type SettingsUpdate,
 } from '../../common/kiosk-api.js';
+import {
+  buildSpeechUpdate,
+  SPEECH_FIELD_KEYS,
+  speechValuesFrom,
+  type SpeechFieldKey,
+  type SpeechFormError,
+  type SpeechValues,
+} from './speech-form.js';
 
 export type FieldKey =
   | 'backendUrl'
@@ -26,7 +34,8 @@ export type FieldKey =
   | 'defaultLanguage'
   | 'timeouts.resultDisplayMs'
   | 'timeouts.errorDisplayMs'
-  | 'timeouts.removePhoneMs';
+  | 'timeouts.removePhoneMs'
+  | SpeechFieldKey;
 
 export const TIMEOUT_KEYS = ['resultDisplayMs', 'errorDisplayMs', 'removePhoneMs'] as const;
 export type TimeoutKey = (typeof TIMEOUT_KEYS)[number];
@@ -43,12 +52,15 @@ export interface FormValues {
   readonly defaultLanguage: Language;
   /** Seconds, as typed. */
   readonly timeouts: Readonly<Record<TimeoutKey, string>>;
+  /** The Speech section (speech-form.ts). */
+  readonly speech: SpeechValues;
 }
 
 /** A field error before translation: a key of the `common` namespace and its values, or the host's text. */
 export type FormError =
   | { readonly kind: 'range'; readonly min: number; readonly max: number }
-  | { readonly kind: 'host'; readonly message: string };
+  | { readonly kind: 'host'; readonly message: string }
+  | SpeechFormError;
 
 /** The bounds of each timeout, in whole seconds, from the contract's schema. */
 export function timeoutBounds(key: TimeoutKey): { min: number; max: number } {
@@ -71,6 +83,7 @@ export function valuesFrom(settings: Settings): FormValues {
       errorDisplayMs: seconds(settings.timeouts.errorDisplayMs),
       removePhoneMs: seconds(settings.timeouts.removePhoneMs),
     },
+    speech: speechValuesFrom(settings.speech),
   };
 }
 
@@ -97,7 +110,7 @@ export interface BuiltUpdate {
   readonly errors: Partial<Record<FieldKey, FormError>>;
 }
 
-/** The changes against `settings`, leaving out locked keys; errors for timeouts out of range. */
+/** The changes against `settings`, leaving out locked keys; errors for timeouts out of range and the speech fields'. */
 export function buildUpdate(values: FormValues, settings: Settings): BuiltUpdate {
   const update: { -readonly [K in keyof SettingsUpdate]: SettingsUpdate[K] } = {};
   const errors: Partial<Record<FieldKey, FormError>> = {};
@@ -130,7 +143,9 @@ export function buildUpdate(values: FormValues, settings: Settings): BuiltUpdate
     if (ms !== settings.timeouts[key]) timeouts[key] = ms;
   }
   if (Object.keys(timeouts).length > 0) update.timeouts = timeouts;
-  return { update, errors };
+  const speech = buildSpeechUpdate(values.speech, settings, open);
+  if (speech.speech !== undefined) update.speech = speech.speech;
+  return { update, errors: { ...errors, ...speech.errors } };
 }
 
 const FIELD_KEYS: readonly FieldKey[] = [
@@ -144,6 +159,7 @@ const FIELD_KEYS: readonly FieldKey[] = [
   'timeouts.resultDisplayMs',
   'timeouts.errorDisplayMs',
   'timeouts.removePhoneMs',
+  ...SPEECH_FIELD_KEYS,
 ];
 
 /** The host's field errors, by field; errors on keys the form does not show are returned apart. */
