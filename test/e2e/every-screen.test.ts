@@ -36,7 +36,10 @@ import { writeBlankY4m } from '../support/fake-camera.js';
 import type { PageDocument } from '../support/page-globals.js';
 import {
   FAKE_PIN,
+  fixtureDiagnostics,
   fixtureSettings,
+  fixtureSpeechDiagnostics,
+  fixtureSpeechSettings,
   identityResult,
   installFakeKiosk,
   jpeg2000PortraitBase64,
@@ -45,6 +48,7 @@ import {
   screenOf,
   screenState,
   setFakeCamera,
+  setFakeDiagnostics,
   setFakeSettings,
   setFakeState,
   type FakeCamera,
@@ -310,7 +314,31 @@ const SCENES: readonly Scene[] = [
       await page.getByTestId('replaced-outcome').waitFor();
     },
   },
+  {
+    // The Speech section with staff values and two keys locked by the managed file (issue 32).
+    name: 'settings_speech',
+    screen: 'settings',
+    staff: true,
+    show: async (page, language) => {
+      await setFakeSettings(page, fixtureSpeechSettings());
+      await openStaff(page, language);
+      await unlock(page);
+      await page.getByTestId('speech-keys').scrollIntoViewIfNeeded();
+    },
+  },
   { name: 'diagnostics', screen: 'diagnostics', staff: true, show: showDiagnostics },
+  {
+    // The screen's speech report: a headset that did not play, no Spanish OS voice (issue 32).
+    name: 'diagnostics_speech',
+    screen: 'diagnostics',
+    staff: true,
+    show: async (page, language) => {
+      await setFakeDiagnostics(page, fixtureSpeechDiagnostics());
+      await showDiagnostics(page, language);
+      await page.getByTestId('speech-card').scrollIntoViewIfNeeded();
+      await setFakeDiagnostics(page, fixtureDiagnostics());
+    },
+  },
   {
     name: 'diagnostics_self_test',
     screen: 'diagnostics',

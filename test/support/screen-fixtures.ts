@@ -828,6 +828,50 @@ export function fixtureDiagnostics(now = Date.now()): Diagnostics {
   };
 }
 
+/**
+ * Settings with speech set by staff (always on, 60 %, the headset may say two elements) and two speech
+ * keys locked by the managed file (headset-only and the start keys), as a fleet might set them.
+ */
+export function fixtureSpeechSettings(): Settings {
+  const base = fixtureSettings();
+  return {
+    ...base,
+    speech: {
+      ...DEFAULT_SPEECH_SETTINGS,
+      mode: 'always',
+      volume: 0.6,
+      headsetOutput: 'USB Audio',
+      privateElements: ['given_name', 'age_over_21'],
+      keys: { ...DEFAULT_SPEECH_SETTINGS.keys, start: ['Numpad5', 'NumpadEnter'] },
+    },
+    locked: [...base.locked, 'speech.headsetOnly', 'speech.keys.start'],
+    lockedBy: { ...base.lockedBy, 'speech.headsetOnly': 'managed', 'speech.keys.start': 'managed' },
+  };
+}
+
+/** Diagnostics with the screen's speech report: the OS voice on a headset that did not play, no Spanish voice. */
+export function fixtureSpeechDiagnostics(now = Date.now()): Diagnostics {
+  return {
+    ...fixtureDiagnostics(now),
+    speech: {
+      screen: {
+        active: true,
+        engine: 'system',
+        voiceName: 'Microsoft Zira - English (United States)',
+        output: 'headset',
+        outputName: 'Headphones (USB Audio Device)',
+        outputWorks: false,
+        problem: 'NotAllowedError: the output device refused to play',
+        systemVoices: {
+          en: ['Microsoft Zira - English (United States)', 'Microsoft David - English (United States)'],
+          fr: ['Microsoft Hortense - French (France)'],
+        },
+      },
+      builtIn: { state: 'ready', engine: 'espeak-ng 1.51 (wasm)', made: 37, medianMs: 48 },
+    },
+  };
+}
+
 /** The browser side of the fake: plain JS (no transpiler helpers), installed before the app loads. */
 const FAKE_KIOSK_SOURCE = String.raw`
 (function install(config) {
@@ -836,6 +880,7 @@ const FAKE_KIOSK_SOURCE = String.raw`
   var calls = [];
   var attemptsLeft = 5;
   var settings = config.settings;
+  var diagnostics = config.diagnostics;
   function emit() { if (!state) return; listeners.forEach(function (l) { l(state); }); }
   function setState(next) { state = next; emit(); }
   function patchStaff(patch) { if (state) setState(Object.assign({}, state, { staff: Object.assign({}, state.staff, patch) })); }
@@ -878,11 +923,27 @@ const FAKE_KIOSK_SOURCE = String.raw`
       if (a.apiKey !== undefined) next.apiKeySet = true;
       if (a.clearApiKey) next.apiKeySet = false;
       if (a.timeouts) next.timeouts = Object.assign({}, settings.timeouts, a.timeouts);
+      // Speech as the service saves it: a locked key refused by its name, the rest merged and on the screen state.
+      if (a.speech) {
+        Object.keys(a.speech).forEach(function (k) {
+          if (k !== 'keys' && settings.locked.indexOf('speech.' + k) >= 0) errors.push({ key: 'speech.' + k, message: 'speech.' + k + ' is set by the managed configuration file' });
+        });
+        if (a.speech.keys) Object.keys(a.speech.keys).forEach(function (k) {
+          if (settings.locked.indexOf('speech.keys.' + k) >= 0 && a.speech.keys[k].join() !== settings.speech.keys[k].join())
+            errors.push({ key: 'speech.keys.' + k, message: 'speech.keys.' + k + ' is set by the managed configuration file' });
+        });
+        if (errors.length) return Promise.resolve({ ok: false, errors: errors });
+        next.speech = Object.assign({}, settings.speech, a.speech);
+        if (state) setState(Object.assign({}, state, { speech: next.speech }));
+      }
       settings = next;
       return Promise.resolve({ ok: true, settings: settings }); },
     changePin: function (a) { record('changePin', {}); return Promise.resolve(ok); },
-    getDiagnostics: function (a) { record('getDiagnostics', a); return Promise.resolve(config.diagnostics); },
+    getDiagnostics: function (a) { record('getDiagnostics', a); return Promise.resolve(diagnostics); },
     reportError: function (a) { record('reportError', { kind: a.kind }); return Promise.resolve(ok); },
+    // Speech (issue 32): the fake has no built-in voice; neither records an utterance's text.
+    synthesizeSpeech: function (a) { record('synthesizeSpeech', { language: a.language }); return Promise.reject(new Error('the fake kiosk has no built-in voice')); },
+    reportSpeech: function (a) { record('reportSpeech', { engine: a.engine, output: a.output }); return Promise.resolve(ok); },
     writeSupportBundle: function (a) { record('writeSupportBundle', a);
       var dir = a.volume ? a.volume : '/home/kiosk/.config/mDL Kiosk/support';
       return Promise.resolve({ path: dir + '/mdl-kiosk-support-2026-11-27T09-30-00-000Z.tar.gz', bytes: 48213 }); },
@@ -912,6 +973,7 @@ const FAKE_KIOSK_SOURCE = String.raw`
     calls: calls,
     getState: function () { return state; },
     setSettings: function (next) { settings = next; },
+    setDiagnostics: function (next) { diagnostics = next; },
     resetStaff: function () { attemptsLeft = 5; },
     setCamera: function (mode) { camera = mode; }
   };
@@ -946,6 +1008,7 @@ export type FakeCamera = 'real' | 'denied' | 'missing';
 interface FakeKioskHandle {
   setState(state: unknown): void;
   setSettings(settings: Settings): void;
+  setDiagnostics(diagnostics: Diagnostics): void;
   resetStaff(): void;
   setCamera(mode: FakeCamera): void;
 }
@@ -958,6 +1021,13 @@ export async function setFakeState(page: Page, state: ScreenState): Promise<void
 /** What `getSettings` answers from now on (e.g. nothing locked, so every field can show an error). */
 export async function setFakeSettings(page: Page, settings: Settings): Promise<void> {
   await page.evaluate(({ s }) => (globalThis as unknown as { __fakeKiosk: FakeKioskHandle }).__fakeKiosk.setSettings(s), { s: settings });
+}
+
+/** What `getDiagnostics` answers from now on (e.g. with the screen's speech report). */
+export async function setFakeDiagnostics(page: Page, diagnostics: Diagnostics): Promise<void> {
+  await page.evaluate(({ d }) => (globalThis as unknown as { __fakeKiosk: FakeKioskHandle }).__fakeKiosk.setDiagnostics(d), {
+    d: diagnostics,
+  });
 }
 
 /** Five PIN attempts again (so "attempts left" reads the same in every run). */

@@ -60,13 +60,15 @@ export function speechCard(speech: SpeechDiagnostics | undefined, t: T): SpeechC
       value: works,
       ...(screen.outputWorks === false ? { problem: true } : {}),
     });
-    const voices = LANGUAGES.map((language) => {
+    // One row per language: staff look for the language a customer used.
+    for (const language of LANGUAGES) {
       const names = screen.systemVoices[language] ?? [];
-      return names.length > 0
-        ? t(`diagnostics.speech.voices.${language}`, { names: names.slice(0, 5).join(', ') })
-        : t(`diagnostics.speech.noVoice.${language}`);
-    });
-    rows.push({ name: 'systemVoices', label: t('diagnostics.speech.systemVoices'), value: voices.join('; ') });
+      rows.push({
+        name: `voices.${language}`,
+        label: t(`diagnostics.speech.voices.${language}`),
+        value: names.length > 0 ? names.slice(0, 5).join(', ') : t(`diagnostics.speech.noVoice.${language}`),
+      });
+    }
   }
   if (speech !== undefined) {
     const { builtIn } = speech;

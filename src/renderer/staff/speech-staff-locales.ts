@@ -156,11 +156,10 @@ export const speechDiagnosticsEn = {
   median: 'Time to make one utterance (median)',
   medianValue: '{{ms}} ms over {{count}}',
   medianNone: 'none made yet',
-  systemVoices: 'The computer’s voices',
   voices: {
-    en: 'English: {{names}}',
-    es: 'Spanish: {{names}}',
-    fr: 'French: {{names}}',
+    en: 'The computer’s English voices',
+    es: 'The computer’s Spanish voices',
+    fr: 'The computer’s French voices',
   },
   noVoice: {
     en: 'no English voice: the built-in voice is used',
@@ -192,11 +191,10 @@ export const speechDiagnosticsEs: SpeechDiagnosticsStrings = {
   median: 'Tiempo para producir una frase (mediana)',
   medianValue: '{{ms}} ms sobre {{count}}',
   medianNone: 'aún ninguna',
-  systemVoices: 'Las voces del ordenador',
   voices: {
-    en: 'Inglés: {{names}}',
-    es: 'Español: {{names}}',
-    fr: 'Francés: {{names}}',
+    en: 'Voces en inglés del ordenador',
+    es: 'Voces en español del ordenador',
+    fr: 'Voces en francés del ordenador',
   },
   noVoice: {
     en: 'no hay voz en inglés: se usa la voz integrada',
@@ -226,11 +224,10 @@ export const speechDiagnosticsFr: SpeechDiagnosticsStrings = {
   median: 'Temps pour produire une phrase (médiane)',
   medianValue: '{{ms}} ms sur {{count}}',
   medianNone: 'aucune encore',
-  systemVoices: 'Les voix de l’ordinateur',
   voices: {
-    en: 'Anglais : {{names}}',
-    es: 'Espagnol : {{names}}',
-    fr: 'Français : {{names}}',
+    en: 'Voix anglaises de l’ordinateur',
+    es: 'Voix espagnoles de l’ordinateur',
+    fr: 'Voix françaises de l’ordinateur',
   },
   noVoice: {
     en: 'pas de voix anglaise : la voix intégrée est utilisée',

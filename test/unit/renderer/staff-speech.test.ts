@@ -162,9 +162,9 @@ describe('the diagnostics Speech card', () => {
     expect(rows.voice?.value).toBe('the computer’s voice: Microsoft Zira');
     expect(rows.output?.value).toBe('headset (private): USB Headset');
     expect(rows.outputWorks).toMatchObject({ value: 'no: NotAllowedError: play() failed', problem: true });
-    expect(rows.systemVoices?.value).toBe(
-      'English: Microsoft Zira, Microsoft David; no Spanish voice: the built-in voice is used; French: Microsoft Hortense',
-    );
+    expect(rows['voices.en']).toMatchObject({ label: 'The computer’s English voices', value: 'Microsoft Zira, Microsoft David' });
+    expect(rows['voices.es']?.value).toBe('no Spanish voice: the built-in voice is used');
+    expect(rows['voices.fr']?.value).toBe('Microsoft Hortense');
     expect(rows.builtIn?.value).toBe('ready (espeak-ng 1.51 (wasm))');
     expect(rows.median?.value).toBe('42 ms over 12');
   });
