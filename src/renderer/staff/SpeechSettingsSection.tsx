@@ -51,7 +51,13 @@ export function SpeechSettingsSection(props: {
     <fieldset className="speech-settings" data-testid="speech-settings">
       <legend>{t('settings.speech.title')}</legend>
       <p className="field-help">{t('settings.speech.intro')}</p>
-      <Field name="speech.mode" label={t('settings.speech.mode')} locked={locked('speech.mode')} error={errors['speech.mode']}>
+      <Field
+        name="speech.mode"
+        label={t('settings.speech.mode')}
+        help={t('settings.speech.modeHelp')}
+        locked={locked('speech.mode')}
+        error={errors['speech.mode']}
+      >
         {(c) => (
           <select {...c} value={values.mode} onChange={(e) => set('mode', SpeechMode.parse(e.target.value))}>
             {SpeechMode.options.map((m) => (
@@ -84,7 +90,13 @@ export function SpeechSettingsSection(props: {
           </select>
         )}
       </Field>
-      <Field name="speech.voice" label={t('settings.speech.voice')} locked={locked('speech.voice')} error={errors['speech.voice']}>
+      <Field
+        name="speech.voice"
+        label={t('settings.speech.voice')}
+        help={t('settings.speech.voiceHelp')}
+        locked={locked('speech.voice')}
+        error={errors['speech.voice']}
+      >
         {(c) => (
           <select {...c} value={values.voice} onChange={(e) => set('voice', SpeechVoice.parse(e.target.value))}>
             {SpeechVoice.options.map((v) => (
