@@ -102,9 +102,12 @@ describe('the Speech section of the settings', () => {
       await section.getByLabel('Speech', { exact: true }).selectOption('always');
       await section.getByLabel('Volume each customer starts at').selectOption({ label: '50 %' });
       // Runs in the page; typed without the DOM library (this project's tsconfig has none).
-      await section.locator('legend').first().evaluate((el) => {
-        (el as { scrollIntoView(options: { block: string }): void }).scrollIntoView({ block: 'start' });
-      });
+      await section
+        .locator('legend')
+        .first()
+        .evaluate((el) => {
+          (el as { scrollIntoView(options: { block: string }): void }).scrollIntoView({ block: 'start' });
+        });
       await screenshot('staff-speech-settings-top');
       await page.getByTestId('speech-keys').scrollIntoViewIfNeeded();
       await screenshot('staff-speech-settings');
