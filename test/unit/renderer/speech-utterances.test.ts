@@ -98,7 +98,7 @@ describe('utterances', () => {
     expect(said(input('transferring', view('transferring', { prompt: 'approve_on_phone' }), 'fr'))).toContain(
       'Acceptez sur votre téléphone',
     );
-    expect(said(input('awaiting_card', view('awaiting_card')), 'es')).toBeTruthy();
+    expect(said(input('awaiting_card', view('awaiting_card'), 'es'))).toBe('Acerque otra vez el teléfono al lector.');
     expect(said(input('remove_phone', view('remove_phone', { prompt: 'remove_to_retry' })))).toContain('tap it again');
     expect(said(input('offline', view('offline', { error: { code: 'backend_not_answering', detail: '', retryable: true } })))).toContain(
       'not answering',
@@ -244,8 +244,13 @@ describe('speech helpers', () => {
   });
 
   it('picks local voices only, the default first', () => {
-    const voice = (name: string, lang: string, localService: boolean, isDefault = false): SpeechSynthesisVoice =>
-      ({ name, lang, localService, default: isDefault, voiceURI: name });
+    const voice = (name: string, lang: string, localService: boolean, isDefault = false): SpeechSynthesisVoice => ({
+      name,
+      lang,
+      localService,
+      default: isDefault,
+      voiceURI: name,
+    });
     const voices = [voice('Net', 'es-ES', false), voice('A', 'es-MX', true), voice('B', 'es_ES', true, true), voice('C', 'en-US', true)];
     expect(localVoicesFor(voices, 'es').map((v) => v.name)).toEqual(['B', 'A']);
     expect(localVoicesFor(voices, 'fr')).toEqual([]);
