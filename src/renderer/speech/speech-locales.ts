@@ -2,7 +2,8 @@
  * What the kiosk says aloud, in English, Spanish and French. Written for the ear, not copied from the
  * screen: short sentences (the system voice stalls on long ones, and a listener cannot skim back), the
  * action first, and where the reader is. The words follow the screen's own copy (i18n/common-*.ts) where
- * they fit, so a companion reading along hears what they see. `{{…}}` placeholders are filled by
+ * they fit, so a companion reading along hears what they see. An answer is one sentence ("Age check: 21 or
+ * older — accepted"): the verdict is in the first piece the voice makes, so it is heard first. `{{…}}` placeholders are filled by
  * utterances.ts; none of them ever carries a holder's value except `{{details}}` of a private (headset) answer.
  */
 
@@ -48,8 +49,8 @@ const en = {
     askStaff: 'Please ask staff for help.',
   },
   outcome: {
-    ageAccepted: 'Age check: {{age}} or older. Accepted.',
-    ageNotAccepted: 'Age check: not {{age}} or older. Not accepted.',
+    ageAccepted: 'Age check: {{age}} or older — accepted.',
+    ageNotAccepted: 'Age check: not {{age}} or older — not accepted.',
     accepted: 'ID check: accepted.',
     notAccepted: 'ID check: not accepted. Please see a member of staff.',
     requiredMissing: 'ID check: not accepted. Required details were not shared.',
@@ -100,8 +101,8 @@ const es: Translation<typeof en> = {
     askStaff: 'Pida ayuda al personal.',
   },
   outcome: {
-    ageAccepted: 'Control de edad: {{age}} años o más. Aceptado.',
-    ageNotAccepted: 'Control de edad: no tiene {{age}} años o más. No aceptado.',
+    ageAccepted: 'Control de edad: {{age}} años o más — aceptado.',
+    ageNotAccepted: 'Control de edad: no tiene {{age}} años o más — no aceptado.',
     accepted: 'Control de identidad: aceptado.',
     notAccepted: 'Control de identidad: no aceptado. Diríjase a un empleado.',
     requiredMissing: 'Control de identidad: no aceptado. No se compartieron datos obligatorios.',
@@ -152,8 +153,8 @@ const fr: Translation<typeof en> = {
     askStaff: 'Demandez de l’aide au personnel.',
   },
   outcome: {
-    ageAccepted: 'Contrôle d’âge : {{age}} ans ou plus. Accepté.',
-    ageNotAccepted: 'Contrôle d’âge : pas {{age}} ans ou plus. Refusé.',
+    ageAccepted: 'Contrôle d’âge : {{age}} ans ou plus — accepté.',
+    ageNotAccepted: 'Contrôle d’âge : pas {{age}} ans ou plus — refusé.',
     accepted: 'Contrôle d’identité : accepté.',
     notAccepted: 'Contrôle d’identité : refusé. Adressez-vous à un membre du personnel.',
     requiredMissing: 'Contrôle d’identité : refusé. Des informations requises n’ont pas été partagées.',
