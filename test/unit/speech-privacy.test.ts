@@ -10,7 +10,7 @@ import { LANGUAGES } from '../../src/common/kiosk-api.js';
 import type { KioskView, OutcomeView } from '../../src/common/kiosk-view.js';
 import { DEFAULT_HOLDER_DATA, type MdlHolderData } from '../../src/qa/sim/virtual-wallet/credential.js';
 import { CUSTOMER_SCREENS } from '../../src/renderer/screens/screen-name.js';
-import { utteranceFor, type Utterance } from '../../src/renderer/speech/utterances.js';
+import { fixedView, outcomeView, utteranceFor, type Utterance } from '../../src/renderer/speech/utterances.js';
 
 const NS = 'org.iso.18013.5.1';
 
@@ -56,18 +56,7 @@ function holderResponse(holder: MdlHolderData): { response: Record<string, Recor
 }
 
 function outcomes(response: Record<string, Record<string, unknown>>): OutcomeView[] {
-  const base: OutcomeView = {
-    verdict: 'verified',
-    reasons: [],
-    answer: { kind: 'age', threshold: 21, result: 'met', missing: [] },
-    response,
-    docTypes: ['org.iso.18013.5.1.mDL'],
-    issuerAuthentication: 'Valid',
-    deviceAuthentication: 'Valid',
-    errors: {},
-    warnings: {},
-    source: 'complete',
-  };
+  const base = outcomeView({ answer: { kind: 'age', threshold: 21, result: 'met', missing: [] }, response });
   return [
     base,
     { ...base, answer: { kind: 'age', threshold: 21, result: 'not_met', missing: [] } },
@@ -80,19 +69,13 @@ function outcomes(response: Record<string, Record<string, unknown>>): OutcomeVie
 }
 
 function view(phase: KioskView['phase'], outcome: OutcomeView | null): KioskView {
-  return {
-    phase,
+  return fixedView(phase, {
     prompt: phase === 'transferring' ? 'approve_on_phone' : 'tap_or_scan',
     transport: 'nfc',
-    role: 'central',
-    progress: { step: 2, apdus: 3, bleMessages: 4 },
     outcome,
     error: phase === 'error' ? { code: 'timeout', detail: 'holder Jane Doe D1234567', retryable: true } : null,
     profile: 'identity',
-    devices: { nfc: { usable: true }, qr: { usable: true }, bleCentral: { usable: true }, blePeripheral: { usable: true } },
-    backend: 'connected',
-    at: 0,
-  };
+  });
 }
 
 const ALL_ELEMENTS = Object.keys({ ...DEFAULT_HOLDER_DATA, portrait: '', age_over_21: true });

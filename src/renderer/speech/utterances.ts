@@ -11,7 +11,7 @@
  */
 import type { CameraState, Language, ReaderPosition } from '../../common/kiosk-api.js';
 import { LANGUAGES } from '../../common/kiosk-api.js';
-import type { KioskView, PromptKey } from '../../common/kiosk-view.js';
+import type { KioskView } from '../../common/kiosk-view.js';
 import { readinessOf, type Devices } from '../../common/readiness.js';
 import { isNeedsStaffCode } from '../../common/backend-failure-kinds.js';
 import { commonEn } from '../i18n/common-en.js';
@@ -21,7 +21,7 @@ import { MDL_NAMESPACE } from '../outcome/labels.js';
 import { outcomeResources } from '../outcome/locales.js';
 import { presentOutcome } from '../outcome/present.js';
 import { errorLine } from '../screens/error-copy.js';
-import type { CustomerScreen } from '../screens/screen-name.js';
+import { progressVariantFor, type CustomerScreen } from '../screens/screen-name.js';
 import { speechStrings, type SpeechStrings } from './speech-locales.js';
 
 export interface Utterance {
@@ -81,25 +81,6 @@ function readyUtterance(input: UtteranceInput, s: SpeechStrings): Utterance {
   }
   if (input.sayKeys) parts.push(s.keys);
   return say(`ready${ways.tap ? '.tap' : '.qr'}`, input.language, ...parts);
-}
-
-function progressKey(
-  phase: KioskView['phase'],
-  transport: KioskView['transport'],
-  prompt: PromptKey,
-): keyof SpeechStrings['progress'] | null {
-  switch (phase) {
-    case 'engaging':
-      return transport === 'nfc' ? 'nfcReading' : transport === 'qr' ? 'qrRead' : 'engaging';
-    case 'awaiting_card':
-      return 'tapAgain';
-    case 'ble_connecting':
-      return 'bleConnecting';
-    case 'transferring':
-      return prompt === 'approve_on_phone' ? 'approve' : 'receiving';
-    default:
-      return null;
-  }
 }
 
 /** The element's label in the customer's language (the outcome screen's label), else its identifier in words. */
@@ -213,8 +194,9 @@ export function utteranceFor(input: UtteranceInput): Utterance | null {
     case 'awaiting_card':
     case 'ble_connecting':
     case 'transferring': {
-      const key = progressKey(view.phase, view.transport, view.prompt);
-      return key === null ? null : say(`progress.${key}`, language, s.progress[key]);
+      // The same variant the progress screen shows (screens/screen-name.ts).
+      const variant = progressVariantFor({ view });
+      return variant === null ? null : say(`progress.${variant}`, language, s.progress[variant]);
     }
     case 'remove_phone':
       return view.prompt === 'remove_to_retry' ? say('remove.retry', language, s.remove.retry) : say('remove', language, s.remove.done);
@@ -240,7 +222,8 @@ const ALL_USABLE: Devices = {
   blePeripheral: { usable: true },
 };
 
-function fixedView(phase: KioskView['phase'], change: Partial<KioskView> = {}): KioskView {
+/** A view of this phase with every device usable (for the fixed prompts, and tests). */
+export function fixedView(phase: KioskView['phase'], change: Partial<KioskView> = {}): KioskView {
   return {
     phase,
     prompt: 'tap_or_scan',
@@ -257,7 +240,8 @@ function fixedView(phase: KioskView['phase'], change: Partial<KioskView> = {}): 
   };
 }
 
-function outcomeView(change: Partial<NonNullable<KioskView['outcome']>>): NonNullable<KioskView['outcome']> {
+/** A verified outcome with no data, changed as given (for the fixed answers, and tests). */
+export function outcomeView(change: Partial<NonNullable<KioskView['outcome']>>): NonNullable<KioskView['outcome']> {
   return {
     verdict: 'verified',
     reasons: [],

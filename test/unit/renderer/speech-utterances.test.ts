@@ -15,6 +15,7 @@ import { SpeechKeyFilter, actionFor, nextLanguage, type SpeechKeyPress } from '.
 import { localVoicesFor } from '../../../src/renderer/speech/system-voice.js';
 import {
   allPromptUtterances,
+  fixedView,
   fixedPromptInputs,
   speechBadgeText,
   utteranceFor,
@@ -23,20 +24,7 @@ import {
 import { chooseVoice } from '../../../src/renderer/speech/voice-choice.js';
 import { ageAnswer, elementsAnswer, NS, outcome } from './outcome-fixtures.js';
 
-const view = (phase: KioskView['phase'], change: Partial<KioskView> = {}): KioskView => ({
-  phase,
-  prompt: 'tap_or_scan',
-  transport: null,
-  role: null,
-  progress: { step: 0, apdus: 0, bleMessages: 0 },
-  outcome: null,
-  error: null,
-  profile: 'age_over_21',
-  devices: { nfc: { usable: true }, qr: { usable: true }, bleCentral: { usable: true }, blePeripheral: { usable: true } },
-  backend: 'connected',
-  at: 0,
-  ...change,
-});
+const view = fixedView;
 
 const input = (
   screen: UtteranceInput['screen'],
@@ -143,7 +131,8 @@ describe('utterances', () => {
     });
     expect(result(declined, 'fr')).toContain('Vous avez refusé de partager');
     for (const o of [outcome({ answer: ageAnswer('not_met') }), outcome({ verdict: 'rejected', reasons: ['x'] }), declined])
-      for (const language of LANGUAGES) expect(result(o, language)).not.toMatch(/(— accepted|— aceptado|— accepté|: accepted|: aceptado|: accepté)\.$/);
+      for (const language of LANGUAGES)
+        expect(result(o, language)).not.toMatch(/(— accepted|— aceptado|— accepté|: accepted|: aceptado|: accepté)\.$/);
   });
 
   it('a headset answer adds only the allowed elements of a verified document, marked private', () => {
