@@ -133,10 +133,13 @@ export class SpeechScheduler {
     this.repeat();
   }
 
-  /** Turns speech on (a headset plugged in) and says the current screen, from its start. */
-  activate(): void {
+  /**
+   * Turns speech on (a headset plugged in) and says the current screen from its start; `sayCurrent` false
+   * when what comes next replaces it at once (the language key: the prompt in the new language follows).
+   */
+  activate(sayCurrent = true): void {
     this.active = true;
-    if (this.current) this.play(this.current);
+    if (sayCurrent && this.current) this.play(this.current);
     else this.changed();
   }
 
@@ -228,8 +231,10 @@ export class SpeechScheduler {
     handle.done.then(
       () => this.finished(handle),
       (e: unknown) => {
+        // A failure of an utterance already cut off is nobody's problem now.
+        const current = this.playing === handle;
         this.finished(handle);
-        this.options.onProblem?.(e instanceof Error ? e.message : String(e), null);
+        if (current) this.options.onProblem?.(e instanceof Error ? e.message : String(e), null);
       },
     );
   }

@@ -238,7 +238,7 @@ export function useSpeech(input: SpeechInput): SpeechView {
           break;
         case 'language': {
           // Said in the new language when the state comes back with it (the utterance changes).
-          if (!scheduler.state().active) scheduler.activate();
+          if (!scheduler.state().active) scheduler.activate(false);
           void api.setLanguage({ language: nextLanguage(language) }).catch(() => undefined);
           break;
         }
