@@ -27,6 +27,7 @@ import { StoppedScreen } from './screens/StoppedScreen.js';
 import { TapAgainScreen } from './screens/TapAgainScreen.js';
 import { TransferringScreen } from './screens/TransferringScreen.js';
 import { WaitingScreen } from './screens/WaitingScreen.js';
+import { SpeechBadge, useSpeech } from './speech/use-speech.js';
 import { CounterActivity } from './staff/CounterActivity.js';
 import { DiagnosticsScreen } from './staff/DiagnosticsScreen.js';
 import { SettingsScreen } from './staff/SettingsScreen.js';
@@ -243,6 +244,8 @@ export function App(): ReactNode {
       <CustomerScreen state={customerState} api={api} hint={hint} onScan={onCameraScan} camera={camera} onCameraState={reportCamera} />
     );
   }
+  // Speech for a customer who cannot see the screen: what the shown customer screen says (silent on staff screens).
+  const speech = useSpeech({ api, state: staffView === null ? shownState : state, screen: name, camera: camera.shown });
   // The customer may change the language wherever they read: on Ready it is part of the screen, elsewhere
   // in the bar (not on the staff screens, nor while no kiosk state is shown).
   const languageInBar = state !== null && api !== null && staffView === null && !stale && name !== 'ready' && name !== 'disconnected';
@@ -253,6 +256,7 @@ export function App(): ReactNode {
       {state?.testMode ? <TestModeBanner /> : null}
       <main data-screen={name} className={`main main--${name}`}>
         <LiveRegion />
+        <SpeechBadge text={speech.badge} />
         {/* Keyed by screen: a new screen is a new subtree (focus moves to its heading; nothing carries over). */}
         <div key={name} className="screen-host">
           {content}

@@ -941,9 +941,12 @@ const FAKE_KIOSK_SOURCE = String.raw`
     changePin: function (a) { record('changePin', {}); return Promise.resolve(ok); },
     getDiagnostics: function (a) { record('getDiagnostics', a); return Promise.resolve(diagnostics); },
     reportError: function (a) { record('reportError', { kind: a.kind }); return Promise.resolve(ok); },
-    // Speech (issue 32): the fake has no built-in voice; neither records an utterance's text.
-    synthesizeSpeech: function (a) { record('synthesizeSpeech', { language: a.language }); return Promise.reject(new Error('the fake kiosk has no built-in voice')); },
-    reportSpeech: function (a) { record('reportSpeech', { engine: a.engine, output: a.output }); return Promise.resolve(ok); },
+    // The built-in voice as the host answers it: a quiet 0.2 s tone per request (what was asked is recorded for the speech tests).
+    synthesizeSpeech: function (a) { record('synthesizeSpeech', { text: a.text, language: a.language, private: a.private === true });
+      var n = 4410, bytes = '';
+      for (var i = 0; i < n; i++) { var v = Math.round(Math.sin(i / 8) * 2000) & 0xffff; bytes += String.fromCharCode(v & 0xff, v >> 8); }
+      return Promise.resolve({ sampleRate: 22050, pcm: btoa(bytes), engine: 'fake tone' }); },
+    reportSpeech: function (a) { record('reportSpeech', a); return Promise.resolve(ok); },
     writeSupportBundle: function (a) { record('writeSupportBundle', a);
       var dir = a.volume ? a.volume : '/home/kiosk/.config/mDL Kiosk/support';
       return Promise.resolve({ path: dir + '/mdl-kiosk-support-2026-11-27T09-30-00-000Z.tar.gz', bytes: 48213 }); },

@@ -43,7 +43,7 @@ export function isInProgress(screen: CustomerScreen): boolean {
  */
 export type ProgressVariant = 'nfc_reading' | 'qr_read' | 'engaging' | 'tap_again' | 'ble_connecting' | 'approve_on_phone' | 'receiving';
 
-export function progressVariantFor(state: ScreenState): ProgressVariant | null {
+export function progressVariantFor(state: Pick<ScreenState, 'view'>): ProgressVariant | null {
   const { phase, transport, prompt } = state.view;
   switch (phase) {
     case 'engaging':
