@@ -14,7 +14,7 @@ export const SpeechKeys = z
   .object({
     /** Turns speech on for this customer; once on, the same key repeats what was last said. */
     start: z.array(KeyCode).max(8),
-    /** Pauses or resumes what is being said (§5.1.3.4). */
+    /** Pauses or resumes what is being said (EN 301 549 §5.1.3.4). */
     pause: z.array(KeyCode).max(8),
     volumeUp: z.array(KeyCode).max(8),
     volumeDown: z.array(KeyCode).max(8),
@@ -57,7 +57,7 @@ export const SpeakableElement = z.string().regex(/^[a-z0-9_]{1,64}$/, { error: '
 export const SpeechSettings = z
   .object({
     mode: SpeechMode,
-    /** The volume each customer starts at, 0.1–1 (it goes back to this after every customer, §5.1.3.13). */
+    /** The volume each customer starts at, 0.1–1 (it goes back to this after every customer, EN 301 549 §5.1.3.13). */
     volume: z.number().min(0.1).max(1),
     voice: SpeechVoice,
     /** Speak only through a headset: the speaker stays silent even when speech is on. */

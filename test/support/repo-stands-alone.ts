@@ -190,6 +190,8 @@ const NAMED_DOCUMENT = new RegExp(
     'FIPS',
     'SP ?800',
     'W3C',
+    'EN 301 ?549',
+    'WCAG',
     // a document of ours or a source file of a library (Multipaz `.kt`, isomdl `.rs`, bleno `.mm`, BlueZ `.c`)
     '\\.(?:md|kt|rs|mm|c|h|js|ts|swift|go)\\b',
     '\\bguide\\b',

@@ -1,6 +1,6 @@
 /**
  * When speech plays (pure: the engine, the clock and the timing marks are handed in). EN 301 549 §5.1.3.4
- * (the user pauses and repeats), §5.1.3.5 (speech stops when the screen moves on), §5.1.3.13 (volume back
+ * (the user pauses and repeats), EN 301 549 §5.1.3.5 (speech stops when the screen moves on), EN 301 549 §5.1.3.13 (volume back
  * to the default for the next user):
  *
  * - a new utterance for the screen cuts off the one playing, then starts (never two at once);
@@ -179,7 +179,7 @@ export class SpeechScheduler {
     this.changed();
   }
 
-  /** The next customer (§5.1.3.13): silence, the default volume, and speech off unless it is always on. */
+  /** The next customer (EN 301 549 §5.1.3.13): silence, the default volume, and speech off unless it is always on. */
   resetForNextCustomer(): void {
     this.cutOff();
     this.volume = clampVolume(this.options.defaultVolume);
@@ -252,7 +252,7 @@ export class SpeechScheduler {
 }
 
 /**
- * Which screen change brings the next customer (§5.1.3.13), as the host decides the language (service/
+ * Which screen change brings the next customer (EN 301 549 §5.1.3.13), as the host decides the language (service/
  * screen-state.ts): the visit ends when Ready comes back after an outcome — except after "You declined to
  * share", where the same person usually tries again. An error does not end the visit (the customer is likely
  * still there); Ready left alone for `idleMs` ends it too (see `useSpeech`).
