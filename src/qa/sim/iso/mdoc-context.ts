@@ -43,6 +43,7 @@ import { CoseKey, KeyType, MacAlgorithm, type DigestAlgorithm, type MdocContext 
 import { BasicConstraintsExtension, KeyUsageFlags, KeyUsagesExtension, X509Certificate } from '@peculiar/x509';
 import { cborDecode, expectBytes, expectMap } from './cbor.js';
 import { COSE_KEY_LABEL, p256PrivateKeyFromRaw, p256PublicKeyFromRaw } from './cose-key.js';
+import { memoizeMobileSecurityObject } from './mso-memo.js';
 import { ecdhSharedSecret, hkdfSha256, sha256 } from './session-crypto.js';
 
 const COSE_HEADER_ALG = 1;
@@ -237,6 +238,7 @@ export interface NodeMdocContextOptions {
 }
 
 export function createNodeMdocContext(options: NodeMdocContextOptions = {}): MdocContext {
+  memoizeMobileSecurityObject();
   const certificates = new CertificateCache();
   return {
     crypto: {
