@@ -24,6 +24,7 @@
  * response APDU, an HTTP request between tap and first APDU. The last line is always the RESULT line.
  *
  * `--only=apdu,tap` runs a subset (e.g. under `node --cpu-prof`); RESULT then shows NaN for the rest.
+ * `--handler-times` adds each client's own receive → send time per APDU to the apdu phase (HANDLER_TIMES).
  * `--apdu-rounds=N`, `--taps=N`, `--flood=N`, `--mem-runs=N`, `--mem-warmup=N` scale the phases; `--heap-snapshots`
  * writes heap snapshots at the memory baseline and end (to the OS temp directory) for a retained-object diff;
  * `--mem-trace=N` prints memory levels every N verifications without GC and `--mem-detail` adds V8's heap
@@ -119,6 +120,14 @@ const MEM_DETAIL = process.argv.includes('--mem-detail');
 const MEM_TRACE = process.argv.some((a) => a.startsWith('--mem-trace=')) ? intArg('mem-trace', 50) : 0;
 const MEM_RUNS = intArg('mem-runs', 1_000);
 const HEAP_SNAPSHOTS = process.argv.includes('--heap-snapshots');
+/**
+ * `--handler-times`: times each client's own work per APDU, from the `message` event of its WebSocket to its
+ * `send` (the kiosk: parse, queue, card, encode, serialise; the floor: the same done the bare way). Those
+ * few microseconds are rarely preempted, so their medians tell one change to the kiosk's path from the next
+ * on a machine shared with other work, where the round trip's ratio moves by ±0.1 between runs. It patches
+ * `ws` in this process and adds the same two clock reads to both sides: off by default.
+ */
+const HANDLER_TIMES = process.argv.includes('--handler-times');
 const MEM_CHECKPOINTS = 4; // RSS/heap after GC at each quarter, to tell steady growth from a one-off step
 
 const PHASES = ['memory', 'apdu', 'tap', 'tap_on_demand', 'flood'] as const;
@@ -648,6 +657,7 @@ function apduBatch(peer: BackendPeer, first: number, count: number, samples: num
 
 interface Floor {
   readonly peer: BackendPeer;
+  readonly client: WebSocket;
   close(): Promise<void>;
 }
 
@@ -675,12 +685,50 @@ async function startFloor(rig: Rig): Promise<Floor> {
   const peer = await rig.floorPeers.take(5_000, 'floor connection');
   return {
     peer,
+    client,
     close: async () => {
       const closed = once(client, 'close');
       client.close(1000, 'bench done');
       await closed;
     },
   };
+}
+
+/** Receive → send times per client socket (see HANDLER_TIMES), filled while the APDU phase runs. */
+class HandlerTimes {
+  private readonly received = new WeakMap<WebSocket, number>();
+  readonly samples = new Map<WebSocket, number[]>();
+
+  /** Wraps `emit('message')` and `send` of every `ws` client socket in this process. */
+  install(): void {
+    const proto = WebSocket.prototype;
+    // Kept unbound on purpose: both are called with the socket as `this`, as `ws` itself calls them.
+    const emit: unknown = Reflect.get(proto, 'emit');
+    const send: unknown = Reflect.get(proto, 'send');
+    if (typeof emit !== 'function' || typeof send !== 'function') throw new Error('bench: ws has no emit/send to time');
+    const received = this.received;
+    const samples = this.samples;
+    proto.emit = function (this: WebSocket, event: string | symbol, ...args: unknown[]): boolean {
+      if (event === 'message') received.set(this, performance.now());
+      return Reflect.apply(emit, this, [event, ...args]) === true;
+    };
+    const timedSend = function (this: WebSocket, ...args: unknown[]): void {
+      const at = received.get(this);
+      if (at !== undefined) {
+        received.delete(this);
+        const list = samples.get(this) ?? [];
+        samples.set(this, list);
+        list.push(performance.now() - at);
+      }
+      Reflect.apply(send, this, args);
+    };
+    proto.send = timedSend as WebSocket['send'];
+  }
+
+  /** Forgets the samples so far (the warm-up's). */
+  reset(): void {
+    for (const list of this.samples.values()) list.length = 0;
+  }
 }
 
 interface ApduResult {
@@ -691,6 +739,8 @@ interface ApduResult {
 }
 
 async function apduPhase(rig: Rig): Promise<ApduResult> {
+  const handlerTimes = HANDLER_TIMES ? new HandlerTimes() : undefined;
+  handlerTimes?.install();
   const floor = await startFloor(rig);
   const peer = await nextArmed(rig);
   rig.nfc.tap(instantCard);
@@ -700,6 +750,7 @@ async function apduPhase(rig: Rig): Promise<ApduResult> {
   const roundRatios: number[] = [];
   await apduBatch(peer, 0, APDU_WARMUP, undefined);
   await apduBatch(floor.peer, 0, APDU_WARMUP, undefined);
+  handlerTimes?.reset();
   let next = APDU_WARMUP;
   for (let round = 0; round < APDU_ROUNDS; round++) {
     const k: number[] = [];
@@ -725,6 +776,18 @@ async function apduPhase(rig: Rig): Promise<ApduResult> {
   const floorSummary = summarize(floorSamples);
   const ratio = kiosk.median / floorSummary.median;
   const rr = summarize(roundRatios);
+  const handlerLines: string[] = [];
+  if (handlerTimes) {
+    // The kiosk's socket is the one client socket with APDU-many samples that is not the floor's.
+    const floorTimes = handlerTimes.samples.get(floor.client) ?? [];
+    const kioskTimes =
+      [...handlerTimes.samples].find(([socket, list]) => socket !== floor.client && list.length === floorTimes.length)?.[1] ?? [];
+    const k = summarize(kioskTimes);
+    const f = summarize(floorTimes);
+    handlerLines.push(
+      `  --handler-times: message event → send (µs): kiosk median ${ms(k.median * 1000, 2)} p90 ${ms(k.p90 * 1000, 2)} (n=${k.n}); floor median ${ms(f.median * 1000, 2)} p90 ${ms(f.p90 * 1000, 2)} (n=${f.n}); kiosk − floor ${ms((k.median - f.median) * 1000, 2)} µs`,
+    );
+  }
   return {
     kiosk,
     floor: floorSummary,
@@ -735,6 +798,7 @@ async function apduPhase(rig: Rig): Promise<ApduResult> {
       `  floor  (ms) ${describeSummary(floorSummary, 4)}`,
       `  kiosk − floor median: ${ms((kiosk.median - floorSummary.median) * 1000, 1)} µs per APDU`,
       `  ratio of medians ${ms(ratio, 3)}; per-round ratios min ${ms(rr.min, 3)} median ${ms(rr.median, 3)} max ${ms(rr.max, 3)}`,
+      ...handlerLines,
     ],
   };
 }

@@ -69,3 +69,47 @@ export const FromWorker = z.discriminatedUnion('ev', [
   }),
 ]);
 export type FromWorker = z.infer<typeof FromWorker>;
+
+// ---------------------------------------------------------------- the per-APDU messages, checked by hand
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+// zod's `.int()` means a safe integer: 2^53 and beyond are refused.
+const isId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
+// Typed as the schema's `z.instanceof(Uint8Array)` types it.
+const isBytes = (v: unknown): v is Uint8Array<ArrayBuffer> => v instanceof Uint8Array && v.byteLength <= MAX_PCSC_BYTES;
+
+/**
+ * An APDU crosses the threads twice: `transmit` in, `reply` out. Their schemas' zod run was the largest
+ * part of the PC/SC path's own code in bench:pcsc's profile (issue 34), so these two shapes are checked by
+ * hand first, with the schema's rules: a message that does not pass goes through the schema, which then
+ * accepts or names what is wrong. Whatever passes here the schema accepts with the same fields
+ * (test/unit/devices/pcsc/worker-protocol-fast.test.ts checks it against the schema with fast-check).
+ */
+export function parseToWorker(raw: unknown): ReturnType<typeof ToWorker.safeParse> {
+  if (
+    isRecord(raw) &&
+    raw.op === 'transmit' &&
+    isId(raw.reader) &&
+    isId(raw.call) &&
+    isBytes(raw.data) &&
+    isId(raw.responseLength) &&
+    raw.responseLength <= MAX_PCSC_BYTES &&
+    isInt(raw.protocol)
+  ) {
+    const { reader, call, data, responseLength, protocol } = raw;
+    return { success: true, data: { op: 'transmit', reader, call, data, responseLength, protocol } };
+  }
+  return ToWorker.safeParse(raw);
+}
+
+/** The worker's messages, with a successful `reply` (a response, no error) checked by hand first. */
+export function parseFromWorker(raw: unknown): ReturnType<typeof FromWorker.safeParse> {
+  // A key present with `undefined` is kept as such by the schema: only absent keys are handled here.
+  if (isRecord(raw) && raw.ev === 'reply' && isId(raw.call) && isBytes(raw.response) && !('error' in raw)) {
+    const { call, response, protocol } = raw;
+    if (!('protocol' in raw)) return { success: true, data: { ev: 'reply', call, response } };
+    if (isInt(protocol)) return { success: true, data: { ev: 'reply', call, response, protocol } };
+  }
+  return FromWorker.safeParse(raw);
+}

@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 import { z } from 'zod';
 import { PcscBindingUnavailableError, type BindingContext, type BindingReader, type SyncBindingFactory } from './pcsc-binding.js';
-import { FromWorker, ToWorker, type WireError } from './pcsc-worker-protocol.js';
+import { FromWorker, parseToWorker, type ToWorker, type WireError } from './pcsc-worker-protocol.js';
 import { loadSmartcardBinding } from './smartcard-binding.js';
 import { PcscBindingError } from './smartcard-errors.js';
 import { errorText } from '../../common/error-text.js';
@@ -148,7 +148,7 @@ function handle(message: ToWorker): void {
 }
 
 port.on('message', (raw: unknown) => {
-  const parsed = ToWorker.safeParse(raw);
+  const parsed = parseToWorker(raw);
   // Only the adapter's own thread writes here; a message that does not fit is dropped, the call it was
   // part of then ends on the adapter's own time bound.
   if (parsed.success) handle(parsed.data);

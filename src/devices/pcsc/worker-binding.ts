@@ -29,7 +29,7 @@ import {
   type BindingFactory,
   type BindingReader,
 } from './pcsc-binding.js';
-import { FromWorker, type ReaderConstants, type ToWorker, type WireError } from './pcsc-worker-protocol.js';
+import { parseFromWorker, type FromWorker, type ReaderConstants, type ToWorker, type WireError } from './pcsc-worker-protocol.js';
 
 export interface WorkerBindingOptions {
   /** The addon's module id or path inside the worker (tests name a stand-in); default `smartcard`. */
@@ -241,7 +241,7 @@ class PcscWorkerHost {
   }
 
   private onMessage(raw: unknown): void {
-    const parsed = FromWorker.safeParse(raw);
+    const parsed = parseFromWorker(raw);
     if (!parsed.success) {
       this.failAll(`the PC/SC thread sent a message that does not fit: ${parsed.error.issues[0]?.message ?? ''}`);
     } else {

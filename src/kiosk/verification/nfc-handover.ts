@@ -6,7 +6,7 @@
  */
 import { decodeCheckedBase64, encodeBase64 } from '../../common/protocol/base64.js';
 import type { BleMode, ClientMessage } from '../../common/protocol/messages.js';
-import { MAX_RAPDU_BYTES, NfcTransmitError, type NfcCard } from '../../devices/ports.js';
+import { MAX_RAPDU_BYTES, NfcTransmitError, type NfcCard, type TransmitOptions } from '../../devices/ports.js';
 import { LazyDeadline, TimeoutError } from '../async-tools.js';
 import { RunStop, outOfSequence, type Attempt } from './attempt.js';
 
@@ -18,13 +18,20 @@ export class NfcHandover {
   private releasedCard: NfcCard | undefined;
   /** The kiosk's own bound on each APDU, in case a port ignores its timeout (one timer for all APDUs). */
   private readonly apduGuard = new LazyDeadline();
-  private abortTransmit: (() => void) | undefined;
+  /** Rejects the APDU in flight (the attempt stopped, or the guard expired). */
+  private rejectTransmit: ((error: Error) => void) | undefined;
+  /** The same options for every APDU of the attempt (its timeout and signal do not change). */
+  private transmitOptions: TransmitOptions | undefined;
   /** `nfc_card_present` went out and nothing came back yet: the next reply is bounded by `firstReplyMs`. */
   private awaitingFirstReply = false;
 
   constructor(private readonly attempt: Attempt) {
     // The attempt's end rejects a pending transmit at once, without an abort listener per APDU.
-    attempt.onStop(() => this.abortTransmit?.());
+    attempt.onStop(() => {
+      const reject = this.rejectTransmit;
+      this.settleTransmit();
+      reject?.(new RunStop());
+    });
     attempt.onTeardown(async () => {
       this.apduGuard.dispose();
       await this.card?.release();
@@ -70,7 +77,7 @@ export class NfcHandover {
     if (!card) return attempt.fail({ kind: 'internal_error', detail: 'nfc_apdu without a card' });
     let reply: ClientMessage;
     try {
-      const response = await this.transmit(card, command);
+      const response = this.checkedResponse(await this.transmit(card, command));
       reply = { type: 'step_result', op: 'nfc_rapdu', status: 'ok', data: encodeBase64(response) };
     } catch (e) {
       if (e instanceof RunStop || attempt.stopResult) throw new RunStop();
@@ -85,34 +92,42 @@ export class NfcHandover {
 
   /**
    * The card's transmit with the kiosk's own guard: the port must time out by itself, but a port that
-   * never answers must not hold the attempt. A response without a status word is a failure.
+   * never answers must not hold the attempt. Not `async`, and its handlers are methods: an `async`
+   * wrapper would add a microtask hop and a closure per APDU on the relay's hottest path (issue 34).
    */
-  private async transmit(card: NfcCard, command: Uint8Array): Promise<Uint8Array> {
-    const { apduMs } = this.attempt.ctx.timeouts;
-    const response = await new Promise<Uint8Array>((resolve, reject) => {
-      const settle = (): void => {
-        this.apduGuard.disarm();
-        this.abortTransmit = undefined;
-      };
-      this.abortTransmit = () => {
-        settle();
-        reject(new RunStop());
-      };
-      this.apduGuard.arm(apduMs + 500, () => {
-        settle();
-        reject(new NfcTransmitError('Timeout', 'the card did not answer in time'));
-      });
-      card.transmit(command, { timeoutMs: apduMs, signal: this.attempt.signal }).then(
+  private transmit(card: NfcCard, command: Uint8Array): Promise<Uint8Array> {
+    const options = (this.transmitOptions ??= { timeoutMs: this.attempt.ctx.timeouts.apduMs, signal: this.attempt.signal });
+    return new Promise<Uint8Array>((resolve, reject) => {
+      this.rejectTransmit = reject;
+      this.apduGuard.arm(options.timeoutMs + 500, this.onGuardExpired);
+      // The handlers close over this call's resolve and reject: a card that answers after its guard
+      // expired settles only its own promise, never the next APDU's.
+      card.transmit(command, options).then(
         (value) => {
-          settle();
+          this.settleTransmit();
           resolve(value);
         },
         (error: unknown) => {
-          settle();
+          this.settleTransmit();
           reject(error instanceof Error ? error : new Error(String(error)));
         },
       );
     });
+  }
+
+  private settleTransmit(): void {
+    this.apduGuard.disarm();
+    this.rejectTransmit = undefined;
+  }
+
+  private readonly onGuardExpired = (): void => {
+    const reject = this.rejectTransmit;
+    this.settleTransmit();
+    reject?.(new NfcTransmitError('Timeout', 'the card did not answer in time'));
+  };
+
+  /** A response without a status word, or longer than any R-APDU, is a failure. */
+  private checkedResponse(response: Uint8Array): Uint8Array {
     if (this.attempt.stopResult) throw new RunStop();
     // NfcReader port contract: at least SW1 SW2. "UnresponsiveCard" takes the backend's recoverable path.
     if (response.length < 2) throw new NfcTransmitError('UnresponsiveCard', 'response without a status word');

@@ -43,6 +43,7 @@ import { CoseKey, KeyType, MacAlgorithm, type DigestAlgorithm, type MdocContext 
 import { BasicConstraintsExtension, KeyUsageFlags, KeyUsagesExtension, X509Certificate } from '@peculiar/x509';
 import { cborDecode, expectBytes, expectMap } from './cbor.js';
 import { COSE_KEY_LABEL, p256PrivateKeyFromRaw, p256PublicKeyFromRaw } from './cose-key.js';
+import { memoizeMobileSecurityObject } from './mso-memo.js';
 import { ecdhSharedSecret, hkdfSha256, sha256 } from './session-crypto.js';
 
 const COSE_HEADER_ALG = 1;
@@ -130,8 +131,37 @@ interface ParsedCertificate {
   readonly node: NodeX509Certificate;
 }
 
-function parseCertificate(der: Uint8Array): ParsedCertificate {
-  return { der, peculiar: new X509Certificate(der), node: new NodeX509Certificate(der) };
+/** Parsed certificates kept per context: more than a test PKI's issuers and anchors, few enough to stay small. */
+const CERTIFICATE_CACHE_SIZE = 32;
+
+/**
+ * Parses a DER certificate once per context and hands the same parsed form out again for the same bytes.
+ * Every verification parses the same IACA and DS certificates three to five times (the chain, the issuer's
+ * country, the certificate data, the key): with asn1js that was ~6.7 ms of a ~22 ms verification in
+ * bench:e2e's profile (issue 34), all of it the simulated backend's and phone's, none the kiosk's. Keyed by
+ * the bytes themselves, so a different certificate is never answered from another's parse; least recently
+ * used first out.
+ */
+class CertificateCache {
+  private readonly parsed = new Map<string, ParsedCertificate>();
+
+  parse(der: Uint8Array): ParsedCertificate {
+    const key = Buffer.from(der.buffer, der.byteOffset, der.byteLength).toString('base64');
+    const known = this.parsed.get(key);
+    if (known !== undefined) {
+      this.parsed.delete(key);
+      this.parsed.set(key, known);
+      return known;
+    }
+    const copy = Uint8Array.from(der); // the caller's buffer may be reused; the cache keeps bytes of its own
+    const fresh: ParsedCertificate = { der: copy, peculiar: new X509Certificate(copy), node: new NodeX509Certificate(copy) };
+    this.parsed.set(key, fresh);
+    if (this.parsed.size > CERTIFICATE_CACHE_SIZE) {
+      const oldest = this.parsed.keys().next();
+      if (oldest.done !== true) this.parsed.delete(oldest.value);
+    }
+    return fresh;
+  }
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -171,7 +201,11 @@ function issued(issuer: ParsedCertificate, subject: ParsedCertificate, intermedi
   return keyUsage === null || (keyUsage.usages & KeyUsageFlags.keyCertSign) !== 0;
 }
 
-function verifyChain(input: { trustedCertificates: Uint8Array[]; x5chain: Uint8Array[]; now?: Date }): void {
+function verifyChain(
+  certificates: CertificateCache,
+  input: { trustedCertificates: Uint8Array[]; x5chain: Uint8Array[]; now?: Date },
+): void {
+  const parseCertificate = (der: Uint8Array): ParsedCertificate => certificates.parse(der);
   const now = input.now ?? new Date();
   const [leafDer, ...intermediateDers] = input.x5chain;
   if (leafDer === undefined) throw new Error('empty x5chain');
@@ -204,6 +238,8 @@ export interface NodeMdocContextOptions {
 }
 
 export function createNodeMdocContext(options: NodeMdocContextOptions = {}): MdocContext {
+  memoizeMobileSecurityObject();
+  const certificates = new CertificateCache();
   return {
     crypto: {
       random: options.random ?? ((length) => Uint8Array.from(randomBytes(length))),
@@ -251,17 +287,17 @@ export function createNodeMdocContext(options: NodeMdocContextOptions = {}): Mdo
       },
     },
     x509: {
-      getIssuerNameField: ({ certificate, field }) => new X509Certificate(certificate).subjectName.getField(field),
+      getIssuerNameField: ({ certificate, field }) => certificates.parse(certificate).peculiar.subjectName.getField(field),
       getPublicKey: ({ certificate }) => {
-        const jwk = new NodeX509Certificate(certificate).publicKey.export({ format: 'jwk' });
+        const jwk = certificates.parse(certificate).node.publicKey.export({ format: 'jwk' });
         if (jwk.kty !== 'EC' || jwk.crv === undefined || jwk.x === undefined || jwk.y === undefined) {
           throw new Error('certificate key is not an EC key');
         }
         return CoseKey.fromJwk({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y });
       },
-      verifyCertificateChain: verifyChain,
+      verifyCertificateChain: (input) => verifyChain(certificates, input),
       getCertificateData: ({ certificate }) => {
-        const parsed = parseCertificate(certificate);
+        const parsed = certificates.parse(certificate);
         return {
           issuerName: parsed.peculiar.issuer,
           subjectName: parsed.peculiar.subject,

@@ -409,6 +409,28 @@ describe('MdocContext pieces', () => {
       expect(data.thumbprint).toMatch(/^[0-9a-f]{64}$/);
       expect(data.pem).toContain('BEGIN CERTIFICATE');
     });
+
+    it('answers each certificate from its own parse: another certificate, a copy of the same, past the cache size', async () => {
+      // The context keeps parsed certificates (mdoc-context.ts, CertificateCache): these would fail if it
+      // answered by anything but the exact bytes or lost track past its bound.
+      const fresh = createNodeMdocContext();
+      const iaca = await fresh.x509.getCertificateData({ certificate: pki.iacaDer });
+      const ds = await fresh.x509.getCertificateData({ certificate: signer.der });
+      expect(iaca.subjectName).toContain('CN=Test IACA');
+      expect(ds.subjectName).toContain('CN=Test Document Signer');
+      expect(ds.thumbprint).not.toBe(iaca.thumbprint);
+      expect(await fresh.x509.getCertificateData({ certificate: Uint8Array.from(signer.der) })).toMatchObject({
+        thumbprint: ds.thumbprint,
+      });
+      const others = await Promise.all(Array.from({ length: 40 }, (_, i) => createIaca(`C=US, CN=Other ${i}`)));
+      for (const other of others) await fresh.x509.getCertificateData({ certificate: other.iacaDer });
+      expect(fresh.x509.getIssuerNameField({ certificate: signer.der, field: 'CN' })).toEqual(['Test Document Signer']);
+      const chain = async (anchor: Uint8Array): Promise<void> => {
+        await fresh.x509.verifyCertificateChain({ x5chain: [signer.der], trustedCertificates: [anchor] });
+      };
+      await expect(chain(others[0]?.iacaDer ?? pki.iacaDer)).rejects.toThrow(/no trusted issuer/);
+      await expect(chain(pki.iacaDer)).resolves.toBeUndefined();
+    });
   });
 });
 
