@@ -251,6 +251,8 @@ export class VoiceProcess {
     this.starts += 1;
     this.ready = false;
     this.setState('starting', this.lastFailure === undefined ? 'loading eSpeak NG' : `loading eSpeak NG again (${this.lastFailure})`);
+    // Counted from the attempt, so a launcher that throws at once still makes the wait grow.
+    this.backoff.started(Date.now());
     let child: LaunchedChild;
     try {
       child = this.options.launcher();
@@ -259,7 +261,6 @@ export class VoiceProcess {
       return;
     }
     this.child = child;
-    this.backoff.started(Date.now());
     child.onMessage((raw) => this.received(child, raw));
     child.onExit((exit) => {
       if (this.child === child) this.stopped(exit);

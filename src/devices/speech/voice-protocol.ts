@@ -14,7 +14,7 @@ export const MAX_VOICE_PCM_BYTES = 60 * 22_050 * 2;
 export const MIN_WPM = 80;
 export const MAX_WPM = 450;
 /** The voices the child may be asked for (eSpeak NG identifiers). */
-export const VoiceName = z.enum(['en-us', 'en-gb', 'es', 'fr']);
+export const VoiceName = z.enum(['en-us', 'es', 'fr']);
 export type VoiceName = z.infer<typeof VoiceName>;
 
 const Id = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);

@@ -1,8 +1,9 @@
 /**
  * Which eSpeak NG voice speaks each of the screen's languages, and how a speaking rate becomes words per
  * minute. English is `en-us`: the mobile driving licences the kiosk verifies (ISO/IEC 18013-5) are deployed
- * first by US states, and the outcome it speaks most ("21 or older") is a US age check; `en-gb` (eSpeak NG's
- * plain `en`) is one line away here for a site that wants it. Spanish is `es` (Castilian) and French `fr`
+ * first by US states, and the outcome it speaks most ("21 or older") is a US age check; British English is
+ * eSpeak NG's `en` (its WebAssembly build ignores `en-gb`, keeping the previous voice without a word: a
+ * name is added to VoiceName only once a test has heard it). Spanish is `es` (Castilian) and French `fr`
  * (France): eSpeak NG's default voices of those languages.
  */
 import type { SpeechRequest } from '../../common/speech.js';
