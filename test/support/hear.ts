@@ -48,7 +48,7 @@ export const PHONEME_DISTANCE_BOUND = 0.15;
  * a truncated or runaway utterance fails it.
  */
 export function durationBand(text: string, rate = 1): { readonly min: number; readonly max: number } {
-  const chars = [...text].length;
+  const chars = Array.from(text).length;
   return { min: chars / 32 / rate, max: chars / 6 / rate + 1 };
 }
 
@@ -123,7 +123,7 @@ export function audioProblems(pcm: Uint8Array, text: string, rate = 1): { proble
   if (rms < RMS_FLOOR) problems.push(`silent: RMS amplitude ${rms} under ${RMS_FLOOR}`);
   if (seconds < band.min || seconds > band.max)
     problems.push(
-      `length ${seconds.toFixed(2)} s outside ${band.min.toFixed(2)}–${band.max.toFixed(2)} s for ${[...text].length} characters`,
+      `length ${seconds.toFixed(2)} s outside ${band.min.toFixed(2)}–${band.max.toFixed(2)} s for ${Array.from(text).length} characters`,
     );
   return { problems, rms, seconds };
 }
@@ -133,12 +133,14 @@ export function audioProblems(pcm: Uint8Array, text: string, rate = 1): { proble
  * syllable marks, no language-switch marks (`(en)`), no tie bars; what is left is the sounds in order.
  */
 export function normalisePhonemes(ipa: string): string[] {
-  return [
-    ...ipa
+  // Tie bars (U+0361, U+035C) are combining marks: removed on their own, not in a character class.
+  return Array.from(
+    ipa
       .normalize('NFC')
       .replace(/\([a-z-]+\)/g, '')
-      .replace(/[_\sˈˌ.‿\u0361\u035c]/g, ''),
-  ];
+      .replace(/\u0361|\u035c/g, '')
+      .replace(/[_\sˈˌ.‿]/g, ''),
+  );
 }
 
 /** Levenshtein distance of two sequences (small: a prompt's phonemes). */

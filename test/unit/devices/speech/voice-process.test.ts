@@ -6,72 +6,12 @@
  * running after `close` — the last with the real voice process, checked by its pid.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ChildExit, ChildLauncher, LaunchedChild } from '../../../../src/devices/shared/child-launcher.js';
-import type { VoiceEngine } from '../../../../src/devices/speech/voice-engine.js';
+import type { ChildLauncher } from '../../../../src/devices/shared/child-launcher.js';
 import { forkVoiceLauncher } from '../../../../src/devices/speech/voice-launcher.js';
 import { VoiceError, VoiceProcess } from '../../../../src/devices/speech/voice-process.js';
 import type { VoiceChildMessage } from '../../../../src/devices/speech/voice-protocol.js';
 import { serveVoice } from '../../../../src/devices/speech/voice-server.js';
-
-/** A child in this process: messages structured-cloned both ways, as over a real channel. */
-class InProcessChild implements LaunchedChild {
-  static nextPid = 90_000;
-  readonly pid = InProcessChild.nextPid++;
-  readonly stdout = null;
-  readonly stderr = null;
-  readonly toChild: ((m: unknown) => void)[] = [];
-  readonly posted: unknown[] = [];
-  private readonly toParent: ((m: unknown) => void)[] = [];
-  private readonly exits: ((e: ChildExit) => void)[] = [];
-  gone = false;
-  killed = false;
-
-  postMessage(message: unknown): void {
-    if (this.gone) return;
-    this.posted.push(message);
-    const copy = structuredClone(message);
-    queueMicrotask(() => {
-      for (const l of this.toChild) l(copy);
-    });
-  }
-  onMessage(listener: (message: unknown) => void): void {
-    this.toParent.push(listener);
-  }
-  onExit(listener: (exit: ChildExit) => void): void {
-    this.exits.push(listener);
-  }
-  send(message: unknown): void {
-    if (this.gone) return;
-    const copy = structuredClone(message);
-    queueMicrotask(() => {
-      for (const l of this.toParent) l(copy);
-    });
-  }
-  exit(exit: ChildExit): void {
-    if (this.gone) return;
-    this.gone = true;
-    queueMicrotask(() => {
-      for (const l of this.exits) l(exit);
-    });
-  }
-  kill(): void {
-    this.killed = true;
-    this.exit({ code: null, signal: 'SIGKILL' });
-  }
-}
-
-/** An engine that makes one sample per character (value 1000), or hangs/throws for planted texts. */
-function fakeEngine(): VoiceEngine {
-  return {
-    name: 'fake eSpeak NG',
-    sampleRate: 22_050,
-    speak(text) {
-      if (text === 'throw') throw new Error('planted engine failure');
-      return new Uint8Array(new Int16Array(text.length).fill(1000).buffer);
-    },
-    phonemes: (text) => `ipa of ${text.length}`,
-  };
-}
+import { fakeEngine, InProcessChild, serveFake } from '../../../support/voice-fixtures.js';
 
 interface Harness {
   readonly voice: VoiceProcess;
@@ -90,12 +30,7 @@ function harness(
     const child = new InProcessChild();
     children.push(child);
     if (options.launch) options.launch(child);
-    else
-      serveVoice(
-        { send: (m: VoiceChildMessage) => child.send(m), onMessage: (l) => child.toChild.push(l) },
-        () => Promise.resolve(fakeEngine()),
-        { exit: (code) => child.exit({ code, signal: null }) },
-      );
+    else serveFake(child);
     return child;
   };
   const voice = new VoiceProcess({
@@ -150,11 +85,7 @@ describe('the voice process supervisor', () => {
           child.send({ t: 'ready', engine: 'stuck engine', sampleRate: 22_050, initMs: 1 });
           return;
         }
-        serveVoice(
-          { send: (m: VoiceChildMessage) => child.send(m), onMessage: (l) => child.toChild.push(l) },
-          () => Promise.resolve(fakeEngine()),
-          { exit: (code) => child.exit({ code, signal: null }) },
-        );
+        serveFake(child);
       },
     });
     voice.start();
@@ -205,7 +136,7 @@ describe('the voice process supervisor', () => {
     deliver({ t: 'speak', id: 7, text: 'hi', voice: 'klingon', wpm: 175 });
     deliver({ t: 'speak', id: 8, text: 'x'.repeat(601), voice: 'en-us', wpm: 175 });
     deliver('not even an object');
-    expect(sent.filter((m) => m.t === 'error').map((m) => (m.t === 'error' ? m.id : -1))).toEqual([7, 8]);
+    expect(sent.flatMap((m) => (m.t === 'error' ? [m.id] : []))).toEqual([7, 8]);
     // The refusal names the field, never the value (a customer's text).
     expect(JSON.stringify(sent)).not.toContain('xxxxxxxx');
   });
