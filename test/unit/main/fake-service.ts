@@ -3,6 +3,7 @@
  * staff gate is a flag, states are pushed by the test. (The boot test uses the real KioskService.)
  */
 import { INTENT_NAMES, ScreenState, type IntentName, type KioskApiHandlers } from '../../../src/common/kiosk-api.js';
+import { DEFAULT_SPEECH_SETTINGS } from '../../../src/common/speech.js';
 
 export function sampleState(overrides: Partial<ScreenState> = {}): ScreenState {
   return ScreenState.parse({
@@ -29,6 +30,7 @@ export function sampleState(overrides: Partial<ScreenState> = {}): ScreenState {
     testMode: true,
     backendOrigin: 'http://127.0.0.1:1',
     replaced: null,
+    speech: DEFAULT_SPEECH_SETTINGS,
     ...overrides,
   });
 }
