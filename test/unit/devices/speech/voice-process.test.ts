@@ -11,6 +11,7 @@ import { forkVoiceLauncher } from '../../../../src/devices/speech/voice-launcher
 import { VoiceError, VoiceProcess } from '../../../../src/devices/speech/voice-process.js';
 import type { VoiceChildMessage } from '../../../../src/devices/speech/voice-protocol.js';
 import { serveVoice } from '../../../../src/devices/speech/voice-server.js';
+import { VOICE_OF_LANGUAGE, wordsPerMinute } from '../../../../src/devices/speech/voices.js';
 import { fakeEngine, InProcessChild, serveFake } from '../../../support/voice-fixtures.js';
 
 interface Harness {
@@ -203,5 +204,16 @@ describe('the real voice process (eSpeak NG forked as the browser host forks it)
     await voice.close();
     expect(() => process.kill(pid ?? -1, 0)).toThrow(/ESRCH/);
     expect(voice.status().state).toBe('stopped');
+  });
+});
+
+describe('voices and rates', () => {
+  it('each language has its eSpeak NG voice, and a rate becomes words per minute within eSpeak NG’s bounds', () => {
+    expect(VOICE_OF_LANGUAGE).toEqual({ en: 'en-us', es: 'es', fr: 'fr' });
+    expect(wordsPerMinute()).toBe(175);
+    expect(wordsPerMinute(0.5)).toBe(88);
+    expect(wordsPerMinute(2)).toBe(350);
+    expect(wordsPerMinute(0.1)).toBe(80);
+    expect(wordsPerMinute(10)).toBe(450);
   });
 });
