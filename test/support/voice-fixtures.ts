@@ -3,9 +3,8 @@
  * both ways, as over a real channel) and an engine that needs no WebAssembly.
  */
 import type { ChildExit, LaunchedChild } from '../../src/devices/shared/child-launcher.js';
-import type { VoiceEngine } from '../../src/devices/speech/voice-engine.js';
 import type { VoiceChildMessage } from '../../src/devices/speech/voice-protocol.js';
-import { serveVoice } from '../../src/devices/speech/voice-server.js';
+import { serveVoice, type VoiceEngine } from '../../src/devices/speech/voice-server.js';
 
 /** A child in this process: messages structured-cloned both ways, as over a real channel. */
 export class InProcessChild implements LaunchedChild {

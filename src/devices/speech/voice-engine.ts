@@ -10,18 +10,9 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { ESpeakNGWorker } from '@echogarden/espeak-ng-emscripten';
 import { MAX_VOICE_PCM_BYTES, type VoiceName } from './voice-protocol.js';
+import type { VoiceEngine } from './voice-server.js';
 
 const PACKAGE = '@echogarden/espeak-ng-emscripten';
-
-export interface VoiceEngine {
-  /** For diagnostics: `eSpeak NG (WebAssembly, @echogarden/espeak-ng-emscripten 0.3.5)`. */
-  readonly name: string;
-  readonly sampleRate: number;
-  /** 16-bit mono samples of `text`, little-endian bytes. */
-  speak(text: string, voice: VoiceName, wpm: number): Uint8Array;
-  /** The IPA phonemes of `text` in `voice`. */
-  phonemes(text: string, voice: VoiceName): string;
-}
 
 /** The package's folder and version, from its package.json (the engine itself does not say its version). */
 function packageFacts(): { readonly dir: string; readonly version: string } {

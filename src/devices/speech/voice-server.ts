@@ -6,8 +6,21 @@
  */
 import { errorMessage } from '../shared/abort.js';
 import type { ChildChannel } from '../shared/child-channel.js';
-import type { VoiceEngine } from './voice-engine.js';
 import { VoiceName, VoiceParentMessage, describeVoiceIssue, type VoiceChildMessage } from './voice-protocol.js';
+
+/**
+ * What the server needs of an engine (voice-engine.ts loads eSpeak NG; tests give a double). Kept here, not
+ * beside the loader, so code that only serves or supervises never reaches the engine's package.
+ */
+export interface VoiceEngine {
+  /** For diagnostics: `eSpeak NG (WebAssembly, @echogarden/espeak-ng-emscripten 0.3.5)`. */
+  readonly name: string;
+  readonly sampleRate: number;
+  /** 16-bit mono samples of `text`, little-endian bytes. */
+  speak(text: string, voice: VoiceName, wpm: number): Uint8Array;
+  /** The IPA phonemes of `text` in `voice`. */
+  phonemes(text: string, voice: VoiceName): string;
+}
 
 export interface ServeVoiceOptions {
   /** Ends the process (after `shutdown`, or when the engine cannot load); default process.exit. */
