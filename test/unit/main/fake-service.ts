@@ -2,6 +2,7 @@
  * A stand-in for the kiosk service behind IPC: every intent answers a valid result and is recorded, the
  * staff gate is a flag, states are pushed by the test. (The boot test uses the real KioskService.)
  */
+import { DEFAULT_SPEECH_SETTINGS } from '../../../src/common/speech.js';
 import { INTENT_NAMES, ScreenState, type IntentName, type KioskApiHandlers } from '../../../src/common/kiosk-api.js';
 import { DEFAULT_SPEECH_SETTINGS } from '../../../src/common/speech.js';
 
@@ -28,6 +29,7 @@ export function sampleState(overrides: Partial<ScreenState> = {}): ScreenState {
     session: { state: 'armed', createdAt: 1, expiresAt: 600_001 },
     staff: { pinConfigured: true, unlocked: false, unlockedUntil: null, lockedOutUntil: null },
     testMode: true,
+    speech: DEFAULT_SPEECH_SETTINGS,
     backendOrigin: 'http://127.0.0.1:1',
     replaced: null,
     speech: DEFAULT_SPEECH_SETTINGS,
@@ -55,6 +57,7 @@ const RESULTS: Partial<Record<IntentName, unknown>> = {
     cameraDeviceId: null,
     defaultLanguage: 'en',
     timeouts: { resultDisplayMs: 10_000, errorDisplayMs: 5_000, removePhoneMs: 10_000 },
+    speech: DEFAULT_SPEECH_SETTINGS,
     locked: [],
   },
   saveSettings: { ok: false, errors: [{ key: 'backendUrl', message: 'bad' }] },
@@ -63,6 +66,8 @@ const RESULTS: Partial<Record<IntentName, unknown>> = {
   selfTest: { checks: [] },
   writeSupportBundle: { path: '/data/support/mdl-kiosk-support.tar.gz', bytes: 4096 },
   listSupportVolumes: { volumes: [{ id: '/media/kiosk/USB', label: 'USB' }] },
+  synthesizeSpeech: { sampleRate: 22_050, pcm: 'AAAAAA==', engine: 'fake' },
+  reportSpeech: { ok: true },
   prepareSupportDownload: { ticket: 'a'.repeat(43), name: 'mdl-kiosk-support.tar.gz', bytes: 4096 },
 };
 

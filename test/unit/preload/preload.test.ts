@@ -193,6 +193,16 @@ describe("end to end: the preload over main's IPC layer", () => {
       saveSettings: { defaultLanguage: 'fr' },
       changePin: { current: '1234', next: '5678' },
       reportError: { kind: 'error', message: 'TypeError: x is undefined' },
+      synthesizeSpeech: { text: 'Hold your phone on the reader.', language: 'en' },
+      reportSpeech: {
+        active: false,
+        engine: 'none',
+        voiceName: '',
+        output: 'none',
+        outputName: '',
+        outputWorks: null,
+        systemVoices: {},
+      },
     };
     for (const intent of INTENT_NAMES) {
       const args = validArgs[intent] ?? {};

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { KioskApiError, MAX_API_MESSAGE_BYTES, MAX_HOST_MESSAGE_BYTES } from '../../../src/common/kiosk-api.js';
+import { INTENT_NAMES, KioskApiError, MAX_API_MESSAGE_BYTES, MAX_HOST_MESSAGE_BYTES } from '../../../src/common/kiosk-api.js';
 import { connectViaSocket, preloadKiosk } from '../../../src/renderer/api/connect.js';
 import {
   apiUrlFor,
@@ -345,28 +345,7 @@ describe('page address helpers', () => {
     expect(preloadKiosk({})).toBeNull();
     expect(preloadKiosk({ kiosk: { onState: () => undefined } })).toBeNull();
     const full: Record<string, unknown> = { onState: () => () => undefined };
-    for (const k of [
-      'qrScanned',
-      'next',
-      'retry',
-      'cancel',
-      'moreTime',
-      'setLanguage',
-      'reportCamera',
-      'unlock',
-      'lock',
-      'setProfile',
-      'getSettings',
-      'saveSettings',
-      'changePin',
-      'getDiagnostics',
-      'selfTest',
-      'writeSupportBundle',
-      'listSupportVolumes',
-      'prepareSupportDownload',
-      'reportError',
-    ])
-      full[k] = () => Promise.resolve({});
+    for (const k of INTENT_NAMES) full[k] = () => Promise.resolve({});
     expect(preloadKiosk({ kiosk: full })).not.toBeNull();
   });
 });
