@@ -4,7 +4,6 @@
  */
 import { DEFAULT_SPEECH_SETTINGS } from '../../../src/common/speech.js';
 import { INTENT_NAMES, ScreenState, type IntentName, type KioskApiHandlers } from '../../../src/common/kiosk-api.js';
-import { DEFAULT_SPEECH_SETTINGS } from '../../../src/common/speech.js';
 
 export function sampleState(overrides: Partial<ScreenState> = {}): ScreenState {
   return ScreenState.parse({
@@ -32,7 +31,6 @@ export function sampleState(overrides: Partial<ScreenState> = {}): ScreenState {
     speech: DEFAULT_SPEECH_SETTINGS,
     backendOrigin: 'http://127.0.0.1:1',
     replaced: null,
-    speech: DEFAULT_SPEECH_SETTINGS,
     ...overrides,
   });
 }
