@@ -8,6 +8,7 @@
  * `--set-pin` sets the staff PIN and exits: from `MDL_KIOSK_STAFF_PIN` (provisioning scripts) or typed
  * twice without echo (or one line on a non-terminal stdin).
  */
+import { forkVoiceLauncher } from '../devices/speech/voice-launcher.js';
 import { homedir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -239,6 +240,8 @@ async function main(): Promise<void> {
   const hostSecrets: string[] = [];
   const service = new KioskService({
     devices: configuredDeviceFactory({ nfc }),
+    // The built-in voice in a process of its own (eSpeak NG, docs/speech-voice.md); not started when speech.mode is off.
+    voiceLauncher: forkVoiceLauncher(),
     dataDir,
     logDestination: destination,
     support: shellSupport({ dataDir, logDir, healthFile, secrets: () => hostSecrets }),

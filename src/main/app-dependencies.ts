@@ -8,7 +8,8 @@ import { currentPlatform } from '../platform/os.js';
 import { configuredDeviceFactory } from '../service/configured-devices.js';
 import type { DeviceFactory, KioskServiceOptions } from '../service/kiosk-service.js';
 import { managedConfigPath } from '../service/managed-config.js';
-import { utilityRadioLauncher } from './radio-launcher.js';
+import type { ChildLauncher } from '../devices/shared/child-launcher.js';
+import { utilityLauncher, utilityRadioLauncher } from './radio-launcher.js';
 import type { AppUpdaterLike } from './updater.js';
 
 /** Seams for tests and the QA entry; every one has the production default. */
@@ -29,6 +30,8 @@ export interface KioskAppDependencies {
   readonly resourcesPath: string | undefined;
   /** electron-updater's `autoUpdater`, loaded only when updates are on (it touches Electron when loaded). */
   readonly loadUpdater: () => Promise<AppUpdaterLike>;
+  /** Starts the built-in voice (eSpeak NG) as a utility process; undefined: none. */
+  readonly voiceLauncher: ChildLauncher | undefined;
   /** Extra service options (tests: a cheap PIN hash, a fixed clock). */
   readonly serviceOptions: Partial<KioskServiceOptions>;
 }
@@ -60,6 +63,8 @@ export function appDependencies(given: Partial<KioskAppDependencies> | undefined
     managedConfigFile: managedConfigPath(platform, env),
     resourcesPath: (process as { resourcesPath?: string }).resourcesPath,
     loadUpdater: loadAutoUpdater,
+    // dist/app/voice.js beside main.js: eSpeak NG in a utility process of its own (docs/speech-voice.md).
+    voiceLauncher: utilityLauncher(fileURLToPath(new URL('./voice.js', import.meta.url)), 'mDL Kiosk voice'),
     serviceOptions: {},
     ...given,
   };

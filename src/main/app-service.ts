@@ -79,6 +79,7 @@ export async function createAppService(options: {
     appStatus: options.appStatus,
     support: () => appSupportFiles(dataDir, options.logsDir),
     ...(options.asarSha256 === undefined ? {} : { installedAsarSha256: options.asarSha256 }),
+    ...(deps.voiceLauncher === undefined ? {} : { voiceLauncher: deps.voiceLauncher }),
     ...deps.serviceOptions,
   });
 }

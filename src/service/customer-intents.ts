@@ -2,6 +2,8 @@
  * What the customer's screen asks of the kiosk: a QR scan, "next" and "try again", cancelling a tap,
  * the language, the camera's state and the screen's own errors. None needs a staff session.
  */
+import type { SpeechAudio } from '../common/speech.js';
+import type { SpeechService } from './speech-service.js';
 import type { QrScannedResult, RetryResult } from '../common/kiosk-api.js';
 import { engagementTextProblem, failsMdocPrefixRule } from '../kiosk/engagement-text.js';
 import type { KioskConfig } from '../platform/config.js';
@@ -23,6 +25,8 @@ export interface CustomerIntentsOptions {
   readonly camera: CameraStatus;
   readonly diagnostics: Pick<DiagnosticsLog, 'count'>;
   readonly rendererErrors: Pick<RendererErrorLog, 'report'>;
+  /** The built-in voice and the screen's speech report (speech-service.ts). */
+  readonly speech: Pick<SpeechService, 'synthesize' | 'report'>;
   readonly log: () => Logger;
 }
 
@@ -35,6 +39,8 @@ export interface CustomerIntents {
   setLanguage(args: Args<'setLanguage'>): Ok;
   reportCamera(args: Args<'reportCamera'>): Ok;
   reportError(args: Args<'reportError'>): Ok;
+  synthesizeSpeech(args: Args<'synthesizeSpeech'>): Promise<SpeechAudio>;
+  reportSpeech(args: Args<'reportSpeech'>): Ok;
 }
 
 export function customerIntents(options: CustomerIntentsOptions): CustomerIntents {
@@ -111,6 +117,11 @@ export function customerIntents(options: CustomerIntentsOptions): CustomerIntent
     },
     reportError: (args) => {
       options.rendererErrors.report(args);
+      return { ok: true };
+    },
+    synthesizeSpeech: (args) => options.speech.synthesize(args),
+    reportSpeech: (args) => {
+      options.speech.report(args);
       return { ok: true };
     },
   };

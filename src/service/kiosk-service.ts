@@ -49,6 +49,7 @@ import { ServiceConfig } from './service-config.js';
 import { SERVICE_SCREEN, type Args, type KioskServiceOptions, type Ok } from './service-options.js';
 import { ServiceSupport } from './service-support.js';
 import { SettingsStore } from './settings-store.js';
+import { SpeechService } from './speech-service.js';
 import { StaffIntents, type ScreenConnection } from './staff-intents.js';
 import { StaffGate } from './staff-pin.js';
 import type { SupportBundle } from './support-bundle.js';
@@ -87,6 +88,7 @@ export class KioskService implements KioskApiHandlers {
   private readonly customer: CustomerIntents;
   private readonly staffIntents: StaffIntents;
   private readonly camera: CameraStatus;
+  private readonly speech: SpeechService;
   /** The service's own handlers (tests, the QA demo's scanner link) act as one screen of their own. */
   private readonly own: KioskApiHandlers;
   private readonly reportListeners = new Set<(report: VerificationReport) => void>();
@@ -158,7 +160,9 @@ export class KioskService implements KioskApiHandlers {
       ...(options.rebuildWaitMs === undefined ? {} : { rebuildWaitMs: options.rebuildWaitMs }),
     });
     const { runtime } = this;
+    this.speech = new SpeechService({ launcher: options.voiceLauncher, log });
     this.support = new ServiceSupport({
+      speech: this.speech,
       service: options,
       config: configuration,
       runtime,
@@ -178,6 +182,7 @@ export class KioskService implements KioskApiHandlers {
       camera,
       diagnostics,
       rendererErrors: this.rendererErrors,
+      speech: this.speech,
       log,
     });
     this.staffIntents = new StaffIntents({
@@ -211,6 +216,8 @@ export class KioskService implements KioskApiHandlers {
     this.log = this.createLog(this.configuration.effective.log.level);
     await this.configuration.logLoaded(loaded);
     this.screen.resetLanguage();
+    // Loaded now, so the first prompt does not wait for eSpeak NG (about 0.1–0.5 s); not at all when speech is off.
+    if (this.options.runKiosk !== false && this.configuration.effective.speech.mode !== 'off') this.speech.start();
     if (this.options.runKiosk === false) {
       this.runtime.startIdle();
       this.log.info({ event: 'service_started', state: 'stopped' }, 'kiosk service started without devices or kiosk');
@@ -232,7 +239,7 @@ export class KioskService implements KioskApiHandlers {
     this.rendererErrors.dispose();
     this.screen.dispose();
     this.staff.dispose();
-    await this.runtime.close();
+    await Promise.all([this.runtime.close(), this.speech.close()]);
     this.screen.setView(serviceView('stopped', this.configuration.effective.profile, this.screen.view.devices, this.now()));
   }
 
@@ -325,10 +332,8 @@ export class KioskService implements KioskApiHandlers {
   readonly setLanguage = (args: Args<'setLanguage'>): Ok => this.customer.setLanguage(args);
   readonly reportCamera = (args: Args<'reportCamera'>): Ok => this.customer.reportCamera(args);
   readonly reportError = (args: Args<'reportError'>): Ok => this.customer.reportError(args);
-  // Interim until the built-in voice lands (issue 32's engine work replaces both).
-  readonly synthesizeSpeech = (args: Args<'synthesizeSpeech'>): Promise<SpeechAudio> =>
-    this.own.synthesizeSpeech(args) as Promise<SpeechAudio>;
-  readonly reportSpeech = (args: Args<'reportSpeech'>): Ok => this.own.reportSpeech(args) as Ok;
+  readonly synthesizeSpeech = (args: Args<'synthesizeSpeech'>): Promise<SpeechAudio> => this.customer.synthesizeSpeech(args);
+  readonly reportSpeech = (args: Args<'reportSpeech'>): Ok => this.customer.reportSpeech(args);
   readonly unlock = (args: Args<'unlock'>): Promise<UnlockResult> => this.staff.unlock(args.pin, SERVICE_SCREEN);
   readonly lock = (): Ok => {
     this.staff.lock(SERVICE_SCREEN);

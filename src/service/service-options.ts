@@ -2,6 +2,7 @@
  * What the parts of the kiosk service (kiosk-service.ts and the parts it is made of) share: its options,
  * the argument and answer shapes of the `KioskApi` intents, and a few small helpers.
  */
+import type { ChildLauncher } from '../devices/shared/child-launcher.js';
 import type { RemovableVolumes } from './removable-volumes.js';
 import type { DestinationStream } from 'pino';
 import type { z } from 'zod';
@@ -99,6 +100,11 @@ export interface KioskServiceOptions {
     readonly secrets?: readonly string[];
     readonly dir?: string;
   };
+  /**
+   * Starts the built-in voice's process (eSpeak NG, devices/speech/): Node's `fork` in the browser host,
+   * Electron's utility process in the app. Undefined: no built-in voice (`synthesizeSpeech` says so).
+   */
+  readonly voiceLauncher?: ChildLauncher;
   readonly now?: () => number;
 }
 

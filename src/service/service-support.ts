@@ -18,6 +18,7 @@ import { managedKeys } from './managed-config.js';
 import { EMPTY_DEVICES, type ScreenStateStream } from './screen-state.js';
 import { runSelfTest } from './self-test.js';
 import type { ServiceConfig } from './service-config.js';
+import type { SpeechService } from './speech-service.js';
 import { errorText } from '../common/error-text.js';
 import type { KioskServiceOptions } from './service-options.js';
 import { runtimeVersions, writeSupportBundle, type SupportBundle } from './support-bundle.js';
@@ -32,6 +33,7 @@ export interface ServiceSupportOptions {
   readonly runtime: Pick<KioskRuntime, 'devices' | 'backendFailures'>;
   readonly screen: Pick<ScreenStateStream, 'view' | 'state'>;
   readonly camera: CameraStatus;
+  readonly speech: Pick<SpeechService, 'diagnostics'>;
   readonly diagnostics: Pick<DiagnosticsLog, 'snapshot'>;
   readonly version: string;
   readonly startedAt: number;
@@ -150,6 +152,7 @@ export class ServiceSupport {
       ...this.options.diagnostics.snapshot(version, startedAt, now()),
       app: this.appStatus(),
       ...(backend === undefined ? {} : { backend }),
+      speech: this.options.speech.diagnostics(),
     };
   }
 

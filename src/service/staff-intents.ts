@@ -4,7 +4,6 @@
  * staff intents are here: the request profile, the settings, the PIN, diagnostics, the self-test and the
  * support bundle.
  */
-import { KioskApiError } from '../common/kiosk-api.js';
 import type { FieldError, KioskApiHandlers, SaveResult, ScreenState } from '../common/kiosk-api.js';
 import type { Logger } from '../platform/log.js';
 import type { CustomerIntents } from './customer-intents.js';
@@ -63,9 +62,8 @@ export class StaffIntents {
       setLanguage: (args) => customer.setLanguage(args),
       reportCamera: (args) => customer.reportCamera(args),
       reportError: (args) => customer.reportError(args),
-      // Interim until the built-in voice lands (issue 32's engine work replaces both).
-      synthesizeSpeech: () => Promise.reject(new KioskApiError('internal', 'the built-in voice is not set up')),
-      reportSpeech: () => ({ ok: true }),
+      synthesizeSpeech: (args) => customer.synthesizeSpeech(args),
+      reportSpeech: (args) => customer.reportSpeech(args),
       unlock: (args) => staff.unlock(args.pin, connection),
       lock: () => {
         staff.lock(connection);

@@ -282,6 +282,14 @@ export function supportSummary(input: SupportReportInput, environment: Record<st
   lines.push(
     `Updates: ${updates === undefined ? 'not reported' : `${updates.state}${updates.version === undefined ? '' : ` ${updates.version}`}${updates.error === undefined ? '' : `: ${updates.error}`}`}`,
   );
+  const speech = input.diagnostics.speech;
+  if (speech !== undefined) {
+    const voice = speech.builtIn;
+    const screen = speech.screen;
+    lines.push(
+      `Speech: built-in voice ${voice.state} (${voice.engine}${voice.detail === undefined ? '' : `: ${voice.detail}`}), ${voice.made} made, median ${voice.medianMs ?? '-'} ms; screen ${screen === null ? 'has not reported' : `${screen.active ? 'speaking' : 'silent'} with ${screen.engine} voice to ${screen.output}, output ${screen.outputWorks === null ? 'untried' : screen.outputWorks ? 'works' : 'FAILED'}${screen.problem === undefined ? '' : `: ${screen.problem}`}`}`,
+    );
+  }
   const folder = input.dataFolder;
   const free = typeof folder.freeBytes === 'number' ? `${Math.floor(folder.freeBytes / 1024)} KiB free` : 'free space unknown';
   lines.push(
@@ -302,6 +310,8 @@ export function supportReport(input: SupportReportInput): SupportReport {
     proxyEnvironment: proxyEnvironment(input.layers.env),
     backendRoute: backendRoute(input.config, input.layers.env),
     dataFolder: input.dataFolder,
+    // The built-in voice and the screen's last speech report (never a text: neither holds one).
+    speech: input.diagnostics.speech ?? null,
     installedAppAsar:
       input.installedAsarSha256 === undefined
         ? { sha256: null, note: 'not running from a package' }

@@ -86,6 +86,7 @@ describe('electron-builder configuration, both flavours', () => {
     expect(policyProblems(REPO, 'production', broken)).toEqual([
       'electron-builder.yml: electronFuses.runAsNode must be false (is true)',
       'electron-builder.yml: files must list dist/app/radio.js',
+      'electron-builder.yml: files must list dist/app/voice.js',
       'electron-builder.yml: the production package must not include dist/app/main-qa.js',
       'electron-builder.yml: the production package must not include src/**',
       'electron-builder.yml: npmRebuild must be false: every addon is N-API, and a rebuild at packaging would ship a binary no test ran',

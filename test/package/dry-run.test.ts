@@ -65,6 +65,8 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
       '/dist/app/preload.cjs',
       '/dist/app/radio.js',
       '/dist/app/radio.js.map',
+      '/dist/app/voice.js',
+      '/dist/app/voice.js.map',
       '/dist/renderer/THIRD-PARTY-NOTICES.txt',
       '/dist/renderer/index.html',
       '/package.json',
@@ -86,7 +88,17 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
       expect(all.some((f) => f.startsWith(`/node_modules/${dev}/`))).toBe(false);
     }
     // …while the production dependencies are there.
-    for (const dep of ['ws', 'zod', 'pino', 'pino-roll', 'electron-updater', '@stoprocent/noble', '@stoprocent/bleno', 'smartcard']) {
+    for (const dep of [
+      'ws',
+      'zod',
+      'pino',
+      'pino-roll',
+      'electron-updater',
+      '@stoprocent/noble',
+      '@stoprocent/bleno',
+      'smartcard',
+      '@echogarden/espeak-ng-emscripten',
+    ]) {
       expect(all).toContain(`/node_modules/${dep}/package.json`);
     }
   });
@@ -159,7 +171,8 @@ describe('electron-builder --dir on a stand-in Electron, both flavours', () => {
 
   it('what main.js loads from node_modules loads from the packed production app in plain Node (the PC/SC and HCI addons too)', () => {
     expect(result.loadSmoke.ok, result.loadSmoke.output).toBe(true);
-    expect(result.loadSmoke.output).toMatch(/^loaded 15 entry modules as main\.js does$/m);
+    // …and the packed voice process (dist/app/voice.js with the engine from the packed node_modules) spoke.
+    expect(result.loadSmoke.output).toMatch(/^loaded 16 entry modules as main\.js does; voice\.js spoke \d+ bytes$/m);
   });
 
   it('the QA flavour adds its entry, the phone page and the codec wasm, and starts from main-qa.js', () => {

@@ -7,6 +7,11 @@
  *   radio.js     ESM, src/devices/ble/radio-process/child-entry.ts
  *                                              the radio process (noble and bleno in a utility process of
  *                                              their own, docs/ARCHITECTURE.md); checked as the production main
+ *   voice.js     ESM, src/devices/speech/voice-entry.ts
+ *                                              the built-in voice (eSpeak NG in a utility process of its own,
+ *                                              docs/speech-voice.md); checked as the production main; its
+ *                                              engine package stays in node_modules (it reads its 24 MB
+ *                                              espeak-ng.data beside its own module)
  *   preload.cjs  CJS, src/preload/index.ts     sandboxed preloads must be one CommonJS file
  *                                              (electronjs.org/docs/latest/tutorial/sandbox#preload-scripts)
  * and fails when a bundle breaks its contract: the preload pulls in anything but itself and the IPC
@@ -30,6 +35,7 @@ export const DEFAULT_ENTRIES = {
   qa: 'src/qa/app/main.ts',
   preload: 'src/preload/index.ts',
   radio: 'src/devices/ble/radio-process/child-entry.ts',
+  voice: 'src/devices/speech/voice-entry.ts',
   /** The PC/SC addon's thread (src/devices/pcsc/worker-binding.ts starts `./pcsc-worker.js` beside main). */
   pcscWorker: 'src/devices/pcsc/pcsc-worker.ts',
 } as const;
@@ -41,6 +47,7 @@ export const OUTPUT_NAMES = {
   qa: 'main-qa.js',
   preload: 'preload.cjs',
   radio: 'radio.js',
+  voice: 'voice.js',
   pcscWorker: 'pcsc-worker.js',
 } as const;
 
@@ -323,6 +330,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuildAppResult
   if (only.has('main')) run('main', esmMain(entries.main, OUTPUT_NAMES.main));
   if (only.has('qa')) run('qa', esmMain(entries.qa, OUTPUT_NAMES.qa));
   if (only.has('radio')) run('radio', esmMain(entries.radio, OUTPUT_NAMES.radio));
+  if (only.has('voice')) run('voice', esmMain(entries.voice, OUTPUT_NAMES.voice));
   if (only.has('pcscWorker')) run('pcscWorker', esmMain(entries.pcscWorker, OUTPUT_NAMES.pcscWorker));
   if (only.has('preload')) {
     run('preload', {
@@ -359,6 +367,11 @@ export async function buildApp(options: BuildAppOptions): Promise<BuildAppResult
     problems.push(
       ...checkProductionInputs(inputsOf(radioMeta, OUTPUT_NAMES.radio)).map((p) => p.replace('the production bundle', 'the radio bundle')),
     );
+  const voiceMeta = built.get('voice');
+  if (voiceMeta !== undefined)
+    problems.push(
+      ...checkProductionInputs(inputsOf(voiceMeta, OUTPUT_NAMES.voice)).map((p) => p.replace('the production bundle', 'the voice bundle')),
+    );
   const workerMeta = built.get('pcscWorker');
   if (workerMeta !== undefined) problems.push(...checkProductionInputs(inputsOf(workerMeta, OUTPUT_NAMES.pcscWorker)));
 
@@ -370,7 +383,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuildAppResult
       const where = relativeToRoot(root, read.source);
       if (plan.kind === 'bundle-relative') bundleRelative.push(plan);
       else {
-        if (kind === 'main' || kind === 'radio') {
+        if (kind === 'main' || kind === 'radio' || kind === 'voice') {
           problems.push(
             `${where} reads ${read.path} beside its source: the production package carries only the bundles and the renderer; ship that data another way`,
           );

@@ -63,6 +63,32 @@ async function readSupplement(root: string, file: string): Promise<{ text: strin
 
 const RULE = '='.repeat(78);
 
+/**
+ * Programs the application ships and runs as separate processes (never bundled into the screen nor linked
+ * into the app): their licence asks that the recipient learn where the source is. Their own licence files
+ * stay beside them in node_modules.
+ */
+export const SEPARATE_PROGRAMS = [
+  {
+    package: '@echogarden/espeak-ng-emscripten',
+    what: 'eSpeak NG compiled to WebAssembly: the built-in voice, run in a process of its own (dist/app/voice.js)',
+    license: 'GPL-3.0 (its COPYING is in node_modules/@echogarden/espeak-ng-emscripten/)',
+    source: [
+      'https://github.com/echogarden-project/espeak-ng (branch fork): the eSpeak NG source this build is made from',
+      'https://github.com/echogarden-project/espeak-ng-emscripten: the build scripts of the package',
+      'https://github.com/espeak-ng/espeak-ng: upstream eSpeak NG',
+    ],
+  },
+] as const;
+
+function separatePrograms(): string {
+  const lines = ['Separate programs shipped beside the application (their own processes; not part of the screen):', ''];
+  for (const p of SEPARATE_PROGRAMS) {
+    lines.push(`${p.package} — ${p.license}`, `  ${p.what}`, '  Source:', ...p.source.map((s) => `    ${s}`), '');
+  }
+  return `${lines.join('\n')}\n`;
+}
+
 function declared(p: ShippedPackage): string {
   const value = p.manifest?.license ?? p.lockLicense;
   if (typeof value === 'string') return value;
@@ -105,7 +131,7 @@ export async function buildNotices(root: string): Promise<Notices> {
     'texts it carries (and of the native code compiled into it). The packages the application loads from\n' +
     "its node_modules keep their own licence files there; Electron's and Chromium's are beside the\n" +
     'application (LICENSE.electron.txt, LICENSES.chromium.html).\n\n';
-  return { text: head + sections.join('\n'), packages: screen.map((p) => p.key), missing, errors: shipped.errors };
+  return { text: head + separatePrograms() + sections.join('\n'), packages: screen.map((p) => p.key), missing, errors: shipped.errors };
 }
 
 async function main(): Promise<void> {

@@ -156,7 +156,7 @@ export function policyProblems(root: string, flavour: Flavour, config: Configura
   if (main !== FLAVOUR_MAIN[flavour]) problems.push(`${name}: extraMetadata.main must be ${FLAVOUR_MAIN[flavour]} (is ${String(main)})`);
   const patterns = filePatterns(config);
   if (!patterns.includes(FLAVOUR_MAIN[flavour])) problems.push(`${name}: files must list ${FLAVOUR_MAIN[flavour]}`);
-  for (const needed of ['dist/app/preload.cjs', 'dist/app/radio.js', 'dist/renderer/**', 'package.json']) {
+  for (const needed of ['dist/app/preload.cjs', 'dist/app/radio.js', 'dist/app/voice.js', 'dist/renderer/**', 'package.json']) {
     if (!patterns.includes(needed)) problems.push(`${name}: files must list ${needed}`);
   }
   if (flavour === 'production') {

@@ -290,6 +290,11 @@ export function flavourProblems(packed: PackedFlavour, context: ProblemContext):
     '/package.json',
     '/dist/app/main.js',
     '/dist/app/radio.js',
+    '/dist/app/voice.js',
+    // What voice.js loads: the engine's glue and its data (voices, dictionaries), read beside the glue.
+    '/node_modules/@echogarden/espeak-ng-emscripten/espeak-ng.js',
+    '/node_modules/@echogarden/espeak-ng-emscripten/espeak-ng.data',
+    '/node_modules/@echogarden/espeak-ng-emscripten/COPYING',
     '/dist/app/preload.cjs',
     '/dist/app/pcsc-worker.js',
     '/dist/renderer/index.html',
@@ -331,7 +336,7 @@ export function flavourProblems(packed: PackedFlavour, context: ProblemContext):
       if (f.path === '/package.json') continue;
       if (OWN_FORBIDDEN.test(f.path)) problems.push(`production: ${f.path} must not ship (QA, sources or tests)`);
       if (
-        !/^\/dist\/(app\/(main\.js|main\.js\.map|radio\.js|radio\.js\.map|pcsc-worker\.js|pcsc-worker\.js\.map|preload\.cjs)$|renderer\/)/.test(
+        !/^\/dist\/(app\/(main\.js|main\.js\.map|radio\.js|radio\.js\.map|voice\.js|voice\.js\.map|pcsc-worker\.js|pcsc-worker\.js\.map|preload\.cjs)$|renderer\/)/.test(
           f.path,
         )
       )
@@ -411,6 +416,8 @@ export const PRODUCTION_LOADS: readonly { readonly id: string; readonly how: 'im
   { id: '@stoprocent/bleno/lib/bleno', how: 'require' },
   { id: '@stoprocent/bleno/lib/hci-socket/bindings', how: 'require' },
   { id: '@stoprocent/bluetooth-hci-socket', how: 'require' },
+  // voice.js's engine (loading the glue reads nothing yet; the voice run below makes it speak).
+  { id: '@echogarden/espeak-ng-emscripten', how: 'import' },
 ];
 
 /**
@@ -432,7 +439,21 @@ export async function runProductionLoadSmoke(root: string, packed: PackedFlavour
     '  catch (e) { failed.push(`${how} ${id}: ${String(e && e.message).split("\\n")[0]}`); }',
     '}',
     'if (failed.length > 0) { console.error("cannot load:\\n" + failed.join("\\n")); process.exit(1); }',
-    'console.log(`loaded ${loads.length} entry modules as main.js does`);',
+    // The packed voice process, started as the browser host starts it (fork, structured clone), says a word.
+    "const { fork } = await import('node:child_process');",
+    "const voice = fork('dist/app/voice.js', [], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });",
+    'const said = await new Promise((resolve) => {',
+    '  const timer = setTimeout(() => resolve("no answer in 20 s"), 20_000);',
+    '  voice.on("exit", (code) => resolve(`voice.js exited (${code})`));',
+    '  voice.on("message", (m) => {',
+    '    if (m.t === "ready") voice.send({ t: "speak", id: 1, text: "Hello", voice: "en-us", wpm: 175 });',
+    '    else if (m.t === "audio") { clearTimeout(timer); resolve(m.pcm.byteLength > 0 ? `voice.js spoke ${m.pcm.byteLength} bytes` : "voice.js spoke silence"); }',
+    '    else { clearTimeout(timer); resolve(`voice.js: ${JSON.stringify(m).slice(0, 300)}`); }',
+    '  });',
+    '});',
+    'voice.kill();',
+    'if (!said.startsWith("voice.js spoke ") || said.includes("silence")) { console.error(said); process.exit(1); }',
+    'console.log(`loaded ${loads.length} entry modules as main.js does; ${said}`);',
     'process.exit(0);',
   ].join('\n');
   // Beside node_modules, as main.js is in the package (its bare specifiers resolve the same way).

@@ -6,6 +6,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LibraryLog } from '../../../src/devices/ble/library-console.js';
 import { RadioProcess } from '../../../src/devices/ble/radio-process/radio-process.js';
+import { VoiceProcess } from '../../../src/devices/speech/voice-process.js';
+import { appDependencies } from '../../../src/main/app-dependencies.js';
 import { utilityRadioLauncher } from '../../../src/main/radio-launcher.js';
 import { FakeUtilityProcess, resetFakeElectron } from './fake-electron.js';
 
@@ -65,6 +67,33 @@ describe('the radio process under Electron (utilityProcess)', () => {
     await vi.advanceTimersByTimeAsync(3_000); // no exit after shutdown: killed
     await closing;
     expect(forked(1).killed).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('the voice process under Electron (utilityProcess)', () => {
+  it('the app forks the bundled voice.js beside main.js as a utility process of its own name, and kills it on close', async () => {
+    vi.useFakeTimers();
+    const { voiceLauncher } = appDependencies({});
+    if (voiceLauncher === undefined) throw new Error('the app has no voice launcher');
+    const voice = new VoiceProcess({ launcher: voiceLauncher, log, random: () => 0.5 });
+    voice.start();
+    const child = forked(0);
+    expect(child.modulePath).toMatch(/[/\\]voice\.js$/);
+    expect(child.options).toMatchObject({ stdio: 'pipe', serviceName: 'mDL Kiosk voice' });
+    child.emit('message', { t: 'ready', engine: 'eSpeak NG (WebAssembly, test)', sampleRate: 22_050, initMs: 5 });
+    expect(voice.status()).toMatchObject({ state: 'ready', engine: 'eSpeak NG (WebAssembly, test)' });
+    const said = voice.speak('Ready.', 'en-us', 175);
+    expect(child.posted.at(-1)).toMatchObject({ t: 'speak', voice: 'en-us', wpm: 175 });
+    const id = (child.posted.at(-1) as { id: number }).id;
+    child.emit('message', { t: 'audio', id, pcm: new Uint8Array(4), ms: 1 });
+    expect((await said).pcm.byteLength).toBe(4);
+
+    const closing = voice.close();
+    expect(child.posted.at(-1)).toEqual({ t: 'shutdown' });
+    await vi.advanceTimersByTimeAsync(1_000); // no exit after shutdown: killed
+    await closing;
+    expect(child.killed).toBe(true);
     expect(vi.getTimerCount()).toBe(0);
   });
 });

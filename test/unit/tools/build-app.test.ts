@@ -195,6 +195,32 @@ describe('buildApp on stand-in entries', () => {
     expect(await exited).toBe(0);
   });
 
+  it('builds the voice process (voice.js): our sources only, the engine left to node_modules, and it speaks over fork', {
+    timeout: 60_000,
+  }, async () => {
+    const out = await mkdtemp(join(REPO, 'node_modules', '.mdl-voice-build-'));
+    dirs.push(out);
+    const result = await buildApp({ root: REPO, outDir: out, only: ['voice'] });
+    expect(result.outputs).toEqual([{ file: expect.stringMatching(/\/voice\.js$/) as string, bytes: expect.any(Number) as number }]);
+    const code = await readFile(join(out, 'voice.js'), 'utf8');
+    // The engine (24 MB of data beside its glue) is imported at run time, never inlined.
+    expect(code).toMatch(/import\("@echogarden\/espeak-ng-emscripten"\)/);
+    expect(code.length).toBeLessThan(200_000);
+    const child = fork(join(out, 'voice.js'), [], { cwd: REPO, serialization: 'advanced', stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    const messages: { t: string; pcm?: Uint8Array }[] = [];
+    const audio = new Promise<Uint8Array | undefined>((resolveAudio) =>
+      child.on('message', (m: { t: string; pcm?: Uint8Array }) => {
+        messages.push(m);
+        if (m.t === 'ready') child.send({ t: 'speak', id: 1, text: 'Hola.', voice: 'es', wpm: 175 });
+        if (m.t === 'audio' || m.t === 'error' || m.t === 'failed') resolveAudio(m.pcm);
+      }),
+    );
+    expect((await audio)?.byteLength ?? 0, JSON.stringify(messages.map((m) => m.t))).toBeGreaterThan(5_000);
+    const exited = new Promise((resolveExit) => child.once('exit', resolveExit));
+    child.send({ t: 'shutdown' });
+    expect(await exited).toBe(0);
+  });
+
   it('refuses to start without an entry file', async () => {
     await expect(
       buildApp({ root: REPO, outDir: join(await tempDir(), 'out'), entries: { main: '/nonexistent/main.ts' }, only: ['main'] }),

@@ -4,6 +4,8 @@
  * licences of native code compiled into it); a bundled package with no text anywhere is reported, so the
  * build stops instead of shipping it without its notice.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildNotices } from '../../../tools/build/third-party-notices.js';
 import { REPO_ROOT } from '../../../tools/supply-chain/common.js';
@@ -81,5 +83,15 @@ describe('third-party notices of the screen', () => {
     );
     expect(notices.text).toMatch(/ZXing-C\+\+ .*Apache-2\.0[\s\S]*Apache License\s+Version 2\.0/);
     expect(notices.text).toMatch(/OpenJPEG .*BSD-2-Clause[\s\S]*Universite catholique de Louvain/);
+  });
+
+  it('names where the source of the GPL voice engine is (a separate program shipped beside the app), and its package is installed', async () => {
+    const notices = await buildNotices(REPO_ROOT);
+    expect(notices.text).toMatch(
+      /@echogarden\/espeak-ng-emscripten — GPL-3\.0[\s\S]*Source:\n\s+https:\/\/github\.com\/echogarden-project\/espeak-ng \(branch fork\)/,
+    );
+    expect(notices.text).toContain('https://github.com/espeak-ng/espeak-ng');
+    // The COPYING the notice points at is where it says.
+    expect(existsSync(join(REPO_ROOT, 'node_modules/@echogarden/espeak-ng-emscripten/COPYING'))).toBe(true);
   });
 });

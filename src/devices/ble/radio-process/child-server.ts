@@ -6,6 +6,7 @@
  */
 import type { BleCentral, BleCentralLink, BlePeripheral, BlePeripheralSession, PeripheralEvent } from '../../ports.js';
 import { errorMessage } from '../../shared/abort.js';
+import { channelOfThisProcess as sharedChannel, type ChildChannel as SharedChildChannel } from '../../shared/child-channel.js';
 import type { LibraryLog } from '../library-console.js';
 import { ParentMessage, describeIssue, type ChildMessage, type PeripheralEventWire, type RadioInit } from './protocol.js';
 import { toWire } from './wire-errors.js';
@@ -18,10 +19,7 @@ export interface RadioStack {
   close(): Promise<void>;
 }
 
-export interface ChildChannel {
-  send(message: ChildMessage): void;
-  onMessage(listener: (message: unknown) => void): void;
-}
+export type ChildChannel = SharedChildChannel<ChildMessage>;
 
 export interface ServeRadioOptions {
   /** QA-only commands (a planted crash, stray output); the production child has none. */
@@ -34,17 +32,7 @@ export interface ServeRadioOptions {
 
 /** The channel to the parent in this process: Electron's `parentPort`, or Node's IPC. */
 export function channelOfThisProcess(): ChildChannel {
-  const parentPort = (
-    process as { parentPort?: { postMessage(m: unknown): void; on(event: 'message', l: (e: { data: unknown }) => void): void } }
-  ).parentPort;
-  if (parentPort) {
-    return { send: (m) => parentPort.postMessage(m), onMessage: (l) => parentPort.on('message', (e) => l(e.data)) };
-  }
-  if (!process.send) throw new Error('the radio process must be started by the kiosk (no IPC channel)');
-  return {
-    send: (m) => void process.send?.(m, undefined, undefined, () => undefined),
-    onMessage: (l) => process.on('message', l),
-  };
+  return sharedChannel<ChildMessage>('the radio process');
 }
 
 /** A log that goes to the parent as `log` messages (the libraries' console, routed in loadPlatformBle). */

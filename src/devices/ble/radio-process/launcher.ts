@@ -1,38 +1,19 @@
 /**
- * The launcher port: how the kiosk starts its radio process. The supervisor (radio-process.ts) knows only
- * this; the edges fill it — `forkLauncher` (Node's child_process.fork: the relay CLI, the browser host)
- * here, Electron's `utilityProcess.fork` in src/main. Messages are structured-cloned both ways.
+ * How the kiosk starts its radio process: the shared launcher port (devices/shared/child-launcher.ts) with
+ * the radio's production child as the default entry. The names the radio's code and tests know stay.
  */
-import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import {
+  forkLauncher as forkChild,
+  type ChildExit,
+  type ChildLauncher,
+  type ForkLauncherOptions,
+  type LaunchedChild,
+} from '../../shared/child-launcher.js';
 
-export interface RadioChildExit {
-  readonly code: number | null;
-  readonly signal: string | null;
-}
-
-/** One started child. Listeners are the supervisor's only; it sets them once, right after launch. */
-export interface RadioChild {
-  readonly pid: number | undefined;
-  postMessage(message: unknown): void;
-  onMessage(listener: (message: unknown) => void): void;
-  /** Called once, when the process has gone (exit or failure to start). */
-  onExit(listener: (exit: RadioChildExit) => void): void;
-  /** What the child writes to its stdout / stderr (piped, never inherited). */
-  readonly stdout: NodeJS.ReadableStream | null;
-  readonly stderr: NodeJS.ReadableStream | null;
-  /** SIGKILL (or the platform's equivalent); idempotent. */
-  kill(): void;
-}
-
-export type RadioLauncher = () => RadioChild;
-
-export interface ForkLauncherOptions {
-  /** The child's entry module (default: the production child next to this module). */
-  readonly entry?: string;
-  /** Extra environment for the child (e.g. BLUETOOTH_HCI_SOCKET_UART_PORT for btvirt). */
-  readonly env?: Readonly<Record<string, string>>;
-}
+export type RadioChildExit = ChildExit;
+export type RadioChild = LaunchedChild;
+export type RadioLauncher = ChildLauncher;
 
 /**
  * The production child's entry beside this module: `.ts` under tsx (then the child runs with tsx too),
@@ -44,46 +25,7 @@ export function defaultChildEntry(): { readonly entry: string; readonly execArgv
   return { entry: here.replace(/launcher\.(ts|js)$/, `child-entry.${ts ? 'ts' : 'js'}`), execArgv: ts ? ['--import', 'tsx'] : [] };
 }
 
-/** `child_process.fork` with an IPC channel that structured-clones and stdout/stderr piped to the parent. */
-export function forkLauncher(options: ForkLauncherOptions = {}): RadioLauncher {
-  const fallback = defaultChildEntry();
-  const entry = options.entry ?? fallback.entry;
-  const execArgv = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  return () => {
-    const child = fork(entry, [], {
-      serialization: 'advanced',
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-      execArgv,
-      env: { ...process.env, ...options.env },
-    });
-    let exited = false;
-    const exitListeners: ((exit: RadioChildExit) => void)[] = [];
-    const exit = (e: RadioChildExit): void => {
-      if (exited) return;
-      exited = true;
-      for (const listener of exitListeners) listener(e);
-    };
-    child.once('exit', (code, signal) => exit({ code, signal }));
-    // A spawn failure ('error' without 'exit'), or a send after the channel closed: the process is gone.
-    child.on('error', () => {
-      if (child.exitCode === null && child.signalCode === null && child.pid === undefined) exit({ code: null, signal: null });
-    });
-    return {
-      pid: child.pid,
-      postMessage(message) {
-        if (child.connected) child.send(message as object, () => undefined); // a closed channel shows as the exit
-      },
-      onMessage(listener) {
-        child.on('message', listener);
-      },
-      onExit(listener) {
-        exitListeners.push(listener);
-      },
-      stdout: child.stdout,
-      stderr: child.stderr,
-      kill() {
-        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      },
-    };
-  };
+/** `child_process.fork` of the radio child (default: the production one beside this module). */
+export function forkLauncher(options: Partial<ForkLauncherOptions> = {}): RadioLauncher {
+  return forkChild({ ...options, entry: options.entry ?? defaultChildEntry().entry });
 }

@@ -6,7 +6,7 @@
  *
  * This class is the child's lifecycle — start, stop, restart, close — and a facade over its parts in
  * `parent/`: the child's output into the log (`child-output.ts`), its exit and heartbeat (`child-watch.ts`),
- * the wait before a restart (`restart-backoff.ts`), the requests waiting for a reply (`pending-requests.ts`),
+ * the wait before a restart (`devices/shared/restart-backoff.ts`, shared with the voice process), the requests waiting for a reply (`pending-requests.ts`),
  * the open links and sessions (`open-links.ts`), the roles' availability (`role-availability.ts`), a fresh
  * process for a lost adapter (`adapter-recovery.ts`), and the port proxies (`radio-ports.ts`).
  *
@@ -23,7 +23,7 @@ import { OpenLinks } from './parent/open-links.js';
 import { PendingRequests } from './parent/pending-requests.js';
 import { RadioCentral, RadioPeripheral, type RadioRequester } from './parent/radio-ports.js';
 import { radioSettings, type RadioProcessOptions, type RadioSettings } from './parent/radio-settings.js';
-import { RestartBackoff } from './parent/restart-backoff.js';
+import { RestartBackoff } from '../../shared/restart-backoff.js';
 import { RoleAvailability, type Role } from './parent/role-availability.js';
 import { ChildMessage, describeIssue, type ParentMessage } from './protocol.js';
 import { errorText } from '../../../common/error-text.js';

@@ -1,6 +1,6 @@
-/** The radio process's restart wait alone (src/devices/ble/radio-process/parent/restart-backoff.ts): pure, time passed in. */
+/** The radio process's restart wait alone (src/devices/shared/restart-backoff.ts): pure, time passed in. */
 import { describe, expect, it } from 'vitest';
-import { RestartBackoff } from '../../../../src/devices/ble/radio-process/parent/restart-backoff.js';
+import { RestartBackoff } from '../../../../src/devices/shared/restart-backoff.js';
 
 const settings = (random: number) => ({ restartMinMs: 500, restartMaxMs: 30_000, healthyMs: 60_000, random: () => random });
 
