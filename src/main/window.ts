@@ -72,6 +72,9 @@ export function createKioskWindow(options: KioskWindowOptions): BrowserWindow {
       disableBlinkFeatures: 'Auxclick',
       devTools: options.devTools,
       safeDialogs: true,
+      // Speech for a blind customer must start without a gesture on the screen (a headset plugged in, or
+      // speech always on): Chromium would otherwise keep the page's AudioContext suspended until a touch.
+      autoplayPolicy: 'no-user-gesture-required',
     },
   });
   const contents = window.webContents;

@@ -5,6 +5,7 @@
  * the phone, shows its QR code and changes its behaviour. Prints both URLs and the staff PIN; Ctrl+C stops
  * everything.
  */
+import { forkVoiceLauncher } from '../devices/speech/voice-launcher.js';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -147,6 +148,8 @@ async function main(): Promise<void> {
     backendOverride: { baseUrl: backend.url, apiKey: backend.apiKey },
     testMode: true,
     overrides: { staff: { pinHash: await hashPin(pin) }, log: { level: logLevel } },
+    // The built-in voice, as the browser host starts it: the demo speaks as a kiosk would.
+    voiceLauncher: forkVoiceLauncher(),
   });
   kiosk.service = service;
   await service.start();

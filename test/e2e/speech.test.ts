@@ -311,7 +311,7 @@ describe('a whole QR verification with speech always on (browser stack)', () => 
   afterAll(() => stopBrowserStack(stack), 30_000);
 
   it('hears every screen’s prompt, then the answer, and never a holder value', async () => {
-    stack = await startBrowserStack({ config: { speech: { mode: 'always' } } });
+    stack = await startBrowserStack({ config: { speech: { mode: 'always' } }, voice: true });
     const texts: string[] = [];
     stack.page.on('websocket', (socket: PageSocket) =>
       socket.on('framesent', (frame) => {

@@ -6,6 +6,7 @@
  * It records every request the browser makes (none may leave 127.0.0.1), the page's console, and the
  * kiosk's log, and stops everything by itself. Chromium missing is an error, never a skip.
  */
+import { forkVoiceLauncher } from '../../src/devices/speech/voice-launcher.js';
 import { expect } from 'vitest';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
@@ -84,6 +85,11 @@ export interface BrowserStackOptions {
   readonly nfcLatencyMs?: number;
   /** Also serve the virtual phone page and open it in a second tab. */
   readonly phonePage?: boolean;
+  /**
+   * Start the built-in voice (eSpeak NG in its own process, as the browser host does). Off by default: it
+   * costs about a second of CPU at each start, and only the speech tests listen.
+   */
+  readonly voice?: boolean;
 }
 
 export interface BrowserStack {
@@ -193,6 +199,7 @@ export async function startBrowserStack(options: BrowserStackOptions = {}): Prom
       ...(options.backendOverride === false ? {} : { backendOverride: { baseUrl: backend.url, apiKey: backend.apiKey } }),
       testMode: true,
       logDestination: logs,
+      ...(options.voice === true ? { voiceLauncher: forkVoiceLauncher() } : {}),
       ...(options.languageResetMs === undefined ? {} : { languageResetMs: options.languageResetMs }),
     });
     const reports: VerificationReport[] = [];
@@ -241,6 +248,8 @@ export async function startBrowserStack(options: BrowserStackOptions = {}): Prom
       viewport: VIEWPORT,
       locale: 'en-US',
       args: [
+        // As the kiosk window (src/main/window.ts autoplayPolicy): speech may start without a touch.
+        '--autoplay-policy=no-user-gesture-required',
         '--no-sandbox',
         '--disable-gpu',
         '--disable-quic',

@@ -62,6 +62,10 @@ describe('web preferences, set explicitly', () => {
     expect(prefs).not.toHaveProperty('additionalArguments');
   });
 
+  it('speech may start without a touch: a headset plugged in plays the prompt (autoplay without a gesture)', () => {
+    expect(open().options.webPreferences?.autoplayPolicy).toBe('no-user-gesture-required');
+  });
+
   it('#12 no <webview> tag; no spellcheck; drag-and-drop does not navigate', () => {
     expect(open().options.webPreferences).toMatchObject({ webviewTag: false, spellcheck: false, navigateOnDragDrop: false });
   });
