@@ -14,11 +14,15 @@
  *                       (Date.now() on both sides: same machine); median of every verification
  *   heap_growth_mb      the page's JS heap (CDP Runtime.getHeapUsage after forced GC) after 200
  *                       verifications minus after a warm-up, in one page without reload
+ *   speech_start_ms     a screen change → the first audio sample of its prompt, the built-in voice with
+ *                       speech always on (ui-bench-speech.ts); median of every spoken screen change
+ *
+ * `--speech-only` runs the speech figure alone.
  *
  * Figures are printed with the issue's targets beside them, never asserted. The exit code is 1 only on a
  * correctness problem: a verification that does not complete or is not verified, or a figure the screen
  * did not record. The last line is `RESULT first_paint_ms=… qr_decode_720p_ms=… camera_to_scan_ms=…
- * outcome_render_ms=… heap_growth_mb=…`. Progress goes to stderr.
+ * outcome_render_ms=… heap_growth_mb=… speech_start_ms=…`. Progress goes to stderr.
  */
 import { renameSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -26,6 +30,7 @@ import type { CDPSession } from 'playwright-core';
 import { scannerTypes, startBrowserStack, type BrowserStack } from '../support/e2e-browser.js';
 import { writeBlankY4m, writeQrY4m } from '../support/fake-camera.js';
 import { delay, describeSummary, finishBench, ms, summarize, type Summary } from './bench-tools.js';
+import { measureSpeech, type SpeechFigures } from './ui-bench-speech.js';
 import { describeHeap, heapSample, mb, slope, type HeapSample } from './ui-bench-heap.js';
 import {
   PAGE_PROBE_SCRIPT,
@@ -63,7 +68,9 @@ const TARGETS = {
   camera_to_scan_ms: 500,
   outcome_render_ms: 100,
   heap_growth_mb: 5,
+  speech_start_ms: 300,
 } as const;
+const SPEECH_RUNS = 8;
 
 type Way = 'nfc' | 'wedge' | 'camera';
 type Clear = 'next' | 'auto';
@@ -459,6 +466,14 @@ async function main(): Promise<void> {
   let heap: HeapFigures | undefined;
   let bench: Bench | undefined;
   let stack: BrowserStack | undefined;
+  let speech: SpeechFigures | undefined;
+  const speechOnly = process.argv.includes('--speech-only');
+  try {
+    speech = await measureSpeech(SPEECH_RUNS, progress);
+  } catch (e) {
+    failures.push(`the speech measure stopped: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (speechOnly) return finishSpeechOnly(startedMs, failures, speech);
   try {
     progress('starting the kiosk, the host and Chromium with a 1280×720 fake camera');
     stack = await startBrowserStack({
@@ -529,6 +544,7 @@ async function main(): Promise<void> {
       `verifications: ${counts.verified}/${counts.done} verified (nfc ${counts.byWay.nfc}, keyboard wedge ${counts.byWay.wedge}, camera ${counts.byWay.camera}; ${counts.autoCleared} cleared themselves, the others by "Next")`,
     );
   }
+  console.log(speechLine(speech));
   const pageErrors = stack?.consoleMessages.filter((m) => m.startsWith('pageerror') || m.startsWith('error')) ?? [];
   if (pageErrors.length > 0)
     console.log(`page console errors (${pageErrors.length}), first: ${pageErrors.slice(0, 3).join(' | ').slice(0, 500)}`);
@@ -538,6 +554,7 @@ async function main(): Promise<void> {
   if (camera.cameraToScan.length === 0) failures.push('the screen recorded no camera-to-scan measure');
   if (outcome.n === 0) failures.push('no outcome was timed');
   if (heap === undefined) failures.push('the heap was not measured');
+  if (speech !== undefined && speech.latencies.length === 0) failures.push('no speech start was measured');
   const expected = 1 + CAMERA_RUNS + WARMUP_VERIFICATIONS + HEAP_VERIFICATIONS;
   if (counts !== undefined && counts.done < expected) failures.push(`only ${counts.done} of ${expected} verifications ran`);
 
@@ -546,7 +563,24 @@ async function main(): Promise<void> {
     startedMs,
     failures,
     `all ${counts?.verified ?? 0} verifications verified, with their portraits drawn`,
-    `RESULT first_paint_ms=${ms(firstPaint.median, 1)} qr_decode_720p_ms=${ms(decodeSummary.median, 2)} camera_to_scan_ms=${ms(cameraSummary.median, 1)} outcome_render_ms=${ms(outcome.median, 1)} heap_growth_mb=${ms(growth, 2)}`,
+    `RESULT first_paint_ms=${ms(firstPaint.median, 1)} qr_decode_720p_ms=${ms(decodeSummary.median, 2)} camera_to_scan_ms=${ms(cameraSummary.median, 1)} outcome_render_ms=${ms(outcome.median, 1)} heap_growth_mb=${ms(growth, 2)} speech_start_ms=${ms(summarize(speech?.latencies ?? []).median, 1)}`,
+  );
+}
+
+function speechLine(speech: SpeechFigures | undefined): string {
+  const all = summarize(speech?.latencies ?? []);
+  return `${line(`speech (screen change → first audio sample, built-in voice, ${speech?.verifications ?? 0} verifications)`, all)} ${target('speech_start_ms', all.median, 'ms')}; the run's first: ${ms(speech?.first ?? Number.NaN, 1)} ms`;
+}
+
+function finishSpeechOnly(startedMs: number, failures: string[], speech: SpeechFigures | undefined): void {
+  console.log(speechLine(speech));
+  if (speech !== undefined && speech.latencies.length === 0) failures.push('no speech start was measured');
+  finishBench(
+    'ui-bench',
+    startedMs,
+    failures,
+    `${speech?.verifications ?? 0} verifications heard`,
+    `RESULT speech_start_ms=${ms(summarize(speech?.latencies ?? []).median, 1)}`,
   );
 }
 

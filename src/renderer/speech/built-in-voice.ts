@@ -101,7 +101,8 @@ export class BuiltInVoice implements SpeechEngine {
     this.engineName = audio.engine;
     const samples = pcmToFloat(audio.pcm);
     if (samples.length === 0) throw new Error('the built-in voice returned no audio');
-    const buffer = this.context().createBuffer(1, samples.length, audio.sampleRate);
+    // A buffer needs no context: a prefetch before any gesture creates none (and no suspended one lingers).
+    const buffer = new AudioBuffer({ numberOfChannels: 1, length: samples.length, sampleRate: audio.sampleRate });
     buffer.copyToChannel(samples, 0);
     if (!privateText) {
       this.cache.set(key, buffer);
@@ -112,6 +113,16 @@ export class BuiltInVoice implements SpeechEngine {
       }
     }
     return buffer;
+  }
+
+  /**
+   * Makes the first sentence of a screen's prompt before anyone asks (not private texts: those are never
+   * kept), so the first key press or headset on that screen starts at once. Failures are left to `speak`.
+   */
+  prefetch(utterance: Utterance, rate = 1): void {
+    if (utterance.private) return;
+    const first = splitSentences(utterance.text)[0];
+    if (first !== undefined) this.buffer(first, utterance.language, rate, false).catch(() => undefined);
   }
 
   speak(utterance: Utterance, options: SpeakOptions): SpeechHandle {

@@ -23,6 +23,9 @@ export const READY_IDLE_RESET_MS = 90_000;
 /** Reports to the host at most this often (only when something changed). */
 export const REPORT_INTERVAL_MS = 2_000;
 
+/** A screen shown this long is worth its prompt made ahead (the in-between screens pass quicker). */
+const PREFETCH_AFTER_MS = 300;
+
 /** performance marks bench:ui reads: screen change → speech start. */
 export const SPEECH_MARKS = { screen: 'speech:screen', start: 'speech:start', measure: 'speech:latency' } as const;
 
@@ -185,6 +188,14 @@ export function useSpeech(input: SpeechInput): SpeechView {
     else scheduler.silence();
   }, [scheduler, maySpeak, utterance]);
   useEffect(() => () => scheduler.silence(), [scheduler]);
+
+  // Speech may be asked for on this screen (a key, a headset): its prompt is made ahead, once the screen has
+  // settled, so the first sound does not wait for the voice process.
+  useEffect(() => {
+    if (!builtIn || utterance === null || !maySpeak || kind === 'system') return;
+    const timer = setTimeout(() => builtIn.prefetch(utterance), PREFETCH_AFTER_MS);
+    return () => clearTimeout(timer);
+  }, [builtIn, utterance, maySpeak, kind]);
 
   // Ready left alone with speech on: the customer has gone.
   const active = schedulerState?.active ?? false;
