@@ -473,7 +473,10 @@ async function main(): Promise<void> {
   } catch (e) {
     failures.push(`the speech measure stopped: ${e instanceof Error ? e.message : String(e)}`);
   }
-  if (speechOnly) return finishSpeechOnly(startedMs, failures, speech);
+  if (speechOnly) {
+    finishSpeechOnly(startedMs, failures, speech);
+    return;
+  }
   try {
     progress('starting the kiosk, the host and Chromium with a 1280×720 fake camera');
     stack = await startBrowserStack({
