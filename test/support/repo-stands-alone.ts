@@ -27,7 +27,7 @@ export const OUTSIDE_REFERENCE_RULES: readonly OutsideReferenceRule[] = [
   {
     name: 'the shared reference folder',
     pattern: new RegExp(
-      `(?:\\.\\./)+${'shar' + 'ed'}/(?!abort|availability|safe-call)|\\b${'shar' + 'ed'}/(?:spec|reference|hooks|DESIGN)\\b`,
+      `(?:\\.\\./)+${'shar' + 'ed'}/(?!abort|availability|safe-call|child-channel|child-launcher|restart-backoff)|\\b${'shar' + 'ed'}/(?:spec|reference|hooks|DESIGN)\\b`,
     ),
   },
   { name: "this machine's work folder", pattern: new RegExp(`(?<![\\w.-])/${'wo' + 'rk'}/`) },

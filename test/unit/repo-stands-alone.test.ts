@@ -57,6 +57,7 @@ describe('no tracked file points outside the repository', () => {
     const ours = [
       "import { abortedError } from '../shared/abort.js';",
       "import { safeCall } from '../../devices/shared/safe-call.js';",
+      "import { forkLauncher } from '../shared/child-launcher.js';",
       '// BlueZ src/shared/crypto.c opens AF_ALG sockets',
       '// bleno truncates notifications (docs/ble-libraries.md §4; docs/ble-limits.md)',
       '// noble.md and ble-limits.md are not outside documents',

@@ -116,8 +116,7 @@ export const commonEn = {
       starting: 'This kiosk is still getting ready. Please try again in a moment.',
       bleSetupFailed: 'We could not connect to your phone. Check that Bluetooth is on, then try again.',
       bleLinkLost: 'The connection to your phone was lost. Keep your phone near and try again.',
-      bleTransferFailed:
-        'Your phone and this kiosk could not exchange the data over Bluetooth. Please try again; if it happens again, ask staff.',
+      bleTransferFailed: 'Your phone and this kiosk could not exchange the data over Bluetooth. Please try again.',
       connectionLost: 'The connection was lost. Please try again.',
       cancelled: 'The check was cancelled. Please try again.',
       backendUnavailable: 'This kiosk is temporarily unavailable.',

@@ -123,8 +123,7 @@ export const commonEs: CommonStrings = {
       starting: 'Este quiosco aún se está preparando. Inténtelo de nuevo en un momento.',
       bleSetupFailed: 'No pudimos conectar con su teléfono. Compruebe que el Bluetooth está activado e inténtelo de nuevo.',
       bleLinkLost: 'Se perdió la conexión con su teléfono. Manténgalo cerca e inténtelo de nuevo.',
-      bleTransferFailed:
-        'Su teléfono y este quiosco no pudieron intercambiar los datos por Bluetooth. Inténtelo de nuevo; si vuelve a ocurrir, consulte al personal.',
+      bleTransferFailed: 'Su teléfono y este quiosco no pudieron intercambiar los datos por Bluetooth. Inténtelo de nuevo.',
       connectionLost: 'Se perdió la conexión. Inténtelo de nuevo.',
       cancelled: 'La comprobación se canceló. Inténtelo de nuevo.',
       backendUnavailable: 'Este quiosco no está disponible en este momento.',

@@ -128,8 +128,7 @@ export const commonFr: CommonStrings = {
       starting: 'Cette borne se prépare encore. Réessayez dans un instant.',
       bleSetupFailed: 'Impossible de se connecter à votre téléphone. Vérifiez que le Bluetooth est activé, puis réessayez.',
       bleLinkLost: 'La connexion avec votre téléphone a été perdue. Gardez-le à proximité et réessayez.',
-      bleTransferFailed:
-        'Votre téléphone et cette borne n’ont pas pu échanger les données en Bluetooth. Réessayez ; si cela se reproduit, adressez-vous au personnel.',
+      bleTransferFailed: 'Votre téléphone et cette borne n’ont pas pu échanger les données en Bluetooth. Veuillez réessayer.',
       connectionLost: 'La connexion a été perdue. Veuillez réessayer.',
       cancelled: 'La vérification a été annulée. Veuillez réessayer.',
       backendUnavailable: 'Cette borne est momentanément indisponible.',
