@@ -11,6 +11,15 @@ import { LazyDeadline, TimeoutError } from '../async-tools.js';
 import type { Arrival } from '../relay-channel.js';
 import { RunStop, outOfSequence, type Attempt } from './attempt.js';
 
+/**
+ * `JSON.stringify({ type: 'step_result', op: 'nfc_rapdu', status: 'ok', data })` for `data` from
+ * `encodeBase64`, without the serialiser on every APDU (issue 34). Base64's alphabet (`A–Z a–z 0–9 + / =`)
+ * holds nothing JSON escapes, so the text is the same, byte for byte (a property test holds it to that).
+ */
+export function rapduOkText(base64: string): string {
+  return `{"type":"step_result","op":"nfc_rapdu","status":"ok","data":"${base64}"}`;
+}
+
 /** Bound on dropping a card handle (the port promises it never hangs; the kiosk does not rely on it). */
 const RELEASE_MS = 2_000;
 
@@ -198,9 +207,12 @@ export class NfcHandover {
     try {
       if (attempt.stopResult) return;
       let reply: ClientMessage;
+      let text: string | undefined;
       try {
         if (response === undefined) throw error;
-        reply = { type: 'step_result', op: 'nfc_rapdu', status: 'ok', data: encodeBase64(this.checkedResponse(response)) };
+        const data = encodeBase64(this.checkedResponse(response));
+        reply = { type: 'step_result', op: 'nfc_rapdu', status: 'ok', data };
+        text = rapduOkText(data);
       } catch (e) {
         const reason = e instanceof NfcTransmitError ? e.reason : 'UnknownError';
         attempt.ctx.log.warn({ event: 'apdu_failed', reason, apdu: attempt.apdus + 1 }, 'APDU exchange failed; reported to the backend');
@@ -208,7 +220,7 @@ export class NfcHandover {
       }
       attempt.apdus++;
       this.inFlight = false;
-      attempt.sendExpectingReply(reply);
+      attempt.sendExpectingReply(reply, text);
       this.awaitReply();
       attempt.publish();
     } catch (e) {
