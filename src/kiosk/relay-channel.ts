@@ -194,9 +194,13 @@ export class RelayChannel {
     }
   }
 
-  /** Serialises and sends; throws {@link LinkDroppedError} when the socket is gone. */
-  send(message: ClientMessage): void {
-    if (this.closedInfo || !this.link?.send(JSON.stringify(message))) {
+  /**
+   * Serialises and sends; throws {@link LinkDroppedError} when the socket is gone. `text`, when given, is
+   * the message already serialised by a caller that can prove it equals `JSON.stringify(message)` (the
+   * APDU path's fixed-shape reply, issue 34).
+   */
+  send(message: ClientMessage, text?: string): void {
+    if (this.closedInfo || !this.link?.send(text ?? JSON.stringify(message))) {
       throw new LinkDroppedError('the session WebSocket is closed');
     }
   }

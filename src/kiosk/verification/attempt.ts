@@ -153,9 +153,10 @@ export class Attempt {
 
   // ------------------------------------------------------------ socket
 
-  send(message: ClientMessage): void {
+  /** `text`: the message already serialised (see `RelayChannel.send`). */
+  send(message: ClientMessage, text?: string): void {
     try {
-      this.ctx.channel.send(message);
+      this.ctx.channel.send(message, text);
     } catch (e) {
       if (e instanceof LinkDroppedError) {
         this.fail(this.dropped(this.ctx.channel.closed));
@@ -225,7 +226,7 @@ export class Attempt {
    * Sends a message the backend answers with exactly one message. Anything already queued arrived before
    * this message was sent, so it answered nothing: out of sequence (or a backend `error`/close).
    */
-  sendExpectingReply(message: ClientMessage): void {
+  sendExpectingReply(message: ClientMessage, text?: string): void {
     const early = this.ctx.channel.pending[0];
     if (early) {
       const unsolicited = this.unwrap(early);
@@ -234,7 +235,7 @@ export class Attempt {
       if (unsolicited.type === 'complete') this.fail({ kind: 'complete', outcome: unsolicited.outcome });
       this.fail({ kind: 'violation', violation: outOfSequence(unsolicited, `unsolicited message before ${message.op}`) });
     }
-    this.send(message);
+    this.send(message, text);
   }
 
   /** While no backend message is expected (re-tap, BLE setup), any arrival ends the attempt at once. */
