@@ -256,7 +256,6 @@ export function App(): ReactNode {
       {state?.testMode ? <TestModeBanner /> : null}
       <main data-screen={name} className={`main main--${name}`}>
         <LiveRegion />
-        <SpeechBadge text={speech.badge} />
         {/* Keyed by screen: a new screen is a new subtree (focus moves to its heading; nothing carries over). */}
         <div key={name} className="screen-host">
           {content}
@@ -268,6 +267,7 @@ export function App(): ReactNode {
         camera={camera.shown}
         staffView={staffView === 'settings' || staffView === 'diagnostics'}
         staffEnabled={api !== null && state !== null}
+        speechBadge={<SpeechBadge text={speech.badge} />}
         addressInvalid={missingToken || addressRefused(connection)}
         onStaff={() => setStaffView(unlocked ? 'settings' : 'pin')}
       />

@@ -137,6 +137,22 @@ function customerScene(fixture: CustomerFixture, options: { main?: boolean; name
   };
 }
 
+/** A customer screen with speech always on: the badge ("Speech on · volume 80 %") beside what the screen shows. */
+function speechScene(fixture: CustomerFixture): Scene {
+  const screen = screenOf(fixture);
+  return {
+    name: `${fixture}_speech_on`,
+    screen,
+    staff: false,
+    main: true,
+    show: async (page, language) => {
+      const state = inLanguage(screenState(fixture), language);
+      await showState(page, { ...state, speech: { ...state.speech, mode: 'always' } }, screen);
+      await page.getByTestId('speech-badge').waitFor();
+    },
+  };
+}
+
 /** The staff screens, reached as staff reach them: the Staff button, the PIN pad, the tabs. */
 async function openStaff(page: Page, language: Language, patch: Partial<ScreenState['staff']> = {}): Promise<void> {
   await leaveStaff(page);
@@ -187,6 +203,8 @@ const SCENES: readonly Scene[] = [
   customerScene('cannot_verify', { main: true }),
   customerScene('ready', { main: true }),
   customerScene('ready_no_nfc'),
+  speechScene('ready'),
+  speechScene('result_verified'),
   customerScene('ready', { name: 'ready_camera_denied', camera: 'denied' }),
   customerScene('ready', { name: 'ready_camera_missing', camera: 'missing' }),
   {

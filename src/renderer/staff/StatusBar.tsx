@@ -38,6 +38,8 @@ export function StatusBar(props: {
   staffEnabled: boolean;
   addressInvalid?: boolean;
   language?: { readonly current: Language; readonly onChoose: (language: Language) => void } | undefined;
+  /** Speech is on for the customer (the badge): in the bar, so it takes no room from the screen above. */
+  speechBadge?: ReactNode;
 }): ReactNode {
   const { t } = useTranslation();
   const now = useNow(5_000, props.state !== null && props.staffView);
@@ -63,6 +65,7 @@ export function StatusBar(props: {
           <StatusLine key={item.id} id={item.id} label={item.label} value={item.value} level={item.level} detail={item.detail} />
         ))}
       </ul>
+      {props.speechBadge}
       <button type="button" className="staff-button" data-testid="staff-button" onClick={props.onStaff} disabled={!props.staffEnabled}>
         {t('status.staff')}
       </button>
