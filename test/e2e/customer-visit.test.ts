@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Language, ScreenState } from '../../src/common/kiosk-api.js';
 import { MAX_END_DELAY_MS, MIN_SCREEN_MS } from '../../src/renderer/api/screen-hold.js';
 import { assertBrowserPrerequisites, CHROMIUM, SCREENSHOT_DIR, serveBuiltScreen, type BuiltScreenServer } from '../support/e2e-browser.js';
-import { installFakeKiosk, screenOf, screenState, setFakeState, type FixtureName } from '../support/screen-fixtures.js';
+import { fakeKioskCalls, installFakeKiosk, screenOf, screenState, setFakeState, type FixtureName } from '../support/screen-fixtures.js';
 
 const OUT_DIR = join(SCREENSHOT_DIR, 'customer-visit');
 const LANDSCAPE = { width: 1280, height: 800 };
@@ -95,7 +95,7 @@ async function showFixture(name: FixtureName, language: Language = 'en', patch: 
 }
 
 async function calls(): Promise<{ intent: string; args: unknown }[]> {
-  return page.evaluate(() => window.__fakeKiosk.calls.slice());
+  return fakeKioskCalls(page);
 }
 
 async function shoot(name: string): Promise<void> {

@@ -20,6 +20,7 @@ import {
   type BrowserStack,
 } from '../support/e2e-browser.js';
 import {
+  fakeKioskCalls,
   FAKE_PIN,
   FIXTURE_HOLDER,
   installFakeKiosk,
@@ -65,8 +66,7 @@ describe('the screen against a fake kiosk', () => {
     await page.close();
   });
 
-  const calls = async (): Promise<{ intent: string; args: Record<string, unknown> }[]> =>
-    page.evaluate<{ intent: string; args: Record<string, unknown> }[]>('window.__fakeKiosk.calls.slice()');
+  const calls = async (): Promise<{ intent: string; args: Record<string, unknown> }[]> => fakeKioskCalls(page);
   const callsSince = async (from: number): Promise<{ intent: string; args: Record<string, unknown> }[]> => (await calls()).slice(from);
   const show = async (state: ScreenState, screen: string): Promise<void> => {
     await setFakeState(page, state);

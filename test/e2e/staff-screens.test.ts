@@ -14,7 +14,7 @@ import type { ScreenState } from '../../src/common/kiosk-api.js';
 import { applySecurityHeaders } from '../../src/service/security-headers.js';
 import { serveStatic } from '../../src/service/static-files.js';
 import { assertBrowserPrerequisites, axeViolations, CHROMIUM, RENDERER_DIR, SCREENSHOT_DIR } from '../support/e2e-browser.js';
-import { installFakeKiosk, openStaffScreen, screenState, setFakeState } from '../support/screen-fixtures.js';
+import { fakeKioskCalls, installFakeKiosk, openStaffScreen, screenState, setFakeState } from '../support/screen-fixtures.js';
 
 const VIEWPORTS = [
   { width: 1280, height: 800 },
@@ -51,8 +51,7 @@ afterAll(async () => {
   if (http !== undefined) await new Promise<void>((done) => http.close(() => done()));
 });
 
-const calls = async (): Promise<{ intent: string; args: Record<string, unknown> }[]> =>
-  page.evaluate<{ intent: string; args: Record<string, unknown> }[]>('window.__fakeKiosk.calls.slice()');
+const calls = async (): Promise<{ intent: string; args: Record<string, unknown> }[]> => fakeKioskCalls(page);
 
 async function show(state: ScreenState, screen: string): Promise<void> {
   await setFakeState(page, state);

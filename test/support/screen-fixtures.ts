@@ -1061,3 +1061,13 @@ export async function openStaffScreen(page: Page, screen: 'staff_pin' | 'setting
     await page.locator('main[data-screen="diagnostics"]').waitFor();
   }
 }
+
+/**
+ * The intents the fake kiosk received, without the speech traffic the screen sends by itself (it makes the
+ * current prompt ahead with `synthesizeSpeech` and reports its voice with `reportSpeech`, on no one's action):
+ * what a press, a tap or a key asked is the rest, in order.
+ */
+export async function fakeKioskCalls(page: Page): Promise<{ intent: string; args: Record<string, unknown> }[]> {
+  const all = await page.evaluate<{ intent: string; args: Record<string, unknown> }[]>('window.__fakeKiosk.calls.slice()');
+  return all.filter((c) => c.intent !== 'synthesizeSpeech' && c.intent !== 'reportSpeech');
+}
