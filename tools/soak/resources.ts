@@ -225,8 +225,13 @@ export class ResourceTracker {
       slopes[metric] = ((COUNT_METRICS as readonly Metric[]).includes(metric) ? robustSlope(series) : slope(series)) * 1_000;
       // Counts: the floor. Timers, sockets and listeners of work in flight (the mock backend's, the phone's)
       // come and go above it; a leaked one raises it. A median still moves with how busy the sampled moments were.
-      const level = (COUNT_METRICS as readonly Metric[]).includes(metric) ? lowest : median;
-      settled[metric] = level(this.tail.map((p) => p[metric])) - level(this.head.map((p) => p[metric]));
+      const isCount = (COUNT_METRICS as readonly Metric[]).includes(metric);
+      const level = isCount ? lowest : median;
+      // A count's reference is never below the first idle sample: a head window that dipped under it (a fault
+      // that left the kiosk without its pre-warmed session's timers) is not its floor, and a leak rises above both.
+      const head = level(this.head.map((p) => p[metric]));
+      const reference = isCount && this.early !== undefined ? Math.max(head, this.early[metric]) : head;
+      settled[metric] = level(this.tail.map((p) => p[metric])) - reference;
     }
     const problems: string[] = [];
     // A slope from a handful of points over a few hundred runs is noise: judged only with enough behind it.
@@ -243,7 +248,7 @@ export class ResourceTracker {
         problems.push(`${metric} grow ${slopes[metric].toFixed(1)} per 1,000 verifications after warm-up (bound ${bounds.countPer1000})`);
       if (apart && settled[metric] > bounds[metric])
         problems.push(
-          `${metric}: +${settled[metric]} when idle after warm-up (lowest of the last ${MEDIAN_OF} samples against the lowest of the first ${MEDIAN_OF}; bound ${bounds[metric]})`,
+          `${metric}: +${settled[metric]} when idle after warm-up (lowest of the last ${MEDIAN_OF} samples against the lowest of the first ${MEDIAN_OF}, or the first idle sample if higher; bound ${bounds[metric]})`,
         );
     }
     return {

@@ -166,6 +166,23 @@ describe('ResourceTracker', () => {
     expect(leak.report(bounds).problems).toEqual([expect.stringMatching(/^timers: \+5 when idle after warm-up \(lowest of the last 5/)]);
   });
 
+  it('a head window that dips below the first idle level is not the floor; a leak still rises above both (seed 3057469880)', () => {
+    const dip = new ResourceTracker(1);
+    const leak = new ResourceTracker(1);
+    const early = 21;
+    const head = [16, 17, 16, 18, 16];
+    const tail = [21, 22, 21, 23, 21];
+    const all = [early, ...head, 20, 21, 22, ...tail];
+    all.forEach((timers, i) => {
+      dip.add(sample(i * 10, { timers }));
+      leak.add(sample(i * 10, { timers: timers + (i >= all.length - tail.length ? 6 : 0) }));
+    });
+    const bounds = { rssMbPer1000: 20, heapMbPer1000: 5, fds: 2, listeners: 2, timers: 4, sockets: 2, countPer1000: 500 };
+    expect(dip.report(bounds).settledGrowth.timers).toBe(0);
+    expect(dip.report(bounds).problems).toEqual([]);
+    expect(leak.report(bounds).problems).toEqual([expect.stringMatching(/^timers: \+6 when idle after warm-up/)]);
+  });
+
   it('keeps a bounded number of points over a long soak', () => {
     const tracker = new ResourceTracker(0, 64);
     for (let runs = 0; runs < 100_000; runs += 10) tracker.add(sample(runs, { rssMb: 100 + runs / 1_000 }));
