@@ -24,6 +24,7 @@ import {
   stopBrowserStack,
   type BrowserStack,
 } from '../support/e2e-browser.js';
+import { FAKE_AUDIO_OUTPUTS_SCRIPT } from '../support/speech-page.js';
 
 const INSTRUMENT = `(() => {
   const probe = { played: [], sinks: [] };
@@ -37,13 +38,8 @@ const INSTRUMENT = `(() => {
     const setSinkId = AudioContext.prototype.setSinkId;
     AudioContext.prototype.setSinkId = function (id) { probe.sinks.push(String(id)); return setSinkId.call(this, id).catch(() => undefined); };
   }
-  if (globalThis.speechSynthesis) Object.defineProperty(globalThis.speechSynthesis, 'getVoices', { value: () => [] });
-  const media = navigator.mediaDevices;
-  const real = media.enumerateDevices.bind(media);
-  let outputs = [{ deviceId: 'default', kind: 'audiooutput', label: 'Default - Built-in Speaker', groupId: 'g0' }];
-  media.enumerateDevices = async () => [...(await real()).filter((d) => d.kind !== 'audiooutput'), ...outputs];
-  globalThis.__setOutputs = (next) => { outputs = next; media.dispatchEvent(new Event('devicechange')); };
-})();`;
+})();
+${FAKE_AUDIO_OUTPUTS_SCRIPT}`;
 
 const READY_EN = 'Open your ID wallet, then hold your phone on the reader.';
 const SPEAKER = { deviceId: 'default', kind: 'audiooutput', label: 'Default - Built-in Speaker', groupId: 'g0' };

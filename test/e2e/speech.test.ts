@@ -37,6 +37,7 @@ import {
   setFakeState,
   type FixtureName,
 } from '../support/screen-fixtures.js';
+import { FAKE_AUDIO_OUTPUTS_SCRIPT } from '../support/speech-page.js';
 
 const INSTRUMENT = `(() => {
   const probe = { gains: [], starts: 0 };
@@ -49,13 +50,8 @@ const INSTRUMENT = `(() => {
   });
   const start = AudioBufferSourceNode.prototype.start;
   AudioBufferSourceNode.prototype.start = function (...args) { probe.starts++; return start.apply(this, args); };
-  if (globalThis.speechSynthesis) Object.defineProperty(globalThis.speechSynthesis, 'getVoices', { value: () => [] });
-  const media = navigator.mediaDevices;
-  const real = media.enumerateDevices.bind(media);
-  let outputs = [{ deviceId: 'default', kind: 'audiooutput', label: 'Default - Built-in Speaker', groupId: 'g0' }];
-  media.enumerateDevices = async () => [...(await real()).filter((d) => d.kind !== 'audiooutput'), ...outputs];
-  globalThis.__setOutputs = (next) => { outputs = next; media.dispatchEvent(new Event('devicechange')); };
-})();`;
+})();
+${FAKE_AUDIO_OUTPUTS_SCRIPT}`;
 
 const SPEAKER_ONLY = [{ deviceId: 'default', kind: 'audiooutput', label: 'Default - Built-in Speaker', groupId: 'g0' }];
 const WITH_HEADSET = [...SPEAKER_ONLY, { deviceId: 'h1', kind: 'audiooutput', label: 'USB Headset Analog Stereo', groupId: 'g1' }];
