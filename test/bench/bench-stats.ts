@@ -1,0 +1,83 @@
+/**
+ * Interval estimates for the benches' paired comparisons (issue 34): a kiosk path and its floor measured in
+ * alternating rounds of one run, one ratio per round. The figure is the geometric mean of the per-round
+ * ratios (a ratio and its inverse weigh alike), with a percentile bootstrap interval over rounds: rounds are
+ * the unit that drifts with the machine's load, so they are what is resampled. Seeded, so a run's interval
+ * can be reproduced from its printed seed.
+ */
+
+export interface RatioInterval {
+  /** Geometric mean of the per-round ratios. */
+  readonly estimate: number;
+  readonly low: number;
+  readonly high: number;
+  /** Confidence level of [low, high], e.g. 0.95. */
+  readonly level: number;
+  /** Rounds the interval is built from. */
+  readonly rounds: number;
+}
+
+export interface IntervalOptions {
+  readonly level?: number;
+  readonly resamples?: number;
+  readonly seed?: number;
+}
+
+/** mulberry32: a small seeded generator, uniform in [0, 1). Plenty for resampling indices. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+function quantile(sorted: readonly number[], q: number): number {
+  // Linear interpolation between order statistics (type 7, as R and NumPy default to).
+  const at = (sorted.length - 1) * q;
+  const lower = Math.floor(at);
+  const upper = Math.ceil(at);
+  const a = sorted[lower] ?? Number.NaN;
+  const b = sorted[upper] ?? Number.NaN;
+  return a + (b - a) * (at - lower);
+}
+
+/** Geometric mean of per-round ratios with a bootstrap interval; throws on no rounds or a ratio that is not positive. */
+export function ratioInterval(ratios: readonly number[], options: IntervalOptions = {}): RatioInterval {
+  const level = options.level ?? 0.95;
+  const resamples = options.resamples ?? 10_000;
+  if (ratios.length === 0) throw new Error('ratioInterval: no rounds');
+  if (!(level > 0 && level < 1)) throw new Error(`ratioInterval: level ${level} is not in (0, 1)`);
+  const logs = ratios.map((r) => {
+    if (!(r > 0) || !Number.isFinite(r)) throw new Error(`ratioInterval: ratio ${r} is not a positive number`);
+    return Math.log(r);
+  });
+  const n = logs.length;
+  const meanLog = logs.reduce((s, v) => s + v, 0) / n;
+  const random = seededRandom(options.seed ?? 1);
+  const means = new Float64Array(resamples);
+  for (let i = 0; i < resamples; i++) {
+    let sum = 0;
+    for (let j = 0; j < n; j++) sum += logs[Math.floor(random() * n)] ?? 0;
+    means[i] = sum / n;
+  }
+  means.sort();
+  const tail = (1 - level) / 2;
+  const sorted = Array.from(means);
+  return {
+    estimate: Math.exp(meanLog),
+    low: Math.exp(quantile(sorted, tail)),
+    high: Math.exp(quantile(sorted, 1 - tail)),
+    level,
+    rounds: n,
+  };
+}
+
+/** `1.032 (95 % CI 1.011–1.054, 20 rounds)` */
+export function describeInterval(interval: RatioInterval, digits = 3): string {
+  const pct = Math.round(interval.level * 100);
+  return `${interval.estimate.toFixed(digits)} (${pct} % CI ${interval.low.toFixed(digits)}–${interval.high.toFixed(digits)}, ${interval.rounds} rounds)`;
+}
