@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod';
 import { base64ByteLength, isStrictBase64 } from './base64.js';
+import { parseCanonicalStep } from './canonical-step.js';
 import { escapePeerText, peerKey } from '../peer-text.js';
 import { isUuid } from './uuid.js';
 import {
@@ -91,6 +92,13 @@ function fastParams(op: BackendOp, params: Record<string, unknown>): Record<stri
 }
 
 export function parseBackendText(text: string): ParseResult {
+  const canonical = parseCanonicalStep(text);
+  if (canonical) return { ok: true, message: canonical };
+  return parseBackendJson(text);
+}
+
+/** The general parser: any JSON spelling, each field checked (by hand on the per-message path, else by its schema). */
+export function parseBackendJson(text: string): ParseResult {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
