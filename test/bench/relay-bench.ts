@@ -81,6 +81,7 @@ import {
   type ChildCommand,
   type ChildReport,
 } from './bench-protocol.js';
+import { describeInterval, ratioInterval, type RatioInterval } from './bench-stats.js';
 
 // ---------------------------------------------------------------- parameters
 
@@ -93,9 +94,18 @@ function intArg(name: string, fallback: number): number {
   return value;
 }
 
-const APDU_WARMUP = 200; // per side, not measured (JIT warm-up of both paths)
-const APDU_ROUNDS = intArg('apdu-rounds', 10); // each round: one kiosk batch and one floor batch, order alternating
-const APDU_BATCH = 200; // → 2,000 measured round trips per side
+/**
+ * Per side, not measured, in alternating batches of APDU_BATCH. Both paths take ~2,000 round trips to settle:
+ * traced per batch of 200 on this machine (2 CPUs, quiet), the medians fell from 39/36 µs (kiosk/floor) to
+ * 14/14 µs by the tenth batch and stayed there; a 200-APDU warm-up put most of the measured rounds inside
+ * that slope, where the kiosk's longer path is still being compiled (ratio 1.12–1.18 against 1.03–1.04 once
+ * settled). The first batch of each side is printed as the cold figure.
+ */
+const APDU_WARMUP = intArg('apdu-warmup', 3_000);
+const APDU_ROUNDS = intArg('apdu-rounds', 20); // each round: one kiosk batch and one floor batch, order alternating
+const APDU_BATCH = intArg('apdu-batch', 200); // → 4,000 measured round trips per side
+/** Seed of the bootstrap interval over rounds (printed, so an interval can be reproduced). */
+const APDU_CI_SEED = intArg('apdu-ci-seed', 34);
 const TAP_WARMUP = 20;
 const TAPS = intArg('taps', 200);
 const FLOOD_N = intArg('flood', 50_000);
@@ -735,6 +745,9 @@ interface ApduResult {
   readonly kiosk: ReturnType<typeof summarize>;
   readonly floor: ReturnType<typeof summarize>;
   readonly ratio: number;
+  /** Geometric mean of the per-round ratios, with its bootstrap interval. */
+  readonly interval: RatioInterval;
+  readonly coldRatio: number;
   readonly lines: string[];
 }
 
@@ -748,8 +761,14 @@ async function apduPhase(rig: Rig): Promise<ApduResult> {
   const kioskSamples: number[] = [];
   const floorSamples: number[] = [];
   const roundRatios: number[] = [];
-  await apduBatch(peer, 0, APDU_WARMUP, undefined);
-  await apduBatch(floor.peer, 0, APDU_WARMUP, undefined);
+  // Warm-up in alternating batches, so both paths warm alike; the first batch of each is the cold figure.
+  const coldKiosk: number[] = [];
+  const coldFloor: number[] = [];
+  for (let done = 0; done < APDU_WARMUP; done += APDU_BATCH) {
+    const count = Math.min(APDU_BATCH, APDU_WARMUP - done);
+    await apduBatch(peer, done, count, done === 0 ? coldKiosk : undefined);
+    await apduBatch(floor.peer, done, count, done === 0 ? coldFloor : undefined);
+  }
   handlerTimes?.reset();
   let next = APDU_WARMUP;
   for (let round = 0; round < APDU_ROUNDS; round++) {
@@ -776,6 +795,8 @@ async function apduPhase(rig: Rig): Promise<ApduResult> {
   const floorSummary = summarize(floorSamples);
   const ratio = kiosk.median / floorSummary.median;
   const rr = summarize(roundRatios);
+  const interval = ratioInterval(roundRatios, { seed: APDU_CI_SEED });
+  const cold = { kiosk: summarize(coldKiosk), floor: summarize(coldFloor) };
   const handlerLines: string[] = [];
   if (handlerTimes) {
     // The kiosk's socket is the one client socket with APDU-many samples that is not the floor's.
@@ -792,12 +813,16 @@ async function apduPhase(rig: Rig): Promise<ApduResult> {
     kiosk,
     floor: floorSummary,
     ratio,
+    interval,
+    coldRatio: cold.kiosk.median / cold.floor.median,
     lines: [
       `  ${APDU_ROUNDS} alternating rounds of ${APDU_BATCH} per side after ${APDU_WARMUP} warm-up per side; response APDU ${RESPONSE_DATA_BYTES + 2} bytes`,
+      `  cold (the first ${coldKiosk.length} of the warm-up) median kiosk ${ms(cold.kiosk.median, 4)} ms, floor ${ms(cold.floor.median, 4)} ms, ratio ${ms(cold.kiosk.median / cold.floor.median, 3)}`,
       `  kiosk  (ms) ${describeSummary(kiosk, 4)}`,
       `  floor  (ms) ${describeSummary(floorSummary, 4)}`,
       `  kiosk − floor median: ${ms((kiosk.median - floorSummary.median) * 1000, 1)} µs per APDU`,
       `  ratio of medians ${ms(ratio, 3)}; per-round ratios min ${ms(rr.min, 3)} median ${ms(rr.median, 3)} max ${ms(rr.max, 3)}`,
+      `  per-round ratio, geometric mean: ${describeInterval(interval)} (bootstrap over rounds, seed ${APDU_CI_SEED})`,
       ...handlerLines,
     ],
   };
@@ -1058,7 +1083,7 @@ interface Figures {
 
 function resultLine(f: Figures): string {
   const field = (value: number | undefined, digits: number): string => (value === undefined ? 'NaN' : ms(value, digits));
-  return `RESULT apdu_ratio=${field(f.apdu?.ratio, 3)} apdu_p99_ms=${field(f.apdu?.kiosk.p99, 3)} notified_per_s=${field(f.flood?.perSecond, 0)} tap_to_apdu_ms=${field(f.tap?.kiosk.median, 3)} tap_to_apdu_on_demand_ms=${field(f.tapOnDemand?.kiosk.median, 3)} rss_growth_mb=${field(f.memory?.rssGrowthMb, 2)}`;
+  return `RESULT apdu_ratio=${field(f.apdu?.ratio, 3)} apdu_p99_ms=${field(f.apdu?.kiosk.p99, 3)} apdu_round_ratio=${field(f.apdu?.interval.estimate, 3)} apdu_ratio_ci_low=${field(f.apdu?.interval.low, 3)} apdu_ratio_ci_high=${field(f.apdu?.interval.high, 3)} apdu_cold_ratio=${field(f.apdu?.coldRatio, 3)} notified_per_s=${field(f.flood?.perSecond, 0)} tap_to_apdu_ms=${field(f.tap?.kiosk.median, 3)} tap_to_apdu_on_demand_ms=${field(f.tapOnDemand?.kiosk.median, 3)} rss_growth_mb=${field(f.memory?.rssGrowthMb, 2)}`;
 }
 
 /** The apdu, tap and flood phases, on the in-process fake backend. */
