@@ -41,18 +41,30 @@ export interface ExchangeContext {
   readonly release: (connection: Connection) => Promise<void>;
 }
 
-/** Exchanges on one handle run one after another (the relay sends one at a time anyway). */
+/**
+ * Exchanges on one handle run one after another (the relay sends one at a time anyway). The usual case —
+ * nothing queued on the handle and no native transmit left running on the reader — goes to the card in
+ * the same turn, without the queue's and the idle wait's promise hops (issue 34); otherwise it waits its turn.
+ */
 export function transmit(
   connection: Connection,
   command: Uint8Array,
   options: TransmitOptions,
   context: ExchangeContext,
 ): Promise<Uint8Array> {
-  const run = connection.queue.then(() => exchange(connection, command, options, context));
-  connection.queue = run.then(
+  const ready = connection.exchanges === 0 && connection.entry.transmits === 0;
+  connection.exchanges++;
+  const run = ready
+    ? exchangeNow(connection, command, options, context)
+    : connection.queue.then(() => exchange(connection, command, options, context));
+  const settled = run.then(
     () => undefined,
     () => undefined,
   );
+  connection.queue = settled;
+  void settled.then(() => {
+    connection.exchanges--;
+  });
   return run;
 }
 
@@ -68,18 +80,39 @@ async function exchange(
     checkUsable(connection, options.signal);
     // A native transmit still running after an earlier timeout holds the reader: wait for it, bounded.
     await withDeadline(entry.idle(), options.timeoutMs, options.signal, 'the previous exchange with the card has not returned');
-    // Checked again: the card may have left, or a newer card taken the reader, while this one waited.
-    checkUsable(connection, options.signal);
-    const remaining = Math.max(1, options.timeoutMs - (performance.now() - started));
-    return await nativeTransmit(connection, command, options, remaining, context.platform);
   } catch (e) {
-    if (e instanceof NfcTransmitError) {
-      // After a failed exchange the handle is not trusted again; a re-tap gets a fresh one.
-      connection.lose(e.reason, e.message);
-      void context.release(connection);
-    }
-    throw e;
+    throw failed(connection, context, e);
   }
+  const remaining = Math.max(1, options.timeoutMs - (performance.now() - started));
+  // Checked again there: the card may have left, or a newer card taken the reader, while this one waited.
+  return exchangeNow(connection, command, options, context, remaining);
+}
+
+/** The exchange itself, once nothing runs before it on the handle or the reader; `timeoutMs` is what is left of the APDU's. */
+function exchangeNow(
+  connection: Connection,
+  command: Uint8Array,
+  options: TransmitOptions,
+  context: ExchangeContext,
+  timeoutMs = options.timeoutMs,
+): Promise<Uint8Array> {
+  try {
+    checkUsable(connection, options.signal);
+  } catch (e) {
+    return Promise.reject(failed(connection, context, e));
+  }
+  return nativeTransmit(connection, command, options, timeoutMs, context.platform).catch((e: unknown) => {
+    throw failed(connection, context, e);
+  });
+}
+
+/** After a failed exchange the handle is not trusted again; a re-tap gets a fresh one. Returns the error. */
+function failed(connection: Connection, context: ExchangeContext, e: unknown): Error {
+  if (e instanceof NfcTransmitError) {
+    connection.lose(e.reason, e.message);
+    void context.release(connection);
+  }
+  return e instanceof Error ? e : new Error(errorMessage(e));
 }
 
 function checkUsable(connection: Connection, signal: AbortSignal): void {

@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 import { z } from 'zod';
 import { PcscBindingUnavailableError, type BindingContext, type BindingReader, type SyncBindingFactory } from './pcsc-binding.js';
-import { FromWorker, parseToWorker, type ToWorker, type WireError } from './pcsc-worker-protocol.js';
+import { FromWorker, MAX_PCSC_BYTES, parseToWorker, type ToWorker, type WireError } from './pcsc-worker-protocol.js';
 import { loadSmartcardBinding } from './smartcard-binding.js';
 import { PcscBindingError } from './smartcard-errors.js';
 import { errorText } from '../../common/error-text.js';
@@ -36,6 +36,20 @@ function wire(e: unknown): WireError {
 function post(message: FromWorker): void {
   // Checked here too: a message the other side would refuse is a defect of this file, found in its tests.
   port?.postMessage(FromWorker.parse(message));
+}
+
+/**
+ * A transmit's answer, on the per-APDU path (issue 34): not run through the schema here, because the shape is
+ * fixed below and the adapter checks it by hand (`parseFromWorker`) anyway. The response is copied once out
+ * of the addon's buffer and that copy is moved to the other thread, not cloned again.
+ */
+function postTransmitReply(call: number, response: Uint8Array): void {
+  if (response.byteLength > MAX_PCSC_BYTES) {
+    post({ ev: 'reply', call, error: { kind: 'other', message: `the response of ${response.byteLength} bytes is too long` } });
+    return;
+  }
+  const copy = Uint8Array.from(response);
+  port?.postMessage({ ev: 'reply', call, response: copy }, [copy.buffer]);
 }
 
 let factory: SyncBindingFactory | undefined;
@@ -128,13 +142,10 @@ function handle(message: ToWorker): void {
         Buffer.from(message.data.buffer, message.data.byteOffset, message.data.byteLength),
         message.responseLength,
         message.protocol,
-        (error, response) =>
-          post({
-            ev: 'reply',
-            call: message.call,
-            ...(error ? { error: wire(error) } : {}),
-            ...(response ? { response: Uint8Array.from(response) } : {}),
-          }),
+        (error, response) => {
+          if (!error && response) postTransmitReply(message.call, response);
+          else post({ ev: 'reply', call: message.call, ...(error ? { error: wire(error) } : {}) });
+        },
       );
       return;
     }

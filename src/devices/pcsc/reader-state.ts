@@ -94,6 +94,8 @@ export class Connection {
   failInFlight: ((error: NfcTransmitError) => void) | undefined;
   /** Exchanges on this handle run one after another. */
   queue: Promise<void> = Promise.resolve();
+  /** Exchanges queued or running on this handle (`queue` is settled when 0). */
+  exchanges = 0;
 
   constructor(
     readonly id: number,

@@ -92,7 +92,7 @@ class WorkerReader extends EventEmitter implements BindingReader {
       setImmediate(() => callback(new Error('the card reader is closed')));
       return;
     }
-    this.host.call({ op: 'connect', reader: this.id, shareMode: options.share_mode, protocol: options.protocol }, (reply) => {
+    this.host.call({ op: 'connect', reader: this.id, shareMode: options.share_mode, protocol: options.protocol }, [], (reply) => {
       if (!reply.error && !this.closed) this.connected = true;
       callback(reply.error ? fromWire(reply.error) : undefined, reply.protocol);
     });
@@ -100,7 +100,7 @@ class WorkerReader extends EventEmitter implements BindingReader {
 
   disconnect(disposition: number, callback: (error: BindingCallbackError) => void): void {
     this.connected = false;
-    this.host.call({ op: 'disconnect', reader: this.id, disposition }, (reply) =>
+    this.host.call({ op: 'disconnect', reader: this.id, disposition }, [], (reply) =>
       callback(reply.error ? fromWire(reply.error) : undefined),
     );
   }
@@ -111,7 +111,9 @@ class WorkerReader extends EventEmitter implements BindingReader {
     protocol: number,
     callback: (error: BindingCallbackError, response?: Buffer) => void,
   ): void {
-    this.host.call({ op: 'transmit', reader: this.id, data: Uint8Array.from(data), responseLength, protocol }, (reply) => {
+    // A copy of its own, moved to the worker rather than cloned a second time on the way.
+    const command = Uint8Array.from(data);
+    this.host.call({ op: 'transmit', reader: this.id, data: command, responseLength, protocol }, [command.buffer], (reply) => {
       if (reply.error) callback(fromWire(reply.error));
       else
         callback(
@@ -167,6 +169,8 @@ class PcscWorkerHost {
   private readonly closing = new Map<number, () => void>();
   private readonly readers = new Map<number, WorkerReader>();
   private readonly calls = new Map<number, (reply: Reply) => void>();
+  /** Whether each worker is referenced now (a new worker starts referenced, as Node starts it). */
+  private readonly held = new WeakMap<Worker, boolean>();
 
   constructor(private readonly options: WorkerBindingOptions) {}
 
@@ -178,10 +182,14 @@ class PcscWorkerHost {
     });
   }
 
-  call(message: DistributiveOmit<Extract<ToWorker, { call: number }>, 'call'>, onReply: (reply: Reply) => void): void {
+  call(
+    message: DistributiveOmit<Extract<ToWorker, { call: number }>, 'call'>,
+    transfer: readonly ArrayBuffer[],
+    onReply: (reply: Reply) => void,
+  ): void {
     const call = this.nextId++;
     this.calls.set(call, onReply);
-    this.post({ ...message, call });
+    this.post({ ...message, call }, transfer);
   }
 
   closeReader(reader: WorkerReader): void {
@@ -198,16 +206,23 @@ class PcscWorkerHost {
     return released;
   }
 
-  private post(message: ToWorker): void {
-    this.ensureWorker().postMessage(message);
+  private post(message: ToWorker, transfer: readonly ArrayBuffer[] = []): void {
+    this.ensureWorker().postMessage(message, transfer);
     this.holdProcess();
   }
 
-  /** Referenced while it has open contexts or work in flight; an idle worker never keeps the process alive. */
+  /**
+   * Referenced while it has open contexts or work in flight; an idle worker never keeps the process alive.
+   * Only a change is passed on: this runs twice per APDU.
+   */
   private holdProcess(): void {
+    const worker = this.worker;
+    if (!worker) return;
     const busy = this.contexts.size + this.establishing.size + this.closing.size + this.calls.size > 0;
-    if (busy) this.worker?.ref();
-    else this.worker?.unref();
+    if (this.held.get(worker) === busy) return;
+    this.held.set(worker, busy);
+    if (busy) worker.ref();
+    else worker.unref();
   }
 
   private ensureWorker(): Worker {

@@ -603,6 +603,34 @@ describe('races (nextCard)', () => {
 });
 
 describe('races (transmit)', () => {
+  it('an exchange on an idle handle reaches the binding in the same turn; one asked for while another runs waits its turn', async () => {
+    const service = new FakePcscService();
+    const reader = open(service);
+    await usable(reader);
+    let answering = true;
+    const order: number[] = [];
+    service.slot().insert((command) => {
+      order.push(command[1] ?? -1);
+      return answering ? echoCard(command) : 'mute';
+    });
+    const card = await reader.nextCard(signal());
+    const sent = service.slot().transmits.length;
+    const first = card.transmit(Uint8Array.of(0x00, 0x01, 0, 0), tx());
+    // No promise hop before the card (issue 34): the native call is made before transmit() returns.
+    expect(service.slot().transmits.length).toBe(sent + 1);
+    // Asked for while the first runs: queued, not sent on top of it.
+    const second = card.transmit(Uint8Array.of(0x00, 0x02, 0, 0), tx());
+    expect(service.slot().transmits.length).toBe(sent + 1);
+    expect(await first).toHaveLength(3);
+    expect(await second).toHaveLength(3);
+    expect(order).toEqual([0x01, 0x02]);
+    // Idle again once answered: the next goes out at once again.
+    await turns();
+    answering = false;
+    void card.transmit(Uint8Array.of(0x00, 0x03, 0, 0), tx(50)).catch(() => undefined);
+    expect(service.slot().transmits.length).toBe(sent + 3);
+  });
+
   it('B5: an exchange queued behind an aborted one is not sent on a handle that was lost meanwhile (stale handle after re-tap)', async () => {
     const service = new FakePcscService();
     let mute = true;

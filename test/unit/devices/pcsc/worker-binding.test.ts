@@ -84,6 +84,22 @@ describe('the smartcard addon on a worker thread', () => {
     expect([...response]).toEqual([0x00, 0xa4, 0x04, 0x00, 0x90, 0x00]);
   });
 
+  it('a response longer than any R-APDU comes back as an error, and the thread carries on', async () => {
+    const factory = workerBindingFactory({ addonModule: ADDON, waitMs: 50 });
+    disposers.push(() => factory.dispose());
+    const { reader } = await firstReader(factory);
+    await connect(reader);
+    const transmit = (command: Buffer): Promise<Buffer> =>
+      new Promise((resolve, reject) =>
+        reader.transmit(command, 70_000, reader.SCARD_PROTOCOL_T1, (e, r) =>
+          e || !r ? reject(e ?? new Error('no response')) : resolve(r),
+        ),
+      );
+    // The stand-in echoes the command and appends 90 00: 70,002 bytes, above the 70,000 a message may carry.
+    await expect(transmit(Buffer.alloc(70_000, 0x11))).rejects.toThrow(/70002 bytes is too long/);
+    expect([...(await transmit(Buffer.from([0x00, 0xb0, 0x00, 0x00])))]).toEqual([0x00, 0xb0, 0x00, 0x00, 0x90, 0x00]);
+  });
+
   it('an addon that cannot be loaded in the worker is "not installed", as on the kiosk thread', async () => {
     const factory = workerBindingFactory({ addonModule: path.resolve('test/support/no-such-addon.cjs') });
     disposers.push(() => factory.dispose());
