@@ -7,7 +7,7 @@
  */
 
 export interface RatioInterval {
-  /** Geometric mean of the per-round ratios. */
+  /** Geometric mean of the per-round ratios (`meanInterval`: their mean). */
   readonly estimate: number;
   readonly low: number;
   readonly high: number;
@@ -45,35 +45,42 @@ function quantile(sorted: readonly number[], q: number): number {
   return a + (b - a) * (at - lower);
 }
 
-/** Geometric mean of per-round ratios with a bootstrap interval; throws on no rounds or a ratio that is not positive. */
-export function ratioInterval(ratios: readonly number[], options: IntervalOptions = {}): RatioInterval {
+/** Mean of per-round values (e.g. differences in ms) with a percentile bootstrap interval over rounds. */
+export function meanInterval(values: readonly number[], options: IntervalOptions = {}): RatioInterval {
   const level = options.level ?? 0.95;
   const resamples = options.resamples ?? 10_000;
-  if (ratios.length === 0) throw new Error('ratioInterval: no rounds');
-  if (!(level > 0 && level < 1)) throw new Error(`ratioInterval: level ${level} is not in (0, 1)`);
-  const logs = ratios.map((r) => {
-    if (!(r > 0) || !Number.isFinite(r)) throw new Error(`ratioInterval: ratio ${r} is not a positive number`);
-    return Math.log(r);
-  });
-  const n = logs.length;
-  const meanLog = logs.reduce((s, v) => s + v, 0) / n;
+  if (values.length === 0) throw new Error('meanInterval: no rounds');
+  if (!(level > 0 && level < 1)) throw new Error(`meanInterval: level ${level} is not in (0, 1)`);
+  for (const v of values) if (!Number.isFinite(v)) throw new Error(`meanInterval: value ${v} is not a finite number`);
+  const n = values.length;
   const random = seededRandom(options.seed ?? 1);
   const means = new Float64Array(resamples);
   for (let i = 0; i < resamples; i++) {
     let sum = 0;
-    for (let j = 0; j < n; j++) sum += logs[Math.floor(random() * n)] ?? 0;
+    for (let j = 0; j < n; j++) sum += values[Math.floor(random() * n)] ?? 0;
     means[i] = sum / n;
   }
   means.sort();
   const tail = (1 - level) / 2;
   const sorted = Array.from(means);
   return {
-    estimate: Math.exp(meanLog),
-    low: Math.exp(quantile(sorted, tail)),
-    high: Math.exp(quantile(sorted, 1 - tail)),
+    estimate: values.reduce((s, v) => s + v, 0) / n,
+    low: quantile(sorted, tail),
+    high: quantile(sorted, 1 - tail),
     level,
     rounds: n,
   };
+}
+
+/** Geometric mean of per-round ratios with a bootstrap interval; throws on no rounds or a ratio that is not positive. */
+export function ratioInterval(ratios: readonly number[], options: IntervalOptions = {}): RatioInterval {
+  if (ratios.length === 0) throw new Error('ratioInterval: no rounds');
+  const logs = ratios.map((r) => {
+    if (!(r > 0) || !Number.isFinite(r)) throw new Error(`ratioInterval: ratio ${r} is not a positive number`);
+    return Math.log(r);
+  });
+  const interval = meanInterval(logs, options);
+  return { ...interval, estimate: Math.exp(interval.estimate), low: Math.exp(interval.low), high: Math.exp(interval.high) };
 }
 
 /** `1.032 (95 % CI 1.011–1.054, 20 rounds)` */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeInterval, ratioInterval, seededRandom } from '../../bench/bench-stats.js';
+import { describeInterval, meanInterval, ratioInterval, seededRandom } from '../../bench/bench-stats.js';
 
 describe('ratioInterval', () => {
   it('gives the geometric mean, and a zero-width interval when every round agrees', () => {
@@ -56,5 +56,23 @@ describe('ratioInterval', () => {
     expect(describeInterval({ estimate: 1.0321, low: 1.011, high: 1.0544, level: 0.95, rounds: 20 })).toBe(
       '1.032 (95 % CI 1.011–1.054, 20 rounds)',
     );
+  });
+});
+
+describe('meanInterval', () => {
+  it('gives the mean of per-round differences and an interval around it', () => {
+    const rounds = [0.12, 0.14, 0.13, 0.15, 0.11, 0.13];
+    const interval = meanInterval(rounds, { seed: 3 });
+    expect(interval.estimate).toBeCloseTo(0.13, 12);
+    expect(interval.low).toBeLessThan(0.13);
+    expect(interval.high).toBeGreaterThan(0.13);
+    expect(interval.low).toBeGreaterThanOrEqual(0.11);
+    expect(interval.high).toBeLessThanOrEqual(0.15);
+  });
+
+  it('takes negative values (a kiosk faster than its floor) and refuses what is not finite', () => {
+    expect(meanInterval([-0.01, -0.03]).estimate).toBeCloseTo(-0.02, 12);
+    expect(() => meanInterval([0.1, Number.POSITIVE_INFINITY])).toThrow(/not a finite number/);
+    expect(() => meanInterval([])).toThrow(/no rounds/);
   });
 });
