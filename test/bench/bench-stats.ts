@@ -5,6 +5,9 @@
  * the unit that drifts with the machine's load, so they are what is resampled. Seeded, so a run's interval
  * can be reproduced from its printed seed.
  */
+import { seededRandom } from '../support/seeded-random.js';
+
+export { seededRandom };
 
 export interface RatioInterval {
   /** Geometric mean of the per-round ratios (`meanInterval`: their mean). */
@@ -21,18 +24,6 @@ export interface IntervalOptions {
   readonly level?: number;
   readonly resamples?: number;
   readonly seed?: number;
-}
-
-/** mulberry32: a small seeded generator, uniform in [0, 1). Plenty for resampling indices. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 function quantile(sorted: readonly number[], q: number): number {

@@ -7,6 +7,17 @@ import { performance } from 'node:perf_hooks';
 import type WebSocket from 'ws';
 import type { FakeConnection } from '../support/fake-backend.js';
 
+// ---------------------------------------------------------------- command line
+
+/** `--name=N` on the command line (positive integer), else the default. */
+export function intArg(name: string, fallback: number): number {
+  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
+  if (!arg) return fallback;
+  const value = Number(arg.slice(name.length + 3));
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer`);
+  return value;
+}
+
 // ---------------------------------------------------------------- statistics
 
 export interface Summary {

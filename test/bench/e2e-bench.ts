@@ -43,18 +43,9 @@ import { VirtualRadio } from '../../src/qa/sim/radio/virtual-radio.js';
 import { getTestCredential } from '../../src/qa/sim/virtual-wallet/credential.js';
 import { getTestPki } from '../../src/qa/sim/virtual-wallet/pki.js';
 import { E2E_API_KEY, startE2e, type E2eOptions, type E2eStack } from '../support/e2e-stack.js';
-import { describeSummary, finishBench, ms, percentile, summarize, type Summary } from './bench-tools.js';
+import { describeSummary, finishBench, intArg, ms, percentile, summarize, type Summary } from './bench-tools.js';
 
 // ---------------------------------------------------------------- parameters
-
-/** `--name=N` on the command line, else the default. */
-function intArg(name: string, fallback: number): number {
-  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
-  if (!arg) return fallback;
-  const value = Number(arg.slice(name.length + 3));
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer`);
-  return value;
-}
 
 const RUNS = intArg('runs', 50);
 const WARMUP = intArg('warmup', 5);

@@ -28,18 +28,9 @@ import { createLogger } from '../../src/platform/log.js';
 import { VpcdCard } from '../../src/qa/sim/vpcd/vpcd-card.js';
 import { startPrivatePcscd } from '../../tools/pcscd/pcscd-daemon.js';
 import { FakeBackend } from '../support/fake-backend.js';
-import { BackendPeer, describeSummary, finishBench, Mailbox, ms, roundTrips, summarize, type Inbound } from './bench-tools.js';
+import { BackendPeer, describeSummary, finishBench, intArg, Mailbox, ms, roundTrips, summarize, type Inbound } from './bench-tools.js';
 import { apduCommand, b64, instantCard, stepRequest } from './bench-protocol.js';
 import { describeInterval, meanInterval } from './bench-stats.js';
-
-/** `--name=N` on the command line, else the default. */
-function intArg(name: string, fallback: number): number {
-  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
-  if (!arg) return fallback;
-  const value = Number(arg.slice(name.length + 3));
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer`);
-  return value;
-}
 
 const BATCH = 100;
 /**

@@ -52,6 +52,7 @@ import {
   delay,
   describeSummary,
   finishBench,
+  intArg,
   roundTrips,
   isJsonObject,
   ms,
@@ -84,15 +85,6 @@ import {
 import { describeInterval, ratioInterval, type RatioInterval } from './bench-stats.js';
 
 // ---------------------------------------------------------------- parameters
-
-/** `--name=N` on the command line (for profiling runs), else the default. */
-function intArg(name: string, fallback: number): number {
-  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
-  if (!arg) return fallback;
-  const value = Number(arg.slice(name.length + 3));
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer`);
-  return value;
-}
 
 /**
  * Per side, not measured, in alternating batches of APDU_BATCH. Both paths take ~2,000 round trips to settle:

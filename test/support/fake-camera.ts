@@ -9,6 +9,7 @@
  */
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import QRCode from 'qrcode';
+import { seededRandom } from './seeded-random.js';
 
 export interface SceneOptions {
   /** Frame size (even numbers: I420 halves the chroma planes). Defaults 1280×720. */
@@ -197,18 +198,6 @@ function gaussianBlur(src: Float32Array, width: number, height: number, sigma: n
   return out;
 }
 
-/** mulberry32: a tiny seeded PRNG, so the noise is the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 function seedOf(text: string): number {
   let h = 2_166_136_261;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16_777_619);
@@ -216,7 +205,7 @@ function seedOf(text: string): number {
 }
 
 function noisyFrames(luma: Float32Array, frames: number, noise: number, seed: number): Uint8Array[] {
-  const random = prng(seed);
+  const random = seededRandom(seed);
   const result: Uint8Array[] = [];
   for (let f = 0; f < frames; f++) {
     const frame = new Uint8Array(luma.length);
