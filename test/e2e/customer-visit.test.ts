@@ -16,19 +16,18 @@
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Language, ScreenState } from '../../src/common/kiosk-api.js';
 import { MAX_END_DELAY_MS, MIN_SCREEN_MS } from '../../src/renderer/api/screen-hold.js';
-import { assertBrowserPrerequisites, CHROMIUM, SCREENSHOT_DIR, serveBuiltScreen, type BuiltScreenServer } from '../support/e2e-browser.js';
+import { openBuiltScreen, SCREENSHOT_DIR, type BuiltScreenPage } from '../support/e2e-browser.js';
 import { fakeKioskCalls, installFakeKiosk, screenOf, screenState, setFakeState, type FixtureName } from '../support/screen-fixtures.js';
 
 const OUT_DIR = join(SCREENSHOT_DIR, 'customer-visit');
 const LANDSCAPE = { width: 1280, height: 800 };
 const PORTRAIT = { width: 1080, height: 1920 };
 
-let browser: Browser | undefined;
-let server: BuiltScreenServer | undefined;
+let screen: BuiltScreenPage | undefined;
 let page: Page;
 
 /** The page's own view of itself (this file is compiled without the DOM library). */
@@ -44,20 +43,15 @@ declare class MutationObserver {
 }
 
 beforeAll(async () => {
-  assertBrowserPrerequisites();
   rmSync(OUT_DIR, { recursive: true, force: true });
   mkdirSync(OUT_DIR, { recursive: true });
-  server = await serveBuiltScreen();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream'],
+  screen = await openBuiltScreen({
+    viewport: LANDSCAPE,
+    fakeMedia: true,
+    stillScreens: true,
+    prepare: (p) => installFakeKiosk(p, 'ready'),
   });
-  const context = await browser.newContext({ viewport: LANDSCAPE, locale: 'en-US', reducedMotion: 'reduce', deviceScaleFactor: 1 });
-  page = await context.newPage();
-  await installFakeKiosk(page, 'ready');
-  await page.goto(`${server.origin}/`);
-  await page.locator('main[data-screen="ready"]').waitFor();
+  page = screen.page;
   // Every screen change, timed in the page: what a customer would have seen, and for how long.
   await page.evaluate(() => {
     const seen: { screen: string; at: number }[] = [];
@@ -77,8 +71,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.close();
+  await screen?.close();
 });
 
 async function show(state: ScreenState, screen: string): Promise<void> {

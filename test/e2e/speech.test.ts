@@ -13,21 +13,19 @@
  * voice gives up on an utterance when its first piece fails). After the merge, re-check that every sentence
  * is asked for and that the AudioBufferSourceNode starts there too.
  */
-import { type Page, type WebSocket as PageSocket, chromium, type Browser } from 'playwright-core';
+import type { Page, WebSocket as PageSocket } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScreenState } from '../../src/common/kiosk-api.js';
 import { DEFAULT_SPEECH_SETTINGS, type SpeechSettings } from '../../src/common/speech.js';
 import {
-  assertBrowserPrerequisites,
   axeViolations,
-  CHROMIUM,
   HOLDER_NEEDLES,
+  openBuiltScreen,
   scannerTypes,
-  serveBuiltScreen,
   startBrowserStack,
   stopBrowserStack,
   type BrowserStack,
-  type BuiltScreenServer,
+  type BuiltScreenPage,
 } from '../support/e2e-browser.js';
 import {
   FIXTURE_HOLDER,
@@ -73,8 +71,7 @@ type PageGlobals = {
 
 const READY_EN = 'Open your ID wallet, then hold your phone on the reader.';
 
-let browser: Browser | undefined;
-let server: BuiltScreenServer | undefined;
+let screen: BuiltScreenPage | undefined;
 let page: Page;
 
 async function asked(): Promise<Asked[]> {
@@ -115,24 +112,19 @@ async function freshPage(): Promise<void> {
 }
 
 beforeAll(async () => {
-  assertBrowserPrerequisites();
-  server = await serveBuiltScreen();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream'],
+  screen = await openBuiltScreen({
+    viewport: { width: 1280, height: 800 },
+    fakeMedia: true,
+    prepare: async (p) => {
+      await p.addInitScript({ content: INSTRUMENT });
+      await installFakeKiosk(p, 'ready');
+    },
   });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US' });
-  page = await context.newPage();
-  await page.addInitScript({ content: INSTRUMENT });
-  await installFakeKiosk(page, 'ready');
-  await page.goto(`${server.origin}/`);
-  await page.locator('main[data-screen="ready"]').waitFor();
+  page = screen.page;
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.close();
+  await screen?.close();
 });
 
 describe('speech on the keypad (fake kiosk)', () => {

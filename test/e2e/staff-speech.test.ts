@@ -7,16 +7,12 @@
  * (artifacts/screenshots/staff-speech-*.png).
  */
 import { mkdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ScreenState } from '../../src/common/kiosk-api.js';
 import { DEFAULT_SPEECH_KEYS } from '../../src/common/speech.js';
-import { applySecurityHeaders } from '../../src/service/security-headers.js';
-import { serveStatic } from '../../src/service/static-files.js';
-import { assertBrowserPrerequisites, axeViolations, CHROMIUM, RENDERER_DIR, SCREENSHOT_DIR } from '../support/e2e-browser.js';
+import { axeViolations, openBuiltScreen, SCREENSHOT_DIR, type BuiltScreenPage } from '../support/e2e-browser.js';
 import {
   fixtureDiagnostics,
   fixtureSettings,
@@ -35,34 +31,16 @@ const VIEWPORTS = [
   { width: 1080, height: 1920 },
 ] as const;
 
-let browser: Browser | undefined;
-let server: Server | undefined;
+let screen: BuiltScreenPage | undefined;
 let page: Page;
 
 beforeAll(async () => {
-  assertBrowserPrerequisites();
-  const http = createServer((req, res) => {
-    applySecurityHeaders(res, (http.address() as AddressInfo).port);
-    void serveStatic(req, res, RENDERER_DIR);
-  });
-  server = http;
-  await new Promise<void>((done) => http.listen(0, '127.0.0.1', done));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-  });
-  const context = await browser.newContext({ viewport: VIEWPORTS[0], locale: 'en-US', reducedMotion: 'reduce', deviceScaleFactor: 1 });
-  page = await context.newPage();
-  await installFakeKiosk(page, 'ready');
-  await page.goto(`http://127.0.0.1:${(http.address() as AddressInfo).port}/`);
-  await page.locator('main[data-screen="ready"]').waitFor();
+  screen = await openBuiltScreen({ viewport: VIEWPORTS[0], stillScreens: true, prepare: (p) => installFakeKiosk(p, 'ready') });
+  page = screen.page;
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  const http = server;
-  if (http !== undefined) await new Promise<void>((done) => http.close(() => done()));
+  await screen?.close();
 });
 
 type Call = { intent: string; args: Record<string, unknown> };

@@ -570,3 +570,50 @@ export async function serveBuiltScreen(): Promise<BuiltScreenServer> {
     close: () => new Promise<void>((done) => http.close(() => done())),
   };
 }
+
+export interface BuiltScreenPageOptions {
+  readonly viewport: { readonly width: number; readonly height: number };
+  /** Chromium's fake camera and its permission prompt answered (the QR screens). */
+  readonly fakeMedia?: boolean;
+  /** Reduced motion, device scale 1: what screenshots and layout checks want. */
+  readonly stillScreens?: boolean;
+  /** Runs before the first load: the fake kiosk, page instrumentation. */
+  readonly prepare: (page: Page) => Promise<void>;
+}
+
+export interface BuiltScreenPage {
+  readonly page: Page;
+  readonly origin: string;
+  close(): Promise<void>;
+}
+
+/** The built screen served on loopback and open in headless Chromium, on Ready. `close` stops both. */
+export async function openBuiltScreen(options: BuiltScreenPageOptions): Promise<BuiltScreenPage> {
+  assertBrowserPrerequisites();
+  const server = await serveBuiltScreen();
+  const media = options.fakeMedia ? ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream'] : [];
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', ...media],
+  });
+  const close = async (): Promise<void> => {
+    await browser.close();
+    await server.close();
+  };
+  try {
+    const context = await browser.newContext({
+      viewport: options.viewport,
+      locale: 'en-US',
+      ...(options.stillScreens ? { reducedMotion: 'reduce' as const, deviceScaleFactor: 1 } : {}),
+    });
+    const page = await context.newPage();
+    await options.prepare(page);
+    await page.goto(`${server.origin}/`);
+    await page.locator('main[data-screen="ready"]').waitFor();
+    return { page, origin: server.origin, close };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}
