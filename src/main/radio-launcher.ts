@@ -6,7 +6,7 @@
  * stdout/stderr are piped, so a native printf lands in the log, never on the app's console.
  */
 import { utilityProcess } from 'electron';
-import type { ChildExit, ChildLauncher, LaunchedChild } from '../devices/shared/child-launcher.js';
+import { ExitReport, type ChildLauncher, type LaunchedChild } from '../devices/shared/child-launcher.js';
 
 export function utilityRadioLauncher(modulePath: string): ChildLauncher {
   return utilityLauncher(modulePath, 'mDL Kiosk radio');
@@ -16,31 +16,26 @@ export function utilityRadioLauncher(modulePath: string): ChildLauncher {
 export function utilityLauncher(modulePath: string, serviceName: string): ChildLauncher {
   return (): LaunchedChild => {
     const child = utilityProcess.fork(modulePath, [], { stdio: 'pipe', serviceName });
-    let exited = false;
-    const exitListeners: ((exit: ChildExit) => void)[] = [];
+    const exit = new ExitReport();
     // Electron reports a crash as an exit code only (no signal name).
-    child.once('exit', (code: number) => {
-      if (exited) return;
-      exited = true;
-      for (const listener of exitListeners) listener({ code, signal: null });
-    });
+    child.once('exit', (code: number) => exit.report({ code, signal: null }));
     return {
       get pid() {
         return child.pid;
       },
       postMessage(message) {
-        if (!exited) child.postMessage(message);
+        if (!exit.exited) child.postMessage(message);
       },
       onMessage(listener) {
         child.on('message', listener);
       },
       onExit(listener) {
-        exitListeners.push(listener);
+        exit.onExit(listener);
       },
       stdout: child.stdout,
       stderr: child.stderr,
       kill() {
-        if (!exited) child.kill();
+        if (!exit.exited) child.kill();
       },
     };
   };

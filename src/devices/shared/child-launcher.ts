@@ -27,6 +27,26 @@ export interface LaunchedChild {
 
 export type ChildLauncher = () => LaunchedChild;
 
+/** A child's exit as its launchers report it: to every listener, once, however often the process says so. */
+export class ExitReport {
+  private exit: ChildExit | undefined;
+  private readonly listeners: ((exit: ChildExit) => void)[] = [];
+
+  get exited(): boolean {
+    return this.exit !== undefined;
+  }
+
+  report(exit: ChildExit): void {
+    if (this.exit) return;
+    this.exit = exit;
+    for (const listener of this.listeners) listener(exit);
+  }
+
+  onExit(listener: (exit: ChildExit) => void): void {
+    this.listeners.push(listener);
+  }
+}
+
 export interface ForkLauncherOptions {
   /** The child's entry module (`.ts` runs under tsx, `.js` as it is). */
   readonly entry: string;
@@ -45,17 +65,11 @@ export function forkLauncher(options: ForkLauncherOptions): ChildLauncher {
       execArgv,
       env: { ...process.env, ...options.env },
     });
-    let exited = false;
-    const exitListeners: ((exit: ChildExit) => void)[] = [];
-    const exit = (e: ChildExit): void => {
-      if (exited) return;
-      exited = true;
-      for (const listener of exitListeners) listener(e);
-    };
-    child.once('exit', (code, signal) => exit({ code, signal }));
+    const exit = new ExitReport();
+    child.once('exit', (code, signal) => exit.report({ code, signal }));
     // A spawn failure ('error' without 'exit'), or a send after the channel closed: the process is gone.
     child.on('error', () => {
-      if (child.exitCode === null && child.signalCode === null && child.pid === undefined) exit({ code: null, signal: null });
+      if (child.exitCode === null && child.signalCode === null && child.pid === undefined) exit.report({ code: null, signal: null });
     });
     return {
       pid: child.pid,
@@ -66,7 +80,7 @@ export function forkLauncher(options: ForkLauncherOptions): ChildLauncher {
         child.on('message', listener);
       },
       onExit(listener) {
-        exitListeners.push(listener);
+        exit.onExit(listener);
       },
       stdout: child.stdout,
       stderr: child.stderr,
