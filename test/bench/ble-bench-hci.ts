@@ -3,40 +3,51 @@
  * controllers (tools/btvirt), so the figures include HCI, L2CAP, ATT, ACL fragmentation and the emulated
  * controller's flow control (one ACL packet in flight, ACL MTU 192).
  *
- *   notify    streams of NOTIFICATIONS × 240 B from a bleno phone in this process, back to back (at most
- *             WINDOW ahead of the receiver, hci-notify-stream.ts), into four receivers connected at once,
- *             each on a controller of its own with a phone of its own (PhoneServer says why):
+ *   notify    streams of NOTIFICATIONS × 240 B, back to back, from four bleno phones in a process of their own
+ *             (hci-phone-child.ts; a phone is a device of its own, and so no receiver shares the sender's
+ *             event loop) into four receivers, each on a controller of its own:
  *               kiosk    the production path: `NobleCentral` in the kiosk's radio process (a forked child,
- *                        src/devices/ble/radio-process) and each notification over IPC to a handler here;
+ *                        src/devices/ble/radio-process) and each notification over IPC to a handler in this
+ *                        process, which stands for the kiosk's main process;
  *               inline   `NobleCentral` in this process (the adapter alone, no radio process);
  *               bare-a   noble's own API in a process of its own (hci-bare-noble-child.ts), the floor;
- *               bare-b   the same again on another controller: the A/A control.
- *             Paired and interleaved: after one unmeasured stream per receiver (each process's V8 compiles
- *             noble's HCI code on its first ~2,000 values, ~20 % slower), ROUNDS rounds of one stream per
- *             receiver. The order turns every two rounds and every other round is reversed, so each
- *             receiver comes before and after each other one equally often and a drift of the machine's
- *             load hits all alike. Per round, ratio = receiver's rate / bare-a's rate; the figure is the
- *             geometric mean with a seeded bootstrap 95 % interval over rounds (bench-stats.ts).
- *             Fairness: the floor runs in a process of its own, like the kiosk's noble, so both paths have
- *             the phone's process on one side and their own event loop on the other (a floor in this
- *             process would share the phone's loop and flatter the kiosk). A library instance holds its
- *             controller's tty for the life of its process, so which controller a path uses cannot be
- *             swapped between rounds; instead bare-b/bare-a, two identical receivers on two controllers and
- *             two processes, shows what the rig alone puts between two paths: the kiosk's ratio says
- *             something where its interval is clear of the A/A's;
+ *               bare-b   the same again on other controllers: the A/A control.
+ *             A phone keeps at most WINDOW values ahead of its receiver (hci-notify-stream.ts says why);
+ *             every receiver reports its progress to it every PROGRESS_EVERY (16) values, through this
+ *             process. After one unmeasured stream per receiver (each process's V8 compiles noble's HCI
+ *             code on its first values), ROUNDS rounds, each of:
+ *               together  the four streams at once; each receiver's rate over the same span (Phones.round).
+ *                         The pairs share the moment, so the machine's load, which swings rates by 2× from
+ *                         one second to the next here, cancels in the ratio: this is `hci_ratio`, the
+ *                         kiosk's rate over bare noble's, and the issue's question (does the kiosk keep the
+ *                         air's rate). What it cannot see: a receiver's own cost while it keeps pace, since
+ *                         the phones and btvirt decide the rate then; hence
+ *               alone     one stream per receiver, back to back, with the CPU time of this process and the
+ *                         receiver's process per notification (/proc schedstat): the kiosk's own cost
+ *                         against noble's (`hci_cpu_ratio`), and the rate alone (`hci_alone_ratio`, which
+ *                         the load leaves wide: the 0.83–1.15 of the old single-figure bench).
+ *             The order of the streams turns every two rounds and every other round is reversed, so each
+ *             receiver comes before and after each other one equally often. Per round, ratio = receiver's
+ *             figure / bare-a's; the figure is the geometric mean with a seeded bootstrap 95 % interval
+ *             over rounds (bench-stats.ts).
+ *             Fairness: the floor runs in a process of its own, like the kiosk's noble, so both have the
+ *             phones' process on one side and their own event loop on the other. A library instance holds
+ *             its controller's tty for the life of its process, so which controllers a path uses cannot be
+ *             swapped between rounds; instead bare-b / bare-a, two identical receivers on different
+ *             controllers and processes, shows what the rig alone puts between two paths, with its own
+ *             interval (A/A, for every figure): a kiosk ratio says something where it is clear of the A/A's;
  *   verify    whole QR → central verifications (kiosk + mock backend + the virtual phone on bleno) with a
  *             ≥ 20 kB response (a large portrait), from the scan to the outcome; median of the runs.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Noble } from '@stoprocent/noble';
 import { NobleCentral } from '../../src/devices/ble/noble-central.js';
 import { nobleUuid } from '../../src/devices/ble/uuid.js';
 import type { BleCentral, BleCentralLink, GattProfile } from '../../src/devices/ports.js';
-import type { Bleno } from '../../src/devices/ble/bleno-types.js';
-import { createHciBleno, createHciNoble } from '../../src/qa/hci/hci-libraries.js';
+import { createHciNoble } from '../../src/qa/hci/hci-libraries.js';
 import { createHciRig, createHciStacks, HCI_CONTROLLER_NAMES, hciTtysIn, type HciStacks } from '../../src/qa/hci/hci-rig.js';
-import { HciPhoneRadio } from '../../src/qa/hci/hci-phone-radio.js';
 import { issueTestCredential } from '../../src/qa/sim/virtual-wallet/credential.js';
 import { drawPortraitJpeg } from '../../src/qa/sim/virtual-wallet/portrait.js';
 import { startEmulatedRadio } from '../../tools/btvirt/emulated-radio.js';
@@ -46,11 +57,19 @@ import { RadioProcess } from '../../src/devices/ble/radio-process/radio-process.
 import { SERVER_MODE } from '../support/radio-phone.js';
 import { describeInterval, ratioInterval, type RatioInterval } from './bench-stats.js';
 import { describeSummary, summarize } from './bench-tools.js';
-import { BareReply, OrderedSink, VALUE_BYTES, WINDOW, notifyValue, type BareRequest } from './hci-notify-stream.js';
+import {
+  BareReply,
+  OrderedSink,
+  PROGRESS_EVERY,
+  PhoneReply,
+  VALUE_BYTES,
+  type BareRequest,
+  type PhoneRequest,
+} from './hci-notify-stream.js';
 
 const NOTIFICATIONS = 1_000;
 /** Measured rounds of the notify comparison, after one unmeasured stream per receiver. */
-const ROUNDS = 16;
+const ROUNDS = 12;
 /** The printed seed of the bootstrap intervals (a run's interval can be recomputed from its ratios). */
 const SEED = 34;
 const VERIFICATIONS = 5;
@@ -61,21 +80,18 @@ const EXTRA_CONTROLLERS = {
   inline: 'kiosk-inline',
   bareA: 'bare-a',
   bareB: 'bare-b',
+  phoneA: 'phone-a',
   phoneB: 'phone-b',
   phoneC: 'phone-c',
   phoneD: 'phone-d',
 } as const;
 
 export interface HciFigures {
-  /** Median rate through the kiosk's production path (the radio process), notifications/s. */
+  /** Median rate through the kiosk's production path (the radio process), streams together, notifications/s. */
   readonly notifiedPerSecond: number;
   readonly floorPerSecond: number;
-  /** kiosk (radio process) / bare noble, per round. */
-  readonly ratio: RatioInterval | undefined;
-  /** NobleCentral in this process / bare noble, per round. */
-  readonly inlineRatio: RatioInterval | undefined;
-  /** bare noble / bare noble on another controller and process: the rig's own bias and noise. */
-  readonly aaRatio: RatioInterval | undefined;
+  /** The notify comparison's figures (undefined when it failed). */
+  readonly notify: NotifyFigures | undefined;
   readonly verificationMedianMs: number;
   /** The same verifications with the kiosk's noble in the production radio process (a forked child). */
   readonly processVerificationMedianMs: number;
@@ -110,104 +126,156 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** How many values of the current stream a receiver took; the sender waits on it (WINDOW). */
-class Progress {
-  value = 0;
-  private waiter: { n: number; resolve: () => void } | undefined;
-
-  set(value: number): void {
-    this.value = value;
-    if (this.waiter && value >= this.waiter.n) {
-      this.waiter.resolve();
-      this.waiter = undefined;
-    }
-  }
-
-  until(n: number): Promise<void> {
-    if (this.value >= n) return Promise.resolve();
-    return new Promise((resolve) => (this.waiter = { n, resolve }));
-  }
-}
-
-/** One receiver of the comparison: how to arm it for a stream, and how far it is in it. */
+/** One receiver of the comparison: how to arm it for a stream. */
 interface Receiver {
   readonly label: string;
-  readonly progress: Progress;
+  /** Its process, when not this one (the radio process, a bare child): its CPU time is counted too. */
+  readonly pid: number | undefined;
   /** Arms it for a stream of `count` values; resolves once armed, with the arrival time of the last one to come. */
   arm(count: number): Promise<{ readonly finished: Promise<number> }>;
   failures(): readonly string[];
   close(): Promise<void>;
 }
 
+/** Where a receiver's progress goes: to its phone, for the window (hci-notify-stream.ts). */
+type Report = (received: number) => void;
+
+/** A receiver and the phone that streams to it. */
+interface Pair {
+  readonly index: number;
+  readonly receiver: Receiver;
+}
+
 /**
- * A phone as a GATT server on bleno, one per receiver on a controller of its own: btvirt (BlueZ 5.66) gives
- * every connection of a controller the same handle (42), so one controller cannot serve two links at once.
+ * CPU time of every thread of `pid` so far, ns: the first field of /proc/<pid>/task/<tid>/schedstat
+ * (Linux's time on a CPU; ns resolution, where /proc/<pid>/stat counts 10 ms ticks). libuv's pool threads
+ * count: the serial port's reads run there. A thread that ended in between is lost (none do here).
  */
-class PhoneServer {
-  private subscribed: number | undefined;
-  readonly phone: HciPhoneRadio;
-  constructor(
-    bleno: Bleno,
-    readonly service: string,
-  ) {
-    this.phone = new HciPhoneRadio({ bleno });
+function cpuNs(pid: number): number {
+  let sum = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      sum += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // the thread ended while we read
+    }
+  }
+  return sum;
+}
+
+/** The phones' child (hci-phone-child.ts): a GATT server per receiver, in a process of its own. */
+class Phones {
+  private readonly child: ChildProcess;
+  private readonly subscribed = new Set<number>();
+  /** The last progress each receiver reported in the current round, by phone. */
+  private readonly reported: number[] = [];
+  private readonly failed: Promise<never>;
+  private fail: (e: Error) => void = () => undefined;
+
+  constructor(ttys: readonly string[]) {
+    this.child = fork(new URL('./hci-phone-child.js', import.meta.url), [...ttys], {
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.failed = new Promise<never>((_, reject) => (this.fail = reject));
+    this.failed.catch(() => undefined); // raced in `connect` and `round`
+    this.child.on('message', (raw: unknown) => {
+      const parsed = PhoneReply.safeParse(raw);
+      if (!parsed.success) this.fail(new Error('phones: a message that does not parse'));
+      else if (parsed.data.t === 'subscribed') this.subscribed.add(parsed.data.index);
+      else this.fail(new Error(`phones: ${parsed.data.message}`));
+    });
+    this.child.on('exit', (code) => this.fail(new Error(`phones: the child exited (${code})`)));
   }
 
-  /** Serves and advertises, connects the receiver (`connect`), and resolves once it subscribed. */
-  async connect(connect: () => Promise<Receiver>): Promise<Receiver> {
-    this.phone.peripheral.setServices(
-      [
-        {
-          uuid: this.service,
-          characteristics: [
-            { uuid: SERVER_MODE.state, properties: ['notify', 'writeWithoutResponse'] },
-            { uuid: SERVER_MODE.c2s, properties: ['writeWithoutResponse'] },
-            { uuid: SERVER_MODE.s2c, properties: ['notify'] },
-          ],
-        },
-      ],
-      {
-        onSubscribe: (r) => {
-          if (r.characteristicUuid === SERVER_MODE.s2c) this.subscribed = r.connection.handle;
-        },
-      },
-    );
-    await this.phone.peripheral.startAdvertising({ localName: 'phone', serviceUuids: [this.service] });
-    const receiver = await connect();
-    await until(() => this.subscribed !== undefined, `${receiver.label} subscribed`);
-    await this.phone.peripheral.stopAdvertising();
+  service(index: number): string {
+    return `11111111-2222-4333-8444-5555555555${(0xa1 + index).toString(16)}`;
+  }
+
+  report(index: number): Report {
+    return (received) => {
+      this.reported[index] = received;
+      this.send({ t: 'progress', index, received });
+    };
+  }
+
+  /** Phone `index` serves and advertises; `connect` brings its receiver; resolves once it subscribed. */
+  async connect(index: number, connect: (service: string, report: Report) => Promise<Receiver>): Promise<Receiver> {
+    this.send({ t: 'serve', index, service: this.service(index) });
+    const receiver = await Promise.race([connect(this.service(index), this.report(index)), this.failed]);
+    await Promise.race([until(() => this.subscribed.has(index), `${receiver.label} subscribed`), this.failed]);
     return receiver;
   }
 
-  /** Sends NOTIFICATIONS values to its receiver; resolves with the rate at which it took them all. */
-  async stream(receiver: Receiver): Promise<number> {
-    const handle = this.subscribed;
-    if (handle === undefined) throw new Error(`${receiver.label}: not subscribed`);
-    this.phone.trace.splice(0); // not needed here: keep it from growing across streams
-    const { finished } = await receiver.arm(NOTIFICATIONS);
+  /**
+   * One round: every phone streams NOTIFICATIONS values to its receiver at once (started in `order`), and
+   * each receiver's rate is taken over the same span, from the start to the moment the first one has all:
+   * the values it has then, over that time (a receiver that has all of them later is not credited with a
+   * tail it ran with fewer rivals). Between progress reports the count is known to PROGRESS_EVERY values:
+   * half of that is added (the uncounted remainder's mean), for every receiver alike. Resolves once every
+   * receiver has all its values, with the rates in the order of `pairs`.
+   */
+  async round(pairs: readonly Pair[], order: readonly Pair[]): Promise<number[]> {
+    const armed = await Promise.all(pairs.map((p) => p.receiver.arm(NOTIFICATIONS)));
+    const done = pairs.map(() => false);
+    const finished = armed.map(({ finished }, i) =>
+      finished.then((at) => {
+        done[i] = true;
+        return at;
+      }),
+    );
+    for (const p of pairs) this.reported[p.index] = 0;
     const start = performance.now();
-    const { progress } = receiver;
-    for (let i = 0; i < NOTIFICATIONS; i++) {
-      if (i - progress.value >= WINDOW) await within(progress.until(i - WINDOW + 1), 10_000, `${receiver.label}: value ${i - WINDOW}`);
-      await this.phone.peripheral.notify(handle, this.service, SERVER_MODE.s2c, notifyValue(i));
-    }
-    const end = await within(finished, 60_000, `${receiver.label}: the stream's last notification`);
-    return NOTIFICATIONS / ((end - start) / 1000);
+    for (const p of order) this.send({ t: 'stream', index: p.index, service: this.service(p.index), count: NOTIFICATIONS });
+    const first = await within(Promise.race([...finished, this.failed]), 60_000, 'the first stream of the round');
+    const seconds = (first - start) / 1000;
+    const counts = pairs.map((p, i) => (done[i] ? NOTIFICATIONS : (this.reported[p.index] ?? 0) + (PROGRESS_EVERY - 1) / 2));
+    await within(Promise.race([Promise.all(finished), this.failed]), 60_000, 'every stream of the round');
+    return counts.map((n) => n / seconds);
+  }
+
+  /**
+   * One stream to one receiver alone: its rate, and the CPU time this process and the receiver's own
+   * process (`receiver.pid`) spent on it, per value (the phones, btvirt and socat are not counted: they
+   * are the same for every receiver).
+   */
+  async single(pair: Pair): Promise<{ rate: number; cpuUsPerValue: number }> {
+    const { finished } = await pair.receiver.arm(NOTIFICATIONS);
+    const cpu0 = cpuNs(process.pid) + (pair.receiver.pid === undefined ? 0 : cpuNs(pair.receiver.pid));
+    const start = performance.now();
+    this.send({ t: 'stream', index: pair.index, service: this.service(pair.index), count: NOTIFICATIONS });
+    const end = await within(Promise.race([finished, this.failed]), 60_000, `${pair.receiver.label}: the stream's last notification`);
+    const cpu1 = cpuNs(process.pid) + (pair.receiver.pid === undefined ? 0 : cpuNs(pair.receiver.pid));
+    return { rate: NOTIFICATIONS / ((end - start) / 1000), cpuUsPerValue: (cpu1 - cpu0) / 1000 / NOTIFICATIONS };
   }
 
   async close(): Promise<void> {
-    await until(() => this.phone.peripheral.connections.length === 0, 'the receiver left');
-    this.phone.peripheral.setServices([]);
-    this.phone.dispose();
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    if (this.child.connected) this.send({ t: 'stop' });
+    const timer = setTimeout(() => this.child.kill(), 5_000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  private send(request: PhoneRequest): void {
+    if (this.child.connected) this.child.send(request);
   }
 }
 
 /** A `NobleCentral` (in this process or in the radio process): notifications reach the sink here. */
-async function adapterReceiver(label: string, central: BleCentral, service: string): Promise<Receiver> {
+async function adapterReceiver(
+  label: string,
+  central: BleCentral,
+  service: string,
+  report: Report,
+  pid: number | undefined,
+): Promise<Receiver> {
   await until(() => central.availability().usable, `${label} powered on`, 20_000);
   const sink = new OrderedSink();
-  const progress = new Progress();
-  sink.onValue = (received) => progress.set(received);
+  sink.onValue = (received) => {
+    if (received % PROGRESS_EVERY === 0) report(received);
+  };
   const link: BleCentralLink = await central.connect(
     serverModeProfile(service),
     { onNotification: (_u, d) => sink.receive(d), onDisconnect: () => undefined },
@@ -215,9 +283,8 @@ async function adapterReceiver(label: string, central: BleCentral, service: stri
   );
   return {
     label,
-    progress,
+    pid,
     arm: (count) => {
-      progress.set(0);
       return Promise.resolve({ finished: new Promise<number>((resolve) => sink.start(count, () => resolve(performance.now()))) });
     },
     failures: () => sink.failures,
@@ -226,13 +293,12 @@ async function adapterReceiver(label: string, central: BleCentral, service: stri
 }
 
 /** noble alone in a process of its own (hci-bare-noble-child.ts) on the controller behind `tty`. */
-async function bareReceiver(label: string, tty: string, service: string): Promise<Receiver> {
+async function bareReceiver(label: string, tty: string, service: string, report: Report): Promise<Receiver> {
   const child: ChildProcess = fork(new URL('./hci-bare-noble-child.js', import.meta.url), [tty], {
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const failures: string[] = [];
-  const progress = new Progress();
   let waiting: { t: BareReply['t']; resolve: (reply: BareReply) => void; reject: (e: Error) => void } | undefined;
   const next = (t: BareReply['t']): Promise<BareReply> =>
     new Promise((resolve, reject) => {
@@ -248,7 +314,7 @@ async function bareReceiver(label: string, tty: string, service: string): Promis
       w?.reject(new Error(`${label}: ${reply.message}`));
       return;
     }
-    if (reply.t === 'progress') progress.set(reply.received);
+    if (reply.t === 'progress') report(reply.received);
     if (reply.t === 'done') failures.push(...reply.failures.map((f) => `${label}: ${f}`));
     if (w?.t === reply.t) {
       waiting = undefined;
@@ -262,9 +328,8 @@ async function bareReceiver(label: string, tty: string, service: string): Promis
   await within(subscribed, 30_000, `${label} connected`);
   return {
     label,
-    progress,
+    pid: child.pid,
     arm: async (count) => {
-      progress.set(0);
       const armed = next('armed');
       send({ t: 'expect', count });
       await within(armed, 5_000, `${label} armed`);
@@ -290,69 +355,108 @@ function roundOrder<T>(items: readonly T[], round: number): T[] {
   return round % 2 === 1 ? turned.reverse() : turned;
 }
 
-interface NotifyFigures {
+/** Per round, receiver / bare noble (A/A: bare noble B / bare noble); rates together and alone, CPU alone. */
+export interface NotifyFigures {
   readonly kioskPerSecond: number;
   readonly floorPerSecond: number;
   readonly ratio: RatioInterval;
   readonly inlineRatio: RatioInterval;
   readonly aaRatio: RatioInterval;
+  readonly aloneRatio: RatioInterval;
+  readonly aloneAaRatio: RatioInterval;
+  readonly kioskCpuUs: number;
+  readonly floorCpuUs: number;
+  readonly cpuRatio: RatioInterval;
+  readonly inlineCpuRatio: RatioInterval;
+  readonly cpuAaRatio: RatioInterval;
 }
 
 async function notifyFigures(
-  senders: readonly Bleno[],
+  phoneTtys: readonly string[],
   kioskCentral: BleCentral,
+  kioskPid: number | undefined,
   inlineNoble: Noble,
   ttys: { readonly bareA: string; readonly bareB: string },
   failures: string[],
 ): Promise<NotifyFigures> {
   const inline = new NobleCentral(inlineNoble, { platform: 'hci' });
-  const pairs: { server: PhoneServer; receiver: Receiver }[] = [];
-  const add = async (connect: (service: string) => Promise<Receiver>): Promise<Receiver> => {
-    const bleno = senders[pairs.length];
-    if (!bleno) throw new Error('a sender per receiver');
-    const server = new PhoneServer(bleno, `11111111-2222-4333-8444-5555555555${(0xa1 + pairs.length).toString(16)}`);
-    const receiver = await server.connect(() => connect(server.service));
-    pairs.push({ server, receiver });
+  const phones = new Phones(phoneTtys);
+  const pairs: Pair[] = [];
+  const add = async (connect: (service: string, report: Report) => Promise<Receiver>): Promise<Receiver> => {
+    const index = pairs.length;
+    const receiver = await phones.connect(index, connect);
+    pairs.push({ index, receiver });
     return receiver;
   };
   try {
-    const kiosk = await add((service) => adapterReceiver('kiosk (radio process)', kioskCentral, service));
-    const inlined = await add((service) => adapterReceiver('NobleCentral in this process', inline, service));
-    const bareA = await add((service) => bareReceiver('bare noble', ttys.bareA, service));
-    const bareB = await add((service) => bareReceiver('bare noble B', ttys.bareB, service));
-    for (const { server, receiver } of pairs) await server.stream(receiver); // warm-up, unmeasured
-    const rates = new Map<Receiver, number[]>(pairs.map((p) => [p.receiver, []]));
+    const kiosk = await add((service, report) => adapterReceiver('kiosk (radio process)', kioskCentral, service, report, kioskPid));
+    const inlined = await add((service, report) => adapterReceiver('NobleCentral in this process', inline, service, report, undefined));
+    const bareA = await add((service, report) => bareReceiver('bare noble', ttys.bareA, service, report));
+    const bareB = await add((service, report) => bareReceiver('bare noble B', ttys.bareB, service, report));
+    await phones.round(pairs, pairs); // warm-up, unmeasured
+    for (const pair of pairs) await phones.single(pair);
+    const series = (): Map<Receiver, number[]> => new Map(pairs.map((p) => [p.receiver, []]));
+    const together = series();
+    const alone = series();
+    const cpu = series();
     for (let round = 0; round < ROUNDS; round++) {
-      for (const { server, receiver } of roundOrder(pairs, round)) rates.get(receiver)?.push(await server.stream(receiver));
+      const order = roundOrder(pairs, round);
+      const measured = await phones.round(pairs, order);
+      pairs.forEach((p, i) => together.get(p.receiver)?.push(measured[i] ?? Number.NaN));
+      for (const pair of order) {
+        const { rate, cpuUsPerValue } = await phones.single(pair);
+        alone.get(pair.receiver)?.push(rate);
+        cpu.get(pair.receiver)?.push(cpuUsPerValue);
+      }
     }
-    const of = (r: Receiver): number[] => rates.get(r) ?? [];
-    const ratios = (r: Receiver): number[] => of(r).map((rate, i) => rate / (of(bareA)[i] ?? Number.NaN));
+    const of = (m: Map<Receiver, number[]>, r: Receiver): number[] => m.get(r) ?? [];
+    const ratio = (m: Map<Receiver, number[]>, r: Receiver): RatioInterval =>
+      ratioInterval(
+        of(m, r).map((v, i) => v / (of(m, bareA)[i] ?? Number.NaN)),
+        { seed: SEED },
+      );
     const figures: NotifyFigures = {
-      kioskPerSecond: summarize(of(kiosk)).median,
-      floorPerSecond: summarize(of(bareA)).median,
-      ratio: ratioInterval(ratios(kiosk), { seed: SEED }),
-      inlineRatio: ratioInterval(ratios(inlined), { seed: SEED }),
-      aaRatio: ratioInterval(ratios(bareB), { seed: SEED }),
+      kioskPerSecond: summarize(of(together, kiosk)).median,
+      floorPerSecond: summarize(of(together, bareA)).median,
+      ratio: ratio(together, kiosk),
+      inlineRatio: ratio(together, inlined),
+      aaRatio: ratio(together, bareB),
+      aloneRatio: ratio(alone, kiosk),
+      aloneAaRatio: ratio(alone, bareB),
+      kioskCpuUs: summarize(of(cpu, kiosk)).median,
+      floorCpuUs: summarize(of(cpu, bareA)).median,
+      cpuRatio: ratio(cpu, kiosk),
+      inlineCpuRatio: ratio(cpu, inlined),
+      cpuAaRatio: ratio(cpu, bareB),
     };
-    const perRound = (r: Receiver): string =>
-      of(r)
-        .map((v) => v.toFixed(0))
-        .join(' ');
+    const row = (m: Map<Receiver, number[]>, r: Receiver, digits: number): string =>
+      `median ${summarize(of(m, r)).median.toFixed(digits)}  [${of(m, r)
+        .map((v) => v.toFixed(digits))
+        .join(' ')}]`;
     console.log(
-      `\nHCI notifications (${NOTIFICATIONS} × ${VALUE_BYTES} B per stream; ${ROUNDS} rounds of one stream per receiver, interleaved, after one unmeasured each; bootstrap seed ${SEED})`,
+      `\nHCI notifications, ${NOTIFICATIONS} × ${VALUE_BYTES} B per stream; ${ROUNDS} rounds after one unmeasured, each the four streams at once, then one stream per receiver alone (order turned per round); bootstrap seed ${SEED}`,
     );
-    for (const { receiver: r } of pairs)
-      console.log(`  ${r.label.padEnd(30)} median ${summarize(of(r)).median.toFixed(0)}/s  [${perRound(r)}]`);
-    console.log(`  kiosk (radio process) / bare noble:       ${describeInterval(figures.ratio)}`);
-    console.log(`  NobleCentral in this process / bare noble: ${describeInterval(figures.inlineRatio)}`);
-    console.log(`  A/A: bare noble B / bare noble:           ${describeInterval(figures.aaRatio)}`);
+    console.log('  together, notifications/s:');
+    for (const { receiver: r } of pairs) console.log(`    ${r.label.padEnd(30)} ${row(together, r, 0)}`);
+    console.log("  alone, receiver-side CPU µs per notification (this process + the receiver's):");
+    for (const { receiver: r } of pairs) console.log(`    ${r.label.padEnd(30)} ${row(cpu, r, 1)}`);
+    console.log('  alone, notifications/s:');
+    for (const { receiver: r } of pairs) console.log(`    ${r.label.padEnd(30)} ${row(alone, r, 0)}`);
+    console.log(`  rate together, kiosk (radio process) / bare noble:        ${describeInterval(figures.ratio)}`);
+    console.log(`  rate together, NobleCentral in this process / bare noble: ${describeInterval(figures.inlineRatio)}`);
+    console.log(`  rate together, A/A bare noble B / bare noble:             ${describeInterval(figures.aaRatio)}`);
+    console.log(`  CPU per notification, kiosk (radio process) / bare noble:  ${describeInterval(figures.cpuRatio)}`);
+    console.log(`  CPU per notification, NobleCentral inline / bare noble:    ${describeInterval(figures.inlineCpuRatio)}`);
+    console.log(`  CPU per notification, A/A bare noble B / bare noble:       ${describeInterval(figures.cpuAaRatio)}`);
+    console.log(`  rate alone, kiosk (radio process) / bare noble:           ${describeInterval(figures.aloneRatio)}`);
+    console.log(`  rate alone, A/A bare noble B / bare noble:                ${describeInterval(figures.aloneAaRatio)}`);
     return figures;
   } finally {
-    for (const { server, receiver } of pairs) {
+    for (const { receiver } of pairs) {
       await receiver.close().catch(() => undefined);
       failures.push(...receiver.failures());
-      await server.close().catch((e: unknown) => failures.push(e instanceof Error ? e.message : String(e)));
     }
+    await phones.close();
     inline.dispose();
   }
 }
@@ -442,18 +546,9 @@ export async function hciFigures(): Promise<HciFigures> {
       if (!central) throw new Error('radio process: no central');
       await until(() => central.availability().usable, 'the radio process powered on', 20_000);
       inlineNoble = createHciNoble({ tty: tty(EXTRA_CONTROLLERS.inline) });
-      // A phone per receiver (see PhoneServer): the rig's phone controller and three more, all in this process.
-      const senders = [
-        stacks.phoneBleno,
-        ...[EXTRA_CONTROLLERS.phoneB, EXTRA_CONTROLLERS.phoneC, EXTRA_CONTROLLERS.phoneD].map((n) => createHciBleno({ tty: tty(n) })),
-      ];
-      notify = await notifyFigures(
-        senders,
-        central,
-        inlineNoble,
-        { bareA: tty(EXTRA_CONTROLLERS.bareA), bareB: tty(EXTRA_CONTROLLERS.bareB) },
-        failures,
-      );
+      const phones = [EXTRA_CONTROLLERS.phoneA, EXTRA_CONTROLLERS.phoneB, EXTRA_CONTROLLERS.phoneC, EXTRA_CONTROLLERS.phoneD].map(tty);
+      const bare = { bareA: tty(EXTRA_CONTROLLERS.bareA), bareB: tty(EXTRA_CONTROLLERS.bareB) };
+      notify = await notifyFigures(phones, central, radioProcess.pid, inlineNoble, bare, failures);
       verify = await verificationFigures(stacks, failures);
       viaProcess = (await verificationFigures(stacks, failures, radioProcess)).medianMs;
     } finally {
@@ -464,9 +559,7 @@ export async function hciFigures(): Promise<HciFigures> {
     return {
       notifiedPerSecond: notify.kioskPerSecond,
       floorPerSecond: notify.floorPerSecond,
-      ratio: notify.ratio,
-      inlineRatio: notify.inlineRatio,
-      aaRatio: notify.aaRatio,
+      notify,
       verificationMedianMs: verify.medianMs,
       processVerificationMedianMs: viaProcess,
       responseBytes: verify.responseBytes,
@@ -477,9 +570,7 @@ export async function hciFigures(): Promise<HciFigures> {
     return {
       notifiedPerSecond: Number.NaN,
       floorPerSecond: Number.NaN,
-      ratio: undefined,
-      inlineRatio: undefined,
-      aaRatio: undefined,
+      notify: undefined,
       verificationMedianMs: Number.NaN,
       processVerificationMedianMs: Number.NaN,
       responseBytes: 0,

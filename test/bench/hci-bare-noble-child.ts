@@ -3,7 +3,7 @@
  * is in production: noble's own API on the controller whose tty is argv[2], no adapter, no IPC per
  * notification. It connects to the phone when asked, checks each stream's order itself, and tells the bench
  * once per stream (`done`) and every PROGRESS_EVERY values for the sender's window (hci-notify-stream.ts):
- * one small message per 32 notifications where the kiosk's path carries each one.
+ * one small message per 16 notifications where the kiosk's path carries each one.
  * IPC: hci-notify-stream.ts (`connect` → `subscribed`, `expect` → `armed`, `progress` … `done`, `stop`).
  */
 import type { Characteristic, Peripheral } from '@stoprocent/noble';

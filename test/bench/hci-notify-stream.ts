@@ -1,7 +1,8 @@
 /**
- * What every receiver of the HCI notify comparison shares (ble-bench-hci.ts and its bare-noble child,
- * hci-bare-noble-child.ts): the value each notification carries (its index in the first 4 bytes, so order
- * and loss are checked at the receiver), the order check, and the messages between the bench and the child.
+ * What the processes of the HCI notify comparison share (ble-bench-hci.ts, its phones' child
+ * hci-phone-child.ts and its bare-noble child hci-bare-noble-child.ts): the value each notification carries
+ * (its index in the first 4 bytes, so order and loss are checked at the receiver), the order check, the
+ * sender's window, and the messages between the bench and its children.
  */
 import { z } from 'zod';
 
@@ -58,10 +59,11 @@ export class OrderedSink {
  * the host reads it), the socket and pty buffers between btvirt and the receiver fill, and values are lost
  * (first runs: gaps of 30–500 values in every receiver, rates up to 5,000/s that were the sender's, not the
  * receiver's). A real link has the same limit in the peer's buffers; the window makes the figure the rate
- * the receiver sustains. The bare child reports progress every PROGRESS_EVERY values (1 message in 32).
+ * the receiver sustains. Every receiver's progress reaches the phone every PROGRESS_EVERY values (through
+ * the bench), the kiosk's and the floor's alike.
  */
-export const WINDOW = 128;
-export const PROGRESS_EVERY = 32;
+export const WINDOW = 64;
+export const PROGRESS_EVERY = 16;
 
 /** bench → bare-noble child. */
 export const BareRequest = z.discriminatedUnion('t', [
@@ -84,3 +86,22 @@ export const BareReply = z.discriminatedUnion('t', [
   z.strictObject({ t: z.literal('error'), message: z.string().max(2_000) }),
 ]);
 export type BareReply = z.infer<typeof BareReply>;
+
+const Index = z.number().int().nonnegative().max(15);
+const Uuid = z.string().min(1).max(64);
+
+/** bench → phones' child. */
+export const PhoneRequest = z.discriminatedUnion('t', [
+  z.strictObject({ t: z.literal('serve'), index: Index, service: Uuid }),
+  z.strictObject({ t: z.literal('stream'), index: Index, service: Uuid, count: z.number().int().positive().max(MAX_STREAM) }),
+  z.strictObject({ t: z.literal('progress'), index: Index, received: z.number().int().nonnegative().max(MAX_STREAM) }),
+  z.strictObject({ t: z.literal('stop') }),
+]);
+export type PhoneRequest = z.infer<typeof PhoneRequest>;
+
+/** phones' child → bench. */
+export const PhoneReply = z.discriminatedUnion('t', [
+  z.strictObject({ t: z.literal('subscribed'), index: Index }),
+  z.strictObject({ t: z.literal('error'), message: z.string().max(2_000) }),
+]);
+export type PhoneReply = z.infer<typeof PhoneReply>;
