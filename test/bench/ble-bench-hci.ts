@@ -69,7 +69,7 @@ import {
 
 const NOTIFICATIONS = 1_000;
 /** Measured rounds of the notify comparison, after one unmeasured stream per receiver. */
-const ROUNDS = 16;
+const ROUNDS = 12;
 /** The printed seed of the bootstrap intervals (a run's interval can be recomputed from its ratios). */
 const SEED = 34;
 const VERIFICATIONS = 5;
