@@ -52,12 +52,14 @@ export interface ForkLauncherOptions {
   readonly entry: string;
   /** Extra environment for the child (e.g. BLUETOOTH_HCI_SOCKET_UART_PORT for btvirt). */
   readonly env?: Readonly<Record<string, string>>;
+  /** Extra Node flags for the child (the benches pass their own `--cpu-prof…` on, so the child is profiled too). */
+  readonly execArgv?: readonly string[];
 }
 
 /** `child_process.fork` with an IPC channel that structured-clones and stdout/stderr piped to the parent. */
 export function forkLauncher(options: ForkLauncherOptions): ChildLauncher {
   const { entry } = options;
-  const execArgv = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const execArgv = [...(entry.endsWith('.ts') ? ['--import', 'tsx'] : []), ...(options.execArgv ?? [])];
   return () => {
     const child = fork(entry, [], {
       serialization: 'advanced',

@@ -106,6 +106,35 @@ export const ChildMessage = z.discriminatedUnion('t', [
 ]);
 export type ChildMessage = z.infer<typeof ChildMessage>;
 
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A message from the child, as `ChildMessage.safeParse` judges it, with the one per-value shape checked by
+ * hand first: a `notification` crosses once per value the phone sends (thousands per verification), and
+ * the schema's run was the largest part of the kiosk's own code on that path in bench:ble's profile
+ * (issue 34). The hand check uses the schema's rules; anything it does not pass goes through the schema,
+ * which accepts it or names what is wrong. test/unit/devices/ble/radio-protocol-fast.test.ts holds the two
+ * to the same verdict and fields with fast-check.
+ */
+export function parseChildMessage(raw: unknown): ReturnType<typeof ChildMessage.safeParse> {
+  if (isRecord(raw) && raw.t === 'notification' && Object.keys(raw).length === 4) {
+    const { link, uuid, data } = raw;
+    if (
+      // zod's `.int()` is a safe integer (2^53 and beyond refused)
+      typeof link === 'number' &&
+      Number.isSafeInteger(link) &&
+      link >= 0 &&
+      typeof uuid === 'string' &&
+      uuid.length >= 1 &&
+      uuid.length <= 64 &&
+      data instanceof Uint8Array &&
+      data.byteLength <= MAX_DATA_BYTES
+    )
+      return { success: true, data: { t: 'notification', link, uuid, data } };
+  }
+  return ChildMessage.safeParse(raw);
+}
+
 /** The first issue of a failed parse, short enough for a log line. */
 export function describeIssue(error: z.ZodError): string {
   const issue = error.issues[0];

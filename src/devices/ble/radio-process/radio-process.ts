@@ -25,7 +25,7 @@ import { RadioCentral, RadioPeripheral, type RadioRequester } from './parent/rad
 import { radioSettings, type RadioProcessOptions, type RadioSettings } from './parent/radio-settings.js';
 import { RestartBackoff } from '../../shared/restart-backoff.js';
 import { RoleAvailability, type Role } from './parent/role-availability.js';
-import { ChildMessage, describeIssue, type ParentMessage } from './protocol.js';
+import { describeIssue, parseChildMessage, type ParentMessage } from './protocol.js';
 import { errorText } from '../../../common/error-text.js';
 
 export { childOutputLine } from './parent/child-output.js';
@@ -229,7 +229,7 @@ export class RadioProcess {
 
   private receive(child: RadioChild, raw: unknown): void {
     if (child !== this.child) return;
-    const parsed = ChildMessage.safeParse(raw);
+    const parsed = parseChildMessage(raw);
     if (!parsed.success) {
       this.options.log.warn(
         { event: 'radio_process_bad_message' },
