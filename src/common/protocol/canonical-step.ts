@@ -11,8 +11,7 @@
  * cannot end early, hide an escape or smuggle another key: `JSON.parse` would give exactly these strings.
  * `test/unit/canonical-step.test.ts` holds this to the general parser on canonical, mutated and random texts.
  */
-import { base64ByteLength, isStrictBase64 } from './base64.js';
-import { base64CharsFor, MAX_APDU_BYTES, MAX_BLE_READ_BYTES, MAX_BLE_WRITE_BYTES, type StepRequest } from './messages.js';
+import { isBase64Within, MAX_APDU_BYTES, MAX_BLE_READ_BYTES, MAX_BLE_WRITE_BYTES, type StepRequest } from './messages.js';
 import { isUuid } from './uuid.js';
 
 const HEAD = '{"type":"step_request","op":"';
@@ -24,23 +23,19 @@ const WRITE_SEPARATOR = '","data":"';
 /** Dashed UUID spelling; the undashed one (32) is shorter. */
 const MAX_UUID_CHARS = 36;
 
-const APDU_MAX_CHARS = base64CharsFor(MAX_APDU_BYTES);
-const READ_MAX_CHARS = base64CharsFor(MAX_BLE_READ_BYTES);
-const WRITE_MAX_CHARS = base64CharsFor(MAX_BLE_WRITE_BYTES);
-
 /** The base64 field between `from` and the closing `"}}`, if it is strict and within `maxBytes`. */
-function dataField(text: string, from: number, maxChars: number, maxBytes: number): string | undefined {
+function dataField(text: string, from: number, maxBytes: number): string | undefined {
   const end = text.length - TAIL.length;
-  if (end < from || end - from > maxChars || !text.endsWith(TAIL)) return undefined;
+  if (end < from || !text.endsWith(TAIL)) return undefined;
   const data = text.slice(from, end);
-  return isStrictBase64(data) && base64ByteLength(data) <= maxBytes ? data : undefined;
+  return isBase64Within(data, maxBytes) ? data : undefined;
 }
 
 /** The message, when `text` is the canonical text of a valid per-message step; otherwise `undefined`. */
 export function parseCanonicalStep(text: string): StepRequest | undefined {
   if (!text.startsWith(HEAD)) return undefined;
   if (text.startsWith(APDU_HEAD)) {
-    const data = dataField(text, APDU_HEAD.length, APDU_MAX_CHARS, MAX_APDU_BYTES);
+    const data = dataField(text, APDU_HEAD.length, MAX_APDU_BYTES);
     return data === undefined ? undefined : { type: 'step_request', op: 'nfc_apdu', params: { data } };
   }
   if (text.startsWith(WRITE_HEAD)) {
@@ -48,11 +43,11 @@ export function parseCanonicalStep(text: string): StepRequest | undefined {
     if (separator < 0 || separator - WRITE_HEAD.length > MAX_UUID_CHARS) return undefined;
     const char = text.slice(WRITE_HEAD.length, separator);
     if (!isUuid(char)) return undefined;
-    const data = dataField(text, separator + WRITE_SEPARATOR.length, WRITE_MAX_CHARS, MAX_BLE_WRITE_BYTES);
+    const data = dataField(text, separator + WRITE_SEPARATOR.length, MAX_BLE_WRITE_BYTES);
     return data === undefined ? undefined : { type: 'step_request', op: 'ble_write', params: { char, data } };
   }
   if (text.startsWith(READ_HEAD)) {
-    const data = dataField(text, READ_HEAD.length, READ_MAX_CHARS, MAX_BLE_READ_BYTES);
+    const data = dataField(text, READ_HEAD.length, MAX_BLE_READ_BYTES);
     return data === undefined ? undefined : { type: 'step_request', op: 'ble_read_response', params: { data } };
   }
   return undefined;

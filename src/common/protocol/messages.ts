@@ -108,6 +108,14 @@ export function base64CharsFor(bytes: number): number {
   return Math.ceil(bytes / 3) * 4;
 }
 
+/**
+ * The rule `boundedBase64` states for the schemas, as one check for the hand-checked per-message paths
+ * (`parse.ts`, `canonical-step.ts`): strict base64 of at most `bytes` bytes, the length looked at first.
+ */
+export function isBase64Within(text: string, bytes: number): boolean {
+  return text.length <= base64CharsFor(bytes) && isStrictBase64(text) && base64ByteLength(text) <= bytes;
+}
+
 function boundedBase64(bytes: number): z.ZodType<string> {
   const max = base64CharsFor(bytes);
   return z

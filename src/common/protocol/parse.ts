@@ -3,14 +3,14 @@
  * Categories drive the close code and the structured warning; `detail` never contains payload bytes.
  */
 import type { z } from 'zod';
-import { base64ByteLength, isStrictBase64 } from './base64.js';
 import { parseCanonicalStep } from './canonical-step.js';
 import { escapePeerText, peerKey } from '../peer-text.js';
+import { isRecord } from '../is-record.js';
 import { isUuid } from './uuid.js';
 import {
   BACKEND_OPS,
   BackendParamsSchemas,
-  base64CharsFor,
+  isBase64Within,
   MAX_APDU_BYTES,
   MAX_BLE_READ_BYTES,
   MAX_BLE_WRITE_BYTES,
@@ -45,8 +45,6 @@ export interface ProtocolViolation {
 
 export type ParseResult = { ok: true; message: BackendMessage } | { ok: false; violation: ProtocolViolation };
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 function describeIssues(error: z.ZodError): { kind: ViolationKind; detail: string } {
   const base64 = error.issues.some((i) => i.message.includes('base64'));
   const detail = error.issues
@@ -74,18 +72,10 @@ const FAST_MAX_BYTES: Record<BackendOp, number> = {
   nfc_await_card: 0,
   ble_exchange: 0,
 };
-const FAST_MAX_CHARS: Record<BackendOp, number> = {
-  nfc_apdu: base64CharsFor(MAX_APDU_BYTES),
-  ble_read_response: base64CharsFor(MAX_BLE_READ_BYTES),
-  ble_write: base64CharsFor(MAX_BLE_WRITE_BYTES),
-  nfc_await_card: 0,
-  ble_exchange: 0,
-};
 
 function fastParams(op: BackendOp, params: Record<string, unknown>): Record<string, string> | undefined {
   const { data } = params;
-  if (typeof data !== 'string' || data.length > FAST_MAX_CHARS[op] || !isStrictBase64(data) || base64ByteLength(data) > FAST_MAX_BYTES[op])
-    return undefined;
+  if (typeof data !== 'string' || !isBase64Within(data, FAST_MAX_BYTES[op])) return undefined;
   if (op === 'nfc_apdu' || op === 'ble_read_response') return { data };
   if (op === 'ble_write' && typeof params.char === 'string' && isUuid(params.char)) return { char: params.char, data };
   return undefined;

@@ -7,6 +7,7 @@
  * the worker numbers the readers it announces.
  */
 import { z } from 'zod';
+import { isRecord } from '../../common/is-record.js';
 
 /** An APDU or response is at most 65,544 bytes (extended length plus status); anything bigger is refused. */
 export const MAX_PCSC_BYTES = 70_000;
@@ -72,7 +73,6 @@ export type FromWorker = z.infer<typeof FromWorker>;
 
 // ---------------------------------------------------------------- the per-APDU messages, checked by hand
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 // zod's `.int()` means a safe integer: 2^53 and beyond are refused.
 const isId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);

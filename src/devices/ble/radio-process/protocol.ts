@@ -8,13 +8,16 @@
 import { z } from 'zod';
 import { CharacteristicSpec } from '../../../common/protocol/messages.js';
 import { ATT_MAX_VALUE_BYTES } from '../../ports.js';
+import { isRecord } from '../../../common/is-record.js';
 
 /** Larger than any ATT value (512), so the adapters' own size check decides (BleValueTooLargeError). */
 export const MAX_DATA_BYTES = 4 * ATT_MAX_VALUE_BYTES;
 const MAX_TEXT = 2_000;
 
 const Id = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
-const Uuid = z.string().min(1).max(64);
+/** A characteristic's UUID as the libraries spell it; bounded so a bad child cannot send a long text. */
+const MAX_UUID_CHARS = 64;
+const Uuid = z.string().min(1).max(MAX_UUID_CHARS);
 const Text = z.string().max(MAX_TEXT);
 const Bytes = z
   .custom<Uint8Array>((v) => v instanceof Uint8Array, { message: 'expected bytes (Uint8Array)' })
@@ -106,8 +109,6 @@ export const ChildMessage = z.discriminatedUnion('t', [
 ]);
 export type ChildMessage = z.infer<typeof ChildMessage>;
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * A message from the child, as `ChildMessage.safeParse` judges it, with the one per-value shape checked by
  * hand first: a `notification` crosses once per value the phone sends (thousands per verification), and
@@ -126,7 +127,7 @@ export function parseChildMessage(raw: unknown): ReturnType<typeof ChildMessage.
       link >= 0 &&
       typeof uuid === 'string' &&
       uuid.length >= 1 &&
-      uuid.length <= 64 &&
+      uuid.length <= MAX_UUID_CHARS &&
       data instanceof Uint8Array &&
       data.byteLength <= MAX_DATA_BYTES
     )
