@@ -13,7 +13,7 @@
  * this process too, in alternating batches so drift in the machine's load hits both alike. Last line:
  * `RESULT added_median_ms=… kiosk_median_ms=… direct_median_ms=…` (added = kiosk − direct medians; the
  * issue's target is < 0.5 ms; issue 34's goal < 0.15 ms), then the per-round interval `added_ci_low_ms`/`added_ci_high_ms`.
- * `--warmup=N` and `--rounds=N` scale it. The run fails only on a correctness problem (a wrong or missing response).
+ * `--warmup=N` and `--rounds=N` scale it; `--ci-seed=N` sets the interval's seed. The run fails only on a correctness problem (a wrong or missing response).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';

@@ -25,7 +25,8 @@
  *
  * `--only=apdu,tap` runs a subset (e.g. under `node --cpu-prof`); RESULT then shows NaN for the rest.
  * `--handler-times` adds each client's own receive → send time per APDU to the apdu phase (HANDLER_TIMES).
- * `--apdu-rounds=N`, `--taps=N`, `--flood=N`, `--mem-runs=N`, `--mem-warmup=N` scale the phases; `--heap-snapshots`
+ * `--apdu-warmup=N`, `--apdu-batch=N` and `--apdu-ci-seed=N` set the apdu phase's warm-up, batch size and
+ * interval seed; `--apdu-rounds=N`, `--taps=N`, `--flood=N`, `--mem-runs=N`, `--mem-warmup=N` scale the phases; `--heap-snapshots`
  * writes heap snapshots at the memory baseline and end (to the OS temp directory) for a retained-object diff;
  * `--mem-trace=N` prints memory levels every N verifications without GC and `--mem-detail` adds V8's heap
  * spaces and /proc/self/smaps_rollup to the memory levels (investigation of the RSS figure).
